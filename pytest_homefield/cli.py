@@ -162,7 +162,7 @@ def _root() -> Path:
 
 def _cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from pytest_homefield.errors import MergeError
-    from pytest_homefield.records import load_tasks
+    from pytest_homefield.records import load_tasks, tasks_digest
     from pytest_homefield.report import compute_report, write_reports
     from pytest_homefield.report.gate import GateError, gate_summary, worse_than
     from pytest_homefield.report.shard_checks import check_runs
@@ -193,7 +193,9 @@ def _cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:
             return 2
         dirs.append(home.run_dir(rid))
     try:
-        merged = check_runs(dirs)
+        tasks_now = home.tasks if home.tasks.exists() else None
+        merged = check_runs(dirs, [t.id for t in load_tasks(tasks_now)] if tasks_now else (),
+                            tasks_digest(tasks_now) if tasks_now else None)
         settings = resolve_settings(home.root, vars(ns), mode="run")
     except MergeError as exc:
         print(str(exc), file=sys.stderr)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["redirect_collection", "is_worker", "xfail_reason", "mark_item", "collected_index"]
+__all__ = ["redirect_collection", "is_worker", "xfail_reason", "mark_item", "collected_index", "attempt_key",
+           "variant_key"]
 
 #: The order a homefield item was collected in (:func:`mark_item`), which other plugins may not change.
 _INDEX = pytest.StashKey[int]()
@@ -75,3 +76,29 @@ def redirect_collection(config: pytest.Config, target: Path) -> None:
         config.args[:] = kept
     else:
         config.args[:] = [str(target)]
+
+
+def _name_key(name: str) -> tuple[str, int] | None:
+    """``"<agent>[<n>]"`` → ``(agent, n)``; else ``None``."""
+    if not name.endswith("]"):
+        return None
+    agent, _, n = name[:-1].rpartition("[")
+    if not agent or not n.isdigit() or n != str(int(n)):
+        return None
+    return agent, int(n)
+
+
+def attempt_key(nodeid: str) -> tuple[str, str, int] | None:
+    """A run item's node id ``<file>::<task>::<agent>[<n>]`` (docs/contracts.md §5) → ``(task, agent, n)``;
+    any other node id → ``None``."""
+    parts = nodeid.split("::")
+    named = _name_key(parts[-1]) if len(parts) == 3 else None
+    return None if named is None else (parts[1], named[0], named[1])
+
+
+def variant_key(nodeid: str) -> tuple[str, str, str, int] | None:
+    """An ablation item's node id ``<file>::<variant>::<task>::<agent>[<n>]`` → ``(variant, task, agent, n)``;
+    any other node id → ``None``."""
+    parts = nodeid.split("::")
+    named = _name_key(parts[-1]) if len(parts) == 4 else None
+    return None if named is None else (parts[1], parts[2], named[0], named[1])

@@ -24,6 +24,7 @@ import pytest
 from pytest_homefield.collect import collected_index, is_worker
 from pytest_homefield.sandbox.services import close_pools
 from pytest_homefield.settings import Settings
+from pytest_homefield.transport import REFUSED_ATTR, Scope
 
 __all__ = ["ModeSession", "ModePlugin", "ModeFile"]
 
@@ -85,6 +86,12 @@ class ModePlugin:
     def on_report(self, report: pytest.TestReport) -> None:
         """A report that reached the controller (or the only process), after the transport wrote its
         records. Nothing by default."""
+
+    def message_scope(self, nodeid: str) -> Scope | None:
+        """On the controller: what the item ``nodeid`` of this session may have written
+        (:class:`~pytest_homefield.transport.Scope`, from the mode's own plan, hatk36), ``None`` when it is
+        no item this session would run. ``None`` by default: a mode sends nothing unless it says what."""
+        return None
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         """``pytest_report_teststatus`` of an item of this mode, ``None`` for pytest's own."""
@@ -163,7 +170,7 @@ class ModePlugin:
         return self.status(report)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not self.is_worker:
+        if not self.is_worker and not getattr(report, REFUSED_ATTR, None):  # a refused report is not its item's
             self.on_report(report)
 
     @pytest.hookimpl(trylast=True)

@@ -221,7 +221,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # workers attach their records to reports; the controller writes them (docs/contracts.md §4)
     config.pluginmanager.register(
         TransportPlugin(ControllerWriter(HomefieldDir(root).path), is_worker=hasattr(config, "workerinput"),
-                        resume_hint=getattr(plugin, "resume_hint", None)),
+                        scope=plugin.message_scope, resume_hint=getattr(plugin, "resume_hint", None)),
         "homefield-transport")
     if not hasattr(config, "workerinput") and not settings.list_candidates and not probe:  # probe: pytest's own line
         from pytest_homefield.terminal.hooks import ProgressHooks

@@ -13,13 +13,13 @@ a merge takes (runs, ablation): within its own folder's tasks, agents and attemp
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_homefield.errors import ConfigError, ShardMergeError
 
-__all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan"]
+__all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan", "share_refusal", "split_refusal"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +105,66 @@ def why_outside(plan: Callable[[str, str, int], str | None] | None, task: object
     if not isinstance(attempt, int) or isinstance(attempt, bool):
         return f"attempt {attempt!r} of {agent} is not a number"
     return plan(str(task), str(agent), attempt)
+
+
+def _split_ids(meta: Mapping[str, Any], repo_ids: Sequence[str]) -> list[str] | None:
+    """The ids a shard's session split (``meta.json`` ``shard_of``); for a folder made before it was kept
+    (hatk36), this repository's selection as the session made it: ``tasks.jsonl`` without the frozen
+    ``excluded_memorized`` tasks, cut to its ``max_tasks`` ``n``. ``None``: ``shard_of`` is not a list of ids."""
+    every = meta.get("shard_of")
+    if every is None:
+        excluded = meta.get("excluded_memorized")
+        gone = {str(t) for t in excluded.get("tasks") or ()} if isinstance(excluded, Mapping) else set()
+        out = [i for i in repo_ids if i not in gone]
+        cut = meta.get("max_tasks")
+        n = cut.get("n") if isinstance(cut, Mapping) else None
+        return out[:n] if isinstance(n, int) and not isinstance(n, bool) else out
+    if not isinstance(every, list) or not all(isinstance(t, str) for t in every):
+        return None
+    return list(every)
+
+
+def share_refusal(name: str, meta: Mapping[str, Any], repo_ids: Sequence[str]) -> str | None:
+    """Why the folder ``name`` of a ``--shard K/N`` session (its ``meta.json`` ``meta``) is not that shard of
+    this repository's tasks (``repo_ids``: ``tasks.jsonl``'s ids), one phrase, else ``None`` (hatk36): the ids
+    it split (:func:`_split_ids`) are tasks of ``tasks.jsonl`` and its ``task_ids`` are exactly its share of
+    them (:meth:`Shard.select`). A folder that is no shard (``shard`` null) is not checked. Before, a merge
+    took a shard's ``task_ids`` at its word: a shard claiming another shard's task (or one ``--max-tasks``
+    left out) had that task's lines counted as its own wherever the other shard lacked them."""
+    label = meta.get("shard")
+    if label is None:
+        return None
+    try:
+        shard = parse_shard(str(label), flag=f"{name}: shard")
+    except ConfigError as exc:
+        return str(exc)
+    if shard is None:
+        return None
+    every = _split_ids(meta, repo_ids)
+    if every is None:
+        return f"{name}: its meta.json shard_of is not a list of task ids"
+    known = set(repo_ids)
+    unknown = [t for t in every if t not in known]
+    if unknown:
+        return f"{name}: shard {shard} split task {unknown[0]}, which is not in this repository's tasks.jsonl"
+    claimed = meta.get("task_ids")
+    if not isinstance(claimed, list) or not all(isinstance(t, str) for t in claimed):
+        return f"{name}: its meta.json task_ids is not a list of task ids"
+    want = shard.select(every)
+    extra, missing = sorted(set(claimed) - want), sorted(want - set(claimed))
+    if extra or missing:
+        which = f"task {extra[0]} is not its share" if extra else f"task {missing[0]} of its share is not among them"
+        return (f"{name}: its meta.json claims {len(set(claimed))} tasks, not shard {shard}'s {len(want)} of the "
+                f"{len(every)} it split ({which})")
+    return None
+
+
+def split_refusal(metas: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
+    """Why the shard folders ``(name, meta)`` did not split one selection of tasks (their ``shard_of``
+    differ: each shard's share is then its own word), one phrase, else ``None``."""
+    kept = [(name, m.get("shard_of")) for name, m in metas if m.get("shard") is not None and "shard_of" in m]
+    for name, every in kept[1:]:
+        if every != kept[0][1]:
+            return (f"{kept[0][0]} and {name} split different selections of tasks (meta.json shard_of); merge "
+                    "the shards of one split")
+    return None

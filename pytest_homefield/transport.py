@@ -31,7 +31,9 @@ stops the session after the items running now, with one line naming the file and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import datetime as _dt
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -45,6 +47,10 @@ __all__ = [
     "REPORT_ATTR",
     "Message",
     "Outbox",
+    "REFUSED_ATTR",
+    "REFUSED_FILE",
+    "Scope",
+    "given_to",
     "append_message",
     "file_message",
     "artifact_messages",
@@ -59,12 +65,82 @@ ARTIFACT_CAP_BYTES = 1_000_000
 #: The ``TestReport`` attribute that carries a phase's messages to the controller.
 REPORT_ATTR = "homefield_messages"
 
+#: The ``TestReport`` attribute the controller sets on a report whose messages it refused: the one line.
+REFUSED_ATTR = "homefield_refused"
+#: The controller's record of refused reports, relative to ``.homefield/`` (docs/contracts.md §4).
+REFUSED_FILE = "refused.jsonl"
+
 Message = dict[str, Any]
 _OUTBOX = pytest.StashKey["Outbox"]()
 
 
 class TransportError(ValueError):
-    """A message the controller refuses (a path outside ``.homefield/``, an unknown kind)."""
+    """A message the controller refuses (a path outside ``.homefield/``, an unknown kind, a record or
+    file outside its item's :class:`Scope`)."""
+
+
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b  # 1 is not True, "1" is not 1
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the messages of one item may write on the controller (hatk36; docs/contracts.md §4), made by
+    the mode from the item's node id and its own plan, never from the message.
+
+    ``appends``: target (a POSIX path relative to ``.homefield/``) → the fields every record appended
+    there must hold with exactly these values (the item's key: a run's ``task_id``, ``agent``,
+    ``attempt``, ``run_id``); ``folder``: the one folder (relative to ``.homefield/``) whose files the
+    item may write (its attempt's artifacts), ``None``: no file."""
+
+    appends: Mapping[str, Mapping[str, object]]
+    folder: str | None = None
+    #: the item's key in words, for the refusal line
+    label: str = field(default="", compare=False)
+
+    def why_not(self, msg: Mapping[str, Any]) -> str | None:
+        """Why ``msg`` is outside this scope (one phrase), else ``None``."""
+        if "append" in msg:
+            target = str(msg["append"])
+            want = self.appends.get(target)
+            if want is None:
+                return f"an append to {target!r}, which is not its item's"
+            record = msg.get("record")
+            if not isinstance(record, Mapping):
+                return f"an append to {target!r} that is not a record"
+            for name, value in want.items():
+                if not _same(record.get(name), value):
+                    return f"a record of {target!r} with {name} {record.get(name)!r}, not its item's {value!r}"
+            return None
+        if "file" in msg:
+            parts = PurePosixPath(str(msg["file"])).parts
+            top = PurePosixPath(self.folder).parts if self.folder is not None else None
+            if top is None or len(parts) <= len(top) or parts[: len(top)] != top or ".." in parts:
+                return f"a file {str(msg['file'])!r} outside its item's folder"
+            return None
+        return f"an unknown message {sorted(msg)}"
+
+
+def given_to(config: pytest.Config, node: Any) -> Collection[str] | None:
+    """The node ids the xdist controller has given the worker ``node`` and not yet seen finished (its
+    scheduler's pending items: ``node2pending`` with ``collection`` of load, worksteal and each;
+    ``assigned_work`` of loadscope, loadfile and loadgroup), ``None`` when the scheduler keeps neither
+    (then nothing it sends is taken). A report of an item arrives before its ``runtest_protocol_complete``,
+    which is when the scheduler drops it, so the item it reports is still among them."""
+    dsession = config.pluginmanager.getplugin("dsession")
+    sched = getattr(dsession, "sched", None)
+    pending = getattr(sched, "node2pending", None)
+    if isinstance(pending, dict) and node in pending:
+        collection = getattr(sched, "collection", None)
+        if collection is None:  # each: one collection per node
+            collection = getattr(sched, "node2collection", {}).get(node)
+        if collection is None:
+            return None
+        return {collection[i] for i in pending[node] if 0 <= i < len(collection)}
+    work = getattr(sched, "assigned_work", None)
+    if isinstance(work, dict) and node in work:
+        return {nodeid for unit in work[node].values() for nodeid, done in unit.items() if not done}
+    return None
 
 
 class Outbox:
@@ -129,8 +205,20 @@ class ControllerWriter:
             raise TransportError(f"pytest-homefield: a worker sent a path outside .homefield/: {target!r}")
         return self.homefield_dir.joinpath(*rel.parts)
 
+    def check(self, messages: Iterable[Mapping[str, Any]], scope: Scope) -> None:
+        """Raise :class:`TransportError` (one line) unless every message of ``messages`` lies within
+        ``scope`` and ``.homefield/``; writes nothing."""
+        for msg in messages:
+            if not isinstance(msg, Mapping):
+                raise TransportError(f"pytest-homefield: a worker sent a message that is not an object: {msg!r:.80}")
+            why = scope.why_not(msg)
+            if why is not None:
+                raise TransportError(why)
+            self._path(msg.get("append", msg.get("file")))
+
     def deliver(self, messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Apply ``messages`` in order; returns the records appended."""
+        """Apply ``messages`` in order (already :meth:`check`-ed against their item's scope); returns
+        the records appended."""
         appended: list[dict[str, Any]] = []
         for msg in messages:
             if "append" in msg:
@@ -148,19 +236,30 @@ class TransportPlugin:
     """The two hooks: attach an item's outbox to each phase's report (every process), deliver the
     messages of arriving reports (the controller, or the only process without xdist).
 
+    The controller takes a report's messages only when they are its item's (hatk36): from an xdist worker,
+    an item the controller gave that worker and has not seen finished (:func:`given_to`), and every message
+    within the item's :class:`Scope` (its own records and artifact folder, by its key). Else none of the
+    report's messages is written (its attempt stays unrecorded: ``--resume`` makes it again), the report
+    gets :data:`REFUSED_ATTR` (the modes pass over it), the line is printed at once and in the summary,
+    appended to ``.homefield/refused.jsonl`` (:data:`REFUSED_FILE`), and the exit status is non-zero.
+
     A delivery that fails with :class:`StoreError` (a full disk) is not a crash: :attr:`error` keeps
     its one line, the session stops after the items running now (``session.shouldstop``, and xdist's
     own stop flag under xdist), later reports are not written (their attempts are redone on resume),
     and the terminal summary prints the line and ``resume_hint()`` (the mode's resume command, when
     it has one); the exit status is then non-zero."""
 
-    def __init__(self, writer: ControllerWriter, *, is_worker: bool,
+    def __init__(self, writer: ControllerWriter, *, is_worker: bool, scope: Callable[[str], Scope | None],
                  resume_hint: Callable[[], str | None] | None = None) -> None:
         self.writer = writer
         self.is_worker = is_worker
+        #: the mode's :class:`Scope` of an item by node id (``None``: no item of this session)
+        self.scope = scope
         self.resume_hint = resume_hint
         #: the first write that failed on the controller, one line, else ``None``
         self.error: str | None = None
+        #: the reports whose messages were refused, one line each (:meth:`refusal`)
+        self.refused: list[str] = []
         self._session: pytest.Session | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -183,11 +282,55 @@ class TransportPlugin:
             return
         if self.error is not None:
             return  # stopping: nothing more is written after a failed write
+        why = self.refusal(report, messages)
+        if why is not None:
+            self._refuse(report, why)
+            return
         try:
             self.writer.deliver(messages)
         except StoreError as exc:
             self.error = str(exc)
             self._stop(f"homefield: {exc}")
+
+    def refusal(self, report: pytest.TestReport, messages: Any) -> str | None:
+        """Why the messages that came with ``report`` are not its item's to send (one phrase), else ``None``."""
+        node = getattr(report, "node", None)  # set by xdist's controller: the worker the report came from
+        if node is not None:
+            given = given_to(self._session.config, node) if self._session is not None else None
+            if given is None:
+                return "this session's xdist scheduler does not say which items it gave that worker"
+            if report.nodeid not in given:
+                return "that worker was not given this item (or it had finished)"
+        if not isinstance(messages, list):
+            return "its messages are not a list"
+        scope = self.scope(report.nodeid)
+        if scope is None:
+            return "it is no item of this session"
+        try:
+            self.writer.check(messages, scope)
+        except TransportError as exc:
+            return str(exc).removeprefix("pytest-homefield: ")
+        return None
+
+    def _refuse(self, report: pytest.TestReport, why: str) -> None:
+        node = getattr(report, "node", None)
+        worker = str(getattr(getattr(node, "gateway", None), "id", "") or "this process")
+        line = (f"homefield: refused what {'worker ' + worker if node is not None else worker} sent with "
+                f"{report.nodeid}: {why}; none of it written (the worker's fault: that attempt stays "
+                "unrecorded and --resume makes it again)")
+        self.refused.append(line)
+        setattr(report, REFUSED_ATTR, line)
+        setattr(report, REPORT_ATTR, [])
+        try:  # the record of it; a full disk does not hide it: the line is printed and the exit is non-zero
+            append_jsonl(self.writer.homefield_dir / REFUSED_FILE, {
+                "worker": worker, "nodeid": report.nodeid, "why": why,
+                "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+        except OSError:
+            pass
+        tr = self._session.config.pluginmanager.get_plugin("terminalreporter") if self._session else None
+        if tr is not None:
+            tr.ensure_newline()
+            tr.write_line(line, red=True, bold=True)
 
     def _stop(self, why: str) -> None:
         session = self._session
@@ -202,10 +345,19 @@ class TransportPlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.error is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = pytest.ExitCode.INTERRUPTED
+        elif self.refused and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.error is None or self.is_worker:
+        if self.is_worker:
+            return
+        for line in self.refused[:10]:
+            terminalreporter.write_line(line, red=True, bold=True)
+        if len(self.refused) > 10:
+            terminalreporter.write_line(f"homefield: and {len(self.refused) - 10} more refused; every one is in "
+                                        f".homefield/{REFUSED_FILE}", red=True)
+        if self.error is None:
             return
         terminalreporter.write_line(f"homefield: a record could not be written, the session stopped: {self.error}",
                                     red=True, bold=True)

@@ -22,7 +22,7 @@ import pytest
 
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.settings import Settings
-from pytest_homefield.transport import ControllerWriter, TransportPlugin, append_message, post
+from pytest_homefield.transport import ControllerWriter, Scope, TransportPlugin, append_message, post
 
 LOG = Path(os.environ["TOY_LOG"])
 
@@ -86,6 +86,9 @@ class ToyPlugin(ModePlugin):
     def finish(self, session):
         log("finish")
 
+    def message_scope(self, nodeid):
+        return Scope(appends={"toy.jsonl": {"word": nodeid.rsplit("::", 1)[-1]}})
+
     def write_summary(self, terminalreporter):
         terminalreporter.write_line("toy summary")
 
@@ -102,7 +105,8 @@ def pytest_configure(config):
     plugin = ToyPlugin(config, Settings(root=Path(str(config.rootpath))))
     config.pluginmanager.register(plugin, "toy-mode")
     config.pluginmanager.register(TransportPlugin(ControllerWriter(Path(str(config.rootpath)) / "home"),
-                                                  is_worker=plugin.is_worker), "toy-transport")
+                                                  is_worker=plugin.is_worker, scope=plugin.message_scope),
+                                  "toy-transport")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(Xdist(plugin), "toy-xdist")
 '''

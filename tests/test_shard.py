@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_homefield.errors import ConfigError
-from pytest_homefield.shard import Shard, parse_shard
+from pytest_homefield.shard import Shard, parse_shard, share_refusal, split_refusal
 
 
 def test_shards_partition_the_ids_evenly_whatever_the_order() -> None:
@@ -28,3 +28,30 @@ def test_one_shard_is_everything_and_budget_splits() -> None:
 def test_bad_shards_are_one_line_errors(text: str) -> None:
     with pytest.raises(ConfigError, match=r"--homefield-shard .*expected K/N with 1 <= K <= N"):
         parse_shard(text)
+
+
+def test_a_shard_claims_exactly_its_share_of_what_it_split() -> None:
+    """hatk36: a shard's meta.json task_ids are its share of its shard_of (or of tasks.jsonl's selection)."""
+    repo = ["t5", "t1", "t4", "t2", "t3", "t0"]  # tasks.jsonl order
+    every = repo[:5]  # --max-tasks 5
+    mine = sorted(Shard(1, 2).select(every))  # t1 t3 t5
+    meta = {"shard": "1/2", "shard_of": every, "task_ids": mine}
+    assert share_refusal("s1", meta, repo) is None
+    assert share_refusal("s1", {"shard": None, "task_ids": repo}, repo) is None  # no shard: not checked
+    extra = share_refusal("s1", {**meta, "task_ids": [*mine, "t2"]}, repo)
+    assert extra == "s1: its meta.json claims 4 tasks, not shard 1/2's 3 of the 5 it split (task t2 is not its share)"
+    assert "task t0 is not its share" in str(share_refusal("s1", {**meta, "task_ids": [*mine, "t0"]}, repo))
+    assert "task t1 of its share is not among them" in str(share_refusal("s1", {**meta, "task_ids": mine[1:]}, repo))
+    assert "split task zz, which is not in this repository's tasks.jsonl" in str(
+        share_refusal("s1", {**meta, "shard_of": [*every, "zz"]}, repo))
+    assert "shard_of is not a list" in str(share_refusal("s1", {**meta, "shard_of": "t1"}, repo))
+    # a shard from before shard_of: the selection is tasks.jsonl's, less the memorized, cut to max_tasks
+    old = {"shard": "1/2", "task_ids": mine, "max_tasks": {"n": 5, "of": 6}}
+    assert share_refusal("s1", old, repo) is None
+    assert share_refusal("s1", {k: v for k, v in old.items() if k != "max_tasks"}, repo) is not None  # t0 shifts it
+    gone = {"shard": "1/2", "excluded_memorized": {"tasks": ["t0"]}, "task_ids": mine}
+    assert share_refusal("s1", gone, repo) is None
+    # the shards of one merge split one selection
+    assert split_refusal([("s1", meta), ("s2", {"shard": "2/2", "shard_of": every})]) is None
+    assert "s1 and s2 split different selections" in str(
+        split_refusal([("s1", meta), ("s2", {"shard": "2/2", "shard_of": repo})]))

@@ -9,6 +9,7 @@ import pytest
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.transport import (
     ControllerWriter,
+    Scope,
     TransportError,
     append_message,
     artifact_messages,
@@ -62,11 +63,15 @@ def test_a_worker_report_carries_the_records_to_the_controller(lean_pytester: py
     pytester.makeconftest('''
 import pytest
 from pathlib import Path
-from pytest_homefield.transport import ControllerWriter, TransportPlugin, append_message, post
+from pytest_homefield.transport import ControllerWriter, Scope, TransportPlugin, append_message, post
+
+def scope(nodeid):
+    return Scope(appends={"out.jsonl": {"item": nodeid.rsplit("::", 1)[-1]}})
 
 def pytest_configure(config):
     home = Path(str(config.rootpath)) / "home"
-    config.pluginmanager.register(TransportPlugin(ControllerWriter(home), is_worker=hasattr(config, "workerinput")))
+    config.pluginmanager.register(TransportPlugin(ControllerWriter(home), is_worker=hasattr(config, "workerinput"),
+                                                  scope=scope))
 
 @pytest.fixture(autouse=True)
 def _post(request):
@@ -90,7 +95,7 @@ import errno, os
 import pytest
 from pathlib import Path
 from pytest_homefield import store
-from pytest_homefield.transport import ControllerWriter, TransportPlugin, append_message, post
+from pytest_homefield.transport import ControllerWriter, Scope, TransportPlugin, append_message, post
 
 def pytest_configure(config):
     home = Path(str(config.rootpath)) / "home"
@@ -102,6 +107,7 @@ def pytest_configure(config):
             return real(fd, data)
         store.os.write = full
     config.pluginmanager.register(TransportPlugin(ControllerWriter(home), is_worker=hasattr(config, "workerinput"),
+                                                  scope=lambda n: Scope(appends={"out.jsonl": {}}),
                                                   resume_hint=lambda: "homefield run --resume --run-id R"))
 
 @pytest.fixture(autouse=True)
@@ -121,3 +127,74 @@ def _post(request):
     ])
     names = [r["item"] for r in read_jsonl(path)]
     assert "test_b" not in names and len(names) < 10 and path.read_bytes().endswith(b"\n")
+
+
+def test_a_scope_takes_its_items_records_and_folder_only(tmp_path: Path) -> None:
+    """hatk36: a record must carry the item's key, exactly (1 is not True nor "1"); a file must lie in its folder."""
+    scope = Scope(appends={"runs/r/results.jsonl": {"task_id": "t", "agent": "a", "attempt": 1}},
+                  folder="runs/r/attempts/t/a/1")
+    own = {"task_id": "t", "agent": "a", "attempt": 1, "outcome": "solved"}
+    assert scope.why_not(append_message("runs/r/results.jsonl", own)) is None
+    assert scope.why_not(file_message("runs/r/attempts/t/a/1/diff.patch", b"")) is None
+    refused = [append_message("runs/r/results.jsonl", {**own, "task_id": "u"}),
+               append_message("runs/r/results.jsonl", {**own, "attempt": True}),
+               append_message("runs/r/results.jsonl", {**own, "attempt": "1"}),
+               append_message("runs/r/results.jsonl", {k: v for k, v in own.items() if k != "agent"}),
+               append_message("tasks.jsonl", own), append_message("flaky.jsonl", own),
+               {"append": "runs/r/results.jsonl", "record": ["t", "a", 1]},
+               file_message("runs/r/attempts/t/a/10/diff.patch", b""),  # a prefix of the name is not the folder
+               file_message("runs/r/attempts/t/a/1", b""),
+               file_message("runs/r/attempts/t/a/1/../../2/diff.patch", b""),
+               file_message("tasks.jsonl", b""), {"delete": "tasks.jsonl"}]
+    home = tmp_path / ".homefield"
+    for msg in refused:
+        assert scope.why_not(msg) is not None, msg
+        with pytest.raises(TransportError):
+            ControllerWriter(home).check([append_message("runs/r/results.jsonl", own), msg], scope)
+    assert not home.exists()  # a check writes nothing
+    assert Scope(appends={}).why_not(file_message("x/y", b"")) is not None  # no folder: no file
+
+
+FORGING_CONFTEST = '''
+import pytest
+from pathlib import Path
+from pytest_homefield.transport import ControllerWriter, Scope, TransportPlugin, append_message, post
+
+def scope(nodeid):
+    name = nodeid.rsplit("::", 1)[-1]
+    return Scope(appends={"out.jsonl": {"item": name}}) if name.startswith("test_") else None
+
+def pytest_configure(config):
+    home = Path(str(config.rootpath)) / "home"
+    config.pluginmanager.register(TransportPlugin(ControllerWriter(home), is_worker=hasattr(config, "workerinput"),
+                                                  scope=scope))
+
+@pytest.fixture(autouse=True)
+def _post(request):
+    name = request.node.name
+    post(request.node, [append_message("out.jsonl", {"item": name})]
+                       + ([append_message("out.jsonl", {"item": "test_a"})] if name == "test_b" else []))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dist", [["-n", "0"], ["-n", "2", "--dist", "load"], ["-n", "2", "--dist", "worksteal"],
+                                  ["-n", "2", "--dist", "loadscope"], ["-n", "2", "--dist", "loadfile"]],
+                         ids=["n0", "load", "worksteal", "loadscope", "loadfile"])
+def test_an_item_sending_another_items_record_is_refused_whole(lean_pytester: pytest.Pytester,
+                                                               dist: list[str]) -> None:
+    """hatk36, under every xdist scheduler (each keeps its workers' items its own way: :func:`given_to`): the
+    item test_b sends a record of test_a beside its own; none of test_b's is written, one line says so, the
+    refusal is recorded, the others are written as before, and the exit status is not 0."""
+    pytester = lean_pytester
+    pytester.makeconftest(FORGING_CONFTEST)
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): pass\ndef test_c(): pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", *dist)
+    names = sorted(r["item"] for r in read_jsonl(pytester.path / "home" / "out.jsonl"))
+    assert names == ["test_a", "test_c"], result.stdout.str()
+    refused = list(read_jsonl(pytester.path / "home" / "refused.jsonl"))
+    assert [r["nodeid"] for r in refused] == ["test_an_item_sending_another_items_record_is_refused_whole.py::test_b"]
+    assert "item 'test_a', not its item's 'test_b'" in refused[0]["why"], refused
+    result.stdout.fnmatch_lines(["*homefield: refused what * sent with *::test_b: a record of 'out.jsonl' with "
+                                 "item 'test_a', not its item's 'test_b'; none of it written*"])
+    assert result.ret == 1

@@ -25,7 +25,7 @@ from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.session import AblationSession, Key
 from pytest_homefield.ablate.variants import UserFiles, agent_rows
 from pytest_homefield.agents.registry import hook_agents, make_agents
-from pytest_homefield.collect import is_worker, mark_item, redirect_collection
+from pytest_homefield.collect import is_worker, mark_item, redirect_collection, variant_key
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id, tries_path
 from pytest_homefield.modes import ModeFile, ModePlugin
@@ -39,12 +39,12 @@ from pytest_homefield.run.run_plugin import (
     unsolved_status,
 )
 from pytest_homefield.run.runner import sandbox_summary
-from pytest_homefield.run.session import select_tasks
+from pytest_homefield.run.session import selection
 from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.progress import plural
-from pytest_homefield.transport import post
+from pytest_homefield.transport import Scope, post
 
 
 class PlanFile(ModeFile):
@@ -69,6 +69,7 @@ class AblatePlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings, rules_arg: str) -> None:
         super().__init__(config, settings)
         self.session: AblationSession | None = None
+        self._order_set: set[tuple[str, str, str, int]] | None = None  # :attr:`order`, for message_scope
         self.doc: dict[str, Any] | None = None
         self.report_error = ""
         self.user_files: UserFiles | None = None
@@ -81,8 +82,9 @@ class AblatePlugin(ModePlugin):
         except ValueError as exc:
             raise pytest.UsageError(f"--homefield-ablate: {exc}") from None
         try:
-            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
-                                                                                                 config=config))
+            chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
+                                                                                               config=config))
+            tasks = chosen.tasks
             if not tasks:
                 raise RunError("--homefield-ablate: no tasks to run")
             hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
@@ -113,7 +115,8 @@ class AblatePlugin(ModePlugin):
                 self.session = AblationSession.start(settings, tasks, self.agents, rules=self.rules, rules_file=rel,
                                                      rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
                                                      setup_command=setup_command_hook(config),
-                                                     sandbox_hook=sandbox_hook(config))
+                                                     sandbox_hook=sandbox_hook(config),
+                                                     shard_of=[t.id for t in chosen.every] if chosen.shard else None)
         except FolderLocked as exc:  # another session runs this ablation: exit 2, one line
             pytest.exit(str(exc), returncode=2)
         except (RunError, OSError) as exc:
@@ -150,6 +153,19 @@ class AblatePlugin(ModePlugin):
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self._try_event(nodeid, "start")
+
+    def message_scope(self, nodeid: str) -> Scope | None:
+        """The item ``nodeid`` (``<plan>::<variant>::<task>::<agent>[<n>]``) of a key this session left to run
+        (:attr:`order`): its records and folder (:meth:`~pytest_homefield.run.runner.AttemptRunner.scope`)."""
+        key = variant_key(nodeid)
+        if self.session is None or key is None:
+            return None
+        if self._order_set is None:
+            self._order_set = set(self.order)
+        if key not in self._order_set:
+            return None
+        variant, task, agent, attempt = key
+        return self.session.runner.scope(task, agent, attempt, variant)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._try_event(report.nodeid, "end")

@@ -55,7 +55,7 @@ from pytest_homefield.run.attempt import latest_results, result_key
 from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.settings import Settings
-from pytest_homefield.shard import missing_shards, outside_plan
+from pytest_homefield.shard import missing_shards, outside_plan, share_refusal, split_refusal
 from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
@@ -143,6 +143,14 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
         if m.get("tasks_digest") != digest:
             raise ShardMergeError(f"{WHAT}: {d} ran over another tasks.jsonl (tasks digest {m.get('tasks_digest')}) "
                                   f"than {home.tasks} ({digest}); merge shards of one task set")
+    repo_ids = [t.id for t in load_tasks(home.tasks)]
+    for d, m in zip(folders, metas, strict=True):  # a shard's tasks are its share (hatk36)
+        why = None if m.get("merged_from") else share_refusal(str(d), m, repo_ids)
+        if why:
+            raise ShardMergeError(f"{WHAT}: {why}; drop that folder or run that shard again")
+    why = split_refusal([(str(d), m) for d, m in zip(folders, metas, strict=True)])
+    if why:
+        raise ShardMergeError(f"{WHAT}: {why}")
     _same(folders, [m.get("rules_file") for m in metas], "rules file")
     if metas[0].get("rules_file") != rules_rel:
         raise ShardMergeError(f"{WHAT}: the folders ablated {metas[0].get('rules_file')}, not {rules_rel}")

@@ -174,15 +174,16 @@ class AblationSession:
     def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, rules: RuleSet, rules_file: str,
               rules_paths: Mapping[str, str], plan: AblationPlan, new_id: str,
               setup_command: Callable[[Task], str | None] = lambda task: None,
-              sandbox_hook: SandboxHook | None = None) -> AblationSession:
+              sandbox_hook: SandboxHook | None = None, shard_of: Sequence[str] | None = None) -> AblationSession:
         """The controller's session: refuse agents or test runs that need bubblewrap where it does not
         work, as a run does (:func:`~pytest_homefield.run.runner.check_sandbox`; not with a
         ``sandbox_hook``), pick the ablation id (new, ``--run-id``, or the one to resume), lock its
         folder for the session (:class:`~pytest_homefield.store.FolderLock`: raises
         :class:`~pytest_homefield.store.FolderLocked` when another session holds it), check a
         resumed one against its ``meta.json`` (agents, attempts, tasks, the rules file's text and
-        splitting), write ``meta.json``, the variants and ``plan.json``, and choose the phase. Raises
-        :class:`RunError`."""
+        splitting), write ``meta.json``, the variants and ``plan.json``, and choose the phase. ``shard_of``:
+        the ids a ``--shard`` split, frozen into a new shard's ``meta.json`` (what a merge checks its
+        ``task_ids`` against, hatk36). Raises :class:`RunError`."""
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         root = HomefieldDir(settings.root).ablate
         ablate_id = pick_run_id(root, run_id=settings.run_id, resume=settings.resume, new_id=new_id)
@@ -191,7 +192,7 @@ class AblationSession:
         try:
             session = cls._start(settings, tasks, agents, rules=rules, rules_file=rules_file,
                                  rules_paths=rules_paths, plan=plan, ablate_id=ablate_id,
-                                 setup_command=setup_command, sandbox_hook=sandbox_hook)
+                                 setup_command=setup_command, sandbox_hook=sandbox_hook, shard_of=shard_of)
         except BaseException:
             lock.release()
             if created:  # nothing but the lock file
@@ -203,7 +204,8 @@ class AblationSession:
     @classmethod
     def _start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, rules: RuleSet, rules_file: str,
                rules_paths: Mapping[str, str], plan: AblationPlan, ablate_id: str,
-               setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None) -> AblationSession:
+               setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None,
+               shard_of: Sequence[str] | None = None) -> AblationSession:
         """:meth:`start` once the ablation's folder is locked."""
         root = HomefieldDir(settings.root).ablate
         start = utc_now()
@@ -242,6 +244,8 @@ class AblationSession:
                               task_ids=[t.id for t in tasks], created_at=start, settings=settings)
             meta.update(kind="ablate", rules_file=rules_file, rules_digest=rules_digest,
                         by_section=rules.by_section, seed=seed_of(ablate_id), shard=str(shard) if shard else None)
+            if shard and shard_of is not None:
+                meta["shard_of"] = list(shard_of)
             flaky = freeze_flaky(meta, HomefieldDir(settings.root).flaky, tasks)
         try:
             # before meta.json is written: a bad record changes nothing

@@ -29,7 +29,7 @@ from pytest_homefield.sandbox.proccap import no_cap_note, no_cpu_share_note, no_
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, read_jsonl
 from pytest_homefield.terminal.progress import plural
-from pytest_homefield.transport import post
+from pytest_homefield.transport import Scope, post
 
 __all__ = ["MinePlugin", "CandidatesFile", "CandidateItem"]
 
@@ -91,6 +91,21 @@ class MinePlugin(ModePlugin):
         if not hasattr(self, "_subject_by_id"):
             self._subject_by_id = {c["commit"][:12]: c["subject"] for c in read_jsonl(self.session.candidates_path)}
         return self._subject_by_id
+
+    def message_scope(self, nodeid: str) -> Scope | None:
+        """The candidate item ``nodeid`` (``<candidates.jsonl>::<commit[:12]>``) of this session's frozen
+        candidates: its one verification record in ``mine/<id>/results.jsonl``, by ``id`` and full ``commit``
+        (what ``tasks.jsonl`` is made from at the end); else ``None``."""
+        if not hasattr(self, "_commit_by_id"):
+            self._commit_by_id: dict[str, str] = {}
+            for c in self.session.candidates():
+                self._commit_by_id.setdefault(str(c["commit"])[:12], str(c["commit"]))
+        name = nodeid.rsplit("::", 1)[-1]
+        commit = self._commit_by_id.get(name) if nodeid.count("::") == 1 else None
+        if commit is None:
+            return None
+        target = self.session.results_path.relative_to(self.session.home.path).as_posix()
+        return Scope(appends={target: {"id": name, "commit": commit}}, label=f"candidate {name}")
 
     def item_subject(self, nodeid: str) -> str:
         """The commit subject of the candidate item ``nodeid`` (``""`` when unknown)."""

@@ -43,7 +43,7 @@ from pytest_homefield.mine.pipeline import dropped_line, merge_tasks
 from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, check_meta, load_tasks
 from pytest_homefield.sandbox import nofollow
-from pytest_homefield.shard import missing_shards
+from pytest_homefield.shard import missing_shards, parse_shard
 from pytest_homefield.store import read_jsonl, read_jsonl_lines, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
@@ -211,6 +211,9 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
         if m.get("max_tasks") != first.get("max_tasks"):
             raise ShardMergeError(f"homefield mine --merge: {folders[0]} and {d} were mined with different "
                                   f"--max-tasks ({first.get('max_tasks')} vs {m.get('max_tasks')})")
+        if m["candidate_ids"] != first["candidate_ids"]:  # the split; the digest is over the commits, not these
+            raise ShardMergeError(f"homefield mine --merge: {folders[0]} and {d} record different scans "
+                                  "(meta.json candidate_ids); merge each apart")
     labels = [(d.name, m.get("shard")) for d, m in zip(folders, metas, strict=True)]
     missing = missing_shards(labels, what="homefield mine --merge")
     if missing:
@@ -220,12 +223,21 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
     origin: dict[str, Path] = {}
     reconciled = 0
     candidates: dict[str, dict[str, Any]] = {}
-    for d in folders:
+    for d, m in zip(folders, metas, strict=True):
+        label = parse_shard(m.get("shard"), flag=f"{d}: shard")  # missing_shards read it: a K/N or None
+        share = label.select(str(i) for i in m["candidate_ids"]) if label is not None else None
         for n, c in read_jsonl_lines(candidates_path(d)):
             if not isinstance(c.get("commit"), str) or not c["commit"]:
                 raise ShardMergeError(f"{WHAT}: {candidates_path(d)}: line {n}: no 'commit'; the folder is damaged")
+            if share is not None and c["commit"][:12] not in share:  # hatk36: a shard's word on another's candidate
+                raise ShardMergeError(f"{WHAT}: {candidates_path(d)}: line {n}: candidate {c['commit'][:12]} is not "
+                                      f"in shard {label}'s share of the scan; drop that folder or mine that shard "
+                                      "again")
             candidates.setdefault(c["commit"][:12], c)
         for cid, r in _verified(d).items():
+            if share is not None and cid not in share:
+                raise ShardMergeError(f"{WHAT}: {results_path(d)}: candidate {cid} is not in shard {label}'s share of "
+                                      "the scan; drop that folder or mine that shard again")
             prior = merged.get(cid)
             if prior is None:
                 merged[cid], origin[cid] = r, d

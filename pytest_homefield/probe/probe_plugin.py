@@ -43,7 +43,7 @@ from pytest_homefield.run.run_plugin import sandbox_hook
 from pytest_homefield.run.session import selection
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked
-from pytest_homefield.transport import post
+from pytest_homefield.transport import Scope, post
 
 __all__ = ["ProbePlugin", "ProbeItem"]
 
@@ -89,6 +89,34 @@ class ProbePlugin(ModePlugin):
     def resume_hint(self) -> str:
         """The command continuing this probe."""
         return self.session.resume_hint()
+
+    def message_scope(self, nodeid: str) -> Scope | None:
+        """The call item ``nodeid`` (``<file>::<task>::probe-<agent>[<sample>]`` or ``control-…``, docs/contracts.md
+        §5) of a call this session left to make: its one record in ``probe/<agent>.jsonl``, by kind, task,
+        agent and sample (a control's ``gold_task_id`` its pair's); else ``None``."""
+        parts = nodeid.split("::")
+        s = self.session
+        if len(parts) != 3 or not parts[2].endswith("]"):
+            return None
+        task_id = parts[1]
+        named, _, sample = parts[2][:-1].rpartition("[")
+        prefix, _, agent = named.partition("-")
+        kind = {"probe": "task", "control": "control"}.get(prefix)
+        if kind is None or not sample.isdigit() or sample != str(int(sample)):
+            return None
+        n = int(sample)
+        if agent not in {a.name for a in s.agents} or task_id not in {t.id for t in s.tasks}:
+            return None
+        if not 1 <= n <= self.settings.samples or (kind, task_id, n) in s.done.get(agent, set()):
+            return None
+        if kind == "control" and task_id not in s.pairs:
+            return None
+        key: dict[str, object] = {"kind": kind, "task_id": task_id, "agent": agent, "sample": n}
+        if kind == "control":
+            key["gold_task_id"] = s.pairs[task_id]
+        home = self.settings.homefield_dir
+        return Scope(appends={s.record_path(agent).relative_to(home).as_posix(): key},
+                     label=f"{kind} call {task_id} {agent}#{n}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.session.release()  # the probe folder's lock, should the session end before its finish

@@ -10,6 +10,9 @@
 * Shards ``K/N`` not among the runs are named: ``incomplete: shard 3/4 missing``.
 * Each run's records must be within its own plan (:func:`pytest_homefield.shard.outside_plan`: its
   ``meta.json`` tasks, agents and attempts), or the runs are refused.
+* A shard's plan must be its share (hatk36): its ``tasks_digest`` this repository's, its ``task_ids``
+  exactly shard K/N of the tasks it split (:func:`pytest_homefield.shard.share_refusal`), and the shards
+  one split (:func:`pytest_homefield.shard.split_refusal`), or the runs are refused.
 
 No pytest here.
 """
@@ -22,7 +25,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import MergeError, ShardMergeError
 from pytest_homefield.report.runs import load_meta, load_results
-from pytest_homefield.shard import missing_shards, outside_plan
+from pytest_homefield.shard import missing_shards, outside_plan, share_refusal, split_refusal
 
 __all__ = ["MergeError", "MergeCheck", "check_runs"]
 
@@ -36,10 +39,14 @@ class MergeCheck:
     incomplete: list[str] = field(default_factory=list)
 
 
-def check_runs(run_dirs: Sequence[Path]) -> MergeCheck:
+def check_runs(run_dirs: Sequence[Path], repo_ids: Sequence[str] | None = None,
+               repo_digest: str | None = None) -> MergeCheck:
     """Check ``run_dirs`` (run folders) can be reported together. Raises :class:`MergeError` for
     different task sets, for sharded runs that disagree on a key, and for shards of different
-    counts (``2/3`` beside ``1/4``), and for a record outside its run's plan."""
+    counts (``2/3`` beside ``1/4``), and for a record outside its run's plan; and for a sharded run over
+    another ``tasks.jsonl`` than ``repo_digest`` (this repository's) or whose tasks are not its share of
+    ``repo_ids`` (this repository's task ids, in file order; ``None``: not checked), when there are
+    several runs."""
     metas = [load_meta(Path(d)) for d in run_dirs]
     digests = {m.get("tasks_digest") for m in metas if m.get("tasks_digest")}
     if len(digests) > 1:
@@ -48,6 +55,19 @@ def check_runs(run_dirs: Sequence[Path]) -> MergeCheck:
         raise MergeError(f"homefield report: runs {first['run_id']} and {other['run_id']} are over different task "
                          f"sets (tasks digest {first.get('tasks_digest')} vs {other.get('tasks_digest')}); "
                          "report them apart")
+    for m in metas:  # a merge of shards (one run alone is reported over its own meta, whatever tasks.jsonl is now)
+        if m.get("shard") is None or len(metas) < 2 or repo_ids is None:
+            continue
+        if repo_digest is not None and m.get("tasks_digest") != repo_digest:
+            raise MergeError(f"homefield report: run {m['run_id']} is shard {m.get('shard')} of another tasks.jsonl "
+                             f"(tasks digest {m.get('tasks_digest')}, this repository's {repo_digest}); report it "
+                             "where it ran")
+        why = share_refusal(f"run {m['run_id']}", m, repo_ids)
+        if why:
+            raise MergeError(f"homefield report: {why}; report it apart or run that shard again")
+    why = split_refusal([(f"run {m['run_id']}", m) for m in metas])
+    if why:
+        raise MergeError(f"homefield report: {why}")
     check = MergeCheck()
     try:
         check.incomplete = missing_shards([(str(m["run_id"]), m.get("shard")) for m in metas],

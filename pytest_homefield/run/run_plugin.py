@@ -26,7 +26,7 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, same_change_line
 from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
-from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
+from pytest_homefield.collect import attempt_key, is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RecordError, RunError, StoreError
 from pytest_homefield.layout import (
     VERIFY_PREFIX,
@@ -70,7 +70,7 @@ from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.junit import add_gate_case
 from pytest_homefield.terminal.progress import plural
-from pytest_homefield.transport import post
+from pytest_homefield.transport import Scope, post
 
 __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
            "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook",
@@ -240,6 +240,7 @@ class RunPlugin(ModePlugin):
         #: the line saying -k / -m selected no attempt (:func:`selected_none_note`), once the session ended so
         self.selected_none: str | None = None
         self._tries: TryLog | None = None  # the run's tries.jsonl, once the session is made
+        self._planned: tuple[set[str], set[str]] | None = None  # task ids and agent names, for message_scope
         if settings.adaptive:  # before the run folder is made (issue 32)
             why = adaptive_refusal(shard=settings.shard, dist=config.getoption("dist", None))
             if why:
@@ -268,7 +269,8 @@ class RunPlugin(ModePlugin):
             else:
                 self.session = RunSession.start(settings, tasks, agents, setup_command=setup_command_hook(config),
                                                 sandbox_hook=sandbox_hook(config), excluded=excluded,
-                                                cut_from=chosen.cut_from)
+                                                cut_from=chosen.cut_from,
+                                                shard_of=[t.id for t in chosen.every] if chosen.shard else None)
         except PredictionsSpecError as exc:  # a preds: file that is unreadable or names unknown ids: exit 2
             pytest.exit(str(exc), returncode=2)
         except (RunError, AgentSpecError) as exc:
@@ -375,6 +377,20 @@ class RunPlugin(ModePlugin):
         not recorded, the summary says so and how to go on."""
         self.session.interrupt()
         return True
+
+    def message_scope(self, nodeid: str) -> Scope | None:
+        """The attempt item ``nodeid`` (``<file>::<task>::<agent>[<n>]``) of a key this session left to run
+        (a task, agent and attempt of its plan not done when it started): its records and folder
+        (:meth:`~pytest_homefield.run.runner.AttemptRunner.scope`); else ``None``."""
+        key = attempt_key(nodeid)
+        s = self.session
+        if key is None or not 1 <= key[2] <= self.settings.attempts or key in s.done:
+            return None
+        if self._planned is None:
+            self._planned = ({t.id for t in s.tasks}, {a.name for a in s.agents})
+        if key[0] not in self._planned[0] or key[1] not in self._planned[1]:
+            return None
+        return s.runner.scope(*key)
 
     # -- tries (atk23 F3): an attempt an interruption cuts short leaves no line, yet --resume makes it again
     def _try_event(self, nodeid: str, event: str) -> None:

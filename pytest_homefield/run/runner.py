@@ -44,7 +44,7 @@ from pytest_homefield.sandbox.proccap import (
 )
 from pytest_homefield.settings import Settings, network_of
 from pytest_homefield.store import JsonlTail
-from pytest_homefield.transport import Message, append_message, artifact_messages
+from pytest_homefield.transport import Message, Scope, append_message, artifact_messages
 
 __all__ = [
     "BUDGET_SPENT",
@@ -331,6 +331,17 @@ class AttemptRunner:
         flaky_target = self.home.flaky.relative_to(home).as_posix()
         out += [append_message(flaky_target, r) for r in flaky_records(result, self._found_flaky.pop(result.key, ()))]
         return out
+
+    def scope(self, task_id: str, agent: str, attempt: int, variant: str = "base") -> Scope:
+        """What the item of the key ``(task_id, agent, attempt, variant)`` may send (:meth:`messages`, read
+        on the controller, hatk36): its result line and its flaky lines, each carrying this key and run id,
+        and files in its attempt folder (sent only by a worker that does not share ``.homefield/``)."""
+        home = self.home.path
+        key: dict[str, object] = {"task_id": task_id, "agent": agent, "attempt": attempt, "run_id": self.run_id}
+        folder = attempt_dir(self.folder(variant), task_id, agent, attempt)
+        return Scope(appends={self.results.relative_to(home).as_posix(): {**key, "variant": variant},
+                              self.home.flaky.relative_to(home).as_posix(): key},
+                     folder=folder.relative_to(home).as_posix(), label=f"{task_id} {agent}#{attempt}")
 
     def close(self) -> None:
         """Delete this process's snapshots."""

@@ -272,7 +272,8 @@ class RunSession:
     def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, now: str | None = None,
               setup_command: Callable[[Task], str | None] = lambda task: None,
               sandbox_hook: SandboxHook | None = None,
-              excluded: Mapping[str, Any] | None = None, cut_from: int | None = None) -> RunSession:
+              excluded: Mapping[str, Any] | None = None, cut_from: int | None = None,
+              shard_of: Sequence[str] | None = None) -> RunSession:
         """The controller's session: pick the run id (a new one, ``--homefield-run-id``, or the run to
         resume), check a resumed run against its ``meta.json`` and clear its ``cut_short``, write
         ``meta.json``, and read the finished attempts when resuming (all before ``meta.json`` is
@@ -281,7 +282,9 @@ class RunSession:
         second). ``excluded``: the memorized tasks left out (:func:`memorized_exclusion`), frozen into a
         new run's ``meta.json`` as ``excluded_memorized``. ``cut_from``: how many tasks ``--max-tasks``
         chose from (:attr:`TaskSelection.cut_from`), frozen into a new run's ``meta.json`` as ``max_tasks``
-        ``{"n": N, "of": M}`` so that its report says the task set is partial. The flaky PASS_TO_PASS ids of
+        ``{"n": N, "of": M}`` so that its report says the task set is partial. ``shard_of``: the ids a
+        ``--shard`` split (:attr:`TaskSelection.every`), frozen into a new shard's ``meta.json`` as ``shard_of``:
+        what a merge checks the shard's ``task_ids`` against (hatk36). The flaky PASS_TO_PASS ids of
         ``.homefield/flaky.jsonl`` are read and frozen into a new run's ``meta.json`` as ``flaky_p2p``
         (a resumed run keeps its own). Raises :class:`RunError`: also for a bad
         ``results.jsonl`` line or a write that failed (one line naming the file), and when an agent or
@@ -302,7 +305,7 @@ class RunSession:
         try:
             session = cls._start(settings, tasks, agents, run_id=run_id, start=start, digest=digest,
                                  setup_command=setup_command, sandbox_hook=sandbox_hook, excluded=excluded,
-                                 cut_from=cut_from)
+                                 cut_from=cut_from, shard_of=shard_of)
         except BaseException:
             lock.release()
             if created:  # nothing but the lock file: no empty run folder for --resume to find
@@ -314,7 +317,8 @@ class RunSession:
     @classmethod
     def _start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str, start: str,
                digest: str, setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None,
-               excluded: Mapping[str, Any] | None, cut_from: int | None = None) -> RunSession:
+               excluded: Mapping[str, Any] | None, cut_from: int | None = None,
+               shard_of: Sequence[str] | None = None) -> RunSession:
         """:meth:`start` once the run folder is locked: check and write ``meta.json``, read the attempts done."""
         home = HomefieldDir(settings.root)
         run_dir = home.run_dir(run_id)
@@ -341,6 +345,8 @@ class RunSession:
                     meta["max_tasks"] = {"n": settings.run_max_tasks, "of": cut_from}
                 flaky = freeze_flaky(meta, home.flaky, tasks)
                 meta["shard"] = str(shard) if shard else None
+                if shard and shard_of is not None:
+                    meta["shard_of"] = list(shard_of)
             if settings.adaptive and "adaptive" not in meta:  # the design of the looks (issue 32)
                 meta["adaptive"] = {"looks": settings.attempts, "alpha": settings.alpha,
                                     "margin": settings.adaptive_margin / 100.0}

@@ -6,6 +6,7 @@ the same scripted agent. Bad merges are one line."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from collections import Counter
@@ -84,6 +85,27 @@ def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_
     plan = json.loads((m / "plan.json").read_text())
     assert plan["phase"] == "slim" and plan["variants"][-1]["name"] == "slim"
     assert plan["variants"] == json.loads((single / "plan.json").read_text())["variants"]
+    # hatk36: a shard's meta.json was taken at its word: s2 claiming s1's task (its task_ids and lines of it)
+    # had them merged as its own when s1 was not among the folders
+    s1, s2 = (machines[k] / ".homefield" / "ablate" / f"s{k + 1}" for k in (0, 1))
+    s2_meta, s2_results = s2 / "meta.json", s2 / "results.jsonl"
+    meta_text, results_text = s2_meta.read_text(), s2_results.read_text()
+    meta2 = json.loads(meta_text)
+    assert meta2["shard_of"] == ids  # the --max-tasks 3 tasks the shards split
+    s1_task = next(iter(Shard(1, 3).select(ids)))
+    s2_results.write_text(results_text + "".join(json.dumps({**r, "run_id": "s2"}) + "\n"
+                                                 for r in read_jsonl(s1 / "results.jsonl")))
+    merge_settings = resolve_settings(merged, {}, mode="run")
+    for forged in ({**meta2, "task_ids": [*meta2["task_ids"], s1_task]},
+                   {k: v for k, v in meta2.items() if k != "shard_of"} | {"task_ids": [*meta2["task_ids"], s1_task]}):
+        s2_meta.write_text(json.dumps(forged))
+        with pytest.raises(ShardMergeError, match=f"{re.escape(str(s2))}: its meta.json claims 2 tasks, not shard "
+                                                  "2/3's .* is not its share"):
+            merge_ablations([s2, machines[2] / ".homefield" / "ablate" / "s3"], merge_settings, rules_rel="CLAUDE.md",
+                            rules_text=(merged / "CLAUDE.md").read_text(), split=split_rules, new_id="claim")
+        assert not (merged / ".homefield" / "ablate" / "claim").exists()  # nothing merged
+    s2_meta.write_text(meta_text)
+    s2_results.write_text(results_text)
     # the slimmer file measured as shards, each machine on a copy of the merged ablation
     for k, machine in enumerate(machines, start=1):
         _copy(m, machine / ".homefield" / "ablate" / "m")

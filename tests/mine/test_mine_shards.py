@@ -93,18 +93,35 @@ def _record(commit: str, reason: str | None, seconds: float = 1.0) -> dict[str, 
 
 def test_overlaps_agreeing_are_counted_once_disagreeing_refused(tmp_path: Path) -> None:
     a, b, c = "a" * 40, "b" * 40, "c" * 40
+    # the split of [a, b, c]: shard 1/2 {a, c}, 2/2 {b}; a shard given twice (s1 again, timing aside) agrees
     s1 = _folder(tmp_path / "in", "s1", "1/2", [_record(a, None), _record(c, "flaky")])
-    s2 = _folder(tmp_path / "in", "s2", "2/2", [_record(b, None), _record(a, None, seconds=9.0)])  # timing aside
+    s1b = _folder(tmp_path / "in", "s1b", "1/2", [_record(a, None, seconds=9.0)])
+    s2 = _folder(tmp_path / "in", "s2", "2/2", [_record(b, None)])
     repo = tmp_path / "repo"
     repo.mkdir()
-    m = merge_mines([s1, s2], repo)
+    m = merge_mines([s1, s1b, s2], repo)
     assert m.reconciled == 1 and [t.id for t in m.tasks] == [b[:12], a[:12]]  # newest commit first
     assert [r["id"] for r in m.records] == [a[:12], b[:12], c[:12]]  # scan order
     assert "Dropped: 1 of 3 candidates verified (flaky 1)" in m.lines(repo)
-    s3 = _folder(tmp_path / "in", "s3", "2/2", [_record(b, None), _record(a, "reference_fails")])
+    s3 = _folder(tmp_path / "in", "s3", "1/2", [_record(a, "reference_fails")])
     with pytest.raises(ShardMergeError, match=rf"candidate {a[:12]} was verified in .*s1 \(kept\) and in .*s3 "
                                               r"\(reference fails\) with different results"):
-        merge_mines([s1, s3], repo)
+        merge_mines([s1, s3, s2], repo)
+    # hatk36: a shard's word on another shard's candidate was taken (s1 lacking a verdict on it, e.g. its time
+    # budget ran out): its candidates and records must be its share of the scan
+    s1_short = _folder(tmp_path / "in", "s1-short", "1/2", [_record(c, "flaky")])
+    for claims in ([_record(b, None), _record(a, None)], [_record(b, None)] * 1):
+        s2_claims = _folder(tmp_path / "in", f"s2-claims-{len(claims)}", "2/2", claims)
+        if len(claims) == 1:  # only the record, not the candidate line
+            (s2_claims / "results.jsonl").write_text((s2_claims / "results.jsonl").read_text()
+                                                     + json.dumps(_record(a, None)) + "\n")
+        with pytest.raises(ShardMergeError, match=rf"candidate {a[:12]} is not in shard 2/2's share of the scan"):
+            merge_mines([s1_short, s2_claims], repo)
+    scan_b = _folder(tmp_path / "in", "scan-b", "2/2", [_record(b, None)])
+    _mutate_meta(scan_b, candidate_ids=[b[:12], a[:12], c[:12]])
+    with pytest.raises(ShardMergeError, match="record different scans"):
+        merge_mines([s1, scan_b], repo)
+    assert sorted((repo / ".homefield").glob("mine/*")) == [m.mine_dir]  # the refused merges wrote nothing
     other = _folder(tmp_path / "in", "other", "2/2", [_record(b, None)], commits=(a, b))
     with pytest.raises(ShardMergeError, match="were frozen from different candidates"):
         merge_mines([s1, other], repo)

@@ -3,6 +3,7 @@ written here (no agents run)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,36 @@ def test_a_key_in_two_shards_is_reconciled_or_refused(tmp_path: Path) -> None:
     bad = _run(tmp_path, "s2b", {("t1", 1): "timeout"}, shard="2/2")
     with pytest.raises(MergeError, match=r"t1 a#1 is in runs s1 \(solved\) and s2b \(timeout\)"):
         check_runs([one, bad])
+
+
+def test_a_shard_claiming_tasks_outside_its_share_is_refused(tmp_path: Path) -> None:
+    """hatk36: with this repository's tasks (t1 t2 t3 t4: 1/2 {t1, t3}, 2/2 {t2, t4}) a shard's task_ids are
+    its share: s2 claiming t1 (and solving it) was counted when s1 was not reported with it."""
+    ids = ["t1", "t2", "t3", "t4"]
+
+    def shard(run_id: str, k: int, outcomes: dict[tuple[str, int], str], task_ids: list[str], **meta: Any) -> Path:
+        d = _run(tmp_path, run_id, outcomes, shard=f"{k}/2")
+        write_meta(d, {**json.loads((d / "meta.json").read_text()), "task_ids": task_ids, "shard_of": ids, **meta})
+        return d
+
+    one = shard("s1", 1, {("t1", 1): "tests_failed", ("t3", 1): "solved"}, ["t1", "t3"])
+    two = shard("s2", 2, {("t2", 1): "solved", ("t4", 1): "solved"}, ["t2", "t4"])
+    three = shard("s3", 1, {("t3", 1): "solved"}, ["t1", "t3"])
+    assert check_runs([one, two], ids, "d1").incomplete == []
+    claims = shard("c2", 2, {("t2", 1): "solved", ("t1", 1): "solved"}, ["t1", "t2", "t4"])
+    assert check_runs([three, claims]).incomplete == []  # at its word (before; now without the repository's tasks)
+    for runs in ([three, claims], [one, claims]):
+        with pytest.raises(MergeError, match=r"run c2: its meta.json claims 3 tasks, not shard 2/2's 2 of the 4 "
+                                             r"it split \(task t1 is not its share\)"):
+            check_runs(runs, ids, "d1")
+    other = shard("o2", 2, {("t2", 1): "solved"}, ["t2"], shard_of=["t1", "t2", "t3"])  # its own selection
+    with pytest.raises(MergeError, match="run s1 and run o2 split different selections"):
+        check_runs([one, other], ids, "d1")
+    with pytest.raises(MergeError, match="run s1 is shard 1/2 of another tasks.jsonl"):
+        check_runs([one, two], ids, "d2")
+    bare = _run(tmp_path, "b2", {("t1", 1): "solved"}, shard="2/2")  # no task_ids: not a plan to take
+    with pytest.raises(MergeError, match="run b2: its meta.json task_ids is not a list"):
+        check_runs([one, bare], ids, "d1")
 
 
 def test_shards_of_different_splits_are_refused(tmp_path: Path) -> None:

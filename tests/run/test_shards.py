@@ -90,6 +90,42 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
             proc.stdout + proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     s2_results.write_text(kept)
+    # hatk36: a shard's meta.json was taken at its word: s2 claiming s1's task (its task_ids and a line of it)
+    # had that line counted, s1 absent (report s2 s3: exit 0, the task "solved" by s2's word)
+    s2_meta = merged / ".homefield/runs/s2/meta.json"
+    meta_text = s2_meta.read_text()
+    s2 = json.loads(meta_text)
+    assert s2["shard_of"] == ids  # what the shards split, kept by each (they agree)
+    claimed = {**s1_line, "run_id": "s2", "outcome": "solved", "solved": True}
+    s2_results.write_text(kept + json.dumps(claimed) + "\n")
+    for meta in ({**s2, "task_ids": [*s2["task_ids"], s1_line["task_id"]]},  # its word, kept since the shard ran
+                 {k: v for k, v in s2.items() if k != "shard_of"} | {"task_ids": [*s2["task_ids"], s1_line["task_id"]]},
+                 # …or its selection too, beside s3's
+                 {**s2, "task_ids": sorted(Shard(2, 3).select([*ids, "zz"])), "shard_of": [*ids, "zz"]}):
+        s2_meta.write_text(json.dumps(meta))
+        for runs in (("s2", "s3"), ("s1", "s2", "s3")):
+            proc = homefield_in_process(merged, "report", *runs)
+            assert proc.returncode == 2, (runs, meta.get("shard_of"), proc.stdout + proc.stderr)
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            whys = ("not its share", "not in this repository", "split different selections")
+            assert "run s2" in proc.stderr and any(w in proc.stderr for w in whys), proc.stderr
+    s2_results.write_text(kept)
+    s2_meta.write_text(json.dumps({**s2, "task_ids": s2["task_ids"][1:]}))  # less than its share: refused too
+    proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
+    assert proc.returncode == 2 and "of its share is not among them" in proc.stderr, proc.stderr
+    s2_meta.write_text(json.dumps({k: v for k, v in s2.items() if k != "shard_of"}))  # a shard of before hatk36
+    proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
+    assert proc.returncode == 0, proc.stderr  # its share checked against tasks.jsonl: it is
+    s2_meta.write_text(meta_text)
+    # shards of another tasks.jsonl than this repository's (all three the same): refused, one line
+    metas = {k: merged / f".homefield/runs/s{k}/meta.json" for k in (1, 2, 3)}
+    texts = {k: m.read_text() for k, m in metas.items()}
+    for k, m in metas.items():
+        m.write_text(json.dumps({**json.loads(texts[k]), "tasks_digest": "other"}))
+    proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
+    assert proc.returncode == 2 and "is shard 1/3 of another tasks.jsonl" in proc.stderr, proc.stderr
+    for k, m in metas.items():
+        m.write_text(texts[k])
     # a run over another task set is refused with one line
     meta = merged / ".homefield/runs/s3/meta.json"
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "tasks_digest": "other"}))
