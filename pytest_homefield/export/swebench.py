@@ -28,6 +28,8 @@ predictions file back to tasks whatever repository name was used.
 
 from __future__ import annotations
 
+import ast
+import configparser
 import json
 import os
 import re
@@ -129,6 +131,78 @@ def _pyproject(root: Path) -> dict[str, Any]:
     return data
 
 
+def _setup_cfg_urls(root: Path) -> dict[str, str]:
+    """The URLs ``root``'s ``setup.cfg`` declares under ``[metadata]``: each ``project_urls`` line
+    ``Key = URL``, then ``url`` / ``home_page`` under those names; ``{}`` when it has none or does not parse."""
+    cp = configparser.ConfigParser(interpolation=None)
+    try:
+        cp.read_string((Path(root) / "setup.cfg").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, configparser.Error):
+        return {}
+    if not cp.has_section("metadata"):
+        return {}
+    meta = cp["metadata"]
+    urls: dict[str, str] = {}
+    for line in (meta.get("project_urls") or "").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() and value.strip():
+            urls[key.strip()] = value.strip()
+    for key in ("url", "home_page", "home-page"):
+        if (meta.get(key) or "").strip():
+            urls[key] = (meta.get(key) or "").strip()
+    return urls
+
+
+def _setup_py_urls(root: Path) -> dict[str, str]:
+    """The URLs ``root``'s ``setup.py`` passes to ``setup(…)`` as string literals: ``project_urls={…}``'s
+    entries, then ``url=`` / ``home_page=``. The file is parsed, never run; ``{}`` when it has no such call or
+    does not parse (a Python 2 ``setup.py``)."""
+    try:
+        tree = ast.parse((Path(root) / "setup.py").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return {}
+    urls: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if not ((isinstance(func, ast.Name) and func.id == "setup")
+                or (isinstance(func, ast.Attribute) and func.attr == "setup")):
+            continue
+        for kw in node.keywords:
+            if kw.arg == "project_urls" and isinstance(kw.value, ast.Dict):
+                for k, v in zip(kw.value.keys, kw.value.values, strict=True):
+                    if (isinstance(k, ast.Constant) and isinstance(k.value, str)
+                            and isinstance(v, ast.Constant) and isinstance(v.value, str)):
+                        urls.setdefault(k.value, v.value)
+        for kw in node.keywords:
+            if kw.arg in ("url", "home_page") and isinstance(kw.value, ast.Constant) \
+                    and isinstance(kw.value.value, str):
+                urls.setdefault(kw.arg, kw.value.value)
+    return urls
+
+
+def declared_repo(root: Path) -> tuple[str, str, str] | None:
+    """``(owner/name, where, https://<forge>/owner/name)`` from the project URLs ``root`` declares, in this
+    order: ``pyproject.toml``'s ``[project.urls]`` (:func:`project_url_slug`), ``setup.cfg``'s ``[metadata]``,
+    ``setup.py``'s ``setup(…)`` call (read, never run); ``where`` names the file and key, e.g.
+    ``setup.py's setup(url=…)``. ``None`` when none names a repository on a forge. nu36: python-hyper/h11
+    declares ``url="https://github.com/python-hyper/h11"`` in ``setup.py`` only, and a clone of its mirror was
+    exported as ``python-hyper+h11/repo``, every instance ``repo__<id>``."""
+    found = project_url_slug(_pyproject(root))
+    if found is not None:
+        return found[0], f"pyproject.toml's [project.urls] {found[1]}", found[2]
+    plain = {"setup.cfg": "setup.cfg's [metadata] {key}", "setup.py": "setup.py's setup({key}=…)"}
+    for name, urls in (("setup.cfg", _setup_cfg_urls), ("setup.py", _setup_py_urls)):
+        hit = project_url_slug({"project": {"urls": urls(root)}})
+        if hit is not None:
+            slug, key, url = hit
+            where = plain[name].format(key=key) if key in ("url", "home_page", "home-page") \
+                else f"{name}'s project_urls {key}"
+            return slug, where, url
+    return None
+
+
 def _chained_origin(url: str) -> str | None:
     """The first network URL along the ``origin`` remotes of the local repository at ``url`` (a path or
     ``file://`` URL; a clone of a clone: up to 3 hops); ``None`` when there is none."""
@@ -149,7 +223,7 @@ def upstream_url(root: Path, remote_url: str | None) -> str | None:
     chained = _chained_origin(url)
     if chained:
         return chained
-    found = project_url_slug(_pyproject(root))
+    found = declared_repo(root)
     return found[2] if found else None
 
 
@@ -171,10 +245,10 @@ def repo_name(root: Path, remote_url: str | None) -> tuple[str, str | None]:
         return slug, (f"repo {slug!r} is the origin remote ({shown}) of the local origin remote ({url}): "
                       "give --repo-name OWNER/NAME for another")
     where = f"the origin remote is the local path {url}" if url else "no origin remote"
-    from_urls = project_url_slug(_pyproject(root))
-    if from_urls is not None:
-        slug, key, _ = from_urls
-        return slug, (f"repo {slug!r} is taken from pyproject.toml's [project.urls] {key} ({where}): give "
+    declared = declared_repo(root)
+    if declared is not None:
+        slug, taken_from, _ = declared
+        return slug, (f"repo {slug!r} is taken from {taken_from} ({where}): give "
                       "--repo-name OWNER/NAME for another")
     slug = repo_slug(root, remote_url)
     if not url:

@@ -509,9 +509,7 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     v.red_by_import_error = [i for i in v.FAIL_TO_PASS if all(i not in r.outcomes for r in parent_runs)]
     counts = f"FAIL_TO_PASS {len(v.FAIL_TO_PASS)}, PASS_TO_PASS {len(v.PASS_TO_PASS)}, excluded {len(v.excluded)}"
     if v.FAIL_TO_PASS:
-        v.detail = counts
-        if v.red_by_import_error:
-            v.detail += f" ({len(v.red_by_import_error)} red by import error at the parent)"
+        v.detail = _kept_detail(v)
         return v
     if not ids and any(r.collection_error for r in parent_runs) and any(r.collection_error for r in commit_runs):
         v.reason = "reference_fails"
@@ -947,6 +945,16 @@ def verify_candidate(
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _kept_detail(v: Verification) -> str:
+    """The detail of a kept candidate ``v``: its FAIL_TO_PASS, PASS_TO_PASS and excluded counts, and how many of
+    its FAIL_TO_PASS ids were red by an import error at the parent, e.g.
+    ``FAIL_TO_PASS 2, PASS_TO_PASS 0, excluded 39 (2 red by import error at the parent)``."""
+    detail = f"FAIL_TO_PASS {len(v.FAIL_TO_PASS)}, PASS_TO_PASS {len(v.PASS_TO_PASS)}, excluded {len(v.excluded)}"
+    if v.red_by_import_error:
+        detail += f" ({len(v.red_by_import_error)} red by import error at the parent)"
+    return detail
+
+
 def without_stubbed(v: Verification, stubbed: Collection[str]) -> Verification:
     """``v`` (a task) with the FAIL_TO_PASS ids in ``stubbed`` (passed at the parent in the stubbed parent run,
     docs/contracts.md §7 "Red only for a missing name") moved to ``excluded`` as ``passes_with_stub``; when none is
@@ -956,7 +964,10 @@ def without_stubbed(v: Verification, stubbed: Collection[str]) -> Verification:
     v.excluded.update({i: "passes_with_stub" for i in gone})
     v.red_by_import_error = [i for i in v.red_by_import_error if i not in stubbed]
     if v.FAIL_TO_PASS:
-        v.detail += f"; {len(gone)} red only for a missing name (passed at the parent with every one a dummy)"
+        # the counts again, after the move: the detail said "FAIL_TO_PASS 41, excluded 0" of a task that kept 2
+        # and excluded 39 (pallets/itsdangerous 7f4dcf83a07b, nu36)
+        v.detail = (f"{_kept_detail(v)}; {len(gone)} red only for a missing name "
+                    "(passed at the parent with every one a dummy)")
         return v
     v.PASS_TO_PASS = []
     v.reason = "passes_without_change"

@@ -56,6 +56,10 @@ MIB = 1 << 20
 POLL_S = 0.05
 #: Seconds waited for the gate before that is said (a reserver holds it for some 40 µs).
 SAY_AFTER_S = 1.0
+#: Seconds waited for memory held by sandboxes before that is said: a sandbox set ends every few seconds on a busy
+#: machine, and a wait said at once was two lines however short (nu36 on itsdangerous, h11, more-itertools and
+#: simonw/llm: 20 waits said in 4 sessions, 16 of them of 0-4 s, the longest 11 s).
+SAY_MEMORY_AFTER_S = 5.0
 #: The budget file and the gate, in the phase lock's folder.
 BUDGET_FILE = "memory"
 GATE_FILE = "memory-gate"
@@ -233,9 +237,9 @@ class MemoryBudget:
 
     def take(self, mb: int, *, say: Callable[[str], bool] | None = None) -> tuple[int, float]:
         """Wait until ``mb`` MiB of the budget are free, lock them; returns ``(descriptor holding them, seconds
-        waited)``. ``say`` is called with a line when it has to wait for memory, or for the gate over
-        :data:`SAY_AFTER_S` (once; it returns whether the line was shown), and once more when it got the memory
-        after a line shown. Raises :class:`BudgetTooSmall` when
+        waited)``. ``say`` is called with a line when it has waited for memory over :data:`SAY_MEMORY_AFTER_S`,
+        or for the gate over :data:`SAY_AFTER_S` (once; it returns whether the line was shown), and once more
+        when it got the memory after a line shown. Raises :class:`BudgetTooSmall` when
         ``mb`` is more than the whole budget, :class:`OSError` when the files cannot be used; an interrupt
         while waiting leaves nothing held."""
         assert self.total_mb is not None
@@ -264,7 +268,7 @@ class MemoryBudget:
                 free = free_ranges(fd, 0, self.total_mb)
                 if sum(b - a for a, b in free) >= mb:
                     break
-                if say is not None and not asked:
+                if say is not None and not asked and time.monotonic() - t0 >= SAY_MEMORY_AFTER_S:
                     asked = True
                     held = self.total_mb - sum(b - a for a, b in free)
                     said = said or say(f"homefield: waiting for the machine's memory budget: {mb} MiB asked, "

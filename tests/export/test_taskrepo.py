@@ -286,6 +286,44 @@ def test_repo_name_from_the_project_urls_when_the_origin_is_a_local_path(tmp_pat
     assert upstream_url(root, str(tmp_path / "andialbrecht+sqlparse" / "repo")) == "https://github.com/andialbrecht/sqlparse"
 
 
+@pytest.mark.parametrize(("files", "slug", "where"), [
+    # python-hyper/h11 (nu36): a setup.py only, its url= the repository
+    ({"setup.py": 'from setuptools import setup\nsetup(name="h11", url="https://github.com/python-hyper/h11",\n'
+                  '      packages=["h11"])\n'}, "python-hyper/h11", "setup.py's setup(url=…)"),
+    ({"setup.py": 'import setuptools\nsetuptools.setup(url="https://example.org",\n'
+                  '    project_urls={"Funding": "https://github.com/sponsors/x", "Source": "https://gitlab.com/g/m"})\n'},
+     "g/m", "setup.py's project_urls Source"),
+    ({"setup.cfg": "[metadata]\nname = x\nproject_urls =\n    Docs = https://x.readthedocs.io\n"
+                   "    Code = https://github.com/o/code\nurl = https://github.com/o/home\n"},
+     "o/code", "setup.cfg's project_urls Code"),
+    ({"setup.cfg": "[metadata]\nurl = https://codeberg.org/o/n.git\n"}, "o/n", "setup.cfg's [metadata] url"),
+    # pyproject.toml first; a setup.py that is Python 2, or not a setup() call's literal, is nothing
+    ({"pyproject.toml": '[project]\nname = "n"\n[project.urls]\nSource = "https://github.com/o/py"\n',
+      "setup.py": 'from setuptools import setup\nsetup(url="https://github.com/o/setup")\n'},
+     "o/py", "pyproject.toml's [project.urls] Source"),
+    ({"setup.py": 'print "hi"\nsetup(url="https://github.com/o/py2")\n'}, None, None),
+    ({"setup.py": 'URL = "https://github.com/o/n"\nsetup(url=URL)\nother(url="https://github.com/o/no")\n'},
+     None, None),
+])
+def test_repo_name_from_setup_py_or_setup_cfg(files: dict[str, str], slug: str | None, where: str | None,
+                                             tmp_path: Path) -> None:
+    """nu36 on python-hyper/h11: its only project URL is setup.py's ``url=``; a clone of its mirror was exported
+    as ``python-hyper+h11/repo``, every instance id ``repo__<id>``."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    origin = str(tmp_path / "python-hyper+h11" / "repo")
+    name, note = repo_name(root, origin)
+    if slug is None:
+        assert name == "python-hyper+h11/repo" and note is not None and "guessed" in note
+        assert upstream_url(root, origin) is None
+        return
+    assert name == slug and note is not None and f"taken from {where} " in note and "--repo-name" in note, note
+    host = {"g/m": "gitlab.com", "o/n": "codeberg.org"}.get(slug, "github.com")
+    assert upstream_url(root, origin) == f"https://{host}/{slug}"
+
+
 @pytest.mark.parametrize(("urls", "found"), [
     ({"Homepage": "https://github.com/o/n", "Source": "https://gitlab.com/g/m.git"},
      ("g/m", "Source", "https://gitlab.com/g/m")),
