@@ -88,6 +88,15 @@ def test_inert_plugin_imports_nothing_heavy() -> None:
     assert {"git", "yaml", "scipy", "numpy"} & loaded == set()
 
 
+def test_a_run_loads_no_mining_code_and_no_gitpython() -> None:
+    """speed36: the run plugin (every ``homefield run``/``verify`` session and each of its xdist workers) imported
+    the mining pipeline for one header line's helper (``other_python_note``), and with it GitPython and the message
+    scorer: about 0.14 s of CPU per process. That helper lives with the environment fingerprint now."""
+    loaded = _modules_after("import pytest, pytest_homefield.plugin, pytest_homefield.run.run_plugin")
+    assert {"git", "pytest_homefield.mine.pipeline", "pytest_homefield.mine.scan"} & loaded == set()
+    assert not {m for m in loaded if m.startswith("pytest_homefield.mine")}
+
+
 def test_report_package_imports_neither_pytest_nor_scipy() -> None:
     loaded = _modules_after("import pytest_homefield.report")
     assert "pytest" not in loaded

@@ -25,14 +25,13 @@ from pytest_homefield.envs.builder import EnvBuildError, resolve_env
 from pytest_homefield.envs.declaration import declaration_at
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_verify_id, results_path
-from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.report.runs import merged_results
 from pytest_homefield.run.cost import graded_seconds_by_task, grading_seconds
 from pytest_homefield.run.hang_bound import ATTACK_BOUND, ATTACK_FLOOR_S
 from pytest_homefield.run.twin_grading import CANARIES_FILE
 from pytest_homefield.sandbox.canaries import function_id
-from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
+from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff, python_of
 from pytest_homefield.sandbox.limits import HANG_FACTOR
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings

@@ -35,7 +35,6 @@ from pytest_homefield.layout import (
     partial_mine_note,
     tries_path,
 )
-from pytest_homefield.mine.pipeline import other_python_note
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import (
     CLIENT_MISSING,
@@ -66,6 +65,7 @@ from pytest_homefield.run.session import (
     selection,
 )
 from pytest_homefield.run.tries_log import TryLog
+from pytest_homefield.sandbox.fingerprint import other_python_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.junit import add_gate_case

@@ -17,12 +17,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["env_description", "env_fingerprint", "fingerprint_of", "fingerprint_diff"]
+__all__ = ["env_description", "env_fingerprint", "fingerprint_of", "fingerprint_diff", "other_python_note", "python_of"]
 
 # Runs in the described interpreter: keep it standard-library only and Python 3.8 compatible.
 _PROBE = r'''
@@ -151,3 +154,54 @@ def fingerprint_diff(old_desc: dict[str, Any], new_desc: dict[str, Any]) -> list
         elif old_s[name] != new_s[name]:
             lines.append(f"service {name} changed: {old_s[name].get('command')} -> {new_s[name].get('command')}")
     return lines
+
+
+def python_of(test_cmd: str) -> str | None:
+    """The Python executable a test command runs (``python -m pytest`` -> the ``python`` on PATH), or
+    ``None`` when the command is not a Python one."""
+    try:
+        first = shlex.split(test_cmd)[0]
+    except (ValueError, IndexError):
+        return None
+    if "python" in Path(first).name:
+        return shutil.which(first) or first
+    return None
+
+
+def _prefix_of(python: str) -> str | None:
+    """``sys.prefix`` of the interpreter ``python`` (a path, or a shim such as pyenv's that runs
+    another), real path; ``None`` when it does not run or answer within 30 s."""
+    try:
+        proc = subprocess.run([python, "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True,
+                              timeout=30, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = proc.stdout.strip().splitlines()
+    return os.path.realpath(out[-1]) if proc.returncode == 0 and out else None
+
+
+def other_python_note(test_cmd: str, *, env: str | None = None) -> str | None:
+    """One header line when the tests run with another Python environment than homefield's own (nu35):
+    ``'homefield: the tests run with /root/.pyenv/shims/python (the python on PATH; its environment
+    /root/.pyenv/versions/3.11.7), not with /tmp/venv/bin/python, which runs homefield: activate that
+    virtualenv (. /tmp/venv/bin/activate) or set test_cmd in .homefield.yml'``. A user who calls a
+    virtualenv's ``homefield`` by its path without activating it had every test run with another
+    interpreter, told only by a mine's ``Missing modules:`` line at its end, whose install hint then
+    named that other interpreter. ``None`` when the environments are one (``sys.prefix`` of
+    :func:`python_of` equals this process's, real paths), with ``--env uv`` (``env == "uv"``: each task's
+    own environment), when the command is no Python one, or when that Python does not answer."""
+    if env == "uv":
+        return None
+    python = python_of(test_cmd)
+    if python is None:
+        return None
+    theirs = _prefix_of(python)
+    if theirs is None or theirs == os.path.realpath(sys.prefix):
+        return None
+    ours = sys.executable or "this interpreter"
+    how = f"the {Path(python).name} on PATH; " if shlex.split(test_cmd)[0] == Path(python).name else ""
+    activate = Path(sys.prefix) / "bin" / "activate"
+    venv = (f"activate that virtualenv (. {activate}) or " if sys.prefix != sys.base_prefix and activate.is_file()
+            else "")
+    return (f"homefield: the tests run with {python} ({how}its environment {theirs}), not with {ours}, which runs "
+            f"homefield: {venv}set test_cmd in .homefield.yml")
