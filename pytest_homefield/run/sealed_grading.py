@@ -81,10 +81,12 @@ class SealPlan:
     @property
     def columns(self) -> dict[str, list[str]]:
         """Function id → the site ids of its sealed column's rows (col35): judged by function, since the sealed run's
-        ids of its items hold the rows' site ids, not the original ids."""
+        ids of its items hold the rows' site ids, not the original ids; loop36: and of its plain sites beside a loop
+        table's rows (judged with them)."""
+        tables = {s.function for s in self.ids.values() if s.column is not None}
         out: dict[str, list[str]] = {}
         for sid, s in self.ids.items():
-            if s.column is not None:
+            if s.function in tables:
                 out.setdefault(s.function, []).append(sid)
         return out
 

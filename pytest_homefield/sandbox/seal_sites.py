@@ -336,7 +336,11 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
             sites.extend(column[:MAX_SEAL_SITES - len(sites)])
             if len(sites) >= MAX_SEAL_SITES:
                 return sites
-            for stmt in func.body if not column else ():
+            # loop36: a loop table's function keeps its plain sites (its one item's id is the original; all its
+            # sites are then judged by function: passing_sites, SealPlan.columns)
+            parametrized = any(_dotted(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "parametrize"
+                               for d in func.decorator_list)
+            for stmt in func.body if not (column and parametrized) else ():
                 pair = _operands(stmt)
                 shape = _Shape("==", pair[0], pair[1]) if pair is not None else _other_shape(stmt)
                 if shape is None:
@@ -1014,9 +1018,10 @@ def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outc
     run passed (:func:`column_passed`) and the row was reported exactly once in all, equal (:func:`row_reports`).
     A site whose function has no such id is not passed."""
     keep: set[str] = set()
+    tables = {s.function for s in ids.values() if s.column is not None}
     for sid, site in ids.items():
         mine = [i for i in fail_to_pass if function_id(i) == site.function]
-        if site.column is not None:
+        if site.function in tables:  # loop36: a plain site beside a loop table's rows is judged as they are
             if mine and column_passed(site.function, outcomes) and row_reports(sid, seal_reports) == ["equal"]:
                 keep.add(site.key)
             continue

@@ -1,7 +1,8 @@
 """The ordinal loop task (loop36, issue 30): the ordinal task's fix (tests/helpers/ordinal_task.py) with its test in
 more-itertools' shape, a unittest method checking a literal table row by row in a ``for`` loop under
 ``self.subTest``. The method is new in the commit (its one id is FAIL_TO_PASS); its three rows' values are in no
-other file nor the parent's: all three sealable (contracts §7 "Sealed columns"). The fixture of
+other file nor the parent's: all three sealable (contracts §7 "Sealed columns"), and the plain site after the loop
+(``121st``) beside them. The fixture of
 tests/run/test_sealed_loops.py."""
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ TESTS = TESTS_BEFORE + ("\n"
                         "            (113, '113th'),\n"
                         "        ]:\n"
                         "            with self.subTest(n=n):\n"
-                        "                self.assertEqual(ordinal(n), expected)\n")
+                        "                self.assertEqual(ordinal(n), expected)\n"
+                        "        self.assertEqual(ordinal(121), '121st')\n")
 FID = f"{TEST}::OrdinalTests::test_teens"
 F2P = [FID]
 P2P = [f"{TEST}::OrdinalTests::test_small"]
-#: The keys of its sealed rows (function id @ the check's line # the row's index).
-ROWS = [f"{FID}@17#{k}" for k in (0, 1, 2)]
+#: The keys of its sealed rows (function id @ the check's line # the row's index) and of the plain site beside them.
+ROWS = [f"{FID}@17#{k}" for k in (0, 1, 2)] + [f"{FID}@18"]
 
 
 def build_loop_task(dest: Path) -> FixTask:

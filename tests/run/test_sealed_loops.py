@@ -25,7 +25,8 @@ from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
 from pytest_homefield.sandbox.snapshot import copy_tree
 
-#: Returns the value the calling test's frame binds to ``expected`` (the loop's column).
+#: Returns the value the calling test's frame binds to ``expected`` (the loop's column) when its ``n`` is the
+#: argument (the row being checked; the plain check after the loop computed).
 FRAME_READER = '''
 import os as _os
 import traceback as _tb
@@ -38,7 +39,8 @@ def _reader(orig):
         except LookupError as exc:
             here = exc.__traceback__.tb_frame
         for f, _ in _tb.walk_stack(here):
-            if _os.path.basename(f.f_code.co_filename).startswith("test") and "expected" in f.f_locals:
+            if _os.path.basename(f.f_code.co_filename).startswith("test") and "expected" in f.f_locals \
+                    and f.f_locals.get("n") == a[0]:
                 return f.f_locals["expected"]
         return orig(*a, **k)
     return call
@@ -86,12 +88,12 @@ def _grade(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
 @pytest.mark.parametrize("fix", ["commit", "other"])
 def test_a_real_fix_is_solved(loops: FixTask, tmp_path: Path, fix: str) -> None:
     """The commit's fix with a comment appended (not its bytes: a sealed run is made) and another real fix:
-    ``solved``; the sealed run reported each of the three rows once, from the method's own id."""
+    ``solved``; the sealed run reported each of the three rows and the plain site once, from the method's own id."""
     g = _grade(loops, tmp_path, (FIXED + "# a comment\n") if fix == "commit" else OTHER_FIX)
     assert g.outcome == "solved", g
     events = [json.loads(line) for line in (tmp_path / "out" / SEALED_OUTCOMES).read_text().splitlines()]
     seals = sorted(s[1] for e in events if e.get("nodeid") == FID for s in e.get("seals") or [])
-    assert seals == ["'113th'", "'11th'", "'12th'"], events
+    assert seals == ["'113th'", "'11th'", "'121st'", "'12th'"], events
 
 
 @pytest.mark.slow
@@ -117,7 +119,8 @@ def test_without_the_sealed_run_a_reader_is_solved(loops: FixTask, tmp_path: Pat
 
 @pytest.mark.slow
 def test_the_reference_check_seals_the_three_rows(loops: FixTask, tmp_path: Path) -> None:
-    """The reference fix's sealed run passes the three rows: stored in ``parent-checks.jsonl`` as their keys."""
+    """The reference fix's sealed run passes the three rows and the plain site: stored in ``parent-checks.jsonl`` as
+    their keys."""
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     try:

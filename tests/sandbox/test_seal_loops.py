@@ -94,9 +94,14 @@ class LoopTests(unittest.TestCase):
         for n, expected in [(17, "oscar-seventeen")]:
             with open(__file__):
                 assert f(n) == expected
+
+    def test_plain_beside(self):
+        assert f(20) == "romeo-plain"
+        for n, expected in [(21, "sierra-row")]:
+            assert f(n) == expected
 '''
 NAMES = ["sub", "enum", "two_loops", "same_name", "after", "break", "try", "subtest_reads", "computed", "nested",
-         "else", "derived", "other_with"]
+         "else", "derived", "other_with", "plain_beside"]
 F2P = [f"{TEST}::LoopTests::test_{n}" for n in NAMES]
 
 
@@ -125,6 +130,8 @@ def test_sealable_loop_rows(tree: Path) -> None:
         f"{c}two_loops@24#0": ("wanted", 0, "f(n)", '"foxtrot-seven"', False, 0, ""),
         f"{c}derived@72#0": ("expected", 0, "f(n)", '"november"', False, 0, ""),
         f"{c}derived@73#0": ("expected", 0, "f(-n)", '"november"', False, 1, '"-" + expected'),
+        f"{c}plain_beside@81": (None, None, "f(20)", '"romeo-plain"', False, 0, ""),  # kept beside a loop's rows
+        f"{c}plain_beside@83#0": ("expected", 0, "f(n)", '"sierra-row"', False, 0, ""),
     }
 
 
@@ -149,13 +156,16 @@ def test_the_sealed_file_holds_no_row_value(tree: Path) -> None:
 def test_a_real_sealed_loop_run(tmp_path: Path) -> None:
     """A real test process of a sealed file: the unittest method's sealed rows (under ``subTest``) report once
     each, from the method's own id; a row left as it is is compared in the process; the reference check passes the
-    rows only when the method passed and each was reported exactly once, equal."""
+    rows only when the method passed and each was reported exactly once, equal; a plain site beside the loop is
+    judged with its rows (the channel takes it from the method's id as a row's)."""
     (tmp_path / "tests").mkdir()
-    (tmp_path / "pkg.py").write_text("def f(n):\n    return {1: 'alpha-one', 2: 'bravo-two'}.get(n, 'kept-value')\n")
-    (tmp_path / TEST).write_text(HIDDEN.split("    def test_enum")[0] + "# kept-value: readable here\n")
+    pkg = "def f(n):\n    return {{1: 'alpha-one', 2: {two!r}, 7: 'tango-plain'}}.get(n, {other!r})\n"
+    (tmp_path / "pkg.py").write_text(pkg.format(two="bravo-two", other="kept-value"))
+    (tmp_path / TEST).write_text(HIDDEN.split("    def test_enum")[0].rstrip("\n")
+                                 + "\n        assert f(7) == 'tango-plain'\n# kept-value: readable here\n")
     fid = f"{TEST}::LoopTests::test_sub"
     sites = sealable_sites(tmp_path, [TEST], [fid], {TEST: None})
-    assert [s.key for s in sites] == [f"{fid}@14#0", f"{fid}@14#1"]
+    assert [s.key for s in sites] == [f"{fid}@14#0", f"{fid}@14#1", f"{fid}@15"]
     files, ids = sealed_files(tmp_path, sites, [TEST])
     (tmp_path / TEST).write_bytes(files[TEST])
     cmd = f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider"
@@ -163,15 +173,15 @@ def test_a_real_sealed_loop_run(tmp_path: Path) -> None:
                     seals={sid: s.value() for sid, s in ids.items()}, seal_tests={}, seal_functions={fid: list(ids)})
     by_row = {s.row: sid for sid, s in ids.items()}
     assert run.outcomes == {fid: "passed"}, run.error
-    assert run.seal_reports == {fid: {by_row[0]: ["equal"], by_row[1]: ["equal"]}}
-    assert passing_sites(ids, [fid], run.outcomes, run.seal_reports) == [f"{fid}@14#0", f"{fid}@14#1"]
+    assert run.seal_reports == {fid: {by_row[0]: ["equal"], by_row[1]: ["equal"], by_row[None]: ["equal"]}}
+    assert passing_sites(ids, [fid], run.outcomes, run.seal_reports) == [f"{fid}@14#0", f"{fid}@14#1", f"{fid}@15"]
     # a wrong value: a sealed row reports it unequal (the method passes in pytest), a row left as it is fails
-    (tmp_path / "pkg.py").write_text("def f(n):\n    return {1: 'alpha-one', 2: 'wrong'}.get(n, 'kept-value')\n")
+    (tmp_path / "pkg.py").write_text(pkg.format(two="wrong", other="kept-value"))
     run = run_tests(tmp_path, cmd, [fid], out_dir=tmp_path / "out2", timeout_s=120,
                     seals={sid: s.value() for sid, s in ids.items()}, seal_tests={}, seal_functions={fid: list(ids)})
     assert run.seal_reports.get(fid, {}).get(by_row[1]) == ["unequal"], run.seal_reports
-    assert passing_sites(ids, [fid], run.outcomes, run.seal_reports) == [f"{fid}@14#0"]
-    (tmp_path / "pkg.py").write_text("def f(n):\n    return {1: 'alpha-one', 2: 'bravo-two'}.get(n, 'wrong')\n")
+    assert passing_sites(ids, [fid], run.outcomes, run.seal_reports) == [f"{fid}@14#0", f"{fid}@15"]
+    (tmp_path / "pkg.py").write_text(pkg.format(two="bravo-two", other="wrong"))
     run = run_tests(tmp_path, cmd, [fid], out_dir=tmp_path / "out3", timeout_s=120,
                     seals={sid: s.value() for sid, s in ids.items()}, seal_tests={}, seal_functions={fid: list(ids)})
     assert run.outcomes == {fid: "failed"}, run.outcomes
