@@ -30,7 +30,8 @@ statements' sites (:func:`sealed_files`). A sealed run judges such a function
 by function (:func:`column_passed`, :func:`row_reports`): its items' ids there are not the original ones.
 loop36: a column's statement may be under an ``if`` or a ``with self.subTest(…)`` (:func:`_reached`), and a ``for``
 loop over a literal table of rows (:func:`_loop_tables`: ``for n, expected in [(1, "one"), …]:``, ``enumerate`` of
-one too) is a table as a decorator is, its target's names the columns.
+one too) is a table as a decorator is, its target's names the columns; and a top-level ``expected = L`` (a literal
+assigned to one name) is a table of one row, its statements those after it.
 
 Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite.kind`; :func:`_other_shape`):
 ``with pytest.raises(E, match=L):`` / ``with self.assertRaisesRegex(E, L):`` (``match``: the ``with`` item becomes
@@ -494,6 +495,16 @@ def _column_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.As
     out: list[SealSite] = []
     for loop, targets, table in _loop_tables(func):
         out += _table_sites(text, path, fid, func, readable, targets, table, _reached(loop.body), 1)
+    # loop36: ``expected = L`` (a top-level assignment of a literal to one name) is a table of one row, its
+    # statements those after it (more-itertools: ``expected = [0, 1, 8, 9]`` … ``self.assertEqual(actual, expected)``)
+    for stmt in func.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            stmt.target if isinstance(stmt, ast.AnnAssign) and stmt.simple and stmt.value is not None else None
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if not isinstance(target, ast.Name) or value is None or not _is_literal(value):
+            continue
+        after = [(x, b) for x, b in _reached(func.body) if x.lineno > (stmt.end_lineno or stmt.lineno)]
+        out += _table_sites(text, path, fid, func, readable, [target.id], [[value]], after, 1)
     return out
 
 

@@ -2,7 +2,8 @@
 more-itertools' shape, a unittest method checking a literal table row by row in a ``for`` loop under
 ``self.subTest``. The method is new in the commit (its one id is FAIL_TO_PASS); its three rows' values are in no
 other file nor the parent's: all three sealable (contracts §7 "Sealed columns"), and the plain site after the loop
-(``121st``) beside them. The fixture of
+(``121st``) beside them; a second method assigns its expected value to a name first (``expected = '1013th'``, a
+table of one row, more-itertools' other common shape). The fixture of
 tests/run/test_sealed_loops.py."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from pathlib import Path
 from helpers.fix_task import FixTask, build_fix_task
 from helpers.ordinal_task import FIXED, OTHER_FIX, PARENT, SOURCE
 
-__all__ = ["SOURCE", "TEST", "PARENT", "FIXED", "OTHER_FIX", "TESTS", "FID", "F2P", "P2P", "ROWS", "build_loop_task"]
+__all__ = ["SOURCE", "TEST", "PARENT", "FIXED", "OTHER_FIX", "TESTS", "FID", "FID2", "F2P", "P2P", "ROWS",
+           "build_loop_task"]
 
 TEST = "tests/test_ordinal_loop.py"
 TESTS_BEFORE = ("import unittest\n\nfrom ordinals import ordinal\n\n\n"
@@ -28,12 +30,18 @@ TESTS = TESTS_BEFORE + ("\n"
                         "        ]:\n"
                         "            with self.subTest(n=n):\n"
                         "                self.assertEqual(ordinal(n), expected)\n"
-                        "        self.assertEqual(ordinal(121), '121st')\n")
+                        "        self.assertEqual(ordinal(121), '121st')\n"
+                        "\n"
+                        "    def test_thousands(self):\n"
+                        "        expected = '1013th'\n"
+                        "        self.assertEqual(ordinal(1013), expected)\n")
 FID = f"{TEST}::OrdinalTests::test_teens"
-F2P = [FID]
+#: A method checking a value assigned to a name first (``expected = '1013th'``): a table of one row.
+FID2 = f"{TEST}::OrdinalTests::test_thousands"
+F2P = [FID, FID2]
 P2P = [f"{TEST}::OrdinalTests::test_small"]
 #: The keys of its sealed rows (function id @ the check's line # the row's index) and of the plain site beside them.
-ROWS = [f"{FID}@17#{k}" for k in (0, 1, 2)] + [f"{FID}@18"]
+ROWS = [f"{FID}@17#{k}" for k in (0, 1, 2)] + [f"{FID}@18", f"{FID2}@22#0"]
 
 
 def build_loop_task(dest: Path) -> FixTask:

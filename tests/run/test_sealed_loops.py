@@ -40,7 +40,7 @@ def _reader(orig):
             here = exc.__traceback__.tb_frame
         for f, _ in _tb.walk_stack(here):
             if _os.path.basename(f.f_code.co_filename).startswith("test") and "expected" in f.f_locals \
-                    and f.f_locals.get("n") == a[0]:
+                    and f.f_locals.get("n", a[0]) == a[0]:
                 return f.f_locals["expected"]
         return orig(*a, **k)
     return call
@@ -49,7 +49,8 @@ def _reader(orig):
 ordinal = _reader(ordinal)
 '''
 
-#: Reads the test file: the cell on the line of the row whose first cell is ``n``.
+#: Reads the test file: the cell of the row whose first cell is ``n``, or the value a function calling
+#: ``ordinal(n)`` assigns.
 FILE_READER = '''
 import ast as _hf_ast
 import glob as _hf_glob
@@ -64,6 +65,10 @@ def ordinal(n):
                     and isinstance(node.elts[0], _hf_ast.Constant) and node.elts[0].value == n \\
                     and isinstance(node.elts[1], _hf_ast.Constant):
                 return node.elts[1].value
+            if isinstance(node, _hf_ast.FunctionDef) and f"ordinal({n})" in _hf_ast.unparse(node):
+                for a in _hf_ast.walk(node):
+                    if isinstance(a, _hf_ast.Assign) and isinstance(a.value, _hf_ast.Constant):
+                        return a.value.value
     return _hf_ordinal(n)
 '''
 
@@ -94,6 +99,8 @@ def test_a_real_fix_is_solved(loops: FixTask, tmp_path: Path, fix: str) -> None:
     events = [json.loads(line) for line in (tmp_path / "out" / SEALED_OUTCOMES).read_text().splitlines()]
     seals = sorted(s[1] for e in events if e.get("nodeid") == FID for s in e.get("seals") or [])
     assert seals == ["'113th'", "'11th'", "'121st'", "'12th'"], events
+    assert [s[1] for e in events if str(e.get("nodeid")).endswith("test_thousands") for s in e.get("seals") or []] \
+        == ["'1013th'"], events
 
 
 @pytest.mark.slow

@@ -99,9 +99,20 @@ class LoopTests(unittest.TestCase):
         assert f(20) == "romeo-plain"
         for n, expected in [(21, "sierra-row")]:
             assert f(n) == expected
+
+    def test_assigned(self):
+        actual = f(22)
+        expected = ["uniform", 22]
+        self.assertEqual(actual, expected)
+
+    def test_assigned_twice(self):
+        expected = "whiskey-one"
+        assert f(23) == expected
+        expected = "xray-two"
+        assert f(24) == expected
 '''
 NAMES = ["sub", "enum", "two_loops", "same_name", "after", "break", "try", "subtest_reads", "computed", "nested",
-         "else", "derived", "other_with", "plain_beside"]
+         "else", "derived", "other_with", "plain_beside", "assigned", "assigned_twice"]
 F2P = [f"{TEST}::LoopTests::test_{n}" for n in NAMES]
 
 
@@ -132,6 +143,7 @@ def test_sealable_loop_rows(tree: Path) -> None:
         f"{c}derived@73#0": ("expected", 0, "f(-n)", '"november"', False, 1, '"-" + expected'),
         f"{c}plain_beside@81": (None, None, "f(20)", '"romeo-plain"', False, 0, ""),  # kept beside a loop's rows
         f"{c}plain_beside@83#0": ("expected", 0, "f(n)", '"sierra-row"', False, 0, ""),
+        f"{c}assigned@88#0": ("expected", 0, "actual", '["uniform", 22]', True, 0, ""),  # a name assigned once
     }
 
 
