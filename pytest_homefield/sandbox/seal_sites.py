@@ -563,6 +563,29 @@ def _loop_tables(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast
     return out
 
 
+#: :func:`_cell_value` of a cell whose value is not known without running the test.
+_UNKNOWN = object()
+
+
+def _cell_value(node: ast.expr) -> Any:
+    """A table cell's value when the host knows it without running anything: a literal's
+    (:func:`ast.literal_eval`), or (loop36) the constant the compiler folds an expression of constants into
+    (:func:`_folded_values`' rule: ``'1' + '0' * 101``); else :data:`_UNKNOWN` (a name, a call: its value at run
+    time could be a string of a site id's form, taken for a sealed cell)."""
+    if _is_literal(node):
+        return ast.literal_eval(node)
+    if isinstance(node, _FOLDED_NODES) and all(isinstance(n, _CONSTANT_PARTS) for n in ast.walk(node)):
+        import dis
+        try:
+            code = compile(ast.fix_missing_locations(ast.Expression(node)), "<cell>", "eval")
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return _UNKNOWN
+        ops = [i for i in dis.get_instructions(code) if i.opname not in ("RESUME", "NOP", "CACHE")]
+        if not code.co_names and [i.opname for i in ops] in (["LOAD_CONST", "RETURN_VALUE"], ["RETURN_CONST"]):
+            return ops[0].argval
+    return _UNKNOWN
+
+
 def _own_nodes(body: Sequence[ast.stmt]) -> list[ast.AST]:
     """The nodes of ``body`` outside its nested loops, functions and classes (whose ``break`` is their own)."""
     out: list[ast.AST] = []
@@ -620,13 +643,15 @@ def _table_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.Asy
         cells = [r[col] for r in rows]
         actuals = [ast.get_source_segment(text, a) for _, a, _, _, _ in stmts]
         sides = [ast.get_source_segment(text, side) for _, _, side, _, _ in stmts]
-        if not all(actuals) or not all(sides) or not all(_is_literal(c) for c in cells) or any(
-                isinstance(v, str) and ROW_ID.fullmatch(v) for v in map(ast.literal_eval, cells)):
+        # loop36: a cell the compiler folds into a constant (``'1' + '0' * 101``) is known too; its row stays as it is
+        known = [_cell_value(c) for c in cells]
+        if not all(actuals) or not all(sides) or any(v is _UNKNOWN for v in known) or any(
+                isinstance(v, str) and ROW_ID.fullmatch(v) for v in known):
             return []
         out = []
         for k, cell in enumerate(cells):
             expected = ast.get_source_segment(text, cell)
-            if not expected or readable(cell, expected):
+            if not expected or not _is_literal(cell) or readable(cell, expected):
                 continue
             value = ast.literal_eval(cell)
             try:

@@ -110,9 +110,14 @@ class LoopTests(unittest.TestCase):
         assert f(23) == expected
         expected = "xray-two"
         assert f(24) == expected
+
+    def test_folded(self):
+        for n, expected in [(25, "yankee-row"), (26, "z" + "0" * 3)]:
+            assert f(n) == expected
 '''
 NAMES = ["sub", "enum", "two_loops", "same_name", "after", "break", "try", "subtest_reads", "computed", "nested",
-         "else", "derived", "other_with", "plain_beside", "assigned", "assigned_twice"]
+         "else", "derived", "other_with", "plain_beside", "assigned", "assigned_twice",
+         "folded"]
 F2P = [f"{TEST}::LoopTests::test_{n}" for n in NAMES]
 
 
@@ -144,6 +149,7 @@ def test_sealable_loop_rows(tree: Path) -> None:
         f"{c}plain_beside@81": (None, None, "f(20)", '"romeo-plain"', False, 0, ""),  # kept beside a loop's rows
         f"{c}plain_beside@83#0": ("expected", 0, "f(n)", '"sierra-row"', False, 0, ""),
         f"{c}assigned@88#0": ("expected", 0, "actual", '["uniform", 22]', True, 0, ""),  # a name assigned once
+        f"{c}folded@98#0": ("expected", 0, "f(n)", '"yankee-row"', False, 0, ""),  # beside a folded cell, kept
     }
 
 
