@@ -492,6 +492,11 @@ def _column_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.As
                               _reached(func.body), 0)
         if column:
             return column
+    if any(_dotted(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "parametrize"
+           for d in func.decorator_list):
+        # a parametrized function's loop or assigned row runs once per item: reported more than once, never passed,
+        # and its plain sites (judged per id) would be judged by function with it
+        return []
     out: list[SealSite] = []
     for loop, targets, table in _loop_tables(func):
         out += _table_sites(text, path, fid, func, readable, targets, table, _reached(loop.body), 1)

@@ -114,11 +114,18 @@ class LoopTests(unittest.TestCase):
     def test_folded(self):
         for n, expected in [(25, "yankee-row"), (26, "z" + "0" * 3)]:
             assert f(n) == expected
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_parametrized(k):
+    assert f(27) == "zulu-plain"
+    for n, expected in [(28, "alpha-again")]:
+        assert f(n) == expected
 '''
 NAMES = ["sub", "enum", "two_loops", "same_name", "after", "break", "try", "subtest_reads", "computed", "nested",
          "else", "derived", "other_with", "plain_beside", "assigned", "assigned_twice",
          "folded"]
-F2P = [f"{TEST}::LoopTests::test_{n}" for n in NAMES]
+F2P = [f"{TEST}::LoopTests::test_{n}" for n in NAMES] + [f"{TEST}::test_parametrized[1]"]
 
 
 @pytest.fixture
@@ -150,6 +157,8 @@ def test_sealable_loop_rows(tree: Path) -> None:
         f"{c}plain_beside@83#0": ("expected", 0, "f(n)", '"sierra-row"', False, 0, ""),
         f"{c}assigned@88#0": ("expected", 0, "actual", '["uniform", 22]', True, 0, ""),  # a name assigned once
         f"{c}folded@98#0": ("expected", 0, "f(n)", '"yankee-row"', False, 0, ""),  # beside a folded cell, kept
+        # a parametrized function: its loop runs once per item (never one report a row), its plain site stays
+        f"{TEST}::test_parametrized@103": (None, None, "f(27)", '"zulu-plain"', False, 0, ""),
     }
 
 
