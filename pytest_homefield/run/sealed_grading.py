@@ -81,10 +81,12 @@ class SealPlan:
     @property
     def columns(self) -> dict[str, list[str]]:
         """Function id → the site ids of its sealed column's rows (col35): judged by function, since the sealed run's
-        ids of its items hold the rows' site ids, not the original ids."""
+        ids of its items hold the rows' site ids, not the original ids; loop36: and of its plain sites beside a loop
+        table's rows (judged with them)."""
+        tables = {s.function for s in self.ids.values() if s.column is not None}
         out: dict[str, list[str]] = {}
         for sid, s in self.ids.items():
-            if s.column is not None:
+            if s.function in tables:
                 out.setdefault(s.function, []).append(sid)
         return out
 
@@ -256,8 +258,9 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
 #: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused. 3 (gatk35): the
 #: sealed run holds no hidden data file of the commit (``seal_sites.withheld_data``) and selects the hidden test
 #: files whole; cmp35's other kinds and satk35's neighbour rule made theirs 3 and 4 beside it, 5 held them all; 6
-#: (col35): parametrize columns' rows.
-SEAL_RULES = 7
+#: (col35): parametrize columns' rows; 7 (multi35): a column read by several statements; 8 (loop36): loop tables'
+#: rows, a name assigned a literal once, and a column's statements under an ``if`` or ``with self.subTest(…)``.
+SEAL_RULES = 8
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}

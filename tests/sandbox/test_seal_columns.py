@@ -128,7 +128,7 @@ def test_sealable_columns(tree: Path) -> None:
     """The rows of a column used once, as one side of a top-level assertion, whose value is readable nowhere else
     (not in another row's cell, not its id), each a site keyed by its index; the plain site of a function with a column
     is not one (its items' ids change); the plain site of another function is. Not sealed: a column used twice or
-    in a non-assert place, inside an ``if``, two ``parametrize`` decorators, a row with ``marks=``, an
+    in a non-assert place, two ``parametrize`` decorators, a row with ``marks=``, an
     ``indirect=``, an unsealed cell of the site id's form, a cell that is no literal."""
     sites = sealable_sites(tree, [TEST], F2P, {TEST: None})
     got = {s.key: (s.column, s.row, s.actual, s.expected, s.flipped) for s in sites}
@@ -140,6 +140,7 @@ def test_sealable_columns(tree: Path) -> None:
         f"{TEST}::test_flip@24#1": ("want", 1, "f(n)", '"echo-five"', True),
         f"{TEST}::test_lone@29#0": ("expected", 0, "f(8)", '"foxtrot-six"', False),
         f"{TEST}::test_names@34#0": ("expected", 0, "f(n)", '"golf-seven"', False),
+        f"{TEST}::test_in_if@52#0": ("expected", 0, "f(n)", '"inside-an-if"', False),  # loop36: under an ``if``
         f"{TEST}::test_plain@82": (None, None, "f(19)", '"zulu-plain"', False),
     }
 
@@ -164,7 +165,8 @@ def test_the_sealed_file_holds_no_row_value(tree: Path) -> None:
     assert new[10].endswith(', id="spelled-in-an-id"),') and "alpha" not in new[10]
     assert new[18] == old[18]  # the plain site of a column function stays
     changed = {n for n, (a, b) in enumerate(zip(old, new[:-1], strict=True)) if a != b}
-    assert changed == {8, 10, 12, 13, 17, 21, 23, 26, 28, 31, 33, 81}, changed
+    assert new[51] == f"        {SEAL_ROW_CALL}(expected, (f(n)), None, False)"  # loop36: under an ``if``
+    assert changed == {8, 10, 12, 13, 17, 21, 23, 26, 28, 31, 33, 48, 51, 81}, changed
 
 
 def test_the_row_call_seals_a_site_id_and_asserts_any_other_row(seal_module: ModuleType) -> None:
