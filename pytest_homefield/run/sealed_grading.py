@@ -259,8 +259,9 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
 #: sealed run holds no hidden data file of the commit (``seal_sites.withheld_data``) and selects the hidden test
 #: files whole; cmp35's other kinds and satk35's neighbour rule made theirs 3 and 4 beside it, 5 held them all; 6
 #: (col35): parametrize columns' rows; 7 (multi35): a column read by several statements; 8 (loop36): loop tables'
-#: rows, a name assigned a literal once, and a column's statements under an ``if`` or ``with self.subTest(…)``.
-SEAL_RULES = 8
+#: rows, a name assigned a literal once, and a column's statements under an ``if`` or ``with self.subTest(…)``; 9
+#: (satk36): a plain site beside a loop table none of whose rows is kept whole is judged per id.
+SEAL_RULES = 9
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}

@@ -1056,11 +1056,27 @@ def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outc
     every ``fail_to_pass`` id of the site's function passed in pytest (``outcomes``) and reported the site exactly
     once with a value equal to its literal (``seal_reports``: :attr:`~.testrun.TestRun.seal_reports`); a row of a
     column (col35: its items' ids in the sealed run are not the original ones): every item of its function in the
-    run passed (:func:`column_passed`) and the row was reported exactly once in all, equal (:func:`row_reports`).
-    A site whose function has no such id is not passed."""
+    run passed (:func:`column_passed`) and the row was reported exactly once in all, equal (:func:`row_reports`);
+    a plain site beside a loop or assigned table so too when a whole row of its function (all its statements) is
+    kept, else per id (satk36: as a grading then judges it). A site whose function has no such id is not passed."""
     keep: set[str] = set()
-    tables = {s.function for s in ids.values() if s.column is not None}
+    whole: dict[tuple[str, Any], int] = {}  # (function, row's cell) → its statements passed
     for sid, site in ids.items():
+        if site.column is None:
+            continue
+        mine = [i for i in fail_to_pass if function_id(i) == site.function]
+        if mine and column_passed(site.function, outcomes) and row_reports(sid, seal_reports) == ["equal"]:
+            keep.add(site.key)
+            whole[(site.function, site.cell)] = whole.get((site.function, site.cell), 0) + 1
+    # satk36: a function judged by function in a grading (SealPlan.columns) is one with a whole row kept (sealed_files
+    # seals a row only with all its statements); a plain site beside rows none of which is kept is judged per id, as
+    # it is then in a grading (a function run more than once, by a parametrized fixture, reports each row and plain
+    # site once per item: judged by function nothing of it was sealed)
+    tables = {f for (f, cell), n in whole.items()
+              if n == next(s.statements for s in ids.values() if s.function == f and s.cell == cell)}
+    for sid, site in ids.items():
+        if site.column is not None:
+            continue
         mine = [i for i in fail_to_pass if function_id(i) == site.function]
         if site.function in tables:  # loop36: a plain site beside a loop table's rows is judged as they are
             if mine and column_passed(site.function, outcomes) and row_reports(sid, seal_reports) == ["equal"]:
