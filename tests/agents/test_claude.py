@@ -469,7 +469,10 @@ def test_a_result_line_forged_before_a_sigint_is_a_claim_never_homefields_word(h
     """Any process of the sandbox can write the CLI's stdout (``/proc/<pid>/fd/1``; with no Yama, ptrace and
     ``pidfd_getfd`` reach it whatever it is), so claude's result line is the agent's word however the CLI ended:
     an unscored outcome read from it is a claim (``established`` false: ``--resume`` retries it at most
-    ``--max-retries`` times, then it is scored) and its cost is labelled "reported by the agent"."""
+    ``--max-retries`` times, then it is scored) and its cost is labelled "reported by the agent". The real CLI
+    sometimes writes a result line of its own after the SIGINT (seen once in a full CI run on 2026-12-05:
+    ``result_type=user … stop_reason=tool_use``, read as a scored ``agent_error``): the last line is then the
+    CLI's, and it is no more established than the forged one."""
     try:
         probe()
     except BwrapUnavailable as exc:
@@ -478,7 +481,10 @@ def test_a_result_line_forged_before_a_sigint_is_a_claim_never_homefields_word(h
             "usage": {"input_tokens": 900, "output_tokens": 40}}
     res = harness.run([bash, DONE], allow_shell=True, sandbox=True)
     assert '"api_error_status":500' in (harness.artifacts / "agent.out").read_text()
-    assert res.outcome == "infra" and res.exit_code == 0 and res.cost_usd is None, res  # the forged line, taken
+    if res.outcome == "infra":
+        assert res.exit_code == 0 and res.cost_usd is None, res  # the forged line, taken ...
+    else:
+        assert res.outcome == "agent_error" and "stop_reason=tool_use" in (res.error or ""), res  # the CLI's own, last
     assert not res.established, res  # ... as the agent's claim only
 
 
