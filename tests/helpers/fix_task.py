@@ -8,15 +8,17 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from helpers.attack_repo import NO_PLUGINS
 from helpers.gitrepo import GitRepo
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
-from pytest_homefield.sandbox.snapshot import make_snapshot
+from pytest_homefield.run.grading import Grade, grade
+from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 
-__all__ = ["FixTask", "build_fix_task"]
+__all__ = ["FixTask", "build_fix_task", "grade_source"]
 
 
 @dataclass
@@ -59,3 +61,13 @@ def build_fix_task(dest: Path, *, name: str, source: str, parent: str, fixed: st
                 FAIL_TO_PASS=list(fail_to_pass), PASS_TO_PASS=list(pass_to_pass),
                 test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
     return FixTask(root, task, make_snapshot(root, c1, dest=dest / "pristine", init_git=True))
+
+
+def grade_source(b: FixTask, tmp: Path, rel: str, source: str, **kw: Any) -> Grade:
+    """``b``'s task graded on a copy of its parent's snapshot at ``tmp``/work whose file ``rel`` holds ``source`` (the
+    agent's whole change), the runs' files in ``tmp``/out, a 120 s run timeout and canaries off unless ``kw`` (more
+    of :func:`~pytest_homefield.run.grading.grade`'s options) says otherwise."""
+    work = copy_tree(b.pristine, tmp / "work")
+    (work / rel).write_text(source, encoding="utf-8")
+    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / "out", run_timeout_s=120,
+                 **{"canaries": False, **kw})

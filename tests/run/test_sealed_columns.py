@@ -20,13 +20,13 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask
+from helpers.fix_task import FixTask, grade_source
 from helpers.ordinal_task import F2P, FID, FIXED, OTHER_FIX, P2P, PARENT, ROWS, SOURCE, build_ordinals
 
 from pytest_homefield.agents.attack_canary_aware import NAME_ORACLE, READ_AHEAD, READ_EXPECTED_AWARE, known_names
 from pytest_homefield.agents.attack_payloads import ALWAYS_EQUAL, READ_EXPECTED
 from pytest_homefield.run import sealed_grading
-from pytest_homefield.run.grading import Grade, grade
+from pytest_homefield.run.grading import grade
 from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
 from pytest_homefield.sandbox.snapshot import copy_tree
 
@@ -107,13 +107,6 @@ def ordinals(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return build_ordinals(tmp_path_factory.mktemp("ordinals"))
 
 
-def _grade(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
-    work = copy_tree(b.pristine, tmp / "work")
-    (work / SOURCE).write_text(source, encoding="utf-8")
-    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / "out", run_timeout_s=120,
-                 canaries=False, **kw)  # type: ignore[arg-type]
-
-
 def _events(out: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (out / SEALED_OUTCOMES).read_text().splitlines()]
 
@@ -123,7 +116,7 @@ def test_a_real_fix_is_solved(ordinals: FixTask, tmp_path: Path, fix: str) -> No
     """The commit's fix (the reference fix: graded without a sealed run) and another real fix: ``solved``. The
     other fix's sealed run ran the function's six items under ids holding no expected value (the three sealed rows'
     ids hold their site ids) and reported each sealed row once, with its value."""
-    g = _grade(ordinals, tmp_path, FIXED if fix == "commit" else OTHER_FIX)
+    g = grade_source(ordinals, tmp_path, SOURCE, FIXED if fix == "commit" else OTHER_FIX)
     assert g.outcome == "solved", g
     if fix == "commit":
         assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()
@@ -139,7 +132,7 @@ def test_a_real_fix_is_solved(ordinals: FixTask, tmp_path: Path, fix: str) -> No
 @pytest.mark.parametrize("forger", sorted(FORGERS))
 def test_no_forger_is_solved(ordinals: FixTask, tmp_path: Path, forger: str) -> None:
     """Each forger appended to the unfixed source: ``forged`` (a sealed row named) or ``tests_failed``."""
-    g = _grade(ordinals, tmp_path, PARENT + FORGERS[forger])
+    g = grade_source(ordinals, tmp_path, SOURCE, PARENT + FORGERS[forger])
     assert g.outcome in ("forged", "tests_failed"), g
     if g.outcome == "forged":
         assert g.canary in {f"sealed:{k}" for k in ROWS}, g
@@ -149,7 +142,7 @@ def test_no_forger_is_solved(ordinals: FixTask, tmp_path: Path, forger: str) -> 
 def test_without_the_sealed_run_a_reader_is_solved(ordinals: FixTask, tmp_path: Path, forger: str) -> None:
     """The control: ``sealed=False`` (and no canaries), the readers are ``solved`` with no fix: the sealed run is
     what fails them above."""
-    g = _grade(ordinals, tmp_path, PARENT + FORGERS[forger], sealed=False)
+    g = grade_source(ordinals, tmp_path, SOURCE, PARENT + FORGERS[forger], sealed=False)
     assert g.outcome == "solved", g
 
 
@@ -160,17 +153,17 @@ def test_the_reference_check_seals_the_rows_it_passes(ordinals: FixTask, tmp_pat
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     try:
-        g = _grade(ordinals, tmp_path / "a", OTHER_FIX, parent_checks=store)
+        g = grade_source(ordinals, tmp_path / "a", SOURCE, OTHER_FIX, parent_checks=store)
         assert g.outcome == "solved", g
         lines = [json.loads(line) for line in store.read_text().splitlines()]
         assert [r["sealed_sites"] for r in lines if "sealed_sites" in r] == [ROWS]
         sealed_grading._SEALED_SEEN.clear()  # a later process: reads the line, makes no reference run
-        g = _grade(ordinals, tmp_path / "b", PARENT + READ_EXPECTED, parent_checks=store)
+        g = grade_source(ordinals, tmp_path / "b", SOURCE, PARENT + READ_EXPECTED, parent_checks=store)
         assert g.outcome == "forged" and g.canary in {f"sealed:{k}" for k in ROWS}, g
         walls = {}
         for sealed in (True, False):
             t0 = time.monotonic()
-            g = _grade(ordinals, tmp_path / f"w{sealed}", OTHER_FIX, parent_checks=store, sealed=sealed)
+            g = grade_source(ordinals, tmp_path / f"w{sealed}", SOURCE, OTHER_FIX, parent_checks=store, sealed=sealed)
             walls[sealed] = time.monotonic() - t0
             assert g.outcome == "solved", g
         print(f"grading wall: sealed {walls[True]:.2f} s, unsealed {walls[False]:.2f} s")

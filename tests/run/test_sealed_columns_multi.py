@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask
+from helpers.fix_task import FixTask, grade_source
 from helpers.signed_ordinal_task import (
     FID,
     FIXED,
@@ -32,9 +32,7 @@ from helpers.signed_ordinal_task import (
 from run.test_sealed_columns import FORGERS
 
 from pytest_homefield.run import sealed_grading
-from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
-from pytest_homefield.sandbox.snapshot import copy_tree
 
 #: Reads the calling test's ``expected`` off its frame and gives it, with a ``-`` for a negative number: right at
 #: both statements of every row with no fix, as long as the frame holds the value.
@@ -66,13 +64,6 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return build_signed_ordinals(tmp_path_factory.mktemp("signed"))
 
 
-def _grade(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
-    work = copy_tree(b.pristine, tmp / "work")
-    (work / SOURCE).write_text(source, encoding="utf-8")
-    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / "out", run_timeout_s=120,
-                 canaries=False, **kw)  # type: ignore[arg-type]
-
-
 def _cpu() -> float:
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
@@ -84,12 +75,12 @@ def test_a_real_fix_is_solved(signed: FixTask, tmp_path: Path, fix: str) -> None
     under ids holding no expected value and reported each sealed row once per statement, with its value; prints
     the CPU (own and children's) of its grading with and without the sealed run."""
     if fix == "commit":
-        assert _grade(signed, tmp_path, FIXED).outcome == "solved"
+        assert grade_source(signed, tmp_path, SOURCE, FIXED).outcome == "solved"
         return
     cpu = {}
     for sealed in (True, False):
         c0 = _cpu()
-        g = _grade(signed, tmp_path / str(sealed), OTHER_FIX, sealed=sealed)
+        g = grade_source(signed, tmp_path / str(sealed), SOURCE, OTHER_FIX, sealed=sealed)
         cpu[sealed] = _cpu() - c0
         assert g.outcome == "solved", g
     events = [json.loads(line) for line in (tmp_path / "True" / "out" / SEALED_OUTCOMES).read_text().splitlines()]
@@ -106,7 +97,7 @@ def test_a_real_fix_is_solved(signed: FixTask, tmp_path: Path, fix: str) -> None
 def test_no_forger_is_solved(signed: FixTask, tmp_path: Path, forger: str) -> None:
     """A fix right for positive numbers only and each forger appended to the unfixed source: ``forged`` (a sealed
     row named) or ``tests_failed``."""
-    g = _grade(signed, tmp_path, HALF_FIX if forger == "half-fix" else PARENT + SIGNED[forger])
+    g = grade_source(signed, tmp_path, SOURCE, HALF_FIX if forger == "half-fix" else PARENT + SIGNED[forger])
     assert g.outcome in ("forged", "tests_failed"), g
     if g.outcome == "forged":
         assert g.canary in {f"sealed:{k}" for k in ROWS}, g
@@ -116,7 +107,7 @@ def test_without_the_sealed_run_the_signed_reader_is_solved(signed: FixTask, tmp
     """The control: ``sealed=False`` (and no canaries), the signed reader is ``solved`` with no fix: the sealed run
     is what fails it above (the stock readers give the unsigned value at the second statement and fail it in any
     run)."""
-    g = _grade(signed, tmp_path, PARENT + SIGNED_READER, sealed=False)
+    g = grade_source(signed, tmp_path, SOURCE, PARENT + SIGNED_READER, sealed=False)
     assert g.outcome == "solved", g
 
 
@@ -127,12 +118,12 @@ def test_the_reference_check_seals_every_row_at_both_statements(signed: FixTask,
     sealed_grading._SEALED_SEEN.clear()
     try:
         t0 = time.monotonic()
-        g = _grade(signed, tmp_path / "a", OTHER_FIX, parent_checks=store)
+        g = grade_source(signed, tmp_path / "a", SOURCE, OTHER_FIX, parent_checks=store)
         assert g.outcome == "solved", g
         lines = [json.loads(line) for line in store.read_text().splitlines()]
         assert [sorted(r["sealed_sites"]) for r in lines if "sealed_sites" in r] == [sorted(ROWS)]
         sealed_grading._SEALED_SEEN.clear()
-        g = _grade(signed, tmp_path / "b", PARENT + SIGNED_READER, parent_checks=store)
+        g = grade_source(signed, tmp_path / "b", SOURCE, PARENT + SIGNED_READER, parent_checks=store)
         assert g.outcome == "forged" and g.canary in {f"sealed:{k}" for k in ROWS}, g
         print(f"reference check and two gradings: {time.monotonic() - t0:.2f} s wall")
     finally:

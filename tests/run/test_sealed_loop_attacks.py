@@ -13,13 +13,11 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task
+from helpers.fix_task import FixTask, build_fix_task, grade_source
 from helpers.ordinal_task import FIXED, OTHER_FIX, PARENT, SOURCE
 
 from pytest_homefield.agents.attack_payloads import READ_EXPECTED
 from pytest_homefield.run import sealed_grading
-from pytest_homefield.run.grading import Grade, grade
-from pytest_homefield.sandbox.snapshot import copy_tree
 
 TEST = "tests/test_ordinal_flavours.py"
 TESTS_BEFORE = ("import pytest\n\nfrom ordinals import ordinal\n\n\n"
@@ -53,13 +51,6 @@ def flavoured(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return build_flavoured_loop_task(tmp_path_factory.mktemp("flavoured"))
 
 
-def _grade(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
-    work = copy_tree(b.pristine, tmp / "work")
-    (work / SOURCE).write_text(source, encoding="utf-8")
-    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / "out", run_timeout_s=120,
-                 canaries=False, **kw)  # type: ignore[arg-type]
-
-
 @pytest.mark.slow
 def test_the_plain_site_beside_an_unsealed_table_is_sealed_per_id(flavoured: FixTask, tmp_path: Path) -> None:
     """The reference check keeps the plain site (each item reported it once, equal), none of the rows (each
@@ -67,7 +58,7 @@ def test_the_plain_site_beside_an_unsealed_table_is_sealed_per_id(flavoured: Fix
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     try:
-        g = _grade(flavoured, tmp_path / "a", OTHER_FIX, parent_checks=store)
+        g = grade_source(flavoured, tmp_path / "a", SOURCE, OTHER_FIX, parent_checks=store)
         assert g.outcome == "solved", g
         lines = [json.loads(line) for line in store.read_text().splitlines()]
         assert [r["sealed_sites"] for r in lines if "sealed_sites" in r] == [[PLAIN]]
@@ -79,17 +70,17 @@ def test_the_plain_site_beside_an_unsealed_table_is_sealed_per_id(flavoured: Fix
 def test_a_reader_beside_an_unsealed_table_is_forged(flavoured: FixTask, tmp_path: Path) -> None:
     """The stock reader of the expected value on the unfixed source: ``forged`` at the plain site (loop36:
     ``solved``); the control without the sealed run ``solved``."""
-    g = _grade(flavoured, tmp_path / "s", PARENT + READ_EXPECTED)
+    g = grade_source(flavoured, tmp_path / "s", SOURCE, PARENT + READ_EXPECTED)
     assert g.outcome == "forged", g
     assert g.canary == f"sealed:{PLAIN}", g
-    assert _grade(flavoured, tmp_path / "u", PARENT + READ_EXPECTED, sealed=False).outcome == "solved"
+    assert grade_source(flavoured, tmp_path / "u", SOURCE, PARENT + READ_EXPECTED, sealed=False).outcome == "solved"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fix", ["commit", "other"])
 def test_a_real_fix_beside_an_unsealed_table_is_solved(flavoured: FixTask, tmp_path: Path, fix: str) -> None:
     """The commit's fix (a comment appended) and another real fix: ``solved`` with the plain site sealed."""
-    g = _grade(flavoured, tmp_path, (FIXED + "# a comment\n") if fix == "commit" else OTHER_FIX)
+    g = grade_source(flavoured, tmp_path, SOURCE, (FIXED + "# a comment\n") if fix == "commit" else OTHER_FIX)
     assert g.outcome == "solved", g
 
 
@@ -113,5 +104,5 @@ def rows_only(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
                    "once, the item ids being the original ones for a loop table) would close it: channel and judge")
 def test_a_reader_of_rows_run_per_fixture_param_is_forged(rows_only: FixTask, tmp_path: Path) -> None:
     """The stock reader on the unfixed source, the function's loop table its only check: should be ``forged``."""
-    g = _grade(rows_only, tmp_path, PARENT + READ_EXPECTED)
+    g = grade_source(rows_only, tmp_path, SOURCE, PARENT + READ_EXPECTED)
     assert g.outcome == "forged", g

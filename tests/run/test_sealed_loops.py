@@ -15,15 +15,13 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask
+from helpers.fix_task import FixTask, grade_source
 from helpers.ordinal_loop_task import F2P, FID, FIXED, OTHER_FIX, P2P, PARENT, ROWS, SOURCE, build_loop_task
 
 from pytest_homefield.agents.attack_canary_aware import NAME_ORACLE, READ_AHEAD, READ_EXPECTED_AWARE, known_names
 from pytest_homefield.agents.attack_payloads import ALWAYS_EQUAL, READ_EXPECTED
 from pytest_homefield.run import sealed_grading
-from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
-from pytest_homefield.sandbox.snapshot import copy_tree
 
 #: Returns the value the calling test's frame binds to ``expected`` (the loop's column) when its ``n`` is the
 #: argument (the row being checked; the plain check after the loop computed).
@@ -82,19 +80,12 @@ def loops(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return build_loop_task(tmp_path_factory.mktemp("loops"))
 
 
-def _grade(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
-    work = copy_tree(b.pristine, tmp / "work")
-    (work / SOURCE).write_text(source, encoding="utf-8")
-    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / "out", run_timeout_s=120,
-                 canaries=False, **kw)  # type: ignore[arg-type]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("fix", ["commit", "other"])
 def test_a_real_fix_is_solved(loops: FixTask, tmp_path: Path, fix: str) -> None:
     """The commit's fix with a comment appended (not its bytes: a sealed run is made) and another real fix:
     ``solved``; the sealed run reported each of the three rows and the plain site once, from the method's own id."""
-    g = _grade(loops, tmp_path, (FIXED + "# a comment\n") if fix == "commit" else OTHER_FIX)
+    g = grade_source(loops, tmp_path, SOURCE, (FIXED + "# a comment\n") if fix == "commit" else OTHER_FIX)
     assert g.outcome == "solved", g
     events = [json.loads(line) for line in (tmp_path / "out" / SEALED_OUTCOMES).read_text().splitlines()]
     seals = sorted(s[1] for e in events if e.get("nodeid") == FID for s in e.get("seals") or [])
@@ -108,7 +99,7 @@ def test_a_real_fix_is_solved(loops: FixTask, tmp_path: Path, fix: str) -> None:
 def test_no_forger_is_solved(loops: FixTask, tmp_path: Path, forger: str) -> None:
     """Each forger appended to the unfixed source: ``forged`` (a sealed row named) or ``tests_failed``; the readers
     of the expected value ``forged``."""
-    g = _grade(loops, tmp_path, PARENT + FORGERS[forger])
+    g = grade_source(loops, tmp_path, SOURCE, PARENT + FORGERS[forger])
     assert g.outcome in ("forged", "tests_failed"), g
     if g.outcome == "forged":
         assert g.canary in {f"sealed:{k}" for k in ROWS}, g
@@ -120,7 +111,7 @@ def test_no_forger_is_solved(loops: FixTask, tmp_path: Path, forger: str) -> Non
 @pytest.mark.parametrize("forger", ["read-expected", "frame-reader", "file-reader"])
 def test_without_the_sealed_run_a_reader_is_solved(loops: FixTask, tmp_path: Path, forger: str) -> None:
     """The control: ``sealed=False`` (and no canaries), the readers are ``solved`` with no fix."""
-    g = _grade(loops, tmp_path, PARENT + FORGERS[forger], sealed=False)
+    g = grade_source(loops, tmp_path, SOURCE, PARENT + FORGERS[forger], sealed=False)
     assert g.outcome == "solved", g
 
 
@@ -131,7 +122,7 @@ def test_the_reference_check_seals_the_three_rows(loops: FixTask, tmp_path: Path
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     try:
-        g = _grade(loops, tmp_path / "a", OTHER_FIX, parent_checks=store)
+        g = grade_source(loops, tmp_path / "a", SOURCE, OTHER_FIX, parent_checks=store)
         assert g.outcome == "solved", g
         lines = [json.loads(line) for line in store.read_text().splitlines()]
         assert [r["sealed_sites"] for r in lines if "sealed_sites" in r] == [ROWS]

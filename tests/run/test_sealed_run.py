@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers.bwrap import bwrap_works
-from helpers.fix_task import FixTask, build_fix_task
+from helpers.fix_task import FixTask, build_fix_task, grade_source
 from helpers.slug_task import SLUG_F2P, SLUG_FIXED, SLUG_OTHER_FIX, SLUG_PARENT, SLUG_SITE, SLUG_SOURCE, build_slugs
 
 from pytest_homefield.agents.attack_canary_aware import NAME_ORACLE, READ_AHEAD, READ_EXPECTED_AWARE, known_names
@@ -106,19 +106,12 @@ def slugs(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return build_slugs(tmp_path_factory.mktemp("slugs"))
 
 
-def _grade(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
-    work = copy_tree(b.pristine, tmp / "work")
-    (work / SLUG_SOURCE).write_text(source, encoding="utf-8")
-    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / "out", run_timeout_s=120,
-                 canaries=False, **kw)  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize("fix", ["commit", "other"])
 def test_a_real_fix_is_solved(slugs: FixTask, tmp_path: Path, fix: str) -> None:
     """The commit's fix and another real one: ``solved``. The commit's fix is the reference fix, graded without a
     sealed run (it was checked to pass it); another real fix passes it: its events kept beside the attempt show
     one seal report of the site, the fix's value."""
-    g = _grade(slugs, tmp_path, SLUG_FIXED if fix == "commit" else SLUG_OTHER_FIX)
+    g = grade_source(slugs, tmp_path, SLUG_SOURCE, SLUG_FIXED if fix == "commit" else SLUG_OTHER_FIX)
     assert g.outcome == "solved", g
     if fix == "commit":
         assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()
@@ -131,7 +124,7 @@ def test_a_real_fix_is_solved(slugs: FixTask, tmp_path: Path, fix: str) -> None:
 @pytest.mark.parametrize("forger", sorted(FORGERS))
 def test_no_forger_is_solved(slugs: FixTask, tmp_path: Path, forger: str) -> None:
     """Each forger appended to the unfixed source: ``forged`` (the sealed site named) or ``tests_failed``."""
-    g = _grade(slugs, tmp_path, SLUG_PARENT + FORGERS[forger])
+    g = grade_source(slugs, tmp_path, SLUG_SOURCE, SLUG_PARENT + FORGERS[forger])
     assert g.outcome in ("forged", "tests_failed"), g
     if g.outcome == "forged":
         assert g.canary == f"sealed:{SLUG_SITE}", g
@@ -140,7 +133,7 @@ def test_no_forger_is_solved(slugs: FixTask, tmp_path: Path, forger: str) -> Non
 def test_without_the_sealed_run_the_reader_is_solved(slugs: FixTask, tmp_path: Path) -> None:
     """The control: ``sealed=False`` (and no canaries), the reader of the expected value is ``solved`` with no fix:
     the sealed run is what fails it above."""
-    g = _grade(slugs, tmp_path, SLUG_PARENT + READ_EXPECTED, sealed=False)
+    g = grade_source(slugs, tmp_path, SLUG_SOURCE, SLUG_PARENT + READ_EXPECTED, sealed=False)
     assert g.outcome == "solved", g
 
 
@@ -150,9 +143,9 @@ def test_a_reader_of_the_files_around_its_copy_is_forged_in_a_sandbox(slugs: Fix
     the unsealed test file (the grading tree is beside its copy) finds none and gives the parent's value there,
     ``forged``, while a real fix is ``solved``. (With ``--sandbox none`` it reads the grading tree and is solved:
     nothing is hidden from a process there, the task records included; contracts §7 "Sealed sites".)"""
-    g = _grade(slugs, tmp_path / "reader", SLUG_PARENT + SIBLING_READER, sandbox="bwrap")
+    g = grade_source(slugs, tmp_path / "reader", SLUG_SOURCE, SLUG_PARENT + SIBLING_READER, sandbox="bwrap")
     assert (g.outcome, g.canary, g.test_sandbox) == ("forged", f"sealed:{SLUG_SITE}", "bwrap"), g
-    g = _grade(slugs, tmp_path / "fix", SLUG_OTHER_FIX, sandbox="bwrap")
+    g = grade_source(slugs, tmp_path / "fix", SLUG_SOURCE, SLUG_OTHER_FIX, sandbox="bwrap")
     assert (g.outcome, g.test_sandbox) == ("solved", "bwrap"), g
 
 
@@ -162,12 +155,12 @@ def test_the_reference_check_is_made_once_per_task_and_stored(slugs: FixTask, tm
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     try:
-        g = _grade(slugs, tmp_path / "a", SLUG_OTHER_FIX, parent_checks=store)
+        g = grade_source(slugs, tmp_path / "a", SLUG_SOURCE, SLUG_OTHER_FIX, parent_checks=store)
         assert g.outcome == "solved", g
         lines = [json.loads(line) for line in store.read_text().splitlines()]
         assert [r["sealed_sites"] for r in lines if "sealed_sites" in r] == [[SLUG_SITE]]
         sealed_grading._SEALED_SEEN.clear()  # a later process: reads the line, makes no reference run
-        g = _grade(slugs, tmp_path / "b", SLUG_PARENT + READ_EXPECTED, parent_checks=store)
+        g = grade_source(slugs, tmp_path / "b", SLUG_SOURCE, SLUG_PARENT + READ_EXPECTED, parent_checks=store)
         assert (g.outcome, g.canary) == ("forged", f"sealed:{SLUG_SITE}"), g
         assert sum("sealed_sites" in json.loads(line) for line in store.read_text().splitlines()) == 1
     finally:
@@ -235,10 +228,10 @@ def test_a_real_fix_equal_by_its_own_eq_is_never_forged(slugs: FixTask, tmp_path
     expected value is visible, but its characters (``hello_world``) are not the literal: its seal is *loose*, so
     the grade is ``tests_failed`` (the sealed run cannot judge that ``__eq__`` without the value), never ``forged``.
     On seal34's base it was ``forged`` (``sealed:…@5``): a real fix accused of forgery."""
-    g = _grade(slugs, tmp_path, SPELLED_FIX)
+    g = grade_source(slugs, tmp_path, SLUG_SOURCE, SPELLED_FIX)
     assert (g.outcome, g.canary) == ("tests_failed", None), g
     assert "converted by its own protocol" in (g.error or ""), g
-    g = _grade(slugs, tmp_path / "unsealed", SPELLED_FIX, sealed=False)
+    g = grade_source(slugs, tmp_path / "unsealed", SLUG_SOURCE, SPELLED_FIX, sealed=False)
     assert g.outcome == "solved", g  # the control: its tests pass where the value is visible
 
 
