@@ -50,7 +50,9 @@ __all__ = [
     "REFUSED_ATTR",
     "REFUSED_FILE",
     "Scope",
+    "given_order",
     "given_to",
+    "not_running",
     "append_message",
     "file_message",
     "artifact_messages",
@@ -121,12 +123,13 @@ class Scope:
         return f"an unknown message {sorted(msg)}"
 
 
-def given_to(config: pytest.Config, node: Any) -> Collection[str] | None:
-    """The node ids the xdist controller has given the worker ``node`` and not yet seen finished (its
-    scheduler's pending items: ``node2pending`` with ``collection`` of load, worksteal and each;
-    ``assigned_work`` of loadscope, loadfile and loadgroup), ``None`` when the scheduler keeps neither
-    (then nothing it sends is taken). A report of an item arrives before its ``runtest_protocol_complete``,
-    which is when the scheduler drops it, so the item it reports is still among them."""
+def given_order(config: pytest.Config, node: Any) -> list[str] | None:
+    """The node ids the xdist controller has given the worker ``node`` and not yet seen finished, in the order
+    it sent them, which is the order the worker runs them (its scheduler's pending items: ``node2pending`` with
+    ``collection`` of load, worksteal and each; ``assigned_work`` of loadscope, loadfile and loadgroup), ``None``
+    when the scheduler keeps neither (then nothing it sends is taken). A report of an item arrives before its
+    ``runtest_protocol_complete``, which is when the scheduler drops it, so the item it reports is still among
+    them, and first: xdist itself takes the first pending item as the one a crashed worker was running."""
     dsession = config.pluginmanager.getplugin("dsession")
     sched = getattr(dsession, "sched", None)
     pending = getattr(sched, "node2pending", None)
@@ -136,10 +139,30 @@ def given_to(config: pytest.Config, node: Any) -> Collection[str] | None:
             collection = getattr(sched, "node2collection", {}).get(node)
         if collection is None:
             return None
-        return {collection[i] for i in pending[node] if 0 <= i < len(collection)}
+        return [collection[i] for i in pending[node] if 0 <= i < len(collection)]
     work = getattr(sched, "assigned_work", None)
     if isinstance(work, dict) and node in work:
-        return {nodeid for unit in work[node].values() for nodeid, done in unit.items() if not done}
+        return [nodeid for unit in work[node].values() for nodeid, done in unit.items() if not done]
+    return None
+
+
+def given_to(config: pytest.Config, node: Any) -> Collection[str] | None:
+    """:func:`given_order` as a set."""
+    order = given_order(config, node)
+    return None if order is None else set(order)
+
+
+def not_running(config: pytest.Config, node: Any, nodeid: str) -> str | None:
+    """Why the worker ``node`` cannot be running the item ``nodeid`` now (one phrase), else ``None`` (hatk37): the
+    item must be the first of :func:`given_order`, the one it runs (a worker runs its items one at a time, in the
+    order given, and the controller reads its events in the order sent)."""
+    order = given_order(config, node)
+    if order is None:
+        return "this session's xdist scheduler does not say which items it gave that worker"
+    if nodeid not in order:
+        return "that worker was not given this item (or it had finished)"
+    if order[0] != nodeid:
+        return f"that worker was given this item but runs {order[0]} first"
     return None
 
 
@@ -237,8 +260,10 @@ class TransportPlugin:
     messages of arriving reports (the controller, or the only process without xdist).
 
     The controller takes a report's messages only when they are its item's (hatk36): from an xdist worker,
-    an item the controller gave that worker and has not seen finished (:func:`given_to`), and every message
-    within the item's :class:`Scope` (its own records and artifact folder, by its key). Else none of the
+    the item that worker runs now (:func:`not_running`: the first the controller gave it and has not seen
+    finished), and every message within the item's :class:`Scope` (its own records and artifact folder, by
+    its key). A report without messages, and a worker's ``logstart``/``logfinish`` events (:meth:`_bind_events`),
+    are taken by the same rule (hatk37: a run's ``tries.jsonl`` is made of them). Else none of the
     report's messages is written (its attempt stays unrecorded: ``--resume`` makes it again), the report
     gets :data:`REFUSED_ATTR` (the modes pass over it), the line is printed at once and in the summary,
     appended to ``.homefield/refused.jsonl`` (:data:`REFUSED_FILE`), and the exit status is non-zero.
@@ -261,9 +286,42 @@ class TransportPlugin:
         #: the reports whose messages were refused, one line each (:meth:`refusal`)
         self.refused: list[str] = []
         self._session: pytest.Session | None = None
+        #: the reports xdist's controller made for crashed items (:meth:`pytest_handlecrashitem`)
+        self._crash_reports: list[Any] = []
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self._session = session
+        dsession = session.config.pluginmanager.getplugin("dsession")  # xdist's controller loop
+        if not self.is_worker and dsession is not None:
+            self._bind_events(dsession)
+
+    def _bind_events(self, dsession: Any) -> None:
+        """hatk37: xdist's controller hands a worker's ``logstart`` and ``logfinish`` events to
+        ``pytest_runtest_logstart``/``logfinish`` without saying which worker sent them, so a changed worker
+        could start any item (a ``tries.jsonl`` start, a try cut short the report counts against that
+        item's agent). The controller's own handlers of the two events, which are told the worker, are
+        wrapped: an event of an item that worker is not running (:func:`not_running`) is refused
+        (:meth:`_refuse`), its hook never called."""
+        for event in ("logstart", "logfinish"):
+            original = getattr(dsession, f"worker_{event}", None)
+            if original is None:
+                continue
+
+            def bound(node: Any, nodeid: str, location: Any, *, _original: Any = original,
+                      _event: str = event) -> None:
+                why = not_running(self._session.config, node, nodeid) if self._session is not None else None
+                if why is not None:
+                    self._refuse(nodeid, node, f"a {_event[3:]} event: {why}")
+                    return
+                _original(node=node, nodeid=nodeid, location=location)
+
+            setattr(dsession, f"worker_{event}", bound)  # loop_once calls getattr(dsession, "worker_" + event)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        """xdist, on the controller: the report it makes itself for the item a dead worker was running (which
+        its scheduler no longer counts as that worker's); taken as it stands (:meth:`pytest_runtest_logreport`)."""
+        self._crash_reports.append(report)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -278,13 +336,16 @@ class TransportPlugin:
         if self.is_worker:
             return
         messages = getattr(report, REPORT_ATTR, None) or ()
-        if not messages:
+        if not messages:  # still the worker's item, or refused (hatk37: its end line in tries.jsonl)
+            why = self.sender_refusal(report)
+            if why is not None:
+                self._refuse_report(report, why)
             return
         if self.error is not None:
             return  # stopping: nothing more is written after a failed write
         why = self.refusal(report, messages)
         if why is not None:
-            self._refuse(report, why)
+            self._refuse_report(report, why)
             return
         try:
             self.writer.deliver(messages)
@@ -294,13 +355,9 @@ class TransportPlugin:
 
     def refusal(self, report: pytest.TestReport, messages: Any) -> str | None:
         """Why the messages that came with ``report`` are not its item's to send (one phrase), else ``None``."""
-        node = getattr(report, "node", None)  # set by xdist's controller: the worker the report came from
-        if node is not None:
-            given = given_to(self._session.config, node) if self._session is not None else None
-            if given is None:
-                return "this session's xdist scheduler does not say which items it gave that worker"
-            if report.nodeid not in given:
-                return "that worker was not given this item (or it had finished)"
+        why = self.sender_refusal(report)
+        if why is not None:
+            return why
         if not isinstance(messages, list):
             return "its messages are not a list"
         scope = self.scope(report.nodeid)
@@ -312,18 +369,31 @@ class TransportPlugin:
             return str(exc).removeprefix("pytest-homefield: ")
         return None
 
-    def _refuse(self, report: pytest.TestReport, why: str) -> None:
-        node = getattr(report, "node", None)
-        worker = str(getattr(getattr(node, "gateway", None), "id", "") or "this process")
-        line = (f"homefield: refused what {'worker ' + worker if node is not None else worker} sent with "
-                f"{report.nodeid}: {why}; none of it written (the worker's fault: that attempt stays "
-                "unrecorded and --resume makes it again)")
-        self.refused.append(line)
+    def sender_refusal(self, report: pytest.TestReport) -> str | None:
+        """Why the worker ``report`` came from (xdist's ``report.node``) is not running its item now
+        (:func:`not_running`), else ``None``: also ``None`` without xdist and for the report xdist's controller
+        made itself for a crashed worker's item (:meth:`pytest_handlecrashitem`)."""
+        node = getattr(report, "node", None)  # set by xdist's controller: the worker the report came from
+        if node is None or any(report is r for r in self._crash_reports) or self._session is None:
+            return None
+        return not_running(self._session.config, node, report.nodeid)
+
+    def _refuse_report(self, report: pytest.TestReport, why: str) -> None:
+        line = self._refuse(report.nodeid, getattr(report, "node", None), why)
         setattr(report, REFUSED_ATTR, line)
         setattr(report, REPORT_ATTR, [])
+
+    def _refuse(self, nodeid: str, node: Any, why: str) -> str:
+        """Record and print the refusal of what ``node`` (an xdist worker, ``None``: this process) sent for the
+        item ``nodeid``; returns the line."""
+        worker = str(getattr(getattr(node, "gateway", None), "id", "") or "this process")
+        line = (f"homefield: refused what {'worker ' + worker if node is not None else worker} sent with "
+                f"{nodeid}: {why}; none of it written (the worker's fault: that attempt stays "
+                "unrecorded and --resume makes it again)")
+        self.refused.append(line)
         try:  # the record of it; a full disk does not hide it: the line is printed and the exit is non-zero
             append_jsonl(self.writer.homefield_dir / REFUSED_FILE, {
-                "worker": worker, "nodeid": report.nodeid, "why": why,
+                "worker": worker, "nodeid": nodeid, "why": why,
                 "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
         except OSError:
             pass
@@ -331,6 +401,7 @@ class TransportPlugin:
         if tr is not None:
             tr.ensure_newline()
             tr.write_line(line, red=True, bold=True)
+        return line
 
     def _stop(self, why: str) -> None:
         session = self._session

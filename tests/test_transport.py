@@ -198,3 +198,70 @@ def test_an_item_sending_another_items_record_is_refused_whole(lean_pytester: py
     result.stdout.fnmatch_lines(["*homefield: refused what * sent with *::test_b: a record of 'out.jsonl' with "
                                  "item 'test_a', not its item's 'test_b'; none of it written*"])
     assert result.ret == 1
+
+
+EVENTS_CONFTEST = '''
+import json
+import pytest
+from pathlib import Path
+from pytest_homefield.store import append_jsonl
+from pytest_homefield.transport import ControllerWriter, Scope, TransportPlugin
+
+class Log:
+    """On the controller: what it was told of each item (the events homefield's tries.jsonl is made from)."""
+    def __init__(self, path):
+        self.path = path
+    def pytest_runtest_logstart(self, nodeid, location):
+        append_jsonl(self.path, {"nodeid": nodeid, "event": "start"})
+    def pytest_runtest_logreport(self, report):
+        if not getattr(report, "homefield_refused", None):
+            append_jsonl(self.path, {"nodeid": report.nodeid, "event": report.when})
+
+def pytest_configure(config):
+    home = Path(str(config.rootpath)) / "home"
+    worker = hasattr(config, "workerinput")
+    config.pluginmanager.register(TransportPlugin(ControllerWriter(home), is_worker=worker,
+                                                  scope=lambda n: Scope(appends={})))
+    if not worker:
+        config.pluginmanager.register(Log(home / "events.jsonl"))
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A changed worker: test_b's worker says, on its xdist channel, that test_a and test_c start and end."""
+    config = item.config
+    if hasattr(config, "workerinput") and item.name == "test_b":
+        interactor = next(p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor")
+        for other in item.session.items:
+            if other.name != "test_b":
+                interactor.sendevent("logstart", nodeid=other.nodeid, location=other.location)
+                forged = pytest.TestReport(nodeid=other.nodeid, location=other.location, keywords={},
+                                           outcome="passed", longrepr=None, when="teardown")
+                interactor.sendevent("testreport",
+                                     data=config.hook.pytest_report_to_serializable(config=config, report=forged))
+    return (yield)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dist", [["--dist", "load"], ["--dist", "worksteal"], ["--dist", "loadscope"],
+                                  ["--dist", "loadfile"]], ids=["load", "worksteal", "loadscope", "loadfile"])
+def test_a_worker_starts_and_ends_only_the_item_it_runs(lean_pytester: pytest.Pytester, dist: list[str]) -> None:
+    """hatk37: xdist hands the controller a worker's ``logstart`` without saying which worker sent it (and took a
+    report without messages as it came): test_b's worker saying test_a and test_c start and end made them start
+    twice and end before they ran (a run's ``tries.jsonl``: tries cut short, counted against their agent). Now
+    each event is refused unless its item is the one that worker runs; the items' own events are as before."""
+    pytester = lean_pytester
+    pytester.makeconftest(EVENTS_CONFTEST)
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): pass\ndef test_c(): pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-n", "2", *dist)
+    events: dict[str, list[str]] = {}
+    for r in read_jsonl(pytester.path / "home" / "events.jsonl"):
+        events.setdefault(r["nodeid"].rsplit("::", 1)[-1], []).append(r["event"])
+    assert events == {name: ["start", "setup", "call", "teardown"] for name in ("test_a", "test_b", "test_c")}, \
+        result.stdout.str()
+    refused = list(read_jsonl(pytester.path / "home" / "refused.jsonl"))
+    whys = sorted((r["nodeid"].rsplit("::", 1)[-1], r["why"].startswith("a start event: ")) for r in refused)
+    assert whys == [("test_a", False), ("test_a", True), ("test_c", False), ("test_c", True)], refused
+    assert all("not given this item" in r["why"] or "but runs" in r["why"] for r in refused), refused
+    result.stdout.fnmatch_lines(["*homefield: refused what worker gw* sent with *::test_a: a start event: *"])
+    assert result.ret == 1

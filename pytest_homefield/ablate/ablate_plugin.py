@@ -44,7 +44,7 @@ from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.progress import plural
-from pytest_homefield.transport import Scope, post
+from pytest_homefield.transport import REFUSED_ATTR, Scope, post
 
 
 class PlanFile(ModeFile):
@@ -168,7 +168,8 @@ class AblatePlugin(ModePlugin):
         return self.session.runner.scope(task, agent, attempt, variant)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._try_event(report.nodeid, "end")
+        if not getattr(report, REFUSED_ATTR, None):  # hatk37: a report of an item its worker is not running
+            self._try_event(report.nodeid, "end")
         super().pytest_runtest_logreport(report)  # the mode's own bookkeeping of the report (the hook rule)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:

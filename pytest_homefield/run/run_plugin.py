@@ -70,7 +70,7 @@ from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.junit import add_gate_case
 from pytest_homefield.terminal.progress import plural
-from pytest_homefield.transport import Scope, post
+from pytest_homefield.transport import REFUSED_ATTR, Scope, post
 
 __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
            "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook",
@@ -406,7 +406,8 @@ class RunPlugin(ModePlugin):
         self._try_event(nodeid, "start")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._try_event(report.nodeid, "end")
+        if not getattr(report, REFUSED_ATTR, None):  # hatk37: a report of an item its worker is not running
+            self._try_event(report.nodeid, "end")
         super().pytest_runtest_logreport(report)  # the mode's own bookkeeping of the report
 
     @pytest.hookimpl(optionalhook=True)

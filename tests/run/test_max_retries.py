@@ -124,6 +124,10 @@ def test_an_attempt_whose_worker_dies_is_recorded_and_scored_once_the_retries_ar
     (line,) = read_jsonl(results)
     assert (line["outcome"], line["claimed"], line["scored"]) == ("infra", True, False), line
     assert line["error"].startswith("its xdist worker died while running it"), line
+    # hatk37: xdist's own report of the crashed item (its worker no longer has it) ends the try, not refused
+    assert not (repo / ".homefield" / "refused.jsonl").exists(), first.stdout[-3000:]
+    tries = [r["event"] for r in read_jsonl(results.with_name("tries.jsonl"))]
+    assert tries == ["start", "end"], tries
     again = homefield(repo, *args, "--resume")  # its last try: scored as the agent's failure
     assert "crashed" in again.stdout, again.stdout[-3000:]
     last = list(read_jsonl(results))[-1]

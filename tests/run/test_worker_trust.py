@@ -117,3 +117,62 @@ def test_a_changed_worker_cannot_write_another_items_records(mined: Path, tmp_pa
     assert "homefield: refused what worker gw" in out, out
     lines = [ln for ln in out.splitlines() if "homefield: refused what worker" in ln]
     assert all(json.dumps(ln) and "none of it written" in ln for ln in lines), lines
+
+
+STARTER = '''
+"""Loaded with -p in every process of the session; in an xdist worker, at its first attempt item, says on the
+worker's xdist channel that every other attempt item starts, twice, and ends once."""
+import pytest
+
+_done = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    config = item.config
+    if hasattr(config, "workerinput") and not _done and item.nodeid.endswith("]"):
+        _done.append(item.nodeid)
+        interactor = next(p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor")
+        for other in item.session.items:
+            if other.nodeid != item.nodeid and other.nodeid.endswith("]"):
+                for event in ("logstart", "logstart", "testreport"):
+                    if event == "logstart":
+                        interactor.sendevent(event, nodeid=other.nodeid, location=other.location)
+                        continue
+                    forged = pytest.TestReport(nodeid=other.nodeid, location=other.location, keywords={},
+                                               outcome="passed", longrepr=None, when="teardown")
+                    interactor.sendevent(event, data=config.hook.pytest_report_to_serializable(config=config,
+                                                                                             report=forged))
+    return (yield)
+'''
+
+
+def test_a_changed_worker_cannot_start_or_end_another_items_try(mined: Path, tmp_path: Path) -> None:
+    """hatk37: ``tries.jsonl`` was made from xdist's ``logstart`` (which does not say which worker sent it) and from
+    every report: a changed worker starting other attempts had tries of them cut short (a start without an end),
+    which the report counts as failed attempts of their agent (contracts §10), and ending them hid a cut."""
+    from pytest_homefield.report.runs import cut_short_by_key
+
+    repo = copy_mined(mined, tmp_path / "repo")
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "hf_starter.py").write_text(STARTER)
+    env = cli_env()
+    env["PYTHONPATH"] = f"{plugins}:{env.get('PYTHONPATH', '')}"
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", "noop", "--attempts", "2",
+                           "--sandbox", "none", "--run-id", "r1", "-n", "2", "--", "-p", "hf_starter"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    run = repo / ".homefield" / "runs" / "r1"
+    keys = {(r["task_id"], r["agent"], r["attempt"]) for r in read_jsonl(run / "results.jsonl")}
+    n_tasks = len((repo / ".homefield" / "tasks.jsonl").read_text().splitlines())
+    assert len(keys) == 2 * n_tasks, out  # every attempt recorded: the forged events wrote nothing
+    tries: dict[tuple[str, str, int], list[str]] = {}
+    for r in read_jsonl(run / "tries.jsonl"):
+        tries.setdefault((r["task_id"], r["agent"], r["attempt"]), []).append(r["event"])
+    assert tries == {k: ["start", "end"] for k in keys}, out
+    assert not cut_short_by_key([run]), out
+    refused = list(read_jsonl(repo / ".homefield" / "refused.jsonl"))
+    assert any(r["why"].startswith("a start event: ") for r in refused), refused
+    assert any(not r["why"].startswith("a start event: ") for r in refused), refused
+    assert proc.returncode == 1, out
