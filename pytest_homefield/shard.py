@@ -124,13 +124,17 @@ def _split_ids(meta: Mapping[str, Any], repo_ids: Sequence[str]) -> list[str] | 
     return list(every)
 
 
-def share_refusal(name: str, meta: Mapping[str, Any], repo_ids: Sequence[str]) -> str | None:
+def share_refusal(name: str, meta: Mapping[str, Any], repo_ids: Sequence[str], *,
+                  kept: Callable[[str], bool] | None = None, where: str = "its meta.json") -> str | None:
     """Why the folder ``name`` of a ``--shard K/N`` session (its ``meta.json`` ``meta``) is not that shard of
     this repository's tasks (``repo_ids``: ``tasks.jsonl``'s ids), one phrase, else ``None`` (hatk36): the ids
     it split (:func:`_split_ids`) are tasks of ``tasks.jsonl`` and its ``task_ids`` are exactly its share of
     them (:meth:`Shard.select`). A folder that is no shard (``shard`` null) is not checked. Before, a merge
     took a shard's ``task_ids`` at its word: a shard claiming another shard's task (or one ``--max-tasks``
-    left out) had that task's lines counted as its own wherever the other shard lacked them."""
+    left out) had that task's lines counted as its own wherever the other shard lacked them. ``kept``: which ids
+    of the share the folder holds (a probe judges only the tasks whose gold patch adds code; ``None``: all);
+    ``where``: what stated ``meta`` in the phrase (a probe's: ``its verdict line``, whose ``tasks`` are given as
+    ``task_ids``)."""
     label = meta.get("shard")
     if label is None:
         return None
@@ -142,19 +146,19 @@ def share_refusal(name: str, meta: Mapping[str, Any], repo_ids: Sequence[str]) -
         return None
     every = _split_ids(meta, repo_ids)
     if every is None:
-        return f"{name}: its meta.json shard_of is not a list of task ids"
+        return f"{name}: {where} shard_of is not a list of task ids"
     known = set(repo_ids)
     unknown = [t for t in every if t not in known]
     if unknown:
         return f"{name}: shard {shard} split task {unknown[0]}, which is not in this repository's tasks.jsonl"
     claimed = meta.get("task_ids")
     if not isinstance(claimed, list) or not all(isinstance(t, str) for t in claimed):
-        return f"{name}: its meta.json task_ids is not a list of task ids"
-    want = shard.select(every)
+        return f"{name}: {where} task_ids is not a list of task ids"
+    want = {t for t in shard.select(every) if kept is None or kept(t)}
     extra, missing = sorted(set(claimed) - want), sorted(want - set(claimed))
     if extra or missing:
         which = f"task {extra[0]} is not its share" if extra else f"task {missing[0]} of its share is not among them"
-        return (f"{name}: its meta.json claims {len(set(claimed))} tasks, not shard {shard}'s {len(want)} of the "
+        return (f"{name}: {where} claims {len(set(claimed))} tasks, not shard {shard}'s {len(want)} of the "
                 f"{len(every)} it split ({which})")
     return None
 

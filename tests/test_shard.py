@@ -55,3 +55,15 @@ def test_a_shard_claims_exactly_its_share_of_what_it_split() -> None:
     assert split_refusal([("s1", meta), ("s2", {"shard": "2/2", "shard_of": every})]) is None
     assert "s1 and s2 split different selections" in str(
         split_refusal([("s1", meta), ("s2", {"shard": "2/2", "shard_of": repo})]))
+
+
+def test_a_share_may_be_the_part_a_folder_holds() -> None:
+    """hatk37: a probe's verdict judges only its share's tasks that add code (``kept``), named as its verdict line."""
+    repo = ["t0", "t1", "t2", "t3"]
+    meta = {"shard": "1/2", "shard_of": repo, "task_ids": ["t0"]}
+    assert share_refusal("p", meta, repo, kept=lambda t: t != "t2") is None
+    assert share_refusal("p", meta, repo) == ("p: its meta.json claims 1 tasks, not shard 1/2's 2 of the 4 it split "
+                                              "(task t2 of its share is not among them)")
+    assert share_refusal("p", {**meta, "task_ids": ["t0", "t1"]}, repo, kept=lambda t: t != "t2",
+                         where="its verdict line") == ("p: its verdict line claims 2 tasks, not shard 1/2's 1 of the 4 "
+                                                       "it split (task t1 is not its share)")

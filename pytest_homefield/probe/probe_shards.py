@@ -35,7 +35,7 @@ from typing import Any
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.probe.prompt import gold_lines
-from pytest_homefield.probe.similarity import call_score
+from pytest_homefield.probe.similarity import call_score, code_tokens
 from pytest_homefield.probe.verdicts import (
     FDR,
     RECITE_FLOOR,
@@ -47,7 +47,7 @@ from pytest_homefield.probe.verdicts import (
 )
 from pytest_homefield.probe_records import latest, load_probe, load_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
-from pytest_homefield.shard import missing_shards
+from pytest_homefield.shard import missing_shards, share_refusal, split_refusal
 from pytest_homefield.store import write_jsonl_atomic
 
 __all__ = ["ProbeMerge", "check_call", "find_probe_folder", "merge_probes"]
@@ -126,6 +126,13 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
     position = _order(all_tasks)
     by_id = {t.id: t for t in all_tasks}
     gold: dict[str, str] = {}
+    repo_ids = [t.id for t in all_tasks]
+
+    def adds_code(task_id: str) -> bool:  # a probe judges only the tasks whose gold patch adds code
+        if task_id not in gold:
+            gold[task_id] = gold_lines(by_id[task_id])
+        return bool(code_tokens(gold[task_id]))
+
     folders = [find_probe_folder(Path(s)).resolve() for s in sources]
     agents = sorted({p.stem for d in folders for p in d.glob("*.jsonl")})
     plans = []
@@ -142,6 +149,17 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
                                       f"{v.get('tasks_digest') or 'unknown'}) than {home.tasks} ({digest}); "
                                       "merge shards of one task set")
             verdicts.append(v)
+        for (_, path), v in zip(files, verdicts, strict=True):  # its tasks are its share (hatk37)
+            why = share_refusal(str(path), {"shard": v.get("shard"), "shard_of": v.get("shard_of"),
+                                            "task_ids": list(v.get("tasks") or {})}, repo_ids, kept=adds_code,
+                                where="its verdict line")
+            if why:
+                raise ShardMergeError(f"{WHAT}: {why}; drop that folder or probe that shard again")
+        why = split_refusal([(str(path), {"shard": v.get("shard"), **({"shard_of": v["shard_of"]}
+                                                                      if "shard_of" in v else {})})
+                             for (_, path), v in zip(files, verdicts, strict=True)])
+        if why:
+            raise ShardMergeError(f"{WHAT}: {why}")
         cutoffs = {v.get("cutoff") for v in verdicts}
         if len(cutoffs) > 1:
             raise ShardMergeError(f"{WHAT}: the shards of agent {name!r} used different cutoffs "

@@ -84,6 +84,8 @@ class ProbeSession:
         #: the sandbox of the calls of agents that start a program (as a run's attempts)
         self.sandboxes = ProbeSandboxes(settings, sandbox_hook)
         self.shard = chosen.shard
+        #: with ``--shard``: the ids the shards split, kept in the verdict (what a merge checks; hatk37)
+        self.shard_of = [t.id for t in chosen.every] if chosen.shard else None
         in_shard = {t.id for t in chosen.tasks}
         self.cutoff = (_dt.date.fromisoformat(str(settings.cutoff)[:10]).isoformat() if settings.cutoff else None)
         self.fdr = float(settings.fdr)
@@ -282,6 +284,7 @@ class ProbeSession:
             verdict = judge(agent.name, records, self.tasks, cutoff=self.cutoff, fdr=self.fdr,
                             floor=self.recite_floor, pairs=self.pairs)
             verdict.shard = str(self.shard) if self.shard else None
+            verdict.shard_of = self.shard_of
             verdict.tasks_digest = self.digest
             write_verdict(path, verdict, at)
             cost = sum(float(r.get("cost_usd") or 0.0) for r in records if r.get("kind") in ("task", "control"))

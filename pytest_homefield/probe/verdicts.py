@@ -40,7 +40,8 @@ each sample a failure scored as an empty answer on its last try, the row's ``una
 the tasks it remembers — would otherwise get a clean bill), ``flagged``
 [{task_id, best, mean}], ``tasks`` {task_id: {best, mean, samples, memorized}}, ``at``,
 ``tasks_digest`` (of the ``tasks.jsonl`` probed), ``shard`` (``"K/N"`` for a ``--shard`` session,
-which judges its shard's tasks only, else ``None``) and, for a merge of shards, ``merged_from``
+which judges its shard's tasks only, else ``None``), ``shard_of`` (with ``shard``: the ids the shards split)
+and, for a merge of shards, ``merged_from``
 and ``incomplete`` (the ``incomplete: shard K/N missing`` lines).
 """
 
@@ -192,6 +193,9 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     tasks_digest: str = ""
     shard: str | None = None
+    #: with ``shard``: the ids the shards split (the probe's selection: ``tasks.jsonl`` after the hook, cut to
+    #: ``--max-tasks``), what ``homefield probe --merge`` checks the shard's tasks against (hatk37)
+    shard_of: list[str] | None = None
     merged_from: list[dict[str, Any]] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
     fdr: float = FDR
@@ -219,6 +223,7 @@ class Verdict:
                 "notes": self.notes,
                 "at": at, "tasks_digest": self.tasks_digest, "shard": self.shard, "fdr": self.fdr,
                 "recite_floor": self.floor,
+                **({"shard_of": self.shard_of} if self.shard_of is not None else {}),
                 **({"merged_from": self.merged_from, "incomplete": self.incomplete} if self.merged_from else {})}
 
 

@@ -20,9 +20,10 @@ from probe.conftest import RECITER, UNBOXED, reciter_spec
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe.prompt import added_lines
-from pytest_homefield.probe.similarity import token_similarity
+from pytest_homefield.probe.similarity import code_tokens, token_similarity
 from pytest_homefield.probe_records import load_probe, probe_path
 from pytest_homefield.records import load_tasks
+from pytest_homefield.shard import Shard
 from pytest_homefield.store import read_jsonl, write_jsonl_atomic
 
 pytestmark = pytest.mark.slow
@@ -154,3 +155,67 @@ def test_the_answer_a_record_keeps_is_the_answer_scored(ablate_repo: Path, tmp_p
     (call,) = [r for r in load_probe(probe_path(repo / ".homefield", "long")) if r["kind"] == "task"]
     assert call["score"] == round(token_similarity(call["answer"], gold), 6)
     assert call["answer"] == ("# thinking it over\n" * 1000)[: len(call["answer"])]
+
+
+def _claiming(shards: tuple[Path, list[Path]], dest: Path, *, shift: bool) -> tuple[Path, str]:
+    """A copy of shard 2/2's folder whose verdict claims a task of shard 1/2, with a call of it (sample 2, no key
+    shard 1 has) reciting the gold: its ``tasks`` that task more (``shift`` False), or (``shift``) its ``shard_of``
+    the repository's tasks but the first, which makes shard 2/2 of it shard 1/2's tasks but that one, and its
+    ``tasks`` and calls those. Returns the folder and the task claimed."""
+    repo, folders = shards
+    every = [t.id for t in load_tasks(repo / ".homefield" / "tasks.jsonl")]
+    probed = {t.id for t in load_tasks(repo / ".homefield" / "tasks.jsonl") if code_tokens(_gold(repo, t.id))}
+    theirs = [r for r in read_jsonl(folders[0] / "reciter.jsonl") if r["kind"] == "task"]
+    first = sorted(every)[0]
+    target = next(r for r in theirs if r["task_id"] != first)
+    shutil.copytree(folders[1], dest)
+    path = dest / "reciter.jsonl"
+    lines = list(read_jsonl(path))
+    calls, verdict = lines[:-1], lines[-1]
+    forged = {**target, "sample": 2, "answer": _gold(repo, target["task_id"]), "score": 1.0}
+    blank = {"best": None, "mean": None, "samples": 0, "memorized": None}
+    if shift:
+        split = [t for t in every if t != first]
+        share = {t for t in Shard(2, 2).select(split) if t in probed}
+        assert target["task_id"] in share
+        calls = [r for r in calls if r["task_id"] in share]
+        verdict = {**verdict, "shard_of": split, "tasks": {t: verdict["tasks"].get(t, blank) for t in sorted(share)}}
+    else:
+        verdict = {**verdict, "tasks": {**verdict["tasks"], target["task_id"]: blank}}
+    write_jsonl_atomic(path, [*calls, forged, verdict])
+    return dest, target["task_id"]
+
+
+@pytest.mark.parametrize("shift", [False, True], ids=["its-tasks", "its-split"])
+def test_a_shard_verdict_claiming_another_shards_task_is_refused(shards: tuple[Path, list[Path]], tmp_path: Path,
+                                                                 shift: bool) -> None:
+    """hatk37: a shard's verdict line was taken at its word for the tasks it judged, and so for the calls the
+    merge took from it: shard 2/2 claiming a task of shard 1/2 (in its ``tasks``, or by a ``shard_of`` of its own
+    that puts it in its share) had its crafted call of that task counted (the gold recited: the task flagged)."""
+    repo, folders = shards
+    bad, task = _claiming(shards, tmp_path / "bad", shift=shift)
+    why = ("split different selections of tasks" if shift
+           else rf"its verdict line claims \d+ tasks, not shard 2/2's \d+ of the 8 it split \(task {task} is not its "
+                r"share\)")
+    _merge_refused(repo, [folders[0], bad], tmp_path / "merged", why)
+
+
+@pytest.mark.xfail(strict=True, reason="hatk37: a lone shard states the selection it split (shard_of), which a merge "
+                   "cannot derive on its own (the modify-tasks hook, the memorized tasks left out, --max-tasks): "
+                   "one whose crafted shard_of puts another shard's task in its share is refused only beside a "
+                   "shard of the real split (docs/contracts.md §4 \"Shards\")")
+def test_a_lone_shard_stating_a_crafted_split_is_refused(shards: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    repo, _ = shards
+    bad, _ = _claiming(shards, tmp_path / "bad", shift=True)
+    _merge_refused(repo, [bad], tmp_path / "merged", r"reciter\.jsonl")
+
+
+def test_each_shard_verdict_keeps_the_split_it_judged_a_share_of(shards: tuple[Path, list[Path]]) -> None:
+    """The verdict of ``--shard K/N`` keeps ``shard_of`` (the probe's selection); its ``tasks`` are exactly its
+    share of it that adds code."""
+    repo, folders = shards
+    every = [t.id for t in load_tasks(repo / ".homefield" / "tasks.jsonl")]
+    for k, folder in enumerate(folders, start=1):
+        verdict = list(read_jsonl(folder / "reciter.jsonl"))[-1]
+        assert verdict["shard"] == f"{k}/2" and verdict["shard_of"] == every
+        assert set(verdict["tasks"]) == {t for t in Shard(k, 2).select(every) if code_tokens(_gold(repo, t))}
