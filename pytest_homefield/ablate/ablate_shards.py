@@ -48,14 +48,14 @@ from pytest_homefield.ablate.session import (
 )
 from pytest_homefield.ablate.variants import SLIM, Variant, rule_variants
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.errors import ShardMergeError
+from pytest_homefield.errors import ConfigError, ShardMergeError
 from pytest_homefield.layout import HomefieldDir, meta_path, read_json_file, read_meta, tries_path, write_meta
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import latest_results, result_key
 from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.settings import Settings
-from pytest_homefield.shard import missing_shards, outside_plan, share_refusal, split_refusal
+from pytest_homefield.shard import missing_shards, outside_plan, parse_shard, share_refusal, split_refusal
 from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
@@ -121,6 +121,39 @@ def _same(folders: Sequence[Path], values: Sequence[Any], what: str) -> None:
             raise ShardMergeError(f"{WHAT}: {folders[0]} and {d} differ in {what}; merge ablations of one {what}")
 
 
+def _copy_shares(folders: Sequence[Path], metas: Sequence[dict[str, Any]],
+                 repo_ids: Sequence[str]) -> dict[Path, set[str]]:
+    """The share of each copy of a merged ablation resumed as a shard (``merged_from`` and ``shard`` K/N): shard K/N
+    of the merged ablation's ``task_ids``, the tasks its own sessions ran (hatk37: its other results are the merged
+    ablation's, which every copy holds). Raises :class:`ShardMergeError` when such copies are not of one merged
+    ablation (their ``merged_from`` or ``task_ids`` differ) or name a task not in ``tasks.jsonl``."""
+    out: dict[Path, set[str]] = {}
+    first: tuple[Path, Any] | None = None
+    known = set(repo_ids)
+    for d, m in zip(folders, metas, strict=True):
+        if not m.get("merged_from") or m.get("shard") is None:
+            continue
+        try:
+            shard = parse_shard(str(m.get("shard")), flag=f"{WHAT}: {d}: shard")
+        except ConfigError as exc:
+            raise ShardMergeError(str(exc)) from None
+        every = m.get("task_ids")
+        if shard is None or not isinstance(every, list) or not all(isinstance(t, str) for t in every):
+            raise ShardMergeError(f"{WHAT}: {d}: its meta.json task_ids is not a list of task ids")
+        unknown = [t for t in every if t not in known]
+        if unknown:
+            raise ShardMergeError(f"{WHAT}: {d}: task {unknown[0]} of its meta.json is not in this repository's "
+                                  "tasks.jsonl")
+        mark = (m.get("merged_from"), every)
+        if first is None:
+            first = (d, mark)
+        elif mark != first[1]:
+            raise ShardMergeError(f"{WHAT}: {first[0]} and {d} are not copies of one merged ablation (their meta.json "
+                                  "merged_from or task_ids differ); merge the copies of one")
+        out[d] = shard.select(every)
+    return out
+
+
 def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: str, rules_text: str,
                     split: Callable[..., RuleSet], new_id: str) -> tuple[AblationSession, dict[str, Any]]:
     """Merge the ablation folders ``sources`` (module docstring) into ``.homefield/ablate/<new_id>/``
@@ -151,6 +184,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     why = split_refusal([(str(d), m) for d, m in zip(folders, metas, strict=True)])
     if why:
         raise ShardMergeError(f"{WHAT}: {why}")
+    shares = _copy_shares(folders, metas, repo_ids)
     _same(folders, [m.get("rules_file") for m in metas], "rules file")
     if metas[0].get("rules_file") != rules_rel:
         raise ShardMergeError(f"{WHAT}: the folders ablated {metas[0].get('rules_file')}, not {rules_rel}")
@@ -171,6 +205,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     origin: dict[tuple[str, str, int, str], Path] = {}
     history: dict[Path, dict[tuple[str, str, int, str], list[dict[str, Any]]]] = {}
+    latest_of: dict[Path, dict[tuple[str, str, int, str], dict[str, Any]]] = {}
     for d, m in zip(folders, metas, strict=True):
         in_plan = outside_plan(m)
         # validated: a bad line raises RecordError naming it
@@ -178,7 +213,8 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
         by_key = history[d] = {}
         for r in lines:
             by_key.setdefault(result_key(r), []).append(r)
-        for key, r in latest_results(lines).items():
+        latest_of[d] = latest_results(lines)
+        for key, r in latest_of[d].items():
             why = in_plan(key[0], key[1], key[2])
             if why:
                 raise ShardMergeError(f"{WHAT}: {d} has a result its session could not have written ({why}); "
@@ -191,6 +227,15 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
                 raise ShardMergeError(
                     f"{WHAT}: {variant} {task} {agent}#{attempt} is in {origin[key]} ({prior.get('outcome')}) and "
                     f"{d} ({r.get('outcome')}) with different outcomes; drop one of the two folders")
+    for d, share in shares.items():  # a copy's result outside its share is the merged ablation's: another has it
+        for key, r in latest_of[d].items():
+            if key[0] not in share and not any(e != d and latest_of[e].get(key, {}).get("outcome") == r.get("outcome")
+                                               for e in folders):
+                task, agent, attempt, variant = key
+                raise ShardMergeError(
+                    f"{WHAT}: {d} has a result its session could not have written ({variant} {task} {agent}#{attempt}: "
+                    f"task {task} is not its share {metas[folders.index(d)].get('shard')} of the merged ablation's "
+                    "tasks, and no other copy of that ablation holds it); drop that line or the folder")
     all_tasks = load_tasks(home.tasks)
     ids = {str(t) for m in metas for t in m.get("task_ids", [])}
     tasks: list[Task] = [t for t in all_tasks if t.id in ids]

@@ -121,6 +121,23 @@ def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_
     assert session.phase == "done" and _outcomes(session.ablate_dir) == _outcomes(single)
     assert _mask(doc) == _mask(json.loads((single / "report.json").read_text())) | {"incomplete": [], "shard": None}
     assert (session.ablate_dir / "suggested-CLAUDE.md").read_text() == (single / "suggested-CLAUDE.md").read_text()
+    # hatk37: a copy resumed as a shard was not share-checked: copy 2/3 with a slimmer-file line of copy 1/3's task
+    # (copy 1's own line absent: its attempt unscored) had it merged as that task's measurement
+    one_results, two_results = (sources[k] / "results.jsonl" for k in (0, 1))
+    one_text, two_text = one_results.read_text(), two_results.read_text()
+    mine = next(r for r in read_jsonl(one_results) if r["variant"] == "slim")
+    assert mine["task_id"] in Shard(1, 3).select(ids)
+    one_results.write_text("".join(json.dumps(r) + "\n" for r in read_jsonl(one_results)
+                                   if (r["variant"], r["task_id"]) != ("slim", mine["task_id"])))
+    two_results.write_text(two_text + json.dumps({**mine, "outcome": "solved", "solved": True}) + "\n")
+    with pytest.raises(ShardMergeError, match=rf"{re.escape(str(sources[1]))} has a result its session could not have "
+                                              rf"written \(slim {mine['task_id']} cmd#1: task {mine['task_id']} is not "
+                                              "its share 2/3 of the merged ablation's tasks"):
+        merge_ablations(sources, settings, rules_rel="CLAUDE.md", rules_text=(final / "CLAUDE.md").read_text(),
+                        split=split_rules, new_id="claim2")
+    assert not (final / ".homefield" / "ablate" / "claim2").exists()
+    one_results.write_text(one_text)
+    two_results.write_text(two_text)
     # a missing shard: said, and no slimmer file decided from part of the tasks
     session, doc = merge_ablations(sources[:1] + sources[2:], settings, rules_rel="CLAUDE.md",
                                    rules_text=(final / "CLAUDE.md").read_text(), split=split_rules, new_id="part")
