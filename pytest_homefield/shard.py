@@ -163,10 +163,13 @@ def share_refusal(name: str, meta: Mapping[str, Any], repo_ids: Sequence[str], *
     return None
 
 
-def split_refusal(metas: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
-    """Why the shard folders ``(name, meta)`` did not split one selection of tasks (their ``shard_of``
-    differ: each shard's share is then its own word), one phrase, else ``None``."""
-    kept = [(name, m.get("shard_of")) for name, m in metas if m.get("shard") is not None and "shard_of" in m]
+def split_refusal(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[str] | None = None) -> str | None:
+    """Why the shard folders ``(name, meta)`` did not split one selection of tasks (each shard's share is then its
+    own word), one phrase, else ``None``. With ``repo_ids`` (``tasks.jsonl``'s ids) every shard's split is compared,
+    a shard made before ``shard_of`` by the selection :func:`_split_ids` derives for it (hatk37: before, only the
+    stated ones were, so a crafted ``shard_of`` beside such a shard was its own word); without, only the stated."""
+    kept = [(name, _split_ids(m, repo_ids) if repo_ids is not None else m.get("shard_of")) for name, m in metas
+            if m.get("shard") is not None and (repo_ids is not None or "shard_of" in m)]
     for name, every in kept[1:]:
         if every != kept[0][1]:
             return (f"{kept[0][0]} and {name} split different selections of tasks (meta.json shard_of); merge "

@@ -67,3 +67,18 @@ def test_a_share_may_be_the_part_a_folder_holds() -> None:
     assert share_refusal("p", {**meta, "task_ids": ["t0", "t1"]}, repo, kept=lambda t: t != "t2",
                          where="its verdict line") == ("p: its verdict line claims 2 tasks, not shard 1/2's 1 of the 4 "
                                                        "it split (task t1 is not its share)")
+
+
+def test_every_shards_split_is_compared_a_stated_one_with_a_derived_one() -> None:
+    """hatk37: a shard made before ``shard_of`` splits the selection derived for it; a crafted ``shard_of`` beside it
+    (one that puts another shard's task in its share) was compared with nothing and taken at its word."""
+    repo = ["t0", "t1", "t2", "t3"]
+    old = {"shard": "1/2", "task_ids": sorted(Shard(1, 2).select(repo))}
+    crafted_split = repo[1:]
+    crafted = {"shard": "2/2", "shard_of": crafted_split, "task_ids": sorted(Shard(2, 2).select(crafted_split))}
+    assert share_refusal("s2", crafted, repo) is None  # alone, its own split is all there is to check it by
+    assert split_refusal([("s1", old), ("s2", crafted)]) is None  # main: only the stated splits compared
+    assert split_refusal([("s1", old), ("s2", crafted)], repo) == (
+        "s1 and s2 split different selections of tasks (meta.json shard_of); merge the shards of one split")
+    assert split_refusal([("s1", old), ("s2", {**crafted, "shard_of": repo,
+                                               "task_ids": sorted(Shard(2, 2).select(repo))})], repo) is None

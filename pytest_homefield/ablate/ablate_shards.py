@@ -181,7 +181,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
         why = None if m.get("merged_from") else share_refusal(str(d), m, repo_ids)
         if why:
             raise ShardMergeError(f"{WHAT}: {why}; drop that folder or run that shard again")
-    why = split_refusal([(str(d), m) for d, m in zip(folders, metas, strict=True)])
+    why = split_refusal([(str(d), m) for d, m in zip(folders, metas, strict=True)], repo_ids)
     if why:
         raise ShardMergeError(f"{WHAT}: {why}")
     shares = _copy_shares(folders, metas, repo_ids)

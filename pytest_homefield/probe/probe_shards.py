@@ -157,7 +157,7 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
                 raise ShardMergeError(f"{WHAT}: {why}; drop that folder or probe that shard again")
         why = split_refusal([(str(path), {"shard": v.get("shard"), **({"shard_of": v["shard_of"]}
                                                                       if "shard_of" in v else {})})
-                             for (_, path), v in zip(files, verdicts, strict=True)])
+                             for (_, path), v in zip(files, verdicts, strict=True)], repo_ids)
         if why:
             raise ShardMergeError(f"{WHAT}: {why}")
         cutoffs = {v.get("cutoff") for v in verdicts}

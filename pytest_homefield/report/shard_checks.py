@@ -46,7 +46,7 @@ def check_runs(run_dirs: Sequence[Path], repo_ids: Sequence[str] | None = None,
     counts (``2/3`` beside ``1/4``), and for a record outside its run's plan; and for a sharded run over
     another ``tasks.jsonl`` than ``repo_digest`` (this repository's) or whose tasks are not its share of
     ``repo_ids`` (this repository's task ids, in file order; ``None``: not checked), when there are
-    several runs."""
+    several runs, or one shard over this ``tasks.jsonl`` (hatk37)."""
     metas = [load_meta(Path(d)) for d in run_dirs]
     digests = {m.get("tasks_digest") for m in metas if m.get("tasks_digest")}
     if len(digests) > 1:
@@ -56,8 +56,10 @@ def check_runs(run_dirs: Sequence[Path], repo_ids: Sequence[str] | None = None,
                          f"sets (tasks digest {first.get('tasks_digest')} vs {other.get('tasks_digest')}); "
                          "report them apart")
     for m in metas:  # a merge of shards (one run alone is reported over its own meta, whatever tasks.jsonl is now)
-        if m.get("shard") is None or len(metas) < 2 or repo_ids is None:
+        if m.get("shard") is None or repo_ids is None:
             continue
+        if len(metas) < 2 and (repo_digest is None or m.get("tasks_digest") != repo_digest):
+            continue  # hatk37: a lone shard of this tasks.jsonl is checked too (its claims beyond its own shard_of)
         if repo_digest is not None and m.get("tasks_digest") != repo_digest:
             raise MergeError(f"homefield report: run {m['run_id']} is shard {m.get('shard')} of another tasks.jsonl "
                              f"(tasks digest {m.get('tasks_digest')}, this repository's {repo_digest}); report it "
@@ -65,7 +67,7 @@ def check_runs(run_dirs: Sequence[Path], repo_ids: Sequence[str] | None = None,
         why = share_refusal(f"run {m['run_id']}", m, repo_ids)
         if why:
             raise MergeError(f"homefield report: {why}; report it apart or run that shard again")
-    why = split_refusal([(f"run {m['run_id']}", m) for m in metas])
+    why = split_refusal([(f"run {m['run_id']}", m) for m in metas], repo_ids)
     if why:
         raise MergeError(f"homefield report: {why}")
     check = MergeCheck()

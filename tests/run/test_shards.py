@@ -116,6 +116,33 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
     s2_meta.write_text(json.dumps({k: v for k, v in s2.items() if k != "shard_of"}))  # a shard of before hatk36
     proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
     assert proc.returncode == 0, proc.stderr  # its share checked against tasks.jsonl: it is
+    # hatk37: a lone shard of this tasks.jsonl was reported over its own meta: s2 claiming s1's task counted it
+    s2_results.write_text(kept + json.dumps(claimed) + "\n")
+    s2_meta.write_text(json.dumps({**s2, "task_ids": [*s2["task_ids"], s1_line["task_id"]]}))
+    proc = homefield_in_process(merged, "report", "s2")
+    assert proc.returncode == 2 and "run s2" in proc.stderr and "not its share" in proc.stderr, proc.stderr
+    # hatk37: s2 stating a split of its own (tasks.jsonl less a task, putting s3's task in its share) beside a
+    # shard of before hatk36 (no shard_of) was compared with nothing: s3's task counted where s3 had no line of it
+    s3_meta, s3_results = (merged / ".homefield/runs/s3" / n for n in ("meta.json", "results.jsonl"))
+    s3_meta_text, s3_text = s3_meta.read_text(), s3_results.read_text()
+    s3_line = json.loads(s3_text.splitlines()[0])
+    target = s3_line["task_id"]
+    crafted_split = next(split for j in range(len(ids))
+                         for split in [[i for i in ids if i not in [x for x in sorted(ids) if x != target][:j]]]
+                         if target in Shard(2, 3).select(split))
+    share = Shard(2, 3).select(crafted_split)
+    s2_meta.write_text(json.dumps({**s2, "shard_of": crafted_split, "task_ids": [i for i in ids if i in share]}))
+    s2_results.write_text("".join(ln + "\n" for ln in kept.splitlines() if json.loads(ln)["task_id"] in share)
+                          + json.dumps({**s3_line, "run_id": "s2", "outcome": "solved", "solved": True}) + "\n")
+    s3_meta.write_text(json.dumps({k: v for k, v in json.loads(s3_meta_text).items() if k != "shard_of"}))
+    s3_results.write_text("".join(ln + "\n" for ln in s3_text.splitlines()
+                                  if (json.loads(ln)["task_id"], json.loads(ln)["agent"], json.loads(ln)["attempt"])
+                                  != (target, s3_line["agent"], s3_line["attempt"])))
+    proc = homefield_in_process(merged, "report", "s2", "s3")
+    assert proc.returncode == 2 and "split different selections" in proc.stderr, proc.stdout + proc.stderr
+    s3_meta.write_text(s3_meta_text)
+    s3_results.write_text(s3_text)
+    s2_results.write_text(kept)
     s2_meta.write_text(meta_text)
     # shards of another tasks.jsonl than this repository's (all three the same): refused, one line
     metas = {k: merged / f".homefield/runs/s{k}/meta.json" for k in (1, 2, 3)}
