@@ -156,6 +156,8 @@ def not_running(config: pytest.Config, node: Any, nodeid: str) -> str | None:
     """Why the worker ``node`` cannot be running the item ``nodeid`` now (one phrase), else ``None`` (hatk37): the
     item must be the first of :func:`given_order`, the one it runs (a worker runs its items one at a time, in the
     order given, and the controller reads its events in the order sent)."""
+    if _first_given(config, node) == nodeid:  # the common case, without listing every pending item
+        return None
     order = given_order(config, node)
     if order is None:
         return "this session's xdist scheduler does not say which items it gave that worker"
@@ -163,6 +165,24 @@ def not_running(config: pytest.Config, node: Any, nodeid: str) -> str | None:
         return "that worker was not given this item (or it had finished)"
     if order[0] != nodeid:
         return f"that worker was given this item but runs {order[0]} first"
+    return None
+
+
+def _first_given(config: pytest.Config, node: Any) -> str | None:
+    """The first of :func:`given_order` (``None``: none, or the scheduler does not say), read without building
+    the list (a report or event arrives per phase of every item; a worker of load scheduling may hold thousands)."""
+    sched = getattr(config.pluginmanager.getplugin("dsession"), "sched", None)
+    pending = getattr(sched, "node2pending", None)
+    if isinstance(pending, dict) and node in pending:
+        collection = getattr(sched, "collection", None)
+        if collection is None:
+            collection = getattr(sched, "node2collection", {}).get(node)
+        first = pending[node][0] if pending[node] else None
+        return collection[first] if collection is not None and first is not None and 0 <= first < len(collection) \
+            else None
+    work = getattr(sched, "assigned_work", None)
+    if isinstance(work, dict) and node in work:
+        return next((nodeid for unit in work[node].values() for nodeid, done in unit.items() if not done), None)
     return None
 
 
