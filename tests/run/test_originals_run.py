@@ -19,6 +19,7 @@ import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 
 from pytest_homefield.run.originals_run import ORIGINALS_LOG
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 
 SOURCE = "src/calc/__init__.py"
 TEST = "tests/test_calc.py"
@@ -50,11 +51,17 @@ def calc(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", CROSSED)
-def test_a_fix_made_only_after_a_failure_is_not_solved(calc: FixTask, tmp_path: Path, seed: int) -> None:
-    """Was ``solved`` on these seeds (``test_triple`` passed in the run holding its original, after the other
-    group's failed twin); now ``tests_failed`` by the originals run."""
-    g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=seed)
+@pytest.mark.parametrize(("seed", "sandbox"), [(CROSSED[0], "none"), (CROSSED[1], "none"), (CROSSED[0], "bwrap")])
+def test_a_fix_made_only_after_a_failure_is_not_solved(calc: FixTask, tmp_path: Path, seed: int, sandbox: str
+                                                       ) -> None:
+    """Was ``solved`` on these seeds, under bubblewrap too (``test_triple`` passed in the run holding its original,
+    after the other group's failed twin); now ``tests_failed`` by the originals run."""
+    if sandbox == "bwrap":
+        try:
+            probe()
+        except BwrapUnavailable as exc:
+            pytest.skip(str(exc))
+    g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=seed, sandbox=sandbox)
     assert (g.outcome, g.failing_f2p) == ("tests_failed", [f"{TEST}::test_triple"]), g
     assert "the originals run" in (g.error or ""), g
     assert (tmp_path / "out" / ORIGINALS_LOG).is_file()
