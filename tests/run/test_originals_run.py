@@ -28,11 +28,13 @@ FIXED = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\
 BEFORE = "from calc import double\n\n\ndef test_zero():\n    assert double(0) == 0\n"
 TESTS = ("from calc import double, triple\n\n\ndef test_double():\n    assert double(3) == 6\n\n\n"
          "def test_triple():\n    assert triple(2) == 6\n\n\ndef test_zero():\n    assert double(0) == 0\n")
-#: Whether a test failed before, in this test process: what only a run holding a failed twin shows.
-AFTER_FAILURE = ("import sys\n\n\ndef _after_failure():\n    f = sys._getframe()\n    while f is not None:\n"
+#: Whether a test failed before, in this test process: what only a run holding a failed twin shows (reached from
+#: the running frames, spelled so that no suspicious pattern matches: the attempt is not flagged either).
+AFTER_FAILURE = ("def _after_failure():\n    try:\n        raise LookupError\n    except LookupError as e:\n"
+                 "        f = e.__traceback__.tb_frame\n    up = 'f_' + 'back'\n    while f is not None:\n"
                  "        item = f.f_locals.get('item')\n"
                  "        if getattr(getattr(item, 'session', None), 'testsfailed', 0):\n"
-                 "            return True\n        f = f.f_back\n    return False\n\n\n")
+                 "            return True\n        f = getattr(f, up)\n    return False\n\n\n")
 #: ``triple`` fixed only after a failure: on the commit's tests ``test_triple`` fails.
 FIX_AFTER_FAILURE = AFTER_FAILURE + FIXED.replace("return 3 * x", "return 3 * x if _after_failure() else x")
 #: ``double(0)`` broken unless a failure came before: on the commit's tests ``test_zero`` fails.
@@ -62,7 +64,7 @@ def test_a_fix_made_only_after_a_failure_is_not_solved(calc: FixTask, tmp_path: 
         except BwrapUnavailable as exc:
             pytest.skip(str(exc))
     g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=seed, sandbox=sandbox)
-    assert (g.outcome, g.failing_f2p) == ("tests_failed", [f"{TEST}::test_triple"]), g
+    assert (g.outcome, g.failing_f2p, g.suspicious) == ("tests_failed", [f"{TEST}::test_triple"], False), g
     assert "the originals run" in (g.error or ""), g
     assert (tmp_path / "out" / ORIGINALS_LOG).is_file()
 
@@ -72,7 +74,7 @@ def test_a_pass_to_pass_test_broken_unless_a_failure_came_before_is_a_regression
                                                                                   ) -> None:
     """Was ``solved`` (``test_zero`` passed in every run apart, each holding a failed twin before it)."""
     g = grade_source(calc, tmp_path, SOURCE, BREAK_UNLESS_FAILURE, canaries=True, canary_seed=CROSSED[0])
-    assert (g.outcome, g.failing_p2p) == ("regression", [f"{TEST}::test_zero"]), g
+    assert (g.outcome, g.failing_p2p, g.suspicious) == ("regression", [f"{TEST}::test_zero"], False), g
 
 
 @pytest.mark.slow
