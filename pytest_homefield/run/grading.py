@@ -26,7 +26,13 @@ from pytest_homefield.records import Task
 from pytest_homefield.run.carried import carried_changes, config_above
 from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
-from pytest_homefield.run.originals_run import OriginalsChecked, after_twins_only, originals_due, originals_run
+from pytest_homefield.run.originals_run import (
+    CONFINED,
+    OriginalsChecked,
+    after_twins_only,
+    originals_due,
+    originals_run,
+)
 from pytest_homefield.run.sealed_grading import (
     SealChecked,
     SealPlan,
@@ -550,9 +556,12 @@ def grade(
                 return g
             g.test_s += originals.run.wall_s
             # a PASS_TO_PASS id that failed in every run apart only after a failed twin (what the twin left) and
-            # passed here, where no twin ran, is what the commit's tests give: passed
-            merged.update({i: "passed" for i in after_twins_only(plan, made, task.PASS_TO_PASS)
-                           if merged.get(i) != "passed" and originals.outcomes.get(i) == "passed"})
+            # passed here, where no twin ran, is what the commit's tests give: passed; only when no run apart could
+            # write the grading tree this run copied (bubblewrap and Landlock keep every copy read-only; unconfined,
+            # a process could leave a passing source there for it)
+            if all(r.sandbox in CONFINED for r in made):
+                merged.update({i: "passed" for i in after_twins_only(plan, made, task.PASS_TO_PASS)
+                               if merged.get(i) != "passed" and originals.outcomes.get(i) == "passed"})
         apart = dict(merged)  # the runs apart alone: what decides the reference fix's runs below
         # an exception-swap twin's clearance by its run's own record is never the whole evidence, nor is a twin
         # failed by code that raises only inside a raises (neg35): the plain run, whenever such a group passed

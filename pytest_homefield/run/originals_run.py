@@ -28,12 +28,16 @@ from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan
 
-__all__ = ["ORIGINALS_LOG", "ORIGINALS_OUTCOMES", "OriginalsChecked", "originals_due", "originals_run",
+__all__ = ["ORIGINALS_LOG", "ORIGINALS_OUTCOMES", "CONFINED", "OriginalsChecked", "originals_due", "originals_run",
            "after_twins_only"]
 
 #: The originals run's log tail and events, in the attempt's folder (when one was made).
 ORIGINALS_LOG = "originals.log"
 ORIGINALS_OUTCOMES = "originals.outcomes.jsonl"
+#: The test sandboxes that keep a run's copy read-only (``sandbox/testrun.py``): only when every run apart had one
+#: may the originals run pass an id the runs apart failed (:func:`after_twins_only`): unconfined, a process there
+#: could write the grading tree the originals run copies.
+CONFINED = ("bwrap", "landlock")
 
 
 class OriginalsChecked(NamedTuple):
@@ -82,8 +86,8 @@ def after_twins_only(plan: TwinPlan | None, made: Sequence[TestRun], ids: Collec
     reported before it (in the order its process reported). A twin stops at its contradicted site, so what the rest
     of its body undoes (a module setting put back) stays for every later test of its process; with a twin in every
     run apart such an id failed everywhere, and ``TwinPlan.merge`` (which excuses it where it passed in another run)
-    left it ``regression`` for a real fix (gatk36, not closed). The originals run, free of twins, decides it then.
-    Empty without a plan."""
+    left it ``regression`` for a real fix (gatk36, not closed). The originals run, free of twins, decides it then,
+    when every run apart was :data:`CONFINED`. Empty without a plan."""
     if plan is None:
         return []
     want = set(ids)

@@ -59,10 +59,7 @@ def test_a_fix_made_only_after_a_failure_is_not_solved(calc: FixTask, tmp_path: 
     """Was ``solved`` on these seeds, under bubblewrap too (``test_triple`` passed in the run holding its original,
     after the other group's failed twin); now ``tests_failed`` by the originals run."""
     if sandbox == "bwrap":
-        try:
-            probe()
-        except BwrapUnavailable as exc:
-            pytest.skip(str(exc))
+        _bwrap()
     g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=seed, sandbox=sandbox)
     assert (g.outcome, g.failing_f2p, g.suspicious) == ("tests_failed", [f"{TEST}::test_triple"], False), g
     assert "the originals run" in (g.error or ""), g
@@ -104,17 +101,30 @@ MODES_TESTS = ("from modes import MODE, compute, shift\n\n\ndef test_scaled():\n
                "    assert shift(2) == 8\n    MODE['offset'] = 0\n\n\n" + MODES_BEFORE.split("\n\n\n", 1)[1])
 
 
+def _bwrap() -> None:
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+
+
 @pytest.mark.slow
-def test_a_real_fix_is_not_blamed_for_what_two_failing_twins_left(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_a_real_fix_is_not_blamed_for_what_two_failing_twins_left(tmp_path: Path, sandbox: str) -> None:
     """Seed 2 lays each run apart one group's twin: ``test_plain`` failed after a twin in both, and a real fix was
     ``regression`` (seeds 0, 1, 3 lay both originals in one run: solved before too). It passes in the originals run,
-    where no twin ran: ``solved``."""
+    where no twin ran: ``solved`` under bubblewrap; unconfined a run apart could have written the tree the originals
+    run copies, so it passes nothing there: still ``regression`` (open, gatk36)."""
+    if sandbox == "bwrap":
+        _bwrap()
     b = build_fix_task(tmp_path / "modes", name="modes", source=MODES, parent=MODES_PARENT, fixed=MODES_FIXED,
                        test=MODES_TEST, tests=MODES_TESTS, first="modes", message="modes: one more when set",
                        fail_to_pass=[f"{MODES_TEST}::test_scaled", f"{MODES_TEST}::test_offset"],
                        pass_to_pass=[f"{MODES_TEST}::test_plain"], tests_before=MODES_BEFORE)
-    g = grade_source(b, tmp_path, MODES, "# one more when set\n" + MODES_FIXED, canaries=True, canary_seed=2)
-    assert (g.outcome, g.failing_p2p) == ("solved", []), g
+    g = grade_source(b, tmp_path, MODES, "# one more when set\n" + MODES_FIXED, canaries=True, canary_seed=2,
+                     sandbox=sandbox)
+    assert (g.outcome, g.failing_p2p) == (("solved", []) if sandbox == "bwrap" else
+                                          ("regression", [f"{MODES_TEST}::test_plain"])), g
     assert (tmp_path / "out" / ORIGINALS_LOG).is_file()
 
 
