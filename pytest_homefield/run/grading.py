@@ -26,6 +26,13 @@ from pytest_homefield.records import Task
 from pytest_homefield.run.carried import carried_changes, config_above
 from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
+from pytest_homefield.run.originals_run import (
+    CONFINED,
+    OriginalsChecked,
+    after_twins_only,
+    originals_due,
+    originals_run,
+)
 from pytest_homefield.run.sealed_grading import (
     SealChecked,
     SealPlan,
@@ -452,6 +459,7 @@ def grade(
         rows_note: tuple[str, str] | None = None
         plain_forged: tuple[str, str] | None = None  # what the plain run found (neg35)
         plain_made: list[TestRun] = []  # the plain run, made with the runs apart when the plan has a plain form
+        originals: OriginalsChecked | None = None  # the originals run (gatk37), when the plan has no run free of twins
         made: list[TestRun] = []
         try:
             if plan is not None:
@@ -534,6 +542,26 @@ def grade(
             g.outcome, g.error = "infra", why
             return g
         merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+        checked_ids = [*task.FAIL_TO_PASS, *(i for i in task.PASS_TO_PASS if i not in flaky)]
+        # gatk37: no run apart free of twins (every run laid a twin of some group, or a sentinel): the hidden tests
+        # as written, once more, decide every id too (lowering merged below, after every canary verdict)
+        if originals_due(plan) and all(merged.get(i) == "passed" for i in task.FAIL_TO_PASS):
+            try:
+                originals = originals_run(gdir, Path(tmp), test_cmd or task.test_cmd, hidden, out_dir, checked_ids,
+                                          timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
+                                          env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
+                                          box_mb=box_mb)
+            except ServiceError as exc:
+                g.outcome, g.error = "infra", str(exc)
+                return g
+            g.test_s += originals.run.wall_s
+            # a PASS_TO_PASS id that failed in every run apart only after a failed twin (what the twin left) and
+            # passed here, where no twin ran, is what the commit's tests give: passed; only when no run apart could
+            # write the grading tree this run copied (bubblewrap and Landlock keep every copy read-only; unconfined,
+            # a process could leave a passing source there for it)
+            if all(r.sandbox in CONFINED for r in made):
+                merged.update({i: "passed" for i in after_twins_only(plan, made, task.PASS_TO_PASS)
+                               if merged.get(i) != "passed" and originals.outcomes.get(i) == "passed"})
         apart = dict(merged)  # the runs apart alone: what decides the reference fix's runs below
         # an exception-swap twin's clearance by its run's own record is never the whole evidence, nor is a twin
         # failed by code that raises only inside a raises (neg35): the plain run, whenever such a group passed
@@ -632,6 +660,7 @@ def grade(
             forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
     forged = forged or unconfirmed or plain_forged
     lowered: list[str] = []  # the ids the other runs passed that the sealed run failed
+    originals_why: str | None = None  # why the originals run (gatk37) lowered an id the other runs passed
     if seal is not None:  # after every canary verdict, which reads the runs' own outcomes: it only lowers
         forged = forged or sealed_forged(seal, merged)
         lowered = [i for i, o in seal.outcomes.items() if o != "passed" and merged.get(i) == "passed"]
@@ -642,6 +671,19 @@ def grade(
         g.canary, g.error, g.twin_hits = *forged, 0
         g.outcome = "forged"
         return g
+    if originals is not None:  # gatk37: lowers only, as the sealed run does
+        stopped = originals.run.over_writes or originals.run.over_events
+        if stopped:  # the agent's code wrote or sent it, as in every other run of the change: scored
+            g.outcome, g.error = "agent_error", f"hidden tests (the originals run): {stopped}"
+            return g
+        below = [i for i, o in originals.outcomes.items() if o != "passed" and merged.get(i) == "passed"]
+        if below:
+            originals_why = (f"the originals run, the hidden tests as written with no twin: {below[0]} "
+                             f"{originals.outcomes[below[0]]} there" + (f" ({len(below) - 1} more)" if len(below) > 1
+                                                                         else ""))
+        merge_rows(merged, originals.outcomes)
+        timeouts = timeouts | set(originals.run.test_timeouts)
+        g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     if rows_note is not None:
         g.outcome, g.error = rows_note
         return g
@@ -662,11 +704,15 @@ def grade(
             g.error += f" ({sealed_why})"
         if any(r.collection_error for r in made):
             g.error += " (collection error)"
+        if originals_why:
+            g.error += f" ({originals_why})"
         if g.failing_p2p:  # the report's "broke existing tests", apart from "did not fix" (issue 35)
             g.error += f"; {len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
     elif g.failing_p2p:
         g.outcome = "regression"
         g.error = f"{len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
+        if originals_why:
+            g.error += f" ({originals_why})"
     else:
         g.outcome = "solved"
     over = next((r.cap_note() for r in made if r.cap_note()), None)  # any twin run, not only the last

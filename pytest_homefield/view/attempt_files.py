@@ -7,8 +7,9 @@ reporter's events, §7), ``canaries.json``, ``proxy.log``, and a grading's separ
 process saw it: ``twin-N.log`` / ``twin-N.outcomes.jsonl`` (the twin runs) and ``confirm.log`` /
 ``confirm.outcomes.jsonl`` (the confirmation run of the groups whose members disagreed, §7), ``confirm-parent.*``
 (its run on the parent), ``rows.log`` / ``rows.outcomes.jsonl`` (the run of the PASS_TO_PASS rows set apart
-with the task's test files unmodified, §7) and ``sealed.log`` / ``sealed.outcomes.jsonl`` (the sealed run, made
-first, §7 "Sealed sites"). Every file is
+with the task's test files unmodified, §7), ``originals.log`` / ``originals.outcomes.jsonl`` (the hidden test files as
+written, no twin, when no twin run was free of twins: §7 "The originals run") and ``sealed.log`` /
+``sealed.outcomes.jsonl`` (the sealed run, made first, §7 "Sealed sites"). Every file is
 read with a byte cap (:data:`READ_CAP`) and never through a link (the agent's folders are not read here, but a link in
 the artifacts folder is not followed either: ``O_NOFOLLOW``). Nothing here raises for a missing or
 unreadable file: it is ``None``.
@@ -165,9 +166,9 @@ def failure_sections(log: str) -> dict[str, str]:
 
 
 #: A grading's separate test run's files: ``twin-<N>.log``, ``twin-<N>.outcomes.jsonl``, ``confirm.log``, … (§4).
-_RUN_FILE = re.compile(r"(twin-[0-9]{1,4}|confirm|confirm-parent|rows|sealed)\.(log|outcomes\.jsonl)")
+_RUN_FILE = re.compile(r"(twin-[0-9]{1,4}|originals|confirm|confirm-parent|rows|sealed)\.(log|outcomes\.jsonl)")
 #: The runs other than the twin runs, in the order a grading makes them (after the twin runs).
-_LATER_RUNS = ("confirm", "confirm-parent", "rows")
+_LATER_RUNS = ("originals", "confirm", "confirm-parent", "rows")
 #: The run a grading makes before the twin runs (§7 "Sealed sites").
 _FIRST_RUNS = ("sealed",)
 
@@ -188,7 +189,8 @@ class AttemptFiles:
     """The texts of one attempt's artifacts (``None`` when absent), each read with :data:`READ_CAP`;
     ``sizes`` the whole size (bytes) of each file read, by name; ``others`` the names of other entries
     (the carried-change lists of grading, a ``grading.err``); ``runs`` the grading's separate test runs, the sealed
-    run first (§7 "Sealed sites"), then the twin runs in their order, then the confirmation run, then its run on the
+    run first (§7 "Sealed sites"), then the twin runs in their order, then the originals run (gatk37), then the
+    confirmation run, then its run on the
     parent (§7, atk27), then the run of the rows set apart (§7)."""
 
     folder: Path

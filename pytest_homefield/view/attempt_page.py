@@ -198,6 +198,7 @@ def _runs(files: AttemptFiles, where: str) -> list[str | Redacted]:
         told = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no test reported"
         label = {"confirm": "confirmation run", "confirm-parent": "confirmation run on the untouched parent",
                  "rows": "run of the rows set apart, with the test files unmodified",
+                 "originals": "originals run, the hidden tests as written with no twin",
                  "sealed": "sealed run, the sealed expected values in no file of it (made first)"}.get(
             run.name, f"twin run {run.name[5:]}")
         told += "" if finished else ", did not finish"

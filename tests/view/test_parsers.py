@@ -261,20 +261,23 @@ def test_artifacts_are_read_capped_and_never_through_a_link(tmp_path: Path) -> N
 
 def test_a_gradings_runs_are_read_in_the_order_it_made_them(tmp_path: Path) -> None:
     """The sealed run first (``sealed.log``, §7 "Sealed sites"), the twin runs by number, then the confirmation run,
-    its run on the parent, and the run of the rows set apart (``rows.log``, §7); the attempt page names each."""
+    its run on the parent, and the run of the rows set apart (``rows.log``, §7); the originals run (gatk37) after the
+    twin runs; the attempt page names each."""
     art = tmp_path / "art"
     art.mkdir()
-    for name in ("rows", "confirm-parent", "twin-10", "sealed", "confirm", "twin-2"):
+    for name in ("rows", "confirm-parent", "twin-10", "sealed", "confirm", "originals", "twin-2"):
         (art / f"{name}.log").write_text(f"log of {name}\n")
     (art / "rows.outcomes.jsonl").write_text('{"event": "finish"}\n')
     files = AttemptFiles.read(art)
-    assert [r.name for r in files.runs] == ["sealed", "twin-2", "twin-10", "confirm", "confirm-parent", "rows"]
+    assert [r.name for r in files.runs] == ["sealed", "twin-2", "twin-10", "originals", "confirm", "confirm-parent",
+                                            "rows"]
     assert files.runs[-1].log == "log of rows\n" and files.runs[-1].outcomes == '{"event": "finish"}\n'
     assert files.others == []
     result = Result(run_id="r", task_id="abc123abc123", agent="cmd", attempt=1, outcome="regression")
     page, _ = render_attempt(AttemptRef(result, art, {}), _task(), "cmd:./agent", Nav("../index.html"))
     assert "run of the rows set apart, with the test files unmodified" in page and "twin run 10" in page
     assert "sealed run, the sealed expected values in no file of it (made first)" in page
+    assert "originals run, the hidden tests as written with no twin" in page
 
 
 def _task(**kw: object) -> Task:
