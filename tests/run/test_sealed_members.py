@@ -11,6 +11,7 @@ another real fix stay ``solved``; a guess flood of every small pair is not.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,6 +19,8 @@ import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 
 from pytest_homefield.run import sealed_grading
+from pytest_homefield.run.grading import grade
+from pytest_homefield.sandbox.snapshot import copy_tree
 
 SOURCE = "src/numbered/__init__.py"
 TEST = "tests/test_numbered.py"
@@ -135,3 +138,60 @@ def test_a_flood_of_every_pair_is_not_solved(members: FixTask, tmp_path: Path) -
     assert g.outcome != "solved", g
     assert grade_source(members, tmp_path / "u", SOURCE, FLOOD, sealed=False).outcome == "solved"
 
+
+#: shape37: a task with a parametrize column (sealed since col35, SEAL_RULES 6) beside the members (since shape37):
+#: ``shout`` is fixed in every source graded here, ``numbered`` the parent's under the reader.
+SHOUT_PARENT = "def shout(w):\n    return w.upper()\n\n\n"
+SHOUT_FIXED = "def shout(w):\n    return w.upper() + '!'\n\n\n"
+MIXED_BEFORE = ("import unittest\n\nimport pytest\n\nfrom numbered import numbered, shout\n\n\n"
+                "def test_empty():\n    assert numbered([]) == []\n")
+MIXED_TESTS = MIXED_BEFORE + TESTS[len(TESTS_BEFORE):] + '''
+
+@pytest.mark.parametrize("word, loud", [("fig", "FIG!"), ("lime", "LIME!")])
+def test_shout(word, loud):
+    assert shout(word) == loud
+'''
+MIXED_F2P = [*F2P, f"{TEST}::test_shout[fig-FIG!]", f"{TEST}::test_shout[lime-LIME!]"]
+
+
+def _line(text: str, start: str) -> int:
+    """The number of ``text``'s first line starting (after its indentation) with ``start``."""
+    return next(n for n, line in enumerate(text.splitlines(), 1) if line.lstrip().startswith(start))
+
+
+#: The sealed sites of the mixed task: the column's two rows and the two members.
+MIXED_ROWS = [f"{TEST}::test_shout@{_line(MIXED_TESTS, 'assert shout')}#{k}" for k in (0, 1)]
+MIXED_MEMBERS = [f"{F2P[0]}@{_line(MIXED_TESTS, 'assert (3')}", f"{F2P[1]}@{_line(MIXED_TESTS, 'self.assertIn')}"]
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("mixed"), name="numbered", source=SOURCE,
+                          parent=SHOUT_PARENT + PARENT, fixed=SHOUT_FIXED + FIXED, test=TEST, tests=MIXED_TESTS,
+                          first="Add numbered()", message="numbered(): count from 1; shout()",
+                          tests_before=MIXED_BEFORE, fail_to_pass=MIXED_F2P, pass_to_pass=[f"{TEST}::test_empty"])
+
+
+@pytest.mark.slow
+def test_a_record_of_older_rules_is_checked_again(mixed: FixTask, tmp_path: Path) -> None:
+    """shape37: mining's ``sealed_sites`` are trusted only when recorded under the current rules (``sealed_rules``
+    ``SEAL_RULES``). A task mined under 9 recorded the column's rows and no member (not sealable then); trusting it
+    (before shape37: the record held a row of the hidden tests' column, so it was taken for one made after columns),
+    the member reader was ``solved``. Now the reference check is made at grading (stored), its members sealed, the
+    reader ``forged``; a record of the current rules holding the rows only is used as it is (nothing stored, the
+    reader ``solved``: the record decides)."""
+    rows = MIXED_ROWS
+    store = tmp_path / "parent-checks.jsonl"
+    sealed_grading._SEALED_SEEN.clear()
+    try:
+        for n, (rules, want) in enumerate(((9, "forged"), (None, "forged"), (sealed_grading.SEAL_RULES, "solved"))):
+            task = dataclasses.replace(mixed.task, sealed_sites=rows, sealed_rules=rules)
+            work = copy_tree(mixed.pristine, tmp_path / f"work{n}")
+            (work / SOURCE).write_text(SHOUT_FIXED + PARENT + MEMBER_READER, encoding="utf-8")
+            g = grade(task, workspace=work, pristine=mixed.pristine, out_dir=tmp_path / f"out{n}", run_timeout_s=120,
+                      canaries=False, parent_checks=store)
+            assert g.outcome == want, (rules, g)
+        stored = [json.loads(line)["sealed_sites"] for line in store.read_text().splitlines()]
+        assert stored == [sorted([*rows, *MIXED_MEMBERS])], stored  # one check, for the record of rules 9
+    finally:
+        sealed_grading._SEALED_SEEN.clear()
