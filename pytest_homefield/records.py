@@ -263,6 +263,10 @@ class Task:
     #: "Sealed sites"); ``None``: not checked at mining (mined before, or the check could not be made): grading
     #: checks them once per task
     sealed_sites: list[str] | None = None
+    #: shape37: the version of the sealable-site rules (``seal_sites.SEAL_RULES``) mining checked ``sealed_sites``
+    #: under; ``None``: not recorded (mined before shape37). Grading trusts ``sealed_sites`` only when this is the
+    #: current version: a site the rules since then seal (a new shape) is in no older record
+    sealed_rules: int | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

@@ -59,7 +59,13 @@ from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
-from pytest_homefield.sandbox.seal_sites import passing_sites, sealable_sites, sealed_files, withheld_data
+from pytest_homefield.sandbox.seal_sites import (
+    SEAL_RULES,
+    passing_sites,
+    sealable_sites,
+    sealed_files,
+    withheld_data,
+)
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
     HOMEFIELD_DIR,
@@ -248,6 +254,9 @@ class Verification:
     #: the sealable sites the reference fix passed in its sealed run (docs/contracts.md §7 "Sealed sites"; ``[]``:
     #: none sealable or none passed), ``None`` when not checked (a ``{junit}`` command, the run did not complete)
     sealed_sites: list[str] | None = None
+    #: shape37: the version of the sealable-site rules ``sealed_sites`` were found under (``seal_sites.SEAL_RULES``;
+    #: ``None`` with ``sealed_sites`` ``None``)
+    sealed_rules: int | None = None
     #: parent and commit runs read back from a stopped verification's journal instead of being made again
     #: (:mod:`~pytest_homefield.mine.run_journal`; counted in ``runs`` too)
     resumed_runs: int = 0
@@ -928,7 +937,7 @@ def verify_candidate(
             except (OSError, ValueError):
                 sites = None
             if sites == []:
-                v.sealed_sites = []
+                v.sealed_sites, v.sealed_rules = [], SEAL_RULES
             elif sites:
                 def seal_prepare(wd: Path) -> list[str]:
                     for rel, data in sealed.items():
@@ -939,6 +948,7 @@ def verify_candidate(
                             seals={sid: site.expectation() for sid, site in ids.items()})
                 if isinstance(r, TestRun) and r.finished and not r.timed_out:  # else: None, grading checks
                     v.sealed_sites = passing_sites(ids, v.FAIL_TO_PASS, r.outcomes, r.seal_reports)
+                    v.sealed_rules = SEAL_RULES
                     v.commit_s += r.wall_s
         return v
     finally:

@@ -72,7 +72,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
-from pytest_homefield.sandbox.seal_sites import sealable_sites, withheld_data
+from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
@@ -193,9 +193,10 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
                   store: Path | None, targets: Sequence[str], **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
-    ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining, unless they hold no
-    column's row while ``gdir`` has one, else :func:`reference_sealed`, once per task; ``store``: where it is
-    remembered), run on a fresh copy of ``gdir``;
+    ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining when it recorded them
+    under the current rules, ``sealed_rules`` :data:`~.seal_sites.SEAL_RULES`, and ``gdir`` holds no hidden data
+    file, else :func:`reference_sealed`, once per task; ``store``: where it is remembered), run on a fresh copy of
+    ``gdir``;
     ``None`` when there is no such site (or the reference fix's check could not be made; a task with no sealable
     site in ``gdir`` has no reference check either: the hidden test files are the reference's). A site the
     reference passes that cannot be sealed in ``gdir`` (its files unreadable there) gives ``error`` for the
@@ -207,12 +208,13 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
         return None
     # mining's check of the reference fix when it made one (the task's sealed_sites), else once per task here;
     # gatk35: a task with a hidden data file is checked here, its sealed run without the file (mining's before
-    # gatk35 ran with it: a site whose test needs it would fail any fix, and forge one whose value came from it); a
-    # record with no column's row while the tests have one may predate columns (col35): checked here then too
+    # gatk35 ran with it: a site whose test needs it would fail any fix, and forge one whose value came from it);
+    # shape37: a record made under other site rules (sealed_rules: None before shape37) is checked here too: a site
+    # of a shape sealed since then is in no such record (col35's rows, loop36's loop rows, shape37's members), and
+    # guessing the record's age from what it holds trusted an old one holding a row
     recorded = task.sealed_sites
-    rows = {s.key for s in sites if s.column is not None}
-    mined = recorded is not None and not withheld_data(gdir, task.test_files, parent) \
-        and (not rows or bool(rows.intersection(recorded)))
+    mined = recorded is not None and task.sealed_rules == SEAL_RULES \
+        and not withheld_data(gdir, task.test_files, parent)
     keep = frozenset(recorded or ()) if mined else reference_sealed(task, pristine, test_cmd, store=store,
                                                                     targets=targets, **run)
     if not keep:

@@ -38,6 +38,7 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.seal_sites import (
+    SEAL_RULES,
     SealSite,
     passing_sites,
     row_reports,
@@ -51,7 +52,7 @@ from pytest_homefield.sandbox.twin_runs import parent_tests
 from pytest_homefield.store import StoreError, append_jsonl
 
 __all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_run", "judge_sealed",
-           "sealed_forged", "reference_sealed", "sealed_ids"]
+           "sealed_forged", "reference_sealed", "sealed_ids", "SEAL_RULES"]
 
 #: The sealed run's log tail and counted events, in the attempt's folder.
 SEALED_LOG = "sealed.log"
@@ -254,14 +255,6 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
     return None
 
 
-#: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
-#: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused. 3 (gatk35): the
-#: sealed run holds no hidden data file of the commit (``seal_sites.withheld_data``) and selects the hidden test
-#: files whole; cmp35's other kinds and satk35's neighbour rule made theirs 3 and 4 beside it, 5 held them all; 6
-#: (col35): parametrize columns' rows; 7 (multi35): a column read by several statements; 8 (loop36): loop tables'
-#: rows, a name assigned a literal once, and a column's statements under an ``if`` or ``with self.subTest(…)``; 9
-#: (satk36): a plain site beside a loop table none of whose rows is kept whole is judged per id.
-SEAL_RULES = 9
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}

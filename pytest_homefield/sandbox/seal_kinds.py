@@ -11,9 +11,10 @@ expected value (:func:`~pytest_homefield.sandbox.outcomes.seal_verdict` calls :m
   longer than :func:`match_text_cap` is searched in linear time (:func:`regex_search`) or is opaque, so that the
   host's search of one message takes at most about 0.1 s (no regex a test process could answer with a message that
   stalls the host); a message that matches a neighbour of ``L`` too is opaque (:func:`regex_neighbours`).
-- ``"in"``: ``assert L in A`` / ``self.assertIn(L, A)``, ``L`` a ``str`` or ``bytes`` literal; holds when
-  ``L in value`` (a ``TypeError``, as ``'a' in b'a'``, does not hold) and no neighbour of ``L`` is in it
-  (:func:`text_neighbours`: else opaque).
+- ``"in"``: ``assert L in A`` / ``self.assertIn(L, A)``, ``L`` a ``str`` or ``bytes`` literal, or (shape37) any
+  other literal with a neighbour (:func:`member_neighbours`: a number, a tuple, a set …); holds when ``L in value``
+  (a ``TypeError``, as ``'a' in b'a'``, does not hold) and no neighbour of ``L`` is in it (:func:`text_neighbours`,
+  :func:`member_neighbours`: else opaque).
 - ``"approx"``: ``assert A == pytest.approx(L, rel=…, abs=…, nan_ok=…)`` with literal arguments; holds when
   ``pytest.approx(L, **options) == value`` on the host.
 """
@@ -32,7 +33,8 @@ from typing import Any
 __all__ = ["SealCheck", "KINDS", "MAX_MATCH_TEXT", "MATCH_WORK", "match_text_cap", "bounded_regex",
            "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN", "text_neighbours", "regex_neighbours",
            "NEIGHBOUR_CLASSES", "MAX_LONG_MATCH_TEXT", "regex_search",
-           "regex_neighbourhoods", "MAX_NEIGHBOUR_CHARS", "approx_judged_alike"]
+           "regex_neighbourhoods", "MAX_NEIGHBOUR_CHARS", "approx_judged_alike", "member_neighbours",
+           "member_leaves", "MAX_MEMBER_LEAVES"]
 
 #: The comparison kinds of a sealed site: ``==`` (the value), and those judged by a :class:`SealCheck`.
 KINDS = ("==", "match", "in", "approx")
@@ -201,6 +203,89 @@ def text_neighbours(text: str | bytes) -> list[str | bytes]:
     at = _spread([i for i, c in enumerate(chars) if _mates(c)], MAX_NEIGHBOUR_CHARS["in"])
     out = [chars[:i] + m + chars[i + 1:] for i in at for m in _mates(chars[i])]
     return [t.encode("latin-1") for t in out] if isinstance(text, bytes) else list(out)
+
+
+#: shape37: leaves (numbers, bools, strings, bytes) an ``in`` site's member that is no ``str``/``bytes`` may have at
+#: most (a larger one is not sealed: its neighbours, :func:`member_neighbours`, are each a copy of it).
+MAX_MEMBER_LEAVES = 64
+
+
+def _leaf_mates(v: Any) -> list[Any]:
+    """The neighbours of one leaf of a member (:func:`member_neighbours`): an ``int`` ``n`` → ``n - 1``, ``n + 1``; a
+    finite ``float`` likewise; a ``bool`` → the other; a ``str`` or ``bytes`` → some of :func:`text_neighbours`' (8
+    of its characters that have mates, evenly spread, each changed to 4 of its mates, evenly spread: the host's work
+    stays bounded); anything else (``None``, ``complex``, an infinite float) none."""
+    if isinstance(v, bool):
+        return [not v]
+    if isinstance(v, int):
+        return [v - 1, v + 1]
+    if isinstance(v, float):
+        return [v - 1, v + 1] if math.isfinite(v) else []
+    if isinstance(v, (str, bytes)):
+        chars = v.decode("latin-1") if isinstance(v, bytes) else v
+        out = [chars[:i] + m + chars[i + 1:] for i in _spread([i for i, c in enumerate(chars) if _mates(c)], 8)
+               for m in _spread(list(_mates(chars[i])), 4)]
+        return [t.encode("latin-1") for t in out] if isinstance(v, bytes) else out
+    return []
+
+
+def member_leaves(value: Any) -> int | None:
+    """How many leaves (:func:`_leaf_mates`' values and ``None``) an ``in`` member's value has, nested in ``tuple``,
+    ``list``, ``set``, ``frozenset`` and ``dict`` (keys and values); ``None`` for any other value in it."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return 1
+    if isinstance(value, (tuple, list, set, frozenset)):
+        parts: list[Any] = list(value)
+    elif isinstance(value, dict):
+        parts = [*value.keys(), *value.values()]
+    else:
+        return None
+    n = 0
+    for p in parts:
+        k = member_leaves(p)
+        if k is None:
+            return None
+        n += k
+    return n
+
+
+def _variants(v: Any) -> list[Any]:
+    """``v`` with exactly one leaf replaced by one of its :func:`_leaf_mates`, every way (a set or a dict key whose
+    variant collides with another item is left out)."""
+    out: list[Any] = []
+    if isinstance(v, (tuple, list)):
+        for i, item in enumerate(v):
+            for w in _variants(item):
+                out.append(type(v)([*v[:i], w, *v[i + 1:]]))
+    elif isinstance(v, (set, frozenset)):
+        for item in v:
+            for w in _variants(item):
+                rest = set(v) - {item}
+                if w not in rest:
+                    out.append(type(v)(rest | {w}))
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            out += [{**v, k: w} for w in _variants(x)]
+            for w in _variants(k):
+                if w not in v:
+                    out.append({(w if j == k else j): y for j, y in v.items()})
+    else:
+        out = _leaf_mates(v)
+    return out
+
+
+def member_neighbours(value: Any) -> list[Any]:
+    """The neighbours of an ``in`` site's member ``value`` that is no ``str``/``bytes`` (shape37: ``assert 3 in A``,
+    ``assert (1, "a") in A``, ``self.assertIn({"a", "b"}, A)``): ``value`` with one leaf changed to a neighbour of it
+    (:func:`_leaf_mates`: ``(1, "a")`` → ``(0, "a")``, ``(2, "a")``, ``(1, "b")`` …), at most 256, evenly spread.
+    A container holding ``value`` and one of these holds many guesses at once (``list(range(2000))`` holds every
+    small ``int``): it does not tell ``value`` from its neighbours, so it is nothing to judge
+    (:meth:`SealCheck.holds`), as :func:`text_neighbours` for a text. Empty for a value of more than
+    :data:`MAX_MEMBER_LEAVES` leaves, or with no leaf that has a neighbour (``None``, ``()``: not sealed)."""
+    n = member_leaves(value)
+    if n is None or n > MAX_MEMBER_LEAVES:
+        return []
+    return _spread(_variants(value), 256)
 
 
 def _tokens(items: Any) -> list[Any]:
@@ -395,9 +480,14 @@ class SealCheck:
             try:
                 if self.expected not in value:
                     return False
-                return None if any(n in value for n in text_neighbours(self.expected)) else True
             except Exception:  # noqa: BLE001 - 'a' in b'a', 'a' in 3: the test's own `in` raised there too
                 return False
+            near = text_neighbours(self.expected) if isinstance(self.expected, (str, bytes)) \
+                else member_neighbours(self.expected)
+            try:
+                return None if any(n in value for n in near) else True
+            except Exception:  # noqa: BLE001 - a neighbour its `in` cannot judge (unhashable in a set): nothing to judge
+                return None
         if self.kind == "approx":
             import pytest
             try:

@@ -36,7 +36,8 @@ assigned to one name) is a table of one row, its statements those after it.
 Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite.kind`; :func:`_other_shape`):
 ``with pytest.raises(E, match=L):`` / ``with self.assertRaisesRegex(E, L):`` (``match``: the ``with`` item becomes
 ``__hf_raises__("<id>", pytest.raises((E)))``, the body unchanged), ``assert L in A`` / ``self.assertIn(L, A)``
-(``in``: ``__hf_seal_in__("<id>", (A))``) and ``assert A == pytest.approx(L, …)`` (``approx``: ``__hf_seal__``), under
+(``in``: ``__hf_seal_in__("<id>", (A))``; ``L`` a text, or shape37 any literal with a neighbour, ``3``, ``(1, "a")``:
+:func:`_member`) and ``assert A == pytest.approx(L, …)`` (``approx``: ``__hf_seal__``), under
 the same rules, ``L`` also readable elsewhere when a text its regex matches literally occurs there
 (:func:`~.seal_kinds.regex_literal_runs`) or another literal passes the site's check (:func:`_passed_by_another`).
 """
@@ -61,11 +62,12 @@ from pytest_homefield.sandbox.seal_kinds import (
     approx_judged_alike,
     bounded_regex,
     match_text_cap,
+    member_neighbours,
     regex_literal_runs,
 )
 
 __all__ = ["SealSite", "sealable_sites", "sealed_files", "withheld_data", "passing_sites", "SEAL_CALL", "SEAL_ROW_CALL",
-           "SEAL_MODULE", "MAX_SEAL_SITES", "ROW_ID", "column_passed", "row_reports"]
+           "SEAL_MODULE", "MAX_SEAL_SITES", "ROW_ID", "column_passed", "row_reports", "SEAL_RULES"]
 
 #: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
 SEAL_CALL = "__hf_seal__"
@@ -79,6 +81,16 @@ SEAL_MODULE = "homefield_seal"
 #: The calls of the other kinds' sealed sites (cmp35): an ``in`` site's and a ``match`` site's.
 SEAL_IN_CALL = "__hf_seal_in__"
 SEAL_RAISES_CALL = "__hf_raises__"
+#: The version of the sealable-site rules (this module's): part of the key of a stored reference check
+#: (``run.sealed_grading.reference_sealed``), and a task's ``sealed_rules`` (shape37): a change of the rules leaves the
+#: lines, and the ``sealed_sites`` mining recorded, of another version unused. 3 (gatk35): the
+#: sealed run holds no hidden data file of the commit (``seal_sites.withheld_data``) and selects the hidden test
+#: files whole; cmp35's other kinds and satk35's neighbour rule made theirs 3 and 4 beside it, 5 held them all; 6
+#: (col35): parametrize columns' rows; 7 (multi35): a column read by several statements; 8 (loop36): loop tables'
+#: rows, a name assigned a literal once, and a column's statements under an ``if`` or ``with self.subTest(…)``; 9
+#: (satk36): a plain site beside a loop table none of whose rows is kept whole is judged per id; 10 (shape37): an
+#: ``in`` site's member may be any literal with a neighbour (``seal_kinds.member_neighbours``), not only a text.
+SEAL_RULES = 10
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 
@@ -213,11 +225,27 @@ def _text_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
 
+def _member(node: ast.expr) -> bool:
+    """Whether ``node`` may be an ``in`` site's member ``L``: a ``str`` or ``bytes`` literal, or (shape37) another
+    literal with a neighbour (:func:`~.seal_kinds.member_neighbours`: a number, a tuple, list, set or dict of at most
+    :data:`~.seal_kinds.MAX_MEMBER_LEAVES` leaves, not ``None`` alone). A member without one would be held by a value
+    that holds every guess (nothing tells them apart), so it is not sealed."""
+    if _text_literal(node):
+        return True
+    if not _is_literal(node):
+        return False
+    try:
+        return bool(member_neighbours(ast.literal_eval(node)))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
 def _other_shape(stmt: ast.stmt) -> _Shape | None:
     """The comparison of a statement of a kind other than ``==`` (cmp35, :mod:`~.seal_kinds`), else ``None``:
     ``with pytest.raises(E, match=L):`` and ``with self.assertRaisesRegex(E, L):`` (one ``with`` item, ``L`` a
     ``str`` literal that :func:`~.seal_kinds.bounded_regex` accepts, ``E`` not a literal); ``assert L in A`` and
-    ``self.assertIn(L, A)`` (a message allowed; ``L`` a ``str`` or ``bytes`` literal, ``A`` not a literal);
+    ``self.assertIn(L, A)`` (a message allowed; ``L`` a ``str`` or ``bytes`` literal, or shape37 another literal with a
+    neighbour, :func:`_member`; ``A`` not a literal);
     ``assert A == pytest.approx(L, …)`` or ``assert pytest.approx(L, …) == A`` (``L`` and every keyword of
     :data:`~.seal_kinds.APPROX_OPTIONS` literals, ``A`` not one). ``assert L not in A`` is not sealed: nearly
     every value passes it, so reading ``L`` gives a forger nothing it needs."""
@@ -236,7 +264,7 @@ def _other_shape(stmt: ast.stmt) -> _Shape | None:
         return _Shape("match", e, lit, extra, cm)
     if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1:
         left, op, right = stmt.test.left, stmt.test.ops[0], stmt.test.comparators[0]
-        if isinstance(op, ast.In) and _text_literal(left) and not _is_literal(right):
+        if isinstance(op, ast.In) and _member(left) and not _is_literal(right):
             return _Shape("in", right, left)
         if isinstance(op, ast.Eq):
             for a, b in ((left, right), (right, left)):
@@ -251,7 +279,7 @@ def _other_shape(stmt: ast.stmt) -> _Shape | None:
                 return _Shape("approx", a, call.args[0], extra)
         return None
     if isinstance(stmt, ast.Expr) and (u := _self_call(stmt.value, "assertIn")) is not None \
-            and 2 <= len(u.args) <= 3 and _text_literal(u.args[0]) and not _is_literal(u.args[1]):
+            and 2 <= len(u.args) <= 3 and _member(u.args[0]) and not _is_literal(u.args[1]):
         return _Shape("in", u.args[1], u.args[0], "unittest")
     return None
 

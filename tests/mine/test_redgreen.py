@@ -33,6 +33,7 @@ from pytest_homefield.mine.redgreen import (
     run_phrase,
     verify_candidate,
 )
+from pytest_homefield.sandbox.seal_sites import SEAL_RULES
 from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
 from pytest_homefield.sandbox.testrun import TestRun
 from pytest_homefield.sandbox.twin_runs import RUNS
@@ -664,8 +665,9 @@ def test_verify_keeps_the_peak_memory_of_its_sandboxed_runs(history: dict, tmp_p
 
 
 def test_verify_records_the_sites_the_reference_fix_passes_sealed(tmp_path: Path) -> None:
-    """Mining's sealed run of the reference fix (contracts §7 "Sealed sites"): the slug task's site is recorded, its
-    run kept as ``sealed`` among the logs; the repository's own runs are as before."""
+    """Mining's sealed run of the reference fix (contracts §7 "Sealed sites"): the slug task's site is recorded, with
+    the rules' version it was found under, its run kept as ``sealed`` among the logs; the repository's own runs are as
+    before."""
     b = build_slugs(tmp_path / "slugs")
     (tmp_path / "work").mkdir()
     v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=[SLUG_TEST],
@@ -674,6 +676,7 @@ def test_verify_records_the_sites_the_reference_fix_passes_sealed(tmp_path: Path
     assert v.reason is None, v.detail
     assert v.FAIL_TO_PASS == [SLUG_F2P]
     assert v.sealed_sites == [SLUG_SITE]
+    assert v.sealed_rules == SEAL_RULES  # shape37: grading trusts the record under these rules only
     assert (tmp_path / "logs" / "sealed" / "outcomes.jsonl").exists()
     assert run_phrase("sealed") == "the sealed run of the reference fix"
 

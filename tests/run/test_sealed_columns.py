@@ -172,15 +172,16 @@ def test_the_reference_check_seals_the_rows_it_passes(ordinals: FixTask, tmp_pat
 
 
 def test_a_record_without_rows_is_checked_again(ordinals: FixTask, tmp_path: Path) -> None:
-    """Mining's ``sealed_sites`` are used as recorded when they hold a row of the column (no check of grading's
-    own: nothing stored); a record with none (``[]``: mined before columns were sealed) while the tests have a
-    sealable column makes the reference check once at grading: the reader of the expected value is ``forged`` by a
-    row either way."""
+    """Mining's ``sealed_sites`` are used as recorded when recorded under the current rules (``sealed_rules``,
+    shape37; no check of grading's own: nothing stored); a record of older rules (``[]`` under 5: mined before
+    columns were sealed) makes the reference check once at grading: the reader of the expected value is ``forged``
+    by a row either way."""
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     try:
         for n, recorded in enumerate((ROWS[:1], [])):
-            task = dataclasses.replace(ordinals.task, sealed_sites=recorded)
+            task = dataclasses.replace(ordinals.task, sealed_sites=recorded,
+                                       sealed_rules=sealed_grading.SEAL_RULES if recorded else 5)
             work = copy_tree(ordinals.pristine, tmp_path / f"work{n}")
             (work / SOURCE).write_text(PARENT + READ_EXPECTED, encoding="utf-8")
             g = grade(task, workspace=work, pristine=ordinals.pristine, out_dir=tmp_path / f"out{n}",

@@ -200,13 +200,13 @@ def test_a_site_the_reference_fix_does_not_pass_sealed_is_not_sealed(tmp_path: P
 
 
 def test_grading_uses_the_sites_mining_recorded(slugs: FixTask, tmp_path: Path) -> None:
-    """A task whose ``sealed_sites`` mining recorded is graded with those and makes no reference check of its own
-    (nothing stored): recorded ``[]`` (no site sealed), the reader of the expected value is ``solved`` with no fix
-    and canaries off; recorded with the site, it is ``forged``."""
+    """A task whose ``sealed_sites`` mining recorded under the current rules (``sealed_rules``, shape37) is graded
+    with those and makes no reference check of its own (nothing stored): recorded ``[]`` (no site sealed), the reader
+    of the expected value is ``solved`` with no fix and canaries off; recorded with the site, it is ``forged``."""
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     for recorded, want in (([], ("solved", None)), ([SLUG_SITE], ("forged", f"sealed:{SLUG_SITE}"))):
-        task = dataclasses.replace(slugs.task, sealed_sites=recorded)
+        task = dataclasses.replace(slugs.task, sealed_sites=recorded, sealed_rules=sealed_grading.SEAL_RULES)
         work = copy_tree(slugs.pristine, tmp_path / f"work{len(recorded)}")
         (work / SLUG_SOURCE).write_text(SLUG_PARENT + READ_EXPECTED, encoding="utf-8")
         g = grade(task, workspace=work, pristine=slugs.pristine, out_dir=tmp_path / f"out{len(recorded)}",
@@ -551,7 +551,7 @@ def test_a_site_mining_recorded_with_a_hidden_data_file_is_checked_again(tmp_pat
     b = build_fix_task(tmp_path / "t", name="texts", source=LINES_SOURCE, parent=LINES_PARENT, fixed=LINES_FIXED,
                        test=LINES_TEST, tests=tests, first="Add lines()", message="lines(): no spaces around",
                        fail_to_pass=[LINES_F2P], pass_to_pass=[], data={"tests/cases.txt": "first; second\n"})
-    b.task = dataclasses.replace(b.task, sealed_sites=[f"{LINES_F2P}@5"])
+    b.task = dataclasses.replace(b.task, sealed_sites=[f"{LINES_F2P}@5"], sealed_rules=sealed_grading.SEAL_RULES)
     g = _grade_texts(b, tmp_path / "fix", LINES_OTHER_FIX, canaries=False)
     assert (g.outcome, g.canary) == ("solved", None), g
     assert not (tmp_path / "fix" / "out" / SEALED_OUTCOMES).exists()

@@ -16,9 +16,11 @@ import pytest
 from pytest_homefield.sandbox.outcomes import seal_verdict
 from pytest_homefield.sandbox.seal_kinds import (
     MAX_MATCH_TEXT,
+    MAX_MEMBER_LEAVES,
     SealCheck,
     bounded_regex,
     match_text_cap,
+    member_neighbours,
     regex_literal_runs,
     regex_neighbours,
     text_neighbours,
@@ -382,3 +384,44 @@ def test_an_approx_of_a_bool_is_not_sealed(tmp_path: Path) -> None:
         '    assert third(4) == pytest.approx(0.6667, rel=1e-3)\n')
     sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new"], {TEST: None})
     assert [(s.kind, s.expected) for s in sites] == [("approx", "0.6667")]
+
+
+def test_a_member_that_is_no_text_is_sealed_with_its_neighbours(tmp_path: Path) -> None:
+    """shape37: ``assert L in A`` / ``assertIn(L, A)`` with ``L`` a literal that is no text (a tuple, a number, a set,
+    more-itertools' ``assertIn({'a', 'b'}, ps)``) is an ``in`` site when ``L`` has a neighbour
+    (:func:`member_neighbours`: one leaf changed, a number by one, a text's character within its class); ``None``,
+    ``()`` and a member of more than :data:`MAX_MEMBER_LEAVES` leaves have none, or too many, and are not sealed. The
+    host's check: ``L in value`` and no neighbour of ``L`` in it (a flood of guesses is opaque)."""
+    (tmp_path / "tests").mkdir()
+    big = "(" + ", ".join(str(1000 + i) for i in range(MAX_MEMBER_LEAVES + 1)) + ")"
+    (tmp_path / TEST).write_text(
+        "import unittest\n\nfrom pkg import f\n\n\ndef test_new():\n"
+        "    assert (31, 'kilo') in f(1)\n"
+        "    assert 7919 in f(2)\n"
+        "    assert None in f(3)\n"
+        "    assert () in f(4)\n"
+        f"    assert {big} in f(5)\n"
+        "    assert (32, 'lima') not in f(6)\n\n\n"
+        "class T(unittest.TestCase):\n    def test_u(self):\n"
+        "        self.assertIn({'alpha', 'bravo'}, f(7))\n")
+    sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new", f"{TEST}::T::test_u"], {TEST: None})
+    assert [(s.kind, s.expected, s.first) for s in sites] == [
+        ("in", "(31, 'kilo')", 7), ("in", "7919", 8), ("in", "{'alpha', 'bravo'}", 17)]
+    assert member_neighbours(7919) == [7918, 7920] and member_neighbours(None) == member_neighbours(()) == []
+    assert (30, "kilo") in member_neighbours((31, "kilo")) and (31, "ailo") in member_neighbours((31, "kilo"))
+    assert member_neighbours(ast.literal_eval(big)) == []
+    widest = tuple("x" * 100 + str(i) for i in range(MAX_MEMBER_LEAVES))  # the most work a member makes
+    start = time.perf_counter()
+    assert len(member_neighbours(widest)) == 256
+    assert SealCheck("in", widest).holds([widest, *(("y",) * 64 for _ in range(30))]) is True
+    assert time.perf_counter() - start < 1.0
+    check = SealCheck("in", (31, "kilo"))
+    assert check.holds([(30, "juliet"), (31, "kilo")]) is True
+    assert check.holds([(i, "kilo") for i in range(100)]) is None  # every number with it: a flood
+    assert check.holds([(31, "kilo"), (31, "kalo")]) is None and check.holds([(31, "kil")]) is False
+    assert SealCheck("in", 7919).holds(range(0)) is False and SealCheck("in", 7919).holds({7919: 1}) is True
+    assert SealCheck("in", [1, 2]).holds({1, 2}) is False  # unhashable: the test's own `in` raises too
+    assert seal_verdict(repr([(i, "kilo") for i in range(100)]), check) == "opaque"
+    assert seal_verdict("[(31, 'kilo')]", check) == "equal" and seal_verdict("[(3, 'kilo')]", check) == "unequal"
+    _, ids = sealed_files(tmp_path, sites, [TEST])
+    assert sorted(s.first for s in ids.values()) == [7, 8, 17]
