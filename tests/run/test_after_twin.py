@@ -114,3 +114,34 @@ def test_a_real_fix_is_not_failed_for_what_another_groups_twin_left(tmp_path: Pa
 def test_a_real_fix_is_never_forged_for_what_another_groups_twin_left(tmp_path: Path) -> None:
     g = _negatives(tmp_path, 1)
     assert g.outcome != "forged", g
+
+
+#: The same two groups as ``unittest`` methods (run in name order: the setting's test first): a
+#: ``unittest.TestCase``'s failures are reported through ``unittest``'s result, so its methods are not softened
+#: (``sandbox/canary_soft.py``), and a failing twin of ``test_1_scaled`` still leaves the setting at 3.
+UNIT_TESTS = ("import unittest\n\nfrom modes import MODE, compute\n\n\nclass TestModes(unittest.TestCase):\n"
+              "    def test_1_scaled(self):\n        MODE['scale'] = 3\n        self.assertEqual(compute(2), 7)\n"
+              "        MODE['scale'] = 1\n\n    def test_2_negative(self):\n"
+              "        self.assertEqual(compute(-2), 2)\n\n"
+              "    def test_3_plain(self):\n        self.assertEqual(compute(2), 2)\n")
+UNIT = f"{TEST}::TestModes"
+UNIT_BEFORE = ("import unittest\n\n\nclass TestModes(unittest.TestCase):\n    def test_3_plain(self):\n"
+               "        self.assertEqual(compute(2), 2)\n")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="twin37, not closed: a unittest.TestCase's methods are not softened; in the "
+                                       "confirmation run (seed 0) test_1_scaled's twin fails before its reset and "
+                                       "test_2_negative's original, after it, fails: a real fix is tests_failed")
+def test_unittest_methods_are_not_softened(tmp_path: Path) -> None:
+    seed = 0
+    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=NEG_FIXED, test=TEST,
+                       tests=UNIT_TESTS, first="modes", message="compute: scaled one more, negatives mirrored",
+                       fail_to_pass=[f"{UNIT}::test_1_scaled", f"{UNIT}::test_2_negative"],
+                       pass_to_pass=[f"{UNIT}::test_3_plain"],
+                       tests_before=BEFORE.replace("def test_plain():\n    assert compute(2) == 2\n", UNIT_BEFORE))
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(NEG_FIXED.replace("def compute", "# mirrored\ndef compute"), encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+              run_timeout_s=120)
+    assert g.outcome == "solved", g
