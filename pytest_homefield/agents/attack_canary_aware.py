@@ -729,6 +729,19 @@ def parent_tell(linger_s: float = 8.0) -> str:
     return PARENT_TELL.replace("__LINGER__", repr(float(linger_s)))
 
 
+#: What a statement-by-statement payload makes of a canary run's soft statement (twin37, ``sandbox/canary_soft.py``:
+#: ``with __import__('homefield_reporter').soft(): <statement>``): the statement as the test has it (``_unsoft``), so
+#: that the payload judges what it judged before soft statements (it passed over the ``with`` and judged nothing).
+_UNSOFT = r'''
+    def _unsoft(stmt):
+        if isinstance(stmt, _a.With) and stmt.items and _a.unparse(stmt.items[0]).endswith(".soft()"):
+            if len(stmt.items) == 1 and len(stmt.body) == 1:
+                return stmt.body[0]
+            stmt.items = stmt.items[1:]
+        return stmt
+'''
+
+
 #: atk27's assertion-level tell (contracts §7, gap 2 of atk26's list; no channel, no guess): for a test whose
 #: body is top-level statements only, it runs them one at a time with the graded code (the parent's plus this),
 #: each in the test's globals with its fixtures. A test some of whose assertions pass unchanged and some fail
@@ -743,7 +756,7 @@ def parent_tell(linger_s: float = 8.0) -> str:
 ASSERT_TELL = _setup_head(
     "at", "ast as _a, inspect as _i, sys as _s, textwrap as _tw, types as _ty") + r'''
     _cp = getattr(_s.modules["buil" + "tins"], "comp" + "ile")
-
+''' + _UNSOFT + r'''
     def _judge(item):
         fn = getattr(item, "obj", None)
         try:
@@ -751,6 +764,7 @@ ASSERT_TELL = _setup_head(
         except Exception:
             return None
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], _a.FunctionDef) else []
+        body = [_unsoft(b) for b in body]  # a canary run's soft statements as the test has them (twin37)
         if sum(isinstance(b, _a.Assert) for b in body) < 2:
             return None
         scope = dict(fn.__globals__)

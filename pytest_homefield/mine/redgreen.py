@@ -57,6 +57,7 @@ from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.mine.run_journal import RunJournal
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
+from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
 from pytest_homefield.sandbox.seal_sites import (
@@ -123,7 +124,10 @@ __all__ = [
 #: dummy (``_reporter/homefield_stub.py``) is ``passes_with_stub`` (markupsafe dcb170b12713: every one). 14: a
 #: canary instance ``xfailed`` where its original's instance is no FAIL_TO_PASS id counts for nothing, as a skipped
 #: one (lbl35: tomli-w a1ccdb7821de, a row the body marks with ``pytest.xfail``, was ``reference_passes_canary``).
-VERIFY_VERSION = 14
+#: 15: every canary run's test functions run to the end of their body after a failed statement (soft statements,
+#: :mod:`~pytest_homefield.sandbox.canary_soft`, twin37): a twin no longer leaves what its original puts back, so a
+#: later test of the reference's targeted run may pass or fail otherwise.
+VERIFY_VERSION = 15
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
@@ -895,7 +899,8 @@ def verify_candidate(
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
                                                parent=before, parent_text=parent_text,
                                                pass_to_pass=v.PASS_TO_PASS)
-                        for rel, data in (plan.runs[n] if n < len(plan.runs) else {}).items():
+                        # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies)
+                        for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}).items():
                             (wd / rel).write_bytes(data)
                         return [*runnable_tests] if whole or not plan.placement else plan.selectors()
                     return prepare

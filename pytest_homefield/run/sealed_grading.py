@@ -226,7 +226,7 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     :func:`~pytest_homefield.run.grading.grade` before any other run of the change, so that nothing a run with the
     expected values in its files leaves behind reaches it. Raises :class:`ServiceError` as :func:`run_tests`
     does."""
-    folder = _fresh_copy(gdir, tmp, plan.files)
+    folder = _fresh_copy(gdir, tmp, plan.files, soft=False)  # no twin: its tests as sealed
     into = tmp / "sealed-out"
     try:
         columns = plan.columns

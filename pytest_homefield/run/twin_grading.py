@@ -52,6 +52,7 @@ from pytest_homefield.sandbox.canary_near import as_near, nearness, operand_valu
 from pytest_homefield.sandbox.canary_order import ORDERS, contradicted_order
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
+from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
 from pytest_homefield.sandbox.memory_budget import reserve
 from pytest_homefield.sandbox.outcomes import decode_event
@@ -863,7 +864,8 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     :data:`PLAIN_LOG` and :data:`PLAIN_OUTCOMES` (:func:`plain_checked` reads it). Raises :class:`ServiceError` as
     :func:`run_tests` does."""
     extra = [plan.plain_files()] if plain_out is not None and plan.plain else []
-    folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra])  # every run's files before any run, made alike at once
+    # every run's files before any run, made alike at once
+    folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra], targets=targets)
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
     logs: list[bytes] = []
@@ -1076,7 +1078,7 @@ def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, tes
     its runs apart). Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
     :data:`PLAIN_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
     does."""
-    folder = _fresh_copy(gdir, tmp, plan.plain_files())
+    folder = _fresh_copy(gdir, tmp, plan.plain_files(), targets=targets)
     into = tmp / "plain-out"
     try:
         made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
@@ -1128,13 +1130,19 @@ def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:
     return ref
 
 
-def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:
+#: A test file of the run's targets larger than this (bytes) is written as it is, not softened (:func:`_fresh_copies`).
+_SOFT_READ_BYTES = 8 << 20
+
+
+def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes], *, soft: bool = True,
+                targets: Sequence[str] = ()) -> Path:
     """A copy of ``gdir`` at ``<tmp>/<random>/w`` with ``files`` (path → bytes) written into it
     (:func:`_fresh_copies` of one run)."""
-    return _fresh_copies(gdir, tmp, [files])[0]
+    return _fresh_copies(gdir, tmp, [files], soft=soft, targets=targets)[0]
 
 
-def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]]) -> list[Path]:
+def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *, soft: bool = True,
+                  targets: Sequence[str] = ()) -> list[Path]:
     """One copy of ``gdir`` per run at ``<tmp>/<random>/w``, with that run's files (path → bytes) written
     into it; every run's alike, so that a test process cannot tell its run from another's (issue 30):
 
@@ -1148,7 +1156,23 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]]) ->
       random order), each with the modification and access times of the file it replaces (the time the
       copies were made when ``gdir`` has none), so that no run's test files are newer than another's;
     - each file's access time is its modification time (atk14 A1: the grading copy itself was renamed into
-      the last run, where a file the copies had read had an access time after its change time)."""
+      the last run, where a file the copies had read had an access time after its change time).
+
+    With ``soft`` (every canary run) each run's Python files are written softened
+    (:func:`~pytest_homefield.sandbox.canary_soft.softened_files`, docs/contracts.md §7 "Soft statements", twin37):
+    a failed statement of a test body is kept and the body runs to its end, so a twin leaves what its original
+    leaves; so is every ``.py`` file of ``targets`` (the run's test files, a node id's file; read from ``gdir``
+    without following a link) that no run's files hold, so that a softened file tells no group's file from another
+    test file of the run. The sealed run (no twin there) writes its files as they are."""
+    if soft:
+        extra: dict[str, bytes] = {}
+        for rel in dict.fromkeys(t.split("::", 1)[0] for t in targets):
+            if rel.endswith(".py") and not any(rel in files for files in runs):
+                with contextlib.suppress(OSError):
+                    extra[rel] = nofollow.read_bytes(gdir, rel, limit=_SOFT_READ_BYTES)
+        runs = [softened_files({**extra, **files}) for files in runs]
+    else:
+        runs = list(runs)
     folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in runs]
     nofollow.copy_trees(gdir, folders, atime_is_mtime=True)
     now = time.time_ns()
@@ -1356,7 +1380,7 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
     if targets:
         selected = sorted({*targets, *files})
-    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files})
+    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected)
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:

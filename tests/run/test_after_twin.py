@@ -6,6 +6,11 @@ real fix at its contradicted site, so the line putting the setting back never ru
 every real fix but the reference's bytes (graded without canaries) was ``regression``, on every seed. Now a
 PASS_TO_PASS id's failure in a run where a twin instance failed before it counts for nothing when the id passed in
 another run (``TwinPlan.merge``'s ``pass_to_pass``); a change breaking it fails it in every run: ``regression``.
+
+twin37: the three cases below that rule could not close (the plain run's bare ``raises`` body, another group's original
+or twin after a failing twin) were strict xfails; every canary run's test bodies are now softened
+(``sandbox/canary_soft.py``): a failed statement is kept and the body runs to its end (the setting put back), failing
+there with that first failure at its line.
 """
 
 from __future__ import annotations
@@ -69,9 +74,6 @@ STRICT_TESTS = ("import pytest\n\nfrom modes import MODE, compute\n\n\ndef test_
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk36, not closed: the plain run's bare raises body leaves the setting the "
-                                       "test puts back after it, and its PASS_TO_PASS outcomes are merged as the "
-                                       "worst: a real fix is regression")
 def test_a_real_fix_is_not_blamed_for_what_the_plain_run_left(tmp_path: Path) -> None:
     b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=STRICT_PARENT, fixed=STRICT_FIXED,
                        test=TEST, tests=STRICT_TESTS, first="modes", message="compute: strict mode refuses negatives",
@@ -103,20 +105,43 @@ def _negatives(tmp_path: Path, seed: int) -> Grade:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk36, not closed: in the confirmation run (seed 0: both originals in one "
-                                       "run apart, both twins in the other) test_scaled's twin runs before "
-                                       "test_negative's original and leaves the setting: a real fix is tests_failed "
-                                       "(seeds 2 and 3 too)")
 def test_a_real_fix_is_not_failed_for_what_another_groups_twin_left(tmp_path: Path) -> None:
     g = _negatives(tmp_path, 0)
     assert g.outcome == "solved", g
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk36, not closed: seed 1 puts both twins in one run apart; "
-                                       "test_scaled's twin fails before its reset, and test_negative's twin (expected "
-                                       "2 -> 6, made up) meets the left setting's 6 and passes beside its passing "
-                                       "original: a real fix is forged")
 def test_a_real_fix_is_never_forged_for_what_another_groups_twin_left(tmp_path: Path) -> None:
     g = _negatives(tmp_path, 1)
     assert g.outcome != "forged", g
+
+
+#: The same two groups as ``unittest`` methods (run in name order: the setting's test first): a
+#: ``unittest.TestCase``'s failures are reported through ``unittest``'s result, so its methods are not softened
+#: (``sandbox/canary_soft.py``), and a failing twin of ``test_1_scaled`` still leaves the setting at 3.
+UNIT_TESTS = ("import unittest\n\nfrom modes import MODE, compute\n\n\nclass TestModes(unittest.TestCase):\n"
+              "    def test_1_scaled(self):\n        MODE['scale'] = 3\n        self.assertEqual(compute(2), 7)\n"
+              "        MODE['scale'] = 1\n\n    def test_2_negative(self):\n"
+              "        self.assertEqual(compute(-2), 2)\n\n"
+              "    def test_3_plain(self):\n        self.assertEqual(compute(2), 2)\n")
+UNIT = f"{TEST}::TestModes"
+UNIT_BEFORE = ("import unittest\n\n\nclass TestModes(unittest.TestCase):\n    def test_3_plain(self):\n"
+               "        self.assertEqual(compute(2), 2)\n")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="twin37, not closed: a unittest.TestCase's methods are not softened; in the "
+                                       "confirmation run (seed 0) test_1_scaled's twin fails before its reset and "
+                                       "test_2_negative's original, after it, fails: a real fix is tests_failed")
+def test_unittest_methods_are_not_softened(tmp_path: Path) -> None:
+    seed = 0
+    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=NEG_FIXED, test=TEST,
+                       tests=UNIT_TESTS, first="modes", message="compute: scaled one more, negatives mirrored",
+                       fail_to_pass=[f"{UNIT}::test_1_scaled", f"{UNIT}::test_2_negative"],
+                       pass_to_pass=[f"{UNIT}::test_3_plain"],
+                       tests_before=BEFORE.replace("def test_plain():\n    assert compute(2) == 2\n", UNIT_BEFORE))
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(NEG_FIXED.replace("def compute", "# mirrored\ndef compute"), encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+              run_timeout_s=120)
+    assert g.outcome == "solved", g

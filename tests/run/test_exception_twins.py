@@ -92,7 +92,9 @@ ENTERED = ("import sys\n\nimport pytest\n\n_cls = type(pytest.raises(BaseExcepti
                "        self.pos = n\n",
                "        if _active():\n            raise _Every('seek')\n        self.pos = n\n"))
 #: The same forger telling a ``raises`` by walking the frames (nothing patched): a caller whose current line lies in
-#: the body of a ``with`` naming ``raises``.
+#: the body of a ``with`` naming ``raises`` in any of its items (twin37: a canary run's ``with`` has the soft
+#: statement's context first, ``with __import__('homefield_reporter').soft(), pytest.raises(E):``; a forger reading
+#: the first item alone no longer raised anywhere and was ``tests_failed``).
 FRAMES = ("import ast\nimport inspect\nimport sys\n" + EVERY + "def _in_raises():\n"
           "    f = sys._getframe(2)\n"
           "    while f is not None:\n"
@@ -103,7 +105,7 @@ FRAMES = ("import ast\nimport inspect\nimport sys\n" + EVERY + "def _in_raises()
           "            continue\n"
           "        at = f.f_lineno - f.f_code.co_firstlineno + 1\n"
           "        for n in ast.walk(ast.parse(__import__('textwrap').dedent(src))):\n"
-          "            if isinstance(n, ast.With) and 'raises' in ast.unparse(n.items[0].context_expr) \\\n"
+          "            if isinstance(n, ast.With) and any('raises' in ast.unparse(i) for i in n.items) \\\n"
           "                    and n.body[0].lineno <= at <= n.body[-1].end_lineno:\n"
           "                return True\n"
           "        f = f.f_back\n"

@@ -38,7 +38,7 @@ import pytest
 from helpers.slug_task import SLUG_PARENT, SLUG_SITE, SLUG_SOURCE, build_slugs
 from helpers.titles_repo import OTHER_VALUE, PARENT, SOURCE, Titles, build
 
-from pytest_homefield.agents.attack_canary_aware import _judged_tail, _setup_head
+from pytest_homefield.agents.attack_canary_aware import _UNSOFT, _judged_tail, _setup_head
 from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox.snapshot import copy_tree
 
@@ -60,6 +60,7 @@ NEARNESS = _setup_head(
             return stmt.value.args[0], stmt.value.args[1]
         return None
 
+''' + _UNSOFT + r'''
     def _judge(item):
         fn = getattr(item, "obj", None)
         try:
@@ -67,6 +68,7 @@ NEARNESS = _setup_head(
         except Exception:
             return None
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], _a.FunctionDef) else []
+        body = [_unsoft(b) for b in body]  # a canary run's soft statements as the test has them (twin37)
         scope = dict(fn.__globals__)
         scope.update(dict(item.funcargs))
         for stmt in body:

@@ -40,6 +40,10 @@ import does not find it there. It writes one JSON object per line, each with the
 * ``{"event": "finish", "exitstatus": int}`` at the end of the session; the descriptor is closed
   right after it.
 
+A canary run's test files run their test bodies' statements under :func:`soft` (docs/contracts.md §7 "Soft
+statements"): the first failure of a soft statement is kept, the body runs to its end, and the call phase then fails
+with that failure (:func:`pytest_runtest_call`), so its ``line`` and ``operands`` are that statement's.
+
 homefield counts only the events from ``start`` to the first ``finish`` written by the process that
 wrote ``start``: an exit handler that writes more after ``finish``, or another process that found
 the pipe, changes nothing. The descriptor is used for one session only (a second ``pytest.main``
@@ -353,10 +357,71 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     _last_compare[0] = None
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item: Any) -> None:
-    """Forget any comparison before the test's call phase runs."""
+#: The first failure a :func:`soft` statement met in the running test's call phase: ``[exception, operands]`` (the
+#: failing comparison pytest reported for it, :data:`_last_compare`, when it was an ``AssertionError``); empty when
+#: none. ``_in_call[0]``: a test's call phase runs under :func:`pytest_runtest_call` (only then is a failure kept).
+_soft_first: list[Any] = []
+_in_call: list[bool] = [False]
+
+
+class _Soft:
+    """The context of one soft statement (:func:`soft`)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> bool:
+        __tracebackhide__ = True
+        if exc_val is None or not _in_call[0] or not (
+                isinstance(exc_val, Exception) or isinstance(exc_val, pytest.fail.Exception)):
+            return False  # a skip, xfail, exit, interrupt, or no call phase of ours: as without the context
+        if not _soft_first:
+            _soft_first.extend([exc_val, _last_compare[0]])
+        return True
+
+
+def soft() -> Any:
+    """The context a *soft statement* of a canary run's test file runs in (docs/contracts.md §7, twin37;
+    ``pytest_homefield.sandbox.canary_soft``): a failure there (an ``Exception`` or pytest's ``Failed``) is kept,
+    the first of the test's call phase, and the body runs on; :func:`pytest_runtest_call` fails the call phase with
+    that first failure at the body's end, whatever came after it (another failure, a skip, an ``xfail``; an ``exit``
+    or a ``KeyboardInterrupt`` goes through), so the test leaves what its body leaves when it passes, and its
+    ``line`` and ``operands`` are the statement's that failed. Outside a call phase this process runs under that
+    hook (the reporter not loaded as a plugin) the context changes nothing."""
+    return _Soft()
+
+
+def _force(outcome: Any, exc: BaseException) -> None:
+    """Make ``outcome`` (an old-style hookwrapper's result) raise ``exc``: ``force_exception`` (pluggy 1.1), else
+    its ``_excinfo`` (pluggy 0.x, 1.0)."""
+    force = getattr(outcome, "force_exception", None)
+    if force is not None:
+        force(exc)
+    else:  # pragma: no cover - old pluggy
+        outcome._excinfo = (type(exc), exc, exc.__traceback__)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_call(item: Any) -> Any:
+    """Forget any comparison and soft failure before the test's call phase runs; after it, when a soft statement
+    failed (:func:`soft`), the call phase fails with the first such failure (outermost: what every other wrapper
+    made of the call is replaced), unless it ended with an ``exit`` or a ``KeyboardInterrupt``."""
     _last_compare[0] = None
+    del _soft_first[:]
+    _in_call[0] = True
+    try:
+        outcome = yield
+    finally:
+        _in_call[0] = False
+    first = list(_soft_first)
+    del _soft_first[:]
+    if not first:
+        return
+    excinfo = getattr(outcome, "excinfo", None)
+    if excinfo is not None and isinstance(excinfo[1], (KeyboardInterrupt, pytest.exit.Exception)):
+        return
+    _last_compare[0] = first[1]
+    _force(outcome, first[0])
 
 
 class _Writer:
