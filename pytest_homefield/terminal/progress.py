@@ -3,8 +3,8 @@
 :class:`Progress` is a plain counter fed with events (an item started, an item finished with a
 status and maybe a cost) that renders one line, e.g.::
 
-    mine 12/100 · kept 3 · dropped 8 · error 1 · 1m05s · ETA 8m40s · 9f3c2a1b7e04 Fix naturaldelta for months
-    run 7/91 · solved 5 · unsolved 2 · $0.42 of $20.00 · 3m10s · ETA 38m · e4935e064407 noop[1] Add …
+    mine 12/100 · kept 3 · dropped 8 · error 1 · 1m05s · ETA 8m40s · running 9f3c2a1b7e04 Fix naturaldelta for months
+    run 7/91 · solved 5 · unsolved 2 · $0.42 of $20.00 · 3m10s · ETA 38m · running e4935e064407 noop[1] Add …
 
 :class:`pytest_homefield.terminal.hooks.ProgressHooks` is the pytest side, registered on the
 controller (never on an xdist worker; results reach the controller as reports): on a terminal at
@@ -189,13 +189,17 @@ class Progress:
         return out
 
     def line(self, width: int | None = None) -> str:
-        """One line: ``kind done/total · status counts · $spent of $budget · elapsed · ETA · in flight``,
+        """One line: ``kind done/total · status counts · $spent of $budget · elapsed · ETA · running ITEM``
+        (the newest item in flight, never one that finished; ``(+N more)`` in flight beside it),
         cut to ``width - 1`` characters when ``width`` is given."""
         text = " · ".join(self.parts())
         if self.in_flight:
             newest = list(self.in_flight.values())[-1]
             more = len(self.in_flight) - 1
-            text += f" · {newest}" + (f" (+{more} more)" if more else "")
+            # "running": the line is written when an item finishes, and the item named is another one,
+            # still in flight (nu37: `mine 2/37 · kept 2 · … · 0e2aa5afbbb5 List server-side tools` read
+            # as that candidate kept; the time budget stopped it unverified)
+            text += f" · running {newest}" + (f" (+{more} more)" if more else "")
         if width is not None:
             text = cut_to_width(text.replace("\n", " ").replace("\r", " "), width)
         return text

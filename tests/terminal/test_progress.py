@@ -35,11 +35,27 @@ def test_mine_line_counts_rates_and_item_in_flight() -> None:
     clock.t += 30
     p.finish("b", "dropped")
     # 2 done in 60 s: 30 s each, 8 left -> 4 minutes
-    assert p.line() == "mine 2/10 · kept 1 · dropped 1 · 1m00s · ETA 4m00s · c1 Drop Python 3.8"
+    assert p.line() == "mine 2/10 · kept 1 · dropped 1 · 1m00s · ETA 4m00s · running c1 Drop Python 3.8"
     p.start("d", "d1 Another")
-    assert p.line().endswith("· d1 Another (+1 more)")
+    assert p.line().endswith("· running d1 Another (+1 more)")
     assert p.line(width=30) == "mine 2/10 · kept 1 · dropped…"
     assert len(p.line(width=30)) == 29
+
+
+def test_the_item_the_line_names_is_one_in_flight_never_one_that_finished() -> None:
+    """nu37 on simonw/llm (--time-budget 7m, CI log): ``mine 2/37 · kept 2 · 4m54s · ETA 2m27s · 0e2aa5afbbb5
+    List server-side tools by model`` was written when the second candidate was kept, but named a third one
+    still in flight, which the budget then stopped unverified; the line read as if 0e2aa5afbbb5 were kept.
+    The item named is marked as running."""
+    p = Progress("mine", 3)
+    p.start("a", "9a06c5685e77 Follow redirects")
+    p.start("b", "0e2aa5afbbb5 List server-side tools by model")
+    p.finish("a", "kept")
+    line = p.line()
+    assert line.endswith(" · running 0e2aa5afbbb5 List server-side tools by model")
+    assert "9a06c5685e77" not in line
+    p.finish("b", "skipped", fresh=False, stopped=True)
+    assert "running" not in p.line() and "0e2aa5afbbb5" not in p.line()
 
 
 def test_a_commit_subjects_escape_sequences_are_shown_not_played() -> None:
@@ -133,7 +149,7 @@ def test_a_mine_stopped_by_a_bound_says_stopping_and_prints_no_line_per_ten_skip
         clock.t += 1
     assert not any(due)
     assert p.line() == ("mine 25/30 · kept 5 · skipped 20 · 1m10s · stopping · "
-                        "07c909f23f0f Validate style() color arguments")
+                        "running 07c909f23f0f Validate style() color arguments")
     clock.t += 61  # nothing finished: no line, however long the item in flight takes
     assert not p.periodic_due(every_n=5, every_s=60)
     p.finish("slow", "kept")
@@ -174,7 +190,7 @@ def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: 
     live = [f for f in frames if f.startswith("mine ")]
     # while the candidate is verified: its id and subject, count, elapsed and an ETA
     waiting = [f for f in live if f.startswith("mine 0/1 · ")]
-    assert all(re.fullmatch(rf"mine 0/1 · \d+s · ETA \? · {first} {re.escape(tasks[first])}", f)
+    assert all(re.fullmatch(rf"mine 0/1 · \d+s · ETA \? · running {first} {re.escape(tasks[first])}", f)
                for f in waiting), waiting
     # redrawn every second while the item runs in its worker: elapsed moves on between events
     assert len({f.split(" · ")[1] for f in waiting}) >= 2, waiting
