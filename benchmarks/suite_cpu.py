@@ -8,6 +8,11 @@ which contention barely changes. Load this file as a plugin:
 
     python -m pytest -n 2 -p no:randomly -p benchmarks.suite_cpu    # writes $SUITE_CPU_DIR (/tmp/suite-cpu)
     python benchmarks/suite_cpu.py [/tmp/suite-cpu]                  # the 30 costliest files and tests
+    python benchmarks/suite_cpu.py --slow 1.5 [/tmp/suite-cpu]       # the functions to mark slow
+
+Run it with ``-m "slow or not slow"`` to measure both tiers. README command 2 deselects the ``slow`` tier: a
+test function whose costliest instance takes 1.5 s of CPU or more is marked ``slow`` (r31: that put 2,067 of
+the suite's 2,296 measured CPU seconds in the slow tier, 229 s in command 2).
 
 Each worker appends ``nodeid  wall  own-cpu  children-cpu  start`` (seconds; ``start`` on the machine's
 monotonic clock, which all processes share) per test to a file of its own: ``python
@@ -67,6 +72,19 @@ def summary(folder: Path, top: int = 30) -> list[str]:
     out += [f"{c:8.1f} {w:8.1f}  {nodeid}" for nodeid, (w, c) in
             sorted(tests.items(), key=lambda kv: -kv[1][1])[:top]]
     return out
+
+
+def slow_functions(folder: Path, above: float) -> list[str]:
+    """The test functions (``file::[Class::]name``, parameters folded) of the records in ``folder`` whose
+    costliest instance took at least ``above`` seconds of CPU (own + children): the ones to mark ``slow``
+    (tests/conftest.py deselects them unless ``-m`` names ``slow``), sorted by id."""
+    worst: dict[str, float] = defaultdict(float)
+    for path in folder.glob("cpu-*.tsv"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            nodeid, _, own, kids = line.split("\t")[:4]
+            function = nodeid.split("[", 1)[0]
+            worst[function] = max(worst[function], float(own) + float(kids))
+    return sorted(f for f, cpu in worst.items() if cpu >= above)
 
 
 def _records(folder: Path) -> dict[str, list[tuple[float, float, str, float]]]:
@@ -133,7 +151,9 @@ def timeline(folder: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--timeline"]:
+    if sys.argv[1:2] == ["--slow"]:  # --slow SECONDS [DIR]: the functions to mark slow
+        print("\n".join(slow_functions(Path(sys.argv[3]) if len(sys.argv) > 3 else OUT, float(sys.argv[2]))))
+    elif sys.argv[1:2] == ["--timeline"]:
         print("\n".join(timeline(Path(sys.argv[2]) if len(sys.argv) > 2 else OUT)))
     else:
         print("\n".join(summary(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT)))

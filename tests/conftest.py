@@ -68,14 +68,22 @@ def _temp_in_memory(config: pytest.Config) -> None:
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
 
+#: Markers whose tests are deselected unless ``-m`` names them (deselected items run no fixture): ``clients``
+#: (a default run installs no third-party client) and ``slow`` (the long end-to-end tier, which CI runs as a
+#: second command: ``.ci/run``), so README command 2 fits its 5 minutes on 2 cores.
+OPT_IN_MARKERS = ("clients", "slow")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Opt-in ``clients`` tests are deselected unless ``-m`` names them: deselected items run no fixture,
-    so a default run installs no third-party client. Then the longest tests go first."""
-    if "clients" not in (config.getoption("markexpr") or ""):
-        keep = [item for item in items if item.get_closest_marker("clients") is None]
-        if len(keep) != len(items):
-            config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("clients")])
-            items[:] = keep
+    """Tests of an :data:`OPT_IN_MARKERS` marker are deselected unless ``-m`` names it (``-m slow`` runs the
+    slow tier alone, ``-m "slow or not slow"`` everything but ``clients``). Then the longest tests go first."""
+    markexpr = config.getoption("markexpr") or ""
+    for marker in OPT_IN_MARKERS:
+        if marker not in markexpr:
+            gone = [item for item in items if item.get_closest_marker(marker) is not None]
+            if gone:
+                config.hook.pytest_deselected(items=gone)
+                items[:] = [item for item in items if item.get_closest_marker(marker) is None]
     where = _order(items)
     items.sort(key=lambda item: where.get(item.nodeid, (2, 0)))
 

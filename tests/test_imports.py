@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import pytest_homefield
 
 PACKAGE = Path(pytest_homefield.__file__).parent
@@ -66,6 +68,7 @@ def test_the_rule_sees_deferred_imports() -> None:
                                             (10, "pytest_homefield.mine.scan")]
 
 
+@pytest.mark.slow
 def test_no_deferred_imports_of_own_modules() -> None:
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):

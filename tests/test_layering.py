@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from test_imports import PACKAGE, _own_module
 
 #: (layer name, its units): a unit is a sub-package or a top-level module of ``pytest_homefield``
@@ -216,6 +217,7 @@ def test_every_unit_is_in_one_layer() -> None:
     assert sorted(on_disk - set(names)) == []
 
 
+@pytest.mark.slow
 def test_no_import_against_the_layering_and_no_circle() -> None:
     problems = layering_problems(own_imports(PACKAGE), LAYERS, KNOWN)
     assert problems == [], "imports against the layering (tests/test_layering.py):\n" + "\n".join(problems)

@@ -112,6 +112,7 @@ def pytest_configure(config):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [["-n", "0"], ["-n", "2"]], ids=["n0", "n2"])
 def test_a_toy_mode_collects_reports_finishes_and_summarises_through_the_base(lean_pytester: pytest.Pytester,
                                                                               xdist: list[str],

@@ -61,4 +61,6 @@ def test_ci_installs_into_a_fresh_virtualenv_and_prints_the_versions() -> None:
     assert 'pip install --quiet -e ".[test]"' in script
     for name in ("pytest", "pytest-xdist", "pluggy", "gitpython", "scipy", "uv"):
         assert name in script.split("README command 2", 1)[0], name
-    assert script.rstrip().endswith("python -m pytest -n 2")
+    commands = [line for line in script.split("README command 2", 1)[1].splitlines()[1:]
+                if line.strip() and not line.lstrip().startswith("#")]
+    assert commands == ["python -m pytest -n 2", "python -m pytest -n 2 -m slow"]

@@ -82,6 +82,7 @@ def test_plain_pytest_unchanged_and_same_with_plugin_disabled(project: pytest.Py
     assert with_plugin.ret == without.ret
 
 
+@pytest.mark.slow
 def test_plain_pytest_unchanged_under_xdist(project: pytest.Pytester) -> None:
     assert_plain(project.runpytest_subprocess("-n", "2"))
 
@@ -193,6 +194,7 @@ def _plain(repo: Path, *args: str) -> tuple[list[str], int, list[str]]:
     return lines, proc.returncode, json.loads((repo / "modules.json").read_text())
 
 
+@pytest.mark.slow
 def test_plain_pytest_in_a_repository_prints_the_same_and_imports_nothing_heavy(tmp_path: Path) -> None:
     """Plain ``pytest`` in a git repository with the plugin installed prints what it prints with
     ``-p no:homefield``, line for line, exits the same, and imports none of :data:`HEAVY_PACKAGES`."""

@@ -84,6 +84,7 @@ def _post(request):
     assert names == ["test_a", "test_b", "test_c"]  # each once, written by the controller
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
 def test_a_write_that_fails_on_the_controller_stops_the_session_in_one_line(lean_pytester: pytest.Pytester,
                                                                              xdist: list[str]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.ablate.simulate import label_rates, simulate_labels
 from pytest_homefield.ablate.table import (
@@ -25,6 +27,7 @@ from pytest_homefield.report.runs import cut_short_by_key
 from pytest_homefield.report.stats import compare, holm
 
 
+@pytest.mark.slow
 def test_simulated_six_rule_file_labels_the_two_real_rules_and_spares_the_nulls() -> None:
     """Issue 14's acceptance: 30 tasks × 3 attempts, 200 seeded repetitions; rule 2 raises the solve rate
     (logit +1.75 when present: removing it costs about 30 points) and rule 5 lowers it (logit −1.75)."""

@@ -385,6 +385,7 @@ def test_summarize_stream_skips_a_line_in_another_shape() -> None:
     assert summary.estimate().input_tokens == 10
 
 
+@pytest.mark.slow
 def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path) -> None:
     """The real CLI with its Bash tool inside bubblewrap (no network but the scripted API's port on
     127.0.0.1, relayed in): the command edits the workspace, and sees neither the user's files nor
@@ -405,6 +406,7 @@ def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path)
     assert "NO-SECRET" in tool_result and "GOLD" not in tool_result
 
 
+@pytest.mark.slow
 def test_allow_shell_under_landlock_solves_and_reaches_nothing_else(harness: Harness, tmp_path: Path) -> None:
     """The real CLI with its Bash tool under Landlock (issue 30: where bubblewrap does not work), with the
     default allowlist: the scripted API on 127.0.0.1 is its provider, reached by port; the command edits
@@ -465,6 +467,7 @@ def test_a_result_line_from_a_killed_cli_is_not_taken(harness: Harness) -> None:
 FORGE_THEN_SIGINT = FORGE_RESULT.replace("kill -9 $C", "kill -INT $C")
 
 
+@pytest.mark.slow
 def test_a_result_line_forged_before_a_sigint_is_a_claim_never_homefields_word(harness: Harness) -> None:
     """Any process of the sandbox can write the CLI's stdout (``/proc/<pid>/fd/1``; with no Yama, ptrace and
     ``pidfd_getfd`` reach it whatever it is), so claude's result line is the agent's word however the CLI ended:
@@ -560,6 +563,7 @@ def test_the_default_allowlist_solves_and_keeps_other_local_ports_out(harness: H
     assert ["refused", "GET", f"127.0.0.1:{port}"] in log
 
 
+@pytest.mark.slow
 def test_edit_only_cannot_run_a_command_through_the_clis_own_config(harness: Harness, tmp_path: Path) -> None:
     """Edit-only claude runs nothing but its edits (contracts §9; atk18): the CLI refuses the model's
     writes to its own hook, skill and MCP configuration in the workspace, so no hook it asks for runs,

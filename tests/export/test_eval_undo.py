@@ -153,6 +153,7 @@ def test_eval_stops_when_it_cannot_undo(task: Task, tmp_path: Path) -> None:
     assert START not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_the_tests_run_under_the_memory_cap_of_mining(fx: Fixture, task: Task, tmp_path: Path) -> None:
     """mine29 on mahmoud/boltons: a task whose parent allocates without end (4 GiB at mining, where each test
     process has ``max_test_memory_mb`` of address space) held 5.6 GiB and grew when its eval.sh ran the empty
@@ -168,6 +169,7 @@ def test_the_tests_run_under_the_memory_cap_of_mining(fx: Fixture, task: Task, t
     assert "ulimit" not in eval_script(task, F2P, memory_mb=None)
 
 
+@pytest.mark.slow
 def test_the_tests_run_under_the_time_bound_of_grading(fx: Fixture, task: Task, tmp_path: Path) -> None:
     """host30: eval.sh ran the tests with no time limit, so a patch whose code hangs held swebench's harness
     (and this test's bash) without end. The test command now runs under ``timeout`` at the bound homefield

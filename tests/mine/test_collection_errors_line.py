@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from pytest_homefield.mine.redgreen import classify_runs
 from pytest_homefield.mine.summary import collection_errors_line, setup_hint
 from pytest_homefield.sandbox.testrun import run_tests
@@ -52,6 +54,7 @@ def test_paths_before_the_message_do_not_split_the_count() -> None:
                                  "(src/pkg/__init__.py)\"") in line, line
 
 
+@pytest.mark.slow
 def test_a_missing_module_is_named_not_the_records(tmp_path: Path) -> None:
     """nu35 on jaraco/inflect: a detail ending in "; the environment lacks module(s): M" (a real run whose
     test module imports what is not installed) quoted "see the verification records", and two different

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from helpers.e2e_repo import homefield
 from helpers.gitrepo import GitRepo
 
@@ -16,6 +17,7 @@ from pytest_homefield.mine.summary import failing_with_reference_line
 _VERSION_TEST = "import pkg\n\n\ndef test_version():\n    assert pkg.__version__.count('.') >= 2\n"
 
 
+@pytest.mark.slow
 def test_a_test_broken_at_every_commit_is_named_once_in_the_summary(tmp_path: Path) -> None:
     repo = GitRepo.init(tmp_path / "repo")
     code = "__version__ = '0'\n\n\ndef add(a, b):\n    return a + b\n"

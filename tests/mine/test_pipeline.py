@@ -81,6 +81,7 @@ def test_freeze_writes_candidates_and_rejections(fx: Fixture, frozen: tuple[Path
     assert fx.c4 not in {c["commit"] for c in candidates}  # on another branch
 
 
+@pytest.mark.slow
 def test_verify_and_record_builds_the_task(fx: Fixture, frozen: tuple[Path, Any]) -> None:
     mine_dir, _ = frozen
     cand = next(c for c in read_jsonl(mine_dir / "candidates.jsonl") if c["commit"] == fx.c2)

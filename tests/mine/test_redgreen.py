@@ -402,6 +402,7 @@ def _verify(history: dict, name: str, tmp_path: Path, **kw) -> Verification:
     return v
 
 
+@pytest.mark.slow
 def test_verify_import_error_at_the_parent_is_a_legitimate_red(history: dict, tmp_path: Path) -> None:
     v = _verify(history, "import_error", tmp_path, setup_cmd="touch .setup-done", log_dir=tmp_path / "logs")
     assert v.reason is None, v.detail
@@ -442,6 +443,7 @@ def test_verify_passes_without_change_stops_after_one_run(history: dict, tmp_pat
     assert v.reason == "passes_without_change" and v.runs == 1 and v.FAIL_TO_PASS == []
 
 
+@pytest.mark.slow
 def test_verify_reference_fails(history: dict, tmp_path: Path) -> None:
     v = _verify(history, "reference_fails", tmp_path)
     assert v.reason == "reference_fails" and "tests/test_sub.py::test_sub" in v.detail
@@ -460,6 +462,7 @@ def test_verify_names_why_pytest_stopped_before_collecting(history: dict, tmp_pa
     assert re.fullmatch(stop, v.detail), v.detail
 
 
+@pytest.mark.slow
 def test_verify_flaky_at_the_commit(history: dict, tmp_path: Path) -> None:
     counter = tmp_path / "counter"  # outside every snapshot: run 1 passes, run 2 fails
     v = _verify(history, "flaky", tmp_path, env={**os.environ, COUNTER_ENV: str(counter)}, log_dir=tmp_path / "logs")
@@ -480,6 +483,7 @@ def _ids_run(log: Path) -> set[str]:
     return out
 
 
+@pytest.mark.slow
 def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
     # test_sometimes passes on odd runs: run 1 (parent 1) passes, run 2 (commit 1) fails, run 3 passes
     counter = tmp_path / "counter"
@@ -512,6 +516,7 @@ def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
     assert v.runs == 6 and counter.read_text() == "3"
 
 
+@pytest.mark.slow
 def test_verify_pass_to_pass_failing_only_after_the_first_runs_stays(history: dict, tmp_path: Path) -> None:
     # test_third_run passes in its first two runs (parent run 1, commit run 1) and fails from then on:
     # the later runs are targeted, it is not run again and stays PASS_TO_PASS. Grading the oracle is
@@ -529,6 +534,7 @@ def test_verify_pass_to_pass_failing_only_after_the_first_runs_stays(history: di
         assert _ids_run(tmp_path / "logs" / name) == {"tests/test_late.py::test_dec"}, name
 
 
+@pytest.mark.slow
 def test_verify_a_target_that_cannot_be_addressed_runs_the_files(history: dict, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # a selected id the targeted run does not report: that run is made again on the whole files
@@ -563,6 +569,7 @@ def test_verify_setup_failed(history: dict, tmp_path: Path) -> None:
     assert w.reason == "setup_failed" and "timed out" in w.detail
 
 
+@pytest.mark.slow
 def test_verify_repository_addopts_with_xdist(history: dict, tmp_path: Path) -> None:
     v = _verify(history, "xdist", tmp_path, stability_runs=1)
     assert v.reason is None, v.detail
@@ -647,6 +654,7 @@ def test_the_commit_is_checked_as_grading_builds_it(history: dict, tmp_path: Pat
     assert "tests/test_words.py::test_words" not in v.FAIL_TO_PASS
 
 
+@pytest.mark.slow
 def test_verify_keeps_the_peak_memory_of_its_sandboxed_runs(history: dict, tmp_path: Path) -> None:
     """mem27: the largest memory-cgroup peak of a candidate's runs (parent, reference fix, canary twins) is its
     ``peak_mb`` (the task's ``verify.peak_mb``, which sets its grading's memory cap): a pytest run of these small
@@ -664,6 +672,7 @@ def test_verify_keeps_the_peak_memory_of_its_sandboxed_runs(history: dict, tmp_p
     assert boxed.peak_mb is not None and 15 < boxed.peak_mb < 512, boxed.peak_mb
 
 
+@pytest.mark.slow
 def test_verify_records_the_sites_the_reference_fix_passes_sealed(tmp_path: Path) -> None:
     """Mining's sealed run of the reference fix (contracts §7 "Sealed sites"): the slug task's site is recorded, with
     the rules' version it was found under, its run kept as ``sealed`` among the logs; the repository's own runs are as
@@ -681,6 +690,7 @@ def test_verify_records_the_sites_the_reference_fix_passes_sealed(tmp_path: Path
     assert run_phrase("sealed") == "the sealed run of the reference fix"
 
 
+@pytest.mark.slow
 def test_verify_records_the_other_kinds_of_sealed_site(tmp_path: Path) -> None:
     """cmp35: mining's sealed run judges the sites of the other kinds with their own checks (``match=`` and
     ``assertRaisesRegex`` by ``re.search``, ``in`` and ``assertIn``, ``pytest.approx``): the reference fix passes
@@ -695,6 +705,7 @@ def test_verify_records_the_other_kinds_of_sealed_site(tmp_path: Path) -> None:
     assert v.sealed_sites == sorted(k for keys in UNITS_SITES.values() for k in keys)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reads", [False, True])
 def test_mining_seals_no_site_whose_test_needs_a_hidden_data_file(tmp_path: Path, reads: bool) -> None:
     """gatk35: mining's sealed run of the reference fix holds no hidden data file of the commit (each empty or its
@@ -718,6 +729,7 @@ def test_mining_seals_no_site_whose_test_needs_a_hidden_data_file(tmp_path: Path
     assert v.sealed_sites == ([] if reads else [f"{test}::test_spaces@{6 if reads else 5}"])
 
 
+@pytest.mark.slow
 def test_verify_records_the_rows_of_a_column_the_reference_fix_passes_sealed(tmp_path: Path) -> None:
     """col35: the ordinal task's column (tests/helpers/ordinal_task.py): mining's sealed run of the reference fix
     records the three rows the commit added (their items ran under ids holding their site ids, not the original

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from helpers.attack_repo import build, task_for, user_checkout
 from helpers.e2e_repo import cli_env, homefield
 
@@ -14,6 +15,7 @@ from pytest_homefield.probe_records import probe_path
 from pytest_homefield.store import read_jsonl
 
 
+@pytest.mark.slow
 def test_a_second_probe_session_is_refused_while_one_runs(tmp_path: Path) -> None:
     """Before: ``homefield probe --resume`` started beside a running probe of the same agent made every call
     again (2 samples: 4 calls paid for 2, each answered twice in the probe file) and each session rewrote the
@@ -22,8 +24,11 @@ def test_a_second_probe_session_is_refused_while_one_runs(tmp_path: Path) -> Non
     after the first one ends a resume finds every call answered."""
     fx = build(tmp_path / "fx")
     repo = user_checkout(fx, task_for(fx), tmp_path / "repo")
-    started = tmp_path / "started"
-    agent = f"slow=cmd:touch {started}; sleep 4; echo 'def sub(a, b): return a - b'"
+    started, release = tmp_path / "started", tmp_path / "release"
+    # each call waits for ``release``, made once the second session has ended: under load a second session
+    # slower to start than a fixed sleep found the first one done (failed at load 20)
+    agent = (f"slow=cmd:touch {started}; while [ ! -e {release} ]; do sleep 0.05; done; "
+             "echo 'def sub(a, b): return a - b'")
     argv = [sys.executable, "-m", "pytest_homefield.cli", "probe", "--sandbox", "none", "--agent", agent,
             "--samples", "2", "-n", "0"]
     first = subprocess.Popen(argv, cwd=repo, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -35,6 +40,7 @@ def test_a_second_probe_session_is_refused_while_one_runs(tmp_path: Path) -> Non
         assert started.exists(), "the first probe made no call"
         second = homefield(repo, "probe", "--sandbox", "none", "--agent", agent, "--samples", "2", "-n", "0",
                            "--resume")
+        release.touch()
         out, _ = first.communicate(timeout=120)
     finally:
         if first.poll() is None:

@@ -288,6 +288,7 @@ def test_exceedance_p_and_the_smallest_useful_control() -> None:
         exceedance_p(0.5, [])
 
 
+@pytest.mark.slow
 def test_bh_flags_match_scipy_and_a_four_task_control_flags_nothing() -> None:
     from scipy.stats import false_discovery_control
 

@@ -595,6 +595,7 @@ def _agreement_datasets(rng: np.random.Generator) -> list[tuple[Outcomes, Outcom
     return sets
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2])
 def test_p_below_alpha_iff_zero_outside_ci(alpha: float) -> None:
     rng = np.random.default_rng(int(alpha * 1000))
@@ -673,6 +674,7 @@ def test_power_for_a_large_gap() -> None:
     assert found / reps >= 0.95
 
 
+@pytest.mark.slow
 def test_mde_agrees_with_simulated_power() -> None:
     """Acceptance: at a 60 % base rate, 30 tasks x 3 attempts, the analytic MDE and the gap a seeded
     simulation detects with 80 % power agree within 5 points."""
@@ -702,6 +704,7 @@ def test_mde_agrees_with_simulated_power() -> None:
     assert abs(float(np.mean(reported)) - simulated) <= 0.05
 
 
+@pytest.mark.slow
 def test_ci_coverage_30_tasks_3_attempts() -> None:
     """Acceptance: coverage of the 95 % interval is 93-97 % for 30 tasks x 3 attempts (tasks of varying
     difficulty, true gap 10 points on every task; new tasks each repetition)."""
@@ -732,6 +735,7 @@ def test_ci_coverage_with_task_specific_effects() -> None:
     assert 0.92 <= covered / reps <= 0.98
 
 
+@pytest.mark.slow
 def test_the_stdlib_distribution_functions_give_scipy_stats_numbers() -> None:
     """The report takes binomial, normal and t values from the standard library (:mod:`.quantiles`,
     no scipy import, issue 35): they agree with scipy.stats to 1e-11 relative (the t quantile of

@@ -73,6 +73,7 @@ def _build(dest: Path) -> FixTask:
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))
 
 
+@pytest.mark.slow
 def test_read_expected_on_an_assertion_added_to_some_rows_is_forged(tmp_path: Path) -> None:
     """With no fix: ``forged``, as a guarded function gives; the commit's fix and another real fix are solved
     (checked in the same test, so the fixture is one a fix solves)."""
@@ -87,6 +88,7 @@ ATTACKS = {"read-expected-aware": READ_EXPECTED_AWARE, "twin-name-oracle": known
            "parent-agrees": PARENT_AGREES, "assert-tell": ASSERT_TELL}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
     """Each attack appended to the unfixed source is ``forged`` or ``tests_failed``, never solved."""
@@ -95,6 +97,7 @@ def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
     assert outcome.startswith(("forged", "tests_failed")), outcome
 
 
+@pytest.mark.slow
 def test_a_regression_on_a_pass_to_pass_row_is_still_seen(tmp_path: Path) -> None:
     """The PASS_TO_PASS rows set apart still run with the graded code under their own ids: a fix of the red row
     that breaks a green one (``double(3)``) is a regression, not solved."""
@@ -103,6 +106,7 @@ def test_a_regression_on_a_pass_to_pass_row_is_still_seen(tmp_path: Path) -> Non
     assert grade_source(b, tmp_path, "broken", broken).startswith("regression")
 
 
+@pytest.mark.slow
 def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regression(tmp_path: Path) -> None:
     """The PASS_TO_PASS rows are checked with the added assertion too (one more run of the task's test files
     unmodified, selecting their function): a fix of the red row that breaks ``double(str(3))`` only, which the parent's
@@ -121,6 +125,7 @@ def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regressio
     assert (out / ROWS_LOG).is_file()
 
 
+@pytest.mark.slow
 def test_a_rows_run_that_dies_fails_every_row_it_selected(tmp_path: Path) -> None:
     """A change that kills the test process where only the run of the rows calls it (``double('3')``, which the
     runs apart never call: their appended function has ``pass`` for the added assertion) leaves no row of that run
@@ -130,6 +135,7 @@ def test_a_rows_run_that_dies_fails_every_row_it_selected(tmp_path: Path) -> Non
     assert grade_source(b, tmp_path, "dies", dies) == "regression: 3/3 PASS_TO_PASS broke"
 
 
+@pytest.mark.slow
 def test_a_rows_run_over_its_writes_is_an_agent_error(tmp_path: Path) -> None:
     """A change that writes past ``max_test_write_mb`` where only the run of the rows calls it is ``agent_error``,
     as in the runs apart (its code wrote it), with the reason."""
@@ -159,6 +165,7 @@ def test_the_rows_run_only_lowers_the_ids_it_checked(tmp_path: Path) -> None:
     assert merged == {P2P[0]: "failed", P2P[1]: "failed", P2P[2]: "error"}
 
 
+@pytest.mark.slow
 def test_a_wrong_fix_meeting_the_twins_value_is_no_forgery(tmp_path: Path) -> None:
     """The twin's value is made up, so honest code computing a wrong value may give it: a fix that gives the twin's
     value on the red row passes the twin beside its failing original, which the confirmation run (both members
@@ -231,6 +238,7 @@ double = _reader(double)
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="open (gatk33): the rows-apart twin changes the added assertion's expected "
                    "side to a literal and leaves the column its original reads: a reader of the column passes the "
                    "original and fails the twin, as a real fix does (contracts §7 'What stays')")

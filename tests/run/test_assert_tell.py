@@ -72,6 +72,7 @@ def _grade(b: Blank, tmp: Path, text: str, seed: int) -> Grade:
                  run_timeout_s=120)
 
 
+@pytest.mark.slow
 def test_the_assertion_level_tell_is_caught_and_a_real_fix_is_solved(blank: Blank, tmp_path: Path) -> None:
     """The built-in ``assert-tell`` attack: on every seed the parent check draws again (the first plan's twin
     stops at another line than its original on the parent) and plants the twin at the assertion the original

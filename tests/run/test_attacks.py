@@ -127,6 +127,7 @@ def test_correct_fix_is_solved(task: Task, cache: SnapshotCache, tmp_path: Path,
     assert not r.suspicious
 
 
+@pytest.mark.slow
 def test_wrong_fix_fails(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     r, art = files_attempt(task, cache, tmp_path, WRONG)
     assert_unsolved(r, art)
@@ -208,6 +209,7 @@ def payload_attempts(task: Task, cache: SnapshotCache, tmp_path_factory: pytest.
                            {name: resolve(files) for name, files in FORGING.items()})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("payload", list(FORGING))
 def test_forging_payload_is_not_carried(payload_attempts: dict[str, tuple[Result, Path]], payload: str) -> None:
     files = resolve(FORGING[payload])
@@ -241,24 +243,28 @@ def trick_attempts(task: Task, cache: SnapshotCache, tmp_path_factory: pytest.Te
     return shared_attempts(task, cache, tmp_path_factory.mktemp("tricks"), PROCESS_TRICKS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trick", list(PROCESS_TRICKS))
 def test_test_process_tricks(trick_attempts: dict[str, tuple[Result, Path]], trick: str) -> None:
     r, art = trick_attempts[trick]
     assert_unsolved(r, art)
 
 
+@pytest.mark.slow
 def test_files_at_the_hidden_test_path(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     r, art = files_attempt(task, cache, tmp_path, {**WRONG, "tests/test_sub.py": TRIVIAL_SUB_TESTS})
     assert_unsolved(r, art)
     assert r.touched_tests
 
 
+@pytest.mark.slow
 def test_all_tests_deleted(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     r, art = files_attempt(task, cache, tmp_path, WRONG, "rm -rf tests")
     assert_unsolved(r, art)
     assert r.touched_tests
 
 
+@pytest.mark.slow
 def test_weakened_tests_committed(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     weak = {**WRONG, "tests/test_sub.py": TRIVIAL_SUB_TESTS, "tests/test_add.py": "def test_add():\n    pass\n"}
     r, art = files_attempt(task, cache, tmp_path, weak, COMMIT)
@@ -266,6 +272,7 @@ def test_weakened_tests_committed(task: Task, cache: SnapshotCache, tmp_path: Pa
     assert r.touched_tests
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "files, shell",
     [
@@ -283,6 +290,7 @@ def test_workspace_git_dir_attacks(task: Task, cache: SnapshotCache, tmp_path: P
     assert_unsolved(r, art)
 
 
+@pytest.mark.slow
 def test_tests_folder_replaced_by_a_symlink(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """A ``tests`` symlink to a folder outside the workspace with a forging conftest; before the fix
     the hidden tests could not be applied and the attempt was ``infra`` (not scored)."""
@@ -296,6 +304,7 @@ def test_tests_folder_replaced_by_a_symlink(task: Task, cache: SnapshotCache, tm
     assert r.touched_tests
 
 
+@pytest.mark.slow
 def test_symlink_out_of_the_workspace_is_not_carried(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """The code behind the symlink would not be in the diff (nor in the ``suspicious`` check)."""
     outside = tmp_path / "outside.py"
@@ -305,6 +314,7 @@ def test_symlink_out_of_the_workspace_is_not_carried(task: Task, cache: Snapshot
     assert_unsolved(r, art)
 
 
+@pytest.mark.slow
 def test_source_exiting_at_import_is_never_solved(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     source = GOOD_CALC.replace("a - b", "a + b") + (
         "\nimport os\nimport sys\n\nsys.stdout.write('tests/test_sub.py::test_sub[pos] PASSED\\n3 passed\\n')\n"
@@ -314,6 +324,7 @@ def test_source_exiting_at_import_is_never_solved(task: Task, cache: SnapshotCac
     assert r.suspicious and r.suspicious_reason == "process exit or kill"
 
 
+@pytest.mark.slow
 def test_source_patching_pytest_in_memory_is_flagged(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """Not closable: the hidden tests import the agent's module, which patches ``_pytest.reports``
     in the test process (contracts §7: forgery-resistant, not forgery-proof). Currently scored
@@ -322,6 +333,7 @@ def test_source_patching_pytest_in_memory_is_flagged(task: Task, cache: Snapshot
     assert r.suspicious, r
 
 
+@pytest.mark.slow
 def test_pytest_variables_reach_neither_agent_nor_grading(task: Task, cache: SnapshotCache, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p hf_forge")
@@ -332,6 +344,7 @@ def test_pytest_variables_reach_neither_agent_nor_grading(task: Task, cache: Sna
     assert "PYTEST_" not in (art / "agent.out").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_agent_writing_into_the_pristine_snapshot(task: Task, cache: SnapshotCache, tmp_path: Path,
                                                   sandbox: str) -> None:
@@ -356,6 +369,7 @@ def test_agent_writing_into_the_pristine_snapshot(task: Task, cache: SnapshotCac
     assert not r2.suspicious
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "planted",
     [

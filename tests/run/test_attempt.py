@@ -339,6 +339,7 @@ def test_every_try_of_a_retried_attempt_spends_the_budget(tmp_path: Path) -> Non
     assert limits.stop_reason("a") == "budget spent: a: 36.01 of 10.00 USD (its share of 20.00)"
 
 
+@pytest.mark.slow
 def test_the_hosts_own_seconds_are_recorded(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
     """host30 (host29's "Left"): an agent leaving 100,000 empty files was scored after 91.7 s of which its
     ``wall_s`` was 1.8 s and ``test_s`` 2.7 s, and no figure showed the rest. ``host_s`` is that rest: the

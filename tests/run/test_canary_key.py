@@ -40,6 +40,7 @@ def _canaries(repo: Path, task: Task, tmp_path: Path, attempts: int,
     return out
 
 
+@pytest.mark.slow
 def test_every_grading_of_a_task_shows_the_same_twins(fx: Fixture, tmp_path: Path) -> None:
     """Two attempts at one task: the same seed and the same twins (names, sources, run order); the key
     is the user's (0600, in ``.homefield/``); another checkout's key draws other twins."""
@@ -55,6 +56,7 @@ def test_every_grading_of_a_task_shows_the_same_twins(fx: Fixture, tmp_path: Pat
 
 
 
+@pytest.mark.slow
 def test_a_worker_grades_with_the_key_its_controller_sent(fx: Fixture, tmp_path: Path) -> None:
     """An ssh host with a key of its own still shows the controller's twins when the attempt carries the
     controller's key (``AttemptSpec.canary_key``, sent in ``workerinput``): one task, one set of twins."""

@@ -69,6 +69,7 @@ def test_a_pytest_section_pytest_reads_is_not_carried(circles: FixTask, tmp_path
     assert "setup.cfg" in carried and "setup.cfg" not in dropped
 
 
+@pytest.mark.slow
 def test_the_plugin_named_there_never_loads_at_grading(circles: FixTask, tmp_path: Path) -> None:
     """Graded: on main the plugin forged every outcome (``forged``); now the file is dropped, nothing loads it and
     the unfixed code fails (``tests_failed``)."""

@@ -22,6 +22,7 @@ from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_an_exit_handler_rewriting_the_outcomes_is_not_solved(fx: Fixture, task: Task, tmp_path: Path,
                                                              sandbox: str) -> None:
@@ -62,6 +63,7 @@ for _n in _o.listdir("/proc/self/fd"):
 '''
 
 
+@pytest.mark.slow
 def test_a_line_the_host_cannot_decode_leaves_the_attempt_scored(fx: Fixture, task: Task, tmp_path: Path) -> None:
     """atk14 A2/A5: one nested line in the channel made the host's parse raise ``RecursionError``: the
     attempt was ``infra``, blamed on homefield, never scored. The lines are ignored; the wrong fix is

@@ -77,6 +77,7 @@ def test_the_parent_check_tells_a_column_carried_past_the_stop(digits_task: FixT
     assert again is not None and again.told == set() and again.stops == {FID: 4}, again
 
 
+@pytest.mark.slow
 def test_a_group_the_parent_tells_on_every_value_draw_gets_the_comparison_at_its_stop(digits_task: FixTask,
                                                                                     tmp_path: Path) -> None:
     """Every value draw is told (the column; the flip at the stop passes on the parent): the third try contradicts
@@ -103,6 +104,7 @@ def test_a_group_the_parent_tells_on_every_value_draw_gets_the_comparison_at_its
         twin_grading._PARENT_SEEDS.clear()
 
 
+@pytest.mark.slow
 def test_assert_tell_on_a_column_carried_past_the_stop_is_forged(digits_task: FixTask, tmp_path: Path
                                                                  ) -> None:
     """With no fix, one seed: what a held-back ``assert-tell`` gets; ``forged`` is what a guarded group gives (the

@@ -302,6 +302,7 @@ def _caught(grades: list[Grade], outs: list[Path]) -> None:
     assert len(clean) <= len(caught), [(g.outcome, g.twin_hits, g.canary, g.error) for g in grades]
 
 
+@pytest.mark.slow
 def test_an_attempt_learns_nothing_from_another_grading_of_its_task(fx: Fixture, tmp_path: Path) -> None:
     """The follower's change is the unfixed code, graded beside its probe. Both gradings make the
     confirmation run (the probe's whichever version its picked run held), so what the probe's confirmation
@@ -354,6 +355,7 @@ def _mincore_tells() -> bool:
         os.close(fd)
 
 
+@pytest.mark.slow
 def test_a_later_grading_learns_nothing_from_an_earlier_one(fx: Fixture, tmp_path: Path) -> None:
     """:data:`PAGE_FOLLOWER`, its two gradings one after the other (what ordering the gradings of a task, or
     running a confirmation alone, would leave; the page cache still carries the words): the first grading's
@@ -421,6 +423,7 @@ _hf_pick_member()
 """.replace("__TARGET_ARGS__", _TARGET_ARGS)
 
 
+@pytest.mark.slow
 def test_the_grading_makes_the_same_runs_whichever_version_was_picked(fx: Fixture, tmp_path: Path) -> None:
     """By construction (contracts §7, lock28): the host's steps after the runs apart depend on whether a
     group's members disagree, never on which member passed. A forger that picked the original's run and one
@@ -483,6 +486,7 @@ def _new_file(path: str, text: str, old: str = "") -> str:
                                                f"a/{path}" if old else "/dev/null", f"b/{path}"))
 
 
+@pytest.mark.slow
 def test_the_reference_fix_runs_whichever_version_was_picked(fx: Fixture, tmp_path: Path) -> None:
     """chan29, by construction (contracts §7): on a task mined before canaries (``canaries`` null: mining never
     checked its twins) the reference fix's runs of the twins (``reference_passes``) are made whenever a group's

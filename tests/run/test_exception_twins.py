@@ -45,6 +45,7 @@ TESTS = ("import pytest\n\nfrom streams import Reader\n\n\n"
 F2P = [f"{TEST}::test_unseekable"]
 
 
+@pytest.mark.slow
 def test_a_fix_raising_a_class_of_both_exceptions_is_solved(tmp_path: Path) -> None:
     """Seed 7 draws the twin ``pytest.raises(OSError)``; the fix raising ``io.UnsupportedOperation`` is ``forged``
     (the commit's fix, raising ``ValueError``, is solved: the fixture is one a fix solves)."""
@@ -150,6 +151,7 @@ def _graded(tmp_path: Path, name: str, source: str, seed: int = 7) -> str:
                  run_timeout_s=120).outcome
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forger", ["reader", "swallow"])
 def test_forgers_of_the_exception_twin_stay_forged(tmp_path: Path, forger: str) -> None:
     """The twin passes only when the exception its ``raises`` took is not also the original's: a forger raising the
@@ -158,6 +160,7 @@ def test_forgers_of_the_exception_twin_stay_forged(tmp_path: Path, forger: str) 
     assert _graded(tmp_path, forger, READER if forger == "reader" else SWALLOW) == "forged"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forger", ["entered", "frames", "fake-record"])
 def test_a_cleared_exception_twin_is_never_the_whole_evidence(tmp_path: Path, forger: str) -> None:
     """neg35: a forger raising an every-class exception only while a ``raises`` is active (told by a patched
@@ -168,6 +171,7 @@ def test_a_cleared_exception_twin_is_never_the_whole_evidence(tmp_path: Path, fo
     assert _graded(tmp_path, forger, source) == "forged"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forger", ["entered", "frames"])
 def test_code_raising_only_inside_a_raises_is_forged_where_its_twin_fails(tmp_path: Path, forger: str) -> None:
     """Seed 1 twins ``ValueError`` to ``IndexError``, which ``_Every`` is not: the twin fails as for a real fix, and
@@ -177,6 +181,7 @@ def test_code_raising_only_inside_a_raises_is_forged_where_its_twin_fails(tmp_pa
     assert _graded(tmp_path, forger, ENTERED if forger == "entered" else FRAMES, seed=1) == "forged"
 
 
+@pytest.mark.slow
 def test_a_plain_run_that_does_not_finish_is_not_solved(tmp_path: Path) -> None:
     """The ``__enter__`` forger ending its process where no ``raises`` is active (the plain run's bare body): that run
     is judged as a run apart that did not finish, ``tests_failed``, never solved (and an honest process dying there,
@@ -188,6 +193,7 @@ def test_a_plain_run_that_does_not_finish_is_not_solved(tmp_path: Path) -> None:
     assert _graded(tmp_path, "exits", source) == "tests_failed"
 
 
+@pytest.mark.slow
 def test_an_every_class_exception_raised_at_the_call_the_test_makes_is_solved(tmp_path: Path) -> None:
     """What stays, by construction: ``_Every`` raised whenever the stream is unseekable, in or out of a ``raises``, is
     the fix's logic with an odd class; the test asks for an exception at that call and gets one, as from
@@ -218,6 +224,7 @@ TWO = ("import io\n\n\n" + PARENT + "\n    def read(self):\n        raise io.Uns
 TWO_TESTS = TESTS + "    with pytest.raises(OSError):\n        r.read()\n"
 
 
+@pytest.mark.slow
 def test_another_raises_of_the_twins_class_excuses_nothing(tmp_path: Path) -> None:
     b = build_fix_task(tmp_path / "streams", name="streams", source=SOURCE, parent=TWO,
                        fixed=TWO.replace("        self.pos = n\n", "        if not self.seekable:\n"
@@ -294,6 +301,7 @@ HANDLED = ("import contextlib\n\n" + TESTS).replace(
     "    with contextlib.suppress(ValueError):\n        with pytest.raises(ValueError):\n            r.seek(1)\n")
 
 
+@pytest.mark.slow
 def test_a_body_the_reference_fix_passes_bare_tells_nothing(tmp_path: Path) -> None:
     """A test whose site passes bare with the reference fix (its ``raises`` inside a ``with`` suppressing the class)
     tells nothing in the plain run: the reference fix's own plain run leaves the id unconfirmed too, so the real fixes

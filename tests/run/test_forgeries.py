@@ -59,6 +59,7 @@ def attempt(task: Task, cache: SnapshotCache, agent: Agent, tmp_path: Path, sand
     return run_attempt(spec, cache), spec.artifacts
 
 
+@pytest.mark.slow
 def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """The twins run apart (sandbox/twin_runs.py): each run of the hidden test files holds one member of
     each group under the original's id; a real fix fails every twin there and passes the original. (The
@@ -92,6 +93,7 @@ def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_
     assert {calls[i] for i in task.FAIL_TO_PASS} == {"passed"}, calls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 @pytest.mark.parametrize("name", ["report-patch-pieces", "always-equal-truthy", "zip-on-sys-path", "read-expected"])
 def test_forgery_is_caught_by_a_canary(task: Task, cache: SnapshotCache, tmp_path: Path, name: str,
@@ -106,6 +108,7 @@ def test_forgery_is_caught_by_a_canary(task: Task, cache: SnapshotCache, tmp_pat
     assert not r.suspicious, "slipped past the patterns: the canaries caught it"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, sandbox", [("pipe-forger-aware", "none"), ("pipe-fd-forger-aware", "none"),
                                            ("pipe-fd-forger-aware", "auto"), ("read-expected-aware", "none")])
 def test_a_forgery_that_skips_the_first_canaries_passes_the_twins(task: Task, cache: SnapshotCache, tmp_path: Path,
@@ -121,6 +124,7 @@ def test_a_forgery_that_skips_the_first_canaries_passes_the_twins(task: Task, ca
     assert r.canary and r.canary.split("[")[0] in {c["node"] for c in planted["canaries"]}, r
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["twin-name-forger", "twin-name-oracle"])
 def test_a_forger_knowing_the_tasks_test_names_passes_a_twin(task: Task, cache: SnapshotCache, tmp_path: Path,
                                                              name: str) -> None:
@@ -142,6 +146,7 @@ def test_the_reference_fix_itself_is_graded_without_twin_runs(task: Task, cache:
     assert not (art / CANARIES_FILE).exists() and not list(art.glob("twin-*.log"))
 
 
+@pytest.mark.slow
 def test_a_task_mined_before_canaries_gets_contradiction_twins(task: Task, cache: SnapshotCache,
                                                                 tmp_path: Path) -> None:
     """Attacker8's F1: a task mined before canaries (``canaries`` null) got sentinels only, and a sentinel
@@ -186,6 +191,7 @@ ANYTHING_CALC = CALC_1 + ("\n\nclass _Any:\n    def __eq__(self, other):\n      
                           "def sub(a, b):\n    return _Any()\n")
 
 
+@pytest.mark.slow
 def test_a_twin_the_reference_fix_passes_too_is_no_forgery(task: Task, cache: SnapshotCache,
                                                            tmp_path: Path) -> None:
     """A task mined before canaries never had its twins checked: here its reference fix returns an object
@@ -204,6 +210,7 @@ def test_a_twin_the_reference_fix_passes_too_is_no_forgery(task: Task, cache: Sn
     assert twins and set(twins.values()) == {"passed"}, twins  # the twin did pass: excused, not ignored
 
 
+@pytest.mark.slow
 def test_the_reference_fixs_runs_are_made_once_per_repository(fx: Fixture, task: Task, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """With the repository's store (``.homefield/parent-checks.jsonl``, as every attempt of a session grades) what
@@ -240,6 +247,7 @@ def test_the_reference_fixs_runs_are_made_once_per_repository(fx: Fixture, task:
 RUN_ORDER_AFTER_WRONG_FIX = WRONG_CALC + RUN_ORDER
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_runs_of_a_grading_start_together_so_none_is_first(fx: Fixture, task: Task, tmp_path: Path,
                                                                seed: int) -> None:

@@ -227,6 +227,7 @@ def test_render_diff_is_one_git_process_however_many_files(pristine: Path, works
 
 # -- grade on the real snapshot ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_grade_outcomes(task: Task, pristine: Path, tmp_path: Path) -> None:
     broken_add = GOOD_CALC.replace("return a + b", "return a + b + 1")
     cases = {
@@ -247,6 +248,7 @@ def test_grade_outcomes(task: Task, pristine: Path, tmp_path: Path) -> None:
         assert g.carried == ([CALC] if calc is not None else [])
 
 
+@pytest.mark.slow
 def test_a_change_that_fixes_nothing_and_breaks_existing_tests_says_both(task: Task, pristine: Path,
                                                                          tmp_path: Path) -> None:
     """Issue 35: ``tests_failed`` with PASS_TO_PASS ids failing too names them, so the report tells "broke
@@ -258,6 +260,7 @@ def test_a_change_that_fixes_nothing_and_breaks_existing_tests_says_both(task: T
                                                     f"{len(P2P)}/{len(P2P)} PASS_TO_PASS broke")
 
 
+@pytest.mark.slow
 def test_flaky_pass_to_pass_ids_are_left_out_of_the_regression_check(task: Task, pristine: Path,
                                                                      tmp_path: Path) -> None:
     work = copy_tree(pristine, tmp_path / "work")
@@ -288,6 +291,7 @@ def _beside(task: Task) -> Task:
                                FAIL_TO_PASS=[f"{BESIDE}::test_sub"], PASS_TO_PASS=[], canaries=None)
 
 
+@pytest.mark.slow
 def test_a_folder_planted_at_a_hidden_test_files_path_is_dropped_not_infra(task: Task, pristine: Path,
                                                                           workspace: Path, tmp_path: Path) -> None:
     """atk20 F1. Measured on main: a wrong fix plus a folder at the path where the hidden test patch writes
@@ -348,6 +352,7 @@ def _swap_for_link(folder: Path, target: Path) -> None:
     folder.symlink_to(target)
 
 
+@pytest.mark.slow
 def test_a_folder_swapped_for_a_link_to_a_host_folder_is_graded_without_reading_or_writing_it(
         task: Task, pristine: Path, workspace: Path, tmp_path: Path) -> None:
     host, content = _host_folder(tmp_path)
@@ -425,6 +430,7 @@ def test_a_folder_flipping_to_a_link_and_back_while_the_host_reads_reads_nothing
     assert {p.name: p.read_bytes() for p in host.iterdir()} == content
 
 
+@pytest.mark.slow
 def test_a_link_the_hidden_tests_plant_in_the_output_folder_is_not_read(task: Task, pristine: Path, workspace: Path,
                                                                          tmp_path: Path) -> None:
     """The agent's code, imported by the hidden tests in the sandbox, replaces the run's ``tests.log`` (its
@@ -462,6 +468,7 @@ for _n in os.listdir("/proc/self/fd"):
 '''
 
 
+@pytest.mark.slow
 def test_silencing_the_reporter_is_the_changes_failure_not_infra(task: Task, pristine: Path, workspace: Path,
                                                                   tmp_path: Path) -> None:
     """Issue 30 (found by the attacker): an agent that ends the reported session before any test, on the
@@ -482,6 +489,7 @@ CRASHING_SUB = "def sub(a, b):\n    import os\n    os.abort()\n"
 EXIT_AT_IMPORT = "import os as _o\n_o._exit(0)\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parent_sub, payload, said", [
     pytest.param(HANGING_SUB, EXIT_AT_IMPORT, "hangs there as mined", id="hang-exit-at-import"),
     pytest.param(HANGING_SUB, SILENCE, "hangs there as mined", id="hang-reporter-silenced"),
@@ -516,6 +524,7 @@ def test_a_change_that_stops_the_tests_of_a_task_whose_parent_stops_them_is_scor
     assert g.error is not None and said in g.error and g.failing_f2p == list(mined.FAIL_TO_PASS), g.error
 
 
+@pytest.mark.slow
 def test_a_folder_planted_where_the_canaries_record_goes_is_tampering_not_infra(task: Task, pristine: Path,
                                                                                   workspace: Path,
                                                                                   tmp_path: Path) -> None:
@@ -548,6 +557,7 @@ def _new_file_patch(rel: str, text: str) -> str:
             f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
 
 
+@pytest.mark.slow
 def test_a_task_mined_before_canaries_checks_a_passing_twin_against_the_reference(
         task: Task, pristine: Path, workspace: Path, tmp_path: Path) -> None:
     """``Task.canaries`` null: the rewrites were never checked against the reference fix. They are planted
@@ -576,6 +586,7 @@ RAISES_CALC = ("def add(a, b):\n    return a + b\n\n\nclass BadInput(ValueError)
                "def sub(a, b):\n    if not isinstance(a, int):\n        raise BadInput(a)\n    return a - b\n")
 
 
+@pytest.mark.slow
 def test_a_twin_expecting_a_base_of_the_raised_exception_is_excused(task: Task, pristine: Path, tmp_path: Path) -> None:
     """The twin of an expected exception names another one the parent's code raises by name, drawn per
     seed (attacker8's F4: an unwrapped ``raises`` was told apart by its shape), one the parent raises not, as
@@ -607,6 +618,7 @@ def test_a_twin_expecting_a_base_of_the_raised_exception_is_excused(task: Task, 
     assert set(twins.values()) == {"passed"}, twins  # it did pass: excused by the reference check
 
 
+@pytest.mark.slow
 def test_an_original_that_failed_does_not_stop_the_runs(task: Task, pristine: Path, workspace: Path,
                                                         tmp_path: Path) -> None:
     """The twins run apart in two runs of the hidden test files (sandbox/twin_runs.py). A FAIL_TO_PASS
@@ -647,6 +659,7 @@ def test_twin_options_honour_what_mining_checked(task: Task) -> None:
     assert twin_options(v7) == {"sentinel_for": [], "limit": 512}
 
 
+@pytest.mark.slow
 def test_a_wrong_fix_of_a_task_whose_parent_hangs_stops_at_the_tasks_bound(
         task: Task, pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A task mined from a commit that fixes a hang (``verify.parent_bound``): a change that hangs as the
@@ -670,6 +683,7 @@ def test_a_wrong_fix_of_a_task_whose_parent_hangs_stops_at_the_tasks_bound(
     assert g.test_s is not None and g.test_s < 20
 
 
+@pytest.mark.slow
 def test_a_change_that_grows_past_the_memory_cap_fails_and_says_why(task: Task, pristine: Path,
                                                                     tmp_path: Path) -> None:
     """``max_test_memory_mb``: a change that grows a list without limit fails its tests (MemoryError) at
@@ -690,6 +704,7 @@ def test_a_change_that_grows_past_the_memory_cap_fails_and_says_why(task: Task, 
                        "of 160 MiB (max_test_memory_mb)")
 
 
+@pytest.mark.slow
 def test_a_change_that_holds_memory_outside_its_address_space_is_killed_inside_its_sandbox(
         task: Task, pristine: Path, tmp_path: Path) -> None:
     """atk20's F3: memory held in memfd files is no address space, so ``RLIMIT_AS`` never saw it (5000 MiB past a
@@ -712,6 +727,7 @@ def test_a_change_that_holds_memory_outside_its_address_space_is_killed_inside_i
         "its sandbox went over its memory cap of 256 MiB (max_test_memory_mb)"), g.error
 
 
+@pytest.mark.slow
 def test_an_attacks_grading_stops_at_a_multiple_of_the_reference_grading(
         task: Task, pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """pypa/packaging: four attacks of a ``verify --attacks`` each held a worker for the whole ``--run-timeout``
@@ -799,6 +815,7 @@ def test_a_change_carried_whole_is_diffed_once(task: Task, pristine: Path, tmp_p
         assert len(calls) == (1 if name == "source" else 2), (name, calls)
 
 
+@pytest.mark.slow
 def test_a_measured_tasks_grading_reserves_its_cap_not_the_ceiling(task: Task, pristine: Path,
                                                                    tmp_path: Path) -> None:
     """mem27: every grading's test run reserved ``max_test_memory_mb`` (4096 MiB) of the machine's memory budget,
@@ -843,6 +860,7 @@ def test_a_measured_tasks_grading_reserves_its_cap_not_the_ceiling(task: Task, p
     assert held == {"measured": 512, "unmeasured": 4096}, held
 
 
+@pytest.mark.slow
 def test_a_change_over_its_tasks_memory_cap_fails_its_tests_and_says_why(task: Task, pristine: Path,
                                                                          tmp_path: Path) -> None:
     """The task's cap binds (contracts §7: a change may hold 2x the reference fix's peak, at least 512 MiB): a

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers.e2e_repo import copy_mined, homefield
 
 from pytest_homefield.run.run_plugin import HEADER_AGENTS, header_agent_lines
@@ -25,6 +26,7 @@ def test_few_agents_are_named_one_by_one_and_many_grouped_by_sandbox() -> None:
     assert named.count("(attack:") == 49 and boxed.count(" bwrap") == 50
 
 
+@pytest.mark.slow
 def test_a_run_of_many_agents_opens_with_short_lines(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
     specs = ["oracle", "noop"] + [f"sim:0.{i}" for i in range(1, HEADER_AGENTS)]
@@ -40,6 +42,7 @@ def test_a_run_of_many_agents_opens_with_short_lines(mined: Path, tmp_path: Path
     assert all(f"sim-0.{i} (sim:0.{i})" in verbose for i in range(1, HEADER_AGENTS))
 
 
+@pytest.mark.slow
 def test_the_header_says_so_for_oracle_and_noop_only(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
     line = "homefield: oracle and noop make the same change on every attempt: the 1 after the first only repeat it"

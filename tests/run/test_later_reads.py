@@ -93,6 +93,7 @@ def test_a_later_assertion_the_parent_passes_for_the_original_still_tells(negati
     assert _seen(negatives_task, tmp_path).told == {FID}
 
 
+@pytest.mark.slow
 def test_a_real_fix_is_solved_and_the_function_guarded(units_task: FixTask, tmp_path: Path) -> None:
     """The grading's parent check keeps the first draw; ``canaries.json`` lists nothing unprotected (main: the
     function, told on every try)."""

@@ -67,6 +67,7 @@ def picker_grades(fx: Fixture, tmp_path_factory: pytest.TempPathFactory) -> dict
     return out
 
 
+@pytest.mark.slow
 def test_the_picker_is_never_forged(picker_grades: dict[bool, tuple[Grade, Path]]) -> None:
     """What makes it a hole for the canaries alone: whichever version it picks, no canary verdict catches it."""
     assert all(g.outcome in ("solved", "tests_failed") for g, _ in picker_grades.values()), picker_grades
@@ -84,6 +85,7 @@ def test_a_twin_the_picker_passed_is_a_twin_hit(picker_grades: dict[bool, tuple[
             assert g.twin_hits == 0 and g.outcome == "tests_failed", g
 
 
+@pytest.mark.slow
 def test_a_solve_by_luck_comes_with_its_twin_hit(picker_grades: dict[bool, tuple[Grade, Path]]) -> None:
     """The two picks are complementary on the fixture's one group: where the lock channel worked in both,
     one is solved and the other a twin hit, so the report counts the solve away (report/picks.py); where it

@@ -49,6 +49,7 @@ def _build(dest: Path) -> FixTask:
                           pass_to_pass=[])
 
 
+@pytest.mark.slow
 def test_read_expected_on_a_loop_table_is_forged(tmp_path: Path) -> None:
     """With no fix: ``forged``; the commit's fix and another real fix are solved (checked in the same test, so the
     fixture is one a fix solves)."""
@@ -63,6 +64,7 @@ ATTACKS = {"read-expected-aware": READ_EXPECTED_AWARE, "twin-name-oracle": known
            "parent-agrees": PARENT_AGREES, "assert-tell": ASSERT_TELL}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
     """Each attack appended to the unfixed source is ``forged`` or ``tests_failed``, never solved."""
@@ -71,6 +73,7 @@ def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
     assert outcome.startswith(("forged", "tests_failed")), outcome
 
 
+@pytest.mark.slow
 def test_a_fix_breaking_another_row_is_not_solved(tmp_path: Path) -> None:
     """A fix of the red row that breaks another (``double(0)``) fails the original: ``tests_failed``."""
     b = _build(tmp_path / "doubles")
@@ -168,6 +171,7 @@ double = _reader(double)
 '''
 
 
+@pytest.mark.slow
 def test_a_parent_agreement_reader_of_the_loop_rows_with_no_fix_is_not_solved(tmp_path: Path) -> None:
     """With no fix, :data:`LOOP_AGREES` appended to the parent's source is ``forged``.
 
@@ -207,6 +211,7 @@ def test_a_twin_planned_with_the_rows_the_parent_passes_changes_only_the_others(
         assert type(twin[2][1]) is int and twin[2][1] not in (-6, 1, 2, 4, 0), twin
 
 
+@pytest.mark.slow
 def test_the_parent_check_finds_the_rows_the_parent_passes_and_stores_them(tmp_path: Path) -> None:
     """A grading of another real fix with a store: the parent check's probe finds rows 0, 1 and 3 passing on the
     parent, the try used is planned with them (its twin's how says so) and ``parent-checks.jsonl`` keeps them; a
@@ -231,6 +236,7 @@ def test_the_parent_check_finds_the_rows_the_parent_passes_and_stores_them(tmp_p
     assert line["rows"] == {F2P[0]: [0, 1, 3]} and line["try"] >= 1 and line["told"] == [], line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [4, 6])
 def test_the_count_oracle_on_a_made_up_cell_is_forged(tmp_path: Path, seed: int) -> None:
     """``twin-count-oracle`` (the asserted value unless it occurs twice in the file) with no fix: ``forged``. On

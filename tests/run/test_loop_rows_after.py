@@ -100,6 +100,7 @@ def _build(dest: Path) -> FixTask:
                           pass_to_pass=[])
 
 
+@pytest.mark.slow
 def test_fixes_are_solved_and_the_partial_one_alone_fails(tmp_path: Path) -> None:
     """The commit's fix and another real fix are solved; :data:`STRIP` alone (no sign) fails row 2."""
     b = _build(tmp_path / "doubles")
@@ -108,6 +109,7 @@ def test_fixes_are_solved_and_the_partial_one_alone_fails(tmp_path: Path) -> Non
     assert grade_source(b, tmp_path, "strip", STRIP).startswith("tests_failed")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_loop_agreement_reader_over_a_partial_fix_is_forged(tmp_path: Path, seed: int) -> None:
     """:data:`STRIP` plus :data:`AGREES_IN_LOOPS` is ``forged`` (was ``solved``: seeds 0-11, 12 of 12): the plan used
@@ -193,6 +195,7 @@ double = _reader(double)
 '''
 
 
+@pytest.mark.slow
 def test_half_a_fix_reading_the_later_checks_is_not_solved(tmp_path: Path) -> None:
     """:data:`SIGN` plus :data:`FIX_OR_READ` on :data:`TWO_CHECKS` (``' 5 '`` unfixed) is not solved.
 

@@ -49,6 +49,7 @@ def width_task(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
                           pass_to_pass=[f"{TEST}::test_words"])
 
 
+@pytest.mark.slow
 def test_a_message_reader_is_forged_on_the_message_twin(width_task: FixTask, tmp_path: Path) -> None:
     """No fix, one seed: ``RAISES_TELL`` raises ``ValueError`` with the ``match`` it reads unless the text is one
     the package raises already. On main the twin expected ``'attempts must be at least 1'``: solved; now
@@ -82,6 +83,7 @@ def class_task(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
                           fail_to_pass=[FID], pass_to_pass=[f"{TEST}::test_words"])
 
 
+@pytest.mark.slow
 def test_a_class_reader_is_forged_on_the_exception_twin(class_task: FixTask, tmp_path: Path) -> None:
     """No fix, one seed: ``RAISES_TELL`` raises the class a ``pytest.raises(E)`` names unless the package raises it
     by name already. On main the twin expected ``TypeError``, the one class the parent raises, for the original's
@@ -123,6 +125,7 @@ def crash_task(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
                           pass_to_pass=[f"{CRASH_TEST}::test_two_fields"])
 
 
+@pytest.mark.slow
 def test_a_crash_swallower_is_forged_on_the_no_assertion_twin(crash_task: FixTask, tmp_path: Path) -> None:
     """No fix: ``RAISES_TELL`` swallows the unfixed code's crash outside a ``raises`` (the original, no assertion,
     passes) and lets the code run inside ``pytest.raises(E)`` when the package raises ``E`` by name. The
@@ -212,6 +215,7 @@ wrap = _teller(wrap)
 '''
 
 
+@pytest.mark.slow
 def test_a_teller_by_the_codes_numbers_is_not_solved_on_the_message_twin(width_task: FixTask, tmp_path: Path
                                                                           ) -> None:
     """With no fix, :data:`NUMBER_TELL` appended to the parent's source must not be ``solved``, nor flagged.

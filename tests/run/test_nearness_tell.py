@@ -99,6 +99,7 @@ def titles(tmp_path_factory: pytest.TempPathFactory) -> Titles:
     return build(tmp_path_factory.mktemp("titles"))
 
 
+@pytest.mark.slow
 def test_a_forger_judging_nearness_to_the_parents_output_is_forged(titles: Titles, tmp_path: Path) -> None:
     """With no fix, at the seed whose twin is ``"don't look back"``: ``forged`` is what a guarded group gives."""
     work = copy_tree(titles.pristine, tmp_path / "work")
@@ -109,6 +110,7 @@ def test_a_forger_judging_nearness_to_the_parents_output_is_forged(titles: Title
     assert g.outcome == "forged", g
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_forger_judging_nearness_is_forged_where_no_as_near_twin_keeps_the_inputs_words(
         tmp_path: Path, seed: int) -> None:

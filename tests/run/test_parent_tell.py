@@ -68,6 +68,7 @@ def _grade(t: Titles, tmp: Path, seed: int, parent_check: bool = True) -> tuple[
     return g, ran, (out / CONFIRM_OUTCOMES).exists()
 
 
+@pytest.mark.slow
 def test_a_twin_the_parent_passes_is_never_planted(titles: Titles, tmp_path: Path) -> None:
     """Three gradings one after the other (the lock channel is one for the machine: two gradings of one task
     at once cross their words, as ``-n 2`` did to ``lock_picker``; two tests of this module at once did here,

@@ -111,6 +111,7 @@ def comment_only(titles: Titles, tmp_path_factory: pytest.TempPathFactory) -> tu
     return g, out, store
 
 
+@pytest.mark.slow
 def test_the_parents_own_output_is_no_twin_hit(titles: Titles, comment_only: tuple[Grade, Path, Path]) -> None:
     """On main: ``tests_failed`` with ``twin_hits == 1`` (two of the agent's solves counted as failed)."""
     g, out, _ = comment_only
@@ -125,6 +126,7 @@ def test_the_parents_own_output_is_no_twin_hit(titles: Titles, comment_only: tup
     assert "confirmation run on the untouched parent: 1 failed, 2 passed" in page, page
 
 
+@pytest.mark.slow
 def test_the_parents_run_of_the_confirmation_files_is_made_once_per_repository(
         titles: Titles, comment_only: tuple[Grade, Path, Path], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,6 +158,7 @@ def test_the_parents_run_of_the_confirmation_files_is_made_once_per_repository(
         assert twin_grading._stored_gives(store, line["key"]) is None, bad
 
 
+@pytest.mark.slow
 def test_a_value_the_parent_does_not_give_is_still_a_hit(titles: Titles, tmp_path: Path) -> None:
     """``s.lower()`` gives seed 0's twin, which the parent's ``"Don'T Look Back"`` fails: a hit, as before."""
     g, out = _grade(titles, tmp_path, LOWER, OTHER_VALUE)
@@ -163,12 +166,14 @@ def test_a_value_the_parent_does_not_give_is_still_a_hit(titles: Titles, tmp_pat
     assert sorted(_calls(out / CONFIRM_PARENT_OUTCOMES).values()) == ["failed", "failed"]
 
 
+@pytest.mark.slow
 def test_no_twin_passed_no_parent_run(titles: Titles, tmp_path: Path) -> None:
     g, out = _grade(titles, tmp_path, COMMENT_ONLY, OTHER_VALUE)
     assert (g.outcome, g.twin_hits) == ("tests_failed", 0), g
     assert not (out / CONFIRM_OUTCOMES).exists() and not (out / CONFIRM_PARENT_OUTCOMES).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [PARENTS_OUTPUT, OTHER_VALUE])
 @pytest.mark.parametrize("parent_check", [True, False])
 def test_a_real_fix_is_solved(titles: Titles, tmp_path: Path, seed: int, parent_check: bool) -> None:
@@ -176,6 +181,7 @@ def test_a_real_fix_is_solved(titles: Titles, tmp_path: Path, seed: int, parent_
     assert (g.outcome, g.twin_hits, g.canary) == ("solved", 0, None), g
 
 
+@pytest.mark.slow
 def test_no_twin_the_parent_passes_is_planted(titles: Titles, tmp_path: Path) -> None:
     """By default a grading checks its plan on the untouched parent first (two test processes, once per task
     and process) and draws again from the task's seed where the parent passes a twin: seed 4's

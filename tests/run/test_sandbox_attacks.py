@@ -106,6 +106,7 @@ def wrong_agent(tmp_path: Path, name: str = "honest") -> CommandAgent:
 
 # -- (a) the user's checkout and .homefield/tasks.jsonl ------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_finding_homefield_and_applying_the_gold_patch(task: Task, cache: SnapshotCache, user_repo: Path,
                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -122,6 +123,7 @@ def test_finding_homefield_and_applying_the_gold_patch(task: Task, cache: Snapsh
         assert r.outcome == "tests_failed" and r.sandbox == "bwrap" and r.test_sandbox == "bwrap", r
 
 
+@pytest.mark.slow
 def test_the_control_does_not_depend_on_what_else_lies_on_the_machine(task: Task, cache: SnapshotCache,
                                                                        user_repo: Path, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,6 +142,7 @@ def test_the_control_does_not_depend_on_what_else_lies_on_the_machine(task: Task
 
 # -- (b) pristine copies and other attempts' workspaces -------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_copying_from_sibling_workspaces(task: Task, cache: SnapshotCache, tmp_path: Path, sandbox: str) -> None:
     """Measured on main: copying files from sibling snapshots under ``$TMPDIR/..`` solved 7 of 8.
@@ -183,6 +186,7 @@ def installed_head(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -
     return target
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_an_installed_copy_of_the_project_at_head(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
                                                   installed_head: Path, monkeypatch: pytest.MonkeyPatch,
@@ -228,6 +232,7 @@ def _egg(path: Path, repo: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_built_in_attack_reads_a_zipped_egg(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The control of ``verify --attacks -k installed-copy`` where the copy is a zipped egg on ``sys.path``
@@ -242,6 +247,7 @@ def test_the_built_in_attack_reads_a_zipped_egg(task: Task, cache: SnapshotCache
     assert "copied src/calc/__init__.py from" in out and ".egg" in out and r.outcome == "solved", (r, out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_zipped_egg_of_the_project_at_head(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
@@ -278,6 +284,7 @@ def venv_task(task: Task, tmp_path: Path) -> Task:
     return dataclasses.replace(task, test_cmd=f"{venv}/bin/python -m pytest {NO_PLUGINS}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_pth_in_site_packages_fools_later_attempts_only_without_sandbox(
         venv_task: Task, cache: SnapshotCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
@@ -301,6 +308,7 @@ def test_pth_in_site_packages_fools_later_attempts_only_without_sandbox(
         assert later.outcome == "tests_failed", later
 
 
+@pytest.mark.slow
 def test_built_in_site_packages_attack_cannot_write(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """The built-in attack (``verify --attacks``) in the sandbox: every site-packages folder of the
     interpreter is read-only, and the user site is the attempt's own fresh home."""
@@ -339,6 +347,7 @@ def _pids_with(marker: str) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_daemon_does_not_outlive_its_attempt(task: Task, cache: SnapshotCache, tmp_path: Path, sandbox: str) -> None:
     """Measured on main: a setsid daemon outlived its attempt and planted ``conftest.py`` into later
@@ -378,6 +387,7 @@ def test_crash_at_import_is_scored(verify_attacks_run: VerifyAttacksRun, name: s
     assert r.suspicious and "process exit or kill" in (r.suspicious_reason or "")
 
 
+@pytest.mark.slow
 def test_crash_of_the_environment_itself_stays_infra(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """The control of the rule above: when the hidden tests cannot run on the untouched parent either
     (here the test command loads a plugin that does not exist), the attempt is ``infra``."""
@@ -434,6 +444,7 @@ def test_agent_text_reaches_no_screen_raw(task: Task, cache: SnapshotCache, tmp_
 
 # -- code that patches pytest in memory: forged (a canary passed), flagged with its reason -------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, reason", [
     ("patch-reports-obfuscated", "encoded or generated code"),
     ("sys-modules-swap", "module table edit"),
@@ -523,6 +534,7 @@ def test_each_escape_family_is_caught_graded_here(task: Task, cache: SnapshotCac
     _escape_caught(name, r, art)
 
 
+@pytest.mark.slow
 def test_a_folder_where_a_hidden_test_file_beside_the_code_goes_is_not_infra(task: Task, cache: SnapshotCache,
                                                                               tmp_path: Path) -> None:
     """atk20 F1, the ``folder-at-hidden-tests`` attack on the task with its hidden test file new beside the

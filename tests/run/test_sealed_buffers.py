@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers.fix_task import build_fix_task
 
 from pytest_homefield.run.grading import grade
@@ -31,6 +32,7 @@ VARINT_VIEW_FIX = VARINT_FIXED.replace("    return bytes(out)\n", "    return me
 VARINT_TESTS = "from varints import encode\n\n\ndef test_two_bytes():\n    assert encode(300) == b\"\\xac\\x02\"\n"
 
 
+@pytest.mark.slow
 def test_a_real_fix_returning_a_memoryview_is_solved(tmp_path: Path) -> None:
     """``assert encode(300) == b"\\xac\\x02"`` is sealed (the commit's fix returns ``bytes``); another real fix
     returning a ``memoryview`` of the same bytes is ``solved``, its seal the exact ``bytes``. Before: its seal was

@@ -111,6 +111,7 @@ def _events(out: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (out / SEALED_OUTCOMES).read_text().splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fix", ["commit", "other"])
 def test_a_real_fix_is_solved(ordinals: FixTask, tmp_path: Path, fix: str) -> None:
     """The commit's fix (the reference fix: graded without a sealed run) and another real fix: ``solved``. The
@@ -129,6 +130,7 @@ def test_a_real_fix_is_solved(ordinals: FixTask, tmp_path: Path, fix: str) -> No
     assert seals == ["'113th'", "'11th'", "'12th'"], events
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forger", sorted(FORGERS))
 def test_no_forger_is_solved(ordinals: FixTask, tmp_path: Path, forger: str) -> None:
     """Each forger appended to the unfixed source: ``forged`` (a sealed row named) or ``tests_failed``."""
@@ -146,6 +148,7 @@ def test_without_the_sealed_run_a_reader_is_solved(ordinals: FixTask, tmp_path: 
     assert g.outcome == "solved", g
 
 
+@pytest.mark.slow
 def test_the_reference_check_seals_the_rows_it_passes(ordinals: FixTask, tmp_path: Path) -> None:
     """The reference fix's sealed run decides the rows once per task: stored in ``parent-checks.jsonl`` as the
     three rows' keys; a later grading of a reader reads it and is ``forged``. Prints the extra wall time of a
@@ -171,6 +174,7 @@ def test_the_reference_check_seals_the_rows_it_passes(ordinals: FixTask, tmp_pat
         sealed_grading._SEALED_SEEN.clear()
 
 
+@pytest.mark.slow
 def test_a_record_without_rows_is_checked_again(ordinals: FixTask, tmp_path: Path) -> None:
     """Mining's ``sealed_sites`` are used as recorded when recorded under the current rules (``sealed_rules``,
     shape37; no check of grading's own: nothing stored); a record of older rules (``[]`` under 5: mined before

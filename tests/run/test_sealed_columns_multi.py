@@ -69,6 +69,7 @@ def _cpu() -> float:
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fix", ["commit", "other"])
 def test_a_real_fix_is_solved(signed: FixTask, tmp_path: Path, fix: str) -> None:
     """The commit's fix and another real fix: ``solved``. The other fix's sealed run ran the function's six items
@@ -93,6 +94,7 @@ def test_a_real_fix_is_solved(signed: FixTask, tmp_path: Path, fix: str) -> None
     print(f"grading CPU: sealed {cpu[True]:.2f} s, unsealed {cpu[False]:.2f} s")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forger", ["half-fix", *sorted(SIGNED)])
 def test_no_forger_is_solved(signed: FixTask, tmp_path: Path, forger: str) -> None:
     """A fix right for positive numbers only and each forger appended to the unfixed source: ``forged`` (a sealed
@@ -111,6 +113,7 @@ def test_without_the_sealed_run_the_signed_reader_is_solved(signed: FixTask, tmp
     assert g.outcome == "solved", g
 
 
+@pytest.mark.slow
 def test_the_reference_check_seals_every_row_at_both_statements(signed: FixTask, tmp_path: Path) -> None:
     """The reference fix's sealed run passes the three new rows at both statements (six keys, stored); a later
     grading of the signed reader reads them and is ``forged`` by a row."""

@@ -113,6 +113,7 @@ def test_every_three_digits() -> None:
     assert all(f"{i:03d}" in EVERY_THREE_DIGITS for i in range(1000))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("canaries", [False, True])
 def test_another_real_fix_is_solved(codes: FixTask, tmp_path: Path, canaries: bool) -> None:
     """Another real fix (its texts not the commit's): ``solved``, its sealed run judging both sites."""
@@ -120,6 +121,7 @@ def test_another_real_fix_is_solved(codes: FixTask, tmp_path: Path, canaries: bo
     assert g.outcome == "solved", g
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("canaries", [False, True])
 @pytest.mark.parametrize("forger", sorted(GUESSERS))
 def test_every_guess_at_once_is_not_solved(codes: FixTask, tmp_path: Path, canaries: bool, forger: str) -> None:
@@ -132,6 +134,7 @@ def test_every_guess_at_once_is_not_solved(codes: FixTask, tmp_path: Path, canar
         assert g.outcome == "tests_failed" and "no value to compare (opaque)" in str(g.error), g
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_every_guess_at_once_in_a_sandbox(codes: FixTask, tmp_path: Path) -> None:
     """Under bubblewrap, canaries on: the ``match`` guesser (``solved`` on seeds 0–2 of 3 there before satk35)

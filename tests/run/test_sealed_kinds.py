@@ -187,6 +187,7 @@ def _grade(b: FixTask, tmp: Path, code: str, **kw: object) -> Grade:
                  canaries=False, **kw)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fix", ["commit", "other"])
 def test_a_real_fix_is_solved(units: FixTask, tmp_path: Path, fix: str) -> None:
     """The commit's fix (the reference, graded with no sealed run) and another real fix (its sealed run reporting
@@ -205,6 +206,7 @@ FORGERS = {f"{kind}-{how}": (kind, how) for kind in READERS for how in ("reader"
            if how != "always" or kind in ALWAYS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forger", sorted(FORGERS))
 def test_no_forger_is_solved(units: FixTask, tmp_path: Path, forger: str) -> None:
     """Each forger (module docstring) on the function of its kind, the others really fixed: ``forged`` (a sealed
@@ -224,6 +226,7 @@ def test_no_forger_is_solved(units: FixTask, tmp_path: Path, forger: str) -> Non
         assert g.outcome == "solved", g
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_the_other_kinds_in_a_sandbox(units: FixTask, tmp_path: Path) -> None:
     """Under bubblewrap (the seal module bound read-only beside the reporter, pytest's stringification imported

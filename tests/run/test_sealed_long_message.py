@@ -42,6 +42,7 @@ def _hinted(message: str) -> str:
     return code
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("canaries", [False, True])
 def test_a_real_fix_with_a_long_message_is_solved(units: FixTask, tmp_path: Path, canaries: bool) -> None:
     """The other real fix with a hint of 1300 characters after its message: ``solved`` (was ``tests_failed``)."""

@@ -106,6 +106,7 @@ def slugs(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return build_slugs(tmp_path_factory.mktemp("slugs"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fix", ["commit", "other"])
 def test_a_real_fix_is_solved(slugs: FixTask, tmp_path: Path, fix: str) -> None:
     """The commit's fix and another real one: ``solved``. The commit's fix is the reference fix, graded without a
@@ -121,6 +122,7 @@ def test_a_real_fix_is_solved(slugs: FixTask, tmp_path: Path, fix: str) -> None:
     assert seals == [[[seals[0][0][0], "'hello-world'"]]], events
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forger", sorted(FORGERS))
 def test_no_forger_is_solved(slugs: FixTask, tmp_path: Path, forger: str) -> None:
     """Each forger appended to the unfixed source: ``forged`` (the sealed site named) or ``tests_failed``."""
@@ -137,6 +139,7 @@ def test_without_the_sealed_run_the_reader_is_solved(slugs: FixTask, tmp_path: P
     assert g.outcome == "solved", g
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_a_reader_of_the_files_around_its_copy_is_forged_in_a_sandbox(slugs: FixTask, tmp_path: Path) -> None:
     """Under bubblewrap the sealed run's process sees its own copy only: a forger searching the folders above it for
@@ -149,6 +152,7 @@ def test_a_reader_of_the_files_around_its_copy_is_forged_in_a_sandbox(slugs: Fix
     assert (g.outcome, g.test_sandbox) == ("solved", "bwrap"), g
 
 
+@pytest.mark.slow
 def test_the_reference_check_is_made_once_per_task_and_stored(slugs: FixTask, tmp_path: Path) -> None:
     """The reference fix's sealed run decides the sites once: stored in ``parent-checks.jsonl`` as one
     ``sealed_sites`` line, which a later process reads instead of running it again."""
@@ -199,6 +203,7 @@ def test_a_site_the_reference_fix_does_not_pass_sealed_is_not_sealed(tmp_path: P
     assert [json.loads(line)["sealed_sites"] for line in store.read_text().splitlines()] == [[]]
 
 
+@pytest.mark.slow
 def test_grading_uses_the_sites_mining_recorded(slugs: FixTask, tmp_path: Path) -> None:
     """A task whose ``sealed_sites`` mining recorded under the current rules (``sealed_rules``, shape37) is graded
     with those and makes no reference check of its own (nothing stored): recorded ``[]`` (no site sealed), the reader
@@ -223,6 +228,7 @@ SPELLED_FIX = ("class Slug(str):\n    def __eq__(self, other):\n"
                "def slugify(s):\n    return Slug('_'.join(s.split()).lower())\n")
 
 
+@pytest.mark.slow
 def test_a_real_fix_equal_by_its_own_eq_is_never_forged(slugs: FixTask, tmp_path: Path) -> None:
     """satk34: a real fix returning a ``str`` subclass with an ``__eq__`` of its own passes every test where the
     expected value is visible, but its characters (``hello_world``) are not the literal: its seal is *loose*, so
@@ -244,6 +250,7 @@ BIG_FRACTION_FIX = "from fractions import Fraction\n\n\ndef big(n):\n    return 
 BIG_TESTS = "from bigs import big\n\n\ndef test_plus_one():\n    assert big(1) == 100000000000000000001\n"
 
 
+@pytest.mark.slow
 def test_a_real_fix_returning_an_integral_fraction_is_solved(tmp_path: Path) -> None:
     """satk34: ``assert big(1) == 100000000000000000001`` is sealed; a real fix returning the exact
     ``Fraction(10**20 + 1)`` is ``solved``: an integral number converted by its own protocol is its exact ``int``.
@@ -386,6 +393,7 @@ def test_a_value_held_in_another_literal_is_not_sealed(texts: FixTask, tmp_path:
     assert g.outcome == "solved", g
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 @pytest.mark.xfail(strict=True, reason="open: a value readable elsewhere (contracts §7 'Sealed sites', 'What stays "
                                        "open'): no sealed run, and no twin tells the substring reader")
@@ -514,6 +522,7 @@ def lines(s):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=pytest.mark.skipif(
     not bwrap_works(), reason="no bwrap"))])
 def test_a_hidden_data_file_is_not_in_the_sealed_run(tmp_path: Path, sandbox: str) -> None:
@@ -597,6 +606,7 @@ REG_TESTS = ("import regs\n\n\ndef test_setup():\n    regs.setup()\n    assert r
              "def test_runs():\n    assert regs.slug(\"alpha   bravo\") == \"alpha-bravo\"\n")
 
 
+@pytest.mark.slow
 def test_a_real_fix_using_what_an_earlier_test_set_up_is_never_forged(tmp_path: Path) -> None:
     """gatk35: the sealed run selects what the other runs select (the hidden test files whole), not only the
     functions with a sealed site: a real fix using the separator the file's first test registered (``setup()``,
@@ -617,6 +627,7 @@ def test_a_real_fix_using_what_an_earlier_test_set_up_is_never_forged(tmp_path: 
         assert (tmp_path / name / "out" / SEALED_OUTCOMES).exists()
 
 
+@pytest.mark.slow
 def test_a_real_fix_using_what_an_earlier_test_set_up_is_solved_with_canaries(tmp_path: Path) -> None:
     """gatk35: the same real fix with canaries on (seeds 0 and 1): its original passes apart and a twin fails, so
     the twins' confirmation run is made (``twin_grading.confirm_excused``); it selects the hidden test files whole,
@@ -643,6 +654,7 @@ SEP_TESTS = ("import pytest\n\nimport regs\n\n\n@pytest.fixture(autouse=True)\nd
              "def test_runs():\n    assert regs.slug(\"alpha   bravo\") == \"alpha-bravo\"\n")
 
 
+@pytest.mark.slow
 def test_a_real_fix_whose_value_a_withheld_data_file_set_up_is_never_forged(tmp_path: Path) -> None:
     """gatk35: the sealed run holds the commit's ``tests/sep.txt`` empty, so the file's fixture registers ``_``
     there where every other run registers ``-``; the reference fix does without it (the site is sealed), another

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers.e2e_repo import copy_mined, homefield
 
 from pytest_homefield.run.run_plugin import selected_none_note
@@ -33,6 +34,7 @@ def test_the_line_names_the_expressions_and_the_max_tasks_cut() -> None:
         "the selection (-k, -m, --lf or node ids) selects none of the 1 task of this run")
 
 
+@pytest.mark.slow
 def test_verify_and_run_say_the_k_expression_selected_none_of_the_kept_tasks(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
     ids = [t["id"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")]

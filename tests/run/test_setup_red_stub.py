@@ -64,6 +64,7 @@ def _grade(b: FixTask, tmp: Path, name: str, files: dict[str, str]) -> str:
     return g.outcome + ("" if g.outcome == "solved" else f": {g.error}")
 
 
+@pytest.mark.slow
 def test_the_fixture_has_the_shape(tmp_path: Path) -> None:
     """The commit's fix is solved; the parent with a comment added is not (every test errors at the session
     fixture); the plan guards every function with a contradiction at a parent's line and lists every one
@@ -88,6 +89,7 @@ def _mine(b: FixTask, tmp: Path) -> Verification:
                             run_timeout_s=120, work_root=tmp / "work", log_dir=tmp / "logs")
 
 
+@pytest.mark.slow
 def test_tests_red_only_for_a_missing_name_make_no_task(tmp_path: Path) -> None:
     """Mining drops the commit: every FAIL_TO_PASS candidate passed at the parent in the stubbed parent run (every
     name the copy's modules lack a dummy), so each is excluded as ``passes_with_stub`` and the commit is
@@ -101,6 +103,7 @@ def test_tests_red_only_for_a_missing_name_make_no_task(tmp_path: Path) -> None:
     assert all(i in events for i in F2P)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ["stub", "pipe-fd-forger-aware"])
 def test_a_test_of_the_new_names_behaviour_stays_and_the_stub_fails_it(tmp_path: Path, attack: str) -> None:
     """With a test that calls the new name (``_escape_inner("a&b") == "a&amp;b"``) the commit is a task of that

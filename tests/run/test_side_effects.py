@@ -208,6 +208,7 @@ for _ in range(3000):
 """
 
 
+@pytest.mark.slow
 def test_a_chain_of_folders_graded_code_leaves_in_its_copy_is_scored(task: Task, cache: SnapshotCache,
                                                                      tmp_path: Path) -> None:
     """hatk34, ``--sandbox none`` (where the hidden tests may write their copy: bubblewrap and Landlock keep it
@@ -225,6 +226,7 @@ def test_a_chain_of_folders_graded_code_leaves_in_its_copy_is_scored(task: Task,
     assert r.error is not None and "nested deeper than 256" in r.error, r.error
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="hatk34: with --sandbox none graded code can change the pristine snapshot the "
                                         "control run is built from: infra for good")
 def test_graded_code_that_spoils_the_control_run_is_scored(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
@@ -250,6 +252,7 @@ def test_graded_code_that_spoils_the_control_run_is_scored(task: Task, cache: Sn
     assert r.scored and r.outcome == "tests_failed", r
 
 
+@pytest.mark.slow
 def test_a_change_of_many_short_lines_leaves_a_capped_diff_and_costs_the_host_little(
         task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """atk19: within the workspace caps, files of short lines made a ``diff.patch`` up to twice their
@@ -314,6 +317,7 @@ print(json.dumps(out))
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_folders_the_agent_made_unreadable_are_read_counted_graded_and_removed(tmp_path: Path) -> None:
     """atk19, as any user but root (here: uid 1000 of a user namespace, where the permission bits bind as

@@ -47,6 +47,7 @@ def attack(task: Task, cache: SnapshotCache, tmp_path: Path, sandbox: str, body:
     return r
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", [BWRAP])
 def test_a_200_mib_file_in_tmp_is_cut_at_the_cap(task: Task, cache: SnapshotCache, tmp_path: Path,
                                                  sandbox: str) -> None:
@@ -62,6 +63,7 @@ def test_a_200_mib_file_in_tmp_is_cut_at_the_cap(task: Task, cache: SnapshotCach
         big.unlink(missing_ok=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", [BWRAP, NONE])
 def test_many_small_files_are_stopped_or_refused(task: Task, cache: SnapshotCache, tmp_path: Path,
                                                  sandbox: str) -> None:
@@ -81,6 +83,7 @@ def test_many_small_files_are_stopped_or_refused(task: Task, cache: SnapshotCach
                           f"folders {CAP}; stopped", r
 
 
+@pytest.mark.slow
 def test_a_sparse_file_past_the_per_file_cap_is_refused(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """Before: a sparse gibibyte in ``TMPDIR`` (the same in the host's ``/tmp`` without a sandbox). Now:
     ``RLIMIT_FSIZE`` refuses it (``EFBIG``; the same in bubblewrap, the reaper sets it for both)."""

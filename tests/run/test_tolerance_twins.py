@@ -48,6 +48,7 @@ def _grade(b: FixTask, tmp: Path, source: str, seed: int) -> str:
     return g.outcome + ("" if g.outcome == "solved" else f": {g.error}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("fix", ["same", "other"])
 def test_a_real_fix_within_the_tolerance_is_solved(circles: FixTask, tmp_path: Path, fix: str, seed: int) -> None:
@@ -56,6 +57,7 @@ def test_a_real_fix_within_the_tolerance_is_solved(circles: FixTask, tmp_path: P
     assert _grade(circles, tmp_path, {"same": SAME, "other": OTHER}[fix], seed) == "solved"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_twins_still_catch_a_forger(circles: FixTask, tmp_path: Path, seed: int) -> None:
     """The farther twins still contradict the test: an always-equal forger with no fix is ``forged``."""
@@ -72,6 +74,7 @@ TWO_TESTS = ("import pytest\n\nfrom circles import area\n\n\n"
 WRONG = "import math\n\n\ndef area(r):\n    return math.pi * (r - 1) ** 2\n"
 
 
+@pytest.mark.slow
 def test_honest_wrong_code_meeting_a_real_value_under_a_tolerance_is_not_forged(tmp_path: Path) -> None:
     """A twin holding another test's expected value that is not small was ``forged`` when it passed beside its failing
     original ("no wrong computation gives exactly another input's output"); under a tolerance a wrong computation

@@ -101,6 +101,7 @@ _hf_content_pick()
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed, pick", [(0, "original"), (1, "twin")])
 def test_a_forger_that_picked_the_twins_run_is_forged(fx: Fixture, task: Task, tmp_path: Path, seed: int,
                                                       pick: str) -> None:
@@ -145,6 +146,7 @@ def sign_task(task: Task) -> Task:
                                                                      "tests/test_sub.py::test_sub[pos]"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_an_honest_sign_error_meeting_a_twin_is_confirmed_not_forged(fx: Fixture, sign_task: Task, tmp_path: Path,
                                                                      seed: int) -> None:
@@ -166,6 +168,7 @@ def test_an_honest_sign_error_meeting_a_twin_is_confirmed_not_forged(fx: Fixture
     assert [c["how"] for c in planted["canaries"]] == ["expected c of each parameter set -> another set's (5, -5)"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_no_run_is_the_grading_copy_told_by_access_times(fx: Fixture, task: Task, tmp_path: Path, seed: int) -> None:
     """atk14 A1 (attack_payloads.ATIME_MARKER): the grading copy itself, renamed into the last run, had read
@@ -190,6 +193,7 @@ def cache(fx: Fixture) -> Iterator[SnapshotCache]:
     c.close()
 
 
+@pytest.mark.slow
 def test_the_built_in_access_time_attack_is_caught(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """``attack:atime-marker`` as ``verify --attacks`` runs it (sandboxed, the task's own canary seed):
     not solved, and no run passed a test of ``test_sub``."""
@@ -204,6 +208,7 @@ def test_the_built_in_access_time_attack_is_caught(task: Task, cache: SnapshotCa
                                 if i.startswith("tests/test_sub.py::test_sub[")}, n
 
 
+@pytest.mark.slow
 def test_an_attempt_records_its_twin_hits(sign_task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """The sign error through a whole attempt: its result record says how many twin instances it passed
     exactly (``twin_hits``, docs/contracts.md §8), what the report counts against a content picker."""
@@ -215,6 +220,7 @@ def test_an_attempt_records_its_twin_hits(sign_task: Task, cache: SnapshotCache,
     assert Result.from_dict(r.to_dict()).twin_hits == 2
 
 
+@pytest.mark.slow
 def test_a_flock_election_between_the_runs_is_never_excused(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """atk14 A1b (``attack:flock-election``, sandboxed): the runs elect one of them over a lock on ``os.py``
     and every test passes there. Solved when its original was there (the ``1/(k+1)`` guess, flagged by any
@@ -270,6 +276,7 @@ def sub(a, b):
 '''
 
 
+@pytest.mark.slow
 def test_an_original_that_does_not_pass_again_is_failing_not_forged(fx: Fixture, task: Task, tmp_path: Path) -> None:
     """lock28's fix makes the confirmation run for a passing original too (its twin failed apart). Such an
     original not passing there again, laid out after its twin, is what honest code depending on what ran before it

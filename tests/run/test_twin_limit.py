@@ -77,6 +77,7 @@ def _grade(b: FixTask, tmp_path: Path, code: str) -> tuple[str, dict[str, object
     return g.outcome, json.loads((tmp_path / "out" / CANARIES_FILE).read_text())
 
 
+@pytest.mark.slow
 def test_every_function_of_a_task_past_the_old_limit_gets_a_twin(doubling_task: FixTask, tmp_path: Path) -> None:
     """The forger of the six functions the old limit left bare is ``forged`` (solved on main), every function has
     a twin (main: 24, the other six in ``unprotected``)."""
@@ -86,6 +87,7 @@ def test_every_function_of_a_task_past_the_old_limit_gets_a_twin(doubling_task: 
     assert outcome == "forged"
 
 
+@pytest.mark.slow
 def test_a_real_fix_of_such_a_task_is_solved(doubling_task: FixTask, tmp_path: Path) -> None:
     """The reference fix fails every twin, the six past 24 included (checked at grading: mining never ran them)."""
     outcome, planted = _grade(doubling_task, tmp_path, OTHER_FIX)

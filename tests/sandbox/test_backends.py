@@ -146,6 +146,7 @@ def test_a_hook_returning_none_for_tests_leaves_grading_in_bubblewrap(tmp_path: 
     assert "tests" in [c.purpose for c in calls]
 
 
+@pytest.mark.slow
 def test_the_choice_is_made_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One probe of bubblewrap for a session's attempts: the runner's specs share one choice, and
     attempts run with it never probe again."""

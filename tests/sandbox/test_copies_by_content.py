@@ -299,6 +299,7 @@ print(json.dumps([walked, handed, ["EMPTY" if a == empty else a for a in argv], 
 """
 
 
+@pytest.mark.slow
 def test_the_probe_walks_nothing_and_the_first_sandbox_masks_as_before(repo: GitRepo, tmp_path: Path) -> None:
     """speed25: bubblewrap's probe builds no masks, so a session that builds no other sandbox never walks
     the host for copies (0.3–0.5 s of CPU each). The first sandbox that shows a task does: in a fresh

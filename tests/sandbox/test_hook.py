@@ -16,6 +16,7 @@ from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCa
 from pytest_homefield.sandbox.modes import SandboxChoice
 
 
+@pytest.mark.slow
 def test_hook_wraps_the_agent_command(tmp_path: Path) -> None:
     """A hook's argv is what runs (here: ``env`` adding a variable), the hook gets the attempt's
     folders, and the result records ``sandbox: hook``; bubblewrap is then not needed."""

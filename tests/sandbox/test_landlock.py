@@ -96,6 +96,7 @@ def cache(fx: Fixture, task: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     c.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_gold_patch_at_test_time_solves_only_without_a_sandbox(abi: int, task: Task, cache: SnapshotCache,
                                                                 tmp_path: Path, sandbox: str) -> None:
@@ -351,6 +352,7 @@ def test_landlock_can_be_turned_off(abi: int, monkeypatch: pytest.MonkeyPatch) -
 
 # -- the demo, end to end -------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_oracle_solves_the_demos_tasks_under_landlock(abi: int, demo_run: DemoRun, tmp_path: Path) -> None:
     """``homefield run --sandbox landlock --agent oracle`` on a copy of the demo's mined repository: every
     task solved, every test run recorded ``landlock``."""
@@ -368,6 +370,7 @@ def test_the_oracle_solves_the_demos_tasks_under_landlock(abi: int, demo_run: De
     assert {(r["outcome"], r["test_sandbox"]) for r in results} == {("solved", "landlock")}, results
 
 
+@pytest.mark.slow
 def test_a_cmd_agent_under_landlock_records_it(abi: int, task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """An agent's program under Landlock: it edits its workspace, the attempt records ``landlock``."""
     if abi < landlock.SCOPED_ABI:

@@ -78,6 +78,7 @@ def _policy(ws: Path) -> LandlockPolicy:
     return LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[ws], connect=[], unix=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["landlock", "none"])
 def test_a_launch_cannot_bind_every_ephemeral_port(tmp_path: Path, sandbox: str) -> None:
     """latk33: with the ephemeral ports cut to ``BOUND_MAX`` + 277 (a namespace of its own), a Landlock
@@ -132,6 +133,7 @@ with socket.create_connection(s.getsockname(), timeout=5):
 '''
 
 
+@pytest.mark.slow
 def test_a_closed_socket_gives_its_bind_slot_back(tmp_path: Path) -> None:
     """The cap counts live sockets: ``2 x BOUND_MAX + 10`` binds in one launch, each closed before the next
     (every other one listening), all succeed (with a count of every bind ever made, the ``BOUND_MAX``-th
@@ -171,6 +173,7 @@ sys.stdin.readline()
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["landlock", "none"])
 def test_a_launch_cannot_connect_from_every_ephemeral_port(tmp_path: Path, sandbox: str) -> None:
     """Each ``connect`` takes a source port the kernel picks: a Landlock launch connecting to its own server

@@ -595,6 +595,7 @@ def test_a_blocking_connect_ends_at_its_send_timeout(tmp_path: Path, sandbox: st
     assert errno == "115" and 0.9 <= float(seconds) <= 5, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["landlock", pytest.param("bwrap", id="bwrap")])
 def test_a_commit_whose_test_serves_on_loopback_is_a_task(tmp_path: Path, sandbox: str) -> None:
     """Issue 30 at the level of a mine: a commit whose new test starts a server on ``127.0.0.1:0`` and
@@ -895,6 +896,7 @@ print(start()[1], flush=True)
 '''
 
 
+@pytest.mark.slow
 def test_the_connects_under_way_are_capped(tmp_path: Path) -> None:
     """The ``connect``s the supervisor follows are sockets it connected: at most
     :data:`~._landlock_supervisor.CONNECTED_MAX` live at once (the filler's and ``CONNECTED_MAX`` - 1 in

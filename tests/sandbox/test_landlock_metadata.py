@@ -320,6 +320,7 @@ reach("copy-keeps-mode", lambda: None if os.access("bin-copy/tiny-hello", os.X_O
 '''
 
 
+@pytest.mark.slow
 def test_venv_pip_and_copies_work_under_the_policy(abi: int, tmp_path: Path) -> None:
     """Refusing chmod and utime outright broke ``shutil.copy``, ``python -m venv`` and installers; made by
     the supervisor in the agent's folders they work: a venv with pip, a local wheel with a console script

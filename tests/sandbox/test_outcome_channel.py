@@ -203,6 +203,7 @@ for block in range({blocks}):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("distinct", [True, False], ids=["distinct-ids", "one-id"])
 def test_a_flood_of_well_formed_events_keeps_the_host_memory_bounded(tmp_path: Path, distinct: bool,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
@@ -357,6 +358,7 @@ def test_caught_records_that_are_not_lists_of_short_texts_make_the_event_not_cou
     assert set(parsed.caught) == {"t::a", "t::e"} and len(parsed.caught["t::e"]) == 64
 
 
+@pytest.mark.slow
 def test_caught_records_past_their_cost_are_not_kept() -> None:
     """exc35: what the caught records of one run keep is bounded (``MAX_CAUGHT_COST``): 6 MiB of events of 32
     distinct 190-character names each, over 4,000 ids, keep under 2 MiB of names and the host's allocations for them

@@ -88,6 +88,7 @@ def _run(tmp_path: Path, name: str, mode: str, word: str) -> str:
     return found[-1] if found else ""
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="lock28: the page cache of shared read-only files keeps a test process's "
                                        "message for a later sandbox (contracts §9, not closed)")
 def test_a_test_process_leaves_nothing_a_later_sandbox_can_read(tmp_path: Path) -> None:

@@ -79,6 +79,7 @@ def _installed(repo: GitRepo, venv: Path, check: tuple[str, str] = ("textkit", "
     return site
 
 
+@pytest.mark.slow
 def test_bubblewrap_shows_an_empty_folder_in_place_of_the_installed_copy(
         repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     try:
@@ -146,6 +147,7 @@ def test_a_copy_is_found_through_the_projects_own_distribution(lib_repo: GitRepo
         site / "__pycache__" / "renamedmod.cpython-311.pyc", site / "libkit", site / "renamedmod.py"]
 
 
+@pytest.mark.slow
 def test_a_real_install_from_another_folder_is_masked(lib_repo: GitRepo, tmp_path: Path) -> None:
     """The real uv installs the ``lib/`` layout non-editable as ``libkit``: found, with its bytecode."""
     site = _installed(lib_repo, tmp_path / "venv", check=("libkit", "stats.py"), compile_bytecode=True)

@@ -56,6 +56,7 @@ def randomly(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where
 
 
+@pytest.mark.slow
 def test_pytest_randomly_neither_reorders_nor_reseeds_a_test_run(randomly: Path, tmp_path: Path) -> None:
     """On main each run had a new order and a new seed: the order-dependent tests failed in almost every
     run, and the draws differed."""

@@ -258,6 +258,7 @@ def test_the_seal_calls_keep_what_the_host_judges(seal_module: ModuleType) -> No
     assert seal_module.take() == [["w", "~'abc'"], ["x", "'abc'"]]
 
 
+@pytest.mark.slow
 def test_a_sealed_run_reports_each_kind(tree: Path) -> None:
     """A real test process (:func:`run_tests` with the sites' checks): every site of the honest ``pkg`` reported
     once and equal, and each function passed; with a ``pkg`` that raises another message, returns another text and

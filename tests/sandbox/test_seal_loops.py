@@ -180,6 +180,7 @@ def test_the_sealed_file_holds_no_row_value(tree: Path) -> None:
     assert len({sid for sid, s in ids.items() if s.function.endswith("two_loops")}) == 2
 
 
+@pytest.mark.slow
 def test_a_real_sealed_loop_run(tmp_path: Path) -> None:
     """A real test process of a sealed file: the unittest method's sealed rows (under ``subTest``) report once
     each, from the method's own id; a row left as it is is compared in the process; the reference check passes the

@@ -261,6 +261,7 @@ def test_lines_are_counted_as_python_counts_them(tmp_path: Path) -> None:
                                       "    assert f(1) == SEP"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("addopts", ["", "-n 2"], ids=["plain", "xdist"])
 def test_a_sealed_run_reports_each_seal_once_under_xdist_too(tmp_path: Path, addopts: str) -> None:
     """A real test process (:func:`run_tests` with ``seals``): each sealed site's value reaches the host once per

@@ -146,6 +146,7 @@ def test_ids_as_printed_select_the_same_tests(mixed: Path, tmp_path: Path) -> No
     assert again.outcomes == {i: first.outcomes[i] for i in wanted}
 
 
+@pytest.mark.slow
 def test_xdist_in_addopts_reports_each_phase_once(mixed: Path, tmp_path: Path) -> None:
     (mixed / "pytest.ini").write_text("[pytest]\naddopts = -n 2 -x\n")
     (mixed / "tests" / "test_broken.py").write_text("import not_a_module\n")

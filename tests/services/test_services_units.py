@@ -266,6 +266,7 @@ def test_connect():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("needs_redis", "needs_bwrap")
 def test_a_sandboxed_test_run_reaches_the_declared_ports_only(tmp_path: Path) -> None:
     """In bubblewrap (no network) the test reaches its service through the relay, a server the user runs
