@@ -275,6 +275,13 @@ class ControllerWriter:
         return appended
 
 
+#: How a refused report's line ends: its messages are not written, so its attempt is not recorded.
+REPORT_REFUSED = "none of it written (the worker's fault: that attempt stays unrecorded and --resume makes it again)"
+#: How a refused ``logstart``/``logfinish`` event's line ends: the event's hooks are never called (no start or end
+#: line of the item is written for it); the item's own report is judged apart.
+EVENT_REFUSED = "not taken (the worker's fault: no start or end line is written for it)"
+
+
 class TransportPlugin:
     """The two hooks: attach an item's outbox to each phase's report (every process), deliver the
     messages of arriving reports (the controller, or the only process without xdist).
@@ -331,7 +338,7 @@ class TransportPlugin:
                       _event: str = event) -> None:
                 why = not_running(self._session.config, node, nodeid) if self._session is not None else None
                 if why is not None:
-                    self._refuse(nodeid, node, f"a {_event[3:]} event: {why}")
+                    self._refuse(nodeid, node, f"a {_event[3:]} event: {why}", what=EVENT_REFUSED)
                     return
                 _original(node=node, nodeid=nodeid, location=location)
 
@@ -403,13 +410,13 @@ class TransportPlugin:
         setattr(report, REFUSED_ATTR, line)
         setattr(report, REPORT_ATTR, [])
 
-    def _refuse(self, nodeid: str, node: Any, why: str) -> str:
+    def _refuse(self, nodeid: str, node: Any, why: str, *, what: str = REPORT_REFUSED) -> str:
         """Record and print the refusal of what ``node`` (an xdist worker, ``None``: this process) sent for the
-        item ``nodeid``; returns the line."""
+        item ``nodeid``; ``what``: what became of it (:data:`REPORT_REFUSED`, :data:`EVENT_REFUSED`). Returns
+        the line."""
         worker = str(getattr(getattr(node, "gateway", None), "id", "") or "this process")
         line = (f"homefield: refused what {'worker ' + worker if node is not None else worker} sent with "
-                f"{nodeid}: {why}; none of it written (the worker's fault: that attempt stays "
-                "unrecorded and --resume makes it again)")
+                f"{nodeid}: {why}; {what}")
         self.refused.append(line)
         try:  # the record of it; a full disk does not hide it: the line is printed and the exit is non-zero
             append_jsonl(self.writer.homefield_dir / REFUSED_FILE, {

@@ -8,6 +8,7 @@ import pytest
 
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.transport import (
+    EVENT_REFUSED,
     ControllerWriter,
     Scope,
     TransportError,
@@ -264,5 +265,6 @@ def test_a_worker_starts_and_ends_only_the_item_it_runs(lean_pytester: pytest.Py
     whys = sorted((r["nodeid"].rsplit("::", 1)[-1], r["why"].startswith("a start event: ")) for r in refused)
     assert whys == [("test_a", False), ("test_a", True), ("test_c", False), ("test_c", True)], refused
     assert all("not given this item" in r["why"] or "but runs" in r["why"] for r in refused), refused
-    result.stdout.fnmatch_lines(["*homefield: refused what worker gw* sent with *::test_a: a start event: *"])
+    result.stdout.fnmatch_lines(["*homefield: refused what worker gw* sent with *::test_a: a start event: *; "
+                                 + EVENT_REFUSED])
     assert result.ret == 1
