@@ -32,7 +32,7 @@ stops the session after the items running now, with one line naming the file and
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -123,13 +123,9 @@ class Scope:
         return f"an unknown message {sorted(msg)}"
 
 
-def given_order(config: pytest.Config, node: Any) -> list[str] | None:
-    """The node ids the xdist controller has given the worker ``node`` and not yet seen finished, in the order
-    it sent them, which is the order the worker runs them (its scheduler's pending items: ``node2pending`` with
-    ``collection`` of load, worksteal and each; ``assigned_work`` of loadscope, loadfile and loadgroup), ``None``
-    when the scheduler keeps neither (then nothing it sends is taken). A report of an item arrives before its
-    ``runtest_protocol_complete``, which is when the scheduler drops it, so the item it reports is still among
-    them, and first: xdist itself takes the first pending item as the one a crashed worker was running."""
+def _given(config: pytest.Config, node: Any) -> Iterator[str] | None:
+    """The node ids the xdist controller has given the worker ``node`` and not yet seen finished, lazily, in the
+    order it sent them (:func:`given_order`), ``None`` when the scheduler keeps no such record."""
     dsession = config.pluginmanager.getplugin("dsession")
     sched = getattr(dsession, "sched", None)
     pending = getattr(sched, "node2pending", None)
@@ -139,11 +135,22 @@ def given_order(config: pytest.Config, node: Any) -> list[str] | None:
             collection = getattr(sched, "node2collection", {}).get(node)
         if collection is None:
             return None
-        return [collection[i] for i in pending[node] if 0 <= i < len(collection)]
+        return (collection[i] for i in pending[node] if 0 <= i < len(collection))
     work = getattr(sched, "assigned_work", None)
     if isinstance(work, dict) and node in work:
-        return [nodeid for unit in work[node].values() for nodeid, done in unit.items() if not done]
+        return (nodeid for unit in work[node].values() for nodeid, done in unit.items() if not done)
     return None
+
+
+def given_order(config: pytest.Config, node: Any) -> list[str] | None:
+    """The node ids the xdist controller has given the worker ``node`` and not yet seen finished, in the order
+    it sent them, which is the order the worker runs them (its scheduler's pending items: ``node2pending`` with
+    ``collection`` of load, worksteal and each; ``assigned_work`` of loadscope, loadfile and loadgroup), ``None``
+    when the scheduler keeps neither (then nothing it sends is taken). A report of an item arrives before its
+    ``runtest_protocol_complete``, which is when the scheduler drops it, so the item it reports is still among
+    them, and first: xdist itself takes the first pending item as the one a crashed worker was running."""
+    given = _given(config, node)
+    return None if given is None else list(given)
 
 
 def given_to(config: pytest.Config, node: Any) -> Collection[str] | None:
@@ -171,19 +178,8 @@ def not_running(config: pytest.Config, node: Any, nodeid: str) -> str | None:
 def _first_given(config: pytest.Config, node: Any) -> str | None:
     """The first of :func:`given_order` (``None``: none, or the scheduler does not say), read without building
     the list (a report or event arrives per phase of every item; a worker of load scheduling may hold thousands)."""
-    sched = getattr(config.pluginmanager.getplugin("dsession"), "sched", None)
-    pending = getattr(sched, "node2pending", None)
-    if isinstance(pending, dict) and node in pending:
-        collection = getattr(sched, "collection", None)
-        if collection is None:
-            collection = getattr(sched, "node2collection", {}).get(node)
-        first = pending[node][0] if pending[node] else None
-        return collection[first] if collection is not None and first is not None and 0 <= first < len(collection) \
-            else None
-    work = getattr(sched, "assigned_work", None)
-    if isinstance(work, dict) and node in work:
-        return next((nodeid for unit in work[node].values() for nodeid, done in unit.items() if not done), None)
-    return None
+    given = _given(config, node)
+    return None if given is None else next(given, None)
 
 
 class Outbox:
