@@ -52,7 +52,7 @@ from pytest_homefield.sandbox.twin_runs import parent_tests
 from pytest_homefield.store import StoreError, append_jsonl
 
 __all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_run", "judge_sealed",
-           "sealed_forged", "reference_sealed", "sealed_ids", "SEAL_RULES"]
+           "sealed_forged", "reference_sealed", "sealed_ids"]
 
 #: The sealed run's log tail and counted events, in the attempt's folder.
 SEALED_LOG = "sealed.log"
@@ -253,7 +253,6 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
             return (f"sealed:{key}", f"{i} passed where its expected value was in the test file, but at the sealed "
                                      f"site {key} (the expected value in no file of the run) its value differed")
     return None
-
 
 
 #: What :func:`reference_sealed` found per task key, for this process.

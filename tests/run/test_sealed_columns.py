@@ -28,6 +28,7 @@ from pytest_homefield.agents.attack_payloads import ALWAYS_EQUAL, READ_EXPECTED
 from pytest_homefield.run import sealed_grading
 from pytest_homefield.run.grading import grade
 from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
+from pytest_homefield.sandbox.seal_sites import SEAL_RULES
 from pytest_homefield.sandbox.snapshot import copy_tree
 
 #: Returns the value the calling test's frame binds to ``expected`` (the column), whatever its assertion compares
@@ -185,7 +186,7 @@ def test_a_record_without_rows_is_checked_again(ordinals: FixTask, tmp_path: Pat
     try:
         for n, recorded in enumerate((ROWS[:1], [])):
             task = dataclasses.replace(ordinals.task, sealed_sites=recorded,
-                                       sealed_rules=sealed_grading.SEAL_RULES if recorded else 5)
+                                       sealed_rules=SEAL_RULES if recorded else 5)
             work = copy_tree(ordinals.pristine, tmp_path / f"work{n}")
             (work / SOURCE).write_text(PARENT + READ_EXPECTED, encoding="utf-8")
             g = grade(task, workspace=work, pristine=ordinals.pristine, out_dir=tmp_path / f"out{n}",

@@ -20,6 +20,7 @@ from helpers.fix_task import FixTask, build_fix_task, grade_source
 
 from pytest_homefield.run import sealed_grading
 from pytest_homefield.run.grading import grade
+from pytest_homefield.sandbox.seal_sites import SEAL_RULES
 from pytest_homefield.sandbox.snapshot import copy_tree
 
 SOURCE = "src/numbered/__init__.py"
@@ -184,7 +185,7 @@ def test_a_record_of_older_rules_is_checked_again(mixed: FixTask, tmp_path: Path
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     try:
-        for n, (rules, want) in enumerate(((9, "forged"), (None, "forged"), (sealed_grading.SEAL_RULES, "solved"))):
+        for n, (rules, want) in enumerate(((9, "forged"), (None, "forged"), (SEAL_RULES, "solved"))):
             task = dataclasses.replace(mixed.task, sealed_sites=rows, sealed_rules=rules)
             work = copy_tree(mixed.pristine, tmp_path / f"work{n}")
             (work / SOURCE).write_text(SHOUT_FIXED + PARENT + MEMBER_READER, encoding="utf-8")

@@ -25,6 +25,7 @@ from pytest_homefield.agents.attack_payloads import ALWAYS_EQUAL, READ_EXPECTED
 from pytest_homefield.run import sealed_grading
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
+from pytest_homefield.sandbox.seal_sites import SEAL_RULES
 from pytest_homefield.sandbox.snapshot import copy_tree
 
 #: Silences the seal call: the sealed file imports ``__hf_seal__`` after this package, which replaced it first.
@@ -211,7 +212,7 @@ def test_grading_uses_the_sites_mining_recorded(slugs: FixTask, tmp_path: Path) 
     store = tmp_path / "parent-checks.jsonl"
     sealed_grading._SEALED_SEEN.clear()
     for recorded, want in (([], ("solved", None)), ([SLUG_SITE], ("forged", f"sealed:{SLUG_SITE}"))):
-        task = dataclasses.replace(slugs.task, sealed_sites=recorded, sealed_rules=sealed_grading.SEAL_RULES)
+        task = dataclasses.replace(slugs.task, sealed_sites=recorded, sealed_rules=SEAL_RULES)
         work = copy_tree(slugs.pristine, tmp_path / f"work{len(recorded)}")
         (work / SLUG_SOURCE).write_text(SLUG_PARENT + READ_EXPECTED, encoding="utf-8")
         g = grade(task, workspace=work, pristine=slugs.pristine, out_dir=tmp_path / f"out{len(recorded)}",
@@ -560,7 +561,7 @@ def test_a_site_mining_recorded_with_a_hidden_data_file_is_checked_again(tmp_pat
     b = build_fix_task(tmp_path / "t", name="texts", source=LINES_SOURCE, parent=LINES_PARENT, fixed=LINES_FIXED,
                        test=LINES_TEST, tests=tests, first="Add lines()", message="lines(): no spaces around",
                        fail_to_pass=[LINES_F2P], pass_to_pass=[], data={"tests/cases.txt": "first; second\n"})
-    b.task = dataclasses.replace(b.task, sealed_sites=[f"{LINES_F2P}@5"], sealed_rules=sealed_grading.SEAL_RULES)
+    b.task = dataclasses.replace(b.task, sealed_sites=[f"{LINES_F2P}@5"], sealed_rules=SEAL_RULES)
     g = _grade_texts(b, tmp_path / "fix", LINES_OTHER_FIX, canaries=False)
     assert (g.outcome, g.canary) == ("solved", None), g
     assert not (tmp_path / "fix" / "out" / SEALED_OUTCOMES).exists()
