@@ -79,11 +79,10 @@ def slow_functions(folder: Path, above: float) -> list[str]:
     costliest instance took at least ``above`` seconds of CPU (own + children): the ones to mark ``slow``
     (tests/conftest.py deselects them unless ``-m`` names ``slow``), sorted by id."""
     worst: dict[str, float] = defaultdict(float)
-    for path in folder.glob("cpu-*.tsv"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            nodeid, _, own, kids = line.split("\t")[:4]
+    for rows in _records(folder).values():
+        for _, _, nodeid, cpu in rows:
             function = nodeid.split("[", 1)[0]
-            worst[function] = max(worst[function], float(own) + float(kids))
+            worst[function] = max(worst[function], cpu)
     return sorted(f for f, cpu in worst.items() if cpu >= above)
 
 
