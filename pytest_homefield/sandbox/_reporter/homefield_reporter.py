@@ -599,10 +599,25 @@ def _keep_order(config: pytest.Config) -> None:
         option.randomly_seed = RANDOMLY_SEED
 
 
+def _run_every_test(config: pytest.Config) -> None:
+    """Every selected test of a run reports an outcome (docs/contracts.md §7, as ``--maxfail=0`` on the command line
+    makes of ``-x``): pytest's stepwise plugin (``--sw``, ``--stepwise-skip``, ``--sw-reset`` in a repository's
+    ``addopts``) is not registered. It stopped the session at its first failed test, and in a canary run a twin fails
+    every real fix: the tests after it went unreported, a FAIL_TO_PASS id whose original ran after another group's twin
+    ``error`` there (gatk38: a real fix ``tests_failed``, the reference fix, graded without canaries, ``solved``). The
+    options are cleared before stepwise's own ``pytest_configure`` reads them (this hook is ``tryfirst``); xdist workers
+    get the controller's."""
+    option = config.option
+    for name in ("stepwise", "stepwise_skip", "stepwise_reset"):
+        if getattr(option, name, False):
+            setattr(option, name, False)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
+        _run_every_test(config)
     if _active() or _is_worker(config):  # a worker never has the channel (its controller took it): it records
         _watch_raises()
     if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
