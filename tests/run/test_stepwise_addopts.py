@@ -32,10 +32,13 @@ TESTS = ("from halves import half\n\n\ndef test_int():\n    assert half(5) == 2\
 CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
 
 
-@pytest.mark.parametrize("opt", ["--sw", "--stepwise-skip"])
+@pytest.mark.parametrize("opt", ["--sw", "--stepwise-skip", pytest.param("--sw -n 1", marks=pytest.mark.slow)])
 def test_a_test_run_reports_every_test_under_stepwise_addopts(tmp_path: Path, opt: str) -> None:
     """Three failing tests and a passing one after them, ``addopts = --sw`` (or ``--stepwise-skip``, which stops at
-    the second failure): every one reported (on main: the session stopped at the first failure, or the second)."""
+    the second failure; or ``--sw`` with an xdist worker, which parses ``addopts`` again): every one reported (on
+    main: the session stopped at the first failure, or the second)."""
+    if "-n" in opt:
+        pytest.importorskip("xdist")
     root = tmp_path / "p"
     (root / "tests").mkdir(parents=True)
     (root / "pytest.ini").write_text(f"[pytest]\naddopts = {opt}\n", encoding="utf-8")

@@ -605,8 +605,9 @@ def _run_every_test(config: pytest.Config) -> None:
     ``addopts``) is not registered. It stopped the session at its first failed test, and in a canary run a twin fails
     every real fix: the tests after it went unreported, a FAIL_TO_PASS id whose original ran after another group's twin
     ``error`` there (gatk38: a real fix ``tests_failed``, the reference fix, graded without canaries, ``solved``). The
-    options are cleared before stepwise's own ``pytest_configure`` reads them (this hook is ``tryfirst``); xdist workers
-    get the controller's."""
+    options are cleared before stepwise's own ``pytest_configure`` reads them (this hook is ``tryfirst``), in xdist
+    workers too (each parses the command line and ``addopts`` again: ``--sw -n 1`` stopped the session from its
+    worker)."""
     option = config.option
     for name in ("stepwise", "stepwise_skip", "stepwise_reset"):
         if getattr(option, name, False):
@@ -617,6 +618,7 @@ def _run_every_test(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
+    if _active() or _is_worker(config):  # an xdist worker parses the command line and addopts again
         _run_every_test(config)
     if _active() or _is_worker(config):  # a worker never has the channel (its controller took it): it records
         _watch_raises()
