@@ -41,7 +41,8 @@ What is added to a pytest command, after the user's own arguments:
 * ``--continue-on-collection-errors``: one test module that fails to import does not keep the
   other modules from running (their ids keep their own outcome);
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
-  test reports an outcome;
+  test reports an outcome (the reporter clears pytest's stepwise options, ``--sw`` in ``addopts``, for the same
+  reason: gatk38);
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
   command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
   or later (which reads arguments from a file named so; probed once per interpreter, isolated,

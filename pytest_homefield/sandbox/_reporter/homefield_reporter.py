@@ -359,9 +359,23 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 
 #: The first failure a :func:`soft` statement met in the running test's call phase: ``[exception, operands]`` (the
 #: failing comparison pytest reported for it, :data:`_last_compare`, when it was an ``AssertionError``); empty when
-#: none. ``_in_call[0]``: a test's call phase runs under :func:`pytest_runtest_call` (only then is a failure kept).
+#: none. ``_in_call[0]``: a test's call phase runs under :func:`pytest_runtest_call` (only then is a failure kept);
+#: ``_called[0]``: the code of the function pytest calls for that test (``item.obj``), the only frame whose soft
+#: statements keep a failure (gatk38: a decorated test's body is called by its decorator, which may take what the
+#: body raises as part of its protocol, as hypothesis's ``given`` takes ``assume``'s ``UnsatisfiedAssumption``;
+#: kept there, every canary run failed such a test with a real fix).
 _soft_first: list[Any] = []
 _in_call: list[bool] = [False]
+_called: list[Any] = [None]
+
+
+def _called_code(item: Any) -> Any:
+    """The code object of the function pytest calls for ``item`` (a bound method's function's), or ``None``."""
+    try:
+        obj = item.obj
+    except Exception:  # not a function item (a plugin's own), or its object cannot be had: no soft failure kept
+        return None
+    return getattr(getattr(obj, "__func__", obj), "__code__", None)
 
 
 class _Soft:
@@ -375,6 +389,8 @@ class _Soft:
         if exc_val is None or not _in_call[0] or not (
                 isinstance(exc_val, Exception) or isinstance(exc_val, pytest.fail.Exception)):
             return False  # a skip, xfail, exit, interrupt, or no call phase of ours: as without the context
+        if _called[0] is None or sys._getframe(1).f_code is not _called[0]:
+            return False  # not the body pytest calls itself (a decorator's, a helper test's): what it raises goes on
         if not _soft_first:
             _soft_first.extend([exc_val, _last_compare[0]])
         return True
@@ -387,7 +403,9 @@ def soft() -> Any:
     that first failure at the body's end, whatever came after it (another failure, a skip, an ``xfail``; an ``exit``
     or a ``KeyboardInterrupt`` goes through), so the test leaves what its body leaves when it passes, and its
     ``line`` and ``operands`` are the statement's that failed. Outside a call phase this process runs under that
-    hook (the reporter not loaded as a plugin) the context changes nothing."""
+    hook (the reporter not loaded as a plugin), and in any frame but that of the function pytest calls for the test
+    (a decorated test's body, called by its decorator, which may expect what it raises: hypothesis's ``assume``), the
+    context changes nothing."""
     return _Soft()
 
 
@@ -408,11 +426,12 @@ def pytest_runtest_call(item: Any) -> Any:
     made of the call is replaced), unless it ended with an ``exit`` or a ``KeyboardInterrupt``."""
     _last_compare[0] = None
     del _soft_first[:]
+    _called[0] = _called_code(item)
     _in_call[0] = True
     try:
         outcome = yield
     finally:
-        _in_call[0] = False
+        _in_call[0], _called[0] = False, None
     first = list(_soft_first)
     del _soft_first[:]
     if not first:
@@ -580,10 +599,27 @@ def _keep_order(config: pytest.Config) -> None:
         option.randomly_seed = RANDOMLY_SEED
 
 
+def _run_every_test(config: pytest.Config) -> None:
+    """Every selected test of a run reports an outcome (docs/contracts.md §7, as ``--maxfail=0`` on the command line
+    makes of ``-x``): pytest's stepwise plugin (``--sw``, ``--stepwise-skip``, ``--sw-reset`` in a repository's
+    ``addopts``) is not registered. It stopped the session at its first failed test, and in a canary run a twin fails
+    every real fix: the tests after it went unreported, a FAIL_TO_PASS id whose original ran after another group's twin
+    ``error`` there (gatk38: a real fix ``tests_failed``, the reference fix, graded without canaries, ``solved``). The
+    options are cleared before stepwise's own ``pytest_configure`` reads them (this hook is ``tryfirst``), in xdist
+    workers too (each parses the command line and ``addopts`` again: ``--sw -n 1`` stopped the session from its
+    worker)."""
+    option = config.option
+    for name in ("stepwise", "stepwise_skip", "stepwise_reset"):
+        if getattr(option, name, False):
+            setattr(option, name, False)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
+    if _active() or _is_worker(config):  # an xdist worker parses the command line and addopts again
+        _run_every_test(config)
     if _active() or _is_worker(config):  # a worker never has the channel (its controller took it): it records
         _watch_raises()
     if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
