@@ -81,10 +81,12 @@ class SealPlan:
 
     @property
     def columns(self) -> dict[str, list[str]]:
-        """Function id → the site ids of its sealed column's rows (col35): judged by function, since the sealed run's
-        ids of its items hold the rows' site ids, not the original ids; loop36: and of its plain sites beside a loop
-        table's rows (judged with them)."""
-        tables = {s.function for s in self.ids.values() if s.column is not None}
+        """Function id → the site ids of its sealed parametrize column's rows (col35, ``SealSite.decorated``): judged
+        by function, since the sealed run's ids of its items hold the rows' site ids, not the original ids. loop38: a
+        loop or assigned table's rows are not here: its function's items keep their ids, so they are judged per id
+        with its plain sites (each FAIL_TO_PASS id reporting each row once: a function run once per item of a
+        parametrized fixture reported each row once per item, "reported twice" in all, and was never sealed)."""
+        tables = {s.function for s in self.ids.values() if s.decorated}
         out: dict[str, list[str]] = {}
         for sid, s in self.ids.items():
             if s.function in tables:

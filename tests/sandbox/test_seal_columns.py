@@ -276,7 +276,7 @@ def test_a_sealed_column_is_judged_by_function(tmp_path: Path) -> None:
 
     fid = f"{TEST}::test_c"
     site = {k: SealSite(f"{fid}@8#{k}", TEST, fid, 8, 8, "f(n)", repr(v), column="expected", row=k,
-                        cell=(6, 0, 6, 1)) for k, v in ((0, "alpha-one"), (1, "bravo-two"))}
+                        cell=(6, 0, 6, 1), decorated=True) for k, v in ((0, "alpha-one"), (1, "bravo-two"))}
     plan = SealPlan({}, {"hfa": site[0], "hfb": site[1]})
     f2p = [f"{fid}[1-alpha-one]", f"{fid}[2-bravo-two]"]
     items = {f"{fid}[1-hfa]": "passed", f"{fid}[2-hfb]": "passed", f"{fid}[3-kept]": "passed"}
