@@ -8,7 +8,8 @@ at a row. Judged in all over the function's ids (before loop38) a row was "repor
 reader ``solved`` (satk36; a ``parametrize`` decorator's function had no loop table sealed at all).
 
 A function whose decorator has a sealable column too keeps its items' ids only for the rows left as they are: its
-loop's rows are not sealed (:func:`test_a_reader_of_a_loop_beside_a_sealed_column_is_forged`, a strict xfail).
+loop's rows are judged per item of the function in the sealed run, every item reporting each row once
+(:func:`test_a_reader_of_a_loop_beside_a_sealed_column_is_forged`; before, not sealed, the reader ``solved``).
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ def test_a_reader_of_the_rows_is_forged(shaped: FixTask, tmp_path: Path, shape: 
 
 #: A ``parametrize`` decorator with a sealable column (two rows the parent already gets right, each item failing on
 #: the parent by the loop) and a loop table: the column's rows are sealed, so the sealed run's ids of the function's
-#: items are not the original ones, and the loop's rows (each reported once per item) are not sealed.
+#: items are not the original ones; the loop's rows are judged per item of the function there (each reports each row
+#: once: ``SealSite.items``, ``seal_sites.item_reports``).
 TESTS_BESIDE_COLUMN = TESTS_BEFORE + (
     "\n\n@pytest.mark.parametrize('k, want', [(21, '21st'), (22, '22nd')])\n"
     "def test_teens(k, want):\n"
@@ -117,6 +119,11 @@ TESTS_BESIDE_COLUMN = TESTS_BEFORE + (
     "    for n, expected in [(11, '11th'), (12, '12th'), (113, '113th')]:\n"
     "        assert ordinal(n) == expected\n")
 BESIDE_F2P = [f"{TEST}::test_teens[21-21st]", f"{TEST}::test_teens[22-22nd]"]
+_BESIDE_LINES = TESTS_BESIDE_COLUMN.splitlines()
+#: The column's rows' keys and the loop's.
+BESIDE_COLUMN = [f"{TEST}::test_teens@{_BESIDE_LINES.index('    assert ordinal(k) == want') + 1}#{r}" for r in (0, 1)]
+BESIDE_ROWS = [f"{TEST}::test_teens@{_BESIDE_LINES.index('        assert ordinal(n) == expected') + 1}#{r}"
+               for r in (0, 1, 2)]
 #: Returns the value the calling test's frame binds to ``expected`` (the loop's column) when its ``n`` is the
 #: argument, else the parent's value: a reader of the loop's rows alone, which the column's rows pass unread.
 LOOP_READER = '''
@@ -147,18 +154,25 @@ def beside_column(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
 
 @pytest.mark.slow
 def test_a_real_fix_beside_a_sealed_column_is_solved(beside_column: FixTask, tmp_path: Path) -> None:
-    """Another real fix: ``solved`` (the column's two rows sealed, judged by function)."""
-    assert grade_source(beside_column, tmp_path, SOURCE, OTHER_FIX).outcome == "solved"
+    """Another real fix: ``solved``, the reference check having sealed the column's two rows (judged by function)
+    and the loop's three (each reported once by every item of the function in the sealed run)."""
+    store = tmp_path / "parent-checks.jsonl"
+    sealed_grading._SEALED_SEEN.clear()
+    try:
+        g = grade_source(beside_column, tmp_path / "a", SOURCE, OTHER_FIX, parent_checks=store)
+        assert g.outcome == "solved", g
+        lines = [json.loads(line) for line in store.read_text().splitlines()]
+        assert [r["sealed_sites"] for r in lines if "sealed_sites" in r] == [sorted(BESIDE_COLUMN + BESIDE_ROWS)]
+    finally:
+        sealed_grading._SEALED_SEEN.clear()
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="loop38: a loop table in a function whose parametrize decorator has a sealed "
-                   "column is not sealed (seal_sites._column_sites returns the column alone): the column's sealed "
-                   "rows change its items' ids in the sealed run, so the loop's rows, reported once per item, can be "
-                   "judged neither per original id nor once in all; a reader of the loop's rows alone, the column's "
-                   "rows right on the parent, is solved. Judging such rows once per item of the function in the "
-                   "sealed run (the channel taking them from any id of it, boundedly) would close it")
 def test_a_reader_of_a_loop_beside_a_sealed_column_is_forged(beside_column: FixTask, tmp_path: Path) -> None:
-    """A reader of the loop's ``expected`` on the unfixed source: should be ``forged``."""
-    g = grade_source(beside_column, tmp_path, SOURCE, PARENT + LOOP_READER)
+    """A reader of the loop's ``expected`` on the unfixed source (the column's rows right on the parent, unread):
+    ``forged`` at a loop's row (before: ``solved``, the loop not sealed beside a sealed column); ``solved`` with
+    ``sealed=False``."""
+    g = grade_source(beside_column, tmp_path / "s", SOURCE, PARENT + LOOP_READER)
     assert g.outcome == "forged", g
+    assert g.canary in {f"sealed:{k}" for k in BESIDE_ROWS}, g
+    assert grade_source(beside_column, tmp_path / "u", SOURCE, PARENT + LOOP_READER, sealed=False).outcome == "solved"
