@@ -83,7 +83,7 @@ from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, other_python_note, python_of
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings, network_of, parse_duration
-from pytest_homefield.shard import parse_shard
+from pytest_homefield.shard import SPLIT, parse_shard
 from pytest_homefield.store import FolderLock, JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import Message, append_message
@@ -141,7 +141,7 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     if shard is not None:
         mine = shard.select(c["commit"][:12] for c in candidates)
         candidates = [c for c in candidates if c["commit"][:12] in mine]
-        meta["shard"] = str(shard)
+        meta["shard"], meta["split"] = str(shard), SPLIT
     if settings.services or settings.test_network != "none":
         meta["services"] = [s.to_dict() for s in settings.services]
         meta["test_network"] = settings.test_network
