@@ -95,6 +95,7 @@ __all__ = [
     "make_test_patch",
     "make_gold_patch",
     "gold_paths",
+    "HELD_BACK",
     "diff_lines",
     "DROP_REASONS",
     "EXCLUDE_REASONS",
@@ -815,8 +816,8 @@ def verify_candidate(
             if v.reason is None and stubbed & set(v.FAIL_TO_PASS):
                 v = without_stubbed(v, stubbed)
             if v.reason is not None and held_back:
-                v.detail += (f"; the commit runs left out its change to {', '.join(sorted(held_back))}: test "
-                             "configuration, which grading carries from no change, the reference fix's neither")
+                v.detail += (f"{HELD_BACK}{', '.join(sorted(held_back))}: test configuration, which grading "
+                             "carries from no change, the reference fix's neither")
             if bounded:
                 v.parent_bound = f"{bounded[0]}: the parent hangs where the commit's tests finish" + (
                     f" ({len(bounded)} parent runs)" if len(bounded) > 1 else "")
@@ -1097,6 +1098,11 @@ def make_gold_patch(repo: Path, parent: str, commit: str, test_files: Sequence[s
     """Binary-safe unified diff of every file changed from ``parent`` to ``commit`` except
     ``test_files`` (docs/contracts.md §6 ``gold_patch``). Raises ``SnapshotError`` for unknown commits."""
     return _diff(Path(repo), parent, commit, gold_paths(repo, parent, commit, test_files))
+
+
+#: What a dropped candidate's detail says when the commit runs left a file of the reference fix out
+#: (:func:`_apply_as_graded`), the paths after it: no fault of the environment (the summary's hints skip it).
+HELD_BACK = "; the commit runs left out its change to "
 
 
 @dataclass(frozen=True)
