@@ -42,6 +42,7 @@ every run of both states, the candidates still standing run once more at the par
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import secrets
 import shutil
@@ -55,6 +56,7 @@ from typing import Any
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.mine.run_journal import RunJournal
+from pytest_homefield.run.carried import carried_changes
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.canary_soft import softened_files
@@ -92,6 +94,8 @@ __all__ = [
     "STUB_PLUGIN",
     "make_test_patch",
     "make_gold_patch",
+    "gold_paths",
+    "HELD_BACK",
     "diff_lines",
     "DROP_REASONS",
     "EXCLUDE_REASONS",
@@ -127,7 +131,11 @@ __all__ = [
 #: 15: every canary run's test functions run to the end of their body after a failed statement (soft statements,
 #: :mod:`~pytest_homefield.sandbox.canary_soft`, twin37): a twin no longer leaves what its original puts back, so a
 #: later test of the reference's targeted run may pass or fail otherwise.
-VERIFY_VERSION = 15
+#: 16: the commit runs leave out of the reference fix what grading leaves out of any change (test configuration:
+#: a ``pyproject.toml`` whose pytest section changed, ``tox.ini`` …; :func:`_apply_as_graded`; nu38: pallets/click
+#: 777a89e232d5 registers its ``stress`` marker in ``pyproject.toml``, was kept, and its oracle failed at grading on
+#: the unknown mark under ``filterwarnings = error``).
+VERIFY_VERSION = 16
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
@@ -629,6 +637,8 @@ def verify_candidate(
     logs = Path(log_dir) if log_dir is not None else root / "logs"
     setup_s = {"parent": 0.0, "commit": 0.0}
     gold_patch = ""  # the commit's changes but its test files, applied after setup_cmd in every commit run
+    gold_files: list[str] = []  # the files it changes
+    held_back: set[str] = set()  # those the commit runs leave as the parent has them, as grading does (nu38)
     can_select = "{junit}" not in test_cmd  # JUnit ids (classname::name) cannot be given back as targets
     try:
         parent_base = make_snapshot(repo, parent, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
@@ -678,8 +688,9 @@ def verify_candidate(
                     said = f": {line}" if line else ""
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how}){said}")
                 if state == "commit":  # as grading builds it: the parent after setup_cmd, then the change (nu22)
-                    try:
-                        apply_patch(wd, gold_patch)
+                    try:  # as grading carries it: without the test configuration it changes (nu38)
+                        held_back.update(_apply_as_graded(wd, gold_patch, gold_files, test_files,
+                                                          Path(tempfile.mkdtemp(dir=root))))
                     except PatchError as exc:
                         return Verification(reason="setup_failed", detail="the commit's changes do not apply to the "
                                             f"parent after setup_cmd, as grading applies them: {exc}")
@@ -804,6 +815,9 @@ def verify_candidate(
                             commit_runs, unclassified, journal)
             if v.reason is None and stubbed & set(v.FAIL_TO_PASS):
                 v = without_stubbed(v, stubbed)
+            if v.reason is not None and held_back:
+                v.detail += (f"{HELD_BACK}{', '.join(sorted(held_back))}: test configuration, which grading "
+                             "carries from no change, the reference fix's neither")
             if bounded:
                 v.parent_bound = f"{bounded[0]}: the parent hangs where the commit's tests finish" + (
                     f" ({len(bounded)} parent runs)" if len(bounded) > 1 else "")
@@ -830,7 +844,8 @@ def verify_candidate(
         # after setup_cmd, then the commit's other changes (one_run); never the commit's own tree set up, whose
         # setup_cmd output (a compiled .mo, a built extension) grading's copy would not have (nu22: humanize's
         # oracle solved 28 of 36, the four tasks changing a .po file failing at grading)
-        gold_patch = make_gold_patch(repo, parent, commit, test_files)
+        gold_files = gold_paths(repo, parent, commit, test_files)
+        gold_patch = _diff(Path(repo), parent, commit, gold_files)
         commit_base = copy_tree(parent_base, Path(tempfile.mkdtemp(dir=root)))
         r = run(commit_base, "commit", 1, None)
         if isinstance(r, Verification):
@@ -1071,14 +1086,63 @@ def make_test_patch(repo: Path, parent: str, commit: str, test_files: Sequence[s
     return _diff(Path(repo), parent, commit, sorted(set(test_files)))
 
 
+def gold_paths(repo: Path, parent: str, commit: str, test_files: Sequence[str]) -> list[str]:
+    """The files (sorted) that :func:`make_gold_patch` changes: every file changed from ``parent`` to ``commit``
+    but ``test_files`` and homefield's own folder. Raises ``SnapshotError`` for unknown commits."""
+    changed = git("diff", "--name-only", "-z", "--no-renames", "--no-relative", parent, commit, cwd=Path(repo))
+    tests = set(test_files)
+    return sorted(p for p in changed.split("\0") if p and p not in tests and p.split("/", 1)[0] != HOMEFIELD_DIR)
+
+
 def make_gold_patch(repo: Path, parent: str, commit: str, test_files: Sequence[str]) -> str:
     """Binary-safe unified diff of every file changed from ``parent`` to ``commit`` except
     ``test_files`` (docs/contracts.md §6 ``gold_patch``). Raises ``SnapshotError`` for unknown commits."""
-    repo = Path(repo)
-    changed = git("diff", "--name-only", "-z", "--no-renames", "--no-relative", parent, commit, cwd=repo)
-    tests = set(test_files)
-    return _diff(repo, parent, commit, sorted(p for p in changed.split("\0") if p and p not in tests
-                                              and p.split("/", 1)[0] != HOMEFIELD_DIR))
+    return _diff(Path(repo), parent, commit, gold_paths(repo, parent, commit, test_files))
+
+
+#: What a dropped candidate's detail says when the commit runs left a file of the reference fix out
+#: (:func:`_apply_as_graded`), the paths after it: no fault of the environment (the summary's hints skip it).
+HELD_BACK = "; the commit runs left out its change to "
+
+
+@dataclass(frozen=True)
+class _Files:
+    """What :func:`~pytest_homefield.run.carried.carried_changes` reads of a task, for a candidate."""
+
+    test_files: Sequence[str]
+    source_files: Sequence[str]
+
+
+def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Sequence[str],
+                     scratch: Path) -> list[str]:
+    """Apply the reference fix ``patch`` (changing ``paths``) to the copy ``wd`` as grading carries it into a
+    grading copy (:func:`~pytest_homefield.run.carried.carried_changes`): each file it changes that grading
+    leaves out of any change (test configuration: a ``pyproject.toml`` / ``setup.cfg`` whose pytest section
+    changed, ``tox.ini``, ``pytest.ini``, a ``.pth`` …) is put back as ``wd`` had it. Returns those paths (sorted;
+    ``[]``: the whole patch stands). ``scratch``: an empty folder for the earlier versions, removed here.
+    nu38: pallets/click 777a89e232d5 registers the marker of its new tests in ``pyproject.toml`` under
+    ``filterwarnings = error``; the commit runs passed with it, grading left it out and the oracle failed.
+    Raises ``PatchError`` when the patch does not apply."""
+    try:
+        for rel in paths:
+            src = wd / rel
+            if os.path.lexists(src) and not src.is_dir():
+                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, scratch / rel, follow_symlinks=False)
+        apply_patch(wd, patch)
+        changes = {rel: ("added" if not os.path.lexists(scratch / rel)
+                         else "deleted" if not os.path.lexists(wd / rel) else "modified") for rel in paths}
+        _, dropped, _ = carried_changes(changes, _Files(test_files, paths), scratch, wd)
+        for rel in dropped:
+            target = wd / rel
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            if os.path.lexists(scratch / rel):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(scratch / rel, target, follow_symlinks=False)
+        return sorted(dropped)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")

@@ -18,9 +18,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from pytest_homefield.paths import classify_path
-from pytest_homefield.records import Task
 from pytest_homefield.run.changes import is_link, link_target, read_text, resolves_inside
 
 if sys.version_info >= (3, 11):
@@ -28,7 +28,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import tomli as tomllib
 
-__all__ = ["BLOCKED_NAMES", "METADATA_SUFFIXES", "IMPORT_ROOTS", "RUNNER_MODULES", "SECTION_MAX_CHARS",
+__all__ = ["TaskFiles", "BLOCKED_NAMES", "METADATA_SUFFIXES", "IMPORT_ROOTS", "RUNNER_MODULES", "SECTION_MAX_CHARS",
            "SECTION_MAX_LINE", "ABOVE_NAMES", "carried_changes", "config_above"]
 
 #: Basenames the agent may never carry into grading.
@@ -46,6 +46,17 @@ IMPORT_ROOTS = ("", "src")
 RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "homefield_reporter", "homefield_seal",
                             "sitecustomize", "usercustomize", "xdist", "execnet", "iniconfig", "packaging",
                             "pytest_timeout"})
+
+
+class TaskFiles(Protocol):
+    """What :func:`carried_changes` reads of a task: its hidden test files and the reference fix's source
+    files (a :class:`~pytest_homefield.records.Task`, or mining's candidate before it is one)."""
+
+    @property
+    def test_files(self) -> Sequence[str]: ...
+
+    @property
+    def source_files(self) -> Sequence[str]: ...
 
 
 def _pytest_section(path: Path) -> str | None:
@@ -193,7 +204,7 @@ def config_above(path: Path) -> Path | None:
     return None
 
 
-def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspace: Path,
+def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, workspace: Path,
                     test_globs: Sequence[str] = ()) -> tuple[list[str], list[str], bool]:
     """Split the agent's changes into (carried, dropped, touched_tests).
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from pytest_homefield.mine.setup_help import module_file
-from pytest_homefield.mine.summary import setup_hint
+from pytest_homefield.mine.summary import collection_errors_line, setup_hint
 from pytest_homefield.sandbox.testrun import run_tests
 
 _WHY = "No module named 'platformdirs.version'"
@@ -77,3 +77,17 @@ def test_where_the_module_file_is_and_other_errors_keep_the_general_hint(tmp_pat
         "generate or install what the tests import with setup_cmd in .homefield.yml (README: Python "
         "environments), then mine again.")
     assert setup_hint(_broken(1) + [{"reason": None}] * 3) is None  # most candidates fine: no hint
+
+
+def test_a_commit_whose_own_test_configuration_was_left_out_gets_no_setup_hint() -> None:
+    """nu38, pallets/click 777a89e232d5: its tests fail to collect at the commit because the commit runs leave out
+    its ``pyproject.toml`` (the marker registration grading never carries): no environment fault, so no hint to
+    fix the environment with ``setup_cmd`` (it had one, 1 of 2 candidates), nor a ``Collection errors:`` line."""
+    held = {"reason": "reference_fails", "detail": (
+        "collection errors at the parent and at the commit: tests/test_stream_lifecycle.py "
+        "(pytest.PytestUnknownMarkWarning: Unknown pytest.mark.stress - is this a typo?); "
+        "the commit runs left out its change to pyproject.toml: test "
+        "configuration, which grading carries from no change, the reference fix's neither")}
+    assert setup_hint([held, {"reason": None}]) is None
+    assert collection_errors_line([held, dict(held), *[{"reason": None}] * 3]) is None
+    assert setup_hint(_broken(1) + [{"reason": None}]) is not None  # the environment's: the hint stays
