@@ -157,21 +157,24 @@ def _split_ids(meta: Mapping[str, Any], repo_ids: Sequence[str]) -> list[str] | 
     return list(every)
 
 
+def _stated_shard(name: str, meta: Mapping[str, Any]) -> Shard | str | None:
+    """The :class:`Shard` the folder ``name``'s ``meta`` states (``shard: "K/N"``); ``None`` for a folder that is
+    no shard; the one-line refusal when ``shard`` is no ``K/N``."""
+    try:
+        return parse_shard(None if meta.get("shard") is None else str(meta["shard"]), flag=f"{name}: shard")
+    except ConfigError as exc:
+        return str(exc)
+
+
 def claim_refusal(name: str, meta: Mapping[str, Any], *, where: str = "its meta.json") -> str | None:
     """Why the folder ``name`` of a ``--shard K/N`` session (``meta``) claims a task no shard K/N holds, one phrase,
     else ``None``: it was split by position (:func:`old_split_refusal`), or a task of its ``task_ids`` belongs to
     another shard (:func:`shard_of_id`). Needs nothing but the folder: no ``tasks.jsonl``, no stated selection
     (shard38: a lone shard stating a crafted ``shard_of`` had another shard's task counted). A folder that is no
     shard passes; a ``task_ids`` that is not a list of ids is :func:`share_refusal`'s."""
-    label = meta.get("shard")
-    if label is None:
-        return None
-    try:
-        shard = parse_shard(str(label), flag=f"{name}: shard")
-    except ConfigError as exc:
-        return str(exc)
-    if shard is None:
-        return None
+    shard = _stated_shard(name, meta)
+    if not isinstance(shard, Shard):
+        return shard
     old = old_split_refusal(name, meta, where=where)
     if old is not None:
         return old
@@ -197,15 +200,9 @@ def share_refusal(name: str, meta: Mapping[str, Any], repo_ids: Sequence[str], *
     of the share the folder holds (a probe judges only the tasks whose gold patch adds code; ``None``: all);
     ``where``: what stated ``meta`` in the phrase (a probe's: ``its verdict line``, whose ``tasks`` are given as
     ``task_ids``)."""
-    label = meta.get("shard")
-    if label is None:
-        return None
-    try:
-        shard = parse_shard(str(label), flag=f"{name}: shard")
-    except ConfigError as exc:
-        return str(exc)
-    if shard is None:
-        return None
+    shard = _stated_shard(name, meta)
+    if not isinstance(shard, Shard):
+        return shard
     claim = claim_refusal(name, meta, where=where)
     if claim is not None:
         return claim
