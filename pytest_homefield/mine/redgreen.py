@@ -126,8 +126,10 @@ __all__ = [
 #: one (lbl35: tomli-w a1ccdb7821de, a row the body marks with ``pytest.xfail``, was ``reference_passes_canary``).
 #: 15: every canary run's test functions run to the end of their body after a failed statement (soft statements,
 #: :mod:`~pytest_homefield.sandbox.canary_soft`, twin37): a twin no longer leaves what its original puts back, so a
-#: later test of the reference's targeted run may pass or fail otherwise.
-VERIFY_VERSION = 15
+#: later test of the reference's targeted run may pass or fail otherwise. 16: a ``unittest.TestCase``'s test methods and
+#: the statements inside a ``while``, ``try`` or ``with`` body are soft too (twin38): such a test runs on after a
+#: failed statement where it stopped before.
+VERIFY_VERSION = 16
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
