@@ -368,8 +368,8 @@ class Settings(ScanSettings):
         commands=("probe",), yml="probe.recite_floor", check="fraction")
     # scale-out (issue 17)
     shard: str | None = setting(
-        None, help="only shard K of N (K/N): tasks (mine: candidates) split by id, the same on every machine; "
-        "a --budget is split evenly; merge the shards with --merge (runs: homefield report)",
+        None, help="only shard K of N (K/N): tasks (mine: candidates) split by a hash of each id, the same on every "
+        "machine; a --budget is split evenly; merge the shards with --merge (runs: homefield report)",
         commands=("mine", "run", "probe", "ablate"), check="shard")
     fail_if_worse_than: str | None = setting(
         None, help="exit non-zero when an agent's pass@1 is lower than in run RUN_ID with the paired test "

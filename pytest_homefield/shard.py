@@ -1,10 +1,15 @@
 """``--shard K/N``: a deterministic split of a run's (or a mining session's) work by task, so N
 machines with no shared state each take one part (docs/contracts.md §2, §4).
 
-The split is by id, never by position in a file: the ids are sorted, and the i-th id (from 0)
-belongs to shard ``i mod N + 1``. Every machine with the same ``tasks.jsonl`` (the same tasks
-digest) therefore computes the same parts; the parts are disjoint, cover every id, and differ in
-size by at most one. All attempts of a task stay in one shard, so its snapshot cache stays warm.
+The split is by a hash of each id alone, never by position in a file or selection: id ``t`` belongs to
+shard ``int(sha256(t)) mod N + 1`` (:func:`shard_of_id`; shard38, before: the sorted selection's i-th id to shard
+``i mod N + 1``, so a shard's share depended on the selection it stated, which a merge could not recompute). A
+task's shard is a function of its id and N only: every machine computes the same parts, whatever selection it
+split, and a merge checks each task a shard claims against its K without trusting anything the shard states.
+The parts are disjoint and cover every id; their sizes are only roughly equal (binomial). All attempts of a task
+stay in one shard, so its snapshot cache stays warm. A shard's ``meta.json`` (a probe: its verdict line) says
+``split: "sha256"`` (:data:`SPLIT`); a shard without it was split by position and is refused by every merge
+(:func:`old_split_refusal`): run it again.
 :func:`missing_shards` is the check every merge of shard folders shares (runs, mining, probe,
 ablation): one split, and which of its shards are absent; :func:`outside_plan` the check of each record
 a merge takes (runs, ablation): within its own folder's tasks, agents and attempts. No pytest here.
@@ -12,6 +17,7 @@ a merge takes (runs, ablation): within its own folder's tasks, agents and attemp
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +25,30 @@ from typing import Any
 
 from pytest_homefield.errors import ConfigError, ShardMergeError
 
-__all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan", "share_refusal", "split_refusal"]
+__all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan", "share_refusal", "split_refusal", "SPLIT",
+           "shard_of_id", "old_split_refusal", "claim_refusal"]
+
+#: The ``split`` a shard's ``meta.json`` (a probe: its verdict line) records: the split by the sha256 of each id.
+SPLIT = "sha256"
+
+
+def shard_of_id(task_id: str, count: int) -> int:
+    """The shard (1 … ``count``) id ``task_id`` belongs to: the SHA-256 of its UTF-8 bytes, read as a big-endian
+    integer, mod ``count``, plus 1. Never Python's ``hash()`` (salted per process)."""
+    digest = hashlib.sha256(task_id.encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest, "big") % count + 1
+
+
+def old_split_refusal(name: str, meta: Mapping[str, Any], *, where: str = "its meta.json") -> str | None:
+    """Why the folder ``name`` of a ``--shard K/N`` session (``meta``) cannot be merged for its split, one line,
+    else ``None``: a shard whose ``meta`` lacks ``split: "sha256"`` (:data:`SPLIT`) was made under the split by
+    position (before shard38), whose shares depended on a selection the shard states; a merge takes no shard at
+    that word (a rogue shard would state the old rule to get round the check of its share), so it is refused
+    whole, with or beside shards of the new split. A folder that is no shard (``shard`` null) passes."""
+    if meta.get("shard") is None or meta.get("split") == SPLIT:
+        return None
+    return (f"{name}: a shard split by position, the rule before shard38 ({where} has no split: \"{SPLIT}\"); "
+            "run that shard again with this homefield")
 
 
 @dataclass(frozen=True)
@@ -33,9 +62,12 @@ class Shard:
         return f"{self.index}/{self.count}"
 
     def select(self, ids: Iterable[str]) -> set[str]:
-        """The ids of ``ids`` that belong to this shard."""
-        ordered = sorted(set(ids))
-        return {i for n, i in enumerate(ordered) if n % self.count == self.index - 1}
+        """The ids of ``ids`` that belong to this shard (:func:`shard_of_id`: each by its own id alone)."""
+        return {i for i in ids if self.owns(i)}
+
+    def owns(self, task_id: str) -> bool:
+        """Whether id ``task_id`` belongs to this shard (:func:`shard_of_id`)."""
+        return shard_of_id(task_id, self.count) == self.index
 
     def split_budget(self, budget_usd: float | None) -> float | None:
         """This shard's part of a whole-run budget: ``budget_usd / count`` (USD; ``None`` stays)."""
@@ -108,9 +140,10 @@ def why_outside(plan: Callable[[str, str, int], str | None] | None, task: object
 
 
 def _split_ids(meta: Mapping[str, Any], repo_ids: Sequence[str]) -> list[str] | None:
-    """The ids a shard's session split (``meta.json`` ``shard_of``); for a folder made before it was kept
-    (hatk36), this repository's selection as the session made it: ``tasks.jsonl`` without the frozen
-    ``excluded_memorized`` tasks, cut to its ``max_tasks`` ``n``. ``None``: ``shard_of`` is not a list of ids."""
+    """The ids a shard's session split (``meta.json`` ``shard_of``); for a folder without it (made before hatk36,
+    or with it removed; one made before shard38 is refused first, :func:`old_split_refusal`), this repository's
+    selection as the session made it: ``tasks.jsonl`` without the frozen ``excluded_memorized`` tasks, cut to its
+    ``max_tasks`` ``n``. ``None``: ``shard_of`` is not a list of ids."""
     every = meta.get("shard_of")
     if every is None:
         excluded = meta.get("excluded_memorized")
@@ -124,12 +157,41 @@ def _split_ids(meta: Mapping[str, Any], repo_ids: Sequence[str]) -> list[str] | 
     return list(every)
 
 
+def claim_refusal(name: str, meta: Mapping[str, Any], *, where: str = "its meta.json") -> str | None:
+    """Why the folder ``name`` of a ``--shard K/N`` session (``meta``) claims a task no shard K/N holds, one phrase,
+    else ``None``: it was split by position (:func:`old_split_refusal`), or a task of its ``task_ids`` belongs to
+    another shard (:func:`shard_of_id`). Needs nothing but the folder: no ``tasks.jsonl``, no stated selection
+    (shard38: a lone shard stating a crafted ``shard_of`` had another shard's task counted). A folder that is no
+    shard passes; a ``task_ids`` that is not a list of ids is :func:`share_refusal`'s."""
+    label = meta.get("shard")
+    if label is None:
+        return None
+    try:
+        shard = parse_shard(str(label), flag=f"{name}: shard")
+    except ConfigError as exc:
+        return str(exc)
+    if shard is None:
+        return None
+    old = old_split_refusal(name, meta, where=where)
+    if old is not None:
+        return old
+    claimed = meta.get("task_ids")
+    claims = claimed if isinstance(claimed, list) else []
+    foreign = sorted(t for t in claims if isinstance(t, str) and not shard.owns(t))
+    if foreign:
+        return (f"{name}: {where} claims task {foreign[0]}, which is shard {shard_of_id(foreign[0], shard.count)}/"
+                f"{shard.count}'s (a task's shard is its id's sha256 mod {shard.count}, plus 1), not shard {shard}'s")
+    return None
+
+
 def share_refusal(name: str, meta: Mapping[str, Any], repo_ids: Sequence[str], *,
                   kept: Callable[[str], bool] | None = None, where: str = "its meta.json") -> str | None:
     """Why the folder ``name`` of a ``--shard K/N`` session (its ``meta.json`` ``meta``) is not that shard of
     this repository's tasks (``repo_ids``: ``tasks.jsonl``'s ids), one phrase, else ``None`` (hatk36): the ids
     it split (:func:`_split_ids`) are tasks of ``tasks.jsonl`` and its ``task_ids`` are exactly its share of
-    them (:meth:`Shard.select`). A folder that is no shard (``shard`` null) is not checked. Before, a merge
+    them (:meth:`Shard.select`: each task's shard is its id's, so no stated split puts another shard's task in its
+    share; shard38), and it was split so (:func:`claim_refusal`). A folder that is no shard (``shard`` null) is not
+    checked. Before, a merge
     took a shard's ``task_ids`` at its word: a shard claiming another shard's task (or one ``--max-tasks``
     left out) had that task's lines counted as its own wherever the other shard lacked them. ``kept``: which ids
     of the share the folder holds (a probe judges only the tasks whose gold patch adds code; ``None``: all);
@@ -144,6 +206,9 @@ def share_refusal(name: str, meta: Mapping[str, Any], repo_ids: Sequence[str], *
         return str(exc)
     if shard is None:
         return None
+    claim = claim_refusal(name, meta, where=where)
+    if claim is not None:
+        return claim
     every = _split_ids(meta, repo_ids)
     if every is None:
         return f"{name}: {where} shard_of is not a list of task ids"

@@ -1,21 +1,39 @@
-"""pytest_homefield.shard: a deterministic split by id."""
+"""pytest_homefield.shard: a deterministic split by a hash of each id."""
 
 from __future__ import annotations
+
+import hashlib
 
 import pytest
 
 from pytest_homefield.errors import ConfigError
-from pytest_homefield.shard import Shard, parse_shard, share_refusal, split_refusal
+from pytest_homefield.shard import (
+    SPLIT,
+    Shard,
+    claim_refusal,
+    old_split_refusal,
+    parse_shard,
+    shard_of_id,
+    share_refusal,
+    split_refusal,
+)
 
 
-def test_shards_partition_the_ids_evenly_whatever_the_order() -> None:
+def test_shards_partition_the_ids_by_each_ids_own_hash_whatever_the_selection() -> None:
+    """shard38: a task's shard is a function of its id and N alone (sha256 mod N, plus 1), so it is the same in
+    every selection that holds it: before, the i-th of the sorted selection went to shard i mod N + 1, and a
+    selection of one task fewer moved every later task to another shard."""
     ids = [f"{i:012x}" for i in range(0, 700, 7)]
     parts = [parse_shard(f"{k}/3") for k in (1, 2, 3)]
     chosen = [p.select(ids) for p in parts if p]
     assert set().union(*chosen) == set(ids)
     assert sum(len(c) for c in chosen) == len(ids)
-    assert max(map(len, chosen)) - min(map(len, chosen)) <= 1
+    assert all(chosen)  # roughly equal, not within one: 100 ids over 3 shards
     assert Shard(2, 3).select(reversed(ids)) == chosen[1]  # the file order does not matter
+    assert Shard(2, 3).select(ids[1:]) == chosen[1] - {ids[0]}  # nor what else the selection holds
+    for i in ids:
+        assert shard_of_id(i, 3) == int(hashlib.sha256(i.encode()).hexdigest(), 16) % 3 + 1
+        assert Shard(shard_of_id(i, 3), 3).owns(i) and sum(Shard(k, 3).owns(i) for k in (1, 2, 3)) == 1
 
 
 def test_one_shard_is_everything_and_budget_splits() -> None:
@@ -31,54 +49,63 @@ def test_bad_shards_are_one_line_errors(text: str) -> None:
 
 
 def test_a_shard_claims_exactly_its_share_of_what_it_split() -> None:
-    """hatk36: a shard's meta.json task_ids are its share of its shard_of (or of tasks.jsonl's selection)."""
-    repo = ["t5", "t1", "t4", "t2", "t3", "t0"]  # tasks.jsonl order
+    """hatk36: a shard's meta.json task_ids are its share of its shard_of; shard38: each by its own id."""
+    assert [shard_of_id(f"t{i}", 2) for i in range(8)] == [1, 1, 1, 1, 1, 2, 1, 2]
+    repo = ["t5", "t1", "t4", "t2", "t3", "t0", "t7"]  # tasks.jsonl order
     every = repo[:5]  # --max-tasks 5
-    mine = sorted(Shard(1, 2).select(every))  # t1 t3 t5
-    meta = {"shard": "1/2", "shard_of": every, "task_ids": mine}
-    assert share_refusal("s1", meta, repo) is None
+    mine = sorted(Shard(1, 2).select(every))  # t1 t2 t3 t4
+    meta = {"shard": "1/2", "split": SPLIT, "shard_of": every, "task_ids": mine}
+    assert share_refusal("s1", meta, repo) is None and claim_refusal("s1", meta) is None
     assert share_refusal("s1", {"shard": None, "task_ids": repo}, repo) is None  # no shard: not checked
-    extra = share_refusal("s1", {**meta, "task_ids": [*mine, "t2"]}, repo)
-    assert extra == "s1: its meta.json claims 4 tasks, not shard 1/2's 3 of the 5 it split (task t2 is not its share)"
-    assert "task t0 is not its share" in str(share_refusal("s1", {**meta, "task_ids": [*mine, "t0"]}, repo))
+    extra = share_refusal("s1", {**meta, "task_ids": [*mine, "t5"]}, repo)
+    assert extra == ("s1: its meta.json claims task t5, which is shard 2/2's (a task's shard is its id's sha256 mod 2, "
+                     "plus 1), not shard 1/2's")
+    assert extra == claim_refusal("s1", {**meta, "task_ids": [*mine, "t5"]})  # no tasks.jsonl needed
+    assert share_refusal("s1", {**meta, "task_ids": [*mine, "t0"]}, repo) == (
+        "s1: its meta.json claims 5 tasks, not shard 1/2's 4 of the 5 it split (task t0 is not its share)")
     assert "task t1 of its share is not among them" in str(share_refusal("s1", {**meta, "task_ids": mine[1:]}, repo))
     assert "split task zz, which is not in this repository's tasks.jsonl" in str(
         share_refusal("s1", {**meta, "shard_of": [*every, "zz"]}, repo))
     assert "shard_of is not a list" in str(share_refusal("s1", {**meta, "shard_of": "t1"}, repo))
-    # a shard from before shard_of: the selection is tasks.jsonl's, less the memorized, cut to max_tasks
-    old = {"shard": "1/2", "task_ids": mine, "max_tasks": {"n": 5, "of": 6}}
-    assert share_refusal("s1", old, repo) is None
-    assert share_refusal("s1", {k: v for k, v in old.items() if k != "max_tasks"}, repo) is not None  # t0 shifts it
-    gone = {"shard": "1/2", "excluded_memorized": {"tasks": ["t0"]}, "task_ids": mine}
-    assert share_refusal("s1", gone, repo) is None
     # the shards of one merge split one selection
-    assert split_refusal([("s1", meta), ("s2", {"shard": "2/2", "shard_of": every})]) is None
+    assert split_refusal([("s1", meta), ("s2", {"shard": "2/2", "split": SPLIT, "shard_of": every})]) is None
     assert "s1 and s2 split different selections" in str(
-        split_refusal([("s1", meta), ("s2", {"shard": "2/2", "shard_of": repo})]))
+        split_refusal([("s1", meta), ("s2", {"shard": "2/2", "split": SPLIT, "shard_of": repo})]))
 
 
 def test_a_share_may_be_the_part_a_folder_holds() -> None:
     """hatk37: a probe's verdict judges only its share's tasks that add code (``kept``), named as its verdict line."""
-    repo = ["t0", "t1", "t2", "t3"]
-    meta = {"shard": "1/2", "shard_of": repo, "task_ids": ["t0"]}
+    repo = ["t0", "t1", "t2", "t5"]
+    meta = {"shard": "1/2", "split": SPLIT, "shard_of": repo, "task_ids": ["t0", "t1"]}
     assert share_refusal("p", meta, repo, kept=lambda t: t != "t2") is None
-    assert share_refusal("p", meta, repo) == ("p: its meta.json claims 1 tasks, not shard 1/2's 2 of the 4 it split "
+    assert share_refusal("p", meta, repo) == ("p: its meta.json claims 2 tasks, not shard 1/2's 3 of the 4 it split "
                                               "(task t2 of its share is not among them)")
-    assert share_refusal("p", {**meta, "task_ids": ["t0", "t1"]}, repo, kept=lambda t: t != "t2",
-                         where="its verdict line") == ("p: its verdict line claims 2 tasks, not shard 1/2's 1 of the 4 "
-                                                       "it split (task t1 is not its share)")
+    assert share_refusal("p", {**meta, "task_ids": ["t0", "t1", "t2"]}, repo, kept=lambda t: t != "t2",
+                         where="its verdict line") == ("p: its verdict line claims 3 tasks, not shard 1/2's 2 of the 4 "
+                                                       "it split (task t2 is not its share)")
 
 
-def test_every_shards_split_is_compared_a_stated_one_with_a_derived_one() -> None:
-    """hatk37: a shard made before ``shard_of`` splits the selection derived for it; a crafted ``shard_of`` beside it
-    (one that puts another shard's task in its share) was compared with nothing and taken at its word."""
+def test_no_stated_split_puts_another_shards_task_in_a_share() -> None:
+    """hatk37 (shard38 closes it): a lone shard stating a crafted ``shard_of`` (a subset of tasks.jsonl whose i-th
+    sorted id the old rule gave to it) had another shard's task in its share, with nothing to compare it with. Now
+    whatever it states, a task's shard is its id's: refused, with or without tasks.jsonl, alone or not."""
+    repo = [f"t{i}" for i in range(8)]
+    crafted_split = repo[1:]  # by position, shard 2/2 of it was t2 t4 t6: shard 1/2's tasks
+    crafted = {"shard": "2/2", "split": SPLIT, "shard_of": crafted_split, "task_ids": sorted(crafted_split)[1::2]}
+    why = "s2: its meta.json claims task t2, which is shard 1/2's"
+    assert str(claim_refusal("s2", crafted)).startswith(why)
+    assert str(share_refusal("s2", crafted, repo)).startswith(why)
+
+
+def test_a_shard_split_by_position_is_refused_whatever_its_share() -> None:
+    """shard38: a shard's meta.json without ``split: "sha256"`` was made under the split by position; a merge takes
+    no shard at that rule's word (a rogue shard would state it to get round the check), so it is refused whole,
+    one line saying to run it again; a folder that is no shard passes."""
     repo = ["t0", "t1", "t2", "t3"]
-    old = {"shard": "1/2", "task_ids": sorted(Shard(1, 2).select(repo))}
-    crafted_split = repo[1:]
-    crafted = {"shard": "2/2", "shard_of": crafted_split, "task_ids": sorted(Shard(2, 2).select(crafted_split))}
-    assert share_refusal("s2", crafted, repo) is None  # alone, its own split is all there is to check it by
-    assert split_refusal([("s1", old), ("s2", crafted)]) is None  # main: only the stated splits compared
-    assert split_refusal([("s1", old), ("s2", crafted)], repo) == (
-        "s1 and s2 split different selections of tasks (meta.json shard_of); merge the shards of one split")
-    assert split_refusal([("s1", old), ("s2", {**crafted, "shard_of": repo,
-                                               "task_ids": sorted(Shard(2, 2).select(repo))})], repo) is None
+    old = {"shard": "1/2", "shard_of": repo, "task_ids": sorted(repo)[0::2]}  # t0 t2: its share by position
+    line = ('s1: a shard split by position, the rule before shard38 (its meta.json has no split: "sha256"); run that '
+            "shard again with this homefield")
+    assert old_split_refusal("s1", old) == line == claim_refusal("s1", old) == share_refusal("s1", old, repo)
+    assert share_refusal("s1", {**old, "split": "position"}, repo) == line
+    assert old_split_refusal("s1", {"shard": None}) is None
+    assert old_split_refusal("s1", {**old, "split": SPLIT}) is None

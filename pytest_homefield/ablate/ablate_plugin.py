@@ -85,6 +85,9 @@ class AblatePlugin(ModePlugin):
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
                                                                                                config=config))
             tasks = chosen.tasks
+            if not tasks and chosen.shard is not None:  # shard38: by id hash, a shard of a few tasks may be empty
+                raise RunError(f"--homefield-ablate: no tasks to run: shard {chosen.shard} of {len(chosen.every)} "
+                               "task(s) is empty (a task's shard is its id's hash); ablate them as fewer shards")
             if not tasks:
                 raise RunError("--homefield-ablate: no tasks to run")
             hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))

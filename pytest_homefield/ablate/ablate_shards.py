@@ -55,7 +55,14 @@ from pytest_homefield.run.attempt import latest_results, result_key
 from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.settings import Settings
-from pytest_homefield.shard import missing_shards, outside_plan, parse_shard, share_refusal, split_refusal
+from pytest_homefield.shard import (
+    missing_shards,
+    old_split_refusal,
+    outside_plan,
+    parse_shard,
+    share_refusal,
+    split_refusal,
+)
 from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
@@ -178,7 +185,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
                                   f"than {home.tasks} ({digest}); merge shards of one task set")
     repo_ids = [t.id for t in load_tasks(home.tasks)]
     for d, m in zip(folders, metas, strict=True):  # a shard's tasks are its share (hatk36)
-        why = None if m.get("merged_from") else share_refusal(str(d), m, repo_ids)
+        why = old_split_refusal(str(d), m) if m.get("merged_from") else share_refusal(str(d), m, repo_ids)
         if why:
             raise ShardMergeError(f"{WHAT}: {why}; drop that folder or run that shard again")
     why = split_refusal([(str(d), m) for d, m in zip(folders, metas, strict=True)], repo_ids)

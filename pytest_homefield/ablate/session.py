@@ -65,7 +65,7 @@ from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.retries import TryKey, spent, unscored_tries
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, stopped_for
 from pytest_homefield.settings import Settings
-from pytest_homefield.shard import Shard, parse_shard
+from pytest_homefield.shard import SPLIT, Shard, old_split_refusal, parse_shard
 from pytest_homefield.store import FolderLock, read_jsonl, write_atomic
 from pytest_homefield.transport import Message
 
@@ -228,6 +228,9 @@ class AblationSession:
             if meta.get("shard") != (str(shard) if shard else None) and not as_shard:
                 raise RunError(f"--homefield-resume: ablation {ablate_id} is shard {meta.get('shard') or 'none'}; "
                                f"flags give {shard or 'none'}")
+            old = None if as_shard else old_split_refusal(f"--homefield-resume: ablation {ablate_id}", meta)
+            if old is not None:  # shard38: its tasks are another split's share
+                raise RunError(old)
             expected = dict(meta)
             if as_shard and shard is not None:
                 part = shard.select(str(t) for t in meta.get("task_ids", []))
@@ -235,6 +238,8 @@ class AblationSession:
             check_resume(expected, agents=agents, attempts=settings.attempts, tasks_digest=digest,
                          task_ids=[t.id for t in tasks])
             meta["shard"] = str(shard) if shard else None
+            if shard:
+                meta["split"] = SPLIT
             meta["cut_short"] = None
             meta.setdefault("resumed_at", []).append(start)
             frozen = read_frozen_plan(ablate_dir / "plan.json")
@@ -244,6 +249,8 @@ class AblationSession:
                               task_ids=[t.id for t in tasks], created_at=start, settings=settings)
             meta.update(kind="ablate", rules_file=rules_file, rules_digest=rules_digest,
                         by_section=rules.by_section, seed=seed_of(ablate_id), shard=str(shard) if shard else None)
+            if shard:
+                meta["split"] = SPLIT
             if shard and shard_of is not None:
                 meta["shard_of"] = list(shard_of)
             flaky = freeze_flaky(meta, HomefieldDir(settings.root).flaky, tasks)

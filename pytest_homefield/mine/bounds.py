@@ -150,14 +150,16 @@ def flag_in(command: str, name: str) -> str:
 
 def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_verified: int,
                kept: int, command: str, earlier: int = 0, reverify: bool = False,
-               setup_failed: int = 0) -> list[str]:
+               setup_failed: int = 0, resumable: Sequence[int] = ()) -> list[str]:
     """The summary lines of a mine that ended early (``[]`` when it verified every candidate it was
     meant to): how many of ``n_candidates`` were not verified and why, that ``tasks.jsonl`` holds a
     partial task set (``kept`` tasks from the ``n_verified`` verified, and ``earlier`` tasks that earlier
     mines left in it), and the ``command`` that goes on: it reuses the ``n_verified`` already verified,
     unless the mine was a ``--reverify`` one (``reverify``), which reuses nothing when run again, less the
     ``setup_failed`` of them dropped as ``setup_failed`` (never reused:
-    :data:`~pytest_homefield.mine.reuse.NOT_SETTLED`)."""
+    :data:`~pytest_homefield.mine.reuse.NOT_SETTLED`), and the finished test runs of the candidates the time
+    budget stopped in flight that the command reads back (``resumable``: one count of runs per such candidate
+    holding any, ``mine-runs/``; a ``--reverify`` mine makes them again)."""
     if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
         return []
     head = {INTERRUPTED: "Interrupted", FAIL_FAST: "Stopped (fail-fast)"}.get(stop.why, "Stopped")
@@ -175,8 +177,11 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
     else:
         again = f"; the {setup_failed} dropped as setup failed are verified again" if setup_failed else ""
         reused = n_verified - setup_failed
+        held = [n for n in resumable if n > 0]
+        runs = (f"; so are the {plural(sum(held), 'finished test run')} of the {len(held)} stopped in flight"
+                if held else "")
         lines.append(f"Continue with: {command}  (the {reused} verified "
-                     f"{'is' if reused == 1 else 'are'} reused, not run again{again})")
+                     f"{'is' if reused == 1 else 'are'} reused, not run again{runs}{again})")
     return lines
 
 

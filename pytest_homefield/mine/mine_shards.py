@@ -43,7 +43,7 @@ from pytest_homefield.mine.pipeline import dropped_line, merge_tasks
 from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, check_meta, load_tasks
 from pytest_homefield.sandbox import nofollow
-from pytest_homefield.shard import missing_shards, parse_shard
+from pytest_homefield.shard import missing_shards, old_split_refusal, parse_shard
 from pytest_homefield.store import read_jsonl, read_jsonl_lines, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
@@ -214,6 +214,10 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
         if m["candidate_ids"] != first["candidate_ids"]:  # the split; the digest is over the commits, not these
             raise ShardMergeError(f"homefield mine --merge: {folders[0]} and {d} record different scans "
                                   "(meta.json candidate_ids); merge each apart")
+    for d, m in zip(folders, metas, strict=True):
+        old = old_split_refusal(str(d), m)
+        if old is not None:  # shard38: its share rests on the split it states
+            raise ShardMergeError(f"homefield mine --merge: {old}")
     labels = [(d.name, m.get("shard")) for d, m in zip(folders, metas, strict=True)]
     missing = missing_shards(labels, what="homefield mine --merge")
     if missing:

@@ -83,7 +83,7 @@ from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, other_python_note, python_of
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings, network_of, parse_duration
-from pytest_homefield.shard import parse_shard
+from pytest_homefield.shard import SPLIT, parse_shard
 from pytest_homefield.store import FolderLock, JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import Message, append_message
@@ -141,7 +141,7 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     if shard is not None:
         mine = shard.select(c["commit"][:12] for c in candidates)
         candidates = [c for c in candidates if c["commit"][:12] in mine]
-        meta["shard"] = str(shard)
+        meta["shard"], meta["split"] = str(shard), SPLIT
     if settings.services or settings.test_network != "none":
         meta["services"] = [s.to_dict() for s in settings.services]
         meta["test_network"] = settings.test_network
@@ -527,8 +527,11 @@ class MineSession:
                                            deadline=self.deadline)
             except DeadlineReached as exc:  # in flight at the budget: its runs were killed, not verified
                 detail = f"{budget_detail(TIME_BUDGET, self.settings)} in {exc.where}"
+                key = str(candidate.get("verify_key") or "")
+                held = len(RunJournal(HomefieldDir(self.settings.root).mine_runs, key)) if RUN_KEY.match(key) else 0
                 record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"],
-                          "reason": NOT_VERIFIED, "stop": TIME_BUDGET, "detail": detail, "in_flight": True}
+                          "reason": NOT_VERIFIED, "stop": TIME_BUDGET, "detail": detail, "in_flight": True,
+                          "runs_kept": held}
                 return Verdict(record, f"not verified ({detail})", verified=False)
         if record.get("task"):
             self._kept.add(str(record["commit"]))
@@ -612,7 +615,8 @@ class MineSession:
         partial = stop_lines(stop, n_candidates=n_cand, n_verified=len(verified), n_not_verified=not_verified,
                              kept=kept, command=command, earlier=sum(1 for t in tasks if t.id not in now),
                              reverify=self.settings.reverify,
-                             setup_failed=sum(1 for r in verified if r.get("reason") == "setup_failed"))
+                             setup_failed=sum(1 for r in verified if r.get("reason") == "setup_failed"),
+                             resumable=[int(r.get("runs_kept") or 0) for r in every if r.get("in_flight")])
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
         cut = in_flight_line(every)
         lines = [

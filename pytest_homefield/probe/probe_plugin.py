@@ -14,7 +14,7 @@ skipped (and stops later calls of that agent); other failures are errors and are
 the hooks here only translate it for pytest.
 
 With ``--homefield-shard K/N`` the session probes only shard K's tasks (the tasks after
-``--max-tasks``, split by id as a run splits them: :class:`pytest_homefield.shard.Shard`); the
+``--max-tasks``, split by each id's hash as a run splits them: :class:`pytest_homefield.shard.Shard`); the
 control pairs are still drawn over every probed task, so each call is the one an unsharded probe
 makes. Its verdict line says ``shard``: it judges this shard's tasks only, and
 ``--exclude-memorized`` refuses it until the shards are merged (``homefield probe --merge``,
@@ -70,6 +70,9 @@ class ProbePlugin(ModePlugin):
         try:
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts, config=config),
                                verb="probe")
+            if chosen.shard is not None and not chosen.tasks:  # shard38: by id hash, a shard may hold no task
+                raise RunError(f"pytest-homefield: no tasks to probe: shard {chosen.shard} of {len(chosen.every)} "
+                               "task(s) is empty (a task's shard is its id's hash); probe them as fewer shards")
             agents = probe_agents(settings, config.hook.pytest_homefield_agents(config=config))
             hook = sandbox_hook(config)
             if is_worker(config):

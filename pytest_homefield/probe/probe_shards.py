@@ -151,6 +151,7 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
             verdicts.append(v)
         for (_, path), v in zip(files, verdicts, strict=True):  # its tasks are its share (hatk37)
             why = share_refusal(str(path), {"shard": v.get("shard"), "shard_of": v.get("shard_of"),
+                                            **({"split": v["split"]} if "split" in v else {}),
                                             "task_ids": list(v.get("tasks") or {})}, repo_ids, kept=adds_code,
                                 where="its verdict line")
             if why:

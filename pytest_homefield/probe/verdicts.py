@@ -57,6 +57,7 @@ from typing import Any
 from pytest_homefield.probe.prompt import file_listing
 from pytest_homefield.probe_records import latest, load_probe
 from pytest_homefield.records import Task, display_subject, one_line
+from pytest_homefield.shard import SPLIT
 from pytest_homefield.store import write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
@@ -223,6 +224,7 @@ class Verdict:
                 "notes": self.notes,
                 "at": at, "tasks_digest": self.tasks_digest, "shard": self.shard, "fdr": self.fdr,
                 "recite_floor": self.floor,
+                **({"split": SPLIT} if self.shard is not None else {}),
                 **({"shard_of": self.shard_of} if self.shard_of is not None else {}),
                 **({"merged_from": self.merged_from, "incomplete": self.incomplete} if self.merged_from else {})}
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import MergeError, ShardMergeError
 from pytest_homefield.report.runs import load_meta, load_results
-from pytest_homefield.shard import missing_shards, outside_plan, share_refusal, split_refusal
+from pytest_homefield.shard import claim_refusal, missing_shards, outside_plan, share_refusal, split_refusal
 
 __all__ = ["MergeError", "MergeCheck", "check_runs"]
 
@@ -55,6 +55,10 @@ def check_runs(run_dirs: Sequence[Path], repo_ids: Sequence[str] | None = None,
         raise MergeError(f"homefield report: runs {first['run_id']} and {other['run_id']} are over different task "
                          f"sets (tasks digest {first.get('tasks_digest')} vs {other.get('tasks_digest')}); "
                          "report them apart")
+    for m in metas:  # shard38: every shard's tasks are its K's, lone or not, over whatever tasks.jsonl
+        why = claim_refusal(f"run {m['run_id']}", m)
+        if why:
+            raise MergeError(f"homefield report: {why}; report it apart or run that shard again")
     for m in metas:  # a merge of shards (one run alone is reported over its own meta, whatever tasks.jsonl is now)
         if m.get("shard") is None or repo_ids is None:
             continue

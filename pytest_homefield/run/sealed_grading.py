@@ -40,6 +40,7 @@ from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     SealSite,
+    item_reports,
     passing_sites,
     row_reports,
     sealable_sites,
@@ -81,10 +82,13 @@ class SealPlan:
 
     @property
     def columns(self) -> dict[str, list[str]]:
-        """Function id → the site ids of its sealed column's rows (col35): judged by function, since the sealed run's
-        ids of its items hold the rows' site ids, not the original ids; loop36: and of its plain sites beside a loop
-        table's rows (judged with them)."""
-        tables = {s.function for s in self.ids.values() if s.column is not None}
+        """Function id → the site ids of its sealed parametrize column's rows (col35, ``SealSite.decorated``): judged
+        by function, since the sealed run's ids of its items hold the rows' site ids, not the original ids (loop38: and
+        its loops' rows, each reported once by every item there). A loop or assigned table's rows in another function
+        are not here: its items keep their ids, so they are judged per id with its plain sites (each FAIL_TO_PASS id
+        reporting each row once: a function run once per item of a parametrized fixture reported each row once per
+        item, "reported twice" in all, and was never sealed)."""
+        tables = {s.function for s in self.ids.values() if s.decorated}
         out: dict[str, list[str]] = {}
         for sid, s in self.ids.items():
             if s.function in tables:
@@ -189,18 +193,22 @@ def _judge_columns(plan: SealPlan, columns: Mapping[str, Sequence[str]], fail_to
     for its seals or ``None``, whether an item of the function hit pytest-timeout). Judged by function (col35): the
     sealed run's ids of its items are not the original ids; ``"passed"`` only when pytest passed every item of the
     function there (:func:`~pytest_homefield.sandbox.seal_sites.column_passed`) and each row was reported exactly
-    once in all, equal (:func:`~pytest_homefield.sandbox.seal_sites.row_reports`); else its worst item's outcome,
+    once in all, equal (:func:`~pytest_homefield.sandbox.seal_sites.row_reports`; loop38: a loop's row once by every
+    item, :func:`~pytest_homefield.sandbox.seal_sites.item_reports`); else its worst item's outcome,
     ``"failed"`` for a seal that did not pass, ``"error"`` when no item ran or the run did not complete."""
     out: dict[str, tuple[str, str | None, str | None, bool]] = {}
     for fn, sids in sorted(columns.items()):
         items = {i: o for i, o in made.outcomes.items() if function_id(i) == fn}
         key = why = None
         for sid in sorted(sids, key=lambda x: plan.ids[x].row or 0):
-            got = row_reports(sid, made.seal_reports)
-            if "unequal" in got and key is None:
-                key = plan.ids[sid].key
-            if got != ["equal"] and why is None:
-                why = f"{plan.ids[sid].key}: " + _why_not(got)
+            # loop38: a loop's row beside the sealed column is reported once by every item of the function
+            each = item_reports(sid, fn, made.outcomes, made.seal_reports) if not plan.ids[sid].decorated \
+                else [tuple(row_reports(sid, made.seal_reports))]
+            for got in each:
+                if "unequal" in got and key is None:
+                    key = plan.ids[sid].key
+                if list(got) != ["equal"] and why is None:
+                    why = f"{plan.ids[sid].key}: " + _why_not(got)
         bad = [o for o in items.values() if o != "passed"]
         if not whole or not items or "error" in bad:
             said = "error"
@@ -232,8 +240,9 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
         columns = plan.columns
         tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i)]
                  for i in sealed_ids(fail_to_pass, [f for f in plan.functions if f not in columns])}
+        repeats = {sid: 2 * s.items for sid, s in plan.ids.items() if s.items}  # loop38: once per item
         made = run_tests(folder, test_cmd, list(targets), out_dir=into, seals=plan.expected(), seal_tests=tests,
-                         seal_functions=columns, **run)
+                         seal_functions=columns, seal_repeats=repeats, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):

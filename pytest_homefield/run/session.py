@@ -32,7 +32,7 @@ from pytest_homefield.run.retries import TryKey, unscored_tries
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings import Settings, parse_gate
-from pytest_homefield.shard import Shard, parse_shard
+from pytest_homefield.shard import SPLIT, Shard, old_split_refusal, parse_shard
 from pytest_homefield.store import FolderLock, read_jsonl, write_atomic
 from pytest_homefield.transport import Message
 
@@ -70,9 +70,11 @@ def selection(settings: Settings, modify: Callable[[list[Task]], None] = lambda 
     ``modify`` (the ``pytest_homefield_modify_tasks`` hook), without the ids in ``exclude`` (the tasks
     ``--homefield-exclude-memorized`` leaves out: :func:`memorized_exclusion`), then cut to
     ``--max-tasks`` (``cut_from``: how many there were, when it cut any off), then to this ``--shard``
-    (:class:`pytest_homefield.shard.Shard`: the split is over the ``--max-tasks`` tasks, by id). Raises
+    (:class:`pytest_homefield.shard.Shard`: the split is over the ``--max-tasks`` tasks, by id hash). Raises
     :class:`RunError` when there is no ``tasks.jsonl``, a record in it is bad (file, line, field), or none
-    is selected (``no tasks to <verb>: …``)."""
+    is selected (``no tasks to <verb>: …``). A shard whose part is empty is no error (shard38: split by each id's
+    hash, a shard of a few tasks may hold none; its session runs nothing and leaves its folder, so a merge finds
+    every shard)."""
     tasks_path = settings.tasks_path
     if not tasks_path.exists():
         raise RunError(f"pytest-homefield: no tasks at {tasks_path}: run `homefield mine` first")
@@ -97,8 +99,6 @@ def selection(settings: Settings, modify: Callable[[list[Task]], None] = lambda 
         return TaskSelection(tasks, tasks, cut_from=cut_from)
     mine = shard.select(t.id for t in tasks)
     part = [t for t in tasks if t.id in mine]
-    if not part:
-        raise RunError(f"pytest-homefield: no tasks to {verb}: shard {shard} of {len(tasks)} task(s) is empty")
     return TaskSelection(tasks, part, shard, cut_from)
 
 
@@ -330,6 +330,9 @@ class RunSession:
                 if meta.get("shard") != (str(shard) if shard else None):  # before the task selection it changes
                     raise RunError(f"--homefield-resume: run {run_id} is shard {meta.get('shard') or 'none'}; "
                                    f"flags give {shard or 'none'}")
+                old = old_split_refusal(f"--homefield-resume: run {run_id}", meta)
+                if old is not None:  # shard38: its tasks are another split's share
+                    raise RunError(old)
                 check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest,
                              task_ids=[t.id for t in tasks])
                 meta["cut_short"] = None
@@ -345,6 +348,8 @@ class RunSession:
                     meta["max_tasks"] = {"n": settings.run_max_tasks, "of": cut_from}
                 flaky = freeze_flaky(meta, home.flaky, tasks)
                 meta["shard"] = str(shard) if shard else None
+                if shard:
+                    meta["split"] = SPLIT
                 if shard and shard_of is not None:
                     meta["shard_of"] = list(shard_of)
             if settings.adaptive and "adaptive" not in meta:  # the design of the looks (issue 32)

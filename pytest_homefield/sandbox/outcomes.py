@@ -294,7 +294,8 @@ class EventTally:
     def __init__(self, *, cap_bytes: int | None = None, max_ids: int | None = None, max_line: int | None = None,
                  keep: int | None = None, seals: Mapping[str, Any] | None = None,
                  seal_tests: Mapping[str, Collection[str]] | None = None,
-                 seal_functions: Mapping[str, Collection[str]] | None = None) -> None:
+                 seal_functions: Mapping[str, Collection[str]] | None = None,
+                 seal_repeats: Mapping[str, int] | None = None) -> None:
         # None: the module's number now (MAX_EVENT_BYTES, MAX_EVENT_IDS, MAX_LINE_BYTES, KEEP_COUNTED_BYTES)
         self._cap = MAX_EVENT_BYTES if cap_bytes is None else cap_bytes
         self._max_ids = MAX_EVENT_IDS if max_ids is None else max_ids
@@ -321,6 +322,9 @@ class EventTally:
         # col35: the functions of sealed columns, each with its rows' site ids, which any id of that function may
         # report (the sealed run's ids of its items are not known beforehand); each row parsed twice at most in all
         self._seal_functions = seal_functions or {}
+        # loop38: a row of seal_functions reported once by each item of its function (a loop's row beside a sealed
+        # column): how many of its reports are parsed in all (twice its function's items), else 2
+        self._seal_repeats = seal_repeats or {}
         self._row_reports: dict[str, int] = {}
         self._sealed: dict[str, dict[str, list[str]]] = {}
         self._caught: dict[str, list[Caught]] = {}
@@ -460,7 +464,8 @@ class EventTally:
         """Record what ``nodeid``'s phase reported of the sealed sites (:func:`seal_verdict`), at most two
         reports per site (exactly one counts); an unknown site id, and with ``seal_tests`` an id it does not name or
         a site not of that id's function, is passed over (never parsed); a row of a sealed column of the id's
-        function (``seal_functions``) is recorded for any id of it, twice at most in all."""
+        function (``seal_functions``) is recorded for any id of it, twice at most in all (``seal_repeats``: site id →
+        that number for a row each item of its function reports once, loop38)."""
         allowed = None if self._seal_tests is None else self._seal_tests.get(nodeid)
         path, sep, rest = nodeid.partition("::")
         rows = self._seal_functions.get(path + sep + rest.split("[", 1)[0], ())
@@ -469,7 +474,7 @@ class EventTally:
         for site, text in seals:
             expected = self._seals.get(str(site), _NO_SITE)
             if str(site) in rows:  # a row of a sealed column: parsed twice at most, whichever ids report it
-                if expected is _NO_SITE or self._row_reports.get(str(site), 0) >= 2:
+                if expected is _NO_SITE or self._row_reports.get(str(site), 0) >= self._seal_repeats.get(str(site), 2):
                     continue
                 self._row_reports[str(site)] = self._row_reports.get(str(site), 0) + 1
             elif expected is _NO_SITE or (allowed is not None and str(site) not in allowed) \

@@ -31,7 +31,12 @@ by function (:func:`column_passed`, :func:`row_reports`): its items' ids there a
 loop36: a column's statement may be under an ``if`` or a ``with self.subTest(…)`` (:func:`_reached`), and a ``for``
 loop over a literal table of rows (:func:`_loop_tables`: ``for n, expected in [(1, "one"), …]:``, ``enumerate`` of
 one too) is a table as a decorator is, its target's names the columns; and a top-level ``expected = L`` (a literal
-assigned to one name) is a table of one row, its statements those after it.
+assigned to one name) is a table of one row, its statements those after it. loop38: such a table's rows are judged
+per id (:attr:`SealSite.decorated` false): the sealed file changes no decorator, so the function's items keep their
+ids, and a function run once per item (a parametrized fixture, ``pytest_generate_tests``, a ``parametrize``
+decorator none of whose columns is sealable) reports each row once per id; in a function whose decorator has a
+sealable column (its items' ids change) each item of the function in the sealed run reports each row once
+(:func:`item_reports`).
 
 Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite.kind`; :func:`_other_shape`):
 ``with pytest.raises(E, match=L):`` / ``with self.assertRaisesRegex(E, L):`` (``match``: the ``with`` item becomes
@@ -45,6 +50,7 @@ the same rules, ``L`` also readable elsewhere when a text its regex matches lite
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import secrets
 import tokenize
@@ -67,7 +73,8 @@ from pytest_homefield.sandbox.seal_kinds import (
 )
 
 __all__ = ["SealSite", "sealable_sites", "sealed_files", "withheld_data", "passing_sites", "SEAL_CALL", "SEAL_ROW_CALL",
-           "SEAL_MODULE", "MAX_SEAL_SITES", "ROW_ID", "column_passed", "row_reports", "SEAL_RULES"]
+           "SEAL_MODULE", "MAX_SEAL_SITES", "ROW_ID", "column_passed", "row_reports", "item_reports",
+           "SEAL_RULES"]
 
 #: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
 SEAL_CALL = "__hf_seal__"
@@ -89,8 +96,12 @@ SEAL_RAISES_CALL = "__hf_raises__"
 #: (col35): parametrize columns' rows; 7 (multi35): a column read by several statements; 8 (loop36): loop tables'
 #: rows, a name assigned a literal once, and a column's statements under an ``if`` or ``with self.subTest(…)``; 9
 #: (satk36): a plain site beside a loop table none of whose rows is kept whole is judged per id; 10 (shape37): an
-#: ``in`` site's member may be any literal with a neighbour (``seal_kinds.member_neighbours``), not only a text.
-SEAL_RULES = 10
+#: ``in`` site's member may be any literal with a neighbour (``seal_kinds.member_neighbours``), not only a text; 11
+#: (loop38): a loop or assigned table's rows are judged per id, not in all over the function's ids (a row kept
+#: under 10 in a function of several ids, its statement run by one of them only, would now fail the others), and a
+#: function with a ``parametrize`` decorator has its loop tables' rows sealed (judged per item of the function in the
+#: sealed run beside a sealed column: :attr:`SealSite.items`).
+SEAL_RULES = 11
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 
@@ -137,6 +148,16 @@ class SealSite:
     statement: int = 0
     statements: int = 1
     derived: str = ""
+    #: loop38: a row of the function's ``parametrize`` decorator (col35; its cell is in the decorator, so the sealed
+    #: run's ids of the function's items are not the original ones: judged by function, :func:`column_passed`,
+    #: :func:`row_reports`); ``False`` for a loop or assigned table's row, whose function's items keep their ids:
+    #: judged per id as a plain site (each FAIL_TO_PASS id of the function reporting it exactly once, equal)
+    decorated: bool = False
+    #: loop38: a loop or assigned table's row in a function whose ``parametrize`` decorator has a sealable column
+    #: (its items' ids change in the sealed run): how many items that decorator makes (its rows), each of which
+    #: reports the row once; judged per item of the function in the sealed run (:func:`item_reports`), the channel
+    #: parsing twice as many of its reports at most. 0 for any other site.
+    items: int = 0
 
     def value(self) -> Any:
         """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found), its text read inside
@@ -365,11 +386,9 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
             sites.extend(column[:MAX_SEAL_SITES - len(sites)])
             if len(sites) >= MAX_SEAL_SITES:
                 return sites
-            # loop36: a loop table's function keeps its plain sites (its one item's id is the original; all its
-            # sites are then judged by function: passing_sites, SealPlan.columns)
-            parametrized = any(_dotted(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "parametrize"
-                               for d in func.decorator_list)
-            for stmt in func.body if not (column and parametrized) else ():
+            # loop36: a loop table's function keeps its plain sites (its items' ids are the originals; loop38: its
+            # rows and plain sites are judged per id alike: passing_sites, SealPlan.columns)
+            for stmt in func.body if not any(s.decorated for s in column) else ():
                 pair = _operands(stmt)
                 shape = _Shape("==", pair[0], pair[1]) if pair is not None else _other_shape(stmt)
                 if shape is None:
@@ -507,7 +526,8 @@ def _column_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.As
     """The sealable rows of ``func``'s tables (docs/contracts.md §7 "Sealed columns"), one :class:`SealSite` per row
     and statement (key ``<fid>@<line>#<row>``), in table, row then statement order; ``[]`` when it has none. A table
     is ``func``'s one ``parametrize`` decorator (col35, :func:`_parametrize`, every row of a known shape, the column
-    an argument of the function), else each ``for`` loop over a literal list of rows (loop36, :func:`_loop_tables`).
+    an argument of the function), and each ``for`` loop over a literal list of rows (loop36, :func:`_loop_tables`;
+    loop38: beside a decorator's column too, :attr:`SealSite.items`).
     Its column (:func:`_table_sites`): every use of its name in the function is one side ``L`` of a statement of a
     site's form (:func:`_sides`) on lines of its own, ``L`` the bare name or (multi35) an expression of it
     :func:`derived_value` computes; each row whose cell's value cannot be read elsewhere is sealable."""
@@ -519,12 +539,20 @@ def _column_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.As
         column = _table_sites(text, path, fid, func, readable, [n if n in arguments else "" for n in names], cells,
                               _reached(func.body), 0)
         if column:
-            return column
-    if any(_dotted(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "parametrize"
-           for d in func.decorator_list):
-        # a parametrized function's loop or assigned row runs once per item: reported more than once, never passed,
-        # and its plain sites (judged per id) would be judged by function with it
-        return []
+            # its items' ids change in the sealed run (a sealed cell is a site id): judged by function; loop38: its
+            # loops' rows too, each reported once by every item of the function there (item_reports)
+            return column + [dataclasses.replace(s, items=len(rows)) for s in _loop_sites(text, path, fid, func,
+                                                                                          readable)]
+    # loop38: a loop or assigned table's rows are judged per id (the sealed file changes no decorator, so its
+    # items keep their original ids), so a function run once per item (a parametrize decorator none of whose
+    # columns is sealable, a parametrized fixture, pytest_generate_tests) reports each row once per id
+    return _loop_sites(text, path, fid, func, readable)
+
+
+def _loop_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.AsyncFunctionDef,
+                readable: _Readable) -> list[SealSite]:
+    """The sealable rows of ``func``'s loop tables (loop36, :func:`_loop_tables`) and names assigned a literal once
+    (:func:`_column_sites`)."""
     out: list[SealSite] = []
     for loop, targets, table in _loop_tables(func):
         out += _table_sites(text, path, fid, func, readable, targets, table, _reached(loop.body), 1)
@@ -702,7 +730,8 @@ def _table_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.Asy
                                     cell=(cell.lineno, cell.col_offset, cell.end_lineno or cell.lineno,
                                           cell.end_col_offset or 0), flipped=flipped, statement=j,
                                     statements=len(stmts),
-                                    derived="" if isinstance(side, ast.Name) else side_text or ""))
+                                    derived="" if isinstance(side, ast.Name) else side_text or "",
+                                    decorated=not bound))
         return out
     return []
 
@@ -1083,35 +1112,29 @@ def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outc
     """The keys of the sites of ``ids`` (site id → site) that a sealed run of the reference fix passes, sorted:
     every ``fail_to_pass`` id of the site's function passed in pytest (``outcomes``) and reported the site exactly
     once with a value equal to its literal (``seal_reports``: :attr:`~.testrun.TestRun.seal_reports`); a row of a
-    column (col35: its items' ids in the sealed run are not the original ones): every item of its function in the
-    run passed (:func:`column_passed`) and the row was reported exactly once in all, equal (:func:`row_reports`);
-    a plain site beside a loop or assigned table so too when a whole row of its function (all its statements) is
-    kept, else per id (satk36: as a grading then judges it). A site whose function has no such id is not passed."""
+    parametrize decorator's column (col35, :attr:`SealSite.decorated`: its items' ids in the sealed run are not the
+    original ones): every item of its function in the run passed (:func:`column_passed`) and the row was reported
+    exactly once in all, equal (:func:`row_reports`). loop38: a loop or assigned table's row is judged per id as a
+    plain site is (its function's items keep their ids; a function run once per item of a parametrized fixture
+    reports each row once per item, which judged in all was "reported twice", never sealed), as a grading judges
+    it (:attr:`~pytest_homefield.run.sealed_grading.SealPlan.columns`); but in a function with a decorator's row among
+    ``ids`` (whose items' ids change) every item of the function in the run passed and reported it exactly once,
+    equal (:func:`item_reports`). A site whose function has no such id is not passed."""
     keep: set[str] = set()
-    whole: dict[tuple[str, Any], int] = {}  # (function, row's cell) → its statements passed
-    for sid, site in ids.items():
-        if site.column is None:
-            continue
+    by_function = {s.function for s in ids.values() if s.decorated}
+    for site_id, site in ids.items():
         mine = [i for i in fail_to_pass if function_id(i) == site.function]
-        if mine and column_passed(site.function, outcomes) and row_reports(sid, seal_reports) == ["equal"]:
-            keep.add(site.key)
-            whole[(site.function, site.cell)] = whole.get((site.function, site.cell), 0) + 1
-    # satk36: a function judged by function in a grading (SealPlan.columns) is one with a whole row kept (sealed_files
-    # seals a row only with all its statements); a plain site beside rows none of which is kept is judged per id, as
-    # it is then in a grading (a function run more than once, by a parametrized fixture, reports each row and plain
-    # site once per item: judged by function nothing of it was sealed)
-    tables = {f for (f, cell), n in whole.items()
-              if n == next(s.statements for s in ids.values() if s.function == f and s.cell == cell)}
-    for sid, site in ids.items():
-        if site.column is not None:
+        if not mine:
             continue
-        mine = [i for i in fail_to_pass if function_id(i) == site.function]
-        if site.function in tables:  # loop36: a plain site beside a loop table's rows is judged as they are
-            if mine and column_passed(site.function, outcomes) and row_reports(sid, seal_reports) == ["equal"]:
+        if site.decorated:
+            if column_passed(site.function, outcomes) and row_reports(site_id, seal_reports) == ["equal"]:
                 keep.add(site.key)
-            continue
-        if mine and all(outcomes.get(i) == "passed" and list(seal_reports.get(i, {}).get(sid, [])) == ["equal"]
-                        for i in mine):
+        elif site.function in by_function:  # a loop's row beside a sealed column: every item there reported it once
+            if column_passed(site.function, outcomes) and set(item_reports(site_id, site.function, outcomes,
+                                                                           seal_reports)) == {("equal",)}:
+                keep.add(site.key)
+        elif all(outcomes.get(i) == "passed" and list(seal_reports.get(i, {}).get(site_id, [])) == ["equal"]
+                 for i in mine):
             keep.add(site.key)
     return sorted(keep)
 
@@ -1121,6 +1144,14 @@ def column_passed(function: str, outcomes: Mapping[str, str]) -> bool:
     hold the rows' site ids instead of their values) and pytest passed every one."""
     items = [o for i, o in outcomes.items() if function_id(i) == function]
     return bool(items) and all(o == "passed" for o in items)
+
+
+def item_reports(sid: str, function: str, outcomes: Mapping[str, str],
+                 seal_reports: Mapping[str, Mapping[str, Sequence[str]]]) -> list[tuple[str, ...]]:
+    """loop38: what each item of ``function`` in a sealed run (``outcomes``' ids of it) reported of the site ``sid``
+    (a loop's row beside a sealed column, :attr:`SealSite.items`), one tuple of verdicts per item: it passes when
+    there is an item and each is exactly ``("equal",)``."""
+    return [tuple(seal_reports.get(i, {}).get(sid, ())) for i in outcomes if function_id(i) == function]
 
 
 def row_reports(sid: str, seal_reports: Mapping[str, Mapping[str, Sequence[str]]]) -> list[str]:

@@ -41,7 +41,8 @@ What is added to a pytest command, after the user's own arguments:
 * ``--continue-on-collection-errors``: one test module that fails to import does not keep the
   other modules from running (their ids keep their own outcome);
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
-  test reports an outcome;
+  test reports an outcome (the reporter clears pytest's stepwise options, ``--sw`` in ``addopts``, for the same
+  reason: gatk38);
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
   command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
   or later (which reads arguments from a file named so; probed once per interpreter, isolated,
@@ -441,6 +442,7 @@ def run_tests(
     seals: Mapping[str, Any] | None = None,
     seal_tests: Mapping[str, Collection[str]] | None = None,
     seal_functions: Mapping[str, Collection[str]] | None = None,
+    seal_repeats: Mapping[str, int] | None = None,
     plugins: Sequence[str] = (),
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
@@ -474,7 +476,8 @@ def run_tests(
     the channel compares each seal report with its site's value as it arrives (the run's ``seal_reports``);
     ``seal_tests``: the test ids whose reports it compares, each with its function's site ids (others passed over);
     ``seal_functions``: the functions of sealed parametrize columns, each with its rows' site ids, whose reports it
-    compares for any id of that function (twice per row at most in all). ``plugins``: more modules of
+    compares for any id of that function (twice per row at most in all; ``seal_repeats``: site id → that number
+    for a row each item of its function reports once, loop38). ``plugins``: more modules of
     ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
@@ -498,7 +501,8 @@ def run_tests(
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
                                                     box_mb=box, seals=seals, plugins=plugins,
-                                                    seal_tests=seal_tests, seal_functions=seal_functions)
+                                                    seal_tests=seal_tests, seal_functions=seal_functions,
+                                                    seal_repeats=seal_repeats)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -524,6 +528,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  seals: Mapping[str, Any] | None = None,
                  seal_tests: Mapping[str, Collection[str]] | None = None,
                  seal_functions: Mapping[str, Collection[str]] | None = None,
+                 seal_repeats: Mapping[str, int] | None = None,
                  plugins: Sequence[str] = ()) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
@@ -547,7 +552,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     limits = limits_for_tests(write_mb) if write_mb else None
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
-    channel = OutcomeChannel(EventTally(seals=seals, seal_tests=seal_tests, seal_functions=seal_functions)) \
+    channel = OutcomeChannel(EventTally(seals=seals, seal_tests=seal_tests, seal_functions=seal_functions,
+                                        seal_repeats=seal_repeats)) \
         if junit is None else None
     backend = backend_named(sandbox)
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in

@@ -96,11 +96,15 @@ def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_
     s2_results.write_text(results_text + "".join(json.dumps({**r, "run_id": "s2"}) + "\n"
                                                  for r in read_jsonl(s1 / "results.jsonl")))
     merge_settings = resolve_settings(merged, {}, mode="run")
-    for forged in ({**meta2, "task_ids": [*meta2["task_ids"], s1_task]},
-                   {k: v for k, v in meta2.items() if k != "shard_of"} | {"task_ids": [*meta2["task_ids"], s1_task]}):
+    claims = f"{re.escape(str(s2))}: its meta.json claims task {s1_task}, which is shard 1/3's"
+    # shard38: a shard of the split by position (no split: "sha256") is refused whole, its share exact or not
+    by_position = f"{re.escape(str(s2))}: a shard split by position, the rule before shard38"
+    for forged, why in (({**meta2, "task_ids": [*meta2["task_ids"], s1_task]}, claims),
+                        ({k: v for k, v in meta2.items() if k != "shard_of"}
+                         | {"task_ids": [*meta2["task_ids"], s1_task]}, claims),
+                        ({k: v for k, v in meta2.items() if k != "split"}, by_position)):
         s2_meta.write_text(json.dumps(forged))
-        with pytest.raises(ShardMergeError, match=f"{re.escape(str(s2))}: its meta.json claims 2 tasks, not shard "
-                                                  "2/3's .* is not its share"):
+        with pytest.raises(ShardMergeError, match=why):
             merge_ablations([s2, machines[2] / ".homefield" / "ablate" / "s3"], merge_settings, rules_rel="CLAUDE.md",
                             rules_text=(merged / "CLAUDE.md").read_text(), split=split_rules, new_id="claim")
         assert not (merged / ".homefield" / "ablate" / "claim").exists()  # nothing merged
@@ -184,3 +188,18 @@ def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_
     with pytest.raises(ShardMergeError, match="ran over another tasks.jsonl"):
         merge_ablations(sources, settings, rules_rel="CLAUDE.md", rules_text=(final / "CLAUDE.md").read_text(),
                         split=split_rules, new_id="bad3")
+
+
+@pytest.mark.slow
+def test_an_ablation_shard_holding_no_task_is_refused_in_one_line(ablate_repo: Path, tmp_path: Path) -> None:
+    """shard38: split by each id's hash, shard 1/5 of the eight tasks holds none (the split by position gave every
+    shard one or two); an ablation shard with none is refused before anything runs, one line, nothing written."""
+    ids = [t["id"] for t in read_jsonl(ablate_repo / ".homefield" / "tasks.jsonl")]
+    assert not Shard(1, 5).select(ids) and len(ids) == 8
+    machine = _copy(ablate_repo, tmp_path / "machine")
+    proc = homefield(machine, "ablate", "CLAUDE.md", "--agent", "noop", "--attempts", "1", "--yes", "--sandbox",
+                     "none", "-n", "0", "--shard", "1/5")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert ("--homefield-ablate: no tasks to run: shard 1/5 of 8 task(s) is empty (a task's shard is its id's hash); "
+            "ablate them as fewer shards") in proc.stderr, proc.stderr
+    assert not (machine / ".homefield" / "ablate").exists()

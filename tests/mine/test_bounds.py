@@ -95,6 +95,11 @@ def test_the_summary_names_flags_as_the_command_spells_them(tmp_path: Path) -> N
                          command="homefield mine", setup_failed=2)
     assert bounded[1] == ("Continue with: homefield mine  (the 1 verified is reused, not run again; the 2 dropped "
                           "as setup failed are verified again)"), bounded
+    # candidates the time budget cut in flight: their finished test runs are read back too (0 runs: nothing said)
+    cut = stop_lines(Stop(TIME_BUDGET, "time budget 1m reached"), n_candidates=5, n_verified=1, n_not_verified=4,
+                     kept=1, command="homefield mine", resumable=[3, 0, 1])
+    assert cut[1] == ("Continue with: homefield mine  (the 1 verified is reused, not run again; so are the 4 "
+                      "finished test runs of the 2 stopped in flight)"), cut
 
 
 def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp_path: Path) -> None:

@@ -61,20 +61,29 @@ def three_candidates(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("budget", [True, False], ids=["time-budget", "no-budget"])
+@pytest.mark.parametrize("bounds", [("--time-budget", "10m"), (), ("--time-budget", "10m", "--stop-after-tasks", "1")],
+                         ids=["time-budget", "no-budget", "budget-and-stop"])
 def test_a_time_budget_verifies_the_cheapest_candidates_first(three_candidates: GitRepo, tmp_path: Path,
-                                                               budget: bool) -> None:
+                                                               bounds: tuple[str, ...]) -> None:
     """At ``-n 0`` the records are written in the order the candidates were verified: under a budget the two
-    small ones (newest first) before the newest, whose test file is 20 KB; without one, newest first."""
+    small ones (newest first) before the newest, whose test file is 20 KB; without one, newest first. Given
+    both bounds, the order is the budget's and the first bound reached stops: ``--stop-after-tasks 1`` keeps the
+    cheapest candidate, not the newest (contracts §3)."""
     repo = tmp_path / "repo"
     shutil.copytree(three_candidates.path, repo, symlinks=True)
     args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", "0", "--reverify"]
-    proc = homefield(repo, *args, *(["--time-budget", "10m"] if budget else []))
+    proc = homefield(repo, *args, *bounds)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
     frozen = list(read_jsonl(new / "candidates.jsonl"))
     assert [c["subject"][-1] for c in frozen] == ["3", "2", "1"]  # the file stays in scan order
     assert frozen[0]["test_bytes"] > 20000 > frozen[1]["test_bytes"] == frozen[2]["test_bytes"] > 0
-    verified = [r["subject"][-1] for r in read_jsonl(new / "results.jsonl")]
-    assert verified == (["2", "1", "3"] if budget else ["3", "2", "1"]), verified
-    assert all(r["reason"] is None for r in read_jsonl(new / "results.jsonl"))
+    records = list(read_jsonl(new / "results.jsonl"))
+    verified = [r["subject"][-1] for r in records]
+    assert verified == (["3", "2", "1"] if not bounds else ["2", "1", "3"]), verified
+    if "--stop-after-tasks" in bounds:
+        assert [(r["reason"], r.get("stop")) for r in records] == [
+            (None, None), ("not_verified", "stop_after_tasks"), ("not_verified", "stop_after_tasks")], records
+        assert "Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified" in proc.stdout, proc.stdout
+    else:
+        assert all(r["reason"] is None for r in records)

@@ -17,6 +17,7 @@ from pytest_homefield.layout import write_meta
 from pytest_homefield.mine.mine_shards import merge_mines
 from pytest_homefield.mine.pipeline import candidates_digest
 from pytest_homefield.records import Task
+from pytest_homefield.shard import shard_of_id
 from pytest_homefield.store import read_jsonl, write_jsonl_atomic
 
 
@@ -73,7 +74,8 @@ def _folder(root: Path, name: str, shard: str | None, records: list[dict[str, An
     d = root / name
     d.mkdir(parents=True)
     write_meta(d, {"kind": "mine", "mine_id": name, "shard": shard, "candidate_ids": [c[:12] for c in commits],
-                   "candidates_digest": candidates_digest(commits), "max_tasks": None})
+                   "candidates_digest": candidates_digest(commits), "max_tasks": None,
+                   **({"split": "sha256"} if shard else {})})
     write_jsonl_atomic(d / "candidates.jsonl", [{"commit": r["commit"]} for r in records])
     write_jsonl_atomic(d / "results.jsonl", records)
     write_jsonl_atomic(d / "scan.jsonl", [])
@@ -92,16 +94,18 @@ def _record(commit: str, reason: str | None, seconds: float = 1.0) -> dict[str, 
 
 
 def test_overlaps_agreeing_are_counted_once_disagreeing_refused(tmp_path: Path) -> None:
-    a, b, c = "a" * 40, "b" * 40, "c" * 40
-    # the split of [a, b, c]: shard 1/2 {a, c}, 2/2 {b}; a shard given twice (s1 again, timing aside) agrees
+    b, a, c = "a" * 40, "b" * 40, "c" * 40  # scanned in that order: b (the oldest), a, c
+    assert [shard_of_id(x[:12], 2) for x in (a, b, c)] == [1, 2, 1]
+    # the split of [a, b, c] by id hash: shard 1/2 {a, c}, 2/2 {b}; a shard given twice (s1 again, timing aside)
+    # agrees
     s1 = _folder(tmp_path / "in", "s1", "1/2", [_record(a, None), _record(c, "flaky")])
     s1b = _folder(tmp_path / "in", "s1b", "1/2", [_record(a, None, seconds=9.0)])
     s2 = _folder(tmp_path / "in", "s2", "2/2", [_record(b, None)])
     repo = tmp_path / "repo"
     repo.mkdir()
     m = merge_mines([s1, s1b, s2], repo)
-    assert m.reconciled == 1 and [t.id for t in m.tasks] == [b[:12], a[:12]]  # newest commit first
-    assert [r["id"] for r in m.records] == [a[:12], b[:12], c[:12]]  # scan order
+    assert m.reconciled == 1 and [t.id for t in m.tasks] == [a[:12], b[:12]]  # newest commit first
+    assert [r["id"] for r in m.records] == [b[:12], a[:12], c[:12]]  # scan order
     assert "Dropped: 1 of 3 candidates verified (flaky 1)" in m.lines(repo)
     s3 = _folder(tmp_path / "in", "s3", "1/2", [_record(a, "reference_fails")])
     with pytest.raises(ShardMergeError, match=rf"candidate {a[:12]} was verified in .*s1 \(kept\) and in .*s3 "
@@ -118,7 +122,7 @@ def test_overlaps_agreeing_are_counted_once_disagreeing_refused(tmp_path: Path) 
         with pytest.raises(ShardMergeError, match=rf"candidate {a[:12]} is not in shard 2/2's share of the scan"):
             merge_mines([s1_short, s2_claims], repo)
     scan_b = _folder(tmp_path / "in", "scan-b", "2/2", [_record(b, None)])
-    _mutate_meta(scan_b, candidate_ids=[b[:12], a[:12], c[:12]])
+    _mutate_meta(scan_b, candidate_ids=[a[:12], b[:12], c[:12]])
     with pytest.raises(ShardMergeError, match="record different scans"):
         merge_mines([s1, scan_b], repo)
     assert sorted((repo / ".homefield").glob("mine/*")) == [m.mine_dir]  # the refused merges wrote nothing
@@ -135,6 +139,16 @@ def test_overlaps_agreeing_are_counted_once_disagreeing_refused(tmp_path: Path) 
         merge_mines([s1, old], repo)
     with pytest.raises(ShardMergeError, match="is not a mine folder"):
         merge_mines([tmp_path / "nowhere"], repo)
+    # shard38: a shard of the split by position (no split in its meta.json) is refused whole, beside shards of the
+    # new split or alone
+    by_position = tmp_path / "in" / "by-position"
+    shutil.copytree(s2, by_position)
+    _mutate_meta(by_position, split=None)
+    for folders in ([s1, by_position], [by_position]):
+        with pytest.raises(ShardMergeError, match=r"by-position: a shard split by position, the rule before shard38 "
+                                                  r"\(its meta.json has no split: \"sha256\"\); run that shard again"):
+            merge_mines(folders, repo)
+    assert sorted((repo / ".homefield").glob("mine/*")) == [m.mine_dir]
 
 
 def _mutate_meta(d: Path, **changes: Any) -> None:

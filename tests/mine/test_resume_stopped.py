@@ -82,7 +82,10 @@ def test_a_stopped_candidate_resumes_from_its_finished_runs(tmp_path: Path) -> N
     assert "Stopped mid-verification at the time budget (1, " in first.stdout, first.stdout + first.stderr
     stopped = _record(repo)
     assert stopped["reason"] == "not_verified" and stopped.get("in_flight"), stopped
-    assert "in parent run 2" in str(stopped["detail"]), stopped
+    assert "in parent run 2" in str(stopped["detail"]) and stopped["runs_kept"] == 2, stopped
+    # the line that goes on counts them: they are reused as the verified are (it said "the 0 verified are reused")
+    assert "(the 0 verified are reused, not run again; so are the 2 finished test runs of the 1 stopped in flight)" \
+        in first.stdout, first.stdout
     assert _runs(counter) == 3  # parent run 1, commit run 1, and parent run 2 cut at the budget
     new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
     (candidate,) = read_jsonl(new / "candidates.jsonl")

@@ -117,7 +117,7 @@ def _own_gold_control(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(("tamper", "why"), [
-    ("foreign", r"task call \w+ reciter#2 is not one of the 4 tasks its verdict judged"),
+    ("foreign", r"task call \w+ reciter#2 is not one of the 5 tasks its verdict judged"),
     ("agent", r"task call \w+ reciter#1 is agent 'other''s"),
     ("control", r"control call \w+ reciter#1 has no other task of tasks.jsonl as its gold_task_id \('\w+'\)"),
 ])
@@ -160,14 +160,17 @@ def test_the_answer_a_record_keeps_is_the_answer_scored(ablate_repo: Path, tmp_p
 def _claiming(shards: tuple[Path, list[Path]], dest: Path, *, shift: bool) -> tuple[Path, str]:
     """A copy of shard 2/2's folder whose verdict claims a task of shard 1/2, with a call of it (sample 2, no key
     shard 1 has) reciting the gold: its ``tasks`` that task more (``shift`` False), or (``shift``) its ``shard_of``
-    the repository's tasks but the first, which makes shard 2/2 of it shard 1/2's tasks but that one, and its
-    ``tasks`` and calls those. Returns the folder and the task claimed."""
+    the repository's tasks but the first (sorted), whose share by position (the rule before shard38, the odd places
+    of its sorted ids) is shard 1/2's tasks but that one, and its ``tasks`` and calls those. Returns the folder and
+    the task claimed."""
     repo, folders = shards
     every = [t.id for t in load_tasks(repo / ".homefield" / "tasks.jsonl")]
     probed = {t.id for t in load_tasks(repo / ".homefield" / "tasks.jsonl") if code_tokens(_gold(repo, t.id))}
     theirs = [r for r in read_jsonl(folders[0] / "reciter.jsonl") if r["kind"] == "task"]
     first = sorted(every)[0]
-    target = next(r for r in theirs if r["task_id"] != first)
+    split = [t for t in every if t != first]
+    by_position = set(sorted(split)[1::2])
+    target = next(r for r in theirs if r["task_id"] != first and (not shift or r["task_id"] in by_position))
     shutil.copytree(folders[1], dest)
     path = dest / "reciter.jsonl"
     lines = list(read_jsonl(path))
@@ -175,8 +178,7 @@ def _claiming(shards: tuple[Path, list[Path]], dest: Path, *, shift: bool) -> tu
     forged = {**target, "sample": 2, "answer": _gold(repo, target["task_id"]), "score": 1.0}
     blank = {"best": None, "mean": None, "samples": 0, "memorized": None}
     if shift:
-        split = [t for t in every if t != first]
-        share = {t for t in Shard(2, 2).select(split) if t in probed}
+        share = {t for t in by_position if t in probed}
         assert target["task_id"] in share
         calls = [r for r in calls if r["task_id"] in share]
         verdict = {**verdict, "shard_of": split, "tasks": {t: verdict["tasks"].get(t, blank) for t in sorted(share)}}
@@ -194,20 +196,34 @@ def test_a_shard_verdict_claiming_another_shards_task_is_refused(shards: tuple[P
     that puts it in its share) had its crafted call of that task counted (the gold recited: the task flagged)."""
     repo, folders = shards
     bad, task = _claiming(shards, tmp_path / "bad", shift=shift)
-    why = ("split different selections of tasks" if shift
-           else rf"its verdict line claims \d+ tasks, not shard 2/2's \d+ of the 8 it split \(task {task} is not its "
-                r"share\)")
+    why = rf"its verdict line claims task {task}, which is shard 1/2's \(a task's shard is its id's sha256 mod 2"
     _merge_refused(repo, [folders[0], bad], tmp_path / "merged", why)
 
 
-@pytest.mark.xfail(strict=True, reason="hatk37: a lone shard states the selection it split (shard_of), which a merge "
-                   "cannot derive on its own (the modify-tasks hook, the memorized tasks left out, --max-tasks): "
-                   "one whose crafted shard_of puts another shard's task in its share is refused only beside a "
-                   "shard of the real split (docs/contracts.md §4 \"Shards\")")
 def test_a_lone_shard_stating_a_crafted_split_is_refused(shards: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    """hatk37: a lone shard states the selection it split (``shard_of``), which a merge cannot derive on its own
+    (the modify-tasks hook, the memorized tasks left out, ``--max-tasks``): one whose crafted ``shard_of`` put
+    another shard's task in its share by position was refused only beside a shard of the real split. shard38: a
+    task's shard is its id's (sha256 mod N, plus 1), so no stated split puts it in another share."""
     repo, _ = shards
-    bad, _ = _claiming(shards, tmp_path / "bad", shift=True)
-    _merge_refused(repo, [bad], tmp_path / "merged", r"reciter\.jsonl")
+    bad, task = _claiming(shards, tmp_path / "bad", shift=True)
+    _merge_refused(repo, [bad], tmp_path / "merged",
+                   rf"{re.escape(str(bad / 'reciter.jsonl'))}: its verdict line claims task {task}, which is shard "
+                   "1/2's")
+
+
+def test_a_shard_verdict_of_the_split_by_position_is_refused(shards: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    """shard38: a verdict line without ``split: "sha256"`` was made under the split by position, whose share rests on
+    the selection it states: refused whole, beside shards of the new split too, one line saying to run it again."""
+    repo, folders = shards
+    dest = tmp_path / "old"
+    shutil.copytree(folders[1], dest)
+    lines = list(read_jsonl(dest / "reciter.jsonl"))
+    assert lines[-1]["split"] == "sha256"
+    write_jsonl_atomic(dest / "reciter.jsonl", [*lines[:-1], {k: v for k, v in lines[-1].items() if k != "split"}])
+    _merge_refused(repo, [folders[0], dest], tmp_path / "merged",
+                   rf"{re.escape(str(dest / 'reciter.jsonl'))}: a shard split by position, the rule before shard38 "
+                   r"\(its verdict line has no split: \"sha256\"\); run that shard again")
 
 
 def test_each_shard_verdict_keeps_the_split_it_judged_a_share_of(shards: tuple[Path, list[Path]]) -> None:

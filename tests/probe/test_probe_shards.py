@@ -100,3 +100,18 @@ def test_three_probe_shards_merged_equal_one_probe(repo: Path, probed: Probed, t
     with pytest.raises(ShardMergeError, match="probed another tasks.jsonl"):
         merge_probes([Path(sources[0])], merged)
 
+
+
+def test_a_probe_shard_holding_no_task_is_refused_in_one_line(repo: Path, tmp_path: Path) -> None:
+    """shard38: split by each id's hash, shard 1/8 of the eight tasks holds none (the split by position gave every
+    shard one); a probe shard with none is refused before any call, one line, nothing written (its merge
+    would say the shard is missing)."""
+    ids = [t["id"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")]
+    assert not Shard(1, 8).select(ids) and len(ids) == 8
+    machine = tmp_path / "machine"
+    shutil.copytree(repo, machine, symlinks=True)
+    proc = homefield(machine, "probe", *UNBOXED, "--agent", "noop", "--samples", "1", "-n", "0", "--shard", "1/8")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert ("no tasks to probe: shard 1/8 of 8 task(s) is empty (a task's shard is its id's hash); probe them as "
+            "fewer shards") in proc.stderr, proc.stderr
+    assert not (machine / ".homefield" / "probe").exists() or not any((machine / ".homefield" / "probe").iterdir())

@@ -20,7 +20,8 @@ def _run(root: Path, run_id: str, outcomes: dict[tuple[str, int], str], *, shard
          digest: str = "d1", agent: str = "a") -> Path:
     d = root / run_id
     meta: dict[str, Any] = {"run_id": run_id, "created_at": "2026-12-01T00:00:00+00:00", "tasks_digest": digest,
-                            "attempts": 1, "agents": [{"name": agent, "spec": "sim:0.5"}], "shard": shard}
+                            "attempts": 1, "agents": [{"name": agent, "spec": "sim:0.5"}], "shard": shard,
+                            **({"split": "sha256"} if shard else {})}
     write_meta(d, meta)
     for (task, attempt), outcome in outcomes.items():
         append_jsonl(d / "results.jsonl", {
@@ -53,9 +54,9 @@ def test_a_key_in_two_shards_is_reconciled_or_refused(tmp_path: Path) -> None:
 
 
 def test_a_shard_claiming_tasks_outside_its_share_is_refused(tmp_path: Path) -> None:
-    """hatk36: with this repository's tasks (t1 t2 t3 t4: 1/2 {t1, t3}, 2/2 {t2, t4}) a shard's task_ids are
-    its share: s2 claiming t1 (and solving it) was counted when s1 was not reported with it."""
-    ids = ["t1", "t2", "t3", "t4"]
+    """hatk36: with this repository's tasks (t1 t5 t3 t7, by id hash 1/2 {t1, t3}, 2/2 {t5, t7}) a shard's task_ids
+    are its share: s2 claiming t1 (and solving it) was counted when s1 was not reported with it."""
+    ids = ["t1", "t5", "t3", "t7"]
 
     def shard(run_id: str, k: int, outcomes: dict[tuple[str, int], str], task_ids: list[str], **meta: Any) -> Path:
         d = _run(tmp_path, run_id, outcomes, shard=f"{k}/2")
@@ -63,16 +64,16 @@ def test_a_shard_claiming_tasks_outside_its_share_is_refused(tmp_path: Path) -> 
         return d
 
     one = shard("s1", 1, {("t1", 1): "tests_failed", ("t3", 1): "solved"}, ["t1", "t3"])
-    two = shard("s2", 2, {("t2", 1): "solved", ("t4", 1): "solved"}, ["t2", "t4"])
+    two = shard("s2", 2, {("t5", 1): "solved", ("t7", 1): "solved"}, ["t5", "t7"])
     three = shard("s3", 1, {("t3", 1): "solved"}, ["t1", "t3"])
     assert check_runs([one, two], ids, "d1").incomplete == []
-    claims = shard("c2", 2, {("t2", 1): "solved", ("t1", 1): "solved"}, ["t1", "t2", "t4"])
-    assert check_runs([three, claims]).incomplete == []  # at its word (before; now without the repository's tasks)
-    for runs in ([three, claims], [one, claims]):
-        with pytest.raises(MergeError, match=r"run c2: its meta.json claims 3 tasks, not shard 2/2's 2 of the 4 "
-                                             r"it split \(task t1 is not its share\)"):
-            check_runs(runs, ids, "d1")
-    other = shard("o2", 2, {("t2", 1): "solved"}, ["t2"], shard_of=["t1", "t2", "t3"])  # its own selection
+    claims = shard("c2", 2, {("t5", 1): "solved", ("t1", 1): "solved"}, ["t1", "t5", "t7"])
+    # shard38: refused by its id alone, with or without this repository's tasks (before: taken at its word without)
+    for runs, repo in (([three, claims], ids), ([one, claims], ids), ([three, claims], None), ([claims], None)):
+        with pytest.raises(MergeError, match=r"run c2: its meta.json claims task t1, which is shard 1/2's \(a task's "
+                                             r"shard is its id's sha256 mod 2, plus 1\), not shard 2/2's"):
+            check_runs(runs, repo, "d1" if repo else None)
+    other = shard("o2", 2, {("t5", 1): "solved"}, ["t5"], shard_of=["t1", "t5", "t3"])  # its own selection
     with pytest.raises(MergeError, match="run s1 and run o2 split different selections"):
         check_runs([one, other], ids, "d1")
     with pytest.raises(MergeError, match="run s1 is shard 1/2 of another tasks.jsonl"):
@@ -80,6 +81,11 @@ def test_a_shard_claiming_tasks_outside_its_share_is_refused(tmp_path: Path) -> 
     bare = _run(tmp_path, "b2", {("t1", 1): "solved"}, shard="2/2")  # no task_ids: not a plan to take
     with pytest.raises(MergeError, match="run b2: its meta.json task_ids is not a list"):
         check_runs([one, bare], ids, "d1")
+    # shard38: a shard of the split by position (no split: "sha256") is refused whole, alone or not
+    old = shard("p1", 1, {("t1", 1): "solved"}, ["t1", "t3"], split=None)
+    for runs in ([old], [old, two]):
+        with pytest.raises(MergeError, match=r"run p1: a shard split by position, the rule before shard38"):
+            check_runs(runs, ids, "d1")
 
 
 def test_shards_of_different_splits_are_refused(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from pytest_homefield.run.session import (
     selection,
 )
 from pytest_homefield.settings import Settings
+from pytest_homefield.shard import shard_of_id
 from pytest_homefield.store import append_jsonl, write_jsonl_atomic
 from pytest_homefield.transport import ControllerWriter
 
@@ -92,11 +93,16 @@ def test_an_empty_selection_says_why_in_one_line(repo: Path) -> None:
     with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: --homefield-exclude-memorized "
                                        r"leaves out all 3$"):
         select_tasks(_settings(repo), exclude=every)
-    with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: shard 3/4 of 2 task\(s\) is empty$"):
-        select_tasks(_settings(repo, run_max_tasks=2, shard="3/4"))
     with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: .*tasks\.jsonl holds none"):
         select_tasks(_settings(repo), lambda tasks: tasks.clear())
-    assert len(select_tasks(_settings(repo, shard="1/2"))) == 2  # sorted ids, the i-th to shard i mod N + 1
+    # shard38: each id's shard is its sha256 mod N, plus 1; a shard holding none of the tasks is no error (its
+    # session leaves its folder for the merge), where the split by position refused it
+    for n in (2, 3, 4):
+        parts = [select_tasks(_settings(repo, shard=f"{k}/{n}")) for k in range(1, n + 1)]
+        assert sorted(t.id for p in parts for t in p) == sorted(every)
+        assert all(shard_of_id(t.id, n) == k for k, p in enumerate(parts, start=1) for t in p)
+    empty = next(f"{k}/4" for k in range(1, 5) if k not in {shard_of_id(i, 4) for i in every[:2]})
+    assert select_tasks(_settings(repo, run_max_tasks=2, shard=empty)) == []
 
 
 def test_exclusion_needs_a_probe_and_is_frozen_for_a_resumed_run(repo: Path) -> None:
@@ -318,3 +324,18 @@ def test_resume_names_a_changed_shard_before_the_task_selection_it_changes(repo:
         RunSession.start(again, select_tasks(again), _agents(), now=START)
     meta = read_meta(HomefieldDir(repo).run_dir("sh"))
     assert meta["shard"] == "1/2" and "resumed_at" not in meta  # nothing written by the refused resume
+    assert meta["split"] == "sha256"
+
+
+def test_a_shard_of_the_split_by_position_is_not_resumed(repo: Path) -> None:
+    """shard38: a shard run made under the split by position (no ``split`` in its meta.json) holds another split's
+    share: its resume is refused, one line, nothing written."""
+    s = _settings(repo, run_id="old", shard="1/2")
+    RunSession.start(s, select_tasks(s), _agents(), now=START)
+    run_dir = HomefieldDir(repo).run_dir("old")
+    write_meta(run_dir, {k: v for k, v in read_meta(run_dir).items() if k != "split"})
+    again = _settings(repo, run_id="old", shard="1/2", resume=True)
+    with pytest.raises(RunError, match=r'^--homefield-resume: run old: a shard split by position, the rule before '
+                                       r'shard38 \(its meta.json has no split: "sha256"\); run that shard again'):
+        RunSession.start(again, select_tasks(again), _agents(), now=START)
+    assert "resumed_at" not in read_meta(run_dir)

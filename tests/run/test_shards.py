@@ -78,72 +78,79 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
     proc = homefield_in_process(merged, "report", "s1", "s3", "--format", "json")
     assert proc.returncode == 0 and "incomplete: shard 2/3 missing" in proc.stderr
     assert json.loads(proc.stdout)["incomplete"] == ["incomplete: shard 2/3 missing"]
+    # shard38: split by each id's hash, shard 2/3 of these 3 tasks holds none: its run made its folder (no results)
+    # and the merge above counted it as that shard
+    assert json.loads((merged / ".homefield/runs/s2/meta.json").read_text())["task_ids"] == []
+    assert [len(t) for t in shard_tasks] == [1, 0, 2]
     # atk17 M1: a line a shard's session could not have written (another shard's task, an attempt past
-    # --attempts) is refused, not counted: appended to s2's results, it lifted an agent from #2 to #1
-    s2_results = merged / ".homefield/runs/s2/results.jsonl"
-    kept = s2_results.read_text()
+    # --attempts) is refused, not counted: appended to s3's results, it lifted an agent from #2 to #1
+    s3_results = merged / ".homefield/runs/s3/results.jsonl"
+    kept = s3_results.read_text()
     s1_line = json.loads((merged / ".homefield/runs/s1/results.jsonl").read_text().splitlines()[0])
-    for forged in ({**s1_line, "run_id": "s2"}, {**json.loads(kept.splitlines()[0]), "attempt": 7}):
-        s2_results.write_text(kept + json.dumps(forged) + "\n")
+    for forged in ({**s1_line, "run_id": "s3"}, {**json.loads(kept.splitlines()[0]), "attempt": 7}):
+        s3_results.write_text(kept + json.dumps(forged) + "\n")
         proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
-        assert proc.returncode == 2 and "run s2 has a result its session could not have written" in proc.stderr, \
+        assert proc.returncode == 2 and "run s3 has a result its session could not have written" in proc.stderr, \
             proc.stdout + proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    s2_results.write_text(kept)
-    # hatk36: a shard's meta.json was taken at its word: s2 claiming s1's task (its task_ids and a line of it)
-    # had that line counted, s1 absent (report s2 s3: exit 0, the task "solved" by s2's word)
-    s2_meta = merged / ".homefield/runs/s2/meta.json"
-    meta_text = s2_meta.read_text()
-    s2 = json.loads(meta_text)
-    assert s2["shard_of"] == ids  # what the shards split, kept by each (they agree)
-    claimed = {**s1_line, "run_id": "s2", "outcome": "solved", "solved": True}
-    s2_results.write_text(kept + json.dumps(claimed) + "\n")
-    for meta in ({**s2, "task_ids": [*s2["task_ids"], s1_line["task_id"]]},  # its word, kept since the shard ran
-                 {k: v for k, v in s2.items() if k != "shard_of"} | {"task_ids": [*s2["task_ids"], s1_line["task_id"]]},
-                 # …or its selection too, beside s3's
-                 {**s2, "task_ids": sorted(Shard(2, 3).select([*ids, "zz"])), "shard_of": [*ids, "zz"]}):
-        s2_meta.write_text(json.dumps(meta))
-        for runs in (("s2", "s3"), ("s1", "s2", "s3")):
+    s3_results.write_text(kept)
+    # hatk36: a shard's meta.json was taken at its word: s3 claiming s1's task (its task_ids and a line of it)
+    # had that line counted, s1 absent (report s2 s3: exit 0, the task "solved" by s3's word)
+    s3_meta = merged / ".homefield/runs/s3/meta.json"
+    meta_text = s3_meta.read_text()
+    s3 = json.loads(meta_text)
+    assert s3["shard_of"] == ids and s3["split"] == "sha256"  # what the shards split and how, kept by each
+    claimed = {**s1_line, "run_id": "s3", "outcome": "solved", "solved": True}
+    s3_results.write_text(kept + json.dumps(claimed) + "\n")
+    for meta in ({**s3, "task_ids": [*s3["task_ids"], s1_line["task_id"]]},  # its word, kept since the shard ran
+                 {k: v for k, v in s3.items() if k != "shard_of"} | {"task_ids": [*s3["task_ids"], s1_line["task_id"]]},
+                 # …or its selection too, beside s2's
+                 {**s3, "task_ids": sorted(Shard(3, 3).select([*ids, "zz"])), "shard_of": [*ids, "zz"]}):
+        s3_meta.write_text(json.dumps(meta))
+        for runs in (("s3",), ("s2", "s3"), ("s1", "s2", "s3")):
             proc = homefield_in_process(merged, "report", *runs)
             assert proc.returncode == 2, (runs, meta.get("shard_of"), proc.stdout + proc.stderr)
             assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-            whys = ("not its share", "not in this repository", "split different selections")
-            assert "run s2" in proc.stderr and any(w in proc.stderr for w in whys), proc.stderr
-    s2_results.write_text(kept)
-    s2_meta.write_text(json.dumps({**s2, "task_ids": s2["task_ids"][1:]}))  # less than its share: refused too
+            whys = ("which is shard 1/3's", "not in this repository", "split different selections")
+            assert "run s3" in proc.stderr and any(w in proc.stderr for w in whys), proc.stderr
+    s3_results.write_text(kept)
+    s3_meta.write_text(json.dumps({**s3, "task_ids": s3["task_ids"][1:]}))  # less than its share: refused too
     proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
     assert proc.returncode == 2 and "of its share is not among them" in proc.stderr, proc.stderr
-    s2_meta.write_text(json.dumps({k: v for k, v in s2.items() if k != "shard_of"}))  # a shard of before hatk36
+    s3_meta.write_text(json.dumps({k: v for k, v in s3.items() if k != "shard_of"}))  # no shard_of: tasks.jsonl's
     proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
     assert proc.returncode == 0, proc.stderr  # its share checked against tasks.jsonl: it is
-    # hatk37: a lone shard of this tasks.jsonl was reported over its own meta: s2 claiming s1's task counted it
-    s2_results.write_text(kept + json.dumps(claimed) + "\n")
-    s2_meta.write_text(json.dumps({**s2, "task_ids": [*s2["task_ids"], s1_line["task_id"]]}))
-    proc = homefield_in_process(merged, "report", "s2")
-    assert proc.returncode == 2 and "run s2" in proc.stderr and "not its share" in proc.stderr, proc.stderr
-    # hatk37: s2 stating a split of its own (tasks.jsonl less a task, putting s3's task in its share) beside a
-    # shard of before hatk36 (no shard_of) was compared with nothing: s3's task counted where s3 had no line of it
-    s3_meta, s3_results = (merged / ".homefield/runs/s3" / n for n in ("meta.json", "results.jsonl"))
-    s3_meta_text, s3_text = s3_meta.read_text(), s3_results.read_text()
-    s3_line = json.loads(s3_text.splitlines()[0])
+    # shard38: a shard of the split by position (no split: "sha256" in its meta.json) is refused, one line, even
+    # with its share exact: a rogue shard would state that rule to get round the check of its tasks
+    s3_meta.write_text(json.dumps({k: v for k, v in s3.items() if k != "split"}))
+    for runs in (("s3",), ("s1", "s2", "s3")):
+        proc = homefield_in_process(merged, "report", *runs)
+        assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+            'homefield report: run s3: a shard split by position, the rule before shard38 (its meta.json has no '
+            'split: "sha256"); run that shard again with this homefield; report it apart or run that shard again'], \
+            proc.stderr
+    s3_meta.write_text(meta_text)
+    # hatk37: a lone shard stating a split of its own (tasks.jsonl less some tasks) whose share by position (the
+    # rule before shard38: the sorted selection's i-th id to shard i mod 3 + 1) holds another shard's task was
+    # taken at its word (alone, nothing to compare it with): s1 claiming a task of s3; shard38: a task's shard
+    # is its id's, whatever split a shard states
+    s1_meta, s1_results = (merged / ".homefield/runs/s1" / n for n in ("meta.json", "results.jsonl"))
+    s1_meta_text, s1_text = s1_meta.read_text(), s1_results.read_text()
+    s3_line = json.loads(kept.splitlines()[0])
     target = s3_line["task_id"]
     crafted_split = next(split for j in range(len(ids))
                          for split in [[i for i in ids if i not in [x for x in sorted(ids) if x != target][:j]]]
-                         if target in Shard(2, 3).select(split))
-    share = Shard(2, 3).select(crafted_split)
-    s2_meta.write_text(json.dumps({**s2, "shard_of": crafted_split, "task_ids": [i for i in ids if i in share]}))
-    s2_results.write_text("".join(ln + "\n" for ln in kept.splitlines() if json.loads(ln)["task_id"] in share)
-                          + json.dumps({**s3_line, "run_id": "s2", "outcome": "solved", "solved": True}) + "\n")
-    s3_meta.write_text(json.dumps({k: v for k, v in json.loads(s3_meta_text).items() if k != "shard_of"}))
-    s3_results.write_text("".join(ln + "\n" for ln in s3_text.splitlines()
-                                  if (json.loads(ln)["task_id"], json.loads(ln)["agent"], json.loads(ln)["attempt"])
-                                  != (target, s3_line["agent"], s3_line["attempt"])))
-    proc = homefield_in_process(merged, "report", "s2", "s3")
-    assert proc.returncode == 2 and "split different selections" in proc.stderr, proc.stdout + proc.stderr
-    s3_meta.write_text(s3_meta_text)
-    s3_results.write_text(s3_text)
-    s2_results.write_text(kept)
-    s2_meta.write_text(meta_text)
+                         if sorted(split).index(target) % 3 == 0)
+    share = set(sorted(crafted_split)[0::3])
+    s1_meta.write_text(json.dumps({**json.loads(s1_meta_text), "shard_of": crafted_split,
+                                   "task_ids": [i for i in ids if i in share]}))
+    s1_results.write_text("".join(ln + "\n" for ln in s1_text.splitlines() if json.loads(ln)["task_id"] in share)
+                          + json.dumps({**s3_line, "run_id": "s1", "outcome": "solved", "solved": True}) + "\n")
+    proc = homefield_in_process(merged, "report", "s1")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"run s1: its meta.json claims task {target}, which is shard 3/3's" in proc.stderr, proc.stderr
+    s1_meta.write_text(s1_meta_text)
+    s1_results.write_text(s1_text)
     # shards of another tasks.jsonl than this repository's (all three the same): refused, one line
     metas = {k: merged / f".homefield/runs/s{k}/meta.json" for k in (1, 2, 3)}
     texts = {k: m.read_text() for k, m in metas.items()}

@@ -227,19 +227,19 @@ def test_a_chain_of_folders_graded_code_leaves_in_its_copy_is_scored(task: Task,
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="hatk34: with --sandbox none graded code can change the pristine snapshot the "
-                                        "control run is built from: infra for good")
 def test_graded_code_that_spoils_the_control_run_is_scored(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """hatk34, ``--sandbox none`` only (bubblewrap and Landlock keep the pristine snapshot out of a test run's
     reach): a wrong fix whose import appends ``os._exit(3)`` to the pristine snapshot's module (found below the
-    snapshot cache's folder, which any process of the user can list) and then exits ends ``infra`` ("the test
+    snapshot cache's folder, which any process of the user can list) and then exits ended ``infra`` ("the test
     process did not finish ..., nor on the untouched parent with the hidden tests"): the control run that tells
-    the agent's fault from the environment's is built from that snapshot after the graded process is gone.
-    ``infra`` homefield established is never a claim: on the last ``--resume`` try it stays unscored for good.
-    Not fixed: without a sandbox graded code runs as the user and can spoil whatever the host reads after it
-    (the snapshot, the repository's objects it is rebuilt from); checking the snapshot's digest before the
-    control run would close this one route only. Here the test asks for ``tests_failed`` (scored)."""
+    the agent's fault from the environment's was built from that snapshot after the graded process was gone, and
+    ``infra`` homefield established is never a claim: on the last ``--resume`` try it stayed unscored for good.
+    Now the host checks the snapshot against the digest it keeps in its own memory before the control run: the
+    change is the graded code's (``agent_error``, scored), and the snapshot is rebuilt from git objects for the
+    attempts after it."""
     import base64
+
+    from pytest_homefield.run.grading import SPOILED_PRISTINE
 
     payload = (f"\n\ndef sub(a, b):\n    return a + b\n\n\nimport glob, os\n"
                f"for d in glob.glob({str(cache.root)!r} + '/*/s/src/calc'):\n"
@@ -249,7 +249,10 @@ def test_graded_code_that_spoils_the_control_run_is_scored(task: Task, cache: Sn
     code = base64.b64encode(payload.encode()).decode()
     r, _ = attempt(task, cache, cmd_agent(f"echo {code} | base64 -d >> src/calc/__init__.py"), tmp_path, "none",
                    timeout_s=60)
-    assert r.scored and r.outcome == "tests_failed", r
+    assert r.scored and r.outcome == "agent_error", r
+    assert r.error == f"hidden tests: {SPOILED_PRISTINE}", r.error
+    snap = cache.pristine(task)
+    assert "os._exit" not in (snap / "src" / "calc" / "__init__.py").read_text()
 
 
 @pytest.mark.slow

@@ -228,6 +228,54 @@ def test_the_channel_takes_a_rows_reports_from_any_id_of_its_function_twice_at_m
                                    "t::c[made-up-0]": {"r2": ["unequal"]}, "t::p": {"p1": ["equal"]}}
 
 
+def test_the_channel_parses_a_row_reported_per_item_as_often_as_told() -> None:
+    """loop38 ``seal_repeats``: a loop's row beside a sealed column (every item of its function reports it once) is
+    parsed from any id of its function as many times in all as given (twice its items), no more: a flood of made-up
+    ids costs the host that many parses; another row of the function keeps its two."""
+    tally = EventTally(seals={"l1": "alpha", "r1": "beta"}, seal_tests={}, seal_functions={"t::c": ["l1", "r1"]},
+                       seal_repeats={"l1": 4})
+    lines = [json.dumps({"event": "start", "pid": 7}),
+             *(_phase(f"t::c[{k}]", [["l1", "'alpha'"], ["r1", "'beta'"]]) for k in range(3)),
+             *(_phase(f"t::c[made-up-{k}]", [["l1", "'x'"]]) for k in range(50)),
+             json.dumps({"event": "finish", "exitstatus": 0, "pid": 7})]
+    tally.feed(("\n".join(lines) + "\n").encode())
+    parsed, _ = tally.result()
+    assert parsed.seal_reports == {"t::c[0]": {"l1": ["equal"], "r1": ["equal"]},
+                                   "t::c[1]": {"l1": ["equal"], "r1": ["equal"]}, "t::c[2]": {"l1": ["equal"]},
+                                   "t::c[made-up-0]": {"l1": ["unequal"]}}
+
+
+def test_a_loop_row_beside_a_sealed_column_is_judged_per_item(tmp_path: Path) -> None:
+    """loop38: a loop's row in a function with a sealed column (judged by function, its items' ids changed) passes
+    only when every item of the function in the sealed run reported it exactly once, equal: one item reporting it
+    twice and another not (once per item on average) fails every id, as does one unequal (named)."""
+    from pytest_homefield.run.sealed_grading import SealPlan, judge_sealed
+    from pytest_homefield.sandbox.seal_sites import SealSite
+    from pytest_homefield.sandbox.testrun import TestRun
+
+    fid = f"{TEST}::test_c"
+    col = SealSite(f"{fid}@8#0", TEST, fid, 8, 8, "f(n)", "'alpha-one'", column="expected", row=0,
+                   cell=(6, 0, 6, 1), decorated=True)
+    loop = SealSite(f"{fid}@10#0", TEST, fid, 10, 10, "f(m)", "'loop-row'", column="want", row=0,
+                    cell=(9, 0, 9, 1), items=2)
+    plan = SealPlan({}, {"hfa": col, "hfl": loop})
+    assert plan.columns == {fid: ["hfa", "hfl"]}
+    f2p = [f"{fid}[1-alpha-one]", f"{fid}[2-kept]"]
+    items = {f"{fid}[1-hfa]": "passed", f"{fid}[2-kept]": "passed"}
+
+    def judged(reports: dict[str, dict[str, list[str]]]) -> tuple[set[str], set[str], list[str]]:
+        made = TestRun(items, 0, False, False, 2, 0.1, tmp_path / "log", finished=True, seal_reports=reports)
+        c = judge_sealed(plan, f2p, made)
+        return set(c.outcomes.values()), set(c.unequal.values()), passing_sites(plan.ids, f2p, items, reports)
+
+    good = {f"{fid}[1-hfa]": {"hfa": ["equal"], "hfl": ["equal"]}, f"{fid}[2-kept]": {"hfl": ["equal"]}}
+    assert judged(good) == ({"passed"}, set(), [f"{fid}@10#0", f"{fid}@8#0"])
+    skewed = {f"{fid}[1-hfa]": {"hfa": ["equal"], "hfl": ["equal", "equal"]}, f"{fid}[2-kept]": {}}
+    assert judged(skewed) == ({"failed"}, set(), [f"{fid}@8#0"])
+    wrong = {**good, f"{fid}[2-kept]": {"hfl": ["unequal"]}}
+    assert judged(wrong) == ({"failed"}, {f"{fid}@10#0"}, [f"{fid}@8#0"])
+
+
 def test_a_real_sealed_column_run(tmp_path: Path) -> None:
     """A real test process of a sealed file: the sealed rows' items run under ids holding their site ids, report
     once each; a row left as it is is compared in the process (a wrong value fails there). The reference check
@@ -276,7 +324,7 @@ def test_a_sealed_column_is_judged_by_function(tmp_path: Path) -> None:
 
     fid = f"{TEST}::test_c"
     site = {k: SealSite(f"{fid}@8#{k}", TEST, fid, 8, 8, "f(n)", repr(v), column="expected", row=k,
-                        cell=(6, 0, 6, 1)) for k, v in ((0, "alpha-one"), (1, "bravo-two"))}
+                        cell=(6, 0, 6, 1), decorated=True) for k, v in ((0, "alpha-one"), (1, "bravo-two"))}
     plan = SealPlan({}, {"hfa": site[0], "hfb": site[1]})
     f2p = [f"{fid}[1-alpha-one]", f"{fid}[2-bravo-two]"]
     items = {f"{fid}[1-hfa]": "passed", f"{fid}[2-hfb]": "passed", f"{fid}[3-kept]": "passed"}

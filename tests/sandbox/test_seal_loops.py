@@ -157,8 +157,10 @@ def test_sealable_loop_rows(tree: Path) -> None:
         f"{c}plain_beside@83#0": ("expected", 0, "f(n)", '"sierra-row"', False, 0, ""),
         f"{c}assigned@88#0": ("expected", 0, "actual", '["uniform", 22]', True, 0, ""),  # a name assigned once
         f"{c}folded@98#0": ("expected", 0, "f(n)", '"yankee-row"', False, 0, ""),  # beside a folded cell, kept
-        # a parametrized function: its loop runs once per item (never one report a row), its plain site stays
+        # a parametrized function whose decorator's column is no table: its items keep their ids, so its loop's
+        # rows are sealed beside its plain site (loop38: each judged per id, each item reporting each row once)
         f"{TEST}::test_parametrized@103": (None, None, "f(27)", '"zulu-plain"', False, 0, ""),
+        f"{TEST}::test_parametrized@105#0": ("expected", 0, "f(n)", '"alpha-again"', False, 0, ""),
     }
 
 
@@ -185,7 +187,8 @@ def test_a_real_sealed_loop_run(tmp_path: Path) -> None:
     """A real test process of a sealed file: the unittest method's sealed rows (under ``subTest``) report once
     each, from the method's own id; a row left as it is is compared in the process; the reference check passes the
     rows only when the method passed and each was reported exactly once, equal; a plain site beside the loop is
-    judged with its rows (the channel takes it from the method's id as a row's)."""
+    judged as its rows are, per id (loop38: the channel takes a loop's rows from the ids it names, as a plain
+    site's, ``seal_tests``)."""
     (tmp_path / "tests").mkdir()
     pkg = "def f(n):\n    return {{1: 'alpha-one', 2: {two!r}, 7: 'tango-plain'}}.get(n, {other!r})\n"
     (tmp_path / "pkg.py").write_text(pkg.format(two="bravo-two", other="kept-value"))
@@ -198,7 +201,7 @@ def test_a_real_sealed_loop_run(tmp_path: Path) -> None:
     (tmp_path / TEST).write_bytes(files[TEST])
     cmd = f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider"
     run = run_tests(tmp_path, cmd, [fid], out_dir=tmp_path / "out", timeout_s=120,
-                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={}, seal_functions={fid: list(ids)})
+                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={fid: list(ids)})
     by_row = {s.row: sid for sid, s in ids.items()}
     assert run.outcomes == {fid: "passed"}, run.error
     assert run.seal_reports == {fid: {by_row[0]: ["equal"], by_row[1]: ["equal"], by_row[None]: ["equal"]}}
@@ -206,10 +209,44 @@ def test_a_real_sealed_loop_run(tmp_path: Path) -> None:
     # a wrong value: a sealed row reports it unequal (the method passes in pytest), a row left as it is fails
     (tmp_path / "pkg.py").write_text(pkg.format(two="wrong", other="kept-value"))
     run = run_tests(tmp_path, cmd, [fid], out_dir=tmp_path / "out2", timeout_s=120,
-                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={}, seal_functions={fid: list(ids)})
+                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={fid: list(ids)})
     assert run.seal_reports.get(fid, {}).get(by_row[1]) == ["unequal"], run.seal_reports
     assert passing_sites(ids, [fid], run.outcomes, run.seal_reports) == [f"{fid}@14#0", f"{fid}@15"]
     (tmp_path / "pkg.py").write_text(pkg.format(two="bravo-two", other="wrong"))
     run = run_tests(tmp_path, cmd, [fid], out_dir=tmp_path / "out3", timeout_s=120,
-                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={}, seal_functions={fid: list(ids)})
+                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={fid: list(ids)})
     assert run.outcomes == {fid: "failed"}, run.outcomes
+
+
+def test_a_loop_row_is_judged_per_id(tree: Path, tmp_path: Path) -> None:
+    """loop38: a loop's row of a function run once per item (its decorator's column no table: its items keep their
+    ids) is judged per id, as its plain site: each FAIL_TO_PASS id passes only when it reported the row exactly once,
+    equal (the reference check keeps it only then); the row reported twice by one id and not by the other (once per
+    id on average, as judging in all counted) fails both; unequal in one id names the row for that id. Nothing of the
+    function is judged by function (``SealPlan.columns``)."""
+    from pytest_homefield.run.sealed_grading import SealPlan, judge_sealed
+    from pytest_homefield.sandbox.testrun import TestRun
+
+    fid = f"{TEST}::test_parametrized"
+    f2p = [f"{fid}[1]", f"{fid}[2]"]
+    sites = [s for s in sealable_sites(tree, [TEST], f2p, {TEST: None}) if s.function == fid]
+    assert sorted(s.key for s in sites) == [f"{fid}@103", f"{fid}@105#0"] and not any(s.decorated for s in sites)
+    files, ids = sealed_files(tree, sites, [TEST])
+    plan = SealPlan(files, ids)
+    assert plan.columns == {}
+    row = next(i for i, s in ids.items() if s.column is not None)
+    plain = next(i for i, s in ids.items() if s.column is None)
+
+    def judged(reports: dict[str, dict[str, list[str]]]) -> tuple[dict[str, str], dict[str, str], list[str]]:
+        outcomes = {i: "passed" for i in f2p}
+        made = TestRun(outcomes, 0, False, False, 2, 0.1, tmp_path / "log", finished=True, seal_reports=reports)
+        c = judge_sealed(plan, f2p, made)
+        assert c.columns == frozenset()
+        return c.outcomes, c.unequal, passing_sites(ids, f2p, outcomes, reports)
+
+    each = {i: {row: ["equal"], plain: ["equal"]} for i in f2p}
+    assert judged(each) == ({i: "passed" for i in f2p}, {}, [f"{fid}@103", f"{fid}@105#0"])
+    skewed = {f2p[0]: {row: ["equal", "equal"], plain: ["equal"]}, f2p[1]: {plain: ["equal"]}}
+    assert judged(skewed) == ({i: "failed" for i in f2p}, {}, [f"{fid}@103"])
+    wrong = {**each, f2p[1]: {row: ["unequal"], plain: ["equal"]}}
+    assert judged(wrong) == ({f2p[0]: "passed", f2p[1]: "failed"}, {f2p[1]: f"{fid}@105#0"}, [f"{fid}@103"])

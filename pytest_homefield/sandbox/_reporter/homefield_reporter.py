@@ -360,16 +360,30 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 #: The first failure a :func:`soft` statement met in the running test's call phase: ``[exception, operands]`` (the
 #: failing comparison pytest reported for it, :data:`_last_compare`, when it was an ``AssertionError``); empty when
 #: none. ``_in_call[0]``: a test's call phase runs under :func:`pytest_runtest_call` (only then is a failure kept; not
-#: for a ``unittest`` test expected to fail, :func:`_expecting_failure`). ``_blocks``: one list like ``_soft_first``
-#: per :func:`soft_block` entered and not left (innermost last): a failure is kept in the innermost. ``_nested[0]``:
-#: the failures nested soft statements kept or dropped in the call phase.
+#: for a ``unittest`` test expected to fail, :func:`_expecting_failure`); ``_called[0]``: the code of the function
+#: pytest calls for that test (``item.obj``), the only frame whose soft statements keep a failure (gatk38: a decorated
+#: test's body is called by its decorator, which may take what the body raises as part of its protocol, as
+#: hypothesis's ``given`` takes ``assume``'s ``UnsatisfiedAssumption``; kept there, every canary run failed such a
+#: test with a real fix). ``_blocks``: one list like ``_soft_first`` per :func:`soft_block` entered and not left
+#: (innermost last): a failure is kept in the innermost. ``_nested[0]``: the failures nested soft statements kept in
+#: the call phase.
 _soft_first: list[Any] = []
 _in_call: list[bool] = [False]
+_called: list[Any] = [None]
 _blocks: list[list[Any]] = []
 _nested: list[int] = [0]
 #: Failures nested soft statements (inside a ``while``, ``try`` or ``with``) take in one call phase at most; the next
 #: goes through as without the context (a loop whose condition waits on what failed ends as it did).
 _MAX_NESTED = 1000
+
+
+def _called_code(item: Any) -> Any:
+    """The code object of the function pytest calls for ``item`` (a bound method's function's), or ``None``."""
+    try:
+        obj = item.obj
+    except Exception:  # not a function item (a plugin's own), or its object cannot be had: no soft failure kept
+        return None
+    return getattr(getattr(obj, "__func__", obj), "__code__", None)
 
 
 def _skip_test(exc: BaseException) -> bool:
@@ -396,9 +410,11 @@ class _Soft:
         if self._caught is None:
             if not (failed or isinstance(exc_val, Exception)):
                 return False  # a skip, xfail, exit, interrupt: as without the context
-        else:
-            if not (failed or isinstance(exc_val, AssertionError)) or _nested[0] >= _MAX_NESTED:
-                return False  # nested: an assertion's failure only, and not past the bound
+        elif not (failed or isinstance(exc_val, AssertionError)) or _nested[0] >= _MAX_NESTED:
+            return False  # nested: an assertion's failure only, and not past the bound
+        if _called[0] is None or sys._getframe(1).f_code is not _called[0]:
+            return False  # not the body pytest calls itself (a decorator's, a helper test's): what it raises goes on
+        if self._caught is not None:
             try:
                 if isinstance(exc_val, self._caught()):
                     return False  # an enclosing except clause takes it, as without the context
@@ -420,7 +436,9 @@ def soft(caught: Any = None) -> Any:
     failure at the body's end, whatever came after it (another failure, a skip, an ``xfail``; an ``exit``, a
     ``KeyboardInterrupt`` or a ``unittest`` ``SkipTest`` goes through), so the test leaves what its body leaves when
     it passes, and its ``line`` and ``operands`` are the statement's that failed. Outside a call phase this process
-    runs under that hook (the reporter not loaded as a plugin) the context changes nothing."""
+    runs under that hook (the reporter not loaded as a plugin), and in any frame but that of the function pytest
+    calls for the test (a decorated test's body, called by its decorator, which may expect what it raises:
+    hypothesis's ``assume``), the context changes nothing."""
     return _Soft(caught)
 
 
@@ -475,11 +493,12 @@ def pytest_runtest_call(item: Any) -> Any:
     _last_compare[0] = None
     del _soft_first[:], _blocks[:]
     _nested[0] = 0
+    _called[0] = _called_code(item)
     _in_call[0] = not _expecting_failure(item)
     try:
         outcome = yield
     finally:
-        _in_call[0] = False
+        _in_call[0], _called[0] = False, None
     first = list(_soft_first)
     del _soft_first[:]
     if not first:
@@ -650,10 +669,27 @@ def _keep_order(config: pytest.Config) -> None:
         option.randomly_seed = RANDOMLY_SEED
 
 
+def _run_every_test(config: pytest.Config) -> None:
+    """Every selected test of a run reports an outcome (docs/contracts.md §7, as ``--maxfail=0`` on the command line
+    makes of ``-x``): pytest's stepwise plugin (``--sw``, ``--stepwise-skip``, ``--sw-reset`` in a repository's
+    ``addopts``) is not registered. It stopped the session at its first failed test, and in a canary run a twin fails
+    every real fix: the tests after it went unreported, a FAIL_TO_PASS id whose original ran after another group's twin
+    ``error`` there (gatk38: a real fix ``tests_failed``, the reference fix, graded without canaries, ``solved``). The
+    options are cleared before stepwise's own ``pytest_configure`` reads them (this hook is ``tryfirst``), in xdist
+    workers too (each parses the command line and ``addopts`` again: ``--sw -n 1`` stopped the session from its
+    worker)."""
+    option = config.option
+    for name in ("stepwise", "stepwise_skip", "stepwise_reset"):
+        if getattr(option, name, False):
+            setattr(option, name, False)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
+    if _active() or _is_worker(config):  # an xdist worker parses the command line and addopts again
+        _run_every_test(config)
     if _active() or _is_worker(config):  # a worker never has the channel (its controller took it): it records
         _watch_raises()
     if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
