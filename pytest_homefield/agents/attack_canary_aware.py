@@ -730,14 +730,23 @@ def parent_tell(linger_s: float = 8.0) -> str:
 
 
 #: What a statement-by-statement payload makes of a canary run's soft statement (twin37, ``sandbox/canary_soft.py``:
-#: ``with __import__('homefield_reporter').soft(): <statement>``): the statement as the test has it (``_unsoft``), so
+#: ``with __import__('homefield_reporter').soft(): <statement>``; twin38: nested ones, ``soft(lambda: ...)``, and a
+#: ``with``'s last item ``soft_block()``): the statement as the test has it (``_unsoft``, also what it holds), so
 #: that the payload judges what it judged before soft statements (it passed over the ``with`` and judged nothing).
 _UNSOFT = r'''
+    def _soft_item(item):
+        return _a.unparse(item.context_expr).startswith("__import__('homefield_reporter').soft")
+
     def _unsoft(stmt):
-        if isinstance(stmt, _a.With) and stmt.items and _a.unparse(stmt.items[0]).endswith(".soft()"):
-            if len(stmt.items) == 1 and len(stmt.body) == 1:
-                return stmt.body[0]
-            stmt.items = stmt.items[1:]
+        if isinstance(stmt, _a.With) and stmt.items and _soft_item(stmt.items[0]):
+            items = [i for i in stmt.items if not _soft_item(i)]
+            if not items and len(stmt.body) == 1:
+                return _unsoft(stmt.body[0])
+            stmt.items = items
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            seq = getattr(stmt, field, None)
+            if isinstance(seq, list):
+                setattr(stmt, field, [_unsoft(b) for b in seq])
         return stmt
 '''
 

@@ -135,7 +135,9 @@ __all__ = [
 #: a ``pyproject.toml`` whose pytest section changed, ``tox.ini`` …; :func:`_apply_as_graded`; nu38: pallets/click
 #: 777a89e232d5 registers its ``stress`` marker in ``pyproject.toml``, was kept, and its oracle failed at grading on
 #: the unknown mark under ``filterwarnings = error``).
-VERIFY_VERSION = 16
+#: 17: a ``unittest.TestCase``'s test methods and the statements inside a ``while``, ``try`` or ``with`` body are soft
+#: too (twin38): such a test runs on after a failed statement where it stopped before.
+VERIFY_VERSION = 17
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

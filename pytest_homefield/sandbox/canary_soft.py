@@ -20,12 +20,35 @@ statement that failed, so the reporter's ``line`` and ``operands`` name the cont
 Every test function of every file a run writes is softened alike (originals, twins, other groups, tests of no group,
 in every run apart, the confirmation runs, the rows run and the plain run): a soft statement tells neither the
 member nor the site nor the group. Soft statements: an ``assert``, a call (an expression statement), an assignment
-and a ``with`` (its header not parenthesized) in the function's body, also under an ``if`` or a ``for``, never inside
-a ``try`` or a ``with`` (the test may expect the failure there) nor a ``while`` (a loop waiting for a statement to
-succeed would run on forever), each alone on its lines. Test
-functions: a module-level ``def test…`` and a ``test…`` method of a module-level ``Test…`` class with no base class
-(a ``unittest.TestCase`` reports its failures through ``unittest``'s result: left as it is, not closed), none a
-fixture.
+and a ``with`` (its header not parenthesized), each alone on its lines, in the function's body, also under an ``if``
+or a ``for``; and (twin38) *nested* ones, under :data:`NESTED`, in the body of a ``while``, a ``try`` or a ``with``
+(a ``with`` statement's body is a twin site, ``canary_sites._statements``: a twin failing there left the rest of it
+unrun, seed 0 of ``tests/run/test_after_twin.py``'s ``with`` test was ``tests_failed``). A nested one keeps only an
+assertion's failure (an ``AssertionError``, pytest's ``Failed``), what a twin's site raises, so each block keeps its
+meaning where a soft statement would change it:
+
+* ``try``: the types its ``except`` clauses name (and the enclosing ``try``'s) are given to the context, evaluated
+  when a failure arrives: a failure they catch goes to them as before (``except AssertionError`` still catches the
+  assertion); under a bare ``except:`` (it catches every failure) and in a ``try``/``except*`` nothing is soft;
+* ``while``: a failed assertion changed nothing the condition reads, so the loop ends as it did; another failure
+  (one that may have left the condition unchanged: a loop waiting for a statement to succeed) goes through, and at
+  most ``_MAX_NESTED`` (1,000) failures are kept so in one test's call phase;
+* ``with``: :data:`BLOCK` ends the header, so the body's first kept failure is raised at the body's end and the
+  ``with``'s contexts meet it as before (``raises``/``assertRaises`` take it, ``subTest`` reports it, ``suppress``
+  swallows it; the rest of the body ran first, what the original's passing run never ran when that failure was the
+  one the context expected: a ``raises(AssertionError)`` body's statements after the assertion); no soft statement
+  in a body a ``return``, ``break`` or ``continue`` may leave (raised at the body's end, the failure would undo the
+  jump: the ``with`` statement's own soft context kept it and the loop or the function ran on), in an ``async with``
+  (its items must be asynchronous) nor in one whose header is parenthesized or continued.
+
+Test functions (twin38): a module-level ``def test…`` and a ``test…`` method of any module-level class (a pytest
+``Test…`` class, a ``unittest.TestCase`` or a mixin of one; ``setUp``/``tearDown`` are not tests: a failure there
+ends the test as before), none a fixture. Under pytest a ``TestCase`` runs ``setUp``, the method and ``tearDown`` in
+the call phase; a soft statement's failure never reaches ``unittest``'s result, the method returns, and the reporter
+fails the call with it (what ``unittest`` recorded after it, a later failure or a ``SkipTest``, is dropped); a
+``subTest`` body is a ``with`` body, an ``assertRaises`` context a ``with``'s context; a test marked
+``expectedFailure`` keeps no failure (its failure is its pass), and ``unittest``'s ``SkipTest`` goes through a soft
+statement as pytest's skip does.
 """
 
 from __future__ import annotations
@@ -43,13 +66,24 @@ __all__ = ["SOFT", "softened", "softened_bytes", "softened_files"]
 #: The context a soft statement runs in (the reporter's :func:`soft`; the reporter is loaded by name, ``-p
 #: homefield_reporter``, in every test process homefield starts).
 SOFT = "__import__('homefield_reporter').soft()"
+#: The context of a *nested* soft statement (inside a ``while``, a ``try`` or a ``with``): ``{}`` is the types the
+#: enclosing ``except`` clauses of the test function name (a tuple's text, evaluated only when a failure arrives).
+NESTED = "__import__('homefield_reporter').soft(lambda: ({}))"
+#: The last item of a ``with`` whose body holds soft statements: a nested failure kept there is raised at the body's
+#: end, so the ``with``'s contexts meet it as they did (the reporter's :func:`soft_block`).
+BLOCK = "__import__('homefield_reporter').soft_block()"
 
 _SIMPLE = (ast.Assert, ast.Assign, ast.AugAssign, ast.AnnAssign)
+#: What a statement list is walked with: ``None`` at the test function's top (its body, under ``if``/``for``), else the
+#: texts of the types the enclosing ``except`` clauses name (nested).
+_Ctx = tuple[str, ...] | None
 
 
 def softened(text: str) -> str:
-    """``text`` (a test file) with its soft statements (module text) run under :data:`SOFT`, every line where it
-    was; ``text`` itself when it does not parse, holds none, or would not parse so."""
+    """``text`` (a test file) with its soft statements (module text) run under :data:`SOFT` (at a test function's top)
+    or :data:`NESTED` (inside a ``while``, ``try`` or ``with``), each ``with`` whose body holds soft statements ending
+    its header with :data:`BLOCK`, every line where it was; ``text`` itself when it does not parse, holds none, or
+    would not parse so."""
     try:
         tree = parse_source(text)
     except (SyntaxError, ValueError):
@@ -57,10 +91,7 @@ def softened(text: str) -> str:
     lines = io.StringIO(text, newline="").readlines()
     edits: list[tuple[int, int, str]] = []  # (line from 1, character, text inserted there)
     for func in _test_functions(tree):
-        for stmt in _soft_statements(func.body):
-            edit = _edit(stmt, lines)
-            if edit is not None:
-                edits.append(edit)
+        edits += _soft_edits(func.body, None, lines)
     if not edits:
         return text
     for lineno, at, insert in sorted(edits, reverse=True):
@@ -96,48 +127,115 @@ def softened_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
 
 def _test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The test functions of ``tree`` (module text): module-level ``test…`` functions and ``test…`` methods of
-    module-level ``Test…`` classes with no base but ``object``, none decorated as a fixture."""
+    module-level classes (whatever their bases: a ``unittest.TestCase``, a pytest ``Test…`` class, a mixin whose
+    tests a ``TestCase`` inherits), none decorated as a fixture."""
     out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.append(node)
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test") and not node.keywords and all(
-                isinstance(b, ast.Name) and b.id == "object" for b in node.bases):
+        elif isinstance(node, ast.ClassDef):
             out += [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     return [f for f in out if f.name.startswith("test") and not any(
         "fixture" in ast.unparse(d) for d in f.decorator_list)]
 
 
-def _soft_statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The soft statements of ``body`` (module text), under ``if`` and ``for`` too; never under a ``while`` (a loop
-    waiting for a statement to succeed, ``while True: … break``, would run on forever once its failure is kept)."""
-    out: list[ast.stmt] = []
+def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple[int, int, str]]:
+    """The edits making the soft statements of ``body`` (module text) soft: at the test function's top (``ctx``
+    ``None``) under :data:`SOFT`, under ``if`` and ``for`` too; nested (``ctx``: the enclosing ``except`` clauses'
+    type texts) under :data:`NESTED`:
+
+    * a ``while``'s body and ``else``: nested (the reporter keeps only an assertion's failure there, none past
+      :data:`~homefield_reporter._MAX_NESTED` in a test: a failure that changed nothing the loop's condition reads);
+    * a ``try``'s body: nested, its clauses' types added (a failure they catch goes to them as before); its
+      handlers, ``else`` and ``finally``: nested; none under a bare ``except:`` (it catches every failure) nor in a
+      ``try``/``except*``;
+    * a ``with``'s body (the ``with`` itself soft, not ``async``): nested, and :data:`BLOCK` ends its header so that
+      the body's first kept failure reaches the contexts at the body's end (a ``raises``, ``assertRaises``,
+      ``subTest``, ``suppress`` takes it as before); none when a ``return``, ``break`` or ``continue`` may leave the
+      body (the failure raised at its end would turn that jump into a failure the ``with`` statement's own soft
+      context keeps: the loop or function runs on)."""
+    out: list[tuple[int, int, str]] = []
+    nested = () if ctx is None else ctx
+    context = SOFT if ctx is None else NESTED.format("".join(t + ", " for t in ctx))
     for stmt in body:
-        if isinstance(stmt, _SIMPLE) or isinstance(stmt, ast.With) \
-                or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Await))):
+        if isinstance(stmt, _SIMPLE) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Await))):
             if not isinstance(stmt, ast.AnnAssign) or stmt.value is not None:
-                out.append(stmt)
+                out += _edit(stmt, lines, context)
+        elif isinstance(stmt, ast.With):
+            edit = _edit(stmt, lines, context)
+            out += edit
+            inner = _soft_edits(stmt.body, nested, lines) if edit and not _leaves(stmt.body) else []
+            block = _block_edit(stmt, lines) if inner else None
+            if block is not None:
+                out += [*inner, block]
         elif isinstance(stmt, (ast.If, ast.For, ast.AsyncFor)):
-            out += _soft_statements(stmt.body) + _soft_statements(stmt.orelse)
+            out += _soft_edits(stmt.body, ctx, lines) + _soft_edits(stmt.orelse, ctx, lines)
+        elif isinstance(stmt, ast.While):
+            out += _soft_edits(stmt.body, nested, lines) + _soft_edits(stmt.orelse, nested, lines)
+        elif isinstance(stmt, ast.Try) and all(h.type is not None for h in stmt.handlers):
+            caught = tuple(ast.unparse(h.type) for h in stmt.handlers if h.type is not None)  # each on one line
+            out += _soft_edits(stmt.body, nested + caught, lines)
+            for part in (*(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
+                out += _soft_edits(part, nested, lines)
     return out
 
 
-def _edit(stmt: ast.stmt, lines: list[str]) -> tuple[int, int, str] | None:
-    """Where and what to insert so that ``stmt`` runs under :data:`SOFT` on its own first line; ``None`` when it
+def _leaves(body: list[ast.stmt]) -> bool:
+    """Whether a ``return``, or a ``break`` or ``continue`` of no loop inside ``body``, is in ``body`` (module text;
+    not looking into functions and classes defined there)."""
+    for stmt in body:
+        for node in _walk_here(stmt, loops=False):
+            if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
+                return True
+    return False
+
+
+def _walk_here(node: ast.AST, *, loops: bool) -> list[ast.AST]:
+    """``node`` and the nodes under it that run in its function and, ``loops`` false, leave no loop of it: no
+    function, lambda or class body, a loop's body only for a ``return`` (its ``else`` belongs to the loop around)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        return []
+    out: list[ast.AST] = [node]
+    for field, value in ast.iter_fields(node):
+        for child in value if isinstance(value, list) else [value]:
+            if not isinstance(child, ast.AST):
+                continue
+            inner_loop = loops or (isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and field == "body")
+            out += [n for n in _walk_here(child, loops=inner_loop)
+                    if not (inner_loop and isinstance(n, (ast.Break, ast.Continue)))]
+    return out
+
+
+def _edit(stmt: ast.stmt, lines: list[str], context: str) -> list[tuple[int, int, str]]:
+    """What to insert (none or one edit) so that ``stmt`` runs under ``context`` on its own first line; none when it
     shares a line with another statement (``a; b``) or is a ``with`` whose header is parenthesized."""
     first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
     if first > len(lines) or last > len(lines):  # pragma: no cover - the tree is the text's
-        return None
+        return []
     at = _chars(lines[first - 1], stmt.col_offset)
     if lines[first - 1][:at].strip():
-        return None
+        return []
     end = _chars(lines[last - 1], stmt.end_col_offset or 0)
     rest = lines[last - 1][end:].strip()
     if rest and not rest.startswith("#"):
-        return None
+        return []
     if isinstance(stmt, ast.With):
         head = lines[first - 1][at:]
         if not head.startswith("with") or not head[4:5].isspace() or head[4:].lstrip().startswith(("(", "\\")):
-            return None
-        return first, at + 4, f" {SOFT},"
-    return first, at, f"with {SOFT}: "
+            return []
+        return [(first, at + 4, f" {context},")]
+    return [(first, at, f"with {context}: ")]
+
+
+def _block_edit(stmt: ast.With, lines: list[str]) -> tuple[int, int, str] | None:
+    """Where :data:`BLOCK` goes as the last item of ``stmt``'s header (right after its last item, the ``:`` next
+    there); ``None`` when the ``:`` is not next (a comment, a line continued)."""
+    item = stmt.items[-1]
+    node = item.optional_vars or item.context_expr
+    lineno, col = node.end_lineno or 0, node.end_col_offset or 0
+    if not 0 < lineno <= len(lines):  # pragma: no cover - the tree is the text's
+        return None
+    at = _chars(lines[lineno - 1], col)
+    if not lines[lineno - 1][at:].lstrip().startswith(":"):
+        return None
+    return lineno, at, f", {BLOCK}"

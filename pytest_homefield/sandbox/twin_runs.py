@@ -215,11 +215,12 @@ class TwinPlan(CanaryPlan):
         ``pass_to_pass`` (gatk36): the task's ids whose failure in a run is *after a twin*, when a twin instance
         that did not pass was reported before it in that run (each run's outcomes are in the order the process
         reported them), counts for nothing where the id passed in another run. A twin fails every real fix at its
-        contradicted site; where that site is no soft statement (:mod:`~pytest_homefield.sandbox.canary_soft`: a
-        ``unittest.TestCase``'s, one inside a ``try`` or ``with``) the rest of its body (what resets the state the
-        test set: a module's setting put back) never runs, and a later test relying on it fails in that run alone: a
-        real fix was ``regression`` on every seed. A change breaking the id fails it in every run (still
-        ``regression``); where it failed in every run it ran, after a twin or not, its worst outcome stands."""
+        contradicted site; where that site is no soft statement (:mod:`~pytest_homefield.sandbox.canary_soft`: one
+        sharing its line, in a ``with`` body a ``return`` or ``break`` may leave, in an ``async with``) the rest of
+        its body (what resets the state the test set: a module's setting put back) never runs, and a later test
+        relying on it fails in that run alone: a real fix was ``regression`` on every seed. A change breaking the id
+        fails it in every run (still ``regression``); where it failed in every run it ran, after a twin or not, its
+        worst outcome stands."""
         out: dict[str, str] = {}
         late: dict[str, str] = {}  # a PASS_TO_PASS id's worst outcome among its runs after a twin
         f2p = {g: [i for i in fail_to_pass if function_id(i) == g] for g in self.placement}

@@ -359,14 +359,22 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 
 #: The first failure a :func:`soft` statement met in the running test's call phase: ``[exception, operands]`` (the
 #: failing comparison pytest reported for it, :data:`_last_compare`, when it was an ``AssertionError``); empty when
-#: none. ``_in_call[0]``: a test's call phase runs under :func:`pytest_runtest_call` (only then is a failure kept);
-#: ``_called[0]``: the code of the function pytest calls for that test (``item.obj``), the only frame whose soft
-#: statements keep a failure (gatk38: a decorated test's body is called by its decorator, which may take what the
-#: body raises as part of its protocol, as hypothesis's ``given`` takes ``assume``'s ``UnsatisfiedAssumption``;
-#: kept there, every canary run failed such a test with a real fix).
+#: none. ``_in_call[0]``: a test's call phase runs under :func:`pytest_runtest_call` (only then is a failure kept; not
+#: for a ``unittest`` test expected to fail, :func:`_expecting_failure`); ``_called[0]``: the code of the function
+#: pytest calls for that test (``item.obj``), the only frame whose soft statements keep a failure (gatk38: a decorated
+#: test's body is called by its decorator, which may take what the body raises as part of its protocol, as
+#: hypothesis's ``given`` takes ``assume``'s ``UnsatisfiedAssumption``; kept there, every canary run failed such a
+#: test with a real fix). ``_blocks``: one list like ``_soft_first`` per :func:`soft_block` entered and not left
+#: (innermost last): a failure is kept in the innermost. ``_nested[0]``: the failures nested soft statements kept in
+#: the call phase.
 _soft_first: list[Any] = []
 _in_call: list[bool] = [False]
 _called: list[Any] = [None]
+_blocks: list[list[Any]] = []
+_nested: list[int] = [0]
+#: Failures nested soft statements (inside a ``while``, ``try`` or ``with``) take in one call phase at most; the next
+#: goes through as without the context (a loop whose condition waits on what failed ends as it did).
+_MAX_NESTED = 1000
 
 
 def _called_code(item: Any) -> Any:
@@ -378,35 +386,91 @@ def _called_code(item: Any) -> Any:
     return getattr(getattr(obj, "__func__", obj), "__code__", None)
 
 
+def _skip_test(exc: BaseException) -> bool:
+    """Whether ``exc`` is ``unittest``'s ``SkipTest`` (an ``Exception``, a skip to pytest and ``unittest``)."""
+    skip = getattr(sys.modules.get("unittest"), "SkipTest", None)
+    return isinstance(skip, type) and isinstance(exc, skip)
+
+
 class _Soft:
-    """The context of one soft statement (:func:`soft`)."""
+    """The context of one soft statement (:func:`soft`); ``caught``: ``None`` at a test function's top, else (nested)
+    what returns the types the enclosing ``except`` clauses catch."""
+
+    def __init__(self, caught: Any = None) -> None:
+        self._caught = caught
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> bool:
         __tracebackhide__ = True
-        if exc_val is None or not _in_call[0] or not (
-                isinstance(exc_val, Exception) or isinstance(exc_val, pytest.fail.Exception)):
-            return False  # a skip, xfail, exit, interrupt, or no call phase of ours: as without the context
+        if exc_val is None or not _in_call[0] or _skip_test(exc_val):
+            return False  # a pass, no call phase of ours, a unittest skip: as without the context
+        failed = isinstance(exc_val, pytest.fail.Exception)
+        if self._caught is None:
+            if not (failed or isinstance(exc_val, Exception)):
+                return False  # a skip, xfail, exit, interrupt: as without the context
+        elif not (failed or isinstance(exc_val, AssertionError)) or _nested[0] >= _MAX_NESTED:
+            return False  # nested: an assertion's failure only, and not past the bound
         if _called[0] is None or sys._getframe(1).f_code is not _called[0]:
             return False  # not the body pytest calls itself (a decorator's, a helper test's): what it raises goes on
-        if not _soft_first:
-            _soft_first.extend([exc_val, _last_compare[0]])
+        if self._caught is not None:
+            try:
+                if isinstance(exc_val, self._caught()):
+                    return False  # an enclosing except clause takes it, as without the context
+            except Exception:  # a clause's types this cannot read: as without the context
+                return False
+            _nested[0] += 1
+        scope = _blocks[-1] if _blocks else _soft_first
+        if not scope:
+            scope.extend([exc_val, _last_compare[0]])
         return True
 
 
-def soft() -> Any:
+def soft(caught: Any = None) -> Any:
     """The context a *soft statement* of a canary run's test file runs in (docs/contracts.md §7, twin37;
-    ``pytest_homefield.sandbox.canary_soft``): a failure there (an ``Exception`` or pytest's ``Failed``) is kept,
-    the first of the test's call phase, and the body runs on; :func:`pytest_runtest_call` fails the call phase with
-    that first failure at the body's end, whatever came after it (another failure, a skip, an ``xfail``; an ``exit``
-    or a ``KeyboardInterrupt`` goes through), so the test leaves what its body leaves when it passes, and its
-    ``line`` and ``operands`` are the statement's that failed. Outside a call phase this process runs under that
-    hook (the reporter not loaded as a plugin), and in any frame but that of the function pytest calls for the test
-    (a decorated test's body, called by its decorator, which may expect what it raises: hypothesis's ``assume``), the
-    context changes nothing."""
-    return _Soft()
+    ``pytest_homefield.sandbox.canary_soft``): a failure there (an ``Exception`` or pytest's ``Failed``; a nested
+    statement's, ``caught`` given, an ``AssertionError`` or ``Failed`` that no type of ``caught()`` is, at most
+    :data:`_MAX_NESTED` in a call phase) is kept, the first of the test's call phase (of its innermost
+    :func:`soft_block`), and the body runs on; :func:`pytest_runtest_call` fails the call phase with that first
+    failure at the body's end, whatever came after it (another failure, a skip, an ``xfail``; an ``exit``, a
+    ``KeyboardInterrupt`` or a ``unittest`` ``SkipTest`` goes through), so the test leaves what its body leaves when
+    it passes, and its ``line`` and ``operands`` are the statement's that failed. Outside a call phase this process
+    runs under that hook (the reporter not loaded as a plugin), and in any frame but that of the function pytest
+    calls for the test (a decorated test's body, called by its decorator, which may expect what it raises:
+    hypothesis's ``assume``), the context changes nothing."""
+    return _Soft(caught)
+
+
+class _Block:
+    """The context of one ``with`` body holding soft statements (:func:`soft_block`)."""
+
+    def __enter__(self) -> None:
+        _blocks.append([])
+
+    def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
+        __tracebackhide__ = True
+        kept = _blocks.pop() if _blocks else []
+        if not kept or isinstance(exc_val, (KeyboardInterrupt, pytest.exit.Exception)):
+            return
+        _last_compare[0] = kept[1]
+        raise kept[0]
+
+
+def soft_block() -> Any:
+    """The last context of a ``with`` statement whose body holds nested soft statements (contracts §7): the first
+    failure one kept in the body (:func:`soft`) is raised at the body's end (in place of what the body raised after
+    it, an ``exit`` or ``KeyboardInterrupt`` apart), so the ``with``'s own contexts meet it as they met it at its
+    statement (a ``pytest.raises`` or ``assertRaises`` takes it, a ``subTest`` reports it), the rest of the body having
+    run."""
+    return _Block()
+
+
+def _expecting_failure(item: Any) -> bool:
+    """Whether ``item`` is a ``unittest`` test marked ``expectedFailure`` (its method or class): its failure is
+    what makes it pass, so none is kept (a kept one would make ``unittest`` report an unexpected success)."""
+    return bool(getattr(getattr(item, "obj", None), "__unittest_expecting_failure__", False)
+                or getattr(getattr(item, "cls", None), "__unittest_expecting_failure__", False))
 
 
 def _force(outcome: Any, exc: BaseException) -> None:
@@ -423,11 +487,14 @@ def _force(outcome: Any, exc: BaseException) -> None:
 def pytest_runtest_call(item: Any) -> Any:
     """Forget any comparison and soft failure before the test's call phase runs; after it, when a soft statement
     failed (:func:`soft`), the call phase fails with the first such failure (outermost: what every other wrapper
-    made of the call is replaced), unless it ended with an ``exit`` or a ``KeyboardInterrupt``."""
+    made of the call is replaced; for a ``unittest`` test also what its result recorded after it, a later failure or
+    a ``SkipTest``: pytest's ``TestCaseFunction._excinfo``), unless it ended with an ``exit`` or a
+    ``KeyboardInterrupt``."""
     _last_compare[0] = None
-    del _soft_first[:]
+    del _soft_first[:], _blocks[:]
+    _nested[0] = 0
     _called[0] = _called_code(item)
-    _in_call[0] = True
+    _in_call[0] = not _expecting_failure(item)
     try:
         outcome = yield
     finally:
@@ -441,6 +508,9 @@ def pytest_runtest_call(item: Any) -> Any:
         return
     _last_compare[0] = first[1]
     _force(outcome, first[0])
+    excinfos = getattr(item, "_excinfo", None)  # what pytest's unittest plugin makes the call's failure in its place
+    if isinstance(excinfos, list):
+        del excinfos[:]
 
 
 class _Writer:
