@@ -735,7 +735,9 @@ def parent_tell(linger_s: float = 8.0) -> str:
 #: that the payload judges what it judged before soft statements (it passed over the ``with`` and judged nothing).
 _UNSOFT = r'''
     def _soft_item(item):
-        return _a.unparse(item.context_expr).startswith("__import__('homefield_reporter').soft")
+        call = item.context_expr
+        return (isinstance(call, _a.Call) and isinstance(call.func, _a.Attribute)
+                and call.func.attr in ("soft", "soft_block") and isinstance(call.func.value, _a.Call))
 
     def _unsoft(stmt):
         if isinstance(stmt, _a.With) and stmt.items and _soft_item(stmt.items[0]):
