@@ -4,7 +4,7 @@
 then ``setup_cmd``) and keeps it as the pristine copy outside any workspace; every attempt works in
 its own copy (docs/contracts.md §7, §9). The pristine copy lives beside the workspaces, where an agent with a
 shell can write to it, so its content digest (kept in this process's memory) is checked before every copy,
-before grading, before a control run and after grading, and a changed one is rebuilt from the repository's git
+before grading and after grading, and a changed one is rebuilt from the repository's git
 objects; a change made while the attempt was graded is the graded code's (``agent_error``, hatk34).
 :func:`run_attempt` returns the :class:`Result`; it never raises for agent or grading failures (those become
 outcomes).
@@ -466,11 +466,11 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                           network=spec.network, canary_seed=seed, reference=spec.grading_reference,
                           parent_checks=HomefieldDir(cache.repo).parent_checks,
                           diff_limit=spec.limits.output_bytes,
-                          before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)),
-                          pristine_changed=lambda: cache.checked_pristine(spec.task)[1])
+                          before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)))
             if g.outcome not in ("agent_error", "forged") and cache.checked_pristine(spec.task)[1]:
                 # hatk34: the graded code changed the snapshot every run of the parent is built from (--sandbox
-                # none): what grading read of it after that is not the parent's; the digest is this process's own
+                # none): what grading read of it after that (a control run's verdict, infra) is not the parent's;
+                # the digest is this process's own
                 g.outcome, g.error = "agent_error", f"hidden tests: {SPOILED_PRISTINE}"
             if spec.graded is not None:
                 spec.graded(g)

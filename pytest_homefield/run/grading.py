@@ -83,7 +83,8 @@ __all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added
            "suspicious_reasons", "grade", "control_sound", "parent_hangs", "SPOILED_PRISTINE"]
 
 #: The error (after ``hidden tests: ``) of an attempt whose graded code changed the pristine snapshot of the task's
-#: parent, which the host builds its control runs from (``--sandbox none``: the test processes run as the user).
+#: parent, which the host builds its control runs from (``--sandbox none``: the test processes run as the user);
+#: the owner of the snapshot's digest finds it after grading (:func:`~pytest_homefield.run.attempt.run_attempt`).
 SPOILED_PRISTINE = ("the test process changed the pristine snapshot of the parent the host grades against "
                     "(rebuilt from the repository's git objects)")
 
@@ -289,7 +290,6 @@ def grade(
     parent_check: bool = True,
     parent_checks: Path | None = None,
     sealed: bool = True,
-    pristine_changed: Callable[[], bool] | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -325,11 +325,6 @@ def grade(
     :func:`~pytest_homefield.sandbox.testrun.run_tests`): a run stopped for its writes (over the cap,
     or filling the disk) makes the attempt ``agent_error`` with the reason (the agent's code wrote it;
     never ``infra``), a refused write is named at the end of a failed grade's ``error``.
-    ``pristine_changed``: whether ``pristine`` differs from the digest its owner took when it was made (and is
-    then rebuilt: :meth:`~pytest_homefield.run.attempt.SnapshotCache.checked_pristine`), asked before a control
-    run is built from it: a change the test processes of the change made there (``--sandbox none`` only) makes
-    the attempt ``agent_error`` (:data:`SPOILED_PRISTINE`; hatk34: the control run built from the spoiled
-    snapshot failed too, ``infra`` for good).
 
     Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False`` leaves them
     out): contradicted copies of the FAIL_TO_PASS tests run apart from their originals
@@ -520,9 +515,6 @@ def grade(
         if not run_completes(run):
             # the test process died on the way (os._exit, a signal, no outcome file): the same run on
             # the untouched parent with the hidden tests tells the environment's fault from the agent's
-            if pristine_changed is not None and pristine_changed():
-                g.outcome, g.error = "agent_error", f"hidden tests: {SPOILED_PRISTINE}"
-                return g
             try:
                 ctl = control_run(Path(tmp) / "control")
             except ServiceError as exc:
@@ -545,9 +537,6 @@ def grade(
             # fact, on the attempts it failed, this was an unscored escape). The untouched parent with the
             # hidden tests tells the environment's fault (infra) from the change's (tests_failed, scored).
             why = run.error or "no test outcomes were recorded (zero tests collected or no outcome file)"
-            if pristine_changed is not None and pristine_changed():
-                g.outcome, g.error = "agent_error", f"hidden tests: {SPOILED_PRISTINE}"
-                return g
             try:
                 ctl = control_run(Path(tmp) / "control")
             except ServiceError as exc:
