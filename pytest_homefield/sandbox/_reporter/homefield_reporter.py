@@ -688,9 +688,10 @@ def _run_every_test(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
-    if _active() or _is_worker(config):  # an xdist worker parses the command line and addopts again
+    if _active() or _is_worker(config):
+        # an xdist worker parses the command line and addopts again; it never has the channel (its controller took
+        # it), it records
         _run_every_test(config)
-    if _active() or _is_worker(config):  # a worker never has the channel (its controller took it): it records
         _watch_raises()
     if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
