@@ -51,7 +51,6 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
@@ -62,6 +61,7 @@ from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
+from pytest_homefield.sandbox.outcomes import SealScope
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     passing_sites,
@@ -663,7 +663,7 @@ def verify_candidate(
 
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
                     name: str = "", prepare: Callable[[Path], list[str]] | None = None,
-                    timeout_s: float | None = None, seals: Mapping[str, Any] | None = None,
+                    timeout_s: float | None = None, seals: SealScope | None = None,
                     plugins: Sequence[str] = ()) -> TestRun | Verification:
             kept = journal is not None and prepare is None  # twin runs are drawn afresh: never kept
             if kept and journal is not None:
@@ -967,7 +967,7 @@ def verify_candidate(
                     return list(runnable_tests)  # the test files whole, as grading's sealed run selects them
 
                 r = one_run(commit_base, "commit", 1, None, name="sealed", prepare=seal_prepare,
-                            seals={sid: site.expectation() for sid, site in ids.items()})
+                            seals=SealScope({sid: site.expectation() for sid, site in ids.items()}))
                 if isinstance(r, TestRun) and r.finished and not r.timed_out:  # else: None, grading checks
                     v.sealed_sites = passing_sites(ids, v.FAIL_TO_PASS, r.outcomes, r.seal_reports)
                     v.sealed_rules = SEAL_RULES

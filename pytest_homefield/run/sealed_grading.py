@@ -37,6 +37,7 @@ from pytest_homefield.run.twin_grading import (
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
+from pytest_homefield.sandbox.outcomes import SealScope
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     SealSite,
@@ -241,8 +242,8 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
         tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i)]
                  for i in sealed_ids(fail_to_pass, [f for f in plan.functions if f not in columns])}
         repeats = {sid: 2 * s.items for sid, s in plan.ids.items() if s.items}  # loop38: once per item
-        made = run_tests(folder, test_cmd, list(targets), out_dir=into, seals=plan.expected(), seal_tests=tests,
-                         seal_functions=columns, seal_repeats=repeats, **run)
+        made = run_tests(folder, test_cmd, list(targets), out_dir=into,
+                         seals=SealScope(plan.expected(), tests, columns, repeats), **run)
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):

@@ -20,8 +20,9 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.seal_kinds import SealCheck
 
-__all__ = ["EventTally", "OutcomeChannel", "Parsed", "parse_events", "parse_junit", "read_junit", "read_outcomes",
-           "write_counted", "seal_verdict", "MAX_SEALS", "MAX_SEAL_TEXT", "SEAL_VERDICTS", "SEAL_LOOSE",
+__all__ = ["EventTally", "OutcomeChannel", "Parsed", "SealScope", "parse_events", "parse_junit", "read_junit",
+           "read_outcomes", "write_counted", "seal_verdict", "MAX_SEALS",
+           "MAX_SEAL_TEXT", "SEAL_VERDICTS", "SEAL_LOOSE",
            "MAX_EVENT_BYTES", "MAX_EVENT_IDS", "MAX_LINE_BYTES", "KEEP_COUNTED_BYTES",
            "CHANNEL_DRAIN_S"]
 
@@ -277,6 +278,25 @@ _OUTCOMES = {o: o for o in ("passed", "failed", "skipped")}
 _MAX_MESSAGE = 500
 
 
+@dataclass(frozen=True)
+class SealScope:
+    """What a sealed run's channel compares (docs/contracts.md §7 "Sealed sites"), one value from the sealed
+    run's plan to :class:`EventTally`.
+
+    ``expected``: site id → the site's expected value. ``tests``: the test ids whose reports are compared, each
+    with its function's site ids (a report of another id or site is passed over unparsed: satk34, a test process
+    sending reports of made-up ids had the host parse 2 texts of 8000 characters per id); ``None``: any id, any
+    site. ``functions`` (col35): the functions of sealed parametrize columns, each with its rows' site ids, which
+    any id of that function may report (the sealed run's ids of its items are not known beforehand). ``repeats``
+    (loop38): site id → how many reports of that row are parsed in all (twice its function's items, for a row
+    each item reports once); a row not named: 2."""
+
+    expected: Mapping[str, Any]
+    tests: Mapping[str, Collection[str]] | None = None
+    functions: Mapping[str, Collection[str]] = field(default_factory=dict)
+    repeats: Mapping[str, int] = field(default_factory=dict)
+
+
 class EventTally:
     """:func:`parse_events` as the bytes arrive (:meth:`feed`), in bounded memory whatever is sent: per
     test id only its phases' outcome fields (``setup``/``call``/``teardown``: outcome, xfail, timeout, a
@@ -292,10 +312,7 @@ class EventTally:
     failure of whatever wrote it (contracts §7 "The outcome channel"). ``feed`` never raises."""
 
     def __init__(self, *, cap_bytes: int | None = None, max_ids: int | None = None, max_line: int | None = None,
-                 keep: int | None = None, seals: Mapping[str, Any] | None = None,
-                 seal_tests: Mapping[str, Collection[str]] | None = None,
-                 seal_functions: Mapping[str, Collection[str]] | None = None,
-                 seal_repeats: Mapping[str, int] | None = None) -> None:
+                 keep: int | None = None, seals: SealScope | None = None) -> None:
         # None: the module's number now (MAX_EVENT_BYTES, MAX_EVENT_IDS, MAX_LINE_BYTES, KEEP_COUNTED_BYTES)
         self._cap = MAX_EVENT_BYTES if cap_bytes is None else cap_bytes
         self._max_ids = MAX_EVENT_IDS if max_ids is None else max_ids
@@ -313,18 +330,9 @@ class EventTally:
         self._errors: dict[str, str] = {}
         self._lines: dict[str, int] = {}
         self._operands: dict[str, tuple[str, str, str]] = {}
-        # a sealed run's sites (site id → the expected value) and what each id's reports of them gave
-        self._seals: Mapping[str, Any] = seals or {}
-        # the test ids whose reports are compared, each with the site ids of its function (None: any id, any site):
-        # a report of another id or site is passed over unparsed (satk34: a test process sending reports of made-up
-        # ids had the host parse 2 texts of 8000 characters per id, 98 s of host CPU for 1000 lines)
-        self._seal_tests = seal_tests
-        # col35: the functions of sealed columns, each with its rows' site ids, which any id of that function may
-        # report (the sealed run's ids of its items are not known beforehand); each row parsed twice at most in all
-        self._seal_functions = seal_functions or {}
-        # loop38: a row of seal_functions reported once by each item of its function (a loop's row beside a sealed
-        # column): how many of its reports are parsed in all (twice its function's items), else 2
-        self._seal_repeats = seal_repeats or {}
+        # a sealed run's sites and the ids whose reports of them are compared (SealScope), and what each id's
+        # reports of them gave
+        self._scope = seals if seals is not None else SealScope({})
         self._row_reports: dict[str, int] = {}
         self._sealed: dict[str, dict[str, list[str]]] = {}
         self._caught: dict[str, list[Caught]] = {}
@@ -418,7 +426,7 @@ class EventTally:
                 if not (phase == "call" and ph.get(phase, ("",))[0] == "failed"):
                     ph[phase] = (_OUTCOMES[outcome], bool(ev.get("xfail")), bool(ev.get("timeout")),
                                 message[:_MAX_MESSAGE] if message else None)
-                if self._seals and ev.get("seals"):  # a sealed run's (well_formed: pairs of texts)
+                if self._scope.expected and ev.get("seals"):  # a sealed run's (well_formed: pairs of texts)
                     self._seal_reports(nodeid, ev["seals"])
                 if ev.get("caught"):  # well_formed: two lists of short texts and [text, int] each
                     self._caught_records(nodeid, ev["caught"])
@@ -462,23 +470,24 @@ class EventTally:
 
     def _seal_reports(self, nodeid: str, seals: Sequence[Sequence[str | None]]) -> None:
         """Record what ``nodeid``'s phase reported of the sealed sites (:func:`seal_verdict`), at most two
-        reports per site (exactly one counts); an unknown site id, and with ``seal_tests`` an id it does not name or
-        a site not of that id's function, is passed over (never parsed); a row of a sealed column of the id's
-        function (``seal_functions``) is recorded for any id of it, twice at most in all (``seal_repeats``: site id →
-        that number for a row each item of its function reports once, loop38)."""
-        allowed = None if self._seal_tests is None else self._seal_tests.get(nodeid)
+        reports per site (exactly one counts); an unknown site id, and with the scope's ``tests`` an id it does not
+        name or a site not of that id's function, is passed over (never parsed); a row of a sealed column of the id's
+        function (the scope's ``functions``) is recorded for any id of it, twice at most in all (or the scope's
+        ``repeats`` for that row: :class:`SealScope`)."""
+        scope = self._scope
+        allowed = None if scope.tests is None else scope.tests.get(nodeid)
         path, sep, rest = nodeid.partition("::")
-        rows = self._seal_functions.get(path + sep + rest.split("[", 1)[0], ())
-        if self._seal_tests is not None and not allowed and not rows:
+        rows = scope.functions.get(path + sep + rest.split("[", 1)[0], ())
+        if scope.tests is not None and not allowed and not rows:
             return
         for site, text in seals:
-            expected = self._seals.get(str(site), _NO_SITE)
+            expected = scope.expected.get(str(site), _NO_SITE)
             if str(site) in rows:  # a row of a sealed column: parsed twice at most, whichever ids report it
-                if expected is _NO_SITE or self._row_reports.get(str(site), 0) >= self._seal_repeats.get(str(site), 2):
+                if expected is _NO_SITE or self._row_reports.get(str(site), 0) >= scope.repeats.get(str(site), 2):
                     continue
                 self._row_reports[str(site)] = self._row_reports.get(str(site), 0) + 1
             elif expected is _NO_SITE or (allowed is not None and str(site) not in allowed) \
-                    or (self._seal_tests is not None and not allowed):
+                    or (scope.tests is not None and not allowed):
                 continue
             got = self._sealed.setdefault(nodeid, {}).setdefault(str(site), [])
             if len(got) < 2:

@@ -80,10 +80,9 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
@@ -105,6 +104,7 @@ from pytest_homefield.sandbox.outcomes import (
     EventTally,
     OutcomeChannel,
     Parsed,
+    SealScope,
     parse_events,
     parse_junit,
     read_junit,
@@ -439,10 +439,7 @@ def run_tests(
     memory_mb: float | None = TEST_MEMORY_MB,
     write_mb: float | None = TEST_WRITE_MB,
     box_mb: float | None = None,
-    seals: Mapping[str, Any] | None = None,
-    seal_tests: Mapping[str, Collection[str]] | None = None,
-    seal_functions: Mapping[str, Collection[str]] | None = None,
-    seal_repeats: Mapping[str, int] | None = None,
+    seals: SealScope | None = None,
     plugins: Sequence[str] = (),
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
@@ -472,13 +469,10 @@ def run_tests(
     ``over_writes`` set, one whose write was refused ``write_refused``. ``HOME`` and ``TMPDIR`` are
     empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
     canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`) and what this one writes there is
-    watched. ``seals``: a sealed run's sites (site id → the expected value, docs/contracts.md §7 "Sealed sites"):
-    the channel compares each seal report with its site's value as it arrives (the run's ``seal_reports``);
-    ``seal_tests``: the test ids whose reports it compares, each with its function's site ids (others passed over);
-    ``seal_functions``: the functions of sealed parametrize columns, each with its rows' site ids, whose reports it
-    compares for any id of that function (twice per row at most in all; ``seal_repeats``: site id → that number
-    for a row each item of its function reports once, loop38). ``plugins``: more modules of
-    ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
+    watched. ``seals``: a sealed run's sites and the ids whose reports of them count
+    (:class:`~pytest_homefield.sandbox.outcomes.SealScope`, docs/contracts.md §7 "Sealed sites"): the channel
+    compares each seal report with its site's value as it arrives (the run's ``seal_reports``). ``plugins``: more
+    modules of ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -500,9 +494,7 @@ def run_tests(
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                                    box_mb=box, seals=seals, plugins=plugins,
-                                                    seal_tests=seal_tests, seal_functions=seal_functions,
-                                                    seal_repeats=seal_repeats)
+                                                    box_mb=box, seals=seals, plugins=plugins)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -525,10 +517,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
                  network: TestNetwork | None, memory_mb: float | None = None,
                  write_mb: float | None = None, box_mb: float | None = None,
-                 seals: Mapping[str, Any] | None = None,
-                 seal_tests: Mapping[str, Collection[str]] | None = None,
-                 seal_functions: Mapping[str, Collection[str]] | None = None,
-                 seal_repeats: Mapping[str, int] | None = None,
+                 seals: SealScope | None = None,
                  plugins: Sequence[str] = ()) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
@@ -552,9 +541,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     limits = limits_for_tests(write_mb) if write_mb else None
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
-    channel = OutcomeChannel(EventTally(seals=seals, seal_tests=seal_tests, seal_functions=seal_functions,
-                                        seal_repeats=seal_repeats)) \
-        if junit is None else None
+    channel = OutcomeChannel(EventTally(seals=seals)) if junit is None else None
     backend = backend_named(sandbox)
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
     try:

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_homefield.sandbox.outcomes import EventTally
+from pytest_homefield.sandbox.outcomes import EventTally, SealScope
 from pytest_homefield.sandbox.seal_sites import (
     ROW_ID,
     SEAL_CALL,
@@ -213,8 +213,8 @@ def test_the_channel_takes_a_rows_reports_from_any_id_of_its_function_twice_at_m
     beforehand), and is parsed twice at most in all however many ids send it (a flood of made-up ids costs the host
     two parses); a row reported from another function's id, or a plain site from a column function's id, is passed
     over; ``seal_tests`` works as before beside it."""
-    tally = EventTally(seals={"r1": "alpha", "r2": "beta", "p1": "plain"}, seal_tests={"t::p": ["p1"]},
-                       seal_functions={"t::c": ["r1", "r2"]})
+    tally = EventTally(seals=SealScope({"r1": "alpha", "r2": "beta", "p1": "plain"}, {"t::p": ["p1"]},
+                                         {"t::c": ["r1", "r2"]}))
     lines = [json.dumps({"event": "start", "pid": 7}),
              _phase("t::c[1-hfaa]", [["r1", "'alpha'"]]),
              _phase("t::c[2-hfbb]", [["r2", "'gamma'"], ["p1", "'plain'"]]),
@@ -232,8 +232,7 @@ def test_the_channel_parses_a_row_reported_per_item_as_often_as_told() -> None:
     """loop38 ``seal_repeats``: a loop's row beside a sealed column (every item of its function reports it once) is
     parsed from any id of its function as many times in all as given (twice its items), no more: a flood of made-up
     ids costs the host that many parses; another row of the function keeps its two."""
-    tally = EventTally(seals={"l1": "alpha", "r1": "beta"}, seal_tests={}, seal_functions={"t::c": ["l1", "r1"]},
-                       seal_repeats={"l1": 4})
+    tally = EventTally(seals=SealScope({"l1": "alpha", "r1": "beta"}, {}, {"t::c": ["l1", "r1"]}, {"l1": 4}))
     lines = [json.dumps({"event": "start", "pid": 7}),
              *(_phase(f"t::c[{k}]", [["l1", "'alpha'"], ["r1", "'beta'"]]) for k in range(3)),
              *(_phase(f"t::c[made-up-{k}]", [["l1", "'x'"]]) for k in range(50)),
@@ -292,8 +291,8 @@ def test_a_real_sealed_column_run(tmp_path: Path) -> None:
     files, ids = sealed_files(tmp_path, sites, [TEST])
     (tmp_path / TEST).write_bytes(files[TEST])
     run = run_tests(tmp_path, f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider", [fid],
-                    out_dir=tmp_path / "out", timeout_s=120, seals={sid: s.value() for sid, s in ids.items()},
-                    seal_tests={}, seal_functions={fid: list(ids)})
+                    out_dir=tmp_path / "out", timeout_s=120,
+                    seals=SealScope({sid: s.value() for sid, s in ids.items()}, {}, {fid: list(ids)}))
     by_row = {s.row: sid for sid, s in ids.items()}
     assert run.outcomes == {f"{fid}[1-{by_row[0]}]": "passed", f"{fid}[2-{by_row[1]}]": "passed",
                             f"{fid}[3-kept]": "passed", f"{fid}[4-kept]": "passed"}, run.error
@@ -308,8 +307,8 @@ def test_a_real_sealed_column_run(tmp_path: Path) -> None:
     # a row left as it is is compared in the process: a wrong value there fails its item
     (tmp_path / "pkg.py").write_text("def f(n):\n    return {1: 'alpha-one', 2: 'bravo-two'}.get(n, 'wrong')\n")
     run = run_tests(tmp_path, f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider", [fid],
-                    out_dir=tmp_path / "out2", timeout_s=120, seals={sid: s.value() for sid, s in ids.items()},
-                    seal_tests={}, seal_functions={fid: list(ids)})
+                    out_dir=tmp_path / "out2", timeout_s=120,
+                    seals=SealScope({sid: s.value() for sid, s in ids.items()}, {}, {fid: list(ids)}))
     assert run.outcomes[f"{fid}[3-kept]"] == "failed" and run.outcomes[f"{fid}[1-{by_row[0]}]"] == "passed"
 
 

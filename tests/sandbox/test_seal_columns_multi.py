@@ -12,6 +12,7 @@ from types import ModuleType
 
 import pytest
 
+from pytest_homefield.sandbox.outcomes import SealScope
 from pytest_homefield.sandbox.seal_sites import derived_value, passing_sites, sealable_sites, sealed_files
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -157,8 +158,7 @@ def test_a_real_run_of_a_column_used_twice(tmp_path: Path) -> None:
 
     def run(name: str) -> tuple[dict[str, str], dict[str, dict[str, list[str]]]]:
         r = run_tests(tmp_path, f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider", [fid],
-                      out_dir=tmp_path / name, timeout_s=120, seals=seals, seal_tests={},
-                      seal_functions={fid: list(ids)})
+                      out_dir=tmp_path / name, timeout_s=120, seals=SealScope(seals, {}, {fid: list(ids)}))
         return r.outcomes, {k: {s: list(v) for s, v in d.items()} for k, d in r.seal_reports.items()}
 
     outcomes, reports = run("fixed")

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_homefield.sandbox.outcomes import seal_verdict
+from pytest_homefield.sandbox.outcomes import SealScope, seal_verdict
 from pytest_homefield.sandbox.seal_kinds import (
     MAX_MATCH_TEXT,
     MAX_MEMBER_LEAVES,
@@ -278,7 +278,7 @@ def test_a_sealed_run_reports_each_kind(tree: Path) -> None:
     for label, pkg, verdict in (("honest", PKG, "equal"), ("wrong", wrong, "unequal"), ("silent", silent, None)):
         (tree / "pkg.py").write_text(pkg)
         run = run_tests(tree, cmd, fids, out_dir=tree / f"out-{label}", timeout_s=120,
-                        seals={sid: s.expectation() for sid, s in ids.items()}, seal_tests=by_fn)
+                        seals=SealScope({sid: s.expectation() for sid, s in ids.items()}, by_fn))
         assert set(run.outcomes) == set(fids), run.error
         if verdict is not None:
             assert set(run.outcomes.values()) == {"passed"}, (label, run.outcomes)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.sandbox.outcomes import SealScope
 from pytest_homefield.sandbox.seal_sites import SEAL_ROW_CALL, passing_sites, sealable_sites, sealed_files
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -201,7 +202,7 @@ def test_a_real_sealed_loop_run(tmp_path: Path) -> None:
     (tmp_path / TEST).write_bytes(files[TEST])
     cmd = f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider"
     run = run_tests(tmp_path, cmd, [fid], out_dir=tmp_path / "out", timeout_s=120,
-                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={fid: list(ids)})
+                    seals=SealScope({sid: s.value() for sid, s in ids.items()}, {fid: list(ids)}))
     by_row = {s.row: sid for sid, s in ids.items()}
     assert run.outcomes == {fid: "passed"}, run.error
     assert run.seal_reports == {fid: {by_row[0]: ["equal"], by_row[1]: ["equal"], by_row[None]: ["equal"]}}
@@ -209,12 +210,12 @@ def test_a_real_sealed_loop_run(tmp_path: Path) -> None:
     # a wrong value: a sealed row reports it unequal (the method passes in pytest), a row left as it is fails
     (tmp_path / "pkg.py").write_text(pkg.format(two="wrong", other="kept-value"))
     run = run_tests(tmp_path, cmd, [fid], out_dir=tmp_path / "out2", timeout_s=120,
-                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={fid: list(ids)})
+                    seals=SealScope({sid: s.value() for sid, s in ids.items()}, {fid: list(ids)}))
     assert run.seal_reports.get(fid, {}).get(by_row[1]) == ["unequal"], run.seal_reports
     assert passing_sites(ids, [fid], run.outcomes, run.seal_reports) == [f"{fid}@14#0", f"{fid}@15"]
     (tmp_path / "pkg.py").write_text(pkg.format(two="bravo-two", other="wrong"))
     run = run_tests(tmp_path, cmd, [fid], out_dir=tmp_path / "out3", timeout_s=120,
-                    seals={sid: s.value() for sid, s in ids.items()}, seal_tests={fid: list(ids)})
+                    seals=SealScope({sid: s.value() for sid, s in ids.items()}, {fid: list(ids)}))
     assert run.outcomes == {fid: "failed"}, run.outcomes
 
 

@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_homefield.sandbox.outcomes import EventTally, seal_verdict, well_formed
+from pytest_homefield.sandbox.outcomes import EventTally, SealScope, seal_verdict, well_formed
 from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files, withheld_data
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -226,7 +226,7 @@ def test_the_host_compares_each_report_with_the_literal() -> None:
     """On the channel: an equal value, an unequal one, an opaque one (null, or no literal: code is never run), a
     site reported twice (two kept: exactly one counts), an unknown site id passed over; malformed seals do not
     count at all."""
-    tally = EventTally(seals={"s1": "alpha", "s2": (1, "b"), "s3": 5, "s4": b"x"})
+    tally = EventTally(seals=SealScope({"s1": "alpha", "s2": (1, "b"), "s3": 5, "s4": b"x"}))
     lines = [json.dumps({"event": "start", "pid": 7}),
              _phase("t::a", [["s1", "'alpha'"], ["s2", "(1, 'c')"], ["s3", None], ["zz", "5"]]),
              _phase("t::b", [["s3", "__import__('os').getpid()"], ["s4", "b'x'"], ["s4", "b'x'"], ["s4", "b'x'"]]),
@@ -279,7 +279,8 @@ def test_a_sealed_run_reports_each_seal_once_under_xdist_too(tmp_path: Path, add
     files, ids = sealed_files(tmp_path, sites, [TEST])
     (tmp_path / TEST).write_bytes(files[TEST])
     run = run_tests(tmp_path, f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider", fids,
-                    out_dir=tmp_path / "out", timeout_s=120, seals={sid: s.value() for sid, s in ids.items()})
+                    out_dir=tmp_path / "out", timeout_s=120,
+                    seals=SealScope({sid: s.value() for sid, s in ids.items()}))
     by_key = {s.key: sid for sid, s in ids.items()}
     assert run.outcomes == {f"{TEST}::test_p[kilo-lima]": "passed", f"{TEST}::test_q": "passed"}, run.error
     assert run.seal_reports == {f"{TEST}::test_p[kilo-lima]": {by_key[f"{TEST}::test_p@8"]: ["equal"]},
@@ -450,7 +451,7 @@ def test_reports_of_ids_the_run_does_not_judge_are_never_parsed() -> None:
     ids) a report of another id, or of a site of another function, is passed over before its text is parsed. A test
     process sending 1000 lines of made-up ids, each with texts of 8000 characters, had the host parse 2 of them per
     id: the slug task's grading took 98.9 s instead of 5.7 s (/tmp/satk34/flood.py, the satk34 report)."""
-    tally = EventTally(seals={"s1": "alpha", "s2": "beta"}, seal_tests={"t::a": ["s1"]})
+    tally = EventTally(seals=SealScope({"s1": "alpha", "s2": "beta"}, {"t::a": ["s1"]}))
     lines = [json.dumps({"event": "start", "pid": 7}),
              _phase("t::a", [["s1", "'alpha'"], ["s2", "'beta'"]]),
              _phase("t::zz", [["s1", "'alpha'"], ["s2", "'x'"]]),
