@@ -130,3 +130,29 @@ def test_later():
     assert run.outcomes == {f"{FILE}::test_taken": "passed", f"{FILE}::test_wrapped": "failed",
                             f"{FILE}::test_later": "passed"}, run.log_path.read_text()
     assert run.stop_lines[f"{FILE}::test_wrapped"] == 3, run  # from the decorator: 0
+
+
+#: The same groups as ``unittest`` methods (run in name order), the setting's test patched by ``mock.patch``.
+UNIT_TESTS = ("import unittest\nfrom unittest import mock\n\nfrom modes import MODE, compute\n\n\n"
+              "class TestModes(unittest.TestCase):\n    @mock.patch('os.sep', '/')\n"
+              "    def test_1_scaled(self):\n        MODE['scale'] = 3\n        self.assertEqual(compute(2), 7)\n"
+              "        MODE['scale'] = 1\n\n    def test_2_negative(self):\n"
+              "        self.assertEqual(compute(-2), 2)\n\n"
+              "    def test_3_plain(self):\n        self.assertEqual(compute(2), 2)\n")
+UNIT = f"{TEST}::TestModes"
+UNIT_BEFORE = ("import unittest\n\nfrom modes import compute\n\n\nclass TestModes(unittest.TestCase):\n"
+               "    def test_3_plain(self):\n        self.assertEqual(compute(2), 2)\n")
+
+
+@pytest.mark.slow
+def test_a_real_fix_is_not_failed_for_what_a_patched_unittest_twin_left(tmp_path: Path) -> None:
+    """A ``unittest`` method patched by ``mock.patch`` (``item.obj`` a bound method of the wrapper): ``solved``."""
+    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=UNIT_TESTS, first="modes", message="compute: scaled one more, negatives mirrored",
+                       fail_to_pass=[f"{UNIT}::test_1_scaled", f"{UNIT}::test_2_negative"],
+                       pass_to_pass=[f"{UNIT}::test_3_plain"], tests_before=UNIT_BEFORE)
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED.replace("def compute", "# mirrored\ndef compute"), encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0,
+              run_timeout_s=120)
+    assert g.outcome == "solved", g
