@@ -43,12 +43,12 @@ meaning where a soft statement would change it:
 
 Test functions (twin38): a module-level ``def test…`` and a ``test…`` method of any module-level class (a pytest
 ``Test…`` class, a ``unittest.TestCase`` or a mixin of one; ``setUp``/``tearDown`` are not tests: a failure there
-ends the test as before), none a fixture. Under pytest a ``TestCase`` runs ``setUp``, the method and ``tearDown`` in
-the call phase; a soft statement's failure never reaches ``unittest``'s result, the method returns, and the reporter
-fails the call with it (what ``unittest`` recorded after it, a later failure or a ``SkipTest``, is dropped); a
-``subTest`` body is a ``with`` body, an ``assertRaises`` context a ``with``'s context; a test marked
-``expectedFailure`` keeps no failure (its failure is its pass), and ``unittest``'s ``SkipTest`` goes through a soft
-statement as pytest's skip does.
+ends the test as before), none a fixture (its decorator ``fixture``: :func:`_fixture`). Under pytest a ``TestCase``
+runs ``setUp``, the method and ``tearDown`` in the call phase; a soft statement's failure never reaches
+``unittest``'s result, the method returns, and the reporter fails the call with it (what ``unittest`` recorded after
+it, a later failure or a ``SkipTest``, is dropped); a ``subTest`` body is a ``with`` body, an ``assertRaises``
+context a ``with``'s context; a test marked ``expectedFailure`` keeps no failure (its failure is its pass), and
+``unittest``'s ``SkipTest`` goes through a soft statement as pytest's skip does.
 """
 
 from __future__ import annotations
@@ -128,15 +128,29 @@ def softened_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
 def _test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The test functions of ``tree`` (module text): module-level ``test…`` functions and ``test…`` methods of
     module-level classes (whatever their bases: a ``unittest.TestCase``, a pytest ``Test…`` class, a mixin whose
-    tests a ``TestCase`` inherits), none decorated as a fixture."""
+    tests a ``TestCase`` inherits), none decorated as a fixture (:func:`_fixture`)."""
     out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.append(node)
         elif isinstance(node, ast.ClassDef):
             out += [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return [f for f in out if f.name.startswith("test") and not any(
-        "fixture" in ast.unparse(d) for d in f.decorator_list)]
+    return [f for f in out if f.name.startswith("test") and not any(_fixture(d) for d in f.decorator_list)]
+
+
+#: The names of the decorators that make a function a fixture (``pytest.fixture``, ``fixture``,
+#: ``pytest_asyncio.fixture``, pytest's old ``yield_fixture``), called or not.
+_FIXTURES = ("fixture", "yield_fixture")
+
+
+def _fixture(decorator: ast.expr) -> bool:
+    """Whether ``decorator`` makes its function a fixture: it is (or calls) a name or attribute :data:`_FIXTURES`
+    names. gatk39: told by the word ``fixture`` in its text before, a test marked ``usefixtures`` (or parametrized
+    over a ``fixture_name`` column, a ``lazy_fixture`` row) was no test: no soft statement in it, a twin there
+    stopped at its site and left what the rest of its body puts back."""
+    node = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    return name in _FIXTURES
 
 
 def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple[int, int, str]]:
