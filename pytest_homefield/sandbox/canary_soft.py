@@ -20,12 +20,12 @@ statement that failed, so the reporter's ``line`` and ``operands`` name the cont
 Every test function of every file a run writes is softened alike (originals, twins, other groups, tests of no group,
 in every run apart, the confirmation runs, the rows run and the plain run): a soft statement tells neither the
 member nor the site nor the group. Soft statements: an ``assert``, a call (an expression statement), an assignment
-and a ``with`` (its header not parenthesized), each alone on its lines, in the function's body, also under an ``if``
-or a ``for``; and (twin38) *nested* ones, under :data:`NESTED`, in the body of a ``while``, a ``try`` or a ``with``
-(a ``with`` statement's body is a twin site, ``canary_sites._statements``: a twin failing there left the rest of it
-unrun, seed 0 of ``tests/run/test_after_twin.py``'s ``with`` test was ``tests_failed``). A nested one keeps only an
-assertion's failure (an ``AssertionError``, pytest's ``Failed``), what a twin's site raises, so each block keeps its
-meaning where a soft statement would change it:
+and a ``with`` (its header not parenthesized, but around its items: gatk39), each alone on its lines, in the
+function's body, also under an ``if`` or a ``for``; and (twin38) *nested* ones, under :data:`NESTED`, in the body of
+a ``while``, a ``try`` or a ``with`` (a ``with`` statement's body is a twin site, ``canary_sites._statements``: a
+twin failing there left the rest of it unrun, seed 0 of ``tests/run/test_after_twin.py``'s ``with`` test was
+``tests_failed``). A nested one keeps only an assertion's failure (an ``AssertionError``, pytest's ``Failed``), what
+a twin's site raises, so each block keeps its meaning where a soft statement would change it:
 
 * ``try``: the types its ``except`` clauses name (and the enclosing ``try``'s) are given to the context, evaluated
   when a failure arrives: a failure they catch goes to them as before (``except AssertionError`` still catches the
@@ -39,16 +39,17 @@ meaning where a soft statement would change it:
   one the context expected: a ``raises(AssertionError)`` body's statements after the assertion); no soft statement
   in a body a ``return``, ``break`` or ``continue`` may leave (raised at the body's end, the failure would undo the
   jump: the ``with`` statement's own soft context kept it and the loop or the function ran on), in an ``async with``
-  (its items must be asynchronous) nor in one whose header is parenthesized or continued.
+  (its items must be asynchronous) nor in one whose header is continued or parenthesized otherwise than around its
+  items (:func:`_parenthesized`).
 
 Test functions (twin38): a module-level ``def test…`` and a ``test…`` method of any module-level class (a pytest
 ``Test…`` class, a ``unittest.TestCase`` or a mixin of one; ``setUp``/``tearDown`` are not tests: a failure there
-ends the test as before), none a fixture. Under pytest a ``TestCase`` runs ``setUp``, the method and ``tearDown`` in
-the call phase; a soft statement's failure never reaches ``unittest``'s result, the method returns, and the reporter
-fails the call with it (what ``unittest`` recorded after it, a later failure or a ``SkipTest``, is dropped); a
-``subTest`` body is a ``with`` body, an ``assertRaises`` context a ``with``'s context; a test marked
-``expectedFailure`` keeps no failure (its failure is its pass), and ``unittest``'s ``SkipTest`` goes through a soft
-statement as pytest's skip does.
+ends the test as before), none a fixture (its decorator ``fixture``: :func:`_fixture`). Under pytest a ``TestCase``
+runs ``setUp``, the method and ``tearDown`` in the call phase; a soft statement's failure never reaches
+``unittest``'s result, the method returns, and the reporter fails the call with it (what ``unittest`` recorded after
+it, a later failure or a ``SkipTest``, is dropped); a ``subTest`` body is a ``with`` body, an ``assertRaises``
+context a ``with``'s context; a test marked ``expectedFailure`` keeps no failure (its failure is its pass), and
+``unittest``'s ``SkipTest`` goes through a soft statement as pytest's skip does.
 """
 
 from __future__ import annotations
@@ -128,15 +129,33 @@ def softened_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
 def _test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The test functions of ``tree`` (module text): module-level ``test…`` functions and ``test…`` methods of
     module-level classes (whatever their bases: a ``unittest.TestCase``, a pytest ``Test…`` class, a mixin whose
-    tests a ``TestCase`` inherits), none decorated as a fixture."""
+    tests a ``TestCase`` inherits) and of the classes in them at any depth (gatk39: pytest collects a ``Test…`` class
+    nested in one; its tests were not soft, and a failing twin there stopped at its site and left what the rest of
+    its body puts back), none decorated as a fixture (:func:`_fixture`)."""
     out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.append(node)
-        elif isinstance(node, ast.ClassDef):
-            out += [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return [f for f in out if f.name.startswith("test") and not any(
-        "fixture" in ast.unparse(d) for d in f.decorator_list)]
+    bodies = [tree.body]
+    while bodies:
+        for node in bodies.pop():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append(node)
+            elif isinstance(node, ast.ClassDef):
+                bodies.append(node.body)
+    return [f for f in out if f.name.startswith("test") and not any(_fixture(d) for d in f.decorator_list)]
+
+
+#: The names of the decorators that make a function a fixture (``pytest.fixture``, ``fixture``,
+#: ``pytest_asyncio.fixture``, pytest's old ``yield_fixture``), called or not.
+_FIXTURES = ("fixture", "yield_fixture")
+
+
+def _fixture(decorator: ast.expr) -> bool:
+    """Whether ``decorator`` makes its function a fixture: it is (or calls) a name or attribute :data:`_FIXTURES`
+    names. gatk39: told by the word ``fixture`` in its text before, a test marked ``usefixtures`` (or parametrized
+    over a ``fixture_name`` column, a ``lazy_fixture`` row) was no test: no soft statement in it, a twin there
+    stopped at its site and left what the rest of its body puts back."""
+    node = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    return name in _FIXTURES
 
 
 def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple[int, int, str]]:
@@ -208,7 +227,8 @@ def _walk_here(node: ast.AST, *, loops: bool) -> list[ast.AST]:
 
 def _edit(stmt: ast.stmt, lines: list[str], context: str) -> list[tuple[int, int, str]]:
     """What to insert (none or one edit) so that ``stmt`` runs under ``context`` on its own first line; none when it
-    shares a line with another statement (``a; b``) or is a ``with`` whose header is parenthesized."""
+    shares a line with another statement (``a; b``) or is a ``with`` whose header is continued (``\\``) or
+    parenthesized otherwise than around its items (:func:`_parenthesized`)."""
     first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
     if first > len(lines) or last > len(lines):  # pragma: no cover - the tree is the text's
         return []
@@ -221,15 +241,62 @@ def _edit(stmt: ast.stmt, lines: list[str], context: str) -> list[tuple[int, int
         return []
     if isinstance(stmt, ast.With):
         head = lines[first - 1][at:]
-        if not head.startswith("with") or not head[4:5].isspace() or head[4:].lstrip().startswith(("(", "\\")):
+        if head[4:].lstrip().startswith("("):  # gatk39: ``with (a as x, b):``, its items one per line most often
+            paren = _parenthesized(stmt, lines)
+            return [] if paren is None else [(*paren[0], f"{context}, ")]
+        if not head.startswith("with") or not head[4:5].isspace() or head[4:].lstrip().startswith("\\"):
             return []
         return [(first, at + 4, f" {context},")]
     return [(first, at, f"with {context}: ")]
 
 
+_SKIPPED = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT})
+
+
+def _parenthesized(stmt: ast.With, lines: list[str]) -> tuple[tuple[int, int], tuple[int, int], bool] | None:
+    """For a ``with`` whose parentheses hold its items (``with (a as x, b):``, Python 3.9+; gatk39: its body was no
+    soft statement, and a failing twin there stopped at its site and left what the rest of the body puts back):
+    ``((line, character) right after its ``(``, (line, character) of the matching ``)``, whether a ``,`` ends the
+    items)``; ``None`` for any other header, and for one item with no ``as`` (``with (a):`` parses so in Python 3.8
+    too, where ``with (a, b):`` is one tuple)."""
+    if len(stmt.items) < 2 and stmt.items[0].optional_vars is None:
+        return None
+    rest = iter(lines[stmt.lineno - 1:])
+    opened: tuple[int, int] | None = None
+    depth, previous = 0, ""
+    try:
+        tokens = tokenize.generate_tokens(lambda: next(rest, ""))
+        for tok in tokens:
+            if tok.type in _SKIPPED:
+                continue
+            where = (stmt.lineno + tok.start[0] - 1, tok.start[1])
+            if opened is None:
+                if tok.string == "with" and previous == "":
+                    previous = "with"
+                    continue
+                if tok.string != "(":
+                    return None
+                opened, depth = (where[0], where[1] + 1), 1
+            elif tok.type == tokenize.OP and tok.string in ("(", "[", "{"):
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in (")", "]", "}"):
+                depth -= 1
+                if depth == 0:
+                    after = next(t for t in tokens if t.type not in _SKIPPED)
+                    return (opened, where, previous == ",") if after.string == ":" else None
+            previous = tok.string
+    except (tokenize.TokenError, SyntaxError, StopIteration):
+        return None
+    return None  # pragma: no cover - the tree is the text's
+
+
 def _block_edit(stmt: ast.With, lines: list[str]) -> tuple[int, int, str] | None:
     """Where :data:`BLOCK` goes as the last item of ``stmt``'s header (right after its last item, the ``:`` next
     there); ``None`` when the ``:`` is not next (a comment, a line continued)."""
+    paren = _parenthesized(stmt, lines)
+    if paren is not None:  # before the closing parenthesis (after a trailing comma, or with one of its own)
+        (lineno, at), comma = paren[1], paren[2]
+        return lineno, at, f"{BLOCK}," if comma else f", {BLOCK}"
     item = stmt.items[-1]
     node = item.optional_vars or item.context_expr
     lineno, col = node.end_lineno or 0, node.end_col_offset or 0

@@ -364,12 +364,14 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 #: pytest calls for that test (``item.obj``), the only frame whose soft statements keep a failure (gatk38: a decorated
 #: test's body is called by its decorator, which may take what the body raises as part of its protocol, as
 #: hypothesis's ``given`` takes ``assume``'s ``UnsatisfiedAssumption``; kept there, every canary run failed such a
-#: test with a real fix). ``_blocks``: one list like ``_soft_first`` per :func:`soft_block` entered and not left
-#: (innermost last): a failure is kept in the innermost. ``_nested[0]``: the failures nested soft statements kept in
-#: the call phase.
+#: test with a real fix); ``_wrapped[0]``: the code of the body a ``functools.wraps`` decorator of it wraps
+#: (:func:`_wrapped_code`), whose soft statements keep an assertion's failure only (gatk39). ``_blocks``: one list
+#: like ``_soft_first`` per :func:`soft_block` entered and not left (innermost last): a failure is kept in the
+#: innermost. ``_nested[0]``: the failures nested soft statements kept in the call phase.
 _soft_first: list[Any] = []
 _in_call: list[bool] = [False]
 _called: list[Any] = [None]
+_wrapped: list[Any] = [None]
 _blocks: list[list[Any]] = []
 _nested: list[int] = [0]
 #: Failures nested soft statements (inside a ``while``, ``try`` or ``with``) take in one call phase at most; the next
@@ -384,6 +386,23 @@ def _called_code(item: Any) -> Any:
     except Exception:  # not a function item (a plugin's own), or its object cannot be had: no soft failure kept
         return None
     return getattr(getattr(obj, "__func__", obj), "__code__", None)
+
+
+def _wrapped_code(item: Any) -> Any:
+    """The code object of the function a decorator of ``item``'s test wraps (the innermost ``__wrapped__`` of
+    ``item.obj``, as ``functools.wraps`` leaves it: ``mock.patch``, freezegun's ``freeze_time``), or ``None`` when the
+    test is not so wrapped (gatk39)."""
+    try:
+        obj = item.obj
+        obj = getattr(obj, "__func__", obj)
+        seen = 0
+        while hasattr(obj, "__wrapped__") and seen < 100:  # inspect.unwrap, without importing it
+            obj, seen = obj.__wrapped__, seen + 1
+        obj = getattr(obj, "__func__", obj)
+        code = getattr(obj, "__code__", None)
+    except Exception:  # an object that cannot be read so: not wrapped
+        return None
+    return None if code is _called_code(item) else code
 
 
 def _skip_test(exc: BaseException) -> bool:
@@ -412,8 +431,12 @@ class _Soft:
                 return False  # a skip, xfail, exit, interrupt: as without the context
         elif not (failed or isinstance(exc_val, AssertionError)) or _nested[0] >= _MAX_NESTED:
             return False  # nested: an assertion's failure only, and not past the bound
-        if _called[0] is None or sys._getframe(1).f_code is not _called[0]:
-            return False  # not the body pytest calls itself (a decorator's, a helper test's): what it raises goes on
+        code = sys._getframe(1).f_code
+        if _called[0] is None or code is not _called[0] and (
+                code is not _wrapped[0] or not (failed or isinstance(exc_val, AssertionError))):
+            # not the body pytest calls itself (a helper test's), nor an assertion's failure in the body a decorator
+            # wraps (what else it raises, the decorator may take: hypothesis's assume): what it raises goes on
+            return False
         if self._caught is not None:
             try:
                 if isinstance(exc_val, self._caught()):
@@ -438,7 +461,8 @@ def soft(caught: Any = None) -> Any:
     it passes, and its ``line`` and ``operands`` are the statement's that failed. Outside a call phase this process
     runs under that hook (the reporter not loaded as a plugin), and in any frame but that of the function pytest
     calls for the test (a decorated test's body, called by its decorator, which may expect what it raises:
-    hypothesis's ``assume``), the context changes nothing."""
+    hypothesis's ``assume``), the context changes nothing; but in the body a ``functools.wraps`` decorator wraps
+    (``mock.patch``: :func:`_wrapped_code`) it keeps an assertion's failure as a nested statement does (gatk39)."""
     return _Soft(caught)
 
 
@@ -493,12 +517,12 @@ def pytest_runtest_call(item: Any) -> Any:
     _last_compare[0] = None
     del _soft_first[:], _blocks[:]
     _nested[0] = 0
-    _called[0] = _called_code(item)
+    _called[0], _wrapped[0] = _called_code(item), _wrapped_code(item)
     _in_call[0] = not _expecting_failure(item)
     try:
         outcome = yield
     finally:
-        _in_call[0], _called[0] = False, None
+        _in_call[0], _called[0], _wrapped[0] = False, None, None
     first = list(_soft_first)
     del _soft_first[:]
     if not first:

@@ -1,0 +1,59 @@
+"""gatk39: test bodies soft statements still do not reach (strict xfails; contracts §7 "Soft statements").
+
+Each is twin37's case (``tests/run/test_after_twin.py``): ``test_scaled`` (FAIL_TO_PASS) sets a module's setting,
+asserts and puts it back, ``test_negative`` (FAIL_TO_PASS too, after it) relies on it. Where the body is not soft, a
+failing twin stops at its site and leaves the setting at 3: a real fix is ``tests_failed`` or even ``forged``.
+
+* A decorator that leaves no ``__wrapped__`` (hypothesis's ``given``, any wrapper not made with ``functools.wraps``):
+  only the frame of ``item.obj`` keeps any failure (gatk38: the decorator may take what the body raises, hypothesis's
+  ``assume``), and the innermost ``__wrapped__``'s an assertion's (gatk39). Found by no ``__wrapped__``, the body
+  is not one whose failures may be kept: keeping an assertion there changes a decorator that expects one (hypothesis's
+  ``@example(...).xfail()``). Seed 0: ``tests_failed``; seed 1: ``forged``.
+* A test function named by the repository's ``python_functions`` (``check_*``): the softener tells a test by its
+  ``test`` prefix, not knowing the run's configuration. Seed 1: ``tests_failed``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.fix_task import build_fix_task
+
+from pytest_homefield.run.grading import grade
+from pytest_homefield.sandbox.snapshot import copy_tree
+
+SOURCE = "src/modes/__init__.py"
+TEST = "tests/test_modes.py"
+PARENT = "MODE = {'scale': 1}\n\n\ndef compute(x):\n    return x * MODE['scale']\n"
+FIXED = ("MODE = {'scale': 1}\n\n\ndef compute(x):\n    if x < 0:\n        return -x * MODE['scale']\n"
+         "    return x * MODE['scale'] + (1 if MODE['scale'] > 1 else 0)\n")
+BEFORE = "from modes import compute\n\n\ndef test_plain():\n    assert compute(2) == 2\n"
+REST = "\n\ndef test_negative():\n    assert compute(-2) == 2\n\n\ndef test_plain():\n    assert compute(2) == 2\n"
+SCALED = "def {name}():\n    MODE['scale'] = 3\n    assert compute(2) == 7\n    MODE['scale'] = 1\n"
+CASES = {
+    # (test file, the setting's function, files of commit 1 beside, seed)
+    "bare-decorator": ("from modes import MODE, compute\n\n\ndef logged(f):\n    def run(*a, **k):\n"
+                       "        return f(*a, **k)\n    return run\n\n\n@logged\n" + SCALED.format(name="test_scaled")
+                       + REST, "test_scaled", {}, 0),
+    "python-functions": ("from modes import MODE, compute\n\n\n" + SCALED.format(name="check_scaled") + REST,
+                         "check_scaled", {"pytest.ini": "[pytest]\npython_functions = test_* check_*\n"}, 1),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk39: a body soft statements do not reach (a decorator with no __wrapped__, "
+                                       "a test named by python_functions): a failing twin there stops at its site and "
+                                       "leaves what the rest of its body puts back")
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_real_fix_is_not_failed_for_what_an_unreached_twin_left(tmp_path: Path, case: str) -> None:
+    tests, name, beside, seed = CASES[case]
+    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=tests, first="modes", message="compute: scaled one more, negatives mirrored",
+                       fail_to_pass=[f"{TEST}::{name}", f"{TEST}::test_negative"],
+                       pass_to_pass=[f"{TEST}::test_plain"], tests_before=BEFORE, parent_data=beside or None)
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED.replace("def compute", "# mirrored\ndef compute"), encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+              run_timeout_s=120)
+    assert g.outcome == "solved", g
