@@ -127,6 +127,7 @@ __all__ = [
     "host_test_env",
     "TEST_ENV_NAMES",
     "TEST_ENV_PREFIXES",
+    "TEST_ENV_VAR",
     "build_command",
     "read_outcomes",
     "parse_events",
@@ -204,12 +205,19 @@ TEST_ENV_NAMES = frozenset({
 TEST_ENV_PREFIXES = ("LC_", "PYTHON", "CONDA_")
 
 
+#: The variable of the caller's environment naming more of its variables the test commands get (names
+#: separated by commas or spaces: ``HOMEFIELD_TEST_ENV=REDIS_URL,DATABASE_URL``), for a server the user runs
+#: (``--test-network loopback:PORT``) that the tests find through a variable.
+TEST_ENV_VAR = "HOMEFIELD_TEST_ENV"
+
+
 def host_test_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The part of ``env`` (default ``os.environ``) a test command may see: the variables named in
-    :data:`TEST_ENV_NAMES` or starting with one of :data:`TEST_ENV_PREFIXES` (a new dict; the
-    scrubbing of :func:`scrubbed_env` then applies)."""
+    :data:`TEST_ENV_NAMES` or in ``env``'s :data:`TEST_ENV_VAR`, or starting with one of
+    :data:`TEST_ENV_PREFIXES` (a new dict; the scrubbing of :func:`scrubbed_env` then applies)."""
     base = os.environ if env is None else env
-    return {k: v for k, v in base.items() if k in TEST_ENV_NAMES or k.startswith(TEST_ENV_PREFIXES)}
+    named = TEST_ENV_NAMES | set(re.split(r"[\s,]+", base.get(TEST_ENV_VAR, "").strip())) - {""}
+    return {k: v for k, v in base.items() if k in named or k.startswith(TEST_ENV_PREFIXES)}
 
 
 @dataclass

@@ -2,7 +2,8 @@
 variables and their passthrough list (contracts §9); its code, run by the hidden tests, got the host's whole
 environment (every variable but a few of pytest's and homefield's): the user's API keys and tokens, read from
 inside the test sandbox. Now a test run gets the variables of :data:`~pytest_homefield.sandbox.testrun.TEST_ENV_NAMES`
-(and ``LC_*``, ``PYTHON*``, ``CONDA_*``) and what homefield sets, nothing else of the host's."""
+(and ``LC_*``, ``PYTHON*``, ``CONDA_*``, and those the user names in ``HOMEFIELD_TEST_ENV``) and what homefield
+sets, nothing else of the host's."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ SECRET = "hf-secret-7c1e0a9b"
 TELLS_THE_ENV = CALC_1 + (
     "\n\ndef sub(a, b):\n"
     "    import os\n"
-    "    raise ValueError('ENV[%s|%s|%s]' % (os.environ.get('HF_HOST_API_TOKEN'), 'PATH' in os.environ,\n"
-    "                                        os.environ.get('LANG')))\n"
+    "    raise ValueError('ENV[%s|%s|%s|%s]' % (os.environ.get('HF_HOST_API_TOKEN'), 'PATH' in os.environ,\n"
+    "                                           os.environ.get('LANG'), os.environ.get('HF_NAMED_URL')))\n"
 )
 
 
@@ -44,13 +45,15 @@ def _attempt(task: Task, cache: SnapshotCache, tmp_path: Path, sandbox: str) -> 
     pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bwrap")), "none"])
 def test_graded_code_reads_no_secret_of_the_hosts_environment(task: Task, cache: SnapshotCache, tmp_path: Path,
                                                               sandbox: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Before: the test log said ``ENV[hf-secret-…|True|C.UTF-8]`` (the agent's own program saw nothing of it,
-    its passthrough list being empty). Now ``ENV[None|True|C.UTF-8]``: the locale and ``PATH`` still reach the
-    tests, the token does not."""
+    """Before: the test log said ``ENV[hf-secret-…|True|C.UTF-8|…]`` (the agent's own program saw nothing of it,
+    its passthrough list being empty). Now ``ENV[None|True|C.UTF-8|…]``: the locale, ``PATH`` and what the user
+    names in ``HOMEFIELD_TEST_ENV`` still reach the tests, the token does not."""
     monkeypatch.setenv("HF_HOST_API_TOKEN", SECRET)
     monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("HF_NAMED_URL", "redis://127.0.0.1:7/0")
+    monkeypatch.setenv("HOMEFIELD_TEST_ENV", "HF_NAMED_URL")
     out, log = _attempt(task, cache, tmp_path, sandbox)
     assert "agent[]" in out, out  # contracts §9: the agent's program never had it
     assert "ENV[" in log, log[-2000:]
     assert SECRET not in log, log[-2000:]
-    assert "ENV[None|True|C.UTF-8]" in log, log[-2000:]
+    assert "ENV[None|True|C.UTF-8|redis://127.0.0.1:7/0]" in log, log[-2000:]
