@@ -106,7 +106,7 @@ class SnapshotCache:
         """The pristine snapshot of ``task.parent`` (after setup). Raises :class:`SnapshotError`."""
         if task.id in self._built:
             return self._built[task.id]
-        dest = Path(tempfile.mkdtemp(dir=self.root))
+        dest = self.new_folder()
         try:
             snap = make_snapshot(self.repo, task.parent, dest=dest / "s", init_git=True)
         except Exception as exc:  # git failures: missing objects after a history rewrite, …
@@ -123,17 +123,38 @@ class SnapshotCache:
         self._digests[task.id] = tree_digest(snap)
         return snap
 
+    def new_folder(self) -> Path:
+        """A new, empty folder of random name in :attr:`root`. A root that is no longer a folder (removed, or
+        swapped for a link or a file: graded code under ``--sandbox none`` runs as the user, hatk39) is made
+        again, elsewhere, for this and every later folder. Raises ``OSError``."""
+        try:
+            if stat.S_ISDIR(os.lstat(self.root).st_mode):
+                return Path(tempfile.mkdtemp(dir=self.root))
+        except OSError:
+            pass
+        self.root = hf_mkdtemp()
+        return Path(tempfile.mkdtemp(dir=self.root))
+
+    def changed(self, task: Task) -> bool:
+        """Whether the pristine snapshot of ``task`` differs from the digest taken when it was built (kept in
+        this process's memory), without rebuilding it: a snapshot swapped for a link, removed, or whose folder
+        was removed, has changed. ``False`` for a task not built yet. Never raises (hatk39: the check after
+        grading that rebuilt it to tell raised where graded code had removed the cache's folder, ``infra``)."""
+        snap = self._built.get(task.id)
+        if snap is None:
+            return False
+        try:
+            return tree_digest(snap) != self._digests[task.id]
+        except OSError:  # the snapshot folder itself swapped for a link (or removed): never followed
+            return True
+
     def checked_pristine(self, task: Task) -> tuple[Path, bool]:
         """``(pristine snapshot, changed)``: the snapshot verified against the digest taken when it
         was built; one that changed since (an agent wrote outside its workspace, or swapped the
         snapshot folder itself for a link) is rebuilt, and
         ``changed`` is true. Raises :class:`SnapshotError` when the rebuild fails."""
         snap = self.pristine(task)
-        try:
-            same = tree_digest(snap) == self._digests[task.id]
-        except OSError:  # the snapshot folder itself swapped for a link (or removed): never followed
-            same = False
-        if same:
+        if not self.changed(task):
             return snap, False
         del self._built[task.id]
         nofollow.remove_tree(snap.parent)
@@ -142,7 +163,7 @@ class SnapshotCache:
     def workspace(self, task: Task) -> Path:
         """A fresh copy of the (verified) pristine snapshot for one attempt (random path)."""
         snap, _ = self.checked_pristine(task)
-        return copy_tree(snap, Path(tempfile.mkdtemp(dir=self.root)) / "work")
+        return copy_tree(snap, self.new_folder() / "work")
 
     def close(self) -> None:
         """Delete every snapshot of this cache."""
@@ -300,7 +321,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             cache.pristine(spec.task)  # made before the agent starts: the grading checks it was not changed
         except Exception as exc:
             return infra(_one_line(exc))
-        box = Path(tempfile.mkdtemp(dir=cache.root))
+        box = cache.new_folder()
         cleanup.callback(nofollow.remove_tree, box)
         caps = capabilities_of(spec.agent)
         prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
@@ -441,6 +462,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
     """Grade the attempt (or not: a fault, an outcome the agent ended with), against a verified pristine
     copy. Never raises: a grading that fails is ``infra`` (its traceback in ``grading.err``)."""
     art = spec.artifacts
+    graded = False
     try:
         # the agent may have written into the pristine copy: grade against a verified one
         pristine, tampered = cache.checked_pristine(spec.task)
@@ -456,6 +478,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
         else:
             test_env = grading_env(spec, cache.repo)
             seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
+            graded = True  # from here on a spoiled snapshot is the graded code's, whatever grading then raised
             with contextlib.ExitStack() as grading_phase:  # oracle, noop, sim:P: the reference fix, not untrusted code
                 waits: list[float] = []  # an empty patch runs no test: it takes no turn (atk16 F4)
                 memory_wait = waited_s()  # and the waits for memory of its test runs (sandbox/memory_budget.py)
@@ -467,11 +490,13 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                           parent_checks=HomefieldDir(cache.repo).parent_checks,
                           diff_limit=spec.limits.output_bytes,
                           before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)))
-            if g.outcome not in ("agent_error", "forged") and cache.checked_pristine(spec.task)[1]:
+            if g.outcome not in ("agent_error", "forged") and cache.changed(spec.task):
                 # hatk34: the graded code changed the snapshot every run of the parent is built from (--sandbox
                 # none): what grading read of it after that (a control run's verdict, infra) is not the parent's;
-                # the digest is this process's own
+                # the digest is this process's own. Told without rebuilding it (hatk39: a rebuild here raised
+                # where the graded code had removed the cache's folder, infra); the next attempt rebuilds it
                 g.outcome, g.error = "agent_error", f"hidden tests: {SPOILED_PRISTINE}"
+                _rebuild(cache, spec.task)
             if spec.graded is not None:
                 spec.graded(g)
             waits.append(waited_s() - memory_wait)
@@ -490,7 +515,17 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
             nofollow.write_bytes(art, "grading.err", traceback.format_exc().encode())
         except OSError:
             pass
+        if graded and cache.changed(spec.task):  # hatk39: it removed the snapshot the control run is copied from
+            _rebuild(cache, spec.task)
+            return _Verdict("agent_error", f"hidden tests: {SPOILED_PRISTINE}")
         return _Verdict("infra", f"grading failed: {_one_line(exc)}")  # homefield's own failure, not the agent's word
+
+
+def _rebuild(cache: SnapshotCache, task: Task) -> None:
+    """Rebuild the spoiled pristine snapshot of ``task`` for the attempts after this one, now; a rebuild that
+    fails is left to the next attempt's own check (its ``infra``), never this verdict's (hatk39)."""
+    with contextlib.suppress(Exception):
+        cache.checked_pristine(task)
 
 
 def _agent_memory_mb(spec: AttemptSpec, caps: Capabilities, backend: SandboxBackend) -> float:

@@ -42,7 +42,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["HostRelay", "HostPort", "inside_argv", "serve_argv", "close_listener", "MAX_SOCKET_PATH", "main"]
+__all__ = ["HostRelay", "HostPort", "inside_argv", "serve_argv", "close_listener", "MAX_SOCKET_PATH", "MAX_CONNECTIONS",
+           "main"]
 
 _CHUNK = 65536
 
@@ -74,20 +75,76 @@ def _join(a: socket.socket, b: socket.socket) -> None:
     b.close()
 
 
-def _serve(listener: socket.socket, connect: object, stop: threading.Event) -> None:
+#: Connections one listener of a relay joins at once (each holds two threads and two descriptors of the process
+#: that serves it, the host's for :class:`HostRelay` and :class:`HostPort`); more are closed as they come, as the
+#: filtering proxy answers past its own cap (hatk39: a sandbox made the host hold every connection it opened).
+MAX_CONNECTIONS = 256
+
+
+class _Joined:
+    """The connections a relay's listeners joined and still hold: at most ``limit`` per listener at once
+    (:meth:`take`), all cut by :meth:`cut` (a relay's close)."""
+
+    def __init__(self, limit: int = MAX_CONNECTIONS) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._open: dict[socket.socket, socket.socket] = {}
+
+    def slots(self) -> threading.BoundedSemaphore:
+        """The bound of one listener."""
+        return threading.BoundedSemaphore(self.limit)
+
+    def hold(self, a: socket.socket, b: socket.socket) -> None:
+        with self._lock:
+            self._open[a] = b
+
+    def drop(self, a: socket.socket) -> None:
+        with self._lock:
+            self._open.pop(a, None)
+
+    def cut(self) -> None:
+        """Shut both ends of every connection still joined (their threads then end)."""
+        with self._lock:
+            pairs = list(self._open.items())
+            self._open.clear()
+        for a, b in pairs:
+            for sock in (a, b):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+
+def _serve(listener: socket.socket, connect: object, stop: threading.Event, joined: _Joined | None = None) -> None:
     """Accept on ``listener`` until ``stop`` is set; each connection is joined, in a thread, to a new
-    socket made by ``connect()`` (a connection that cannot be made is closed)."""
+    socket made by ``connect()`` (a connection that cannot be made is closed), at most
+    :data:`MAX_CONNECTIONS` at once (``joined``'s limit): one past it is closed at once, never waited for."""
+    joined = joined or _Joined()
+    slots = joined.slots()
     while not stop.is_set():
         try:
             conn, _ = listener.accept()
         except OSError:
             return
+        if not slots.acquire(blocking=False):
+            conn.close()
+            continue
         try:
             peer = connect()  # type: ignore[operator]
         except OSError:
             conn.close()
+            slots.release()
             continue
-        threading.Thread(target=_join, args=(conn, peer), daemon=True).start()
+        joined.hold(conn, peer)
+
+        def run(conn: socket.socket = conn, peer: socket.socket = peer) -> None:
+            try:
+                _join(conn, peer)
+            finally:
+                joined.drop(conn)
+                slots.release()
+
+        threading.Thread(target=run, daemon=True).start()
 
 
 def close_listener(listener: socket.socket) -> None:
@@ -127,6 +184,7 @@ class HostRelay:
         self._fallback = fallback or (lambda: Path(tempfile.mkdtemp(prefix="hf-net-", dir="/tmp")))
         self.host = host
         self._stop = threading.Event()
+        self._joined = _Joined()
         self._listeners: list[socket.socket] = []
         self._started = False
         self._own_folder = False
@@ -156,7 +214,7 @@ class HostRelay:
                         ) -> socket.socket:
                 return socket.create_connection((host, port), timeout=30)
 
-            threading.Thread(target=_serve, args=(listener, connect, self._stop), daemon=True).start()
+            threading.Thread(target=_serve, args=(listener, connect, self._stop, self._joined), daemon=True).start()
         return self
 
     def mapping(self) -> list[str]:
@@ -164,11 +222,12 @@ class HostRelay:
         return [f"{port}={self.socket_path(port)}" for port in self.ports]
 
     def close(self) -> None:
-        """Stop accepting and remove the sockets."""
+        """Stop accepting, cut the connections in flight and remove the sockets."""
         self._stop.set()
         for listener in self._listeners:
             close_listener(listener)
         self._listeners.clear()
+        self._joined.cut()
         for port in self.ports:
             self.socket_path(port).unlink(missing_ok=True)
         if self._own_folder:
@@ -184,6 +243,7 @@ class HostPort:
     def __init__(self, port: int, sock: Path, host: str = "127.0.0.1") -> None:
         self.port, self.sock, self.host = port, Path(sock), host
         self._stop = threading.Event()
+        self._joined = _Joined()
         self._listener: socket.socket | None = None
 
     def start(self) -> HostPort:
@@ -197,7 +257,7 @@ class HostPort:
             raise
         self._listener = listener
 
-        threading.Thread(target=_serve, args=(listener, self._connect, self._stop), daemon=True).start()
+        threading.Thread(target=_serve, args=(listener, self._connect, self._stop, self._joined), daemon=True).start()
         return self
 
     def _connect(self) -> socket.socket:

@@ -67,7 +67,9 @@ caller's session are removed: ``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``,
 ``PYTEST_TIMEOUT``, ``COV_CORE_*``, ``PYTHONSTARTUP``, ``PYTHONINSPECT``, ``HOMEFIELD_*`` (only
 ``HOMEFIELD_OUTCOMES_FD`` is then set) and the git variables that point git at another repository
 (``GIT_DIR``, ``GIT_WORK_TREE``, …).
-``PYTHONHOME`` and everything else the interpreter needs are kept.
+``PYTHONHOME`` and everything else the interpreter needs are kept. Of the caller's environment only the
+variables :func:`host_test_env` keeps reach a test command at all (:data:`TEST_ENV_NAMES`, ``LC_*``,
+``PYTHON*``, ``CONDA_*``): never a token or key of the user's (hatk39); ``setup_cmd`` still gets it whole.
 """
 
 from __future__ import annotations
@@ -122,6 +124,10 @@ __all__ = [
     "last_error_line",
     "relative_error",
     "scrubbed_env",
+    "host_test_env",
+    "TEST_ENV_NAMES",
+    "TEST_ENV_PREFIXES",
+    "TEST_ENV_VAR",
     "build_command",
     "read_outcomes",
     "parse_events",
@@ -181,6 +187,37 @@ _DROP_EXACT = {
     "GIT_CONFIG_PARAMETERS",
 }
 _DROP_PREFIXES = ("PYTEST_XDIST_", "COV_CORE_", "HOMEFIELD_")
+
+#: The variables of the host's environment a test command gets (when set; besides those of
+#: :data:`TEST_ENV_PREFIXES`): what interpreters, locales, certificates and test tools read, never a
+#: credential. Everything else of the caller's environment stays out of every test run (hatk39: graded
+#: code, the agent's, read the user's API keys and tokens from ``os.environ`` inside the sandbox, though
+#: the agent's own program got none of them, contracts §9). An allowlist, not a list of secret-looking
+#: names: a variable nobody thought of is out.
+TEST_ENV_NAMES = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "SHELL", "TZ", "TMPDIR",
+    "VIRTUAL_ENV", "LD_LIBRARY_PATH", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    "CI", "NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "SOURCE_DATE_EPOCH",
+    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+    "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
+})
+#: Prefixes of the host's variables a test command gets: the locale's, the interpreter's, conda's.
+TEST_ENV_PREFIXES = ("LC_", "PYTHON", "CONDA_")
+
+
+#: The variable of the caller's environment naming more of its variables the test commands get (names
+#: separated by commas or spaces: ``HOMEFIELD_TEST_ENV=REDIS_URL,DATABASE_URL``), for a server the user runs
+#: (``--test-network loopback:PORT``) that the tests find through a variable.
+TEST_ENV_VAR = "HOMEFIELD_TEST_ENV"
+
+
+def host_test_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The part of ``env`` (default ``os.environ``) a test command may see: the variables named in
+    :data:`TEST_ENV_NAMES` or in ``env``'s :data:`TEST_ENV_VAR`, or starting with one of
+    :data:`TEST_ENV_PREFIXES` (a new dict; the scrubbing of :func:`scrubbed_env` then applies)."""
+    base = os.environ if env is None else env
+    named = TEST_ENV_NAMES | set(re.split(r"[\s,]+", base.get(TEST_ENV_VAR, "").strip())) - {""}
+    return {k: v for k, v in base.items() if k in named or k.startswith(TEST_ENV_PREFIXES)}
 
 
 @dataclass
@@ -525,7 +562,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     for a JUnit command). ``box_mb``: MiB of its memory cgroup (``None``: ``memory_mb``)."""
     box_mb = box_mb or memory_mb
     log_path = out_dir / LOG_FILE
-    run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
+    run_env = scrubbed_env(workdir, host_test_env(env), test_timeout_s=test_timeout_s)  # no secret of the host
     by_file = False
     if "{junit}" not in test_cmd and targets and not any("\n" in t or "\r" in t for t in targets):
         with contextlib.suppress(ValueError):

@@ -340,7 +340,8 @@ def test_environment_is_scrubbed(tmp_path: Path) -> None:
                         assert key not in os.environ, key
                     assert os.environ["PYTHONHASHSEED"] == "0"
                     assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"
-                    assert os.environ["KEEP_ME"] == "yes"
+                    assert "KEEP_ME" not in os.environ  # hatk39: none of the host's but the allowlist's
+                    assert os.environ["LC_KEEP_ME"] == "yes" and os.environ["PYTHONKEEP"] == "yes"
                     assert hash("abc") == hash("abc")
                     assert "pytest_homefield" not in sys.modules  # its entry point is blocked (-p no:homefield)
                 """
@@ -356,6 +357,8 @@ def test_environment_is_scrubbed(tmp_path: Path) -> None:
         "HOMEFIELD_SECRET": "task id",
         "GIT_DIR": "/elsewhere/.git",
         "KEEP_ME": "yes",
+        "LC_KEEP_ME": "yes",
+        "PYTHONKEEP": "yes",
         "PYTHONPATH": "/some/where",
     }
     run = run_tests(proj, CMD, ["tests/test_env.py"], out_dir=tmp_path / "out", env=env)
