@@ -85,10 +85,7 @@ class AblatePlugin(ModePlugin):
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
                                                                                                config=config))
             tasks = chosen.tasks
-            if not tasks and chosen.shard is not None:  # shard38: by id hash, a shard of a few tasks may be empty
-                raise RunError(f"--homefield-ablate: no tasks to run: shard {chosen.shard} of {len(chosen.every)} "
-                               "task(s) is empty (a task's shard is its id's hash); ablate them as fewer shards")
-            if not tasks:
+            if not tasks and chosen.shard is None:  # a shard may hold none (by id hash): it runs nothing (shard39)
                 raise RunError("--homefield-ablate: no tasks to run")
             hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
             self.agents = make_agents(settings, hooked)
@@ -219,6 +216,8 @@ class AblatePlugin(ModePlugin):
         if s.shard is not None:
             budget = self.settings.budget
             lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
+                         + ("; it holds none (a task's shard is its id's hash): it runs nothing, and its folder "
+                            "counts as that shard in the merge" if not s.tasks else "")
                          + (f"; budget {budget:.2f} USD split evenly over {s.shard.count} shards: "
                             f"{s.budget_usd:.2f} USD here" if budget is not None and s.budget_usd is not None else ""))
         if not s.done:
