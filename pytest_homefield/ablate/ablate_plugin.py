@@ -116,7 +116,8 @@ class AblatePlugin(ModePlugin):
                                                      rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
                                                      setup_command=setup_command_hook(config),
                                                      sandbox_hook=sandbox_hook(config),
-                                                     shard_of=[t.id for t in chosen.every] if chosen.shard else None)
+                                                     shard_of=[t.id for t in chosen.every] if chosen.shard else None,
+                                                     cut_from=chosen.cut_from)
         except FolderLocked as exc:  # another session runs this ablation: exit 2, one line
             pytest.exit(str(exc), returncode=2)
         except (RunError, OSError) as exc:

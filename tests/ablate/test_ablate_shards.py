@@ -207,6 +207,7 @@ def test_an_ablation_shard_holding_no_task_is_merged_as_that_shard(ablate_repo: 
         folders.append(machine / ".homefield" / "ablate" / f"s{k}")
     meta = json.loads((folders[0] / "meta.json").read_text())
     assert (meta["shard"], meta["task_ids"], meta["shard_of"], meta["next_phase"]) == ("1/3", [], ids, "merge")
+    assert meta["max_tasks"] == {"n": 2, "of": 8}  # as a run's: what a merge derives each share of tasks.jsonl from
     assert not list(read_jsonl(folders[0] / "results.jsonl"))
     merged = _copy(ablate_repo, tmp_path / "merged")
     proc = homefield_in_process(merged, "ablate", "CLAUDE.md", "--merge", *map(str, folders), "--run-id", "m")
@@ -221,6 +222,25 @@ def test_an_ablation_shard_holding_no_task_is_merged_as_that_shard(ablate_repo: 
     _, doc = merge_ablations(folders[1:], settings, rules_rel="CLAUDE.md", rules_text=rules, split=split_rules,
                              new_id="part")  # without the empty shard: it is missing
     assert doc["incomplete"] == ["incomplete: shard 1/3 missing"]
+    # every shard stating a smaller selection (s2's one task dropped, and its lines): each holds exactly its share of
+    # it, so the merge took it whole and decided the slimmer file without that task; now said, the phase stays merge
+    dropped = next(iter(Shard(2, 3).select(ids)))
+    texts = {d: (d / "meta.json").read_text() for d in folders}
+    for d in folders:
+        shard_meta = json.loads(texts[d])
+        (d / "meta.json").write_text(json.dumps({**shard_meta, "shard_of": [i for i in ids if i != dropped],
+                                                 "task_ids": [i for i in shard_meta["task_ids"] if i != dropped]}))
+    s2_results = folders[1] / "results.jsonl"
+    s2_text = s2_results.read_text()
+    s2_results.write_text("".join(json.dumps(r) + "\n" for r in read_jsonl(s2_results) if r["task_id"] != dropped))
+    session, doc = merge_ablations(folders, settings, rules_rel="CLAUDE.md", rules_text=rules, split=split_rules,
+                                   new_id="dropped")
+    assert [line[:80] for line in doc["incomplete"]] == [
+        f"incomplete: shard 2/3 left out 1 task(s) of its share of tasks.jsonl ({dropped}): "[:80]]
+    assert session.phase == "merge"  # no slimmer file decided over part of the tasks
+    for d, meta_text in texts.items():
+        (d / "meta.json").write_text(meta_text)
+    s2_results.write_text(s2_text)
     # the empty shard claiming shard 2/3's task (with its result lines) is refused, one line, nothing merged
     foreign = next(iter(Shard(2, 3).select(ids)))
     (folders[0] / "meta.json").write_text(json.dumps({**meta, "task_ids": [foreign]}))
