@@ -239,14 +239,16 @@ def split_refusal(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequ
     return None
 
 
-def left_out(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[str]) -> list[str]:
+def left_out(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[str], *,
+             kept: Callable[[str], bool] | None = None) -> list[str]:
     """``incomplete: shard K/N left out …`` for each shard among the folders ``(name, meta)`` (folders that are no
     shard, or whose ``shard`` is no ``K/N``, are left out) that holds (``task_ids``, over every folder of that K)
     less than its share of the selection this repository's ``tasks.jsonl`` (``repo_ids``) gives by what its
     ``meta.json`` states of how it was made: without its ``excluded_memorized`` tasks, cut to its ``max_tasks``
     ``n`` (:func:`_split_ids` with no ``shard_of``). Its ``shard_of`` is not trusted here: a lone shard (or
     all shards, made by one hand) stating a smaller one left tasks of its K out unsaid (shard39). A
-    ``pytest_homefield_modify_tasks`` hook that drops tasks leaves them out too; the line names it."""
+    ``pytest_homefield_modify_tasks`` hook that drops tasks leaves them out too; the line names it. ``kept``:
+    which ids of a share a folder holds (a probe judges only the tasks whose gold patch adds code; ``None``: all)."""
     expected: dict[Shard, set[str]] = {}
     held: dict[Shard, set[str]] = {}
     for name, meta in metas:
@@ -254,7 +256,7 @@ def left_out(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[
         if not isinstance(shard, Shard):
             continue
         every = _split_ids({k: v for k, v in meta.items() if k != "shard_of"}, repo_ids) or []
-        expected.setdefault(shard, set()).update(shard.select(every))
+        expected.setdefault(shard, set()).update(t for t in shard.select(every) if kept is None or kept(t))
         claimed = meta.get("task_ids")
         held.setdefault(shard, set()).update(t for t in (claimed if isinstance(claimed, list) else ())
                                              if isinstance(t, str))

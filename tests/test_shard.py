@@ -131,6 +131,7 @@ def test_a_shard_leaving_out_tasks_of_its_own_k_is_said() -> None:
     assert left_out([("run s1", rogue), ("run s2", {**rogue, "shard": "2/2", "task_ids": ["t5", "t7"]})],
                     repo) == [said]  # all shards stating it: one hand
     assert left_out([("run s1", rogue), ("run s1b", honest)], repo) == []  # another folder of shard 1/2 holds it
+    assert left_out([("p", rogue)], repo, kept=lambda t: t != "t2") == []  # a probe: t2 adds no code, not its share
     # what its meta.json states of --max-tasks and --exclude-memorized leaves tasks out, said elsewhere (§10 notes)
     cut = {**honest, "shard_of": repo[:4], "task_ids": ["t0", "t1", "t2", "t3"], "max_tasks": {"n": 4, "of": 8}}
     memo = {**rogue, "excluded_memorized": {"tasks": ["t2"]}}

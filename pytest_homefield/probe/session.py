@@ -86,6 +86,10 @@ class ProbeSession:
         self.shard = chosen.shard
         #: with ``--shard``: the ids the shards split, kept in the verdict (what a merge checks; hatk37)
         self.shard_of = [t.id for t in chosen.every] if chosen.shard else None
+        #: with ``--shard`` and ``--max-tasks`` cutting: ``{n, of}``, kept in the verdict as ``max_tasks`` (shard39)
+        self.max_tasks = ({"n": int(settings.run_max_tasks), "of": chosen.cut_from}
+                          if chosen.shard and chosen.cut_from is not None and settings.run_max_tasks is not None
+                          else None)
         in_shard = {t.id for t in chosen.tasks}
         self.cutoff = (_dt.date.fromisoformat(str(settings.cutoff)[:10]).isoformat() if settings.cutoff else None)
         self.fdr = float(settings.fdr)
@@ -291,6 +295,7 @@ class ProbeSession:
                 verdict.notes = [f"shard {self.shard} holds no probed task (a task's shard is its id's hash): "
                                  "nothing to judge here; merge it with the other shards (homefield probe --merge)"]
             verdict.shard_of = self.shard_of
+            verdict.max_tasks = self.max_tasks
             verdict.tasks_digest = self.digest
             write_verdict(path, verdict, at)
             cost = sum(float(r.get("cost_usd") or 0.0) for r in records if r.get("kind") in ("task", "control"))

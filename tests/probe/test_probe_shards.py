@@ -122,7 +122,8 @@ def test_a_probe_shard_holding_no_task_is_merged_as_that_shard(ablate_repo: Path
         assert proc.returncode == 0, proc.stdout + proc.stderr
         machines.append(machine / ".homefield" / "probe")
     empty = list(read_jsonl(machines[0] / "reciter.jsonl"))
-    assert [(r["kind"], r["shard"], r["tasks"], r["shard_of"]) for r in empty] == [("verdict", "1/3", {}, ids)]
+    assert [(r["kind"], r["shard"], r["tasks"], r["shard_of"], r["max_tasks"]) for r in empty] == [
+        ("verdict", "1/3", {}, ids, {"n": 2, "of": 8})]
     assert "shard 1/3 holds no probed task" in empty[0]["notes"][0]
     merged = tmp_path / "merged"
     shutil.copytree(repo, merged, symlinks=True)
@@ -135,6 +136,23 @@ def test_a_probe_shard_holding_no_task_is_merged_as_that_shard(ablate_repo: Path
     shutil.copytree(repo, partial, symlinks=True)
     (m,) = merge_probes(machines[1:], partial)  # without the empty shard: it is missing
     assert m.verdict.incomplete == ["incomplete: shard 1/3 missing"]
+    # every shard's verdict stating a smaller selection (shard 2/3's one task dropped, and its calls): each judged
+    # exactly its share of it, so the merge took it whole; now said, and --exclude-memorized refuses the verdict
+    dropped = next(iter(Shard(2, 3).select(ids)))
+    texts = {d: (d / "reciter.jsonl").read_text() for d in machines}
+    for d in machines:
+        lines = list(read_jsonl(d / "reciter.jsonl"))
+        write_jsonl_atomic(d / "reciter.jsonl", [
+            {**r, "shard_of": [i for i in ids if i != dropped],
+             "tasks": {t: row for t, row in r["tasks"].items() if t != dropped}} if r["kind"] == "verdict" else r
+            for r in lines if r["kind"] == "verdict" or r["task_id"] != dropped])
+    cut = tmp_path / "cut"
+    shutil.copytree(repo, cut, symlinks=True)
+    (m,) = merge_probes(machines, cut)
+    assert [line[:80] for line in m.verdict.incomplete] == [
+        f"incomplete: shard 2/3 left out 1 task(s) of its share of tasks.jsonl ({dropped}): "[:80]]
+    for d, text in texts.items():
+        (d / "reciter.jsonl").write_text(text)
     # the empty shard's verdict claiming shard 2/3's task (with that task's calls) is refused, one line
     foreign = next(iter(Shard(2, 3).select(ids)))
     calls = [r for r in read_jsonl(machines[1] / "reciter.jsonl") if r["kind"] != "verdict"]
