@@ -26,7 +26,7 @@ from typing import Any
 from pytest_homefield.errors import ConfigError, ShardMergeError
 
 __all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan", "share_refusal", "split_refusal", "SPLIT",
-           "shard_of_id", "old_split_refusal", "claim_refusal"]
+           "shard_of_id", "old_split_refusal", "claim_refusal", "left_out"]
 
 #: The ``split`` a shard's ``meta.json`` (a probe: its verdict line) records: the split by the sha256 of each id.
 SPLIT = "sha256"
@@ -237,3 +237,36 @@ def split_refusal(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequ
             return (f"{kept[0][0]} and {name} split different selections of tasks (meta.json shard_of); merge "
                     "the shards of one split")
     return None
+
+
+def left_out(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[str], *,
+             kept: Callable[[str], bool] | None = None) -> list[str]:
+    """``incomplete: shard K/N left out …`` for each shard among the folders ``(name, meta)`` (folders that are no
+    shard, or whose ``shard`` is no ``K/N``, are left out) that holds (``task_ids``, over every folder of that K)
+    less than its share of the selection this repository's ``tasks.jsonl`` (``repo_ids``) gives by what its
+    ``meta.json`` states of how it was made: without its ``excluded_memorized`` tasks, cut to its ``max_tasks``
+    ``n`` (:func:`_split_ids` with no ``shard_of``). Its ``shard_of`` is not trusted here: a lone shard (or
+    all shards, made by one hand) stating a smaller one left tasks of its K out unsaid (shard39). A
+    ``pytest_homefield_modify_tasks`` hook that drops tasks leaves them out too; the line names it. ``kept``:
+    which ids of a share a folder holds (a probe judges only the tasks whose gold patch adds code; ``None``: all)."""
+    expected: dict[Shard, set[str]] = {}
+    held: dict[Shard, set[str]] = {}
+    for name, meta in metas:
+        shard = _stated_shard(name, meta)
+        if not isinstance(shard, Shard):
+            continue
+        every = _split_ids({k: v for k, v in meta.items() if k != "shard_of"}, repo_ids) or []
+        expected.setdefault(shard, set()).update(t for t in shard.select(every) if kept is None or kept(t))
+        claimed = meta.get("task_ids")
+        held.setdefault(shard, set()).update(t for t in (claimed if isinstance(claimed, list) else ())
+                                             if isinstance(t, str))
+    order = {t: n for n, t in enumerate(repo_ids)}
+    out = []
+    for shard in sorted(expected, key=lambda s: (s.count, s.index)):
+        gone = sorted(expected[shard] - held[shard], key=lambda t: order.get(t, len(order)))
+        if gone:
+            shown = ", ".join(gone[:5]) + (" …" if len(gone) > 5 else "")
+            out.append(f"incomplete: shard {shard} left out {len(gone)} task(s) of its share of tasks.jsonl "
+                       f"({shown}): its --max-tasks and --exclude-memorized keep them, but the selection it split "
+                       "(meta.json shard_of) lacks them (a pytest_homefield_modify_tasks hook, or a hand)")
+    return out

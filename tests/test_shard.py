@@ -11,6 +11,7 @@ from pytest_homefield.shard import (
     SPLIT,
     Shard,
     claim_refusal,
+    left_out,
     old_split_refusal,
     parse_shard,
     shard_of_id,
@@ -109,3 +110,36 @@ def test_a_shard_split_by_position_is_refused_whatever_its_share() -> None:
     assert share_refusal("s1", {**old, "split": "position"}, repo) == line
     assert old_split_refusal("s1", {"shard": None}) is None
     assert old_split_refusal("s1", {**old, "split": SPLIT}) is None
+
+
+def test_a_shard_leaving_out_tasks_of_its_own_k_is_said() -> None:
+    """shard39: a shard stating a smaller ``shard_of`` (t2 dropped) holds exactly its share of it, so
+    :func:`share_refusal` (and, all shards stating it, :func:`split_refusal`) takes it; against tasks.jsonl and what
+    its meta.json states of --max-tasks and --exclude-memorized, t2 (shard 1/2's by its id) is said missing."""
+    repo = [f"t{i}" for i in range(8)]  # shard 1/2: t0 t1 t2 t3 t4 t6; shard 2/2: t5 t7
+    honest = {"shard": "1/2", "split": SPLIT, "shard_of": repo, "task_ids": sorted(Shard(1, 2).select(repo))}
+    assert left_out([("run s1", honest), ("run s2", {**honest, "shard": "2/2", "task_ids": ["t5", "t7"]})],
+                    repo) == []
+    smaller = [t for t in repo if t != "t2"]
+    rogue = {**honest, "shard_of": smaller, "task_ids": sorted(Shard(1, 2).select(smaller))}
+    assert share_refusal("run s1", rogue, repo) is None  # exactly its share of what it states it split
+    said = ("incomplete: shard 1/2 left out 1 task(s) of its share of tasks.jsonl (t2): its --max-tasks and "
+            "--exclude-memorized keep them, but the selection it split (meta.json shard_of) lacks them (a "
+            "pytest_homefield_modify_tasks hook, or a hand)")
+    assert left_out([("run s1", rogue)], repo) == [said]
+    assert left_out([("run s1", {k: v for k, v in rogue.items() if k != "shard_of"})], repo) == [said]
+    assert left_out([("run s1", rogue), ("run s2", {**rogue, "shard": "2/2", "task_ids": ["t5", "t7"]})],
+                    repo) == [said]  # all shards stating it: one hand
+    assert left_out([("run s1", rogue), ("run s1b", honest)], repo) == []  # another folder of shard 1/2 holds it
+    assert left_out([("p", rogue)], repo, kept=lambda t: t != "t2") == []  # a probe: t2 adds no code, not its share
+    # what its meta.json states of --max-tasks and --exclude-memorized leaves tasks out, said elsewhere (§10 notes)
+    cut = {**honest, "shard_of": repo[:4], "task_ids": ["t0", "t1", "t2", "t3"], "max_tasks": {"n": 4, "of": 8}}
+    memo = {**rogue, "excluded_memorized": {"tasks": ["t2"]}}
+    assert left_out([("run s1", cut)], repo) == [] and left_out([("run s1", memo)], repo) == []
+    assert left_out([("run x", {"shard": None, "task_ids": []}), ("run y", {"shard": "9", "task_ids": []})],
+                    repo) == []  # no shard, no K/N: not this check's
+    many = [f"u{i}" for i in range(40)]
+    none_held = {"shard": "1/2", "split": SPLIT, "shard_of": many, "task_ids": []}
+    assert left_out([("run s1", none_held)], many)[0].startswith(
+        f"incomplete: shard 1/2 left out {len(Shard(1, 2).select(many))} task(s) of its share of tasks.jsonl (")
+    assert " …): " in left_out([("run s1", none_held)], many)[0]

@@ -85,10 +85,7 @@ class AblatePlugin(ModePlugin):
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
                                                                                                config=config))
             tasks = chosen.tasks
-            if not tasks and chosen.shard is not None:  # shard38: by id hash, a shard of a few tasks may be empty
-                raise RunError(f"--homefield-ablate: no tasks to run: shard {chosen.shard} of {len(chosen.every)} "
-                               "task(s) is empty (a task's shard is its id's hash); ablate them as fewer shards")
-            if not tasks:
+            if not tasks and chosen.shard is None:  # a shard may hold none (by id hash): it runs nothing (shard39)
                 raise RunError("--homefield-ablate: no tasks to run")
             hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
             self.agents = make_agents(settings, hooked)
@@ -119,7 +116,8 @@ class AblatePlugin(ModePlugin):
                                                      rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
                                                      setup_command=setup_command_hook(config),
                                                      sandbox_hook=sandbox_hook(config),
-                                                     shard_of=[t.id for t in chosen.every] if chosen.shard else None)
+                                                     shard_of=[t.id for t in chosen.every] if chosen.shard else None,
+                                                     cut_from=chosen.cut_from)
         except FolderLocked as exc:  # another session runs this ablation: exit 2, one line
             pytest.exit(str(exc), returncode=2)
         except (RunError, OSError) as exc:
@@ -219,6 +217,8 @@ class AblatePlugin(ModePlugin):
         if s.shard is not None:
             budget = self.settings.budget
             lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
+                         + ("; it holds none (a task's shard is its id's hash): it runs nothing, and its folder "
+                            "counts as that shard in the merge" if not s.tasks else "")
                          + (f"; budget {budget:.2f} USD split evenly over {s.shard.count} shards: "
                             f"{s.budget_usd:.2f} USD here" if budget is not None and s.budget_usd is not None else ""))
         if not s.done:

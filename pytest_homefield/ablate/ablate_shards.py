@@ -10,7 +10,9 @@ folder is an ablation (``meta.json`` kind ``ablate``, ``plan.json``) over this r
 ``tasks.jsonl`` (``tasks_digest``) and of ``FILE`` as it is now (``rules_digest``, ``by_section``),
 with the same agents (name and spec), attempts and variants (a frozen slimmer file, when several
 folders have one, is the same); the folders are shards of one split; a key (variant, task, agent,
-attempt) present in two folders must have the same outcome (it is then counted once).
+attempt) present in two folders must have the same outcome (it is then counted once). A shard missing from the
+split, or a task of ``tasks.jsonl`` a shard's own ``--max-tasks`` keeps whose id's hash is its K and that it left
+out of the selection it split (:func:`pytest_homefield.shard.left_out`, shard39), is an ``incomplete`` line.
 
 What is written: a new ablation folder with the layout of any other: ``meta.json`` (``shard`` null,
 ``merged_from``, ``incomplete``, the union of the shards' task ids in ``tasks.jsonl`` order),
@@ -56,6 +58,7 @@ from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import (
+    left_out,
     missing_shards,
     old_split_refusal,
     outside_plan,
@@ -209,6 +212,10 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     if any(v != slims[0] for v in slims):
         raise ShardMergeError(f"{WHAT}: the folders froze different slimmer files; merge copies of one merged ablation")
     incomplete = missing_shards([(str(d), m.get("shard")) for d, m in zip(folders, metas, strict=True)], what=WHAT)
+    # shard39: a shard's tasks of its K that its --max-tasks keeps but its stated selection lacks, said (copies of a
+    # merged ablation hold its task list, checked above)
+    incomplete += left_out([(str(d), m) for d, m in zip(folders, metas, strict=True) if not m.get("merged_from")],
+                           repo_ids)
     merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     origin: dict[tuple[str, str, int, str], Path] = {}
     history: dict[Path, dict[tuple[str, str, int, str], list[dict[str, Any]]]] = {}

@@ -174,7 +174,8 @@ class AblationSession:
     def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, rules: RuleSet, rules_file: str,
               rules_paths: Mapping[str, str], plan: AblationPlan, new_id: str,
               setup_command: Callable[[Task], str | None] = lambda task: None,
-              sandbox_hook: SandboxHook | None = None, shard_of: Sequence[str] | None = None) -> AblationSession:
+              sandbox_hook: SandboxHook | None = None, shard_of: Sequence[str] | None = None,
+              cut_from: int | None = None) -> AblationSession:
         """The controller's session: refuse agents or test runs that need bubblewrap where it does not
         work, as a run does (:func:`~pytest_homefield.run.runner.check_sandbox`; not with a
         ``sandbox_hook``), pick the ablation id (new, ``--run-id``, or the one to resume), lock its
@@ -183,7 +184,10 @@ class AblationSession:
         resumed one against its ``meta.json`` (agents, attempts, tasks, the rules file's text and
         splitting), write ``meta.json``, the variants and ``plan.json``, and choose the phase. ``shard_of``:
         the ids a ``--shard`` split, frozen into a new shard's ``meta.json`` (what a merge checks its
-        ``task_ids`` against, hatk36). Raises :class:`RunError`."""
+        ``task_ids`` against, hatk36); ``cut_from``: how many tasks ``--max-tasks`` chose from
+        (:attr:`~pytest_homefield.run.session.TaskSelection.cut_from`), frozen into a new ablation's ``meta.json``
+        as ``max_tasks`` ``{n, of}``, as a run's (what a merge derives a shard's share of ``tasks.jsonl`` from,
+        :func:`pytest_homefield.shard.left_out`; shard39). Raises :class:`RunError`."""
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         root = HomefieldDir(settings.root).ablate
         ablate_id = pick_run_id(root, run_id=settings.run_id, resume=settings.resume, new_id=new_id)
@@ -192,7 +196,8 @@ class AblationSession:
         try:
             session = cls._start(settings, tasks, agents, rules=rules, rules_file=rules_file,
                                  rules_paths=rules_paths, plan=plan, ablate_id=ablate_id,
-                                 setup_command=setup_command, sandbox_hook=sandbox_hook, shard_of=shard_of)
+                                 setup_command=setup_command, sandbox_hook=sandbox_hook, shard_of=shard_of,
+                                 cut_from=cut_from)
         except BaseException:
             lock.release()
             if created:  # nothing but the lock file
@@ -205,7 +210,7 @@ class AblationSession:
     def _start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, rules: RuleSet, rules_file: str,
                rules_paths: Mapping[str, str], plan: AblationPlan, ablate_id: str,
                setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None,
-               shard_of: Sequence[str] | None = None) -> AblationSession:
+               shard_of: Sequence[str] | None = None, cut_from: int | None = None) -> AblationSession:
         """:meth:`start` once the ablation's folder is locked."""
         root = HomefieldDir(settings.root).ablate
         start = utc_now()
@@ -253,6 +258,8 @@ class AblationSession:
                 meta["split"] = SPLIT
             if shard and shard_of is not None:
                 meta["shard_of"] = list(shard_of)
+            if cut_from is not None and settings.run_max_tasks is not None:
+                meta["max_tasks"] = {"n": settings.run_max_tasks, "of": cut_from}
             flaky = freeze_flaky(meta, HomefieldDir(settings.root).flaky, tasks)
         try:
             # before meta.json is written: a bad record changes nothing

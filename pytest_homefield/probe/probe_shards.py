@@ -16,7 +16,9 @@ the file's agent, a task its verdict judged, a control's ``gold_task_id`` anothe
 (:func:`pytest_homefield.probe.similarity.call_score`, recomputed: a number written into a shard
 file is never taken as it stands); a call key (kind, task, sample) present in two folders must
 have the same score and outcome (then it is counted once). Shards missing from the split are said
-(``incomplete: shard 3/3 missing``) and the merged verdict records them: ``--exclude-memorized``
+(``incomplete: shard 3/3 missing``), and so is a task of ``tasks.jsonl`` a shard's own ``--max-tasks`` (its
+verdict's ``max_tasks``) keeps whose id's hash is its K and that its verdict did not judge
+(:func:`pytest_homefield.shard.left_out`, shard39); the merged verdict records them: ``--exclude-memorized``
 refuses such a verdict, as it refuses a single shard's.
 
 The merged file has the call lines in ``tasks.jsonl`` order (task calls, then control calls, samples
@@ -47,7 +49,7 @@ from pytest_homefield.probe.verdicts import (
 )
 from pytest_homefield.probe_records import latest, load_probe, load_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
-from pytest_homefield.shard import missing_shards, share_refusal, split_refusal
+from pytest_homefield.shard import left_out, missing_shards, share_refusal, split_refusal
 from pytest_homefield.store import write_jsonl_atomic
 
 __all__ = ["ProbeMerge", "check_call", "find_probe_folder", "merge_probes"]
@@ -167,6 +169,10 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
                                   f"({', '.join(sorted(str(c) for c in cutoffs))})")
         incomplete = missing_shards([(str(path), v.get("shard")) for (_, path), v in zip(files, verdicts, strict=True)],
                                     what=WHAT)
+        # shard39: a task of its K that its --max-tasks keeps but its stated selection lacks, said
+        incomplete += left_out([(str(path), {"shard": v.get("shard"), "max_tasks": v.get("max_tasks"),
+                                             "task_ids": list(v.get("tasks") or {})})
+                                for (_, path), v in zip(files, verdicts, strict=True)], repo_ids, kept=adds_code)
         merged: dict[tuple[str, str, int], dict[str, Any]] = {}
         origin: dict[tuple[str, str, int], Path] = {}
         reconciled = 0

@@ -86,6 +86,10 @@ class ProbeSession:
         self.shard = chosen.shard
         #: with ``--shard``: the ids the shards split, kept in the verdict (what a merge checks; hatk37)
         self.shard_of = [t.id for t in chosen.every] if chosen.shard else None
+        #: with ``--shard`` and ``--max-tasks`` cutting: ``{n, of}``, kept in the verdict as ``max_tasks`` (shard39)
+        self.max_tasks = ({"n": int(settings.run_max_tasks), "of": chosen.cut_from}
+                          if chosen.shard and chosen.cut_from is not None and settings.run_max_tasks is not None
+                          else None)
         in_shard = {t.id for t in chosen.tasks}
         self.cutoff = (_dt.date.fromisoformat(str(settings.cutoff)[:10]).isoformat() if settings.cutoff else None)
         self.fdr = float(settings.fdr)
@@ -273,18 +277,25 @@ class ProbeSession:
     def finish(self) -> list[tuple[Agent, Verdict, float]]:
         """The controller's end: judge every agent with answered calls against its control, rewrite its
         probe file with the verdict line (:func:`~pytest_homefield.probe.verdicts.write_verdict`), and
-        return ``(agent, verdict, USD spent on its calls)`` per judged agent."""
+        return ``(agent, verdict, USD spent on its calls)`` per judged agent. A ``--shard`` session whose
+        shard probes no task (by id hash a shard may hold none, or only tasks adding no code) writes every
+        agent's verdict over no task, its file one verdict line: what ``homefield probe --merge`` counts as
+        that shard (shard39; before, such a shard was refused, and its merge said it was missing)."""
         verdicts: list[tuple[Agent, Verdict, float]] = []
         at = now_iso()
         for agent in self.agents:
             path = self.record_path(agent.name)
             records = load_probe(path)
-            if not records:
-                continue
+            if not records and (self.shard is None or self.tasks):
+                continue  # no call made: nothing to judge (a shard holding no task is judged: the merge counts it)
             verdict = judge(agent.name, records, self.tasks, cutoff=self.cutoff, fdr=self.fdr,
                             floor=self.recite_floor, pairs=self.pairs)
             verdict.shard = str(self.shard) if self.shard else None
+            if not self.tasks:  # a shard holding no probed task: its verdict line is what the merge counts
+                verdict.notes = [f"shard {self.shard} holds no probed task (a task's shard is its id's hash): "
+                                 "nothing to judge here; merge it with the other shards (homefield probe --merge)"]
             verdict.shard_of = self.shard_of
+            verdict.max_tasks = self.max_tasks
             verdict.tasks_digest = self.digest
             write_verdict(path, verdict, at)
             cost = sum(float(r.get("cost_usd") or 0.0) for r in records if r.get("kind") in ("task", "control"))

@@ -40,7 +40,8 @@ each sample a failure scored as an empty answer on its last try, the row's ``una
 the tasks it remembers — would otherwise get a clean bill), ``flagged``
 [{task_id, best, mean}], ``tasks`` {task_id: {best, mean, samples, memorized}}, ``at``,
 ``tasks_digest`` (of the ``tasks.jsonl`` probed), ``shard`` (``"K/N"`` for a ``--shard`` session,
-which judges its shard's tasks only, else ``None``), ``shard_of`` (with ``shard``: the ids the shards split)
+which judges its shard's tasks only, else ``None``), ``shard_of`` (with ``shard``: the ids the shards split),
+``max_tasks`` (with ``shard``, when ``--max-tasks`` cut: ``{n, of}``)
 and, for a merge of shards, ``merged_from``
 and ``incomplete`` (the ``incomplete: shard K/N missing`` lines).
 """
@@ -197,6 +198,9 @@ class Verdict:
     #: with ``shard``: the ids the shards split (the probe's selection: ``tasks.jsonl`` after the hook, cut to
     #: ``--max-tasks``), what ``homefield probe --merge`` checks the shard's tasks against (hatk37)
     shard_of: list[str] | None = None
+    #: with ``shard`` and ``--max-tasks`` cutting: ``{n, of}``, as a run's ``meta.json`` (what ``homefield probe
+    #: --merge`` derives the shard's share of ``tasks.jsonl`` from, :func:`pytest_homefield.shard.left_out`; shard39)
+    max_tasks: dict[str, int] | None = None
     merged_from: list[dict[str, Any]] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
     fdr: float = FDR
@@ -226,6 +230,7 @@ class Verdict:
                 "recite_floor": self.floor,
                 **({"split": SPLIT} if self.shard is not None else {}),
                 **({"shard_of": self.shard_of} if self.shard_of is not None else {}),
+                **({"max_tasks": self.max_tasks} if self.max_tasks is not None else {}),
                 **({"merged_from": self.merged_from, "incomplete": self.incomplete} if self.merged_from else {})}
 
 

@@ -7,7 +7,10 @@
   both records have the same outcome (one is kept: the report counts it once) and refused
   otherwise. Keys repeated across unsharded runs keep the documented rule of
   :func:`pytest_homefield.report.build_report`: the last folder given wins.
-* Shards ``K/N`` not among the runs are named: ``incomplete: shard 3/4 missing``.
+* Shards ``K/N`` not among the runs are named: ``incomplete: shard 3/4 missing``; and so is each task of
+  this repository's ``tasks.jsonl`` whose id's hash is a present shard's K that the shard left out though its
+  own ``--max-tasks`` and ``--exclude-memorized`` keep it (:func:`pytest_homefield.shard.left_out`, shard39:
+  ``incomplete: shard 3/3 left out 1 task(s) of its share of tasks.jsonl (ID): …``).
 * Each run's records must be within its own plan (:func:`pytest_homefield.shard.outside_plan`: its
   ``meta.json`` tasks, agents and attempts), or the runs are refused.
 * A shard's plan must be its share (hatk36): its ``tasks_digest`` this repository's, its ``task_ids``
@@ -25,7 +28,14 @@ from pathlib import Path
 
 from pytest_homefield.errors import MergeError, ShardMergeError
 from pytest_homefield.report.runs import load_meta, load_results
-from pytest_homefield.shard import claim_refusal, missing_shards, outside_plan, share_refusal, split_refusal
+from pytest_homefield.shard import (
+    claim_refusal,
+    left_out,
+    missing_shards,
+    outside_plan,
+    share_refusal,
+    split_refusal,
+)
 
 __all__ = ["MergeError", "MergeCheck", "check_runs"]
 
@@ -59,11 +69,13 @@ def check_runs(run_dirs: Sequence[Path], repo_ids: Sequence[str] | None = None,
         why = claim_refusal(f"run {m['run_id']}", m)
         if why:
             raise MergeError(f"homefield report: {why}; report it apart or run that shard again")
+    checked = []  # the shards checked against this repository's tasks.jsonl
     for m in metas:  # a merge of shards (one run alone is reported over its own meta, whatever tasks.jsonl is now)
         if m.get("shard") is None or repo_ids is None:
             continue
         if len(metas) < 2 and (repo_digest is None or m.get("tasks_digest") != repo_digest):
             continue  # hatk37: a lone shard of this tasks.jsonl is checked too (its claims beyond its own shard_of)
+        checked.append((f"run {m['run_id']}", m))
         if repo_digest is not None and m.get("tasks_digest") != repo_digest:
             raise MergeError(f"homefield report: run {m['run_id']} is shard {m.get('shard')} of another tasks.jsonl "
                              f"(tasks digest {m.get('tasks_digest')}, this repository's {repo_digest}); report it "
@@ -80,6 +92,7 @@ def check_runs(run_dirs: Sequence[Path], repo_ids: Sequence[str] | None = None,
                                           what="homefield report")
     except ShardMergeError as exc:
         raise MergeError(str(exc)) from None
+    check.incomplete += left_out(checked, repo_ids or ())  # shard39: a task of its K it left out, said
     seen: dict[tuple[str, str, int, str], tuple[str, str]] = {}
     for d, m in zip(run_dirs, metas, strict=True):
         merging, sharded = len(run_dirs) > 1, m.get("shard") is not None

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import homefield, homefield_in_process
 
-from probe.conftest import MEMORIZED, UNBOXED, Probed, copy_probed
+from probe.conftest import MEMORIZED, UNBOXED, Probed, copy_probed, reciter_spec
 from pytest_homefield.errors import ProbeError, ShardMergeError
 from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe_records import load_verdict, probe_path
@@ -102,16 +102,62 @@ def test_three_probe_shards_merged_equal_one_probe(repo: Path, probed: Probed, t
 
 
 
-def test_a_probe_shard_holding_no_task_is_refused_in_one_line(repo: Path, tmp_path: Path) -> None:
-    """shard38: split by each id's hash, shard 1/8 of the eight tasks holds none (the split by position gave every
-    shard one); a probe shard with none is refused before any call, one line, nothing written (its merge
-    would say the shard is missing)."""
-    ids = [t["id"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")]
-    assert not Shard(1, 8).select(ids) and len(ids) == 8
-    machine = tmp_path / "machine"
-    shutil.copytree(repo, machine, symlinks=True)
-    proc = homefield(machine, "probe", *UNBOXED, "--agent", "noop", "--samples", "1", "-n", "0", "--shard", "1/8")
-    assert proc.returncode == 4, proc.stdout + proc.stderr
-    assert ("no tasks to probe: shard 1/8 of 8 task(s) is empty (a task's shard is its id's hash); probe them as "
-            "fewer shards") in proc.stderr, proc.stderr
-    assert not (machine / ".homefield" / "probe").exists() or not any((machine / ".homefield" / "probe").iterdir())
+def test_a_probe_shard_holding_no_task_is_merged_as_that_shard(ablate_repo: Path, tmp_path: Path) -> None:
+    """shard39: split by each id's hash, shard 1/3 of the ablation repository's first two tasks holds none (the
+    cheapest repository to probe). Before, such a probe shard was
+    refused (exit 4, "probe them as fewer shards"), so a CI matrix job failed and the merge said that shard was
+    missing. Now it makes no call, exits 0 and leaves its verdict line over no task, which the merge counts as
+    that shard; the share check still refuses it claiming another shard's task."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ablate_repo, repo, symlinks=True)
+    ids = [t["id"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")][:2]
+    assert not Shard(1, 3).select(ids) and Shard(2, 3).select(ids) and Shard(3, 3).select(ids)
+    spec = reciter_spec(repo)  # the answers file beside repo, outside every machine's .homefield/
+    machines = []
+    for k in (1, 2, 3):
+        machine = tmp_path / f"machine{k}"
+        shutil.copytree(repo, machine, symlinks=True)
+        proc = homefield(machine, "probe", *UNBOXED, "--agent", spec, "--samples", "1", "-n", "0",
+                         "--max-tasks", "2", "--shard", f"{k}/3")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        machines.append(machine / ".homefield" / "probe")
+    empty = list(read_jsonl(machines[0] / "reciter.jsonl"))
+    assert [(r["kind"], r["shard"], r["tasks"], r["shard_of"], r["max_tasks"]) for r in empty] == [
+        ("verdict", "1/3", {}, ids, {"n": 2, "of": 8})]
+    assert "shard 1/3 holds no probed task" in empty[0]["notes"][0]
+    merged = tmp_path / "merged"
+    shutil.copytree(repo, merged, symlinks=True)
+    proc = homefield_in_process(merged, "probe", "--merge", *map(str, machines))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "merged 3 probe folders of reciter (1/3, 2/3, 3/3)" in proc.stdout, proc.stdout
+    verdict = load_verdict(probe_path(merged / ".homefield", "reciter"))
+    assert verdict is not None and verdict["incomplete"] == [] and sorted(verdict["tasks"]) == sorted(ids)
+    partial = tmp_path / "partial"
+    shutil.copytree(repo, partial, symlinks=True)
+    (m,) = merge_probes(machines[1:], partial)  # without the empty shard: it is missing
+    assert m.verdict.incomplete == ["incomplete: shard 1/3 missing"]
+    # every shard's verdict stating a smaller selection (shard 2/3's one task dropped, and its calls): each judged
+    # exactly its share of it, so the merge took it whole; now said, and --exclude-memorized refuses the verdict
+    dropped = next(iter(Shard(2, 3).select(ids)))
+    texts = {d: (d / "reciter.jsonl").read_text() for d in machines}
+    for d in machines:
+        lines = list(read_jsonl(d / "reciter.jsonl"))
+        write_jsonl_atomic(d / "reciter.jsonl", [
+            {**r, "shard_of": [i for i in ids if i != dropped],
+             "tasks": {t: row for t, row in r["tasks"].items() if t != dropped}} if r["kind"] == "verdict" else r
+            for r in lines if r["kind"] == "verdict" or r["task_id"] != dropped])
+    cut = tmp_path / "cut"
+    shutil.copytree(repo, cut, symlinks=True)
+    (m,) = merge_probes(machines, cut)
+    assert [line[:80] for line in m.verdict.incomplete] == [
+        f"incomplete: shard 2/3 left out 1 task(s) of its share of tasks.jsonl ({dropped}): "[:80]]
+    for d, text in texts.items():
+        (d / "reciter.jsonl").write_text(text)
+    # the empty shard's verdict claiming shard 2/3's task (with that task's calls) is refused, one line
+    foreign = next(iter(Shard(2, 3).select(ids)))
+    calls = [r for r in read_jsonl(machines[1] / "reciter.jsonl") if r["kind"] != "verdict"]
+    write_jsonl_atomic(machines[0] / "reciter.jsonl", [*calls, {**empty[0], "tasks": {foreign: {"memorized": None}}}])
+    before = probe_path(partial / ".homefield", "reciter").read_bytes()
+    with pytest.raises(ShardMergeError, match=rf"claims task {foreign}, which is shard 2/3's"):
+        merge_probes([machines[0], machines[2]], partial)
+    assert probe_path(partial / ".homefield", "reciter").read_bytes() == before  # nothing written

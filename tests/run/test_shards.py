@@ -130,6 +130,25 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
             'split: "sha256"); run that shard again with this homefield; report it apart or run that shard again'], \
             proc.stderr
     s3_meta.write_text(meta_text)
+    # shard39: shards stating a smaller selection (one of s3's tasks dropped from every shard_of, s3's task_ids and
+    # results) hold exactly their shares of it: taken, the task unsaid, alone or merged. Now said, as a missing shard
+    dropped = s3["task_ids"][0]
+    run_files = {k: merged / f".homefield/runs/s{k}/meta.json" for k in (1, 2, 3)}
+    run_texts = {k: m.read_text() for k, m in run_files.items()}
+    for k, m in run_files.items():
+        one_meta = json.loads(run_texts[k])
+        m.write_text(json.dumps({**one_meta, "shard_of": [i for i in ids if i != dropped],
+                                 "task_ids": [i for i in one_meta["task_ids"] if i != dropped]}))
+    s3_results.write_text("".join(ln + "\n" for ln in kept.splitlines() if json.loads(ln)["task_id"] != dropped))
+    said = f"incomplete: shard 3/3 left out 1 task(s) of its share of tasks.jsonl ({dropped}): "
+    for runs, missing in ((("s3",), ["incomplete: shard 1/3 missing", "incomplete: shard 2/3 missing"]),
+                          (("s1", "s2", "s3"), [])):
+        proc = homefield_in_process(merged, "report", *runs, "--format", "json")
+        assert proc.returncode == 0 and said in proc.stderr, (runs, proc.stderr)
+        assert [line[:len(said)] for line in json.loads(proc.stdout)["incomplete"]] == [*missing, said]
+    for k, m in run_files.items():
+        m.write_text(run_texts[k])
+    s3_results.write_text(kept)
     # hatk37: a lone shard stating a split of its own (tasks.jsonl less some tasks) whose share by position (the
     # rule before shard38: the sorted selection's i-th id to shard i mod 3 + 1) holds another shard's task was
     # taken at its word (alone, nothing to compare it with): s1 claiming a task of s3; shard38: a task's shard
