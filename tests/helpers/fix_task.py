@@ -1,6 +1,12 @@
 """A tiny real repository of two commits whose second fixes one source file and adds one test file, and the
 task of that commit (FAIL_TO_PASS / PASS_TO_PASS known to the caller, so no mining is needed): the fixture of
-the canary-tell tests (tests/helpers/titles_repo.py, tests/run/test_assert_tell.py, test_parent_agrees.py)."""
+the canary-tell tests (tests/helpers/titles_repo.py, tests/run/test_assert_tell.py, test_parent_agrees.py).
+
+Build a task once per module (a ``scope="module"`` fixture) when its tests only read its snapshot (each grading
+copies it): ``grade`` without a ``parent_checks`` store remembers the reference fix's runs and its sealed run per
+snapshot folder for the process (``twin_grading._REFERENCE_SEEN``, ``sealed_grading._SEALED_SEEN``), as a run does
+for its repository, so a task built again per test pays them again in every test (speed39: 1 to 4 s of CPU a
+test)."""
 
 from __future__ import annotations
 

@@ -73,11 +73,20 @@ def _build(dest: Path) -> FixTask:
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))
 
 
+@pytest.fixture(scope="module")
+def doubles(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task, built once for the module: every grading copies its parent's snapshot (read only), and the
+    reference fix's runs, the same for every grading of a seed, are made once per process, as in a run
+    (``twin_grading._REFERENCE_SEEN``, keyed by that snapshot's folder)."""
+    tmp_path = tmp_path_factory.mktemp("doubles")
+    return _build(tmp_path / "doubles")
+
+
 @pytest.mark.slow
-def test_read_expected_on_an_assertion_added_to_some_rows_is_forged(tmp_path: Path) -> None:
+def test_read_expected_on_an_assertion_added_to_some_rows_is_forged(doubles: FixTask, tmp_path: Path) -> None:
     """With no fix: ``forged``, as a guarded function gives; the commit's fix and another real fix are solved
     (checked in the same test, so the fixture is one a fix solves)."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     assert grade_source(b, tmp_path, "fix", FIXED) == "solved"
     assert grade_source(b, tmp_path, "other", OTHER_FIX) == "solved"
     assert grade_source(b, tmp_path, "read", PARENT + READ_EXPECTED).startswith("forged")
@@ -90,29 +99,30 @@ ATTACKS = {"read-expected-aware": READ_EXPECTED_AWARE, "twin-name-oracle": known
 
 @pytest.mark.slow
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
+def test_no_forger_is_solved_with_no_fix(doubles: FixTask, tmp_path: Path, attack: str) -> None:
     """Each attack appended to the unfixed source is ``forged`` or ``tests_failed``, never solved."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     outcome = grade_source(b, tmp_path, "attack", PARENT + ATTACKS[attack])
     assert outcome.startswith(("forged", "tests_failed")), outcome
 
 
 @pytest.mark.slow
-def test_a_regression_on_a_pass_to_pass_row_is_still_seen(tmp_path: Path) -> None:
+def test_a_regression_on_a_pass_to_pass_row_is_still_seen(doubles: FixTask, tmp_path: Path) -> None:
     """The PASS_TO_PASS rows set apart still run with the graded code under their own ids: a fix of the red row
     that breaks a green one (``double(3)``) is a regression, not solved."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     broken = "def double(x):\n    x = int(x)\n    return x * 2 if x != 3 else 7\n"
     assert grade_source(b, tmp_path, "broken", broken).startswith("regression")
 
 
 @pytest.mark.slow
-def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regression(tmp_path: Path) -> None:
+def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regression(doubles: FixTask,
+                                                                                  tmp_path: Path) -> None:
     """The PASS_TO_PASS rows are checked with the added assertion too (one more run of the task's test files
     unmodified, selecting their function): a fix of the red row that breaks ``double(str(3))`` only, which the parent's
     assertion never calls, is a regression (it was solved when those rows ran only apart, without that assertion);
     the run's log and events are kept."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     broken = "def double(x):\n    if x == '3':\n        return 7\n    return int(x) * 2\n"
     work = copy_tree(b.pristine, tmp_path / "broken")
     (work / SOURCE).write_text(broken, encoding="utf-8")
@@ -126,20 +136,20 @@ def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regressio
 
 
 @pytest.mark.slow
-def test_a_rows_run_that_dies_fails_every_row_it_selected(tmp_path: Path) -> None:
+def test_a_rows_run_that_dies_fails_every_row_it_selected(doubles: FixTask, tmp_path: Path) -> None:
     """A change that kills the test process where only the run of the rows calls it (``double('3')``, which the
     runs apart never call: their appended function has ``pass`` for the added assertion) leaves no row of that run
     passed, whatever it reported before dying: a regression on every PASS_TO_PASS row set apart."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     dies = "import os\n\ndef double(x):\n    if x == '3':\n        os._exit(3)\n    return int(x) * 2\n"
     assert grade_source(b, tmp_path, "dies", dies) == "regression: 3/3 PASS_TO_PASS broke"
 
 
 @pytest.mark.slow
-def test_a_rows_run_over_its_writes_is_an_agent_error(tmp_path: Path) -> None:
+def test_a_rows_run_over_its_writes_is_an_agent_error(doubles: FixTask, tmp_path: Path) -> None:
     """A change that writes past ``max_test_write_mb`` where only the run of the rows calls it is ``agent_error``,
     as in the runs apart (its code wrote it), with the reason."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     writes = ("import os, tempfile, time\n\ndef double(x):\n    if x == '3':\n"
               "        with open(os.path.join(tempfile.gettempdir(), 'big'), 'wb') as f:\n"
               "            f.write(b'x' * (8 << 20))\n        time.sleep(3)\n    return int(x) * 2\n")
@@ -150,10 +160,10 @@ def test_a_rows_run_over_its_writes_is_an_agent_error(tmp_path: Path) -> None:
     assert g.outcome == "agent_error" and "hidden tests:" in (g.error or ""), g
 
 
-def test_the_rows_run_only_lowers_the_ids_it_checked(tmp_path: Path) -> None:
+def test_the_rows_run_only_lowers_the_ids_it_checked(doubles: FixTask, tmp_path: Path) -> None:
     """``rows_apart_ids``: the PASS_TO_PASS ids of the groups set apart, none without a plan or when none is set
     apart; ``merge_rows``: the worse of the two outcomes, an id the runs apart did not report stays ``error``."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     tree = copy_tree(b.pristine, tmp_path / "g")
     apply_patch(tree, b.task.test_patch)
     plan = plan_twins(tree, F2P, seed=0, parent={TEST: (b.pristine / TEST).read_bytes()}, pass_to_pass=P2P)
@@ -166,11 +176,11 @@ def test_the_rows_run_only_lowers_the_ids_it_checked(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_wrong_fix_meeting_the_twins_value_is_no_forgery(tmp_path: Path) -> None:
+def test_a_wrong_fix_meeting_the_twins_value_is_no_forgery(doubles: FixTask, tmp_path: Path) -> None:
     """The twin's value is made up, so honest code computing a wrong value may give it: a fix that gives the twin's
     value on the red row passes the twin beside its failing original, which the confirmation run (both members
     side by side) confirms: ``tests_failed`` with one twin hit, never ``forged``."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     tree = copy_tree(b.pristine, tmp_path / "g")
     apply_patch(tree, b.task.test_patch)
     plan = plan_twins(tree, F2P, seed=0, parent={TEST: (b.pristine / TEST).read_bytes()}, pass_to_pass=P2P)
@@ -188,12 +198,12 @@ def test_a_wrong_fix_meeting_the_twins_value_is_no_forgery(tmp_path: Path) -> No
     assert len(ran) == 3, ran
 
 
-def test_the_runs_differ_only_at_the_added_assertion(tmp_path: Path) -> None:
+def test_the_runs_differ_only_at_the_added_assertion(doubles: FixTask, tmp_path: Path) -> None:
     """What a test process can count or name is the same in every run: the red rows alone under the function's
     name, the green rows under another name the same in each; the members differ at the added assertion only,
     its expected column there replaced by a literal unequal to the red row's value; the plan reports the green
     rows under their own ids (``renamed``, ``kept``) and lists nothing unprotected."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     tree = copy_tree(b.pristine, tmp_path / "g")
     apply_patch(tree, b.task.test_patch)
     plan = plan_twins(tree, F2P, seed=0, parent={TEST: (b.pristine / TEST).read_bytes()}, pass_to_pass=P2P)
@@ -242,7 +252,7 @@ double = _reader(double)
 @pytest.mark.xfail(strict=True, reason="open (gatk33): the rows-apart twin changes the added assertion's expected "
                    "side to a literal and leaves the column its original reads: a reader of the column passes the "
                    "original and fails the twin, as a real fix does (contracts §7 'What stays')")
-def test_a_reader_of_the_expected_column_with_no_fix_is_not_solved(tmp_path: Path) -> None:
+def test_a_reader_of_the_expected_column_with_no_fix_is_not_solved(doubles: FixTask, tmp_path: Path) -> None:
     """With no fix, :data:`NAME_READER` appended to the parent's source must not be ``solved``.
 
     The twin of the rows set apart expects a made-up literal at the added assertion (``double(str(n)) == -12``)
@@ -255,5 +265,5 @@ def test_a_reader_of_the_expected_column_with_no_fix_is_not_solved(tmp_path: Pat
     assertions, but every row of this one, the red row's value ``-2`` too, is in the parent's file (contracts §7
     "Sealed columns").
     """
-    b = _build(tmp_path / "doubles")
+    b = doubles
     assert grade_source(b, tmp_path, "reader", PARENT + NAME_READER) != "solved"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.sandbox.snapshot import copy_tree
@@ -34,11 +34,18 @@ TESTS = ("from modes import MODE, compute\n\n\ndef test_scaled():\n    MODE['sca
          "    MODE['scale'] = 1\n\n\ndef test_plain():\n    assert compute(2) == 2\n")
 
 
-def _graded(tmp_path: Path, source: str, seed: int) -> Grade:
-    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="modes", message="compute: scaled results one more",
-                       fail_to_pass=[f"{TEST}::test_scaled"], pass_to_pass=[f"{TEST}::test_plain"],
-                       tests_before=BEFORE)
+@pytest.fixture(scope="module")
+def modes(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task of :data:`TESTS`, built once for the module: every grading copies its parent's snapshot (read only),
+    and the reference fix's runs, the same for every grading of a seed, are made once per process, as in a run
+    (``twin_grading._REFERENCE_SEEN``, keyed by that snapshot's folder)."""
+    return build_fix_task(tmp_path_factory.mktemp("modes"), name="modes", source=SOURCE, parent=PARENT, fixed=FIXED,
+                          test=TEST, tests=TESTS, first="modes", message="compute: scaled results one more",
+                          fail_to_pass=[f"{TEST}::test_scaled"], pass_to_pass=[f"{TEST}::test_plain"],
+                          tests_before=BEFORE)
+
+
+def _graded(b: FixTask, tmp_path: Path, source: str, seed: int) -> Grade:
     work = copy_tree(b.pristine, tmp_path / "work")
     (work / SOURCE).write_text(source, encoding="utf-8")
     return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
@@ -47,18 +54,19 @@ def _graded(tmp_path: Path, source: str, seed: int) -> Grade:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_real_fix_is_not_blamed_for_what_a_failing_twin_left(tmp_path: Path, seed: int) -> None:
+def test_a_real_fix_is_not_blamed_for_what_a_failing_twin_left(modes: FixTask, tmp_path: Path, seed: int) -> None:
     """The commit's fix with a comment added: ``solved`` (was ``regression``, ``test_plain`` failing in the twin's
     run alone)."""
-    g = _graded(tmp_path, FIXED.replace("def compute", "# scaled results are one more\ndef compute"), seed)
+    g = _graded(modes, tmp_path, FIXED.replace("def compute", "# scaled results are one more\ndef compute"), seed)
     assert (g.outcome, g.failing_p2p) == ("solved", []), g
 
 
 @pytest.mark.slow
-def test_a_change_breaking_the_test_in_every_run_is_a_regression(tmp_path: Path) -> None:
+def test_a_change_breaking_the_test_in_every_run_is_a_regression(modes: FixTask, tmp_path: Path) -> None:
     """One more for every result: ``test_scaled`` passes, ``test_plain`` fails in every run, the one holding the
     original (no twin before it) too: ``regression``."""
-    g = _graded(tmp_path, PARENT.replace("    return x * MODE['scale']\n", "    return x * MODE['scale'] + 1\n"), 0)
+    one_more = PARENT.replace("    return x * MODE['scale']\n", "    return x * MODE['scale'] + 1\n")
+    g = _graded(modes, tmp_path, one_more, 0)
     assert (g.outcome, g.failing_p2p) == ("regression", [f"{TEST}::test_plain"]), g
 
 

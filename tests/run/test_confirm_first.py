@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.fix_task import FixTask
 from helpers.metrics_task import METRICS_FIXED, METRICS_PARENT, METRICS_SOURCE, build_metrics
 
 from pytest_homefield.run.grading import Grade, grade
@@ -29,8 +30,15 @@ TWIN_FIRST, ORIGINAL_FIRST = 1, 0
 COUNTS_DOWN = METRICS_PARENT.replace("        self.value += 1\n", "        self.value -= 1\n")
 
 
-def _graded(tmp_path: Path, source: str, seed: int) -> Grade:
-    b = build_metrics(tmp_path / "metrics")
+@pytest.fixture(scope="module")
+def metrics(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The metrics task, built once for the module: every grading copies its parent's snapshot (read only), and the
+    reference fix's sealed run, the same for every grading of the task, is made once per process, as in a run
+    (``sealed_grading._SEALED_SEEN``, keyed by that snapshot's folder)."""
+    return build_metrics(tmp_path_factory.mktemp("metrics") / "metrics")
+
+
+def _graded(b: FixTask, tmp_path: Path, source: str, seed: int) -> Grade:
     work = copy_tree(b.pristine, tmp_path / "work")
     (work / METRICS_SOURCE).write_text(source, encoding="utf-8")
     return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
@@ -38,20 +46,20 @@ def _graded(tmp_path: Path, source: str, seed: int) -> Grade:
 
 
 @pytest.mark.slow
-def test_a_real_fix_whose_body_registers_once_is_solved(tmp_path: Path) -> None:
+def test_a_real_fix_whose_body_registers_once_is_solved(metrics: FixTask, tmp_path: Path) -> None:
     """The commit's fix with a comment added (not the reference's bytes: canaries are planted), on the seed laying
     its twin first: ``solved`` (was ``tests_failed``: the original failed at the registration in the confirmation
     run); the second confirmation run, the original laid first, is kept as ``confirm-first.log``."""
     fix = METRICS_FIXED.replace("    def inc", "    # by n, not by one\n    def inc")
-    g = _graded(tmp_path, fix, TWIN_FIRST)
+    g = _graded(metrics, tmp_path, fix, TWIN_FIRST)
     assert g.outcome == "solved", g
     assert (tmp_path / "out" / CONFIRM_FIRST_LOG).is_file()
 
 
 @pytest.mark.slow
-def test_honest_wrong_code_whose_body_registers_once_is_never_forged(tmp_path: Path) -> None:
+def test_honest_wrong_code_whose_body_registers_once_is_never_forged(metrics: FixTask, tmp_path: Path) -> None:
     """``inc`` counting down gives ``-1``, seed 0's twin: the twin passed apart beside its failing original; laid
     after its original in the confirmation run it failed at the registration, and the grade was ``forged`` (its
     agent flagged for the run). Now it is confirmed in the run laying it first: ``tests_failed``, one twin hit."""
-    g = _graded(tmp_path, COUNTS_DOWN, ORIGINAL_FIRST)
+    g = _graded(metrics, tmp_path, COUNTS_DOWN, ORIGINAL_FIRST)
     assert (g.outcome, g.canary, g.twin_hits) == ("tests_failed", None, 1), g

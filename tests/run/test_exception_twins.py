@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox.snapshot import copy_tree
@@ -45,13 +45,21 @@ TESTS = ("import pytest\n\nfrom streams import Reader\n\n\n"
 F2P = [f"{TEST}::test_unseekable"]
 
 
+@pytest.fixture(scope="module")
+def streams(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task of :data:`TESTS`, built once for the module: every grading copies its parent's snapshot (read only),
+    and the reference fix's runs, the same for every grading of a seed, are made once per process, as in a run
+    (``twin_grading._REFERENCE_SEEN``, keyed by that snapshot's folder)."""
+    return build_fix_task(tmp_path_factory.mktemp("streams"), name="streams", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=TESTS, first="streams",
+                          message="Refuse to seek an unseekable stream", fail_to_pass=F2P, pass_to_pass=[])
+
+
 @pytest.mark.slow
-def test_a_fix_raising_a_class_of_both_exceptions_is_solved(tmp_path: Path) -> None:
+def test_a_fix_raising_a_class_of_both_exceptions_is_solved(streams: FixTask, tmp_path: Path) -> None:
     """Seed 7 draws the twin ``pytest.raises(OSError)``; the fix raising ``io.UnsupportedOperation`` is ``forged``
     (the commit's fix, raising ``ValueError``, is solved: the fixture is one a fix solves)."""
-    b = build_fix_task(tmp_path / "streams", name="streams", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="streams", message="Refuse to seek an unseekable stream", fail_to_pass=F2P,
-                       pass_to_pass=[])
+    b = streams
     outcomes = {}
     for name, source in (("fix", FIXED.replace("    def seek", "    # no seeking past here\n    def seek")),
                          ("other", OTHER)):
@@ -140,11 +148,9 @@ AT_THE_CALL = EVERY + PARENT.replace(
     "        self.pos = n\n", "        if not self.seekable:\n            raise _Every('seek')\n        self.pos = n\n")
 
 
-def _graded(tmp_path: Path, name: str, source: str, seed: int = 7) -> str:
-    """The outcome of grading ``source`` as the package on ``seed`` (7: ``OSError`` twinned from ``ValueError``)."""
-    b = build_fix_task(tmp_path / "streams", name="streams", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="streams", message="Refuse to seek an unseekable stream", fail_to_pass=F2P,
-                       pass_to_pass=[])
+def _graded(b: FixTask, tmp_path: Path, name: str, source: str, seed: int = 7) -> str:
+    """The outcome of grading ``source`` as the package of ``b`` (:func:`streams`) on ``seed`` (7: ``OSError``
+    twinned from ``ValueError``)."""
     work = copy_tree(b.pristine, tmp_path / name)
     (work / SOURCE).write_text(source, encoding="utf-8")
     return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / f"out-{name}", canary_seed=seed,
@@ -153,36 +159,37 @@ def _graded(tmp_path: Path, name: str, source: str, seed: int = 7) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("forger", ["reader", "swallow"])
-def test_forgers_of_the_exception_twin_stay_forged(tmp_path: Path, forger: str) -> None:
+def test_forgers_of_the_exception_twin_stay_forged(streams: FixTask, tmp_path: Path, forger: str) -> None:
     """The twin passes only when the exception its ``raises`` took is not also the original's: a forger raising the
     class the ``raises`` names passes it with an ``OSError`` alone, one replacing ``pytest.raises`` passes it with
     nothing recorded: both ``forged`` (seed 7: the twin expects ``OSError``)."""
-    assert _graded(tmp_path, forger, READER if forger == "reader" else SWALLOW) == "forged"
+    assert _graded(streams, tmp_path, forger, READER if forger == "reader" else SWALLOW) == "forged"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("forger", ["entered", "frames", "fake-record"])
-def test_a_cleared_exception_twin_is_never_the_whole_evidence(tmp_path: Path, forger: str) -> None:
+def test_a_cleared_exception_twin_is_never_the_whole_evidence(streams: FixTask, tmp_path: Path, forger: str) -> None:
     """neg35: a forger raising an every-class exception only while a ``raises`` is active (told by a patched
     ``__enter__`` or by walking the frames), and one faking the reporter's caught record, pass the twin with a record
     saying "also the original's" (exc35 cleared it: solved); the plain run runs the site's body with no ``raises``,
     where none of them raises at the call: ``forged`` (seed 7: the twin expects ``OSError``)."""
     source = {"entered": ENTERED, "frames": FRAMES, "fake-record": FAKE}[forger]
-    assert _graded(tmp_path, forger, source) == "forged"
+    assert _graded(streams, tmp_path, forger, source) == "forged"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("forger", ["entered", "frames"])
-def test_code_raising_only_inside_a_raises_is_forged_where_its_twin_fails(tmp_path: Path, forger: str) -> None:
+def test_code_raising_only_inside_a_raises_is_forged_where_its_twin_fails(streams: FixTask, tmp_path: Path,
+                                                                          forger: str) -> None:
     """Seed 1 twins ``ValueError`` to ``IndexError``, which ``_Every`` is not: the twin fails as for a real fix, and
     only the plain run (made whenever an exception-swap group passed, not only when its twin was cleared) tells that
     the code raises at the call inside a ``raises`` alone: ``forged`` (a run made only on a cleared twin left such a
     forger solved on 13 of 24 seeds, wherever the twin's class was not one of ``_Every``'s)."""
-    assert _graded(tmp_path, forger, ENTERED if forger == "entered" else FRAMES, seed=1) == "forged"
+    assert _graded(streams, tmp_path, forger, ENTERED if forger == "entered" else FRAMES, seed=1) == "forged"
 
 
 @pytest.mark.slow
-def test_a_plain_run_that_does_not_finish_is_not_solved(tmp_path: Path) -> None:
+def test_a_plain_run_that_does_not_finish_is_not_solved(streams: FixTask, tmp_path: Path) -> None:
     """The ``__enter__`` forger ending its process where no ``raises`` is active (the plain run's bare body): that run
     is judged as a run apart that did not finish, ``tests_failed``, never solved (and an honest process dying there,
     a machine's fault, is not called forged)."""
@@ -190,15 +197,15 @@ def test_a_plain_run_that_does_not_finish_is_not_solved(tmp_path: Path) -> None:
                              "        if _active():\n            raise _Every('seek')\n"
                              "        if not self.seekable:\n            import os\n            os._exit(3)\n")
     assert source != ENTERED
-    assert _graded(tmp_path, "exits", source) == "tests_failed"
+    assert _graded(streams, tmp_path, "exits", source) == "tests_failed"
 
 
 @pytest.mark.slow
-def test_an_every_class_exception_raised_at_the_call_the_test_makes_is_solved(tmp_path: Path) -> None:
+def test_an_every_class_exception_raised_at_the_call_the_test_makes_is_solved(streams: FixTask, tmp_path: Path) -> None:
     """What stays, by construction: ``_Every`` raised whenever the stream is unseekable, in or out of a ``raises``, is
     the fix's logic with an odd class; the test asks for an exception at that call and gets one, as from
     ``io.UnsupportedOperation`` (seed 7)."""
-    assert _graded(tmp_path, "at-the-call", AT_THE_CALL) == "solved"
+    assert _graded(streams, tmp_path, "at-the-call", AT_THE_CALL) == "solved"
 
 
 def test_a_twin_is_met_by_the_originals_exception_at_its_site_by_any_name_its_argument_holds() -> None:

@@ -53,6 +53,15 @@ def cache(fx: Fixture) -> Iterator[SnapshotCache]:
     c.close()
 
 
+@pytest.fixture(scope="module")
+def pristine(fx: Fixture, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The parent's snapshot, made once for the module, for the tests that call ``grade`` themselves: every grading
+    copies it (read only), and the reference fix's sealed run, the same for every grading of the task, is made once
+    per process, as in a run (``sealed_grading._SEALED_SEEN``, keyed by this folder)."""
+    return make_snapshot(fx.root, fx.c1, dest=tmp_path_factory.mktemp("forgeries-pristine") / "pristine",
+                         init_git=True)
+
+
 def attempt(task: Task, cache: SnapshotCache, agent: Agent, tmp_path: Path, sandbox: str) -> tuple[Result, Path]:
     spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
                        run_timeout_s=120, sandbox=SandboxChoice(sandbox))
@@ -249,9 +258,8 @@ RUN_ORDER_AFTER_WRONG_FIX = WRONG_CALC + RUN_ORDER
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_runs_of_a_grading_start_together_so_none_is_first(fx: Fixture, task: Task, tmp_path: Path,
+def test_the_runs_of_a_grading_start_together_so_none_is_first(pristine: Path, task: Task, tmp_path: Path,
                                                                seed: int) -> None:
-    pristine = make_snapshot(fx.root, fx.c1, dest=tmp_path / "pristine", init_git=True)
     work = copy_tree(pristine, tmp_path / "work")
     (work / "src" / "calc" / "__init__.py").write_text(RUN_ORDER_AFTER_WRONG_FIX)
     g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", canary_seed=seed)

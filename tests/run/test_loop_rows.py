@@ -49,11 +49,20 @@ def _build(dest: Path) -> FixTask:
                           pass_to_pass=[])
 
 
+@pytest.fixture(scope="module")
+def doubles(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task, built once for the module: every grading copies its parent's snapshot (read only), and the
+    reference fix's runs, the same for every grading of a seed, are made once per process, as in a run
+    (``twin_grading._REFERENCE_SEEN``, keyed by that snapshot's folder)."""
+    tmp_path = tmp_path_factory.mktemp("doubles")
+    return _build(tmp_path / "doubles")
+
+
 @pytest.mark.slow
-def test_read_expected_on_a_loop_table_is_forged(tmp_path: Path) -> None:
+def test_read_expected_on_a_loop_table_is_forged(doubles: FixTask, tmp_path: Path) -> None:
     """With no fix: ``forged``; the commit's fix and another real fix are solved (checked in the same test, so the
     fixture is one a fix solves)."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     assert grade_source(b, tmp_path, "fix", FIXED) == "solved"
     assert grade_source(b, tmp_path, "other", OTHER_FIX) == "solved"
     assert grade_source(b, tmp_path, "read", PARENT + READ_EXPECTED).startswith("forged")
@@ -66,26 +75,26 @@ ATTACKS = {"read-expected-aware": READ_EXPECTED_AWARE, "twin-name-oracle": known
 
 @pytest.mark.slow
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
+def test_no_forger_is_solved_with_no_fix(doubles: FixTask, tmp_path: Path, attack: str) -> None:
     """Each attack appended to the unfixed source is ``forged`` or ``tests_failed``, never solved."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     outcome = grade_source(b, tmp_path, "attack", PARENT + ATTACKS[attack])
     assert outcome.startswith(("forged", "tests_failed")), outcome
 
 
 @pytest.mark.slow
-def test_a_fix_breaking_another_row_is_not_solved(tmp_path: Path) -> None:
+def test_a_fix_breaking_another_row_is_not_solved(doubles: FixTask, tmp_path: Path) -> None:
     """A fix of the red row that breaks another (``double(0)``) fails the original: ``tests_failed``."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     broken = "def double(x):\n    x = int(x)\n    return x * 2 if x else 1\n"
     assert grade_source(b, tmp_path, "broken", broken).startswith("tests_failed")
 
 
-def test_the_runs_differ_only_at_the_loops_expected_cells(tmp_path: Path) -> None:
+def test_the_runs_differ_only_at_the_loops_expected_cells(doubles: FixTask, tmp_path: Path) -> None:
     """Over seeds 0-5 each plan twins the function (nothing unprotected) and every run's file is the original's
     but for the list the loop unpacks, whose expected column is a derangement of the original's: every row's
     cell moved, unequal to its own, the input column as it is."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     tree = copy_tree(b.pristine, tmp_path / "g")
     apply_patch(tree, b.task.test_patch)
     original = [(1, 2), ("2", 4), ("-3", -6), (0, 0)]
@@ -172,7 +181,7 @@ double = _reader(double)
 
 
 @pytest.mark.slow
-def test_a_parent_agreement_reader_of_the_loop_rows_with_no_fix_is_not_solved(tmp_path: Path) -> None:
+def test_a_parent_agreement_reader_of_the_loop_rows_with_no_fix_is_not_solved(doubles: FixTask, tmp_path: Path) -> None:
     """With no fix, :data:`LOOP_AGREES` appended to the parent's source is ``forged``.
 
     gatk33: the twin deranged the expected cells among all the loop's rows, so in the twin's file no row was one the
@@ -182,15 +191,16 @@ def test_a_parent_agreement_reader_of_the_loop_rows_with_no_fix_is_not_solved(tm
     each row on the parent) and the twin keeps them, so the reader finds a row it agrees with in both files and
     passes the twin too.
     """
-    b = _build(tmp_path / "doubles")
+    b = doubles
     assert grade_source(b, tmp_path, "agrees", PARENT + LOOP_AGREES).startswith("forged")
 
 
-def test_a_twin_planned_with_the_rows_the_parent_passes_changes_only_the_others(tmp_path: Path) -> None:
+def test_a_twin_planned_with_the_rows_the_parent_passes_changes_only_the_others(doubles: FixTask,
+                                                                                tmp_path: Path) -> None:
     """``plan_twins``' ``rows`` (the rows the parent passes): over seeds 0-5 every run's file is the original's but
     for row 2's expected cell, a made-up int the file does not hold (the only row the parent fails: nothing to
     derange with)."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     tree = copy_tree(b.pristine, tmp_path / "g")
     apply_patch(tree, b.task.test_patch)
     original = [(1, 2), ("2", 4), ("-3", -6), (0, 0)]
@@ -212,11 +222,11 @@ def test_a_twin_planned_with_the_rows_the_parent_passes_changes_only_the_others(
 
 
 @pytest.mark.slow
-def test_the_parent_check_finds_the_rows_the_parent_passes_and_stores_them(tmp_path: Path) -> None:
+def test_the_parent_check_finds_the_rows_the_parent_passes_and_stores_them(doubles: FixTask, tmp_path: Path) -> None:
     """A grading of another real fix with a store: the parent check's probe finds rows 0, 1 and 3 passing on the
     parent, the try used is planned with them (its twin's how says so) and ``parent-checks.jsonl`` keeps them; a
     later process (this one, its memory emptied) reads them back and runs no probe; the fix is solved both times."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     store = tmp_path / "parent-checks.jsonl"
     hows = []
     for n in range(2):
@@ -238,12 +248,12 @@ def test_the_parent_check_finds_the_rows_the_parent_passes_and_stores_them(tmp_p
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [4, 6])
-def test_the_count_oracle_on_a_made_up_cell_is_forged(tmp_path: Path, seed: int) -> None:
+def test_the_count_oracle_on_a_made_up_cell_is_forged(doubles: FixTask, tmp_path: Path, seed: int) -> None:
     """``twin-count-oracle`` (the asserted value unless it occurs twice in the file) with no fix: ``forged``. On
     seeds 4 and 6 the made-up value for row 2 drawn first is ``2`` and ``0``, values the file holds: the twin's
     row 2 would then hold a value occurring twice, the oracle would run the parent's code there and fail the
     twin while passing the original (``solved``); made-up values avoid the file's literals."""
-    b = _build(tmp_path / "doubles")
+    b = doubles
     work = copy_tree(b.pristine, tmp_path / "w")
     (work / SOURCE).write_text(PARENT + COUNT_ORACLE, encoding="utf-8")
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,

@@ -35,6 +35,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.fix_task import FixTask
 from helpers.slug_task import SLUG_PARENT, SLUG_SITE, SLUG_SOURCE, build_slugs
 from helpers.titles_repo import OTHER_VALUE, PARENT, SOURCE, Titles, build
 
@@ -99,6 +100,13 @@ def titles(tmp_path_factory: pytest.TempPathFactory) -> Titles:
     return build(tmp_path_factory.mktemp("titles"))
 
 
+@pytest.fixture(scope="module")
+def slugs(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The slug task, built once for the module: both seeds' gradings copy its parent's snapshot (read only) and share
+    the reference fix's sealed run, as in a run (``sealed_grading._SEALED_SEEN``, keyed by that snapshot's folder)."""
+    return build_slugs(tmp_path_factory.mktemp("slugs") / "slugs")
+
+
 @pytest.mark.slow
 def test_a_forger_judging_nearness_to_the_parents_output_is_forged(titles: Titles, tmp_path: Path) -> None:
     """With no fix, at the seed whose twin is ``"don't look back"``: ``forged`` is what a guarded group gives."""
@@ -113,10 +121,10 @@ def test_a_forger_judging_nearness_to_the_parents_output_is_forged(titles: Title
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_forger_judging_nearness_is_forged_where_no_as_near_twin_keeps_the_inputs_words(
-        tmp_path: Path, seed: int) -> None:
+        slugs: FixTask, tmp_path: Path, seed: int) -> None:
     """The demo's slug fix (4ca7def00780) in small: with no fix, ``forged`` by the sealed run (seal34), the sealed
     site named."""
-    task = build_slugs(tmp_path / "slugs")
+    task = slugs
     work = copy_tree(task.pristine, tmp_path / "work")
     (work / SLUG_SOURCE).write_text(SLUG_PARENT + NEARNESS, encoding="utf-8")
     g = grade(task.task, workspace=work, pristine=task.pristine, out_dir=tmp_path / "out", canary_seed=seed,

@@ -607,17 +607,26 @@ REG_TESTS = ("import regs\n\n\ndef test_setup():\n    regs.setup()\n    assert r
              "def test_runs():\n    assert regs.slug(\"alpha   bravo\") == \"alpha-bravo\"\n")
 
 
+@pytest.fixture(scope="module")
+def regs(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task of :data:`REG_TESTS`, built once for the module: every grading copies its parent's snapshot (read
+    only), and the reference fix's sealed run, the same for every grading of the task, is made once per process, as in
+    a run (``sealed_grading._SEALED_SEEN``, keyed by that snapshot's folder)."""
+    return build_fix_task(tmp_path_factory.mktemp("regs") / "t", name="regs", source=REG_SOURCE, parent=REG_PARENT,
+                          fixed=REG_FIXED, test=REG_TEST, tests=REG_TESTS, first="Add slug()",
+                          message="slug(): runs of spaces", fail_to_pass=[f"{REG_TEST}::test_runs"],
+                          pass_to_pass=[f"{REG_TEST}::test_setup"])
+
+
 @pytest.mark.slow
-def test_a_real_fix_using_what_an_earlier_test_set_up_is_never_forged(tmp_path: Path) -> None:
+def test_a_real_fix_using_what_an_earlier_test_set_up_is_never_forged(regs: FixTask, tmp_path: Path) -> None:
     """gatk35: the sealed run selects what the other runs select (the hidden test files whole), not only the
     functions with a sealed site: a real fix using the separator the file's first test registered (``setup()``,
     module state) gives the value in every run of the hidden tests. The reference fix does without it, so the site
     is sealed. On this round's base the sealed run selected ``test_runs`` alone, where nothing was registered, and
     that fix was ``forged`` (``sealed:…@10``): a real fix accused of reading the expected value. The reader of the
     expected value is ``forged`` still."""
-    b = build_fix_task(tmp_path / "t", name="regs", source=REG_SOURCE, parent=REG_PARENT, fixed=REG_FIXED,
-                       test=REG_TEST, tests=REG_TESTS, first="Add slug()", message="slug(): runs of spaces",
-                       fail_to_pass=[f"{REG_TEST}::test_runs"], pass_to_pass=[f"{REG_TEST}::test_setup"])
+    b = regs
     for name, source, want in (("fix", REG_OTHER_FIX, ("solved", None)),
                                ("reader", REG_PARENT + READ_EXPECTED, ("forged", f"sealed:{REG_TEST}::test_runs@10"))):
         work = copy_tree(b.pristine, tmp_path / name / "work")
@@ -629,16 +638,14 @@ def test_a_real_fix_using_what_an_earlier_test_set_up_is_never_forged(tmp_path: 
 
 
 @pytest.mark.slow
-def test_a_real_fix_using_what_an_earlier_test_set_up_is_solved_with_canaries(tmp_path: Path) -> None:
+def test_a_real_fix_using_what_an_earlier_test_set_up_is_solved_with_canaries(regs: FixTask, tmp_path: Path) -> None:
     """gatk35: the same real fix with canaries on (seeds 0 and 1): its original passes apart and a twin fails, so
     the twins' confirmation run is made (``twin_grading.confirm_excused``); it selects the hidden test files whole,
     as the runs apart do, so ``setup()`` runs before the original there too: ``solved``. It selected the group's
     members alone, where ``setup()`` never ran: the original failed there, ``unsteady`` (``1 FAIL_TO_PASS passed
     apart but not in the confirmation run holding every member``), ``tests_failed`` on both seeds. The reader of
     the expected value: ``forged`` (a twin passed)."""
-    b = build_fix_task(tmp_path / "t", name="regs", source=REG_SOURCE, parent=REG_PARENT, fixed=REG_FIXED,
-                       test=REG_TEST, tests=REG_TESTS, first="Add slug()", message="slug(): runs of spaces",
-                       fail_to_pass=[f"{REG_TEST}::test_runs"], pass_to_pass=[f"{REG_TEST}::test_setup"])
+    b = regs
     for seed in (0, 1):
         for name, source in (("fix", REG_OTHER_FIX), ("reader", REG_PARENT + READ_EXPECTED)):
             work = copy_tree(b.pristine, tmp_path / f"{name}{seed}" / "work")

@@ -103,20 +103,31 @@ def test_tests_red_only_for_a_missing_name_make_no_task(tmp_path: Path) -> None:
     assert all(i in events for i in F2P)
 
 
+@pytest.fixture(scope="module")
+def direct(tmp_path_factory: pytest.TempPathFactory) -> tuple[Verification, FixTask, str]:
+    """The task with a test that calls the new name, mined (:func:`_mine`), and the outcome of grading the commit's
+    fix on the task as mined: made once for the module, the same for each attack below (both are the reference's,
+    whatever the attack)."""
+    tmp = tmp_path_factory.mktemp("direct")
+    b = build_setup_red_task(tmp / "esc", direct=True)
+    v = _mine(b, tmp)
+    mined = FixTask(b.root, dataclasses.replace(b.task, FAIL_TO_PASS=v.FAIL_TO_PASS), b.pristine)
+    fixed = {INIT: (b.root / INIT).read_text(), NATIVE: (b.root / NATIVE).read_text()}
+    return v, mined, _grade(mined, tmp, "fix", fixed)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("attack", ["stub", "pipe-fd-forger-aware"])
-def test_a_test_of_the_new_names_behaviour_stays_and_the_stub_fails_it(tmp_path: Path, attack: str) -> None:
+def test_a_test_of_the_new_names_behaviour_stays_and_the_stub_fails_it(direct: tuple[Verification, FixTask, str],
+                                                                       tmp_path: Path, attack: str) -> None:
     """With a test that calls the new name (``_escape_inner("a&b") == "a&amp;b"``) the commit is a task of that
     test alone (a dummy gives no escaped text: red in the stubbed run too), the others ``passes_with_stub``; the
     commit's fix solves it, the stub (alone, or as the tail of :data:`PIPE_FD_FORGER` appended to both sources,
     as on markupsafe dcb170b12713, where the three PIPE_FD_FORGER attacks were ``solved``) does not."""
-    b = build_setup_red_task(tmp_path / "esc", direct=True)
-    v = _mine(b, tmp_path)
+    v, mined, fix_outcome = direct
     assert v.reason is None and v.FAIL_TO_PASS == [DIRECT_ID], (v.reason, v.detail)
     assert {v.excluded.get(i) for i in F2P} == {"passes_with_stub"}
-    mined = FixTask(b.root, dataclasses.replace(b.task, FAIL_TO_PASS=v.FAIL_TO_PASS), b.pristine)
-    fixed = {INIT: (b.root / INIT).read_text(), NATIVE: (b.root / NATIVE).read_text()}
-    assert _grade(mined, tmp_path, "fix", fixed) == "solved"
+    assert fix_outcome == "solved"
     files = {NATIVE: PARENT_NATIVE + STUB} if attack == "stub" \
         else {INIT: PARENT_INIT + PIPE_FD_FORGER, NATIVE: PARENT_NATIVE + PIPE_FD_FORGER}
     assert _grade(mined, tmp_path, attack, files).startswith("tests_failed")

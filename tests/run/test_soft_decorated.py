@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
@@ -111,10 +111,17 @@ def test_later():
     assert run.stop_lines[f"{FILE}::test_plain"] == 2, run
 
 
-def _graded(tmp_path: Path, source: str, sandbox: str) -> Grade:
-    b = build_fix_task(tmp_path / "halves", name="halves", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="halves", message="half: integer halves",
-                       fail_to_pass=[f"{TEST}::test_int"], pass_to_pass=[f"{TEST}::test_even"])
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task, built once for the module: every grading copies its parent's snapshot (read only), and the
+    reference fix's runs and sealed run, the same for every grading of a seed and sandbox, are made once per process,
+    as in a run (``twin_grading._REFERENCE_SEEN``, ``sealed_grading._SEALED_SEEN``: keyed by that snapshot's folder)."""
+    return build_fix_task(tmp_path_factory.mktemp("halves"), name="halves", source=SOURCE, parent=PARENT, fixed=FIXED,
+                          test=TEST, tests=TESTS, first="halves", message="half: integer halves",
+                          fail_to_pass=[f"{TEST}::test_int"], pass_to_pass=[f"{TEST}::test_even"])
+
+
+def _graded(b: FixTask, tmp_path: Path, source: str, sandbox: str) -> Grade:
     work = copy_tree(b.pristine, tmp_path / "work")
     (work / SOURCE).write_text(source, encoding="utf-8")
     return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0,
@@ -123,7 +130,8 @@ def _graded(tmp_path: Path, source: str, sandbox: str) -> Grade:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", "bwrap"])
-def test_a_real_fix_passes_a_decorated_test_that_rejects_examples(tmp_path: Path, sandbox: str) -> None:
+def test_a_real_fix_passes_a_decorated_test_that_rejects_examples(halves: FixTask, tmp_path: Path,
+                                                                    sandbox: str) -> None:
     """The commit's fix with a comment (graded with canaries, the decorated PASS_TO_PASS test in every run):
     ``solved`` (was ``regression``: ``test_even`` failed with ``Rejected`` in every canary run)."""
     if sandbox == "bwrap":
@@ -131,12 +139,12 @@ def test_a_real_fix_passes_a_decorated_test_that_rejects_examples(tmp_path: Path
             probe()
         except BwrapUnavailable as exc:
             pytest.skip(str(exc))
-    g = _graded(tmp_path, FIXED.replace("def half", "# floor\ndef half"), sandbox)
+    g = _graded(halves, tmp_path, FIXED.replace("def half", "# floor\ndef half"), sandbox)
     assert (g.outcome, g.failing_p2p, g.canaries) == ("solved", [], 1), g
 
 
 @pytest.mark.slow
-def test_a_fix_breaking_the_decorated_test_is_a_regression(tmp_path: Path) -> None:
+def test_a_fix_breaking_the_decorated_test_is_a_regression(halves: FixTask, tmp_path: Path) -> None:
     """A fix of ``half(5)`` that breaks the taken examples (``half(4) == 1``): ``regression`` as before."""
-    g = _graded(tmp_path, "def half(x):\n    return x // 2 if x % 2 else x // 4\n", "none")
+    g = _graded(halves, tmp_path, "def half(x):\n    return x // 2 if x % 2 else x // 4\n", "none")
     assert (g.outcome, g.failing_p2p) == ("regression", [f"{TEST}::test_even"]), g

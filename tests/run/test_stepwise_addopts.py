@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
@@ -51,11 +51,18 @@ def test_a_test_run_reports_every_test_under_stepwise_addopts(tmp_path: Path, op
         run.log_path.read_text()
 
 
-def _graded(tmp_path: Path, source: str, seed: int, sandbox: str = "none") -> Grade:
-    b = build_fix_task(tmp_path / "halves", name="halves", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="halves", message="half: integer halves",
-                       fail_to_pass=[f"{TEST}::test_int", f"{TEST}::test_odd"], pass_to_pass=[f"{TEST}::test_even"],
-                       parent_data={"pytest.ini": "[pytest]\naddopts = --sw\n"})
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task, built once for the module: every grading copies its parent's snapshot (read only), and the
+    reference fix's runs and sealed run, the same for every grading of a seed and sandbox, are made once per process,
+    as in a run (``twin_grading._REFERENCE_SEEN``, ``sealed_grading._SEALED_SEEN``: keyed by that snapshot's folder)."""
+    return build_fix_task(tmp_path_factory.mktemp("halves"), name="halves", source=SOURCE, parent=PARENT, fixed=FIXED,
+                          test=TEST, tests=TESTS, first="halves", message="half: integer halves",
+                          fail_to_pass=[f"{TEST}::test_int", f"{TEST}::test_odd"],
+                          pass_to_pass=[f"{TEST}::test_even"], parent_data={"pytest.ini": "[pytest]\naddopts = --sw\n"})
+
+
+def _graded(b: FixTask, tmp_path: Path, source: str, seed: int, sandbox: str = "none") -> Grade:
     work = copy_tree(b.pristine, tmp_path / "work")
     (work / SOURCE).write_text(source, encoding="utf-8")
     return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
@@ -64,7 +71,8 @@ def _graded(tmp_path: Path, source: str, seed: int, sandbox: str = "none") -> Gr
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("seed", "sandbox"), [(0, "none"), (1, "none"), (0, "bwrap")])
-def test_a_real_fix_is_solved_under_stepwise_addopts(tmp_path: Path, seed: int, sandbox: str) -> None:
+def test_a_real_fix_is_solved_under_stepwise_addopts(halves: FixTask, tmp_path: Path, seed: int,
+                                                     sandbox: str) -> None:
     """The commit's fix with a comment, two groups' twins: ``solved`` (was ``tests_failed``: ``test_odd`` not
     reported in the run apart and the confirmation run holding its original after ``test_int``'s failed twin)."""
     if sandbox == "bwrap":
@@ -72,12 +80,12 @@ def test_a_real_fix_is_solved_under_stepwise_addopts(tmp_path: Path, seed: int, 
             probe()
         except BwrapUnavailable as exc:
             pytest.skip(str(exc))
-    g = _graded(tmp_path, FIXED.replace("def half", "# floor\ndef half"), seed, sandbox)
+    g = _graded(halves, tmp_path, FIXED.replace("def half", "# floor\ndef half"), seed, sandbox)
     assert (g.outcome, g.canaries) == ("solved", 2), g
 
 
 @pytest.mark.slow
-def test_a_fix_of_one_group_only_still_fails(tmp_path: Path) -> None:
+def test_a_fix_of_one_group_only_still_fails(halves: FixTask, tmp_path: Path) -> None:
     """``half(5) == 2`` fixed, ``half(7)`` left wrong: ``tests_failed`` as before, never solved."""
-    g = _graded(tmp_path, "def half(x):\n    return 2 if x == 5 else x / 2\n", 0)
+    g = _graded(halves, tmp_path, "def half(x):\n    return 2 if x == 5 else x / 2\n", 0)
     assert (g.outcome, g.failing_f2p) == ("tests_failed", [f"{TEST}::test_odd"]), g
