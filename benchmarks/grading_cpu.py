@@ -111,7 +111,8 @@ def build(repo: Path) -> None:
 
     sample = load_build_history(HERE / "examples" / "sample-project" / "build_history.py")
     sample.build(repo)
-    env = _env(HERE) | {sample.FLAKY_ENV: str(repo / ".git" / "textkit-flaky-counter")}
+    env = _env(HERE) | {sample.FLAKY_ENV: str(repo / ".git" / "textkit-flaky-counter"),
+                        "HOMEFIELD_TEST_ENV": sample.FLAKY_ENV}  # its tests see only the variables named
     subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "mine", "-n", "0", "--sandbox", "none"], cwd=repo,
                    env=env, check=True, stdout=subprocess.DEVNULL)
 

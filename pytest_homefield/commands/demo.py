@@ -27,6 +27,7 @@ from types import ModuleType
 
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
 from pytest_homefield.mine.pipeline import dropped_line
+from pytest_homefield.sandbox.testrun import TEST_ENV_VAR
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -75,6 +76,10 @@ def _env(repo: Path, flaky_env: str) -> dict[str, str]:
     env.pop("PYTEST_CURRENT_TEST", None)
     # the sample's deliberately flaky test counts its runs here: fresh for every demo repository
     env[flaky_env] = str(repo / ".git" / "textkit-flaky-counter")
+    # a test run gets only the host variables it is given (sandbox/testrun.py TEST_ENV_NAMES): name the counter's,
+    # as a user names a variable their suite reads (without it the counter went to each run's fresh TMPDIR, the
+    # flaky commit passed every run and was kept as a task)
+    env[TEST_ENV_VAR] = flaky_env
     return env
 
 
