@@ -35,7 +35,7 @@ from pytest_homefield.mine.redgreen import (
 )
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES
 from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
-from pytest_homefield.sandbox.testrun import TestRun
+from pytest_homefield.sandbox.testrun import TEST_ENV_VAR, TestRun
 from pytest_homefield.sandbox.twin_runs import RUNS
 
 # -- classify_runs on synthetic runs ---------------------------------------------------------------
@@ -196,6 +196,12 @@ PY = shlex.quote(sys.executable)
 #: Plugins this suite does not need are left out: each test run starts in a fraction of the time.
 CMD = f"{PY} -m pytest -q -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
 COUNTER_ENV = "HF_TEST_COUNTER"
+
+
+def _counting(counter: Path) -> dict[str, str]:
+    """The caller's environment with ``counter`` as the run counter, its variable named for the test runs (they
+    get only the host variables named: ``TEST_ENV_NAMES`` and ``HOMEFIELD_TEST_ENV``, sandbox/testrun.py)."""
+    return {**os.environ, COUNTER_ENV: str(counter), TEST_ENV_VAR: COUNTER_ENV}
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -465,7 +471,7 @@ def test_verify_names_why_pytest_stopped_before_collecting(history: dict, tmp_pa
 @pytest.mark.slow
 def test_verify_flaky_at_the_commit(history: dict, tmp_path: Path) -> None:
     counter = tmp_path / "counter"  # outside every snapshot: run 1 passes, run 2 fails
-    v = _verify(history, "flaky", tmp_path, env={**os.environ, COUNTER_ENV: str(counter)}, log_dir=tmp_path / "logs")
+    v = _verify(history, "flaky", tmp_path, env=_counting(counter), log_dir=tmp_path / "logs")
     assert v.reason == "flaky" and v.excluded == {"tests/test_neg.py::test_neg": "flaky"}
     assert counter.read_text() == "2" and v.runs == 4
     # the module cannot import at the parent: the targeted parent run 2 says so, it is not made again in full
@@ -487,7 +493,7 @@ def _ids_run(log: Path) -> set[str]:
 def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
     # test_sometimes passes on odd runs: run 1 (parent 1) passes, run 2 (commit 1) fails, run 3 passes
     counter = tmp_path / "counter"
-    v = _verify(history, "flaky_p2p", tmp_path, stability_runs=3, env={**os.environ, COUNTER_ENV: str(counter)},
+    v = _verify(history, "flaky_p2p", tmp_path, stability_runs=3, env=_counting(counter),
                 log_dir=tmp_path / "logs")
     assert v.reason is None, v.detail
     assert v.FAIL_TO_PASS == ["tests/test_core.py::test_inc", "tests/test_core.py::test_inc_zero"]
@@ -522,7 +528,7 @@ def test_verify_pass_to_pass_failing_only_after_the_first_runs_stays(history: di
     # the later runs are targeted, it is not run again and stays PASS_TO_PASS. Grading the oracle is
     # what catches it (run/grading's flaky ids, docs/contracts.md §7).
     counter = tmp_path / "counter"
-    v = _verify(history, "late_p2p", tmp_path, stability_runs=3, env={**os.environ, COUNTER_ENV: str(counter)},
+    v = _verify(history, "late_p2p", tmp_path, stability_runs=3, env=_counting(counter),
                 log_dir=tmp_path / "logs")
     assert v.reason is None, v.detail
     assert v.FAIL_TO_PASS == ["tests/test_late.py::test_dec"]
@@ -545,7 +551,7 @@ def test_verify_a_target_that_cannot_be_addressed_runs_the_files(history: dict, 
 
     monkeypatch.setattr(redgreen, "run_tests", renaming)
     counter = tmp_path / "counter"
-    v = _verify(history, "flaky_p2p", tmp_path, stability_runs=2, env={**os.environ, COUNTER_ENV: str(counter)},
+    v = _verify(history, "flaky_p2p", tmp_path, stability_runs=2, env=_counting(counter),
                 log_dir=tmp_path / "logs")
     assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_core.py::test_inc", "tests/test_core.py::test_inc_zero"]
     assert (tmp_path / "logs" / "parent-2-full").is_dir()

@@ -35,6 +35,7 @@ from pytest_homefield.mine.reuse import (
     verify_inputs,
     verify_key,
 )
+from pytest_homefield.sandbox.testrun import TEST_ENV_VAR
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import append_jsonl, read_jsonl
 
@@ -208,9 +209,11 @@ MINE = ("mine", "-n", "2", "--sandbox", "none")
 
 
 def _env(spy_log: Path) -> dict[str, str]:
-    """:func:`cli_env` (this machine's unused pytest plugins blocked) with the spy's log."""
+    """:func:`cli_env` (this machine's unused pytest plugins blocked) with the spy's log, its variable named for
+    the test commands (they get only the host variables named: sandbox/testrun.py ``TEST_ENV_NAMES``)."""
     env = cli_env()
     env[SPY_ENV] = str(spy_log)
+    env[TEST_ENV_VAR] = SPY_ENV
     return env
 
 

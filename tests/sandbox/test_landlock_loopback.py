@@ -29,7 +29,7 @@ from pytest_homefield.sandbox import _landlock_supervisor as supervisor
 from pytest_homefield.sandbox import bwrap, landlock
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv
-from pytest_homefield.sandbox.testrun import run_tests
+from pytest_homefield.sandbox.testrun import TEST_ENV_VAR, run_tests
 
 #: A package with a tiny echo server and a client, as a repository under benchmark has them.
 ECHO = '''"""An echo server and its client."""
@@ -225,7 +225,7 @@ def test_a_repositorys_tests_reach_their_own_loopback_servers_only(tmp_path: Pat
     repo.write("netpkg/echo.py", ECHO)
     repo.write("tests/test_echo.py", TESTS)
     repo.commit("An echo server and its tests")
-    env = {**os.environ, "HOST_PORT": str(host_service)}
+    env = {**os.environ, "HOST_PORT": str(host_service), TEST_ENV_VAR: "HOST_PORT"}  # named for the test run
     run = run_tests(repo.path, f"{sys.executable} -m pytest {NO_PLUGINS}", ["tests/test_echo.py"],
                     out_dir=tmp_path / "out", env=env, sandbox=box, timeout_s=120)
     log = (tmp_path / "out" / "tests.log").read_text()
