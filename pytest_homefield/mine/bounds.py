@@ -158,8 +158,8 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
     unless the mine was a ``--reverify`` one (``reverify``), which reuses nothing when run again, less the
     ``setup_failed`` of them dropped as ``setup_failed`` (never reused:
     :data:`~pytest_homefield.mine.reuse.NOT_SETTLED`), and the finished test runs of the candidates the time
-    budget stopped in flight that the command reads back (``resumable``: one count of runs per such candidate
-    holding any, ``mine-runs/``; a ``--reverify`` mine makes them again)."""
+    budget stopped in flight that the command reads back (``resumable``: one count of runs per candidate stopped
+    in flight, 0 for one that holds none, ``mine-runs/``; a ``--reverify`` mine makes them again)."""
     if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
         return []
     head = {INTERRUPTED: "Interrupted", FAIL_FAST: "Stopped (fail-fast)"}.get(stop.why, "Stopped")
@@ -178,7 +178,10 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
         again = f"; the {setup_failed} dropped as setup failed are verified again" if setup_failed else ""
         reused = n_verified - setup_failed
         held = [n for n in resumable if n > 0]
-        runs = (f"; so are the {plural(sum(held), 'finished test run')} of the {len(held)} stopped in flight"
+        # of the candidates stopped in flight, those that hold runs: "of 1 of the 2" (nu39, simonw/llm: "of the 1
+        # stopped in flight" right below "Stopped mid-verification at the time budget (2, …)" read as a miscount)
+        some = f"{len(held)} of the {len(resumable)}" if len(held) < len(resumable) else f"the {len(held)}"
+        runs = (f"; so are the {plural(sum(held), 'finished test run')} of {some} stopped in flight"
                 if held else "")
         lines.append(f"Continue with: {command}  (the {reused} verified "
                      f"{'is' if reused == 1 else 'are'} reused, not run again{runs}{again})")

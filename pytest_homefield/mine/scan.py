@@ -49,6 +49,9 @@ Filters, in the order they are applied; the first that fails names the reason (d
     ``no_source_change`` for a candidate whose only source files are ``pyproject.toml`` files changed in
     tool settings alone (:func:`.classify.tool_settings_changed`: ``[tool.ruff]`` is configuration,
     ``[tool.pytest.ini_options]`` or a build backend's table is not); only those files are parsed whole.
+    And ``no_source_change`` for a candidate whose every source file is test configuration that grading
+    carries from no change (:func:`_filter_test_configuration`: ``pytest.ini``, ``noxfile.py``, a
+    ``pyproject.toml`` whose pytest tables changed, …).
 11. ``diff_too_large``: more than ``max_diff_lines`` added + removed lines in the non-test files
     (the gold patch; binary files count 0). Counted only when ``max_diff_lines`` is set, for the
     commits that passed 1-10, by one more ``git log --no-walk --stdin --numstat`` process.
@@ -97,6 +100,8 @@ from pytest_homefield.mine.scan_git import (
 from pytest_homefield.mine.scan_rules import cheap_reason, no_source_detail, path_reason, split_change
 from pytest_homefield.paths import Classifier, compile_globs
 from pytest_homefield.records import one_line
+from pytest_homefield.run.carried import BLOCKED_NAMES, METADATA_SUFFIXES
+from pytest_homefield.run.carried import _section_of as section_of
 from pytest_homefield.settings import ScanSettings, join_flags
 
 __all__ = [
@@ -374,7 +379,8 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
                     checks[len(outcomes)] = checked
                 outcomes.append(outcome)
         _compose_prompts(repo, head, outcomes, checks, options.min_message_words)
-        _filter_manifests(repo, outcomes, checks, keep=options.env == "uv")
+        blobs = _filter_manifests(repo, outcomes, checks, keep=options.env == "uv")
+        _filter_test_configuration(outcomes, checks, blobs)
         if options.max_diff_lines is not None:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
         newest = str(repo.git.log("-1", "--format=%aI", head)).strip() if not outcomes and since else None
@@ -464,11 +470,12 @@ def _compose_prompts(repo: git.Repo, head: str, outcomes: list[Candidate | Rejec
 
 
 def _filter_manifests(repo: git.Repo, outcomes: list[Candidate | Rejected],
-                      checks: dict[int, list[tuple[str, str]]], *, keep: bool = False) -> None:
+                      checks: dict[int, list[tuple[str, str]]], *, keep: bool = False) -> dict[str, bytes]:
     """Filter 10, in place: candidates whose content-checked manifests changed dependencies are
-    rejected, or with ``keep`` (``env`` ``uv``) given those manifests as ``dependency_files``."""
+    rejected, or with ``keep`` (``env`` ``uv``) given those manifests as ``dependency_files``. Returns the
+    manifests' versions read, by blob id."""
     if not checks:
-        return
+        return {}
     results, blobs = _manifests_changed(repo, list(checks.values()))
     for (i, checked), changed in zip(checks.items(), results, strict=True):
         c = outcomes[i]
@@ -479,6 +486,51 @@ def _filter_manifests(repo: git.Repo, outcomes: list[Candidate | Rejected],
             outcomes[i] = Rejected(c.commit, c.subject, c.authored_at, "dependency_change", ", ".join(changed))
         elif isinstance(c, Candidate) and (detail := _tool_settings_only(c, checked, blobs)):
             outcomes[i] = Rejected(c.commit, c.subject, c.authored_at, "no_source_change", detail)
+    return blobs
+
+
+def _filter_test_configuration(outcomes: list[Candidate | Rejected], checks: dict[int, list[tuple[str, str]]],
+                               blobs: dict[str, bytes]) -> None:
+    """Filter 10's third question, in place: a candidate every one of whose source files is one that grading
+    never carries from any change, the reference fix's included (:func:`_held_back`: test configuration such as
+    ``pytest.ini``, ``noxfile.py``, a ``pyproject.toml`` whose pytest tables changed), is ``no_source_change``:
+    graded, its reference fix is no change at all (nu39: verification dropped such commits only after their
+    test runs, as ``reference_fails`` with the detail of :data:`~pytest_homefield.mine.redgreen.HELD_BACK`).
+    ``blobs``: the manifests' versions by blob id, as filter 10 read them."""
+    for i, c in enumerate(outcomes):
+        if not isinstance(c, Candidate) or not c.source_files or c.dependency_files:
+            continue
+        raws = dict(checks.get(i, ()))
+        if all(_held_back(path, raws.get(path), blobs) for path in c.source_files):
+            counts = no_source_detail(len(c.test_files), len(c.docs_files),
+                                      len(c.config_files) + len(c.source_files))
+            outcomes[i] = Rejected(c.commit, c.subject, c.authored_at, "no_source_change",
+                                   f"{counts} ({', '.join(c.source_files)}: test configuration, which grading "
+                                   "carries from no change, the reference fix's neither)")
+
+
+def _held_back(path: str, raw: str | None, blobs: dict[str, bytes]) -> bool:
+    """Whether grading leaves a change to the source file ``path`` out of every grading copy, by the rules of
+    :func:`~pytest_homefield.run.carried.carried_changes` that the commit's paths and manifest versions decide:
+    a blocked name (``pytest.ini``, ``noxfile.py``, ``sitecustomize.py`` …), a ``.pth`` file, a file inside
+    distribution metadata, or a ``pyproject.toml`` / ``setup.cfg`` whose pytest section differs between its two
+    versions (``raw``: its ``--raw`` diff line; an absent side counts as ``None``, as grading reads it). A
+    manifest whose versions were not read is carried (the safe answer: verification decides)."""
+    name = path.rsplit("/", 1)[-1]
+    if name in BLOCKED_NAMES or name.endswith(".pth") or any(
+            part.lower().endswith(METADATA_SUFFIXES) for part in path.split("/")[:-1]):
+        return True
+    if name not in ("pyproject.toml", "setup.cfg") or raw is None:
+        return False
+    sections: list[str | None] = []
+    for sha in raw.split()[2:4]:
+        if not sha.strip("0"):
+            sections.append(None)
+        elif sha not in blobs:
+            return False
+        else:
+            sections.append(section_of(name, blobs[sha].decode("utf-8", errors="replace")))
+    return sections[0] != sections[1]
 
 
 def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], classifier: Classifier,

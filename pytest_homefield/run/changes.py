@@ -104,8 +104,9 @@ def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
 
 def capped_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: dict[str, str],
                 limit: int | None) -> Diff:
-    """A unified, binary-safe diff (``git diff --no-index --binary``) of ``paths`` from the pristine
-    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers, in git's order of the paths; with
+    """A unified, binary-safe diff (``git diff --no-index --no-renames --binary``) of ``paths`` from the pristine
+    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers, in git's order of the paths (a moved file
+    is a deletion and an addition, as in a task's gold patch); with
     ``limit`` (bytes) at most that many bytes of git's output are read, and a longer diff is cut after
     its last whole line within them, with :data:`CUT_LINE` as its last line (git is stopped there).
 
@@ -131,7 +132,10 @@ def capped_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
                 if changes[rel] != "deleted":
                     _stage(new, rel)
         with inert_git_env() as env:  # the copies' .gitattributes and any .git above tmp are nothing to git
-            proc = subprocess.Popen(["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
+            # --no-renames: a moved file is a deletion and an addition, as in the gold patch (the scan reads
+            # history so); a rename's "rename from/to" lines named the temporary folders (nu39, jsonschema)
+            proc = subprocess.Popen(["git", "diff", "--no-index", "--no-renames", "--binary", "--no-color", "--",
+                                     str(a), str(b)],
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                     cwd=tmp, env=env)
             assert proc.stdout is not None

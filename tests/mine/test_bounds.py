@@ -99,7 +99,10 @@ def test_the_summary_names_flags_as_the_command_spells_them(tmp_path: Path) -> N
     cut = stop_lines(Stop(TIME_BUDGET, "time budget 1m reached"), n_candidates=5, n_verified=1, n_not_verified=4,
                      kept=1, command="homefield mine", resumable=[3, 0, 1])
     assert cut[1] == ("Continue with: homefield mine  (the 1 verified is reused, not run again; so are the 4 "
-                      "finished test runs of the 2 stopped in flight)"), cut
+                      "finished test runs of 2 of the 3 stopped in flight)"), cut
+    every = stop_lines(Stop(TIME_BUDGET, "time budget 1m reached"), n_candidates=5, n_verified=1, n_not_verified=4,
+                       kept=1, command="homefield mine", resumable=[3, 1])
+    assert every[1].endswith("so are the 4 finished test runs of the 2 stopped in flight)"), every
 
 
 def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp_path: Path) -> None:

@@ -91,7 +91,50 @@ def test_pyproject_tool_settings_alone_are_configuration(tmp_path: Path) -> None
                                                           "(pyproject.toml: only [tool.ruff])")
     assert rejected[shas["comment"]] == ("no_source_change", "1 test file, 0 docs files and 1 config file "
                                                              "(pyproject.toml: only comments or formatting)")
+    # pytest's table is test configuration: grading carries no change to it (test below)
+    assert rejected[shas["pytest"]][0] == "no_source_change"
     candidates = {c.commit: c.source_files for c in result.candidates}
-    for name in ("pytest", "setuptools", "own", "version"):
+    for name in ("setuptools", "own", "version"):
         assert candidates[shas[name]] == ["pyproject.toml"], name
     assert sorted(candidates[shas["beside_source"]]) == ["pkg/core.py", "pyproject.toml"]
+
+
+def test_test_configuration_alone_is_no_source_change(tmp_path: Path) -> None:
+    """A candidate whose every source file is one grading never carries from any change (test configuration:
+    ``pytest.ini``, ``noxfile.py``, a ``pyproject.toml`` whose pytest tables changed, whatever else changed in it)
+    is ``no_source_change`` at the scan: its reference fix, graded, is no change (nu39: verification dropped such
+    a commit only after its test runs). Beside a real source file, or with its pytest tables unchanged, it stays."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pyproject.toml", PYPROJECT)
+    repo.write("pkg/core.py", "def core():\n    return 1\n")
+    repo.write("tests/test_core.py", "def test_core():\n    assert True\n")
+    repo.commit("Initial import of the package")
+    steps: dict[str, dict[str, str]] = {
+        "pytest_ini": {"pytest.ini": "[pytest]\nmarkers = slow\n"},
+        "noxfile": {"noxfile.py": "import nox\n"},
+        "pth_and_ini": {"pkg.pth": "/x\n", "pytest.ini": "[pytest]\nmarkers = slow fast\n"},
+        "pytest_and_version": {"pyproject.toml": PYPROJECT.replace('version = "1.0"', 'version = "1.1"')
+                               .replace('addopts = "-q"', 'addopts = "-q -m slow"')},
+        "version": {"pyproject.toml": PYPROJECT.replace('version = "1.0"', 'version = "1.2"')
+                    .replace('addopts = "-q"', 'addopts = "-q -m slow"')},
+        "beside_source": {"pytest.ini": "[pytest]\nmarkers = other\n", "pkg/core.py": "def core():\n    return 2\n"},
+    }
+    shas = {}
+    for i, (name, files) in enumerate(steps.items()):
+        for path, text in files.items():
+            repo.write(path, text)
+        repo.write("tests/test_core.py", f"def test_core{i}():\n    assert True\n")
+        shas[name] = repo.commit(f"Change the {name} part of the project")
+    result = scan(repo.path, ScanOptions())
+    rejected = {r.commit: (r.reason, r.detail) for r in result.rejected}
+    assert rejected[shas["pytest_ini"]] == (
+        "no_source_change", "1 test file, 0 docs files and 1 config file (pytest.ini: test configuration, which "
+                            "grading carries from no change, the reference fix's neither)")
+    assert rejected[shas["noxfile"]][0] == "no_source_change"
+    assert rejected[shas["pth_and_ini"]][0] == "no_source_change"
+    assert "2 config files (pkg.pth, pytest.ini: test configuration" in rejected[shas["pth_and_ini"]][1]
+    assert rejected[shas["pytest_and_version"]][0] == "no_source_change"
+    candidates = {c.commit: sorted(c.source_files) for c in result.candidates}
+    # the pytest tables are as the commit before left them: the version change is carried
+    assert candidates[shas["version"]] == ["pyproject.toml"]
+    assert candidates[shas["beside_source"]] == ["pkg/core.py", "pytest.ini"]
