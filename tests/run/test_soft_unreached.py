@@ -1,4 +1,4 @@
-"""gatk39: test bodies soft statements still do not reach (strict xfails; contracts §7 "Soft statements").
+"""gatk39: test bodies soft statements did not reach (contracts §7 "Soft statements"); soft39 reached one.
 
 Each is twin37's case (``tests/run/test_after_twin.py``): ``test_scaled`` (FAIL_TO_PASS) sets a module's setting,
 asserts and puts it back, ``test_negative`` (FAIL_TO_PASS too, after it) relies on it. Where the body is not soft, a
@@ -9,8 +9,10 @@ failing twin stops at its site and leaves the setting at 3: a real fix is ``test
   ``assume``), and the innermost ``__wrapped__``'s an assertion's (gatk39). Found by no ``__wrapped__``, the body
   is not one whose failures may be kept: keeping an assertion there changes a decorator that expects one (hypothesis's
   ``@example(...).xfail()``). Seed 0: ``tests_failed``; seed 1: ``forged``.
-* A test function named by the repository's ``python_functions`` (``check_*``): the softener tells a test by its
-  ``test`` prefix, not knowing the run's configuration. Seed 1: ``tests_failed``.
+* A test function named by the repository's ``python_functions`` (``check_*``): the softener told a test by its
+  ``test`` prefix, not knowing the run's configuration. Seed 1: ``tests_failed``. soft39: the run's test functions
+  are those of the configuration pytest reads in the grading copy (``pytest.ini``, ``pyproject.toml``, ``tox.ini``,
+  ``setup.cfg``: each file of :data:`CONFIGS`), ``test…`` ones beside.
 """
 
 from __future__ import annotations
@@ -36,18 +38,38 @@ CASES = {
     "bare-decorator": ("from modes import MODE, compute\n\n\ndef logged(f):\n    def run(*a, **k):\n"
                        "        return f(*a, **k)\n    return run\n\n\n@logged\n" + SCALED.format(name="test_scaled")
                        + REST, "test_scaled", {}, 0),
-    "python-functions": ("from modes import MODE, compute\n\n\n" + SCALED.format(name="check_scaled") + REST,
-                         "check_scaled", {"pytest.ini": "[pytest]\npython_functions = test_* check_*\n"}, 1),
+}
+CHECKED = "from modes import MODE, compute\n\n\n" + SCALED.format(name="check_scaled") + REST
+#: Each way a repository names its ``check_*`` tests (pytest's own files; a prefix or a glob).
+CONFIGS = {
+    "pytest.ini": {"pytest.ini": "[pytest]\npython_functions = test_* check_*\n"},
+    "pyproject": {"pyproject.toml": "[project]\nname = 'modes'\nversion = '0'\n\n[tool.pytest.ini_options]\n"
+                                    "python_functions = ['test', 'check']\n"},
+    "tox.ini": {"tox.ini": "[tox]\nenvlist = py\n\n[pytest]\npython_functions =\n    test_*\n    check_*\n"},
+    "setup.cfg": {"setup.cfg": "[metadata]\nname = modes\n\n[tool:pytest]\npython_functions = test check_\n"},
 }
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk39: a body soft statements do not reach (a decorator with no __wrapped__, "
-                                       "a test named by python_functions): a failing twin there stops at its site and "
-                                       "leaves what the rest of its body puts back")
+@pytest.mark.xfail(strict=True, reason="gatk39: a body soft statements do not reach (a decorator with no __wrapped__): "
+                                       "a failing twin there stops at its site and leaves what the rest of its body "
+                                       "puts back")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_real_fix_is_not_failed_for_what_an_unreached_twin_left(tmp_path: Path, case: str) -> None:
-    tests, name, beside, seed = CASES[case]
+    _graded_solved(tmp_path, *CASES[case])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_a_python_functions_test_is_soft(tmp_path: Path, config: str) -> None:
+    """soft39: a ``check_*`` test the repository's configuration names (each of pytest's files) runs its body to the
+    end in a canary run: a real fix is ``solved`` (gatk39's seed 1 was ``tests_failed``)."""
+    _graded_solved(tmp_path, CHECKED, "check_scaled", CONFIGS[config], 1)
+
+
+def _graded_solved(tmp_path: Path, tests: str, name: str, beside: dict[str, str], seed: int) -> None:
+    """Grade a real fix of the ``modes`` task whose tests are ``tests`` (``name`` the setting's test, ``beside`` files
+    of commit 1 beside the source) with canary seed ``seed``: it must be ``solved``."""
     b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=tests, first="modes", message="compute: scaled one more, negatives mirrored",
                        fail_to_pass=[f"{TEST}::{name}", f"{TEST}::test_negative"],
