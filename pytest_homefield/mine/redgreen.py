@@ -140,7 +140,9 @@ __all__ = [
 #: 18: a test is told from a fixture by its decorator being ``fixture`` (gatk39), not by the word in its text: a test
 #: marked ``usefixtures`` (or parametrized over a ``fixture_name`` column) is soft too, and so are the tests of a class
 #: nested in a class, and the body of a ``with (a as x, b):``: each runs on as 15 says.
-#: 19: a test named by the repository's ``python_functions`` (``check_*``) is soft too (soft39), runs on as 15 says.
+#: 19: a test named by the repository's ``python_functions`` (``check_*``) is soft too (soft39), and the body a
+#: decorator leaving no ``__wrapped__`` calls (hypothesis's ``given``) keeps an assertion's failure: each runs on as 15
+#: says.
 VERIFY_VERSION = 19
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
