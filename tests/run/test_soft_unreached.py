@@ -50,6 +50,7 @@ CASES = {
                        "        return f(*a, **k)\n    return run\n\n\n@logged\n" + SCALED.format(name="test_scaled")
                        + REST, "test_scaled", {}, 0),
 }
+CASES["bare-decorator-seed-1"] = (*CASES["bare-decorator"][:3], 1)
 CHECKED = "from modes import MODE, compute\n\n\n" + SCALED.format(name="check_scaled") + REST
 #: Each way a repository names its ``check_*`` tests (pytest's own files; a prefix or a glob).
 CONFIGS = {
