@@ -153,4 +153,5 @@ def test_a_hypothesis_body_runs_on_past_a_failed_assertion(tmp_path: Path) -> No
     assert run.outcomes == {f"{HFILE}::test_scaled": "failed", f"{HFILE}::test_xfail_example": "passed",
                             f"{HFILE}::test_assume": "passed", f"{HFILE}::test_later": "passed"}, \
         run.log_path.read_text()
-    assert "FAILED tests/test_hyp.py::test_scaled - assert (0 * 3) == -1" in run.log_path.read_text(), run  # its site
+    assert "FAILED tests/test_hyp.py::test_scaled - assert (0 * 3) == -1" in run.log_path.read_text(), run
+    assert run.stop_lines[f"{HFILE}::test_scaled"] == 4, run  # its site, from the first decorator: 0

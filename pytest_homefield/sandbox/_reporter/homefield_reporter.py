@@ -158,7 +158,20 @@ def _stop_line(item: Any, excinfo: Any) -> int | None:
     ``def``); ``None`` when its code is not on the traceback (a fixture or setup failed) or there is none. A test
     a decorator wrapped (``functools.wraps``'s ``__wrapped__``: freezegun's ``freeze_time``) is the function it
     wraps, not the wrapper (rows32: humanize's time tests reported the wrapper's line, which lies in no statement
-    of the test)."""
+    of the test); so is (soft39) a body a decorator leaving no ``__wrapped__`` calls (:func:`_named_bodies`:
+    hypothesis's ``given``), when its frame is on the traceback."""
+    try:
+        bodies = _named_bodies(item)
+    except Exception:  # an object that cannot be read so: none
+        bodies = []
+    for body in bodies:
+        tb, line = getattr(excinfo, "tb", None), None
+        while tb is not None:
+            if tb.tb_frame.f_code is body:
+                line = tb.tb_lineno - body.co_firstlineno
+            tb = tb.tb_next
+        if line is not None:
+            return int(line)
     obj = getattr(item, "obj", None)
     for _ in range(16):
         inner = getattr(obj, "__wrapped__", None)
@@ -402,7 +415,6 @@ def _wrapped_code(item: Any) -> tuple[Any, ...]:
         obj = item.obj
         obj = getattr(obj, "__func__", obj)
         called = _called_code(item)
-        name = getattr(item, "originalname", None) or str(getattr(item, "name", "")).split("[", 1)[0]
         inner = obj
         seen = 0
         while hasattr(inner, "__wrapped__") and seen < 100:  # inspect.unwrap, without importing it
@@ -413,9 +425,7 @@ def _wrapped_code(item: Any) -> tuple[Any, ...]:
             examples = getattr(func, "hypothesis_explicit_examples", None)
             if isinstance(examples, list) and any(getattr(e, "raises", None) is not None for e in examples):
                 return ()
-            code = getattr(func, "__code__", None)
-            if getattr(code, "co_name", None) == name:
-                codes.append(code)
+        codes += _named_bodies(item)
     except Exception:  # an object that cannot be read so: not wrapped
         return ()
     out: list[Any] = []
@@ -423,6 +433,21 @@ def _wrapped_code(item: Any) -> tuple[Any, ...]:
         if code is not None and code is not called and not any(code is c for c in out):
             out.append(code)
     return tuple(out)
+
+
+def _named_bodies(item: Any) -> list[Any]:
+    """The codes of the functions :func:`_reached` from ``item.obj`` that bear the test function's own name (its
+    ``originalname``), none ``item.obj``'s own: the body a decorator calls (soft39). May raise (an object that
+    cannot be read so)."""
+    obj = item.obj
+    called = _called_code(item)
+    name = getattr(item, "originalname", None) or str(getattr(item, "name", "")).split("[", 1)[0]
+    out: list[Any] = []
+    for func in _reached(getattr(obj, "__func__", obj)):
+        code = getattr(func, "__code__", None)
+        if code is not None and code is not called and getattr(code, "co_name", None) == name:
+            out.append(code)
+    return out
 
 
 #: Objects :func:`_reached` looks at, at most (a closure holding a large graph of functions is not walked further).
