@@ -1,4 +1,4 @@
-"""gatk39: test bodies soft statements did not reach (contracts §7 "Soft statements"); soft39 reached one.
+"""gatk39: test bodies soft statements did not reach (contracts §7 "Soft statements"); soft39 reached both.
 
 Each is twin37's case (``tests/run/test_after_twin.py``): ``test_scaled`` (FAIL_TO_PASS) sets a module's setting,
 asserts and puts it back, ``test_negative`` (FAIL_TO_PASS too, after it) relies on it. Where the body is not soft, a
