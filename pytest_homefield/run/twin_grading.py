@@ -1163,14 +1163,16 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
     a failed statement of a test body is kept and the body runs to its end, so a twin leaves what its original
     leaves; so is every ``.py`` file of ``targets`` (the run's test files, a node id's file; read from ``gdir``
     without following a link) that no run's files hold, so that a softened file tells no group's file from another
-    test file of the run. The sealed run (no twin there) writes its files as they are."""
+    test file of the run; its test functions are those the repository's configuration in ``gdir`` names too
+    (``python_functions``: :func:`~pytest_homefield.sandbox.canary_soft.function_patterns`, soft39). The sealed run
+    (no twin there) writes its files as they are."""
     if soft:
         extra: dict[str, bytes] = {}
         for rel in dict.fromkeys(t.split("::", 1)[0] for t in targets):
             if rel.endswith(".py") and not any(rel in files for files in runs):
                 with contextlib.suppress(OSError):
                     extra[rel] = nofollow.read_bytes(gdir, rel, limit=_SOFT_READ_BYTES)
-        runs = [softened_files({**extra, **files}) for files in runs]
+        runs = [softened_files({**extra, **files}, gdir) for files in runs]
     else:
         runs = list(runs)
     folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in runs]

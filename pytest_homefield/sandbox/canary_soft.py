@@ -43,26 +43,39 @@ a twin's site raises, so each block keeps its meaning where a soft statement wou
   items (:func:`_parenthesized`).
 
 Test functions (twin38): a module-level ``def test…`` and a ``test…`` method of any module-level class (a pytest
-``Test…`` class, a ``unittest.TestCase`` or a mixin of one; ``setUp``/``tearDown`` are not tests: a failure there
-ends the test as before), none a fixture (its decorator ``fixture``: :func:`_fixture`). Under pytest a ``TestCase``
-runs ``setUp``, the method and ``tearDown`` in the call phase; a soft statement's failure never reaches
-``unittest``'s result, the method returns, and the reporter fails the call with it (what ``unittest`` recorded after
-it, a later failure or a ``SkipTest``, is dropped); a ``subTest`` body is a ``with`` body, an ``assertRaises``
-context a ``with``'s context; a test marked ``expectedFailure`` keeps no failure (its failure is its pass), and
-``unittest``'s ``SkipTest`` goes through a soft statement as pytest's skip does.
+``Test…`` class, a ``unittest.TestCase`` or a mixin of one; ``setUp``/``tearDown`` are not tests: a failure there ends
+the test as before), none a fixture (its decorator ``fixture``: :func:`_fixture`); soft39: a function or method the
+repository's ``python_functions`` names (``check_*``) too, :func:`function_patterns` reading the configuration pytest
+reads in the run's copy. Under pytest a ``TestCase`` runs ``setUp``, the method and ``tearDown`` in the call phase; a
+soft statement's failure never reaches ``unittest``'s result, the method returns, and the reporter fails the call with
+it (what ``unittest`` recorded after it, a later failure or a ``SkipTest``, is dropped); a ``subTest`` body is a
+``with`` body, an ``assertRaises`` context a ``with``'s context; a test marked ``expectedFailure`` keeps no failure (its
+failure is its pass), and ``unittest``'s ``SkipTest`` goes through a soft statement as pytest's skip does.
 """
 
 from __future__ import annotations
 
 import ast
+import configparser
+import contextlib
+import fnmatch
 import functools
 import io
+import shlex
+import sys
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePosixPath
 
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import _chars, parse_source
 
-__all__ = ["SOFT", "softened", "softened_bytes", "softened_files"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["SOFT", "softened", "softened_bytes", "softened_files", "function_patterns"]
 
 #: The context a soft statement runs in (the reporter's :func:`soft`; the reporter is loaded by name, ``-p
 #: homefield_reporter``, in every test process homefield starts).
@@ -80,18 +93,24 @@ _SIMPLE = (ast.Assert, ast.Assign, ast.AugAssign, ast.AnnAssign)
 _Ctx = tuple[str, ...] | None
 
 
-def softened(text: str) -> str:
+#: pytest's ``python_functions`` default: the prefix every test function of a run is told by, whatever its
+#: configuration names beside (:func:`function_patterns`).
+DEFAULT_FUNCTIONS = ("test",)
+
+
+def softened(text: str, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> str:
     """``text`` (a test file) with its soft statements (module text) run under :data:`SOFT` (at a test function's top)
     or :data:`NESTED` (inside a ``while``, ``try`` or ``with``), each ``with`` whose body holds soft statements ending
     its header with :data:`BLOCK`, every line where it was; ``text`` itself when it does not parse, holds none, or
-    would not parse so."""
+    would not parse so. ``functions``: the names of test functions, pytest's ``python_functions`` patterns
+    (prefixes or globs, :func:`_named`; :func:`function_patterns`)."""
     try:
         tree = parse_source(text)
     except (SyntaxError, ValueError):
         return text
     lines = io.StringIO(text, newline="").readlines()
     edits: list[tuple[int, int, str]] = []  # (line from 1, character, text inserted there)
-    for func in _test_functions(tree):
+    for func in _test_functions(tree, functions):
         edits += _soft_edits(func.body, None, lines)
     if not edits:
         return text
@@ -107,29 +126,133 @@ def softened(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def softened_bytes(data: bytes) -> bytes:
+def softened_bytes(data: bytes, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> bytes:
     """:func:`softened` of a test file's bytes, in the encoding it declares (``utf-8`` by default, a BOM kept);
     ``data`` itself when it cannot be decoded or encoded back so. Remembered for the last 64 texts: a grading writes
     a file alike into each of its runs (two parses, some 1 ms of CPU per KiB)."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
-        out = softened(text)
+        out = softened(text, functions)
         return data if out == text else out.encode(encoding)
     except (SyntaxError, LookupError, UnicodeError):
         return data
 
 
-def softened_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
+def softened_files(files: Mapping[str, bytes], root: Path | None = None) -> dict[str, bytes]:
     """``files`` (path → bytes, a canary run's test files as a plan holds them) as the run writes them: each Python
-    file :func:`softened_bytes`, anything else as it is."""
-    return {rel: softened_bytes(data) if rel.endswith(".py") else data for rel, data in files.items()}
+    file :func:`softened_bytes`, anything else as it is. ``root`` (the copy the run's tree is made from, holding the
+    repository's configuration): each file's test functions are also those its ``python_functions`` names
+    (:func:`function_patterns`); without it, ``test…`` functions only."""
+    out: dict[str, bytes] = {}
+    for rel, data in files.items():
+        if rel.endswith(".py"):
+            functions = DEFAULT_FUNCTIONS if root is None else function_patterns(root, rel)
+            out[rel] = softened_bytes(data, functions)
+        else:
+            out[rel] = data
+    return out
 
 
-def _test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The test functions of ``tree`` (module text): module-level ``test…`` functions and ``test…`` methods of
-    module-level classes (whatever their bases: a ``unittest.TestCase``, a pytest ``Test…`` class, a mixin whose
-    tests a ``TestCase`` inherits) and of the classes in them at any depth (gatk39: pytest collects a ``Test…`` class
+#: The files pytest takes its configuration from, in the order it looks for them in a folder (its
+#: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins.
+_CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+#: A configuration file larger than this (bytes) is not read (its patterns are not known: ``test`` only).
+_CONFIG_BYTES = 1 << 20
+
+
+def function_patterns(root: Path, rel: str) -> tuple[str, ...]:
+    """The ``python_functions`` patterns (prefixes or globs) a pytest run of ``rel`` (a test file's path in ``root``,
+    ``/``-separated) in ``root`` reads, :data:`DEFAULT_FUNCTIONS` first (soft39; a ``check_*`` test was no test
+    function of :func:`softened`: a failing twin there stopped at its site and left what the rest of its body puts
+    back). The configuration is pytest's: in the folder of ``rel``, then each folder above it up to ``root``, the
+    first of :data:`_CONFIG_FILES` that is pytest's (``pytest.ini``, ``.pytest.ini``, ``pytest.toml`` and
+    ``.pytest.toml`` always; ``pyproject.toml`` with a ``[tool.pytest]`` or ``[tool.pytest.ini_options]`` table;
+    ``tox.ini`` with a ``[pytest]`` section; ``setup.cfg`` with a ``[tool:pytest]`` one), read without following a
+    link; one that cannot be read or parsed gives ``test`` only. Remembered per file's bytes."""
+    parents = list(PurePosixPath(rel).parents)  # the file's folder first, ``.`` last
+    for folder in parents:
+        for name in _CONFIG_FILES:
+            path = name if str(folder) == "." else f"{folder}/{name}"
+            data: bytes | None = None
+            with contextlib.suppress(OSError, ValueError):
+                data = nofollow.read_bytes(root, path, limit=_CONFIG_BYTES + 1)
+            if data is None:
+                continue
+            found = _config_patterns(name, data)
+            if found is not None:
+                return tuple(dict.fromkeys((*DEFAULT_FUNCTIONS, *found)))
+    return DEFAULT_FUNCTIONS
+
+
+@functools.lru_cache(maxsize=64)
+def _config_patterns(name: str, data: bytes) -> tuple[str, ...] | None:
+    """The ``python_functions`` patterns configuration file ``name`` (one of :data:`_CONFIG_FILES`) holding ``data``
+    sets (``()`` when it sets none), ``None`` when it is no pytest configuration (a ``pyproject.toml``, ``tox.ini``
+    or ``setup.cfg`` without pytest's table or section). A file that cannot be parsed, or is too large, is pytest's
+    but sets none: ``()``."""
+    if len(data) > _CONFIG_BYTES:
+        return () if name.startswith(("pytest.", ".pytest.")) else None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeError:
+        return () if name.startswith(("pytest.", ".pytest.")) else None
+    value: object = None
+    if name.endswith(".toml"):
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return () if name != "pyproject.toml" else None
+        if name == "pyproject.toml":
+            tool = doc.get("tool", {})
+            table = tool.get("pytest") if isinstance(tool, dict) else None
+            if not isinstance(table, dict):
+                return None
+            ini = table.get("ini_options")
+            value = ini.get("python_functions") if isinstance(ini, dict) else table.get("python_functions")
+        else:
+            table = doc.get("pytest")
+            value = table.get("python_functions") if isinstance(table, dict) else None
+    else:
+        section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return () if name.endswith("pytest.ini") else None
+        if not parser.has_section(section):
+            return () if name.endswith("pytest.ini") else None
+        value = parser.get(section, "python_functions", fallback=None)
+    return _args(value)
+
+
+def _args(value: object) -> tuple[str, ...]:
+    """An ``args`` option's value as pytest reads it: a string split as a shell splits it (on white space when it
+    cannot), a list of strings as it is; ``()`` for anything else."""
+    if isinstance(value, str):
+        try:
+            return tuple(shlex.split(value))
+        except ValueError:
+            return tuple(value.split())
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str))
+    return ()
+
+
+def _named(name: str, functions: Iterable[str]) -> bool:
+    """Whether ``name`` is a test function's by ``functions`` (``python_functions`` patterns), as pytest reads them:
+    a prefix of it, or a glob (``*``, ``?`` or ``[`` in it) it matches."""
+    return any(name.startswith(p) or (any(c in p for c in "*?[") and fnmatch.fnmatchcase(name, p))
+               for p in functions)
+
+
+def _test_functions(tree: ast.Module,
+                    functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The test functions of ``tree`` (module text): module-level functions and methods named by ``functions``
+    (pytest's ``python_functions`` patterns, :func:`_named`: ``test…`` at least, soft39: a ``check_*`` too when the
+    repository's configuration names it) of module-level classes (whatever their bases: a ``unittest.TestCase``, a
+    pytest ``Test…`` class, a mixin whose tests a ``TestCase`` inherits; so ``python_classes`` needs nothing) and of
+    the classes in them at any depth (gatk39: pytest collects a ``Test…`` class
     nested in one; its tests were not soft, and a failing twin there stopped at its site and left what the rest of
     its body puts back), none decorated as a fixture (:func:`_fixture`)."""
     out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -140,7 +263,7 @@ def _test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctio
                 out.append(node)
             elif isinstance(node, ast.ClassDef):
                 bodies.append(node.body)
-    return [f for f in out if f.name.startswith("test") and not any(_fixture(d) for d in f.decorator_list)]
+    return [f for f in out if _named(f.name, functions) and not any(_fixture(d) for d in f.decorator_list)]
 
 
 #: The names of the decorators that make a function a fixture (``pytest.fixture``, ``fixture``,

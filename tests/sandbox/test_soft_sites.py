@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.canary_soft import BLOCK, NESTED, SOFT, softened
+from pytest_homefield.sandbox.canary_soft import BLOCK, NESTED, SOFT, function_patterns, softened, softened_files
 from pytest_homefield.sandbox.testrun import REPORTER_DIR, TestRun, run_tests
 
 CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
@@ -342,3 +342,43 @@ def test_every_target_file_of_a_canary_run_is_softened_alike(tmp_path: Path) -> 
     sealed, = _fresh_copies(gdir, tmp_path, [run], targets=targets, soft=False)
     assert (sealed / "tests" / "test_group.py").read_text() == body
     assert (sealed / "tests" / "test_other.py").read_text() == body
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_the_functions_a_repository_configuration_names_are_test_functions(tmp_path: Path) -> None:
+    """soft39: a ``check_*`` test the repository's ``python_functions`` names is soft (a prefix or a glob, as pytest
+    reads them), ``test…`` ones beside; the configuration is the one pytest reads: the first of its files in the test
+    file's folder or the nearest folder above holding one (``pytest.ini`` before ``pyproject.toml``, a ``tox.ini``
+    without ``[pytest]`` or a ``pyproject.toml`` without pytest's table none), no link followed."""
+    text = "def check_a():\n    assert 1\n\n\ndef test_b():\n    assert 1\n\n\ndef helper():\n    assert 1\n"
+    root = _tree(tmp_path / "r", {
+        "pytest.ini": "[pytest]\npython_functions = test_* check_*\n",
+        "pyproject.toml": "[tool.pytest.ini_options]\npython_functions = 'nothing'\n",
+        "a/tox.ini": "[tox]\nenvlist = py\n",  # no [pytest]: not pytest's, the folder above's wins
+        "b/pyproject.toml": "[tool.pytest]\npython_functions = ['helper']\n",  # toml mode: a list
+        "c/setup.cfg": "[tool:pytest]\npython_functions = 'chec[k]_*'\n",
+        "d/pyproject.toml": "[project]\nname = 'x'\n",  # no pytest table: the folder above's wins
+        "e/pytest.ini": "# pytest's, even with no section\n",
+    })
+    assert function_patterns(root, "t.py") == ("test", "test_*", "check_*")
+    assert function_patterns(root, "a/t.py") == ("test", "test_*", "check_*")
+    assert function_patterns(root, "b/t.py") == ("test", "helper")
+    assert function_patterns(root, "c/deep/t.py") == ("test", "chec[k]_*")
+    assert function_patterns(root, "d/t.py") == ("test", "test_*", "check_*")
+    assert function_patterns(root, "e/t.py") == ("test",)
+    (root / "f").mkdir()
+    (root / "f" / "pytest.ini").symlink_to(root / "b" / "pyproject.toml")  # not followed: none read there
+    assert function_patterns(root, "f/t.py") == ("test", "test_*", "check_*")
+
+    out = softened_files({"t.py": text.encode(), "b/t.py": text.encode(), "e/t.py": text.encode()}, root)
+    soft_lines = {rel: [n for n, line in enumerate(data.decode().splitlines(), 1) if SOFT in line]
+                  for rel, data in out.items()}
+    assert soft_lines == {"t.py": [2, 6], "b/t.py": [6, 10], "e/t.py": [6]}
+    assert softened_files({"t.py": text.encode()}) == {"t.py": softened(text).encode()}
+    assert [n for n, line in enumerate(softened(text).splitlines(), 1) if SOFT in line] == [6]

@@ -59,6 +59,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import types
 from typing import Any
 
 import pytest
@@ -157,7 +158,20 @@ def _stop_line(item: Any, excinfo: Any) -> int | None:
     ``def``); ``None`` when its code is not on the traceback (a fixture or setup failed) or there is none. A test
     a decorator wrapped (``functools.wraps``'s ``__wrapped__``: freezegun's ``freeze_time``) is the function it
     wraps, not the wrapper (rows32: humanize's time tests reported the wrapper's line, which lies in no statement
-    of the test)."""
+    of the test); so is (soft39) a body a decorator leaving no ``__wrapped__`` calls (:func:`_named_bodies`:
+    hypothesis's ``given``), when its frame is on the traceback."""
+    try:
+        bodies = _named_bodies(item)
+    except Exception:  # an object that cannot be read so: none
+        bodies = []
+    for body in bodies:
+        tb, line = getattr(excinfo, "tb", None), None
+        while tb is not None:
+            if tb.tb_frame.f_code is body:
+                line = tb.tb_lineno - body.co_firstlineno
+            tb = tb.tb_next
+        if line is not None:
+            return int(line)
     obj = getattr(item, "obj", None)
     for _ in range(16):
         inner = getattr(obj, "__wrapped__", None)
@@ -364,14 +378,15 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 #: pytest calls for that test (``item.obj``), the only frame whose soft statements keep a failure (gatk38: a decorated
 #: test's body is called by its decorator, which may take what the body raises as part of its protocol, as
 #: hypothesis's ``given`` takes ``assume``'s ``UnsatisfiedAssumption``; kept there, every canary run failed such a
-#: test with a real fix); ``_wrapped[0]``: the code of the body a ``functools.wraps`` decorator of it wraps
-#: (:func:`_wrapped_code`), whose soft statements keep an assertion's failure only (gatk39). ``_blocks``: one list
+#: test with a real fix); ``_wrapped[0]``: the codes of the bodies a decorator of it wraps (:func:`_wrapped_code`: a
+#: ``functools.wraps`` one's, gatk39; one bearing the test's name reached from it, soft39), whose soft statements keep
+#: an assertion's failure only. ``_blocks``: one list
 #: like ``_soft_first`` per :func:`soft_block` entered and not left (innermost last): a failure is kept in the
 #: innermost. ``_nested[0]``: the failures nested soft statements kept in the call phase.
 _soft_first: list[Any] = []
 _in_call: list[bool] = [False]
 _called: list[Any] = [None]
-_wrapped: list[Any] = [None]
+_wrapped: list[tuple[Any, ...]] = [()]
 _blocks: list[list[Any]] = []
 _nested: list[int] = [0]
 #: Failures nested soft statements (inside a ``while``, ``try`` or ``with``) take in one call phase at most; the next
@@ -388,21 +403,78 @@ def _called_code(item: Any) -> Any:
     return getattr(getattr(obj, "__func__", obj), "__code__", None)
 
 
-def _wrapped_code(item: Any) -> Any:
-    """The code object of the function a decorator of ``item``'s test wraps (the innermost ``__wrapped__`` of
-    ``item.obj``, as ``functools.wraps`` leaves it: ``mock.patch``, freezegun's ``freeze_time``), or ``None`` when the
-    test is not so wrapped (gatk39)."""
+def _wrapped_code(item: Any) -> tuple[Any, ...]:
+    """The code objects of the bodies a decorator of ``item``'s test wraps (``()`` when it is not decorated so): the
+    innermost ``__wrapped__`` of ``item.obj``, as ``functools.wraps`` leaves it (``mock.patch``, freezegun's
+    ``freeze_time``; gatk39), and (soft39) each function :func:`_reached` from ``item.obj`` (through ``__wrapped__``,
+    hypothesis's ``.hypothesis.inner_test``, a closure's cells: what a decorator that leaves no ``__wrapped__`` calls,
+    hypothesis's ``given``, a plain ``def run(*a): return f(*a)``) whose code bears the test function's own name, none
+    the code of ``item.obj`` itself. ``()`` too when a function reached lists an explicit hypothesis example expected
+    to fail (``@example(...).xfail()``: its decorator takes what the body raises there, kept it would be no failure)."""
     try:
         obj = item.obj
         obj = getattr(obj, "__func__", obj)
+        called = _called_code(item)
+        inner = obj
         seen = 0
-        while hasattr(obj, "__wrapped__") and seen < 100:  # inspect.unwrap, without importing it
-            obj, seen = obj.__wrapped__, seen + 1
-        obj = getattr(obj, "__func__", obj)
-        code = getattr(obj, "__code__", None)
+        while hasattr(inner, "__wrapped__") and seen < 100:  # inspect.unwrap, without importing it
+            inner, seen = inner.__wrapped__, seen + 1
+        inner = getattr(inner, "__func__", inner)
+        codes = [getattr(inner, "__code__", None)]
+        for func in _reached(obj):
+            examples = getattr(func, "hypothesis_explicit_examples", None)
+            if isinstance(examples, list) and any(getattr(e, "raises", None) is not None for e in examples):
+                return ()
+        codes += _named_bodies(item)
     except Exception:  # an object that cannot be read so: not wrapped
-        return None
-    return None if code is _called_code(item) else code
+        return ()
+    out: list[Any] = []
+    for code in codes:
+        if code is not None and code is not called and not any(code is c for c in out):
+            out.append(code)
+    return tuple(out)
+
+
+def _named_bodies(item: Any) -> list[Any]:
+    """The codes of the functions :func:`_reached` from ``item.obj`` that bear the test function's own name (its
+    ``originalname``), none ``item.obj``'s own: the body a decorator calls (soft39). May raise (an object that
+    cannot be read so)."""
+    obj = item.obj
+    called = _called_code(item)
+    name = getattr(item, "originalname", None) or str(getattr(item, "name", "")).split("[", 1)[0]
+    out: list[Any] = []
+    for func in _reached(getattr(obj, "__func__", obj)):
+        code = getattr(func, "__code__", None)
+        if code is not None and code is not called and getattr(code, "co_name", None) == name:
+            out.append(code)
+    return out
+
+
+#: Objects :func:`_reached` looks at, at most (a closure holding a large graph of functions is not walked further).
+_MAX_REACHED = 64
+
+
+def _reached(obj: Any) -> list[Any]:
+    """``obj`` (a test's function) and the Python functions reached from it, breadth first, at most
+    :data:`_MAX_REACHED`: a function's ``__wrapped__``, its ``.hypothesis.inner_test`` (hypothesis's ``given``) and
+    the functions (a bound or static method's ``__func__``) its closure's cells hold."""
+    out: list[Any] = []
+    todo = [obj]
+    while todo and len(out) < _MAX_REACHED:
+        func = todo.pop(0)
+        if isinstance(func, (types.MethodType, staticmethod, classmethod)):
+            func = func.__func__
+        if not isinstance(func, types.FunctionType) or any(func is f for f in out):
+            continue  # only plain functions are looked into (a mock in a closure is not asked for attributes)
+        out.append(func)
+        todo.append(getattr(func, "__wrapped__", None))
+        todo.append(getattr(getattr(func, "hypothesis", None), "inner_test", None))
+        for cell in getattr(func, "__closure__", None) or ():
+            try:
+                todo.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                continue
+    return out
 
 
 def _skip_test(exc: BaseException) -> bool:
@@ -433,7 +505,7 @@ class _Soft:
             return False  # nested: an assertion's failure only, and not past the bound
         code = sys._getframe(1).f_code
         if _called[0] is None or code is not _called[0] and (
-                code is not _wrapped[0] or not (failed or isinstance(exc_val, AssertionError))):
+                not any(code is c for c in _wrapped[0]) or not (failed or isinstance(exc_val, AssertionError))):
             # not the body pytest calls itself (a helper test's), nor an assertion's failure in the body a decorator
             # wraps (what else it raises, the decorator may take: hypothesis's assume): what it raises goes on
             return False
@@ -522,7 +594,7 @@ def pytest_runtest_call(item: Any) -> Any:
     try:
         outcome = yield
     finally:
-        _in_call[0], _called[0], _wrapped[0] = False, None, None
+        _in_call[0], _called[0], _wrapped[0] = False, None, ()
     first = list(_soft_first)
     del _soft_first[:]
     if not first:
