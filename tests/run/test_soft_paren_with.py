@@ -14,18 +14,10 @@ import ast
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from helpers.modes_task import grade_modes
 
-from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox.canary_soft import BLOCK, NESTED, SOFT, softened
-from pytest_homefield.sandbox.snapshot import copy_tree
 
-SOURCE = "src/modes/__init__.py"
-TEST = "tests/test_modes.py"
-PARENT = "MODE = {'scale': 1}\n\n\ndef compute(x):\n    return x * MODE['scale']\n"
-FIXED = ("MODE = {'scale': 1}\n\n\ndef compute(x):\n    if x < 0:\n        return -x * MODE['scale']\n"
-         "    return x * MODE['scale'] + (1 if MODE['scale'] > 1 else 0)\n")
-BEFORE = "from modes import compute\n\n\ndef test_plain():\n    assert compute(2) == 2\n"
 TESTS = ("import warnings\n\nfrom modes import MODE, compute\n\n\ndef test_scaled():\n    with (\n"
          "        warnings.catch_warnings(),\n        warnings.catch_warnings() as caught,\n    ):\n"
          "        MODE['scale'] = 3\n        assert compute(2) == 7\n        MODE['scale'] = 1\n\n\n"
@@ -55,12 +47,5 @@ def test_parentheses_of_an_expression_stay(header: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_real_fix_is_not_failed_for_what_a_twin_in_a_parenthesized_with_left(tmp_path: Path, seed: int) -> None:
-    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="modes", message="compute: scaled one more, negatives mirrored",
-                       fail_to_pass=[f"{TEST}::test_scaled", f"{TEST}::test_negative"],
-                       pass_to_pass=[f"{TEST}::test_plain"], tests_before=BEFORE)
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(FIXED.replace("def compute", "# mirrored\ndef compute"), encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
-              run_timeout_s=120)
+    g = grade_modes(tmp_path, TESTS, seed)
     assert g.outcome == "solved", g

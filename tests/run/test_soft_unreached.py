@@ -26,22 +26,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from helpers.modes_task import TEST, grade_modes
 
-from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox.canary_soft import softened
-from pytest_homefield.sandbox.snapshot import copy_tree
 from pytest_homefield.sandbox.testrun import run_tests
 
 HFILE = "tests/test_hyp.py"
 HCMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
 
-SOURCE = "src/modes/__init__.py"
-TEST = "tests/test_modes.py"
-PARENT = "MODE = {'scale': 1}\n\n\ndef compute(x):\n    return x * MODE['scale']\n"
-FIXED = ("MODE = {'scale': 1}\n\n\ndef compute(x):\n    if x < 0:\n        return -x * MODE['scale']\n"
-         "    return x * MODE['scale'] + (1 if MODE['scale'] > 1 else 0)\n")
-BEFORE = "from modes import compute\n\n\ndef test_plain():\n    assert compute(2) == 2\n"
 REST = "\n\ndef test_negative():\n    assert compute(-2) == 2\n\n\ndef test_plain():\n    assert compute(2) == 2\n"
 SCALED = "def {name}():\n    MODE['scale'] = 3\n    assert compute(2) == 7\n    MODE['scale'] = 1\n"
 CASES = {
@@ -81,14 +73,7 @@ def test_a_python_functions_test_is_soft(tmp_path: Path, config: str) -> None:
 def _graded_solved(tmp_path: Path, tests: str, name: str, beside: dict[str, str], seed: int) -> None:
     """Grade a real fix of the ``modes`` task whose tests are ``tests`` (``name`` the setting's test, ``beside`` files
     of commit 1 beside the source) with canary seed ``seed``: it must be ``solved``."""
-    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=tests, first="modes", message="compute: scaled one more, negatives mirrored",
-                       fail_to_pass=[f"{TEST}::{name}", f"{TEST}::test_negative"],
-                       pass_to_pass=[f"{TEST}::test_plain"], tests_before=BEFORE, parent_data=beside or None)
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(FIXED.replace("def compute", "# mirrored\ndef compute"), encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
-              run_timeout_s=120)
+    g = grade_modes(tmp_path, tests, seed, fail_to_pass=[f"{TEST}::{name}", f"{TEST}::test_negative"], beside=beside)
     assert g.outcome == "solved", g
 
 

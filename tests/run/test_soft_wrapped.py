@@ -12,17 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from helpers.modes_task import REAL_FIX, TEST, grade_modes
 
-from pytest_homefield.run.grading import Grade, grade
-from pytest_homefield.sandbox.snapshot import copy_tree
+from pytest_homefield.run.grading import Grade
 
-SOURCE = "src/modes/__init__.py"
-TEST = "tests/test_modes.py"
-PARENT = "MODE = {'scale': 1}\n\n\ndef compute(x):\n    return x * MODE['scale']\n"
-FIXED = ("MODE = {'scale': 1}\n\n\ndef compute(x):\n    if x < 0:\n        return -x * MODE['scale']\n"
-         "    return x * MODE['scale'] + (1 if MODE['scale'] > 1 else 0)\n")
-BEFORE = "from modes import compute\n\n\ndef test_plain():\n    assert compute(2) == 2\n"
 #: ``test_scaled`` sets the setting, asserts and puts it back; ``test_negative`` (run after it) relies on it.
 WRAPPERS = {
     "wraps": ("import functools\n\n\ndef logged(f):\n    @functools.wraps(f)\n    def run(*a, **k):\n"
@@ -36,21 +29,13 @@ BODY = ("from modes import MODE, compute\n\n\n{deco}def test_scaled():\n    MODE
 
 def _graded(tmp_path: Path, wrapper: str, source: str, seed: int) -> Grade:
     head, deco = WRAPPERS[wrapper]
-    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=head + BODY.format(deco=deco), first="modes",
-                       message="compute: scaled one more, negatives mirrored",
-                       fail_to_pass=[f"{TEST}::test_scaled", f"{TEST}::test_negative"],
-                       pass_to_pass=[f"{TEST}::test_plain"], tests_before=BEFORE)
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(source, encoding="utf-8")
-    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
-                 run_timeout_s=120)
+    return grade_modes(tmp_path, head + BODY.format(deco=deco), seed, source=source)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
 def test_a_real_fix_is_not_failed_for_what_a_wrapped_twin_left(tmp_path: Path, wrapper: str) -> None:
-    g = _graded(tmp_path, wrapper, FIXED.replace("def compute", "# mirrored\ndef compute"), 0)
+    g = _graded(tmp_path, wrapper, REAL_FIX, 0)
     assert g.outcome == "solved", g
 
 
@@ -147,12 +132,6 @@ UNIT_BEFORE = ("import unittest\n\nfrom modes import compute\n\n\nclass TestMode
 @pytest.mark.slow
 def test_a_real_fix_is_not_failed_for_what_a_patched_unittest_twin_left(tmp_path: Path) -> None:
     """A ``unittest`` method patched by ``mock.patch`` (``item.obj`` a bound method of the wrapper): ``solved``."""
-    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=UNIT_TESTS, first="modes", message="compute: scaled one more, negatives mirrored",
-                       fail_to_pass=[f"{UNIT}::test_1_scaled", f"{UNIT}::test_2_negative"],
-                       pass_to_pass=[f"{UNIT}::test_3_plain"], tests_before=UNIT_BEFORE)
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(FIXED.replace("def compute", "# mirrored\ndef compute"), encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0,
-              run_timeout_s=120)
+    g = grade_modes(tmp_path, UNIT_TESTS, 0, fail_to_pass=[f"{UNIT}::test_1_scaled", f"{UNIT}::test_2_negative"],
+                    pass_to_pass=[f"{UNIT}::test_3_plain"], tests_before=UNIT_BEFORE)
     assert g.outcome == "solved", g
