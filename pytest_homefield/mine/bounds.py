@@ -208,14 +208,19 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5) -> str | None:
+def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5, first: str | None = None) -> str | None:
     """``'Stopped mid-verification at the time budget (2, their test runs killed): 3e9983db7b59 iterutils:
     unify …; …'`` for the verification records marked ``in_flight`` (the budget cut their runs: they
-    count as not verified), at most ``limit`` named; ``None`` when there are none."""
+    count as not verified), at most ``limit`` named; ``None`` when there are none. ``first``: why the mine stopped
+    starting candidates (:class:`Stop`'s ``why``); when it was not the time budget (``--stop-after-tasks`` was
+    reached, and the budget then cut the candidates still in flight) the line says so: ``'Then, at the time
+    budget, stopped mid-verification (1, …)'`` (nu39: the two "Stopped" lines in one summary read as a
+    contradiction)."""
     cut = [r for r in records if r.get("in_flight")]
     if not cut:
         return None
     named = "; ".join(f"{r.get('id')} {_clip(one_line(str(r.get('subject') or '')), 60)}".strip() for r in cut[:limit])
     more = f"; and {len(cut) - limit} more" if len(cut) > limit else ""
-    return (f"Stopped mid-verification at the time budget ({len(cut)}, their test runs killed; not verified): "
-            f"{named}{more}")
+    head = "Stopped mid-verification at the time budget" if first in (None, TIME_BUDGET) \
+        else "Then, at the time budget, stopped mid-verification"
+    return f"{head} ({len(cut)}, their test runs killed; not verified): {named}{more}"

@@ -618,7 +618,7 @@ class MineSession:
                              setup_failed=sum(1 for r in verified if r.get("reason") == "setup_failed"),
                              resumable=[int(r.get("runs_kept") or 0) for r in every if r.get("in_flight")])
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
-        cut = in_flight_line(every)
+        cut = in_flight_line(every, first=stop.why if stop is not None else None)
         lines = [
             f"Mined {plural(kept, 'task')} from {of} candidate{'s' if n_cand != 1 else ''} "
             f"({plural(examined, 'commit')} examined); "

@@ -16,6 +16,7 @@ from pytest_homefield.mine.bounds import (
     FAIL_FAST,
     INTERRUPTED,
     NOT_VERIFIED,
+    STOP_AFTER_TASKS,
     TIME_BUDGET,
     FailFast,
     Stop,
@@ -274,6 +275,11 @@ def test_verifications_the_budget_cut_are_named_and_recorded() -> None:
                     "000000000000 Fix case 0; 000000000001 Fix case 1")
     assert in_flight_line(cut).endswith("000000000004 Fix case 4; and 2 more")  # type: ignore[union-attr]
     assert in_flight_line([skipped]) is None
+    # nu39: --stop-after-tasks stopped the mine first, the budget then cut the one still in flight
+    assert in_flight_line(cut[:1], first=STOP_AFTER_TASKS) == (
+        "Then, at the time budget, stopped mid-verification (1, their test runs killed; not verified): "
+        "000000000000 Fix case 0")
+    assert in_flight_line(cut[:1], first=TIME_BUDGET) == in_flight_line(cut[:1])
     long = {**cut[0], "subject": "Make the parser accept every kind of marker that PEP 508 allows in requirements"}
     assert in_flight_line([long]) == ("Stopped mid-verification at the time budget (1, their test runs killed; not "
                                       "verified): 000000000000 Make the parser accept every kind of marker that PEP "
