@@ -100,8 +100,8 @@ from pytest_homefield.mine.scan_git import (
 from pytest_homefield.mine.scan_rules import cheap_reason, no_source_detail, path_reason, split_change
 from pytest_homefield.paths import Classifier, compile_globs
 from pytest_homefield.records import one_line
-from pytest_homefield.run.carried import BLOCKED_NAMES, METADATA_SUFFIXES
 from pytest_homefield.run.carried import _section_of as section_of
+from pytest_homefield.run.carried import blocked_name, in_metadata
 from pytest_homefield.settings import ScanSettings, join_flags
 
 __all__ = [
@@ -516,10 +516,9 @@ def _held_back(path: str, raw: str | None, blobs: dict[str, bytes]) -> bool:
     distribution metadata, or a ``pyproject.toml`` / ``setup.cfg`` whose pytest section differs between its two
     versions (``raw``: its ``--raw`` diff line; an absent side counts as ``None``, as grading reads it). A
     manifest whose versions were not read is carried (the safe answer: verification decides)."""
-    name = path.rsplit("/", 1)[-1]
-    if name in BLOCKED_NAMES or name.endswith(".pth") or any(
-            part.lower().endswith(METADATA_SUFFIXES) for part in path.split("/")[:-1]):
+    if blocked_name(path) or in_metadata(path):
         return True
+    name = path.rsplit("/", 1)[-1]
     if name not in ("pyproject.toml", "setup.cfg") or raw is None:
         return False
     sections: list[str | None] = []

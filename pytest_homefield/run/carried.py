@@ -29,7 +29,7 @@ else:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["TaskFiles", "BLOCKED_NAMES", "METADATA_SUFFIXES", "IMPORT_ROOTS", "RUNNER_MODULES", "SECTION_MAX_CHARS",
-           "SECTION_MAX_LINE", "ABOVE_NAMES", "carried_changes", "config_above"]
+           "SECTION_MAX_LINE", "ABOVE_NAMES", "carried_changes", "config_above", "blocked_name", "in_metadata"]
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -204,6 +204,20 @@ def config_above(path: Path) -> Path | None:
     return None
 
 
+def blocked_name(rel: str) -> bool:
+    """Whether grading leaves every change to ``rel`` (a ``/``-separated path) out by its name alone: one of
+    :data:`BLOCKED_NAMES` or a ``.pth`` file (:func:`carried_changes`; the scan's own question,
+    ``mine/scan.py`` ``_held_back``)."""
+    name = rel.rsplit("/", 1)[-1]
+    return name in BLOCKED_NAMES or name.endswith(".pth")
+
+
+def in_metadata(rel: str) -> bool:
+    """Whether ``rel`` (a ``/``-separated path) is inside distribution metadata: a folder of it ends with one of
+    :data:`METADATA_SUFFIXES`, lower-cased."""
+    return any(part.lower().endswith(METADATA_SUFFIXES) for part in rel.split("/")[:-1])
+
+
 def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, workspace: Path,
                     test_globs: Sequence[str] = ()) -> tuple[list[str], list[str], bool]:
     """Split the agent's changes into (carried, dropped, touched_tests).
@@ -231,12 +245,11 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
         is_test = (rel in hidden or rel in hidden_dirs or any(rel.startswith(h + "/") for h in hidden)
                    or classify_path(rel, list(test_globs)) == "test" or name == "conftest.py")
         touched = touched or is_test
-        blocked = is_test or name in BLOCKED_NAMES or name.endswith(".pth")
+        blocked = is_test or blocked_name(rel)
         if not blocked and name in ("pyproject.toml", "setup.cfg"):
             blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
         if not blocked and changes[rel] != "deleted":
-            blocked = (any(part.lower().endswith(METADATA_SUFFIXES) for part in rel.split("/")[:-1])
-                       or _escapes(rel, workspace)
+            blocked = (in_metadata(rel) or _escapes(rel, workspace)
                        or (changes[rel] == "added"
                            and any(m in _outside_modules() and m not in own_modules
                                    for m in _top_modules(rel, workspace))))
