@@ -421,11 +421,12 @@ def _wrapped_code(item: Any) -> tuple[Any, ...]:
             inner, seen = inner.__wrapped__, seen + 1
         inner = getattr(inner, "__func__", inner)
         codes = [getattr(inner, "__code__", None)]
-        for func in _reached(obj):
+        reached = _reached(obj)
+        for func in reached:
             examples = getattr(func, "hypothesis_explicit_examples", None)
             if isinstance(examples, list) and any(getattr(e, "raises", None) is not None for e in examples):
                 return ()
-        codes += _named_bodies(item)
+        codes += _named_bodies(item, reached)
     except Exception:  # an object that cannot be read so: not wrapped
         return ()
     out: list[Any] = []
@@ -435,15 +436,15 @@ def _wrapped_code(item: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _named_bodies(item: Any) -> list[Any]:
-    """The codes of the functions :func:`_reached` from ``item.obj`` that bear the test function's own name (its
-    ``originalname``), none ``item.obj``'s own: the body a decorator calls (soft39). May raise (an object that
-    cannot be read so)."""
+def _named_bodies(item: Any, reached: list[Any] | None = None) -> list[Any]:
+    """The codes of the functions :func:`_reached` from ``item.obj`` (``reached``: that list when the caller has it)
+    that bear the test function's own name (its ``originalname``), none ``item.obj``'s own: the body a decorator
+    calls (soft39). May raise (an object that cannot be read so)."""
     obj = item.obj
     called = _called_code(item)
     name = getattr(item, "originalname", None) or str(getattr(item, "name", "")).split("[", 1)[0]
     out: list[Any] = []
-    for func in _reached(getattr(obj, "__func__", obj)):
+    for func in _reached(getattr(obj, "__func__", obj)) if reached is None else reached:
         code = getattr(func, "__code__", None)
         if code is not None and code is not called and getattr(code, "co_name", None) == name:
             out.append(code)
