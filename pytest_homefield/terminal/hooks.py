@@ -110,7 +110,10 @@ class ProgressHooks:
         self.subject_for = subject_for
         #: the line saying what the collected items will run (``homefield verify``: its header counts none)
         self.selected_line = selected_line
-        self.progress = Progress(kind, budget_usd=budget_usd, clock=clock, name=name, goal=goal, budget_s=budget_s)
+        # a run's items of one task (its agents and attempts) take about as long as each other: the ETA's groups
+        group = (lambda nodeid: nodeid.rsplit("::", 1)[0]) if kind == "run" else None
+        self.progress = Progress(kind, budget_usd=budget_usd, clock=clock, name=name, goal=goal, budget_s=budget_s,
+                                 group=group)
         self._status: dict[str, str] = {}
         self._cost: dict[str, float] = {}
         self._reused: set[str] = set()
@@ -203,7 +206,7 @@ class ProgressHooks:
             tr._show_progress_info = False  # our line carries the count; pytest's would break it
 
     def _set_total(self, n: int, full: int | None, ids: list[str] | None = None) -> None:
-        self.progress.set_total(n)
+        self.progress.set_total(n, ids)
         tr = self.tr
         if self.selected_line is not None and ids is not None:
             if not self._announced and tr is not None:
@@ -275,7 +278,7 @@ class ProgressHooks:
         status = self._status.pop(nodeid, None)
         self._subject_shown.discard(nodeid)
         if status is None:
-            self.progress.in_flight.pop(nodeid, None)
+            self.progress.drop(nodeid)
             return
         reused = nodeid in self._reused
         self._reused.discard(nodeid)

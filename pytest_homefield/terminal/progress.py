@@ -18,19 +18,25 @@ This module imports nothing from pytest.
 
 from __future__ import annotations
 
+import statistics
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pytest_homefield.records import one_line
 
-__all__ = ["Progress", "fmt_duration", "plural", "EVERY_N", "EVERY_S", "STATUSES", "cut_to_width", "display_width"]
+__all__ = ["Progress", "fmt_duration", "plural", "EVERY_N", "EVERY_S", "STATUSES", "cut_to_width", "display_width",
+           "ETA_AFTER"]
 
 #: Without a live line: a plain line every this many finished items …
 EVERY_N = 10
 #: … or when this many seconds passed since the last one (checked when an item finishes).
 EVERY_S = 60.0
+
+#: No ETA until items of this many groups (a run's tasks; a mine's candidates) did their work, unless no item
+#: left is of a group not seen yet: one slow first task (or candidate) said nothing of the others (ops40).
+ETA_AFTER = 3
 
 #: Statuses in display order, per kind.
 STATUSES = {"mine": ("kept", "dropped", "skipped", "error"), "run": ("solved", "unsolved", "infra", "skipped", "error")}
@@ -91,13 +97,17 @@ class Progress:
     ``clock``: seconds, monotonic (tests pass a fake one). ``goal``: ``(status, n)`` when the session
     ends once ``n`` items finished with ``status`` (a mine's ``--stop-after-tasks``: ``("kept", n)``);
     ``budget_s``: seconds after :meth:`set_total` when a bound stops it (a mine's ``--time-budget``, which
-    starts after the scan); the ETA is the soonest of the three ends. Not thread-safe.
+    starts after the scan); the ETA is the soonest of the three ends (:meth:`eta_s`). ``group``: the group
+    of an item's key, whose items take about as long as each other (a run's task, for its agents and attempts;
+    default: the key itself). Not thread-safe.
     """
 
     def __init__(self, kind: str, total: int = 0, *, budget_usd: float | None = None,
                  clock: Callable[[], float] = time.monotonic, name: str | None = None,
-                 goal: tuple[str, int] | None = None, budget_s: float | None = None) -> None:
+                 goal: tuple[str, int] | None = None, budget_s: float | None = None,
+                 group: Callable[[str], str] | None = None) -> None:
         self.kind = kind
+        self.group: Callable[[str], str] = group or (lambda key: key)
         self.goal = goal
         self.budget_s = budget_s
         self._budget_from: float | None = None
@@ -119,10 +129,22 @@ class Progress:
         self._fresh_since_line = 0
         self._last_line_done = 0
         self._last_line_at = self.started
+        #: when each item in flight started (clock seconds), by key
+        self._began: dict[str, float] = {}
+        #: seconds each fresh item took, by group, and how long finished items kept the session busy
+        self._took: dict[str, list[float]] = {}
+        self._busy_s = 0.0
+        self._first_start: float | None = None
+        #: the keys of the items this session will run, when known (:meth:`set_total`); the finished ones
+        self._keys: list[str] | None = None
+        self._finished: set[str] = set()
 
-    def set_total(self, total: int) -> None:
-        """The number of items this session will run (known after collection); ``budget_s`` counts from here."""
+    def set_total(self, total: int, keys: Iterable[str] | None = None) -> None:
+        """The number of items this session will run (known after collection); ``budget_s`` counts from here.
+        ``keys``: those items' keys, so that the ETA weighs each item left by its group (:meth:`eta_s`)."""
         self.total = max(0, int(total))
+        if keys is not None:
+            self._keys = list(keys)
         if self._budget_from is None:
             self._budget_from = self.clock()
 
@@ -131,6 +153,15 @@ class Progress:
         :func:`~pytest_homefield.records.one_line` shows it: a commit subject's ESC sequences or carriage
         return are shown as escapes and never reach the terminal."""
         self.in_flight[key] = one_line(label)
+        now = self.clock()
+        self._began[key] = now
+        if self._first_start is None:
+            self._first_start = now
+
+    def drop(self, key: str) -> None:
+        """Item ``key`` is no longer in flight and was not counted (it ended without a status)."""
+        self.in_flight.pop(key, None)
+        self._began.pop(key, None)
 
     def finish(self, key: str, status: str, cost_usd: float | None = None, *, fresh: bool = True,
                stopped: bool = False) -> None:
@@ -139,6 +170,13 @@ class Progress:
         set the rate of the ETA; ``stopped``: a bound left it undone, so the session is stopping
         (:attr:`stopping`: the line says ``stopping`` instead of an ETA)."""
         self.in_flight.pop(key, None)
+        began = self._began.pop(key, None)
+        if began is not None:
+            took = max(0.0, self.clock() - began)
+            self._busy_s += took
+            if fresh and not stopped:
+                self._took.setdefault(self.group(key), []).append(took)
+        self._finished.add(key)
         self.done += 1
         self.fresh += bool(fresh)
         self._fresh_since_line += bool(fresh)
@@ -152,20 +190,56 @@ class Progress:
         return self.clock() - self.started
 
     def eta_s(self) -> float | None:
-        """Seconds left at the rate of the fresh items so far (elapsed / fresh × remaining): items that
-        were reused or skipped took no time and say nothing of the rest. With a ``goal`` met by some items
-        already, the items it still needs at the rate seen (``(n − met) × done / met``) when sooner; with a
+        """Seconds left: the work of the items left over the number of items the session runs at once.
+
+        Each item left is taken to last its group's median (the seconds its group's fresh items took, start to
+        finish), or, for a group none of whose items did its work yet, the median of the groups' medians, less
+        what an item in flight has run already; items that were reused or skipped took no time and say nothing
+        of the rest. The session runs ``busy / wall`` items at once: the seconds finished and in-flight items
+        ran, over the seconds since the first one started (``-n 2``: about 2; one process: about 1, less the
+        time between items). ``None`` (``ETA ?``) without a total, and until the items of :data:`ETA_AFTER`
+        groups did their work, unless every item left is of a group seen. Before (ops40) it was ``elapsed /
+        fresh × remaining``: one slow first task (or candidate) made it off by its own length for every
+        item left, for minutes. With a ``goal`` met by some items already, the items it still needs at the
+        rate seen (``(n − met) × done / met`` items at the mean item's seconds) when sooner; with a
         ``budget_s``, never past it (nu21: a mine with ``--stop-after-tasks 12`` showed the ETA of all 82
-        candidates). ``None`` before the first fresh item finished or without a total."""
-        if not self.fresh or not self.total:
+        candidates), and the budget's end while nothing else can be told."""
+        now = self.clock()
+        left = self._work_left(now)
+        if self.budget_s is not None and self._budget_from is not None and self.total:
+            end = max(0.0, self.budget_s - (now - self._budget_from))
+            left = end if left is None else min(left, end)
+        return left
+
+    def _work_left(self, now: float) -> float | None:
+        """:meth:`eta_s` before the time budget: ``None`` while it cannot be told."""
+        if not self.total or not self._took:
             return None
-        per_item = self.elapsed_s() / self.fresh
-        left = per_item * max(0, self.total - self.done)
-        if self.goal is not None and self.counts[self.goal[0]]:
+        medians = {g: statistics.median(t) for g, t in self._took.items()}
+        unseen = statistics.median(medians.values())
+        if self._keys is not None:
+            left_keys = [k for k in self._keys if k not in self._finished]
+            groups = {self.group(k) for k in left_keys}
+            if len(medians) < ETA_AFTER and not groups <= medians.keys():
+                return None
+            work = sum(max(0.0, medians.get(self.group(k), unseen) - (now - self._began.get(k, now)))
+                       for k in left_keys)
+            n_left = len(left_keys)
+        else:
+            if len(medians) < ETA_AFTER:
+                return None
+            n_left = max(0, self.total - self.done)
+            work = max(0.0, unseen * n_left - sum(min(unseen, now - b) for k, b in self._began.items()
+                                                  if k in self.in_flight))
+        running = sum(now - b for k, b in self._began.items() if k in self.in_flight)
+        wall = now - (self._first_start if self._first_start is not None else now)
+        at_once = (self._busy_s + running) / wall if wall > 0 else 1.0
+        at_once = at_once if at_once > 0 else 1.0
+        left = work / at_once
+        if self.goal is not None and self.counts[self.goal[0]] and n_left:
             met = self.counts[self.goal[0]]
+            per_item = (work / n_left if work > 0 else unseen) / at_once
             left = min(left, per_item * max(0, self.goal[1] - met) * self.done / met)
-        if self.budget_s is not None and self._budget_from is not None:
-            left = min(left, max(0.0, self.budget_s - (self.clock() - self._budget_from)))
         return left
 
     def parts(self) -> list[str]:

@@ -34,12 +34,17 @@ def test_mine_line_counts_rates_and_item_in_flight() -> None:
     p.start("c", "c1 Drop Python 3.8")
     clock.t += 30
     p.finish("b", "dropped")
-    # 2 done in 60 s: 30 s each, 8 left -> 4 minutes
-    assert p.line() == "mine 2/10 · kept 1 · dropped 1 · 1m00s · ETA 4m00s · running c1 Drop Python 3.8"
+    # 2 candidates done: too few to tell the other 8 by (ETA_AFTER)
+    assert p.line() == "mine 2/10 · kept 1 · dropped 1 · 1m00s · ETA ? · running c1 Drop Python 3.8"
     p.start("d", "d1 Another")
     assert p.line().endswith("· running d1 Another (+1 more)")
     assert p.line(width=30) == "mine 2/10 · kept 1 · dropped…"
     assert len(p.line(width=30)) == 29
+    clock.t += 30
+    p.finish("c", "dropped")
+    # 3 candidates (30, 30 and 60 s: median 30 s): 7 left, d 30 s in already -> 180 s of work; 150 s of items
+    # ran in 90 s (c beside b, then beside d): 5/3 at once -> 108 s
+    assert p.line() == "mine 3/10 · kept 1 · dropped 2 · 1m30s · ETA 1m48s · running d1 Another"
 
 
 def test_the_item_the_line_names_is_one_in_flight_never_one_that_finished() -> None:
@@ -88,10 +93,11 @@ def test_a_mines_eta_is_its_soonest_end() -> None:
     assert budget.eta_s() == 270.0  # the budget's end, not 79 × 30 s
     nothing = Progress("mine", 80, clock=clock, goal=("kept", 4))
     nothing.set_total(80)
-    nothing.start("a", "a")
-    clock.t += 30
-    nothing.finish("a", "dropped")
-    assert nothing.eta_s() == 79 * 30.0  # no candidate kept yet: no rate for the goal
+    for i in range(3):
+        nothing.start(str(i), str(i))
+        clock.t += 30
+        nothing.finish(str(i), "dropped")
+    assert nothing.eta_s() == 77 * 30.0  # no candidate kept yet: no rate for the goal
 
 
 def test_run_line_shows_money_against_the_budget() -> None:
@@ -102,7 +108,7 @@ def test_run_line_shows_money_against_the_budget() -> None:
     p.finish("x", "solved", 0.42)
     p.finish("y", "unsolved", 0.08)
     p.finish("z", "infra")
-    assert p.line() == "run 3/4 · solved 1 · unsolved 1 · infra 1 · $0.50 of $20.00 · 2m05s · ETA 41s"
+    assert p.line() == "run 3/4 · solved 1 · unsolved 1 · infra 1 · $0.50 of $20.00 · 2m05s · ETA ?"
     p.finish("w", "solved")
     assert p.line() == "run 4/4 · solved 2 · unsolved 1 · infra 1 · $0.50 of $20.00 · 2m05s"
 
@@ -139,9 +145,11 @@ def test_a_mine_stopped_by_a_bound_says_stopping_and_prints_no_line_per_ten_skip
     p = Progress("mine", 30, clock=clock)
     p.start("slow", "07c909f23f0f Validate style() color arguments")
     for i in range(5):
+        p.start(str(i), f"c{i}")
         clock.t += 10
         p.finish(str(i), "kept")
-    assert p.periodic_due(every_n=5, every_s=60) and "ETA 4m10s" in p.line()
+    # 10 s each beside the slow one (2 at once): 25 left, less the 10 s the slow one ran of its own -> 2 minutes
+    assert p.periodic_due(every_n=5, every_s=60) and "ETA 2m00s" in p.line()
     due = []
     for i in range(20):
         p.finish(f"s{i}", "skipped", fresh=False, stopped=True)
@@ -252,3 +260,61 @@ def test_a_verify_line_is_named_verify() -> None:
     p.finish("a", "solved")
     assert p.line().startswith("verify 1/2 · solved 1 · ")
     assert Progress("run", 2, clock=lambda: 0.0).line().startswith("run 0/2")
+
+
+def test_one_slow_first_item_leaves_the_eta_within_a_fifth_of_the_truth() -> None:
+    """ops40: the ETA was ``elapsed / fresh × remaining``, so one slow first candidate (a big one: 10 min, the
+    other 29 take 30 s each) made it off by its own length for every item left: 4h50m after the first (the
+    truth: 14m30s), still 1h39m after the third. Now: no ETA until three candidates did their work, then the
+    median candidate's 30 s for each left, within 20 % of the truth (a scripted clock, one item at a time)."""
+    clock = Clock()
+    p = Progress("mine", clock=clock)
+    keys = [f"c{i}" for i in range(30)]
+    p.set_total(30, keys)
+    seen: list[tuple[float | None, float, float]] = []  # (new ETA, old ETA, truth) after each item
+    for i, key in enumerate(keys[:-1]):
+        p.start(key, key)
+        clock.t += 600 if i == 0 else 30
+        p.finish(key, "dropped")
+        old = p.elapsed_s() / p.fresh * (p.total - p.done)
+        seen.append((p.eta_s(), old, 30.0 * (29 - i)))
+    assert seen[0][0] is None and seen[1][0] is None  # ETA ? after one and two candidates
+    assert seen[0][1] == 600 * 29 and seen[2][1] > 5 * seen[2][2]  # what the line said before
+    for new, _, truth in seen[2:]:
+        assert new is not None and abs(new - truth) <= 0.2 * truth, (new, truth)
+    assert "ETA ?" in Progress("mine", 30, clock=clock).line()
+
+
+def test_a_runs_eta_weighs_each_task_left_by_its_own_items() -> None:
+    """A run's items are grouped by task (its agents and attempts, as ``ProgressHooks`` groups node ids):
+    a big first task's three attempts (5 min each) tell nothing of the other 7 tasks (20 s each), so there is
+    no ETA until items of three tasks did their work; then each item left counts its task's median, a task
+    not seen yet the median of the tasks' medians, over the items run at once (two workers, each taking the
+    next item when free, as xdist's ``-n 2``; a scripted clock)."""
+    clock = Clock()
+    ids = [f"tasks.jsonl::t{t}::noop[{a}]" for t in range(8) for a in (1, 2, 3)]
+    secs = {k: 300.0 if "::t0::" in k else 20.0 for k in ids}
+    p = Progress("run", clock=clock, group=lambda k: k.rsplit("::", 1)[0])
+    p.set_total(len(ids), ids)
+    queue, lanes = list(ids), []
+    for _ in range(2):
+        key = queue.pop(0)
+        p.start(key, key)
+        lanes.append((clock.t + secs[key], key))
+    seen: list[tuple[float, float | None, float, int]] = []  # (time, new ETA, old ETA, items left)
+    while lanes:
+        lanes.sort()
+        end, key = lanes.pop(0)
+        clock.t = end
+        p.finish(key, "unsolved")
+        seen.append((clock.t, p.eta_s(), p.elapsed_s() / p.fresh * (p.total - p.done), p.total - p.done))
+        if queue:
+            key = queue.pop(0)
+            p.start(key, key)
+            lanes.append((clock.t + secs[key], key))
+    last = clock.t
+    told = [(t, new, old) for t, new, old, left in seen if new is not None and left >= 4]
+    assert all(new is None for t, new, _, _ in seen if t < 300), seen  # only t0 (and t1) seen until then
+    assert told and all(abs(new - (last - t)) <= 0.25 * (last - t) for t, new, _ in told), (told, last)
+    t, _, old = told[0]
+    assert old > 3 * (last - t), (old, last - t)  # before: t0's 5 minutes weighed on every item left
