@@ -4,6 +4,8 @@ subjects beside ``-v`` lines and give JUnit XML a readable ``name``."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -13,9 +15,34 @@ import pytest
 from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
 
 from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX, one_line
-from pytest_homefield.terminal.progress import Progress, display_width, plural
+from pytest_homefield.terminal.progress import HEARTBEAT_S, Progress, display_width, plural
 
-__all__ = ["InertReasons", "ProgressHooks"]
+__all__ = ["InertReasons", "ProgressHooks", "heartbeat_s", "on_ci"]
+
+#: The environment variable setting the seconds between heartbeat lines (:data:`HEARTBEAT_S`).
+HEARTBEAT_VAR = "HOMEFIELD_HEARTBEAT_S"
+
+
+def heartbeat_s(environ: Any = None) -> float:
+    """The seconds between heartbeat lines: ``HOMEFIELD_HEARTBEAT_S`` (a number of seconds; ``0``: none), else
+    :data:`HEARTBEAT_S`. Raises :class:`pytest.UsageError` (one line) for a value that is no number of seconds."""
+    text = (os.environ if environ is None else environ).get(HEARTBEAT_VAR, "").strip()
+    if not text:
+        return HEARTBEAT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise pytest.UsageError(f"{HEARTBEAT_VAR}={text!r}: expected the seconds between heartbeat lines, e.g. 60 "
+                                "(0: none)")
+    return value
+
+
+def on_ci(environ: Any = None) -> bool:
+    """Whether the session runs on a CI host (``CI`` set and not ``false`` or ``0``, as GitHub Actions, GitLab
+    and most others set it): its log is read as a file, even where the job's output is a terminal."""
+    return str((os.environ if environ is None else environ).get("CI", "")).strip().lower() not in ("", "false", "0")
 
 
 def _status(kind: str, report: pytest.TestReport) -> str | None:
@@ -95,6 +122,13 @@ class ProgressHooks:
     under xdist or ``-s`` (see :meth:`_may_tick`). Our draws hold a lock; pytest's own writes happen
     between items, and a letter that lands inside the line is overwritten at the next redraw. The
     thread stops before pytest prints its summary.
+
+    Without the live line (a log) a second daemon thread writes a heartbeat line (``homefield <line> · running
+    ITEM for 6m30s``) when no line was written for ``HOMEFIELD_HEARTBEAT_S`` seconds (:func:`heartbeat_s`)
+    while an item runs, never more often (ops40: a log stayed silent 6.5 min while one candidate was verified,
+    and CI hosts kill a job silent for 10). It writes to a copy of the session's stdout taken at its start
+    (``os.dup``): in-process items run under pytest's output capture, which would swallow a line written
+    to stdout while they run.
     """
 
     tick_s = 1.0
@@ -121,9 +155,13 @@ class ProgressHooks:
         self._announced = False
         self._subject_shown: set[str] = set()
         self.full_total = full_total
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        self.heartbeat_s = heartbeat_s()
+        self._heartbeat: threading.Thread | None = None
+        self._out_fd: int | None = None
+        self._ended_width: int | None = None
 
     # -- where and how to draw ----------------------------------------------------------------
     @property
@@ -132,9 +170,10 @@ class ProgressHooks:
 
     @property
     def live(self) -> bool:
-        """A line redrawn in place: on a terminal, at verbosity 0."""
+        """A line redrawn in place: on a terminal, at verbosity 0, not on a CI host (:func:`on_ci`)."""
         tr = self.tr
-        return bool(tr is not None and getattr(tr, "isatty", False) and self.config.get_verbosity() == 0)
+        return bool(tr is not None and getattr(tr, "isatty", False) and self.config.get_verbosity() == 0
+                    and not on_ci())
 
     def _width(self) -> int:
         tw = getattr(self.tr, "_tw", None)
@@ -183,6 +222,39 @@ class ProgressHooks:
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join(timeout=5)
+        if self._heartbeat is not None:
+            self._heartbeat.join(timeout=5)
+        with self._lock:
+            if self._out_fd is not None:
+                os.close(self._out_fd)
+                self._out_fd = None
+
+    def _start_heartbeat(self) -> None:
+        """Start the heartbeat thread (class docstring) once, where a line is written as plain lines."""
+        if (self._heartbeat is not None or self._out_fd is None or not self.heartbeat_s or self.live
+                or self.config.get_verbosity() < 0 or self._stop.is_set()):
+            return
+        self._heartbeat = threading.Thread(target=self._beat, name="homefield-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(min(1.0, self.heartbeat_s / 2)):
+            with self._lock:
+                if self._stop.is_set() or self._out_fd is None or not self.progress.heartbeat_due(self.heartbeat_s):
+                    continue
+                tw: Any = getattr(self.tr, "_tw", None)
+                if self._may_tick() and tw is not None:  # nothing captures stdout here: what pytest wrote goes first
+                    tw.flush()
+                # a line pytest left open (progress letters) is ended first, once: pytest's writer does not see
+                # this line, so it counts its line as open until it writes again
+                open_width = int(getattr(tw, "width_of_current_line", 0) or 0) if tw is not None else 0
+                start = "\n" if open_width != 0 and open_width != self._ended_width else ""
+                self._ended_width = open_width
+                text = f"{start}homefield {self.progress.line(how_long=True)}\n"
+                try:
+                    os.write(self._out_fd, text.encode("utf-8", "replace"))
+                except OSError:  # the log is gone (a closed pipe): nothing to keep alive
+                    return
 
     def _newline_if_needed(self) -> None:
         """End a line pytest or xdist left open (progress letters, a status being rewritten)."""
@@ -204,6 +276,12 @@ class ProgressHooks:
         tr = self.tr
         if tr is not None and self.live and hasattr(tr, "_show_progress_info"):
             tr._show_progress_info = False  # our line carries the count; pytest's would break it
+        if tr is not None and not self.live and self.heartbeat_s and self._out_fd is None:
+            try:  # stdout itself, as no capture holds it between pytest's phases (class docstring)
+                tr.flush()
+                self._out_fd = os.dup(sys.stdout.fileno())
+            except (OSError, ValueError, AttributeError):  # no file behind stdout (a test's in-process session)
+                self._out_fd = None
 
     def _set_total(self, n: int, full: int | None, ids: list[str] | None = None) -> None:
         self.progress.set_total(n, ids)
@@ -229,8 +307,10 @@ class ProgressHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self.progress.start(nodeid, self.label_for(nodeid))
+        with self._lock:
+            self.progress.start(nodeid, self.label_for(nodeid))
         self._draw()
+        self._start_heartbeat()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -278,17 +358,19 @@ class ProgressHooks:
         status = self._status.pop(nodeid, None)
         self._subject_shown.discard(nodeid)
         if status is None:
-            self.progress.drop(nodeid)
+            with self._lock:
+                self.progress.drop(nodeid)
             return
         reused = nodeid in self._reused
         self._reused.discard(nodeid)
         stopped = self.kind == "mine" and status == "skipped"  # a bound left this candidate unverified
-        self.progress.finish(nodeid, status, self._cost.pop(nodeid, None), fresh=not reused and not stopped,
-                             stopped=stopped)
-        if self.live:
-            self._draw()
-        elif self.progress.periodic_due():
-            self._plain()
+        with self._lock:
+            self.progress.finish(nodeid, status, self._cost.pop(nodeid, None), fresh=not reused and not stopped,
+                                 stopped=stopped)
+            if self.live:
+                self._draw()
+            elif self.progress.periodic_due():
+                self._plain()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -10,8 +10,10 @@ status and maybe a cost) that renders one line, e.g.::
 controller (never on an xdist worker; results reach the controller as reports): on a terminal at
 verbosity 0 it redraws the line in place (``TerminalReporter.rewrite``) after every event, replacing
 pytest's own ``[ 69/100]`` count;
-otherwise (CI logs, ``-v``) it writes the line as a plain line every :data:`EVERY_N` finished items,
-at least every :data:`EVERY_S` seconds while items finish, and after the last one. With ``-v`` it
+otherwise (CI logs, ``-v``, or ``CI`` set in the environment) it writes the line as a plain line every
+:data:`EVERY_N` finished items, at least every :data:`EVERY_S` seconds while items finish, and after the last
+one; and while nothing finishes, a heartbeat line (``running ITEM for 6m30s``) when no line was written for
+:data:`HEARTBEAT_S` seconds (``HOMEFIELD_HEARTBEAT_S``), never more often. With ``-v`` it
 also puts the item's subject next to pytest's line for the item. Times are seconds; money USD.
 This module imports nothing from pytest.
 """
@@ -27,12 +29,16 @@ from collections.abc import Callable, Iterable
 from pytest_homefield.records import one_line
 
 __all__ = ["Progress", "fmt_duration", "plural", "EVERY_N", "EVERY_S", "STATUSES", "cut_to_width", "display_width",
-           "ETA_AFTER"]
+           "ETA_AFTER", "HEARTBEAT_S"]
 
 #: Without a live line: a plain line every this many finished items …
 EVERY_N = 10
 #: … or when this many seconds passed since the last one (checked when an item finishes).
 EVERY_S = 60.0
+
+#: Without a live line: a heartbeat line when no line was written for this many seconds while an item runs
+#: (``HOMEFIELD_HEARTBEAT_S`` sets it; ``0`` writes none): CI hosts kill a job silent for 10 minutes (ops40).
+HEARTBEAT_S = 60.0
 
 #: No ETA until items of this many groups (a run's tasks; a mine's candidates) did their work, unless no item
 #: left is of a group not seen yet: one slow first task (or candidate) said nothing of the others (ops40).
@@ -262,21 +268,35 @@ class Progress:
             out.append(f"ETA {fmt_duration(eta)}" if eta is not None else "ETA ?")
         return out
 
-    def line(self, width: int | None = None) -> str:
+    def line(self, width: int | None = None, *, how_long: bool = False) -> str:
         """One line: ``kind done/total · status counts · $spent of $budget · elapsed · ETA · running ITEM``
         (the newest item in flight, never one that finished; ``(+N more)`` in flight beside it),
-        cut to ``width - 1`` characters when ``width`` is given."""
+        cut to ``width - 1`` characters when ``width`` is given. ``how_long``: ``running ITEM for 6m30s``,
+        how long that item has run (a heartbeat line, :meth:`heartbeat_due`)."""
         text = " · ".join(self.parts())
         if self.in_flight:
-            newest = list(self.in_flight.values())[-1]
+            key, newest = list(self.in_flight.items())[-1]
             more = len(self.in_flight) - 1
             # "running": the line is written when an item finishes, and the item named is another one,
             # still in flight (nu37: `mine 2/37 · kept 2 · … · 0e2aa5afbbb5 List server-side tools` read
             # as that candidate kept; the time budget stopped it unverified)
-            text += f" · running {newest}" + (f" (+{more} more)" if more else "")
+            text += f" · running {newest}"
+            if how_long and key in self._began:
+                text += f" for {fmt_duration(self.clock() - self._began[key])}"
+            text += f" (+{more} more)" if more else ""
         if width is not None:
             text = cut_to_width(text.replace("\n", " ").replace("\r", " "), width)
         return text
+
+    def heartbeat_due(self, every_s: float) -> bool:
+        """Whether a heartbeat line is due now (a log that shows no line while nothing finishes): an item is in
+        flight and no line was written for ``every_s`` seconds (a plain line, :meth:`periodic_due`, or a
+        heartbeat). Marks it written, so that lines come at most every ``every_s`` seconds."""
+        now = self.clock()
+        due = bool(self.in_flight) and now - self._last_line_at >= every_s
+        if due:
+            self._last_line_at = now
+        return due
 
     def periodic_due(self, *, every_n: int = EVERY_N, every_s: float = EVERY_S) -> bool:
         """Whether a plain progress line is due now: ``every_n`` items or ``every_s`` seconds since the

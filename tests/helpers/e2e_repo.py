@@ -118,11 +118,12 @@ def warm_parent_checks(repo: Path) -> None:
 
 def cli_env() -> dict[str, str]:
     """The environment for a ``homefield`` CLI process a test starts: this one without ``PYTEST_*`` and
-    ``HOMEFIELD_*`` (but the test's ``HOMEFIELD_PHASE_DIR``), with :data:`UNUSED_PLUGINS` in
+    ``HOMEFIELD_*`` (but the test's ``HOMEFIELD_PHASE_DIR``) and ``CI``, with :data:`UNUSED_PLUGINS` in
     ``PYTEST_ADDOPTS`` (homefield scrubs it from the repository's test runs and agents)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST_", "HOMEFIELD_")) or k == PHASE_DIR_VAR}  # the test's own phase lock
     env["PYTEST_ADDOPTS"] = UNUSED_PLUGINS
+    env.pop("CI", None)  # on a CI host the progress line is printed, not redrawn: a test sets CI itself (ops40)
     return env
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from helpers.e2e_repo import cli_env, copy_mined, homefield
 from helpers.pty_run import run_on_pty
 
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.hooks import heartbeat_s, on_ci
 from pytest_homefield.terminal.progress import Progress, fmt_duration, plural
 
 
@@ -191,7 +194,7 @@ def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: 
     with open(repo / ".homefield.yml", "a", encoding="utf-8") as f:
         f.write('setup_cmd: "sleep 0.5"\n')
     rc, out = run_on_pty([sys.executable, "-m", "pytest_homefield.cli", "mine", "--stability-runs", "1",
-                          "-n", "1", "-k", first], repo, env=_env())
+                          "-n", "1", "-k", first], repo, env={**_env(), "HOMEFIELD_HEARTBEAT_S": "1"})
     assert rc == 0, out
     # each redraw is one frame; pytest's own letter for an item lands after the padded line, at once redrawn
     frames = [re.sub(r"\s+[.rsxEF]$", "", f).strip() for f in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;]*m", "", out))]
@@ -208,6 +211,7 @@ def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: 
     # pytest's own count is replaced by the line, and the line is drawn in place (\r), not printed per item
     assert "[1/1]" not in out
     assert out.count("\r" + "mine 0/1") >= 1
+    assert not re.search(r"running .* for \d+s", out)  # no heartbeat line where the line is redrawn (ops40)
 
 
 @pytest.mark.slow
@@ -318,3 +322,66 @@ def test_a_runs_eta_weighs_each_task_left_by_its_own_items() -> None:
     assert told and all(abs(new - (last - t)) <= 0.25 * (last - t) for t, new, _ in told), (told, last)
     t, _, old = told[0]
     assert old > 3 * (last - t), (old, last - t)  # before: t0's 5 minutes weighed on every item left
+
+
+def test_heartbeat_lines_at_most_every_n_seconds_while_an_item_runs() -> None:
+    """ops40: a heartbeat line is due once no line was written for N seconds while an item is in flight; it
+    says how long the newest item has run; never two within N seconds; none while nothing runs."""
+    clock = Clock()
+    p = Progress("mine", 3, clock=clock)
+    p.start("a", "a1 Slow one")
+    due = []
+    for _ in range(200):
+        clock.t += 1
+        due.append(p.heartbeat_due(60))
+    assert [i + 1 for i, d in enumerate(due) if d] == [60, 120, 180]
+    assert p.line(how_long=True).endswith("· running a1 Slow one for 3m20s")
+    assert "for" not in p.line()
+    p.finish("a", "kept")
+    assert not p.periodic_due(every_n=10, every_s=60)  # 20 s since the heartbeat, one item
+    clock.t += 100
+    assert not p.heartbeat_due(60)  # nothing in flight
+    assert heartbeat_s({}) == 60.0 and heartbeat_s({"HOMEFIELD_HEARTBEAT_S": "0.5"}) == 0.5
+    for bad in ("soon", "-1", "inf", "nan"):
+        with pytest.raises(pytest.UsageError, match="HOMEFIELD_HEARTBEAT_S"):
+            heartbeat_s({"HOMEFIELD_HEARTBEAT_S": bad})
+    assert on_ci({"CI": "true"}) and on_ci({"CI": "1"}) and not on_ci({"CI": "false"}) and not on_ci({})
+
+
+def _heartbeats(out: str, kind: str) -> list[int]:
+    """The seconds each heartbeat line of ``out`` says its item has run."""
+    return [int(m.group(1)) for m in re.finditer(rf"^homefield {kind} 0/1 · .* for (\d+)s$", out, re.M)]
+
+
+@pytest.mark.slow
+def test_a_log_gets_a_heartbeat_while_nothing_finishes(mined: Path, tmp_path: Path) -> None:
+    """ops40: in a CI log the line was written only when an item finished, so a log stayed silent while one
+    candidate was verified (6.5 min on simonw/llm; CI hosts kill a job silent for 10). With
+    ``HOMEFIELD_HEARTBEAT_S=1``: a mine in one process (its item under pytest's output capture) on a terminal
+    under ``CI=true`` (plain lines, no redraw), and a run under xdist into a pipe, each write heartbeat lines
+    naming the item in flight and how long it has run, at most one a second."""
+    repo = copy_mined(mined, tmp_path / "repo")
+    tasks = {t["id"]: t["subject"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")}
+    first = next(iter(tasks))
+    with open(repo / ".homefield.yml", "a", encoding="utf-8") as f:
+        f.write('setup_cmd: "sleep 1"\n')  # four test runs of the candidate: over 4 s in flight
+    env = {**_env(), "HOMEFIELD_HEARTBEAT_S": "1"}
+    began = time.monotonic()
+    rc, out = run_on_pty([sys.executable, "-m", "pytest_homefield.cli", "mine", "--stability-runs", "1",
+                          "-n", "0", "-k", first], repo, env={**env, "CI": "true"})
+    took = time.monotonic() - began
+    assert rc == 0, out
+    out = re.sub(r"\x1b\[[0-9;]*m", "", out.replace("\r\n", "\n"))
+    assert "\rmine " not in out  # under CI the line is printed, never redrawn
+    beats = _heartbeats(out, "mine")
+    assert len(beats) >= 2, out
+    assert re.search(rf"^homefield mine 0/1 · \d+s · ETA \? · running {first} {re.escape(tasks[first])} for \d+s$",
+                     out, re.M), out
+    assert beats == sorted(set(beats)) and len(beats) <= took + 1, (beats, took)  # never two in one second
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", "nap=cmd:sleep 3",
+                           "--attempts", "1", "-n", "1", "-k", first, "--sandbox", "none"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    beats = _heartbeats(proc.stdout, "run")
+    assert len(beats) >= 2 and beats == sorted(set(beats)), proc.stdout
+    assert re.search(rf"^homefield run 0/1 · .* running {first} nap\[1\] .* for \d+s$", proc.stdout, re.M), proc.stdout
