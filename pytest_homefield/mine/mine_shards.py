@@ -13,7 +13,9 @@ of one split; a candidate verified in two folders must have the same verificatio
 the same drop reason, the same FAIL_TO_PASS / PASS_TO_PASS and exclusions; seconds and the
 verification timings aside): it is then counted once. A split with shards missing is refused
 (``incomplete: shard 2/3 missing``) and nothing is written: a partial ``tasks.jsonl`` would quietly
-become a smaller benchmark.
+become a smaller benchmark. A shard whose folders lack a verdict on candidates of its own share (a bound
+stopped it, it was killed, a record was removed) is merged and said: ``incomplete: shard K/N left out …``
+(:func:`left_out_candidates`), in the summary and the new folder's ``meta.json`` ``incomplete``.
 
 What is written: a new mine folder (``meta.json`` with ``merged_from``, ``candidates.jsonl`` in scan
 order, ``results.jsonl`` one record per candidate in scan order, ``scan.jsonl`` from the first folder),
@@ -31,6 +33,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,11 +46,11 @@ from pytest_homefield.mine.pipeline import dropped_line, merge_tasks
 from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, check_meta, load_tasks
 from pytest_homefield.sandbox import nofollow
-from pytest_homefield.shard import missing_shards, old_split_refusal, parse_shard
+from pytest_homefield.shard import Shard, missing_shards, old_split_refusal, parse_shard
 from pytest_homefield.store import read_jsonl, read_jsonl_lines, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["MineMerge", "find_mine_folder", "merge_mines", "comparable"]
+__all__ = ["MineMerge", "find_mine_folder", "merge_mines", "comparable", "left_out_candidates"]
 
 WHAT = "homefield mine --merge"
 
@@ -68,6 +71,9 @@ class MineMerge:
     records: list[dict[str, Any]]
     reconciled: int = 0
     sources: list[tuple[Path, str | None]] = field(default_factory=list)
+    #: ``incomplete: shard K/N left out …`` per shard with candidates of its share none of its folders verified
+    #: (:func:`left_out_candidates`); also the new folder's ``meta.json`` ``incomplete``
+    incomplete: list[str] = field(default_factory=list)
 
     def lines(self, root: Path) -> list[str]:
         """The summary as printed."""
@@ -76,6 +82,7 @@ class MineMerge:
         out = [f"Merged {plural(len(self.sources), 'mine folder')} ({shards}): {plural(kept, 'task')} from "
                f"{plural(len(self.records), 'candidate')}; {plural(len(self.tasks), 'task')} in "
                f"{HomefieldDir(root).tasks.relative_to(root)}"]
+        out += self.incomplete
         scan_reasons = [r.get("reason") for r in read_jsonl(scan_path(self.mine_dir))]
         dropped = dropped_line([r.get("reason") for r in self.records], scan_reasons)
         if dropped:
@@ -178,6 +185,51 @@ def _env_files(mine_dir: Path) -> dict[str, str]:
     return out
 
 
+def left_out_candidates(folders: Sequence[Path], metas: Sequence[Mapping[str, Any]],
+                        verified: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """``incomplete: shard K/N left out M candidate(s) of its share of the scan (ID, …): …`` for each shard among
+    the mine folders (``folders``, their ``metas``; folders that are no shard are left out) whose share of the
+    scan (:meth:`~pytest_homefield.shard.Shard.select` of ``candidate_ids``: by each id's sha256, nothing the
+    shard states) holds candidates no folder verified (``verified``: the merged records by candidate id) and no
+    folder of that shard cut at ``--max-tasks``: a ``max_tasks`` record counts only where that shard's folders
+    kept its ``--max-tasks`` N tasks (ops40: before, a shard's folder lacking candidates of its share, or their
+    records, was merged as if the shard had verified them all). The line says why, as far as the folder tells:
+    ``not verified at a bound`` (its ``not_verified`` records: ``--time-budget``, ``--stop-after-tasks``),
+    ``no verification record`` (interrupted, killed, or a record removed), ``cut at --max-tasks before its N were
+    kept``."""
+    shares: dict[Shard, set[str]] = {}
+    bounded: dict[Shard, set[str]] = {}
+    cut: dict[Shard, set[str]] = {}
+    for d, m in zip(folders, metas, strict=True):
+        label = parse_shard(m.get("shard"), flag=f"{d}: shard")
+        if label is None:
+            continue
+        shares.setdefault(label, set()).update(label.select(str(i) for i in m["candidate_ids"]))
+        for r in read_jsonl(results_path(d)):
+            if r.get("reason") == NOT_VERIFIED:
+                bounded.setdefault(label, set()).add(str(r.get("id")))
+            elif r.get("reason") == "max_tasks":
+                cut.setdefault(label, set()).add(str(r.get("id")))
+    order = {str(c): n for n, c in enumerate(metas[0]["candidate_ids"])} if metas else {}
+    limit = metas[0].get("max_tasks") if metas else None
+    out = []
+    for shard in sorted(shares, key=lambda s: s.index):
+        share = shares[shard]
+        kept = sum(1 for c in share if c in verified and verified[c].get("task"))
+        fair_cut = cut.get(shard, set()) if isinstance(limit, int) and kept >= limit else set()
+        gone = sorted(share - set(verified) - fair_cut, key=lambda c: order.get(c, len(order)))
+        if not gone:
+            continue
+        why = Counter("not verified at a bound" if c in bounded.get(shard, ()) else
+                      "cut at --max-tasks before its N were kept" if c in cut.get(shard, ()) else
+                      "no verification record" for c in gone)
+        shown = ", ".join(gone[:5]) + (" …" if len(gone) > 5 else "")
+        reasons = ", ".join(f"{why[w]} {w}" for w in sorted(why, key=lambda w: -why[w]))
+        out.append(f"incomplete: shard {shard} left out {plural(len(gone), 'candidate')} of its share of the scan "
+                   f"({shown}): {reasons}; mine that shard again (--resume) and merge again")
+    return out
+
+
 def _status(record: Mapping[str, Any]) -> str:
     return "kept" if record.get("task") else str(record.get("reason") or "?").replace("_", " ")
 
@@ -265,13 +317,15 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
     if unknown:
         raise ShardMergeError(f"homefield mine --merge: candidate {unknown[0]} is not in the scan the folders "
                               "record; the folders are damaged")
+    incomplete = left_out_candidates(folders, metas, merged)
     home = HomefieldDir(root)
     envs = {fp: text for d in folders for fp, text in _env_files(d).items()}  # all read before anything is written
     mine_dir = home.new_mine_dir()
     created = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     write_meta(mine_dir, {**first, "mine_id": mine_dir.name, "created_at": created, "shard": None,
                           "merged_from": [{"mine_id": d.name, "shard": m.get("shard")}
-                                          for d, m in zip(folders, metas, strict=True)]})
+                                          for d, m in zip(folders, metas, strict=True)],
+                          **({"incomplete": incomplete} if incomplete else {})})
     write_jsonl_atomic(candidates_path(mine_dir), (candidates[c] for c in sorted(candidates, key=position.__getitem__)))
     records = [merged[c] for c in sorted(merged, key=position.__getitem__)]
     write_jsonl_atomic(results_path(mine_dir), records)
@@ -280,5 +334,5 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
         if not home.env_file(fp).exists():
             write_atomic(home.env_file(fp), text)
     tasks = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"))
-    return MineMerge(mine_dir, tasks, records, reconciled, [(d, m.get("shard")) for d, m in zip(folders, metas,
-                                                                                                 strict=True)])
+    return MineMerge(mine_dir, tasks, records, reconciled,
+                     [(d, m.get("shard")) for d, m in zip(folders, metas, strict=True)], incomplete)

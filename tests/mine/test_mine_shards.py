@@ -195,3 +195,80 @@ def test_crafted_mine_folders_are_refused_in_one_line_and_their_links_never_foll
     m = merge_mines([d], repo)
     assert [t.id for t in m.tasks] == [a[:12]]
     assert (repo / ".homefield" / "envs" / "good.json").read_text() == '{"python": "3.11"}'
+
+
+def test_a_shard_leaving_candidates_of_its_share_unverified_makes_the_merge_incomplete(tmp_path: Path) -> None:
+    """ops40: ``mine --merge`` checked each shard's candidates and records against its share, but not that the
+    share was all there: a shard whose folder lacked a verdict on candidates of its own share (a bound stopped
+    it, it was killed, a record removed) was merged as a whole shard, its candidates gone from tasks.jsonl
+    unsaid. Each such shard is now a line ``incomplete: shard K/N left out …``, in the summary and in the new
+    folder's ``meta.json`` ``incomplete``; a ``max_tasks`` record counts as done only where the shard kept its
+    ``--max-tasks`` N."""
+    b, a, c = "a" * 40, "b" * 40, "c" * 40  # shard 1/2 {a, c}, 2/2 {b}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    s2 = _folder(tmp_path / "in", "s2", "2/2", [_record(b, None)])
+    whole = _folder(tmp_path / "in", "whole", "1/2", [_record(a, None), _record(c, "flaky")])
+    assert merge_mines([whole, s2], repo).incomplete == []
+    bound = {"commit": c, "id": c[:12], "reason": "not_verified", "stop": "time_budget"}
+    stopped = _folder(tmp_path / "in", "stopped", "1/2", [_record(a, None), bound])
+    m = merge_mines([stopped, s2], repo)
+    line = (f"incomplete: shard 1/2 left out 1 candidate of its share of the scan ({c[:12]}): 1 not verified at a "
+            "bound; mine that shard again (--resume) and merge again")
+    assert m.incomplete == [line] and line in m.lines(repo)
+    assert json.loads((m.mine_dir / "meta.json").read_text())["incomplete"] == [line]
+    # the same shard given twice, one folder whole: nothing left out
+    assert merge_mines([stopped, whole, s2], repo).incomplete == []
+    lacking = _folder(tmp_path / "in", "lacking", "1/2", [_record(a, None)])  # c neither a candidate nor a record
+    assert merge_mines([lacking, s2], repo).incomplete == [
+        f"incomplete: shard 1/2 left out 1 candidate of its share of the scan ({c[:12]}): 1 no verification record; "
+        "mine that shard again (--resume) and merge again"]
+    # --max-tasks 1: shard 1/2 kept a, so c's max_tasks record is its cut; a shard claiming the cut while it kept
+    # nothing left c out
+    cut = {"commit": c, "id": c[:12], "reason": "max_tasks"}
+    for name, first, incomplete in (("cut", _record(a, None), False), ("no-cut", _record(a, "flaky"), True)):
+        folder = _folder(tmp_path / "in", name, "1/2", [first, cut])
+        other = _folder(tmp_path / "in", f"{name}-s2", "2/2", [_record(b, None)])
+        for d in (folder, other):
+            _mutate_meta(d, max_tasks=1)
+        said = merge_mines([folder, other], repo).incomplete
+        assert said == ([f"incomplete: shard 1/2 left out 1 candidate of its share of the scan ({c[:12]}): 1 cut at "
+                         "--max-tasks before its N were kept; mine that shard again (--resume) and merge again"]
+                        if incomplete else []), said
+
+
+@pytest.mark.slow
+def test_mining_shards_stopped_by_a_bound_merge_as_incomplete(mined: Path, tmp_path: Path) -> None:
+    """ops40, end to end on the fixture repository: the shard holding two of the three candidates is mined with
+    ``--stop-after-tasks 1`` (its second candidate ``not_verified``), the other whole (both reuse the fixture's
+    verifications); ``homefield mine --merge`` says the shard left a candidate of its share out and the merged
+    folder records it; a shard's record removed by hand is said the same way."""
+    ids = [c["commit"][:12] for c in read_jsonl(_only_mine(mined) / "candidates.jsonl")]
+    big = max((1, 2), key=lambda k: sum(shard_of_id(i, 2) == k for i in ids))
+    share = [i for i in ids if shard_of_id(i, 2) == big]
+    assert len(share) == 2, ids
+    folders = []
+    for k in (1, 2):
+        machine = tmp_path / f"machine{k}"
+        shutil.copytree(mined, machine, symlinks=True)
+        bound = ["--stop-after-tasks", "1"] if k == big else []
+        proc = homefield(machine, "mine", "--stability-runs", MINED_STABILITY, "-n", "0", "--shard", f"{k}/2", *bound)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        folders.append(max((machine / ".homefield" / "mine").iterdir()))
+    merged = tmp_path / "merged"
+    shutil.copytree(mined, merged, symlinks=True, ignore=shutil.ignore_patterns(".homefield"))
+    proc = homefield_in_process(merged, "mine", "--merge", *map(str, folders))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = (f"incomplete: shard {big}/2 left out 1 candidate of its share of the scan ({share[1]}): 1 not verified "
+            "at a bound; mine that shard again (--resume) and merge again")
+    assert line in proc.stdout.splitlines(), proc.stdout
+    new = max((merged / ".homefield" / "mine").iterdir())
+    assert json.loads((new / "meta.json").read_text())["incomplete"] == [line]
+    assert share[1] not in {t["id"] for t in _tasks(merged)}
+    # the other shard's record removed by hand (as a killed session leaves it)
+    small = folders[2 - big]
+    (small / "results.jsonl").write_text("")
+    proc = homefield_in_process(merged, "mine", "--merge", *map(str, folders))
+    gone = [i for i in ids if shard_of_id(i, 2) != big]
+    assert (f"incomplete: shard {3 - big}/2 left out 1 candidate of its share of the scan ({gone[0]}): 1 no "
+            "verification record; mine that shard again (--resume) and merge again") in proc.stdout, proc.stdout
