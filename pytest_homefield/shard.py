@@ -26,7 +26,7 @@ from typing import Any
 from pytest_homefield.errors import ConfigError, ShardMergeError
 
 __all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan", "share_refusal", "split_refusal", "SPLIT",
-           "shard_of_id", "old_split_refusal", "claim_refusal", "left_out"]
+           "shard_of_id", "old_split_refusal", "claim_refusal", "left_out", "stated_mismatch", "stated_cut_refusal"]
 
 #: The ``split`` a shard's ``meta.json`` (a probe: its verdict line) records: the split by the sha256 of each id.
 SPLIT = "sha256"
@@ -269,4 +269,65 @@ def left_out(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[
             out.append(f"incomplete: shard {shard} left out {len(gone)} task(s) of its share of tasks.jsonl "
                        f"({shown}): its --max-tasks and --exclude-memorized keep them, but the selection it split "
                        "(meta.json shard_of) lacks them (a pytest_homefield_modify_tasks hook, or a hand)")
+    return out
+
+
+def _stated_cut(meta: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """``(n, of)`` of what ``meta`` states of ``--max-tasks`` (``max_tasks: {"n": N, "of": M}``); ``None`` for
+    what it does not state as a number."""
+    cut = meta.get("max_tasks")
+    n, of = (cut.get("n"), cut.get("of")) if isinstance(cut, Mapping) else (None, None)
+    return (n if isinstance(n, int) and not isinstance(n, bool) else None,
+            of if isinstance(of, int) and not isinstance(of, bool) else None)
+
+
+def _stated_excluded(meta: Mapping[str, Any]) -> frozenset[str]:
+    """The memorized tasks ``meta`` states it left out (``excluded_memorized.tasks``)."""
+    excluded = meta.get("excluded_memorized")
+    tasks = excluded.get("tasks") if isinstance(excluded, Mapping) else None
+    return frozenset(str(t) for t in tasks) if isinstance(tasks, list) else frozenset()
+
+
+def stated_mismatch(metas: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """``incomplete: the shards state different …`` when the shards among the folders ``(name, meta)`` (folders
+    that are no shard, or whose ``shard`` is no ``K/N``, are left out) do not all state the same ``--max-tasks``
+    (``max_tasks`` ``n`` and ``of``) or the same memorized tasks left out (``excluded_memorized`` ``tasks``): one
+    line per value, naming each folder's (ops40). Each shard's share is derived from what it states
+    (:func:`left_out`), so shards stating different values split different selections, and a task one of them cut
+    or excluded is in no rate of the merge though the others' word keeps it."""
+    shards = [(name, m) for name, m in metas if isinstance(_stated_shard(name, m), Shard)]
+    out = []
+    cuts = [(name, _stated_cut(m)) for name, m in shards]
+    if len({c for _, c in cuts}) > 1:
+        said = ", ".join(f"{name}: {'none' if n is None else f'{n} of {of}'}" for name, (n, of) in cuts)
+        out.append(f"incomplete: the shards state different --max-tasks ({said}); each left out what its own "
+                   "states: run every shard with one --max-tasks")
+    excluded = [(name, _stated_excluded(m)) for name, m in shards]
+    if len({e for _, e in excluded}) > 1:
+        said = ", ".join(f"{name}: {', '.join(sorted(e)[:3]) + (' …' if len(e) > 3 else '') if e else 'none'}"
+                         for name, e in excluded)
+        out.append(f"incomplete: the shards state different memorized tasks left out (meta.json "
+                   f"excluded_memorized: {said}); run every shard with one --exclude-memorized and probe")
+    return out
+
+
+def stated_cut_refusal(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[str]) -> list[str]:
+    """``incomplete: NAME (shard K/N) states --max-tasks N of M tasks, but …`` for each shard among the folders
+    ``(name, meta)`` whose stated ``--max-tasks`` cut (``max_tasks`` ``{"n", "of"}``) is not one of this
+    repository's ``tasks.jsonl`` (``repo_ids``) less the memorized tasks it states it left out: its ``n`` is
+    below their count and its ``of`` is not that count (ops40: a shard stating ``{"n": 2, "of": 2}`` of 8 tasks
+    held the share of the first 2 with no line, and the report's ``--max-tasks`` note, which says a cut only
+    where ``n < of``, said nothing). A shard stating no cut that holds less is :func:`left_out`'s."""
+    out = []
+    for name, meta in metas:
+        shard = _stated_shard(name, meta)
+        if not isinstance(shard, Shard):
+            continue
+        n, of = _stated_cut(meta)
+        gone = _stated_excluded(meta)
+        count = sum(1 for t in repo_ids if t not in gone)
+        if n is not None and n < count and of != count:
+            out.append(f"incomplete: {name} (shard {shard}) states --max-tasks {n} of {of} tasks, but this "
+                       f"repository's tasks.jsonl holds {count} less the memorized tasks it states it left out: "
+                       f"the {count - n} past its cut are in no rate")
     return out

@@ -17,6 +17,8 @@ from pytest_homefield.shard import (
     shard_of_id,
     share_refusal,
     split_refusal,
+    stated_cut_refusal,
+    stated_mismatch,
 )
 
 
@@ -143,3 +145,31 @@ def test_a_shard_leaving_out_tasks_of_its_own_k_is_said() -> None:
     assert left_out([("run s1", none_held)], many)[0].startswith(
         f"incomplete: shard 1/2 left out {len(Shard(1, 2).select(many))} task(s) of its share of tasks.jsonl (")
     assert " …): " in left_out([("run s1", none_held)], many)[0]
+
+
+def test_what_shards_state_of_max_tasks_and_memorized_tasks_is_checked_where_it_can_be() -> None:
+    """ops40: a shard's stated ``max_tasks`` and ``excluded_memorized`` were taken at its word by :func:`left_out`.
+    Shards of one merge stating different values are said (each split another selection); a stated cut that is
+    not one of this tasks.jsonl less its stated memorized tasks (``{"n": 2, "of": 2}`` of 8: the report's note,
+    which says a cut only where n < of, said nothing) is said. What stays its word: the ids it states were
+    memorized (said by the report's memorization note) and a cut stated with the true ``of`` (said by its
+    --max-tasks note)."""
+    repo = [f"t{i}" for i in range(8)]  # shard 1/2: t0 t1 t2 t3 t4 t6; shard 2/2: t5 t7
+    s1 = {"shard": "1/2", "split": SPLIT, "task_ids": sorted(Shard(1, 2).select(repo))}
+    s2 = {**s1, "shard": "2/2", "task_ids": ["t5", "t7"]}
+    assert stated_mismatch([("run a", s1), ("run b", s2)]) == [] and stated_cut_refusal([("run a", s1)], repo) == []
+    hidden = {**s1, "shard_of": repo[:2], "task_ids": ["t0", "t1"], "max_tasks": {"n": 2, "of": 2}}
+    assert left_out([("run a", hidden)], repo) == []  # its share of what it states: no line before
+    assert stated_cut_refusal([("run a", hidden)], repo) == [
+        "incomplete: run a (shard 1/2) states --max-tasks 2 of 2 tasks, but this repository's tasks.jsonl holds 8 "
+        "less the memorized tasks it states it left out: the 6 past its cut are in no rate"]
+    true_cut = {**hidden, "max_tasks": {"n": 2, "of": 8}}  # said by the report's --max-tasks note
+    memo = {**true_cut, "max_tasks": {"n": 2, "of": 6}, "excluded_memorized": {"tasks": ["t6", "t7"]}}
+    assert stated_cut_refusal([("run a", true_cut), ("run m", memo)], repo) == []
+    assert stated_mismatch([("run a", true_cut), ("run b", {**s2, "max_tasks": {"n": 2, "of": 8}})]) == []
+    assert stated_mismatch([("run a", true_cut), ("run b", s2), ("run c", {"shard": None})]) == [
+        "incomplete: the shards state different --max-tasks (run a: 2 of 8, run b: none); each left out what its "
+        "own states: run every shard with one --max-tasks"]
+    assert stated_mismatch([("run a", memo), ("run b", {**s2, "max_tasks": {"n": 2, "of": 6}})]) == [
+        "incomplete: the shards state different memorized tasks left out (meta.json excluded_memorized: run a: t6, "
+        "t7, run b: none); run every shard with one --exclude-memorized and probe"]

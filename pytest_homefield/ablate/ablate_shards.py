@@ -65,6 +65,8 @@ from pytest_homefield.shard import (
     parse_shard,
     share_refusal,
     split_refusal,
+    stated_cut_refusal,
+    stated_mismatch,
 )
 from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
@@ -216,6 +218,8 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     # merged ablation hold its task list, checked above)
     incomplete += left_out([(str(d), m) for d, m in zip(folders, metas, strict=True) if not m.get("merged_from")],
                            repo_ids)
+    own = [(str(d), m) for d, m in zip(folders, metas, strict=True) if not m.get("merged_from")]
+    incomplete += stated_mismatch(own) + stated_cut_refusal(own, repo_ids)  # ops40: what they state, checked
     merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     origin: dict[tuple[str, str, int, str], Path] = {}
     history: dict[Path, dict[tuple[str, str, int, str], list[dict[str, Any]]]] = {}

@@ -49,7 +49,14 @@ from pytest_homefield.probe.verdicts import (
 )
 from pytest_homefield.probe_records import latest, load_probe, load_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
-from pytest_homefield.shard import left_out, missing_shards, share_refusal, split_refusal
+from pytest_homefield.shard import (
+    left_out,
+    missing_shards,
+    share_refusal,
+    split_refusal,
+    stated_cut_refusal,
+    stated_mismatch,
+)
 from pytest_homefield.store import write_jsonl_atomic
 
 __all__ = ["ProbeMerge", "check_call", "find_probe_folder", "merge_probes"]
@@ -173,6 +180,9 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
         incomplete += left_out([(str(path), {"shard": v.get("shard"), "max_tasks": v.get("max_tasks"),
                                              "task_ids": list(v.get("tasks") or {})})
                                 for (_, path), v in zip(files, verdicts, strict=True)], repo_ids, kept=adds_code)
+        stated = [(str(path), {"shard": v.get("shard"), "max_tasks": v.get("max_tasks")})
+                  for (_, path), v in zip(files, verdicts, strict=True)]
+        incomplete += stated_mismatch(stated) + stated_cut_refusal(stated, repo_ids)  # ops40
         merged: dict[tuple[str, str, int], dict[str, Any]] = {}
         origin: dict[tuple[str, str, int], Path] = {}
         reconciled = 0

@@ -10,7 +10,9 @@
 * Shards ``K/N`` not among the runs are named: ``incomplete: shard 3/4 missing``; and so is each task of
   this repository's ``tasks.jsonl`` whose id's hash is a present shard's K that the shard left out though its
   own ``--max-tasks`` and ``--exclude-memorized`` keep it (:func:`pytest_homefield.shard.left_out`, shard39:
-  ``incomplete: shard 3/3 left out 1 task(s) of its share of tasks.jsonl (ID): …``).
+  ``incomplete: shard 3/3 left out 1 task(s) of its share of tasks.jsonl (ID): …``); and shards stating
+  different ``--max-tasks`` or memorized tasks left out, or a cut that is not one of this ``tasks.jsonl``
+  (:func:`pytest_homefield.shard.stated_mismatch`, :func:`pytest_homefield.shard.stated_cut_refusal`, ops40).
 * Each run's records must be within its own plan (:func:`pytest_homefield.shard.outside_plan`: its
   ``meta.json`` tasks, agents and attempts), or the runs are refused.
 * A shard's plan must be its share (hatk36): its ``tasks_digest`` this repository's, its ``task_ids``
@@ -35,6 +37,8 @@ from pytest_homefield.shard import (
     outside_plan,
     share_refusal,
     split_refusal,
+    stated_cut_refusal,
+    stated_mismatch,
 )
 
 __all__ = ["MergeError", "MergeCheck", "check_runs"]
@@ -93,6 +97,9 @@ def check_runs(run_dirs: Sequence[Path], repo_ids: Sequence[str] | None = None,
     except ShardMergeError as exc:
         raise MergeError(str(exc)) from None
     check.incomplete += left_out(checked, repo_ids or ())  # shard39: a task of its K it left out, said
+    # ops40: what the shards state of --max-tasks and --exclude-memorized, checked where it can be
+    check.incomplete += stated_mismatch([(f"run {m['run_id']}", m) for m in metas])
+    check.incomplete += stated_cut_refusal(checked, repo_ids or ())
     seen: dict[tuple[str, str, int, str], tuple[str, str]] = {}
     for d, m in zip(run_dirs, metas, strict=True):
         merging, sharded = len(run_dirs) > 1, m.get("shard") is not None

@@ -149,6 +149,35 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
     for k, m in run_files.items():
         m.write_text(run_texts[k])
     s3_results.write_text(kept)
+    # ops40: every shard stating --max-tasks 1 "of 1" (the first task of tasks.jsonl's 3; shard_of, task_ids and
+    # results cut to it, as such a session writes them) held exactly its share: the report's --max-tasks note,
+    # which says a cut only where n < of, said nothing, and no line said the other two tasks were in no rate
+    result_files = {k: merged / f".homefield/runs/s{k}/results.jsonl" for k in (1, 2, 3)}
+    result_texts = {k: f.read_text() if f.exists() else None for k, f in result_files.items()}  # a shard may hold none
+    for k, m in run_files.items():
+        m.write_text(json.dumps({**json.loads(run_texts[k]), "shard_of": ids[:1], "max_tasks": {"n": 1, "of": 1},
+                                 "task_ids": sorted(Shard(k, 3).select(ids[:1]))}))
+        result_files[k].write_text("".join(ln + "\n" for ln in (result_texts[k] or "").splitlines()
+                                           if json.loads(ln)["task_id"] == ids[0]))
+    owner = next(k for k in (1, 2, 3) if Shard(k, 3).owns(ids[0]))
+    for runs in (("s1", "s2", "s3"), (f"s{owner}",)):  # merged, and the shard holding the task alone
+        proc = homefield_in_process(merged, "report", *runs, "--format", "json")
+        said = [line for line in json.loads(proc.stdout)["incomplete"] if "states --max-tasks" in line]
+        assert proc.returncode == 0 and len(said) == len(runs), (runs, proc.stderr)
+        assert said[0].endswith("states --max-tasks 1 of 1 tasks, but this repository's tasks.jsonl holds 3 less the "
+                                "memorized tasks it states it left out: the 2 past its cut are in no rate"), said
+    # shards stating different cuts (one's cut keeps every task: the same selection) are said too
+    for k, m in run_files.items():
+        wider = {**json.loads(run_texts[k]), "max_tasks": {"n": 9, "of": 3}}
+        m.write_text(run_texts[k] if k != 3 else json.dumps(wider))
+        text = result_texts[k]
+        result_files[k].write_text(text) if text is not None else result_files[k].unlink()
+    proc = homefield_in_process(merged, "report", "s1", "s2", "s3", "--format", "json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["incomplete"] == [
+        "incomplete: the shards state different --max-tasks (run s1: none, run s2: none, run s3: 9 of 3); each left "
+        "out what its own states: run every shard with one --max-tasks"], proc.stderr
+    for k, m in run_files.items():
+        m.write_text(run_texts[k])
     # hatk37: a lone shard stating a split of its own (tasks.jsonl less some tasks) whose share by position (the
     # rule before shard38: the sorted selection's i-th id to shard i mod 3 + 1) holds another shard's task was
     # taken at its word (alone, nothing to compare it with): s1 claiming a task of s3; shard38: a task's shard
