@@ -24,8 +24,9 @@ and a ``with`` (its header not parenthesized, but around its items: gatk39), eac
 function's body, also under an ``if`` or a ``for``; and (twin38) *nested* ones, under :data:`NESTED`, in the body of
 a ``while``, a ``try`` or a ``with`` (a ``with`` statement's body is a twin site, ``canary_sites._statements``: a
 twin failing there left the rest of it unrun, seed 0 of ``tests/run/test_after_twin.py``'s ``with`` test was
-``tests_failed``). A nested one keeps only an assertion's failure (an ``AssertionError``, pytest's ``Failed``), what
-a twin's site raises, so each block keeps its meaning where a soft statement would change it:
+``tests_failed``). A nested one keeps only an assertion's failure (an ``AssertionError``, pytest's ``Failed``;
+gatk40: an exception a ``raises``/``assertRaises`` let through, not the one it expected), what a twin's site
+raises, so each block keeps its meaning where a soft statement would change it:
 
 * ``try``: the types its ``except`` clauses name (and the enclosing ``try``'s) are given to the context, evaluated
   when a failure arrives: a failure they catch goes to them as before (``except AssertionError`` still catches the
