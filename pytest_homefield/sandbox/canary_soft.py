@@ -21,7 +21,8 @@ Every test function of every file a run writes is softened alike (originals, twi
 in every run apart, the confirmation runs, the rows run and the plain run): a soft statement tells neither the
 member nor the site nor the group. Soft statements: an ``assert``, a call (an expression statement), an assignment
 and a ``with`` (its header not parenthesized, but around its items: gatk39), each alone on its lines, in the
-function's body, also under an ``if`` or a ``for``; and (twin38) *nested* ones, under :data:`NESTED`, in the body of
+function's body, also under an ``if`` or a ``for`` and (gatk40) in a ``with`` there expecting no exception (no
+``raises``/``assertRaises`` item); and (twin38) *nested* ones, under :data:`NESTED`, in the body of
 a ``while``, a ``try`` or a ``with`` (a ``with`` statement's body is a twin site, ``canary_sites._statements``: a
 twin failing there left the rest of it unrun, seed 0 of ``tests/run/test_after_twin.py``'s ``with`` test was
 ``tests_failed``). A nested one keeps only an assertion's failure (an ``AssertionError``, pytest's ``Failed``;
@@ -70,6 +71,7 @@ from pathlib import Path, PurePosixPath
 
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import _chars, parse_source
+from pytest_homefield.sandbox.canary_sites import _expects_raise
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -292,7 +294,10 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple
     * a ``try``'s body: nested, its clauses' types added (a failure they catch goes to them as before); its
       handlers, ``else`` and ``finally``: nested; none under a bare ``except:`` (it catches every failure) nor in a
       ``try``/``except*``;
-    * a ``with``'s body (the ``with`` itself soft, not ``async``): nested, and :data:`BLOCK` ends its header so that
+    * a ``with``'s body (the ``with`` itself soft, not ``async``): nested (gatk40: at the top, ``ctx`` ``None``, when
+      no context of it expects an exception, ``canary_sites._expects_raise``, its statements are at the top too: a
+      twin site as the top is, where a real fix's exception fails a twin as an assertion does), and :data:`BLOCK`
+      ends its header so that
       the body's first kept failure reaches the contexts at the body's end (a ``raises``, ``assertRaises``,
       ``subTest``, ``suppress`` takes it as before); none when a ``return``, ``break`` or ``continue`` may leave the
       body (the failure raised at its end would turn that jump into a failure the ``with`` statement's own soft
@@ -307,7 +312,10 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple
         elif isinstance(stmt, ast.With):
             edit = _edit(stmt, lines, context)
             out += edit
-            inner = _soft_edits(stmt.body, nested, lines) if edit and not _leaves(stmt.body) else []
+            # gatk40: the body of a with expecting no exception, at the function's top, is a twin site as the top is
+            # (``canary_sites._statements``): its statements keep what a top statement keeps
+            body_ctx = None if ctx is None and not _expects_raise(stmt) else nested
+            inner = _soft_edits(stmt.body, body_ctx, lines) if edit and not _leaves(stmt.body) else []
             block = _block_edit(stmt, lines) if inner else None
             if block is not None:
                 out += [*inner, block]
