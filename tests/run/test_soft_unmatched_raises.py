@@ -173,3 +173,35 @@ def test_a_real_fix_is_not_failed_for_a_raise_in_a_with(tmp_path: Path, seed: in
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
               run_timeout_s=120, sandbox="none")
     assert (g.outcome, g.failing_f2p, g.failing_p2p, g.canaries) == ("solved", [], [], 2), g
+
+
+#: The setting's test decorated by ``mock.patch`` (``functools.wraps``: its body is the innermost ``__wrapped__``, whose
+#: soft statements keep an assertion's failure only, gatk39, and what a ``raises`` let through, gatk40).
+DECORATED = ("from unittest import mock\n\nimport pytest\n\nfrom modes import MODE, compute\n\n\n"
+             "@mock.patch('os.sep', '/')\ndef test_strict():\n    MODE['strict'] = True\n"
+             "    with pytest.raises(ValueError):\n        compute(-1)\n    MODE['strict'] = False\n\n\n"
+             "def test_negative():\n    assert compute(-2) == -4\n\n\n"
+             "def test_off():\n    assert MODE['strict'] is False\n")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "gatk40, open: a decorated test's body (the innermost __wrapped__, mock.patch) keeps an assertion's failure only "
+    "(its decorator may take what else the body raises: a retry, hypothesis's assume), so the plain run's bare body "
+    "and the unwrapped twin of a raises(Exception) stop at a real fix's exception there and leave the setting: "
+    "regression (test_off in the plain run) or tests_failed (test_negative after the twin)"))
+@pytest.mark.parametrize(("expected", "seed"), [("ValueError", 0), ("Exception", 1)], ids=["plain-run", "unwrapped"])
+def test_a_real_fix_is_not_failed_for_a_bare_raise_in_a_decorated_body(tmp_path: Path, expected: str,
+                                                                       seed: int) -> None:
+    """The commit's fix with a comment, ``--sandbox none``: ``regression`` (seed 0) and ``tests_failed`` (seed 1)."""
+    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=DECORATED.replace("raises(ValueError)", f"raises({expected})"), first="modes",
+                       message="compute: strict refuses negatives, doubles them",
+                       fail_to_pass=[f"{TEST}::test_strict", f"{TEST}::test_negative"],
+                       pass_to_pass=[f"{TEST}::test_off"], tests_before=BEFORE)
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED.replace("def compute", "# strict refuses negatives\ndef compute"),
+                               encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+              run_timeout_s=120, sandbox="none")
+    assert (g.outcome, g.failing_f2p, g.failing_p2p) == ("solved", [], []), g
