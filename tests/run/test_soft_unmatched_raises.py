@@ -40,13 +40,17 @@ FILE = "tests/test_soft.py"
 #: body whose last line puts the setting back (``test_later`` relies on it). ``test_caught``: an enclosing ``except``
 #: still takes what the ``raises`` let through; ``test_matched``: the expected exception is the ``raises``'s as before;
 #: ``test_unittest``: ``assertRaises`` alike.
+#: ``test_aliased``: a ``raises`` of another name and a ``suppress`` end their bodies at what they take.
 TEXT = '''import unittest
 import warnings
+from contextlib import suppress
 from unittest import mock
 
 import pytest
+from pytest import raises as assert_raises
 
 MODE = {"strict": False}
+LOG = []
 
 
 def boom():
@@ -107,6 +111,20 @@ def test_bare_later():
     assert MODE["strict"] is False
 
 
+def test_aliased():
+    with warnings.catch_warnings():
+        with assert_raises(ValueError):
+            boom()
+            LOG.append("after the raise")
+        with suppress(ValueError):
+            boom()
+            LOG.append("after the suppressed")
+
+
+def test_aliased_log():
+    assert LOG == []
+
+
 class TestUnit(unittest.TestCase):
     def test_unit_1_swapped(self):
         with warnings.catch_warnings():
@@ -125,14 +143,16 @@ def test_a_raise_in_a_with_body_is_kept_and_the_body_runs_on(tmp_path: Path) -> 
     """Softened: the swapped and bare tests fail at their raising line (from the first line, the decorator's for the
     decorated one) with the ``ValueError``, their bodies ran to the end (the tests after them pass); the caught and
     matched ones pass. On main ``test_later``, ``test_wrapped_later``, ``test_bare_later`` and ``test_unit_2_later``
-    failed (the setting left on); with (1) alone ``test_wrapped_later``, with (2) alone ``test_bare_later``."""
+    failed (the setting left on); with (1) alone ``test_wrapped_later``, with (2) alone ``test_bare_later``. A body
+    whose context may take the exception (an aliased ``raises``, a ``suppress``) ends at it as written:
+    ``test_aliased_log`` failed with (1) told by the site planner's names alone (``raises``, ``assertRaises…``)."""
     soft = softened(TEXT)
     (tmp_path / "p" / "tests").mkdir(parents=True)
     (tmp_path / "p" / FILE).write_text(soft, encoding="utf-8")
     run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
     failed = ["test_swapped", "test_wrapped_swapped", "test_bare", "TestUnit::test_unit_1_swapped"]
-    passed = ["test_later", "test_caught", "test_matched", "test_wrapped_later", "test_bare_later",
-              "TestUnit::test_unit_2_later"]
+    passed = ["test_later", "test_caught", "test_matched", "test_wrapped_later", "test_bare_later", "test_aliased",
+              "test_aliased_log", "TestUnit::test_unit_2_later"]
     assert run.outcomes == {**{f"{FILE}::{t}": "failed" for t in failed}, **{f"{FILE}::{t}": "passed" for t in passed}
                             }, run.log_path.read_text()
     assert [run.stop_lines[f"{FILE}::{t}"] for t in failed] == [4, 4, 3, 4], run
