@@ -143,7 +143,9 @@ __all__ = [
 #: 19: a test named by the repository's ``python_functions`` (``check_*``) is soft too (soft39), and the body a
 #: decorator leaving no ``__wrapped__`` calls (hypothesis's ``given``) keeps an assertion's failure: each runs on as 15
 #: says.
-VERIFY_VERSION = 19
+#: 20: a ``with`` body at a test's top expecting no exception holds top soft statements, and a nested one keeps an
+#: exception a ``raises`` let through unexpected (gatk40): a real fix's exception at a twin's site there runs on.
+VERIFY_VERSION = 20
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

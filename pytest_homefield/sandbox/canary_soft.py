@@ -21,11 +21,13 @@ Every test function of every file a run writes is softened alike (originals, twi
 in every run apart, the confirmation runs, the rows run and the plain run): a soft statement tells neither the
 member nor the site nor the group. Soft statements: an ``assert``, a call (an expression statement), an assignment
 and a ``with`` (its header not parenthesized, but around its items: gatk39), each alone on its lines, in the
-function's body, also under an ``if`` or a ``for``; and (twin38) *nested* ones, under :data:`NESTED`, in the body of
+function's body, also under an ``if`` or a ``for`` and (gatk40) in a ``with`` there no context of which may take an
+exception (:func:`_may_take`); and (twin38) *nested* ones, under :data:`NESTED`, in the body of
 a ``while``, a ``try`` or a ``with`` (a ``with`` statement's body is a twin site, ``canary_sites._statements``: a
 twin failing there left the rest of it unrun, seed 0 of ``tests/run/test_after_twin.py``'s ``with`` test was
-``tests_failed``). A nested one keeps only an assertion's failure (an ``AssertionError``, pytest's ``Failed``), what
-a twin's site raises, so each block keeps its meaning where a soft statement would change it:
+``tests_failed``). A nested one keeps only an assertion's failure (an ``AssertionError``, pytest's ``Failed``;
+gatk40: an exception a ``raises``/``assertRaises`` let through, not the one it expected), what a twin's site
+raises, so each block keeps its meaning where a soft statement would change it:
 
 * ``try``: the types its ``except`` clauses name (and the enclosing ``try``'s) are given to the context, evaluated
   when a failure arrives: a failure they catch goes to them as before (``except AssertionError`` still catches the
@@ -69,6 +71,7 @@ from pathlib import Path, PurePosixPath
 
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import _chars, parse_source
+from pytest_homefield.sandbox.canary_sites import _call_name
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -291,7 +294,10 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple
     * a ``try``'s body: nested, its clauses' types added (a failure they catch goes to them as before); its
       handlers, ``else`` and ``finally``: nested; none under a bare ``except:`` (it catches every failure) nor in a
       ``try``/``except*``;
-    * a ``with``'s body (the ``with`` itself soft, not ``async``): nested, and :data:`BLOCK` ends its header so that
+    * a ``with``'s body (the ``with`` itself soft, not ``async``): nested (gatk40: at the top, ``ctx`` ``None``, when
+      no context of it may take an exception, :func:`_may_take`, its statements are at the top too: a
+      twin site as the top is, where a real fix's exception fails a twin as an assertion does), and :data:`BLOCK`
+      ends its header so that
       the body's first kept failure reaches the contexts at the body's end (a ``raises``, ``assertRaises``,
       ``subTest``, ``suppress`` takes it as before); none when a ``return``, ``break`` or ``continue`` may leave the
       body (the failure raised at its end would turn that jump into a failure the ``with`` statement's own soft
@@ -306,7 +312,10 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple
         elif isinstance(stmt, ast.With):
             edit = _edit(stmt, lines, context)
             out += edit
-            inner = _soft_edits(stmt.body, nested, lines) if edit and not _leaves(stmt.body) else []
+            # gatk40: the body of a with expecting no exception, at the function's top, is a twin site as the top is
+            # (``canary_sites._statements``): its statements keep what a top statement keeps
+            body_ctx = None if ctx is None and not _may_take(stmt) else nested
+            inner = _soft_edits(stmt.body, body_ctx, lines) if edit and not _leaves(stmt.body) else []
             block = _block_edit(stmt, lines) if inner else None
             if block is not None:
                 out += [*inner, block]
@@ -320,6 +329,16 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple
             for part in (*(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
                 out += _soft_edits(part, nested, lines)
     return out
+
+
+def _may_take(stmt: ast.With) -> bool:
+    """Whether a context of ``stmt`` may take an exception its body raises as what the test expects (gatk40): one
+    called by a name holding ``raise`` (``pytest.raises``, ``assertRaises…``, ``numpy.testing.assert_raises``, Django's
+    ``assertRaisesMessage``) or ``suppress``. Its body's statements stay nested (an exception it takes ends the body
+    there, as written); any other ``with`` body at a test's top holds top soft statements, as the site planner's
+    (``canary_sites._statements``) twin sites, where a real fix's exception fails a twin as an assertion does."""
+    names = [_call_name(item.context_expr) or "" for item in stmt.items]
+    return any("raise" in n.lower() or n == "suppress" for n in names)
 
 
 def _leaves(body: list[ast.stmt]) -> bool:

@@ -263,6 +263,11 @@ _MAX_CAUGHT = 32
 _MAX_NAMES = 32
 #: ``[[expected names], [MRO names]]`` of each expected exception caught since the last report.
 _caught: list[list[Any]] = []
+#: The last exceptions (at most :data:`_MAX_UNMATCHED`, the newest last) that went through an expecting context
+#: (a ``pytest.raises``, an ``assertRaises``) not being the one it expected: the context's failure, as an assertion's
+#: (:func:`_assertion`; gatk40). Forgotten at each call phase's start.
+_unmatched: list[BaseException] = []
+_MAX_UNMATCHED = 8
 
 
 def _names(classes: Any) -> list[str]:
@@ -295,6 +300,8 @@ def _watched(exit_: Any, expected_of: Any) -> Any:
     def __exit__(self: Any, exc_type: Any, exc_val: Any, tb: Any) -> Any:
         __tracebackhide__ = True
         took = exit_(self, exc_type, exc_val, tb)
+        if not took and isinstance(exc_val, Exception):
+            _unmatched[:] = [*_unmatched[-(_MAX_UNMATCHED - 1):], exc_val]
         if took and exc_val is not None and len(_caught) < _MAX_CAUGHT:
             try:
                 _caught.append([_names(expected_of(self)), _names(tuple(type(exc_val).__mro__)), _where()])
@@ -478,6 +485,14 @@ def _reached(obj: Any) -> list[Any]:
     return out
 
 
+def _assertion(exc: BaseException) -> bool:
+    """Whether ``exc`` is an assertion's failure: an ``AssertionError``, pytest's ``Failed``, or (gatk40) an exception
+    an expecting context let through, not the one it expected (:data:`_unmatched`: ``pytest.raises(OSError)`` meeting
+    a ``ValueError`` fails so; an exception-swap twin fails a real fix so at its site). A nested soft statement keeps
+    these only; before, such a twin in a ``with`` body stopped there and left what the rest of the body puts back."""
+    return isinstance(exc, (AssertionError, pytest.fail.Exception)) or any(exc is e for e in _unmatched)
+
+
 def _skip_test(exc: BaseException) -> bool:
     """Whether ``exc`` is ``unittest``'s ``SkipTest`` (an ``Exception``, a skip to pytest and ``unittest``)."""
     skip = getattr(sys.modules.get("unittest"), "SkipTest", None)
@@ -498,15 +513,15 @@ class _Soft:
         __tracebackhide__ = True
         if exc_val is None or not _in_call[0] or _skip_test(exc_val):
             return False  # a pass, no call phase of ours, a unittest skip: as without the context
-        failed = isinstance(exc_val, pytest.fail.Exception)
+        failed = _assertion(exc_val)
         if self._caught is None:
             if not (failed or isinstance(exc_val, Exception)):
                 return False  # a skip, xfail, exit, interrupt: as without the context
-        elif not (failed or isinstance(exc_val, AssertionError)) or _nested[0] >= _MAX_NESTED:
+        elif not failed or _nested[0] >= _MAX_NESTED:
             return False  # nested: an assertion's failure only, and not past the bound
         code = sys._getframe(1).f_code
         if _called[0] is None or code is not _called[0] and (
-                not any(code is c for c in _wrapped[0]) or not (failed or isinstance(exc_val, AssertionError))):
+                not any(code is c for c in _wrapped[0]) or not failed):
             # not the body pytest calls itself (a helper test's), nor an assertion's failure in the body a decorator
             # wraps (what else it raises, the decorator may take: hypothesis's assume): what it raises goes on
             return False
@@ -526,7 +541,7 @@ class _Soft:
 def soft(caught: Any = None) -> Any:
     """The context a *soft statement* of a canary run's test file runs in (docs/contracts.md §7, twin37;
     ``pytest_homefield.sandbox.canary_soft``): a failure there (an ``Exception`` or pytest's ``Failed``; a nested
-    statement's, ``caught`` given, an ``AssertionError`` or ``Failed`` that no type of ``caught()`` is, at most
+    statement's, ``caught`` given, an assertion's (:func:`_assertion`) that no type of ``caught()`` is, at most
     :data:`_MAX_NESTED` in a call phase) is kept, the first of the test's call phase (of its innermost
     :func:`soft_block`), and the body runs on; :func:`pytest_runtest_call` fails the call phase with that first
     failure at the body's end, whatever came after it (another failure, a skip, an ``xfail``; an ``exit``, a
@@ -588,7 +603,7 @@ def pytest_runtest_call(item: Any) -> Any:
     a ``SkipTest``: pytest's ``TestCaseFunction._excinfo``), unless it ended with an ``exit`` or a
     ``KeyboardInterrupt``."""
     _last_compare[0] = None
-    del _soft_first[:], _blocks[:]
+    del _soft_first[:], _blocks[:], _unmatched[:]
     _nested[0] = 0
     _called[0], _wrapped[0] = _called_code(item), _wrapped_code(item)
     _in_call[0] = not _expecting_failure(item)
