@@ -382,12 +382,14 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 #: ``functools.wraps`` one's, gatk39; one bearing the test's name reached from it, soft39), whose soft statements keep
 #: an assertion's failure only. ``_blocks``: one list
 #: like ``_soft_first`` per :func:`soft_block` entered and not left (innermost last): a failure is kept in the
-#: innermost. ``_nested[0]``: the failures nested soft statements kept in the call phase.
+#: innermost; ``_left``: beside each, whether a jump (:func:`soft_jump`) is leaving its body. ``_nested[0]``: the
+#: failures nested soft statements kept in the call phase.
 _soft_first: list[Any] = []
 _in_call: list[bool] = [False]
 _called: list[Any] = [None]
 _wrapped: list[tuple[Any, ...]] = [()]
 _blocks: list[list[Any]] = []
+_left: list[bool] = []
 _nested: list[int] = [0]
 #: Failures nested soft statements (inside a ``while``, ``try`` or ``with``) take in one call phase at most; the next
 #: goes through as without the context (a loop whose condition waits on what failed ends as it did).
@@ -496,6 +498,19 @@ class _Soft:
 
     def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> bool:
         __tracebackhide__ = True
+        return self._exit(exc_val)
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, exc_type: Any, exc_val: Any, tb: Any) -> bool:
+        __tracebackhide__ = True
+        return self._exit(exc_val)
+
+    def _exit(self, exc_val: Any) -> bool:
+        """Whether the failure ``exc_val`` leaving the statement is kept (:func:`soft`); the statement's frame is
+        the caller's of ``__exit__`` or ``__aexit__`` (an ``async with``'s: soft40)."""
+        __tracebackhide__ = True
         if exc_val is None or not _in_call[0] or _skip_test(exc_val):
             return False  # a pass, no call phase of ours, a unittest skip: as without the context
         failed = isinstance(exc_val, pytest.fail.Exception)
@@ -504,7 +519,7 @@ class _Soft:
                 return False  # a skip, xfail, exit, interrupt: as without the context
         elif not (failed or isinstance(exc_val, AssertionError)) or _nested[0] >= _MAX_NESTED:
             return False  # nested: an assertion's failure only, and not past the bound
-        code = sys._getframe(1).f_code
+        code = sys._getframe(2).f_code
         if _called[0] is None or code is not _called[0] and (
                 not any(code is c for c in _wrapped[0]) or not (failed or isinstance(exc_val, AssertionError))):
             # not the body pytest calls itself (a helper test's), nor an assertion's failure in the body a decorator
@@ -540,18 +555,32 @@ def soft(caught: Any = None) -> Any:
 
 
 class _Block:
-    """The context of one ``with`` body holding soft statements (:func:`soft_block`)."""
+    """The context of one ``with`` (or ``async with``) body holding soft statements (:func:`soft_block`)."""
 
     def __enter__(self) -> None:
         _blocks.append([])
+        _left.append(False)
 
     def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
         __tracebackhide__ = True
         kept = _blocks.pop() if _blocks else []
+        left = _left.pop() if _left else False
         if not kept or isinstance(exc_val, (KeyboardInterrupt, pytest.exit.Exception)):
+            return
+        if exc_val is None and left:  # a jump leaves the body: it goes on, its failure kept further out (soft40)
+            scope = _blocks[-1] if _blocks else _soft_first
+            if not scope:
+                scope.extend(kept)
             return
         _last_compare[0] = kept[1]
         raise kept[0]
+
+    async def __aenter__(self) -> None:
+        self.__enter__()
+
+    async def __aexit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
+        __tracebackhide__ = True
+        self.__exit__(exc_type, exc_val, tb)
 
 
 def soft_block() -> Any:
@@ -561,6 +590,16 @@ def soft_block() -> Any:
     statement (a ``pytest.raises`` or ``assertRaises`` takes it, a ``subTest`` reports it), the rest of the body having
     run."""
     return _Block()
+
+
+def soft_jump(blocks: int) -> None:
+    """Called right before a ``return``, ``break`` or ``continue`` (contracts §7, soft40) that leaves the bodies of
+    the ``blocks`` innermost :func:`soft_block` contexts: each of those, left with no failure going through, keeps
+    its body's first kept failure in the scope around it (the next body out, else the test's call phase) instead of
+    raising it, so the jump happens as in the original's passing run (raised at the body's end, the failure would
+    undo the jump) and the test still fails with that failure at its end."""
+    for n in range(1, min(blocks, len(_left)) + 1):
+        _left[-n] = True
 
 
 def _expecting_failure(item: Any) -> bool:
@@ -588,7 +627,7 @@ def pytest_runtest_call(item: Any) -> Any:
     a ``SkipTest``: pytest's ``TestCaseFunction._excinfo``), unless it ended with an ``exit`` or a
     ``KeyboardInterrupt``."""
     _last_compare[0] = None
-    del _soft_first[:], _blocks[:]
+    del _soft_first[:], _blocks[:], _left[:]
     _nested[0] = 0
     _called[0], _wrapped[0] = _called_code(item), _wrapped_code(item)
     _in_call[0] = not _expecting_failure(item)
