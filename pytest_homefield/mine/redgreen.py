@@ -145,7 +145,8 @@ __all__ = [
 #: says.
 #: 20: a ``with`` body a ``return``, ``break`` or ``continue`` may leave, and an ``async with`` body, are soft too
 #: (soft40): such a test runs on as 15 says, its jump still taken; and so is a test named by the test command's
-#: ``-o python_functions=…`` (or by the file its ``-c`` names, or an ``-o`` of the configuration's ``addopts``).
+#: ``-o python_functions=…`` (or by the file its ``-c`` names, or an ``-o`` of the configuration's ``addopts``); and
+#: the failure a decorator's body kept is raised when that body returns (a retry wrapper calls it again).
 VERIFY_VERSION = 20
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"

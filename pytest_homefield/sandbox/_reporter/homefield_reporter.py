@@ -532,10 +532,95 @@ class _Soft:
             except Exception:  # a clause's types this cannot read: as without the context
                 return False
             _nested[0] += 1
+        if not _blocks and code is not _called[0] and _at_return(sys._getframe(2), exc_val):
+            return True  # a decorator's body: its decorator meets the failure when the body returns (soft40)
         scope = _blocks[-1] if _blocks else _soft_first
         if not scope:
             scope.extend([exc_val, _last_compare[0]])
         return True
+
+
+#: The failures kept in the bodies a decorator calls (:func:`_at_return`), by their frame's id: ``[frame, failure,
+#: comparison]``, each raised when its frame returns.
+_returning: dict[int, list[Any]] = {}
+#: What a frame's code flags when it may return more than once (a generator's or coroutine's suspension is a return).
+_SUSPENDS = 0x20 | 0x80 | 0x100 | 0x200
+
+
+def _at_return(frame: Any, exc: BaseException) -> bool:
+    """Keep ``exc`` (an assertion's failure a soft statement at the top of the body a decorator of the test calls met,
+    :func:`_wrapped_code`) to be raised when ``frame`` (that body's) returns, whatever it returns or raises (soft40):
+    the body runs on to its end, as its original's passing run does, and its decorator then meets the failure as it
+    did (a retry wrapper calls the body again; ``mock.patch`` puts back what it patched; hypothesis shrinks the
+    example), where kept for the call phase the decorator met none (a retry wrapper's first failing attempt failed
+    the test its second attempt passes). Done with a profile function of the test's thread (``sys.setprofile``)
+    while such a failure waits; ``False`` (the failure kept for the call phase as before) when another profile
+    function is set (a profiler) or the frame may suspend (a generator's or coroutine's)."""
+    if frame.f_code.co_flags & _SUSPENDS or not _profile_raises():
+        return False
+    if id(frame) in _returning:
+        return True  # a later failure of the same body: its first is raised
+    if not _returning:
+        if sys.getprofile() is not None:
+            return False
+        sys.setprofile(_returned)
+    _returning[id(frame)] = [frame, exc, _last_compare[0]]
+    return True
+
+
+_RAISES: list[bool] = []
+
+
+def _profile_raises() -> bool:
+    """Whether this Python raises in a returning frame what a profile function set from a call inside it raises at
+    its return (what :func:`_at_return` does), tried once (``False`` while another profile function is set)."""
+    if not _RAISES:
+        if sys.getprofile() is not None:
+            return False
+        marker = AssertionError("soft40")
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            if event == "return" and frame.f_code is body.__code__:
+                sys.setprofile(None)
+                raise marker
+
+        def body() -> int:
+            sys.setprofile(profile)
+            return 1
+
+        try:
+            body()
+            _RAISES.append(False)
+        except AssertionError as e:
+            _RAISES.append(e is marker)
+        finally:
+            if sys.getprofile() is profile:
+                sys.setprofile(None)
+    return _RAISES[0]
+
+
+def _returned(frame: Any, event: str, arg: Any) -> None:
+    """The profile function :func:`_at_return` sets: when a frame holding a kept failure returns, that failure is
+    raised in place of what it returned or raised (the profile function is unset first, the last one waiting)."""
+    if event != "return" or id(frame) not in _returning or _returning[id(frame)][0] is not frame:
+        return
+    __tracebackhide__ = True
+    _, exc, compare = _returning.pop(id(frame))
+    if not _returning:
+        sys.setprofile(None)
+    _last_compare[0] = compare
+    raise exc
+
+
+def _end_returning() -> None:
+    """At a call phase's end: unset :func:`_returned` when it is set, a failure that still waits (its frame never
+    returned so) kept for the call phase (the first, when none is)."""
+    if sys.getprofile() is _returned:
+        sys.setprofile(None)
+    for _, exc, compare in _returning.values():
+        if not _soft_first:
+            _soft_first.extend([exc, compare])
+    _returning.clear()
 
 
 def soft(caught: Any = None) -> Any:
@@ -550,7 +635,8 @@ def soft(caught: Any = None) -> Any:
     runs under that hook (the reporter not loaded as a plugin), and in any frame but that of the function pytest
     calls for the test (a decorated test's body, called by its decorator, which may expect what it raises:
     hypothesis's ``assume``), the context changes nothing; but in the body a ``functools.wraps`` decorator wraps
-    (``mock.patch``: :func:`_wrapped_code`) it keeps an assertion's failure as a nested statement does (gatk39)."""
+    (``mock.patch``: :func:`_wrapped_code`) it keeps an assertion's failure as a nested statement does (gatk39), and
+    raises it when that body returns (:func:`_at_return`, soft40: a retry wrapper met no failure)."""
     return _Soft(caught)
 
 
@@ -631,10 +717,12 @@ def pytest_runtest_call(item: Any) -> Any:
     _nested[0] = 0
     _called[0], _wrapped[0] = _called_code(item), _wrapped_code(item)
     _in_call[0] = not _expecting_failure(item)
+    _returning.clear()
     try:
         outcome = yield
     finally:
         _in_call[0], _called[0], _wrapped[0] = False, None, ()
+        _end_returning()
     first = list(_soft_first)
     del _soft_first[:]
     if not first:
