@@ -63,11 +63,12 @@ def test_a_real_fix_of_a_retried_test_is_solved(tmp_path: Path, seed: int) -> No
 
 
 WRAPPERS = '''import functools
+import warnings
 
 import pytest
 
 MODE = {"scale": 1}
-TRIES = {"warm": 0, "always": 0}
+TRIES = {"warm": 0, "always": 0, "returns": 0}
 
 
 def retried(f):
@@ -100,6 +101,14 @@ def test_warm():
 
 
 @retried
+def test_returns():
+    TRIES["returns"] += 1
+    with warnings.catch_warnings():
+        assert TRIES["returns"] > 1
+        return
+
+
+@retried
 def test_always():
     TRIES["always"] += 1
     MODE["scale"] = 3
@@ -116,7 +125,7 @@ def test_known():
 
 def test_later():
     assert MODE["scale"] == 1
-    assert TRIES == {"warm": 2, "always": 3}
+    assert TRIES == {"warm": 2, "always": 3, "returns": 2}
 '''
 FILE = "tests/test_soft.py"
 
@@ -125,7 +134,8 @@ FILE = "tests/test_soft.py"
 def test_a_decorator_meets_its_bodys_failure_when_the_body_returns(tmp_path: Path) -> None:
     """soft40, softened: the failure a wrapped body's statement kept is raised when the body returns, so a retry
     wrapper calls it again (``test_warm`` passes on its second attempt, as given; before, it failed: the wrapper met
-    no failure and the call phase failed with the first attempt's) and a wrapper turning a failure into an ``xfail``
+    no failure and the call phase failed with the first attempt's; so does ``test_returns``, whose ``with`` body a
+    ``return`` leaves) and a wrapper turning a failure into an ``xfail``
     does so (``test_known``); each body ran to its end (the setting is back for ``test_later``), and a test failing
     on every attempt fails at its site's line."""
     import shlex
@@ -138,7 +148,8 @@ def test_a_decorator_meets_its_bodys_failure_when_the_body_returns(tmp_path: Pat
     (tmp_path / "p" / FILE).write_text(softened(WRAPPERS), encoding="utf-8")
     cmd = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
     run = run_tests(tmp_path / "p", cmd, [FILE], out_dir=tmp_path / "out", sandbox="none")
-    assert run.outcomes == {f"{FILE}::test_warm": "passed", f"{FILE}::test_always": "failed",
+    assert run.outcomes == {f"{FILE}::test_warm": "passed", f"{FILE}::test_returns": "passed",
+                            f"{FILE}::test_always": "failed",
                             f"{FILE}::test_known": "xfailed", f"{FILE}::test_later": "passed"}, run.log_path.read_text()
     assert run.stop_lines[f"{FILE}::test_always"] == 4, run  # from the decorator: 0
     assert run.stop_operands[f"{FILE}::test_always"] == ("==", "3", "2"), run

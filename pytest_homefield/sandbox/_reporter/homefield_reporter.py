@@ -649,24 +649,35 @@ class _Block:
 
     def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
         __tracebackhide__ = True
-        kept = _blocks.pop() if _blocks else []
-        left = _left.pop() if _left else False
-        if not kept or isinstance(exc_val, (KeyboardInterrupt, pytest.exit.Exception)):
-            return
-        if exc_val is None and left:  # a jump leaves the body: it goes on, its failure kept further out (soft40)
-            scope = _blocks[-1] if _blocks else _soft_first
-            if not scope:
-                scope.extend(kept)
-            return
-        _last_compare[0] = kept[1]
-        raise kept[0]
+        self._leave(exc_val)
 
     async def __aenter__(self) -> None:
         self.__enter__()
 
     async def __aexit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
         __tracebackhide__ = True
-        self.__exit__(exc_type, exc_val, tb)
+        self._leave(exc_val)
+
+    def _leave(self, exc_val: Any) -> None:
+        """The body's end (the ``with`` statement's frame: the caller's of ``__exit__`` or ``__aexit__``): its first
+        kept failure raised, or, a jump leaving the body (:func:`soft_jump`), kept further out: in the next body out,
+        else (soft40) raised when the frame returns where it is the body a decorator calls (:func:`_at_return`), else
+        for the call phase."""
+        __tracebackhide__ = True
+        kept = _blocks.pop() if _blocks else []
+        left = _left.pop() if _left else False
+        if not kept or isinstance(exc_val, (KeyboardInterrupt, pytest.exit.Exception)):
+            return
+        _last_compare[0] = kept[1]
+        if exc_val is None and left:  # a jump leaves the body: it goes on, its failure kept further out (soft40)
+            frame = sys._getframe(2)
+            if not _blocks and frame.f_code is not _called[0] and _at_return(frame, kept[0]):
+                return
+            scope = _blocks[-1] if _blocks else _soft_first
+            if not scope:
+                scope.extend(kept)
+            return
+        raise kept[0]
 
 
 def soft_block() -> Any:
