@@ -145,7 +145,11 @@ __all__ = [
 #: says.
 #: 20: a ``with`` body at a test's top expecting no exception holds top soft statements, and a nested one keeps an
 #: exception a ``raises`` let through unexpected (gatk40): a real fix's exception at a twin's site there runs on.
-VERIFY_VERSION = 20
+#: 21: a ``with`` body a ``return``, ``break`` or ``continue`` may leave, and an ``async with`` body, are soft too
+#: (soft40): such a test runs on as 15 says, its jump still taken; and so is a test named by the test command's
+#: ``-o python_functions=…`` (or by the file its ``-c`` names, or an ``-o`` of the configuration's ``addopts``); and
+#: the failure a decorator's body kept is raised when that body returns (a retry wrapper calls it again).
+VERIFY_VERSION = 21
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
@@ -925,7 +929,8 @@ def verify_candidate(
                                                parent=before, parent_text=parent_text,
                                                pass_to_pass=v.PASS_TO_PASS)
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies)
-                        for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd).items():
+                        for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
+                                                        test_cmd).items():
                             (wd / rel).write_bytes(data)
                         return [*runnable_tests] if whole or not plan.placement else plan.selectors()
                     return prepare

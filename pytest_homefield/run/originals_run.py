@@ -67,7 +67,7 @@ def originals_run(gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], 
     no twin) selecting ``targets`` (the hidden test files alone); its log tail and events kept in ``out_dir`` as
     :data:`ORIGINALS_LOG` and :data:`ORIGINALS_OUTCOMES`. ``ids``: what to read from it. ``run``:
     :func:`~pytest_homefield.sandbox.testrun.run_tests`'s options. Raises ``ServiceError`` as it does."""
-    folder = _fresh_copy(gdir, tmp, {}, targets=targets)  # softened as the runs apart are (twin37)
+    folder = _fresh_copy(gdir, tmp, {}, targets=targets, test_cmd=test_cmd)  # softened as the runs apart (twin37)
     into = tmp / "originals-out"
     try:
         made = run_tests(folder, test_cmd, list(targets), out_dir=into, **run)

@@ -38,17 +38,18 @@ raises, so each block keeps its meaning where a soft statement would change it:
 * ``with``: :data:`BLOCK` ends the header, so the body's first kept failure is raised at the body's end and the
   ``with``'s contexts meet it as before (``raises``/``assertRaises`` take it, ``subTest`` reports it, ``suppress``
   swallows it; the rest of the body ran first, what the original's passing run never ran when that failure was the
-  one the context expected: a ``raises(AssertionError)`` body's statements after the assertion); no soft statement
-  in a body a ``return``, ``break`` or ``continue`` may leave (raised at the body's end, the failure would undo the
-  jump: the ``with`` statement's own soft context kept it and the loop or the function ran on), in an ``async with``
-  (its items must be asynchronous) nor in one whose header is continued or parenthesized otherwise than around its
-  items (:func:`_parenthesized`).
+  one the context expected: a ``raises(AssertionError)`` body's statements after the assertion); a ``return``,
+  ``break`` or ``continue`` leaving the body gets :data:`JUMP` before it (soft40; :func:`_jump_edits`): the body,
+  left so, keeps its failure further out instead of raising it (raised at the body's end, it would undo the jump);
+  an ``async with`` is soft alike (soft40: the reporter's contexts are asynchronous ones too); no soft statement in
+  a ``with`` whose header is continued or parenthesized otherwise than around its items (:func:`_parenthesized`).
 
 Test functions (twin38): a module-level ``def test…`` and a ``test…`` method of any module-level class (a pytest
 ``Test…`` class, a ``unittest.TestCase`` or a mixin of one; ``setUp``/``tearDown`` are not tests: a failure there ends
 the test as before), none a fixture (its decorator ``fixture``: :func:`_fixture`); soft39: a function or method the
 repository's ``python_functions`` names (``check_*``) too, :func:`function_patterns` reading the configuration pytest
-reads in the run's copy. Under pytest a ``TestCase`` runs ``setUp``, the method and ``tearDown`` in the call phase; a
+reads in the run's copy (soft40: and the test command's ``-o python_functions=…`` and ``-c FILE``, which pytest reads
+first). Under pytest a ``TestCase`` runs ``setUp``, the method and ``tearDown`` in the call phase; a
 soft statement's failure never reaches ``unittest``'s result, the method returns, and the reporter fails the call with
 it (what ``unittest`` recorded after it, a later failure or a ``SkipTest``, is dropped); a ``subTest`` body is a
 ``with`` body, an ``assertRaises`` context a ``with``'s context; a test marked ``expectedFailure`` keeps no failure (its
@@ -78,7 +79,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["SOFT", "softened", "softened_bytes", "softened_files", "function_patterns"]
+__all__ = ["SOFT", "NESTED", "BLOCK", "JUMP", "softened", "softened_bytes", "softened_files", "function_patterns"]
 
 #: The context a soft statement runs in (the reporter's :func:`soft`; the reporter is loaded by name, ``-p
 #: homefield_reporter``, in every test process homefield starts).
@@ -89,6 +90,9 @@ NESTED = "__import__('homefield_reporter').soft(lambda: ({}))"
 #: The last item of a ``with`` whose body holds soft statements: a nested failure kept there is raised at the body's
 #: end, so the ``with``'s contexts meet it as they did (the reporter's :func:`soft_block`).
 BLOCK = "__import__('homefield_reporter').soft_block()"
+#: Put right before a ``return``, ``break`` or ``continue`` that leaves the bodies of ``{}`` ``with`` statements
+#: :data:`BLOCK` ends (soft40): each keeps its body's failure further out rather than raise it and undo the jump.
+JUMP = "__import__('homefield_reporter').soft_jump({}); "
 
 _SIMPLE = (ast.Assert, ast.Assign, ast.AugAssign, ast.AnnAssign)
 #: What a statement list is walked with: ``None`` at the test function's top (its body, under ``if``/``for``), else the
@@ -114,7 +118,9 @@ def softened(text: str, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> str:
     lines = io.StringIO(text, newline="").readlines()
     edits: list[tuple[int, int, str]] = []  # (line from 1, character, text inserted there)
     for func in _test_functions(tree, functions):
-        edits += _soft_edits(func.body, None, lines)
+        blocked: set[int] = set()
+        edits += _soft_edits(func.body, None, lines, blocked)
+        edits += _jump_edits(func.body, lines, blocked, 0, None)
     if not edits:
         return text
     for lineno, at, insert in sorted(edits, reverse=True):
@@ -142,15 +148,16 @@ def softened_bytes(data: bytes, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) 
         return data
 
 
-def softened_files(files: Mapping[str, bytes], root: Path | None = None) -> dict[str, bytes]:
+def softened_files(files: Mapping[str, bytes], root: Path | None = None, command: str = "") -> dict[str, bytes]:
     """``files`` (path → bytes, a canary run's test files as a plan holds them) as the run writes them: each Python
     file :func:`softened_bytes`, anything else as it is. ``root`` (the copy the run's tree is made from, holding the
     repository's configuration): each file's test functions are also those its ``python_functions`` names
-    (:func:`function_patterns`); without it, ``test…`` functions only."""
+    (:func:`function_patterns`, with ``command``: the task's test command, whose ``-o python_functions=…`` and ``-c``
+    pytest reads first); without it, ``test…`` functions only."""
     out: dict[str, bytes] = {}
     for rel, data in files.items():
         if rel.endswith(".py"):
-            functions = DEFAULT_FUNCTIONS if root is None else function_patterns(root, rel)
+            functions = DEFAULT_FUNCTIONS if root is None else function_patterns(root, rel, command)
             out[rel] = softened_bytes(data, functions)
         else:
             out[rel] = data
@@ -162,71 +169,152 @@ def softened_files(files: Mapping[str, bytes], root: Path | None = None) -> dict
 _CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 #: A configuration file larger than this (bytes) is not read (its patterns are not known: ``test`` only).
 _CONFIG_BYTES = 1 << 20
+#: What a configuration sets that :func:`function_patterns` reads: its ``python_functions`` and its ``addopts`` (each
+#: an ``args`` value as pytest splits it).
+_Options = tuple[tuple[str, ...], tuple[str, ...]]
 
 
-def function_patterns(root: Path, rel: str) -> tuple[str, ...]:
+def function_patterns(root: Path, rel: str, command: str = "") -> tuple[str, ...]:
     """The ``python_functions`` patterns (prefixes or globs) a pytest run of ``rel`` (a test file's path in ``root``,
     ``/``-separated) in ``root`` reads, :data:`DEFAULT_FUNCTIONS` first (soft39; a ``check_*`` test was no test
     function of :func:`softened`: a failing twin there stopped at its site and left what the rest of its body puts
-    back). The configuration is pytest's: in the folder of ``rel``, then each folder above it up to ``root``, the
-    first of :data:`_CONFIG_FILES` that is pytest's (``pytest.ini``, ``.pytest.ini``, ``pytest.toml`` and
-    ``.pytest.toml`` always; ``pyproject.toml`` with a ``[tool.pytest]`` or ``[tool.pytest.ini_options]`` table;
-    ``tox.ini`` with a ``[pytest]`` section; ``setup.cfg`` with a ``[tool:pytest]`` one), read without following a
-    link; one that cannot be read or parsed gives ``test`` only. Remembered per file's bytes."""
-    parents = list(PurePosixPath(rel).parents)  # the file's folder first, ``.`` last
-    for folder in parents:
+    back). ``command``: the test command the run starts (:func:`_pytest_args`); as pytest reads it, the last
+    ``-o``/``--override-ini python_functions=…`` of the configuration's ``addopts`` and then of the command wins
+    over the configuration (soft40: the command's was not read, and such a test was no test function), and a
+    ``-c``/``--config-file FILE`` of the command (relative to ``root``) is the configuration, none looked for. Else
+    the configuration is pytest's: in the folder of ``rel``, then each folder above it up to ``root``, the first of
+    :data:`_CONFIG_FILES` that is pytest's (``pytest.ini``, ``.pytest.ini``, ``pytest.toml`` and ``.pytest.toml``
+    always; ``pyproject.toml`` with a ``[tool.pytest]`` or ``[tool.pytest.ini_options]`` table; ``tox.ini`` with a
+    ``[pytest]`` section; ``setup.cfg`` with a ``[tool:pytest]`` one), read without following a link; one that cannot
+    be read or parsed gives ``test`` only. Remembered per file's bytes."""
+    args = _pytest_args(command)
+    found: _Options | None = None
+    given = _last_value(args, "-c", "--config-file")
+    if given is not None:
+        data = _read(root, given)
+        if data is not None:  # pytest reads the file given, by its suffix, whatever its name
+            suffix = PurePosixPath(given).suffix
+            name = PurePosixPath(given).name
+            kind = ("pytest.ini" if suffix == ".ini" else "setup.cfg" if suffix == ".cfg" else
+                    name if name in ("pytest.toml", ".pytest.toml") else "pyproject.toml" if suffix == ".toml" else "")
+            found = (_config_options(kind, data) or ((), ())) if kind else ((), ())
+    if found is None:
+        found = _found_options(root, rel)
+    functions, addopts = found or ((), ())
+    override = None
+    for value in _all_values([*addopts, *args], "-o", "--override-ini"):
+        key, eq, setting = value.partition("=")
+        if eq and key.strip() == "python_functions":
+            override = _args(setting)
+    patterns = functions if override is None else override
+    return tuple(dict.fromkeys((*DEFAULT_FUNCTIONS, *patterns)))
+
+
+def _found_options(root: Path, rel: str) -> _Options | None:
+    """What the configuration pytest finds for ``rel`` in ``root`` sets (:func:`function_patterns`), ``None`` with
+    none found."""
+    for folder in PurePosixPath(rel).parents:  # the file's folder first, ``.`` last
         for name in _CONFIG_FILES:
-            path = name if str(folder) == "." else f"{folder}/{name}"
-            data: bytes | None = None
-            with contextlib.suppress(OSError, ValueError):
-                data = nofollow.read_bytes(root, path, limit=_CONFIG_BYTES + 1)
+            data = _read(root, name if str(folder) == "." else f"{folder}/{name}")
             if data is None:
                 continue
-            found = _config_patterns(name, data)
+            found = _config_options(name, data)
             if found is not None:
-                return tuple(dict.fromkeys((*DEFAULT_FUNCTIONS, *found)))
-    return DEFAULT_FUNCTIONS
+                return found
+    return None
+
+
+def _read(root: Path, rel: str) -> bytes | None:
+    """The bytes of ``rel`` in ``root`` (at most :data:`_CONFIG_BYTES` and one), read without following a link;
+    ``None`` when it cannot be read so."""
+    with contextlib.suppress(OSError, ValueError):
+        return nofollow.read_bytes(root, rel, limit=_CONFIG_BYTES + 1)
+    return None
+
+
+def _pytest_args(command: str) -> list[str]:
+    """The arguments ``command`` (a test command, split as a shell splits it) gives pytest: those after its first
+    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``); none when no word does (a
+    custom command, ``sh -c '…'``: its options are not read)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for n, word in enumerate(words):
+        if PurePosixPath(word).name in ("pytest", "py.test") or (word == "-m" and n + 1 < len(words)
+                                                                 and words[n + 1] in ("pytest", "py.test")):
+            return words[n + (2 if word == "-m" else 1):]
+    return []
+
+
+def _all_values(args: list[str], short: str, long: str) -> list[str]:
+    """The values ``args`` gives option ``short`` (``-o X``, ``-oX``) or ``long`` (``--override-ini X``,
+    ``--override-ini=X``), in order; none after a ``--``."""
+    out: list[str] = []
+    n = 0
+    while n < len(args):
+        arg = args[n]
+        if arg == "--":
+            break
+        if arg in (short, long):
+            if n + 1 < len(args):
+                out.append(args[n + 1])
+            n += 2
+            continue
+        if arg.startswith(long + "="):
+            out.append(arg[len(long) + 1:])
+        elif arg.startswith(short) and not arg.startswith("--") and len(arg) > len(short):
+            out.append(arg[len(short):])
+        n += 1
+    return out
+
+
+def _last_value(args: list[str], short: str, long: str) -> str | None:
+    """The last value of option ``short``/``long`` in ``args`` (:func:`_all_values`), ``None`` when none."""
+    values = _all_values(args, short, long)
+    return values[-1] if values else None
 
 
 @functools.lru_cache(maxsize=64)
-def _config_patterns(name: str, data: bytes) -> tuple[str, ...] | None:
-    """The ``python_functions`` patterns configuration file ``name`` (one of :data:`_CONFIG_FILES`) holding ``data``
-    sets (``()`` when it sets none), ``None`` when it is no pytest configuration (a ``pyproject.toml``, ``tox.ini``
-    or ``setup.cfg`` without pytest's table or section). A file that cannot be parsed, or is too large, is pytest's
-    but sets none: ``()``."""
+def _config_options(name: str, data: bytes) -> _Options | None:
+    """What configuration file ``name`` (one of :data:`_CONFIG_FILES`) holding ``data`` sets: its ``python_functions``
+    patterns and ``addopts`` (each ``()`` when it sets none), ``None`` when it is no pytest configuration (a
+    ``pyproject.toml``, ``tox.ini`` or ``setup.cfg`` without pytest's table or section). A file that cannot be
+    parsed, or is too large, is pytest's but sets none."""
+    none: _Options = ((), ())
     if len(data) > _CONFIG_BYTES:
-        return () if name.startswith(("pytest.", ".pytest.")) else None
+        return none if name.startswith(("pytest.", ".pytest.")) else None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeError:
-        return () if name.startswith(("pytest.", ".pytest.")) else None
-    value: object = None
+        return none if name.startswith(("pytest.", ".pytest.")) else None
+    options: dict[str, object] = {}
     if name.endswith(".toml"):
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
-            return () if name != "pyproject.toml" else None
+            return none if name != "pyproject.toml" else None
         if name == "pyproject.toml":
             tool = doc.get("tool", {})
             table = tool.get("pytest") if isinstance(tool, dict) else None
             if not isinstance(table, dict):
                 return None
             ini = table.get("ini_options")
-            value = ini.get("python_functions") if isinstance(ini, dict) else table.get("python_functions")
+            options = ini if isinstance(ini, dict) else table
         else:
             table = doc.get("pytest")
-            value = table.get("python_functions") if isinstance(table, dict) else None
+            options = table if isinstance(table, dict) else {}
     else:
         section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
         parser = configparser.ConfigParser(interpolation=None, strict=False)
         try:
             parser.read_string(text)
         except configparser.Error:
-            return () if name.endswith("pytest.ini") else None
+            return none if name.endswith("pytest.ini") else None
         if not parser.has_section(section):
-            return () if name.endswith("pytest.ini") else None
-        value = parser.get(section, "python_functions", fallback=None)
-    return _args(value)
+            return none if name.endswith("pytest.ini") else None
+        options = {k: parser.get(section, k, fallback=None) for k in ("python_functions", "addopts")}
+    return _args(options.get("python_functions")), _args(options.get("addopts"))
 
 
 def _args(value: object) -> tuple[str, ...]:
@@ -284,7 +372,8 @@ def _fixture(decorator: ast.expr) -> bool:
     return name in _FIXTURES
 
 
-def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple[int, int, str]]:
+def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str],
+                blocked: set[int] | None = None) -> list[tuple[int, int, str]]:
     """The edits making the soft statements of ``body`` (module text) soft: at the test function's top (``ctx``
     ``None``) under :data:`SOFT`, under ``if`` and ``for`` too; nested (``ctx``: the enclosing ``except`` clauses'
     type texts) under :data:`NESTED`:
@@ -294,14 +383,16 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple
     * a ``try``'s body: nested, its clauses' types added (a failure they catch goes to them as before); its
       handlers, ``else`` and ``finally``: nested; none under a bare ``except:`` (it catches every failure) nor in a
       ``try``/``except*``;
-    * a ``with``'s body (the ``with`` itself soft, not ``async``): nested (gatk40: at the top, ``ctx`` ``None``, when
-      no context of it may take an exception, :func:`_may_take`, its statements are at the top too: a
-      twin site as the top is, where a real fix's exception fails a twin as an assertion does), and :data:`BLOCK`
-      ends its header so that
-      the body's first kept failure reaches the contexts at the body's end (a ``raises``, ``assertRaises``,
-      ``subTest``, ``suppress`` takes it as before); none when a ``return``, ``break`` or ``continue`` may leave the
-      body (the failure raised at its end would turn that jump into a failure the ``with`` statement's own soft
-      context keeps: the loop or function runs on)."""
+    * a ``with``'s or ``async with``'s body (the statement itself soft; soft40: an ``async with`` too, the reporter's
+      contexts being asynchronous ones as well): nested (gatk40: at the top, ``ctx`` ``None``, when no context of it
+      may take an exception, :func:`_may_take`, its statements are at the top too: a twin site as the top is, where a
+      real fix's exception fails a twin as an assertion does), and :data:`BLOCK` ends its header so that the body's
+      first kept failure reaches the contexts at the body's end (a ``raises``, ``assertRaises``, ``subTest``,
+      ``suppress`` takes it as before); a ``return``, ``break`` or ``continue`` leaving the body gets :data:`JUMP`
+      before it (:func:`_jump_edits`; soft40: such a body held no soft statement, and a failing twin there stopped at
+      its site).
+
+    ``blocked``: the ids of the ``with`` statements given :data:`BLOCK` are added to it."""
     out: list[tuple[int, int, str]] = []
     nested = () if ctx is None else ctx
     context = SOFT if ctx is None else NESTED.format("".join(t + ", " for t in ctx))
@@ -309,29 +400,31 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str]) -> list[tuple
         if isinstance(stmt, _SIMPLE) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Await))):
             if not isinstance(stmt, ast.AnnAssign) or stmt.value is not None:
                 out += _edit(stmt, lines, context)
-        elif isinstance(stmt, ast.With):
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             edit = _edit(stmt, lines, context)
             out += edit
             # gatk40: the body of a with expecting no exception, at the function's top, is a twin site as the top is
             # (``canary_sites._statements``): its statements keep what a top statement keeps
             body_ctx = None if ctx is None and not _may_take(stmt) else nested
-            inner = _soft_edits(stmt.body, body_ctx, lines) if edit and not _leaves(stmt.body) else []
+            inner = _soft_edits(stmt.body, body_ctx, lines, blocked) if edit else []
             block = _block_edit(stmt, lines) if inner else None
             if block is not None:
                 out += [*inner, block]
+                if blocked is not None:
+                    blocked.add(id(stmt))
         elif isinstance(stmt, (ast.If, ast.For, ast.AsyncFor)):
-            out += _soft_edits(stmt.body, ctx, lines) + _soft_edits(stmt.orelse, ctx, lines)
+            out += _soft_edits(stmt.body, ctx, lines, blocked) + _soft_edits(stmt.orelse, ctx, lines, blocked)
         elif isinstance(stmt, ast.While):
-            out += _soft_edits(stmt.body, nested, lines) + _soft_edits(stmt.orelse, nested, lines)
+            out += _soft_edits(stmt.body, nested, lines, blocked) + _soft_edits(stmt.orelse, nested, lines, blocked)
         elif isinstance(stmt, ast.Try) and all(h.type is not None for h in stmt.handlers):
             caught = tuple(ast.unparse(h.type) for h in stmt.handlers if h.type is not None)  # each on one line
-            out += _soft_edits(stmt.body, nested + caught, lines)
+            out += _soft_edits(stmt.body, nested + caught, lines, blocked)
             for part in (*(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
-                out += _soft_edits(part, nested, lines)
+                out += _soft_edits(part, nested, lines, blocked)
     return out
 
 
-def _may_take(stmt: ast.With) -> bool:
+def _may_take(stmt: ast.With | ast.AsyncWith) -> bool:
     """Whether a context of ``stmt`` may take an exception its body raises as what the test expects (gatk40): one
     called by a name holding ``raise`` (``pytest.raises``, ``assertRaises…``, ``numpy.testing.assert_raises``, Django's
     ``assertRaisesMessage``) or ``suppress``. Its body's statements stay nested (an exception it takes ends the body
@@ -341,29 +434,36 @@ def _may_take(stmt: ast.With) -> bool:
     return any("raise" in n.lower() or n == "suppress" for n in names)
 
 
-def _leaves(body: list[ast.stmt]) -> bool:
-    """Whether a ``return``, or a ``break`` or ``continue`` of no loop inside ``body``, is in ``body`` (module text;
-    not looking into functions and classes defined there)."""
+def _jump_edits(body: list[ast.stmt], lines: list[str], blocked: set[int], in_function: int,
+                in_loop: int | None) -> list[tuple[int, int, str]]:
+    """The :data:`JUMP` edits of the jumps in ``body`` (module text, a test function's; not looking into functions
+    and classes defined there) that leave ``with`` bodies :data:`BLOCK` ends (``blocked``: their ids): right before
+    a ``return`` (``in_function``: the number of such bodies around it in the function), a ``break`` or
+    ``continue`` (``in_loop``: the number around it inside its loop; ``None`` outside a loop), naming how many it
+    leaves, on its own line (a simple statement, so ``…; return`` parses wherever it stood)."""
+    out: list[tuple[int, int, str]] = []
     for stmt in body:
-        for node in _walk_here(stmt, loops=False):
-            if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
-                return True
-    return False
-
-
-def _walk_here(node: ast.AST, *, loops: bool) -> list[ast.AST]:
-    """``node`` and the nodes under it that run in its function and, ``loops`` false, leave no loop of it: no
-    function, lambda or class body, a loop's body only for a ``return`` (its ``else`` belongs to the loop around)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-        return []
-    out: list[ast.AST] = [node]
-    for field, value in ast.iter_fields(node):
-        for child in value if isinstance(value, list) else [value]:
-            if not isinstance(child, ast.AST):
-                continue
-            inner_loop = loops or (isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and field == "body")
-            out += [n for n in _walk_here(child, loops=inner_loop)
-                    if not (inner_loop and isinstance(n, (ast.Break, ast.Continue)))]
+        if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+            n = in_function if isinstance(stmt, ast.Return) else in_loop or 0
+            if n and stmt.lineno <= len(lines):
+                out.append((stmt.lineno, _chars(lines[stmt.lineno - 1], stmt.col_offset), JUMP.format(n)))
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            k = 1 if id(stmt) in blocked else 0
+            out += _jump_edits(stmt.body, lines, blocked, in_function + k, None if in_loop is None else in_loop + k)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            out += _jump_edits(stmt.body, lines, blocked, in_function, 0)
+            out += _jump_edits(stmt.orelse, lines, blocked, in_function, in_loop)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                part = getattr(stmt, field, None)
+                if isinstance(part, list):
+                    out += _jump_edits(part, lines, blocked, in_function, in_loop)
+            for handler in getattr(stmt, "handlers", None) or ():
+                out += _jump_edits(handler.body, lines, blocked, in_function, in_loop)
+            for case in getattr(stmt, "cases", None) or ():
+                out += _jump_edits(case.body, lines, blocked, in_function, in_loop)
     return out
 
 
@@ -381,8 +481,14 @@ def _edit(stmt: ast.stmt, lines: list[str], context: str) -> list[tuple[int, int
     rest = lines[last - 1][end:].strip()
     if rest and not rest.startswith("#"):
         return []
-    if isinstance(stmt, ast.With):
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
         head = lines[first - 1][at:]
+        if isinstance(stmt, ast.AsyncWith):  # soft40: ``async with``, the keywords on one line
+            rest = head[5:].lstrip(" \t")
+            if not head.startswith("async") or not head[5:6].isspace() or not rest.startswith("with"):
+                return []
+            at += len(head) - len(rest)
+            head = rest
         if head[4:].lstrip().startswith("("):  # gatk39: ``with (a as x, b):``, its items one per line most often
             paren = _parenthesized(stmt, lines)
             return [] if paren is None else [(*paren[0], f"{context}, ")]
@@ -395,7 +501,8 @@ def _edit(stmt: ast.stmt, lines: list[str], context: str) -> list[tuple[int, int
 _SKIPPED = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT})
 
 
-def _parenthesized(stmt: ast.With, lines: list[str]) -> tuple[tuple[int, int], tuple[int, int], bool] | None:
+def _parenthesized(stmt: ast.With | ast.AsyncWith,
+                   lines: list[str]) -> tuple[tuple[int, int], tuple[int, int], bool] | None:
     """For a ``with`` whose parentheses hold its items (``with (a as x, b):``, Python 3.9+; gatk39: its body was no
     soft statement, and a failing twin there stopped at its site and left what the rest of the body puts back):
     ``((line, character) right after its ``(``, (line, character) of the matching ``)``, whether a ``,`` ends the
@@ -413,7 +520,10 @@ def _parenthesized(stmt: ast.With, lines: list[str]) -> tuple[tuple[int, int], t
                 continue
             where = (stmt.lineno + tok.start[0] - 1, tok.start[1])
             if opened is None:
-                if tok.string == "with" and previous == "":
+                if tok.string == "async" and previous == "" and isinstance(stmt, ast.AsyncWith):
+                    previous = "async"
+                    continue
+                if tok.string == "with" and previous in ("", "async"):
                     previous = "with"
                     continue
                 if tok.string != "(":
@@ -432,7 +542,7 @@ def _parenthesized(stmt: ast.With, lines: list[str]) -> tuple[tuple[int, int], t
     return None  # pragma: no cover - the tree is the text's
 
 
-def _block_edit(stmt: ast.With, lines: list[str]) -> tuple[int, int, str] | None:
+def _block_edit(stmt: ast.With | ast.AsyncWith, lines: list[str]) -> tuple[int, int, str] | None:
     """Where :data:`BLOCK` goes as the last item of ``stmt``'s header (right after its last item, the ``:`` next
     there); ``None`` when the ``:`` is not next (a comment, a line continued)."""
     paren = _parenthesized(stmt, lines)

@@ -8,6 +8,7 @@ group's twin passes beside the leaked setting). Used by ``tests/run/test_soft_*.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from helpers.fix_task import build_fix_task
@@ -29,17 +30,19 @@ REAL_FIX = FIXED.replace("def compute", "# mirrored\ndef compute")
 
 def grade_modes(tmp_path: Path, tests: str, seed: int, *, fail_to_pass: list[str] | None = None,
                 pass_to_pass: list[str] | None = None, tests_before: str = BEFORE,
-                beside: dict[str, str] | None = None, source: str = REAL_FIX) -> Grade:
+                beside: dict[str, str] | None = None, source: str = REAL_FIX, options: str = "") -> Grade:
     """The ``modes`` task built in ``tmp_path/modes`` with ``tests`` as the commit's :data:`TEST` (``fail_to_pass``,
     ``pass_to_pass``: its ids, by default ``test_scaled`` and ``test_negative``, and ``test_plain``; ``beside``: files
     of the parent beside the source, e.g. a pytest configuration), graded (:func:`grade`, unconfined, 120 s a run)
-    with ``source`` as the agent's :data:`SOURCE` and canary seed ``seed``."""
+    with ``source`` as the agent's :data:`SOURCE` and canary seed ``seed``; ``options``: more of pytest's options, at
+    the end of the task's test command (``-o python_functions=…``)."""
     b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=tests, first="modes", message="compute: scaled one more, negatives mirrored",
                        fail_to_pass=fail_to_pass or [f"{TEST}::test_scaled", f"{TEST}::test_negative"],
                        pass_to_pass=pass_to_pass or [f"{TEST}::test_plain"], tests_before=tests_before,
                        parent_data=beside or None)
+    task = dataclasses.replace(b.task, test_cmd=f"{b.task.test_cmd} {options}") if options else b.task
     work = copy_tree(b.pristine, tmp_path / "work")
     (work / SOURCE).write_text(source, encoding="utf-8")
-    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+    return grade(task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
                  run_timeout_s=120)

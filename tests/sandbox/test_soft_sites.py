@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.canary_soft import BLOCK, NESTED, SOFT, function_patterns, softened, softened_files
+from pytest_homefield.sandbox.canary_soft import BLOCK, JUMP, NESTED, SOFT, function_patterns, softened, softened_files
 from pytest_homefield.sandbox.testrun import REPORTER_DIR, TestRun, run_tests
 
 CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
@@ -140,10 +140,12 @@ def test_softened_keeps_every_line_and_softens_every_test_body_alike() -> None:
 
 def test_nested_statements_are_soft_where_the_block_keeps_its_meaning() -> None:
     """A ``try`` body's statements name its ``except`` types (and the enclosing ``try``'s), its handlers and
-    ``finally`` none; no soft statement under a bare ``except:``, in a ``with`` body a ``return``, ``break`` or
-    ``continue`` may leave (a ``break`` of a loop inside it is no such), in an ``async with``'s or a
-    ``try``/``except*``'s, and a ``with`` header continued past its last item keeps its body as it is. gatk40: the body
-    of a ``with`` at the top expecting no exception (``with c():``, 9 and 11) holds top soft statements."""
+    ``finally`` none; no soft statement under a bare ``except:`` or in a ``try``/``except*``'s, and a ``with``
+    header continued past its last item keeps its body as it is. soft40: a ``with`` body a ``return``, ``break`` or
+    ``continue`` may leave is soft, each such jump (a ``break`` of a loop inside it is none, a ``continue`` in that
+    loop's ``else`` is one) given ``soft_jump(n)`` before it; an ``async with``'s body is soft too. gatk40: the body
+    of a ``with`` at the top expecting no exception (``with c():``: 7 to 11, a ``for`` body being at the top) holds
+    top soft statements."""
     text = ('async def test_a(x):\n'
             '    try:\n        try:\n            x = 1\n        except (KeyError, ValueError):\n            x = 2\n'
             '    except self.failureException as e:\n        x = 3\n    finally:\n        x = 4\n'
@@ -163,8 +165,11 @@ def test_nested_statements_are_soft_where_the_block_keeps_its_meaning() -> None:
     got = {int(line.split("= ")[-1]): line.split("): ")[0].split("soft(")[-1] for line in lines
            if line.strip().startswith("with __import") and " = " in line}
     assert got == {1: "lambda: (self.failureException, (KeyError, ValueError), )",
-                   2: "lambda: (self.failureException, )", 3: "lambda: ()", 4: "lambda: ()", 9: "", 11: ""}, out
-    assert [n for n, line in enumerate(lines, 1) if BLOCK in line] == [27, 33], out
+                   2: "lambda: (self.failureException, )", 3: "lambda: ()", 4: "lambda: ()", 7: "", 8: "", 9: "",
+                   10: "", 11: ""}, out
+    assert [n for n, line in enumerate(lines, 1) if BLOCK in line] == [16, 21, 27, 31, 33], out
+    assert [(n, line.strip()) for n, line in enumerate(lines, 1) if "soft_jump" in line] == [
+        (19, JUMP.format(1) + "break"), (26, JUMP.format(1) + "continue")], out
 
 
 @pytest.mark.parametrize("xdist", [False, True])
@@ -263,6 +268,23 @@ def test_with_raises_assert():
                 break
             assert i != 0
 
+def test_with_return():
+    with suppress(KeyError):
+        MODE["scale"] = 3
+        assert MODE["scale"] == 4
+        MODE["scale"] = 1
+        return
+    MODE["scale"] = 9
+
+def test_with_break():
+    for i in range(3):
+        with suppress(KeyError):
+            MODE["scale"] = 3
+            assert MODE["scale"] == 4
+            MODE["scale"] = 1
+            break
+        MODE["scale"] = 9
+
 def test_later():
     assert MODE["scale"] == 1
 
@@ -286,18 +308,21 @@ def test_unittest_methods_and_nested_statements_run_on_and_keep_their_blocks_mea
     the file as given); what passes or skips or xfails as given does so softened."""
     ids = {n: f"{FILE}::{n}" for n in (
         "TestU::test_1", "TestU::test_2", "TestU::test_raises", "TestU::test_skip", "TestU::test_sub", "TestU::test_xf",
-        "test_while", "test_try", "test_try_catch_assert", "test_with", "test_with_raises_assert", "test_later",
+        "test_while", "test_try", "test_try_catch_assert", "test_with", "test_with_raises_assert", "test_with_return",
+        "test_with_break", "test_later",
         "TestV::test_skip_after", "TestV::test_raise_after", "TestV::test_later_unit")}
     given = _run(tmp_path / "given", NESTED_TESTS)
     assert (given.outcomes[ids["test_later"]], given.outcomes[ids["TestV::test_later_unit"]]) == ("failed", "failed")
     run = _run(tmp_path / "soft", softened(NESTED_TESTS))
     failed = {"TestU::test_1": 2, "TestU::test_sub": 3, "test_while": 4, "test_try": 2, "test_with": 3,
-              "test_with_raises_assert": 7, "TestV::test_skip_after": 1, "TestV::test_raise_after": 1}
+              "test_with_raises_assert": 7, "test_with_return": 3, "test_with_break": 4, "TestV::test_skip_after": 1,
+              "TestV::test_raise_after": 1}
     assert run.outcomes == {**{i: "passed" for i in ids.values()}, **{ids[n]: "failed" for n in failed},
                             ids["TestU::test_skip"]: "skipped", ids["TestU::test_xf"]: "xfailed"}, run
     assert run.stop_lines == {ids[n]: line for n, line in failed.items()}, run
     assert run.stop_operands == {ids["test_while"]: ("!=", "1", "1"), ids["test_try"]: ("==", "1", "5"),
-                                 ids["test_with"]: ("==", "3", "4"), ids["test_with_raises_assert"]: ("!=", "0", "0")}
+                                 ids["test_with"]: ("==", "3", "4"), ids["test_with_raises_assert"]: ("!=", "0", "0"),
+                                 ids["test_with_return"]: ("==", "3", "4"), ids["test_with_break"]: ("==", "3", "4")}
 
 
 def test_without_soft_statements_the_left_setting_fails_a_later_test(tmp_path: Path) -> None:
@@ -382,3 +407,33 @@ def test_the_functions_a_repository_configuration_names_are_test_functions(tmp_p
     assert soft_lines == {"t.py": [2, 6], "b/t.py": [6, 10], "e/t.py": [6]}
     assert softened_files({"t.py": text.encode()}) == {"t.py": softened(text).encode()}
     assert [n for n, line in enumerate(softened(text).splitlines(), 1) if SOFT in line] == [6]
+
+
+def test_the_test_commands_overrides_and_config_file_name_test_functions(tmp_path: Path) -> None:
+    """soft40: as pytest reads them, the last ``-o python_functions=…`` (of the configuration's ``addopts``, then of
+    the command) replaces the configuration's value, and the command's ``-c FILE`` is the configuration, read by its
+    suffix (no file looked for); a command's words before pytest's (``sh -c '…'``) are not read, nor a ``-c`` file
+    that cannot be read."""
+    root = _tree(tmp_path / "r", {
+        "pytest.ini": "[pytest]\npython_functions = check_*\n",
+        "a/pytest.ini": "[pytest]\naddopts = -p no:x -o 'python_functions=added_* more_*'\n",
+        "ci/conf.cfg": "[tool:pytest]\npython_functions = cfg_*\n",
+        "ci/conf.toml": "[tool.pytest.ini_options]\npython_functions = ['toml_']\n",
+        "ci/other.ini": "[other]\nx = 1\n",
+    })
+    py = "python -m pytest -q"
+    assert function_patterns(root, "t.py", py) == ("test", "check_*")
+    assert function_patterns(root, "t.py", f"{py} -o python_functions=o_* -p no:y") == ("test", "o_*")
+    assert function_patterns(root, "t.py", f"{py} -opython_functions=a -o python_functions=b") == ("test", "b")
+    assert function_patterns(root, "t.py", f"{py} --override-ini='python_functions=c d'") == ("test", "c", "d")
+    assert function_patterns(root, "t.py", f"{py} --override-ini python_functions=e -o xfail_strict=1") == \
+        ("test", "e")
+    assert function_patterns(root, "t.py", f"{py} -- -o python_functions=e") == ("test", "check_*")
+    assert function_patterns(root, "a/t.py", py) == ("test", "added_*", "more_*")
+    assert function_patterns(root, "a/t.py", f"{py} -o python_functions=mine") == ("test", "mine")
+    assert function_patterns(root, "t.py", f"{py} -c ci/conf.cfg") == ("test", "cfg_*")
+    assert function_patterns(root, "a/t.py", f"{py} --config-file=ci/conf.toml") == ("test", "toml_")
+    assert function_patterns(root, "t.py", f"{py} -cci/other.ini") == ("test",)
+    assert function_patterns(root, "t.py", f"{py} -c ci/missing.ini") == ("test", "check_*")
+    assert function_patterns(root, "t.py", "sh -c 'cd . && pytest -o python_functions=x'") == ("test", "check_*")
+    assert function_patterns(root, "t.py", "/venv/bin/pytest -o python_functions=x") == ("test", "x")

@@ -389,12 +389,14 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 #: ``functools.wraps`` one's, gatk39; one bearing the test's name reached from it, soft39), whose soft statements keep
 #: an assertion's failure only. ``_blocks``: one list
 #: like ``_soft_first`` per :func:`soft_block` entered and not left (innermost last): a failure is kept in the
-#: innermost. ``_nested[0]``: the failures nested soft statements kept in the call phase.
+#: innermost; ``_left``: beside each, whether a jump (:func:`soft_jump`) is leaving its body. ``_nested[0]``: the
+#: failures nested soft statements kept in the call phase.
 _soft_first: list[Any] = []
 _in_call: list[bool] = [False]
 _called: list[Any] = [None]
 _wrapped: list[tuple[Any, ...]] = [()]
 _blocks: list[list[Any]] = []
+_left: list[bool] = []
 _nested: list[int] = [0]
 #: Failures nested soft statements (inside a ``while``, ``try`` or ``with``) take in one call phase at most; the next
 #: goes through as without the context (a loop whose condition waits on what failed ends as it did).
@@ -511,6 +513,19 @@ class _Soft:
 
     def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> bool:
         __tracebackhide__ = True
+        return self._exit(exc_val)
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, exc_type: Any, exc_val: Any, tb: Any) -> bool:
+        __tracebackhide__ = True
+        return self._exit(exc_val)
+
+    def _exit(self, exc_val: Any) -> bool:
+        """Whether the failure ``exc_val`` leaving the statement is kept (:func:`soft`); the statement's frame is
+        the caller's of ``__exit__`` or ``__aexit__`` (an ``async with``'s: soft40)."""
+        __tracebackhide__ = True
         if exc_val is None or not _in_call[0] or _skip_test(exc_val):
             return False  # a pass, no call phase of ours, a unittest skip: as without the context
         failed = _assertion(exc_val)
@@ -519,7 +534,7 @@ class _Soft:
                 return False  # a skip, xfail, exit, interrupt: as without the context
         elif not failed or _nested[0] >= _MAX_NESTED:
             return False  # nested: an assertion's failure only, and not past the bound
-        code = sys._getframe(1).f_code
+        code = sys._getframe(2).f_code
         if _called[0] is None or code is not _called[0] and (
                 not any(code is c for c in _wrapped[0]) or not failed):
             # not the body pytest calls itself (a helper test's), nor an assertion's failure in the body a decorator
@@ -532,10 +547,95 @@ class _Soft:
             except Exception:  # a clause's types this cannot read: as without the context
                 return False
             _nested[0] += 1
+        if not _blocks and code is not _called[0] and _at_return(sys._getframe(2), exc_val):
+            return True  # a decorator's body: its decorator meets the failure when the body returns (soft40)
         scope = _blocks[-1] if _blocks else _soft_first
         if not scope:
             scope.extend([exc_val, _last_compare[0]])
         return True
+
+
+#: The failures kept in the bodies a decorator calls (:func:`_at_return`), by their frame's id: ``[frame, failure,
+#: comparison]``, each raised when its frame returns.
+_returning: dict[int, list[Any]] = {}
+#: What a frame's code flags when it may return more than once (a generator's or coroutine's suspension is a return).
+_SUSPENDS = 0x20 | 0x80 | 0x100 | 0x200
+
+
+def _at_return(frame: Any, exc: BaseException) -> bool:
+    """Keep ``exc`` (an assertion's failure a soft statement at the top of the body a decorator of the test calls met,
+    :func:`_wrapped_code`) to be raised when ``frame`` (that body's) returns, whatever it returns or raises (soft40):
+    the body runs on to its end, as its original's passing run does, and its decorator then meets the failure as it
+    did (a retry wrapper calls the body again; ``mock.patch`` puts back what it patched; hypothesis shrinks the
+    example), where kept for the call phase the decorator met none (a retry wrapper's first failing attempt failed
+    the test its second attempt passes). Done with a profile function of the test's thread (``sys.setprofile``)
+    while such a failure waits; ``False`` (the failure kept for the call phase as before) when another profile
+    function is set (a profiler) or the frame may suspend (a generator's or coroutine's)."""
+    if frame.f_code.co_flags & _SUSPENDS or not _profile_raises():
+        return False
+    if id(frame) in _returning:
+        return True  # a later failure of the same body: its first is raised
+    if not _returning:
+        if sys.getprofile() is not None:
+            return False
+        sys.setprofile(_returned)
+    _returning[id(frame)] = [frame, exc, _last_compare[0]]
+    return True
+
+
+_RAISES: list[bool] = []
+
+
+def _profile_raises() -> bool:
+    """Whether this Python raises in a returning frame what a profile function set from a call inside it raises at
+    its return (what :func:`_at_return` does), tried once (``False`` while another profile function is set)."""
+    if not _RAISES:
+        if sys.getprofile() is not None:
+            return False
+        marker = AssertionError("soft40")
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            if event == "return" and frame.f_code is body.__code__:
+                sys.setprofile(None)
+                raise marker
+
+        def body() -> int:
+            sys.setprofile(profile)
+            return 1
+
+        try:
+            body()
+            _RAISES.append(False)
+        except AssertionError as e:
+            _RAISES.append(e is marker)
+        finally:
+            if sys.getprofile() is profile:
+                sys.setprofile(None)
+    return _RAISES[0]
+
+
+def _returned(frame: Any, event: str, arg: Any) -> None:
+    """The profile function :func:`_at_return` sets: when a frame holding a kept failure returns, that failure is
+    raised in place of what it returned or raised (the profile function is unset first, the last one waiting)."""
+    if event != "return" or id(frame) not in _returning or _returning[id(frame)][0] is not frame:
+        return
+    __tracebackhide__ = True
+    _, exc, compare = _returning.pop(id(frame))
+    if not _returning:
+        sys.setprofile(None)
+    _last_compare[0] = compare
+    raise exc
+
+
+def _end_returning() -> None:
+    """At a call phase's end: unset :func:`_returned` when it is set, a failure that still waits (its frame never
+    returned so) kept for the call phase (the first, when none is)."""
+    if sys.getprofile() is _returned:
+        sys.setprofile(None)
+    for _, exc, compare in _returning.values():
+        if not _soft_first:
+            _soft_first.extend([exc, compare])
+    _returning.clear()
 
 
 def soft(caught: Any = None) -> Any:
@@ -550,22 +650,48 @@ def soft(caught: Any = None) -> Any:
     runs under that hook (the reporter not loaded as a plugin), and in any frame but that of the function pytest
     calls for the test (a decorated test's body, called by its decorator, which may expect what it raises:
     hypothesis's ``assume``), the context changes nothing; but in the body a ``functools.wraps`` decorator wraps
-    (``mock.patch``: :func:`_wrapped_code`) it keeps an assertion's failure as a nested statement does (gatk39)."""
+    (``mock.patch``: :func:`_wrapped_code`) it keeps an assertion's failure as a nested statement does (gatk39), and
+    raises it when that body returns (:func:`_at_return`, soft40: a retry wrapper met no failure)."""
     return _Soft(caught)
 
 
 class _Block:
-    """The context of one ``with`` body holding soft statements (:func:`soft_block`)."""
+    """The context of one ``with`` (or ``async with``) body holding soft statements (:func:`soft_block`)."""
 
     def __enter__(self) -> None:
         _blocks.append([])
+        _left.append(False)
 
     def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
         __tracebackhide__ = True
+        self._leave(exc_val)
+
+    async def __aenter__(self) -> None:
+        self.__enter__()
+
+    async def __aexit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
+        __tracebackhide__ = True
+        self._leave(exc_val)
+
+    def _leave(self, exc_val: Any) -> None:
+        """The body's end (the ``with`` statement's frame: the caller's of ``__exit__`` or ``__aexit__``): its first
+        kept failure raised, or, a jump leaving the body (:func:`soft_jump`), kept further out: in the next body out,
+        else (soft40) raised when the frame returns where it is the body a decorator calls (:func:`_at_return`), else
+        for the call phase."""
+        __tracebackhide__ = True
         kept = _blocks.pop() if _blocks else []
+        left = _left.pop() if _left else False
         if not kept or isinstance(exc_val, (KeyboardInterrupt, pytest.exit.Exception)):
             return
         _last_compare[0] = kept[1]
+        if exc_val is None and left:  # a jump leaves the body: it goes on, its failure kept further out (soft40)
+            frame = sys._getframe(2)
+            if not _blocks and frame.f_code is not _called[0] and _at_return(frame, kept[0]):
+                return
+            scope = _blocks[-1] if _blocks else _soft_first
+            if not scope:
+                scope.extend(kept)
+            return
         raise kept[0]
 
 
@@ -576,6 +702,16 @@ def soft_block() -> Any:
     statement (a ``pytest.raises`` or ``assertRaises`` takes it, a ``subTest`` reports it), the rest of the body having
     run."""
     return _Block()
+
+
+def soft_jump(blocks: int) -> None:
+    """Called right before a ``return``, ``break`` or ``continue`` (contracts §7, soft40) that leaves the bodies of
+    the ``blocks`` innermost :func:`soft_block` contexts: each of those, left with no failure going through, keeps
+    its body's first kept failure in the scope around it (the next body out, else the test's call phase) instead of
+    raising it, so the jump happens as in the original's passing run (raised at the body's end, the failure would
+    undo the jump) and the test still fails with that failure at its end."""
+    for n in range(1, min(blocks, len(_left)) + 1):
+        _left[-n] = True
 
 
 def _expecting_failure(item: Any) -> bool:
@@ -603,14 +739,16 @@ def pytest_runtest_call(item: Any) -> Any:
     a ``SkipTest``: pytest's ``TestCaseFunction._excinfo``), unless it ended with an ``exit`` or a
     ``KeyboardInterrupt``."""
     _last_compare[0] = None
-    del _soft_first[:], _blocks[:], _unmatched[:]
+    del _soft_first[:], _blocks[:], _unmatched[:], _left[:]
     _nested[0] = 0
     _called[0], _wrapped[0] = _called_code(item), _wrapped_code(item)
     _in_call[0] = not _expecting_failure(item)
+    _returning.clear()
     try:
         outcome = yield
     finally:
         _in_call[0], _called[0], _wrapped[0] = False, None, ()
+        _end_returning()
     first = list(_soft_first)
     del _soft_first[:]
     if not first:
