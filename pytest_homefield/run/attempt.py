@@ -4,8 +4,9 @@
 then ``setup_cmd``) and keeps it as the pristine copy outside any workspace; every attempt works in
 its own copy (docs/contracts.md §7, §9). The pristine copy lives beside the workspaces, where an agent with a
 shell can write to it, so its content digest (kept in this process's memory) is checked before every copy,
-before grading and after grading, and a changed one is rebuilt from the repository's git
-objects; a change made while the attempt was graded is the graded code's (``agent_error``, hatk34).
+before grading and after grading, and a changed one is rebuilt from the parent tree's pack the cache made
+from the repository's git objects before the session's first attempt (a file of no name, its digest in memory:
+hatk40); a change made while the attempt was graded is the graded code's (``agent_error``, hatk34).
 :func:`run_attempt` returns the :class:`Result`; it never raises for agent or grading failures (those become
 outcomes).
 """
@@ -72,7 +73,14 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.phases import AGENT, GRADING, Kind, PhaseLock
 from pytest_homefield.sandbox.proccap import agent_memory_bytes, memory_capped
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork, agent_lease
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup, setup_error_line
+from pytest_homefield.sandbox.snapshot import (
+    TreePack,
+    copy_tree,
+    make_snapshot,
+    pack_tree,
+    run_setup,
+    setup_error_line,
+)
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "grading_env", "run_attempt", "latest_results",
@@ -92,7 +100,11 @@ class SnapshotCache:
     """Pristine parent snapshots per task, built lazily in a private temp folder of this process.
 
     ``setup`` maps a task to its setup command (or ``None``). Folders have random names: no task id or
-    sha appears in any path an agent can see.
+    sha appears in any path an agent can see. Every snapshot of a parent is built from the parent tree's
+    :class:`~pytest_homefield.sandbox.snapshot.TreePack` (a file of no name this process holds open, its digest
+    in memory), made once per parent from the repository's objects (:meth:`keep`, before the session's first
+    attempt, or at the parent's first snapshot): graded code that removes or changes the repository's objects
+    later (``--sandbox none``) cannot keep the attempts after it from a pristine snapshot (hatk40).
     """
 
     repo: Path
@@ -101,6 +113,28 @@ class SnapshotCache:
     root: Path = field(default_factory=hf_mkdtemp)
     _built: dict[str, Path] = field(default_factory=dict)
     _digests: dict[str, str] = field(default_factory=dict)
+    _packs: dict[str, TreePack] = field(default_factory=dict)
+
+    def keep(self, tasks: Iterable[Task]) -> None:
+        """Pack the parent tree of each of ``tasks`` not packed yet (one pack per parent), from the repository's
+        objects as they are now: called before a session's first attempt, so no attempt's code can spoil what
+        a later snapshot is built from. A parent that cannot be packed is left to its first snapshot (whose
+        :class:`SnapshotError` makes that attempt ``infra``). Never raises."""
+        for task in tasks:
+            with contextlib.suppress(SnapshotError, OSError):
+                self._pack(task)
+
+    def _pack(self, task: Task) -> TreePack:
+        """The intact pack of ``task.parent``'s tree, made now from the repository's objects when there is none
+        or it changed. Raises :class:`SnapshotError`, ``OSError``."""
+        pack = self._packs.get(task.parent)
+        if pack is not None and pack.intact():
+            return pack
+        if pack is not None:
+            pack.close()
+            del self._packs[task.parent]
+        self._packs[task.parent] = pack = pack_tree(self.repo, task.parent)
+        return pack
 
     def pristine(self, task: Task) -> Path:
         """The pristine snapshot of ``task.parent`` (after setup). Raises :class:`SnapshotError`."""
@@ -108,7 +142,7 @@ class SnapshotCache:
             return self._built[task.id]
         dest = self.new_folder()
         try:
-            snap = make_snapshot(self.repo, task.parent, dest=dest / "s", init_git=True)
+            snap = make_snapshot(self.repo, task.parent, dest=dest / "s", init_git=True, pack=self._pack(task))
         except Exception as exc:  # git failures: missing objects after a history rewrite, …
             raise SnapshotError(f"cannot extract the parent tree: {exc}") from exc
         cmd = self.setup(task)
@@ -170,6 +204,9 @@ class SnapshotCache:
         nofollow.remove_tree(self.root)
         self._built.clear()
         self._digests.clear()
+        for pack in self._packs.values():
+            pack.close()
+        self._packs.clear()
 
 
 def tree_digest(root: Path) -> str:

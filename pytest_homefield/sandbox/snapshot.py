@@ -23,10 +23,12 @@ a model reply wrote (a workspace, a grading copy, the two sides of a diff) runs 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -44,6 +46,8 @@ __all__ = [
     "borrowed_gitdir",
     "inert_git_env",
     "make_snapshot",
+    "TreePack",
+    "pack_tree",
     "copy_tree",
     "apply_patch",
     "patch_bytes",
@@ -173,29 +177,105 @@ def _fresh_dir(dest: Path | None, prefix: str = "hf-") -> Path:
     return dest
 
 
-def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True) -> Path:
+class TreePack:
+    """One commit's tree as a git pack (exactly the tree's objects, as :func:`make_snapshot` copies them) in a file
+    of no name (``O_TMPFILE``: no folder lists it; made ``0400``), held open by this process, with the pack's
+    SHA-256 in memory: what a snapshot is built from again once the repository can no longer give it (hatk40:
+    graded code under ``--sandbox none`` runs as the user and can remove the repository's objects). Made by
+    :func:`pack_tree`; :meth:`close` it."""
+
+    def __init__(self, tree: str, file: IO[bytes], sha256: str, size: int) -> None:
+        self.tree = tree
+        self.size = size
+        self._file = file
+        self._sha256 = sha256
+        self._lock = threading.Lock()
+
+    def intact(self) -> bool:
+        """Whether the file still holds the pack it was made with (its SHA-256); ``False`` once closed or
+        unreadable. Never raises."""
+        try:
+            return hashlib.sha256(self.read()).hexdigest() == self._sha256
+        except (OSError, ValueError):
+            return False
+
+    def read(self) -> bytes:
+        """The pack's bytes (``size`` of them, read by offset). Raises ``OSError``, ``ValueError`` once closed."""
+        with self._lock:
+            fd = self._file.fileno()
+            chunks, at = [], 0
+            while at < self.size:
+                chunk = os.pread(fd, min(1 << 20, self.size - at), at)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                at += len(chunk)
+            return b"".join(chunks)
+
+    def close(self) -> None:
+        """Close the file (its space is freed)."""
+        self._file.close()
+
+
+def pack_tree(repo: Path, commit: str) -> TreePack:
+    """The :class:`TreePack` of ``commit``'s tree (any commit-ish of ``repo``), in the temp dir's file system.
+    Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails, ``OSError``."""
+    repo = Path(repo)
+    tree = _tree_of(repo, commit)
+    objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
+    out = tempfile.TemporaryFile(dir=tempfile.gettempdir())
+    try:
+        h, size = hashlib.sha256(), 0
+        with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as packer:
+            assert packer.stdin is not None and packer.stdout is not None and packer.stderr is not None
+            feeder = threading.Thread(target=_feed, args=(packer.stdin, objects), daemon=True)
+            feeder.start()
+            while chunk := packer.stdout.read(1 << 20):
+                h.update(chunk)
+                out.write(chunk)
+                size += len(chunk)
+            feeder.join()
+            err = packer.stderr.read().decode("utf-8", "replace").strip()
+        if packer.returncode != 0:
+            raise SnapshotError(f"packing the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
+        out.flush()
+        os.fchmod(out.fileno(), 0o400)
+    except BaseException:
+        out.close()
+        raise
+    return TreePack(tree, out, h.hexdigest(), size)
+
+
+def _tree_of(repo: Path, commit: str) -> str:
+    try:
+        return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
+    except SnapshotError as exc:
+        raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
+
+
+def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True,
+                  pack: TreePack | None = None) -> Path:
     """Write the tree of ``commit`` (any commit-ish of ``repo``) into a fresh folder and return it.
 
     ``dest``: the folder to use (created; must be empty); default a new random folder under the
     temp dir (``tempfile.mkdtemp``), whose name says nothing about the task or commit.
     ``init_git``: also make it a one-commit git repository (see the module docstring); without
     it the folder holds the files only (faster: objects are read through an alternate instead of
-    being copied).
+    being copied). ``pack``: the tree's :class:`TreePack` (with ``init_git``): the objects come from it, and
+    ``repo`` and ``commit`` are not read (``git index-pack`` checks every object against its name).
 
     Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails,
     ``FileExistsError`` when ``dest`` is not empty. On error a folder this call created is removed
     (a given empty ``dest`` is left empty).
     """
     repo = Path(repo)
-    try:
-        tree = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
-    except SnapshotError as exc:
-        raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
+    tree = pack.tree if pack is not None and init_git else _tree_of(repo, commit)
     created = dest is None or not Path(dest).exists()
     dest = _fresh_dir(dest)
     try:
         if init_git:
-            _init_snapshot_repo(repo, tree, dest)
+            _init_snapshot_repo(repo, tree, dest, pack)
         else:
             with borrowed_gitdir(repo, _RAW_ATTRIBUTES) as gitdir:
                 _checkout(tree, gitdir, dest)
@@ -239,13 +319,9 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.close()
 
 
-def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
-    """Make ``dest`` a one-commit repository holding exactly ``tree`` and check it out."""
-    git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
-    gitdir = dest / ".git"
-    # copy exactly the tree's objects: one pack written straight into the new repository
+def _copy_objects(repo: Path, tree: str, dest: Path) -> None:
+    """Copy exactly ``tree``'s objects of ``repo`` into the new repository ``dest`` (one pack)."""
     objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
-    (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
     # streamed from the source repository into `index-pack` run in the new one, so git never renames
     # a temporary file across filesystems (a snapshot on a RAM disk, the repository on disk)
     # (the with-block closes the three pipes and reaps git pack-objects, also when index-pack fails)
@@ -262,6 +338,22 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
     if packer.returncode != 0 or indexer.returncode != 0:
         err = pack_err or indexer.stderr.decode("utf-8", "replace").strip()
         raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
+
+
+def _init_snapshot_repo(repo: Path, tree: str, dest: Path, pack: TreePack | None = None) -> None:
+    """Make ``dest`` a one-commit repository holding exactly ``tree`` and check it out; its objects from
+    ``pack`` when given, else from ``repo``."""
+    git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
+    gitdir = dest / ".git"
+    (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
+    if pack is not None:
+        indexer = subprocess.run(["git", "index-pack", "--stdin"], cwd=str(dest),
+                                 env=git_env(isolated=True), input=pack.read(), capture_output=True)
+        if indexer.returncode != 0:
+            err = indexer.stderr.decode("utf-8", "replace").strip()
+            raise SnapshotError(f"indexing the tree's pack failed: {err.splitlines()[-1] if err else 'git error'}")
+    else:
+        _copy_objects(repo, tree, dest)
     info = gitdir / "info"
     info.mkdir(exist_ok=True)
     (info / "attributes").write_text(_RAW_ATTRIBUTES)

@@ -1,0 +1,124 @@
+"""hatk40, ``--sandbox none`` (graded code runs as the user): graded code that spoils the pristine snapshot *and*
+what it used to be rebuilt from (the repository's git objects) no longer leaves the attempts after it ``infra``.
+hatk39 made the spoiling attempt itself scored (tests/run/test_spoiled_rebuild.py); the rebuild for the next
+attempt still read the repository's objects, which the same code had hidden: every later attempt of the task
+(and the first of any task not built yet) was ``infra`` "cannot extract the parent tree", retried by
+``--resume`` and unscored for good. Now the snapshot cache packs each task's parent tree once, into a file of no
+name held open by the host process (its SHA-256 kept in memory), and builds every snapshot of the task from that
+pack; the repository is read once per task, before the first attempt of the session."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import CALC_1, CALC_3, GOOD_CALC, WRONG_CALC, Fixture, build, cmd_agent, task_for
+
+from pytest_homefield.records import Task
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.run.grading import SPOILED_PRISTINE
+from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.snapshot import make_snapshot, pack_tree
+
+
+@pytest.fixture
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
+    """A repository of this test alone (its objects are hidden and put back)."""
+    yield build(tmp_path_factory.mktemp("pack") / "repo")
+
+
+def _writes(fix: str, code: str = "") -> str:
+    """A ``cmd:`` agent's command writing ``fix`` followed by ``code`` (run at import, in the test process)."""
+    payload = fix + "\n\nimport glob, os, shutil\n" + code
+    return f"echo {base64.b64encode(payload.encode()).decode()} | base64 -d > src/calc/__init__.py"
+
+
+def _spoiler(cache: SnapshotCache, objects: Path) -> str:
+    """A wrong fix whose import appends a comment to the pristine snapshot's module and hides ``objects``."""
+    return _writes(WRONG_CALC, f"ROOT = {str(cache.root)!r}\n"
+                               "for d in glob.glob(ROOT + '/*/s/src/calc'):\n"
+                               "    with open(d + '/__init__.py', 'a') as f:\n"
+                               "        f.write('\\n# spoiled\\n')\n"
+                               f"if os.path.isdir({str(objects)!r}):\n"
+                               f"    os.rename({str(objects)!r}, {str(objects) + '.hidden'!r})\n")
+
+
+def _attempt(task: Task, cache: SnapshotCache, command: str, n: int, run_dir: Path) -> tuple[str, str | None]:
+    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=n, run_id="r", run_dir=run_dir,
+                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
+    r = run_attempt(spec, cache)
+    return r.outcome, r.error
+
+
+@pytest.mark.slow
+def test_attempts_after_graded_code_hid_the_repository_objects_are_scored(own: Fixture, tmp_path: Path) -> None:
+    """Attempt 1 spoils the snapshot and hides the repository's objects: ``agent_error`` (hatk39). Before: attempt
+    2 (the reference fix) was ``infra`` "cannot extract the parent tree"; now ``solved``, its snapshot rebuilt
+    from the host's own pack, byte for byte the parent's; and so is the first attempt of a task of another
+    parent, packed before the first attempt (:meth:`SnapshotCache.keep`)."""
+    task = task_for(own)
+    other = dataclasses.replace(task, id="other-parent", parent=own.c3)  # a parent built only after the spoiling
+    objects = own.root / ".git" / "objects"
+    cache = SnapshotCache(repo=own.root)
+    try:
+        cache.keep([task, other])  # what the runner does before the first attempt of the session
+        first = _attempt(task, cache, _spoiler(cache, objects), 1, tmp_path / "run")
+        assert first == ("agent_error", f"hidden tests: {SPOILED_PRISTINE}"), first
+        assert not objects.exists()  # the repository cannot give the parent tree any more
+        second = _attempt(task, cache, _writes(GOOD_CALC), 2, tmp_path / "run")
+        assert second[0] == "solved", second
+        snap = cache.checked_pristine(task)[0]
+        assert (snap / "src" / "calc" / "__init__.py").read_text() == CALC_1  # the parent's, unspoiled
+        # the other parent's first snapshot: built after the objects were hidden
+        snap_other = cache.checked_pristine(other)[0]
+        assert (snap_other / "src" / "calc" / "__init__.py").read_text() == CALC_3
+    finally:
+        cache.close()
+        if not objects.exists():
+            os.rename(str(objects) + ".hidden", objects)
+
+
+def _entries(root: Path) -> dict[str, tuple[str, int, bytes | None]]:
+    """Every entry under ``root`` but ``.git/index``: kind, mode, content."""
+    return {rel: (e.kind, e.mode, nofollow.read_bytes(root, rel) if e.kind == "file" else None)
+            for rel, e in nofollow.walk(root, dirs=True).items() if rel != ".git/index"}
+
+
+def test_a_snapshot_built_from_the_pack_is_the_one_built_from_the_repository(fx: Fixture, tmp_path: Path) -> None:
+    """Byte for byte (every path, kind, mode, content, the one-commit ``.git`` included; its index differs only in
+    the files' stat data), and the pack is in no folder: a file of no name, mode 0400, that only this process
+    holds."""
+    pack = pack_tree(fx.root, fx.c1)
+    try:
+        from_pack = make_snapshot(fx.root, "no-such-commit", dest=tmp_path / "p", pack=pack)  # the repo is not read
+        from_repo = make_snapshot(fx.root, fx.c1, dest=tmp_path / "r")
+        assert _entries(from_pack) == _entries(from_repo)
+        link = f"/proc/self/fd/{pack._file.fileno()}"
+        assert os.readlink(link).endswith("(deleted)") or "/#" in os.readlink(link), os.readlink(link)
+        assert os.stat(link).st_mode & 0o777 == 0o400 and os.stat(link).st_nlink == 0
+    finally:
+        pack.close()
+
+
+def test_a_changed_pack_is_made_again_from_the_repository(fx: Fixture, task: Task) -> None:
+    """A pack whose bytes changed (a process of the user can reach it through ``/proc/<pid>/fd``) fails its
+    digest and is made again from the repository; a snapshot is never built from it."""
+    cache = SnapshotCache(repo=fx.root)
+    try:
+        cache.keep([task])
+        pack = cache._packs[task.parent]
+        assert pack.intact()
+        with open(f"/proc/self/fd/{pack._file.fileno()}", "r+b") as f:  # root: 0400 does not stop it
+            f.seek(pack.size // 2)
+            f.write(b"\0" * 8)
+        assert not pack.intact()
+        snap = cache.pristine(task)
+        assert (snap / "src" / "calc" / "__init__.py").read_text() == CALC_1
+        assert cache._packs[task.parent] is not pack and cache._packs[task.parent].intact()
+    finally:
+        cache.close()
