@@ -114,15 +114,28 @@ class SnapshotCache:
     _built: dict[str, Path] = field(default_factory=dict)
     _digests: dict[str, str] = field(default_factory=dict)
     _packs: dict[str, TreePack] = field(default_factory=dict)
+    _key: bytes | None = None
+
+    def key(self) -> bytes:
+        """The repository's canary key (:func:`~pytest_homefield.run.canary_key.canary_key`), read (or made) once
+        per cache and kept in memory: graded code under ``--sandbox none`` that changes ``.homefield/canary.key``
+        changes no later grading of the session (hatk40). Raises ``OSError``, ``ValueError`` (read again on the
+        next call)."""
+        if self._key is None:
+            self._key = canary_key(self.repo)
+        return self._key
 
     def keep(self, tasks: Iterable[Task]) -> None:
         """Pack the parent tree of each of ``tasks`` not packed yet (one pack per parent), from the repository's
-        objects as they are now: called before a session's first attempt, so no attempt's code can spoil what
-        a later snapshot is built from. A parent that cannot be packed is left to its first snapshot (whose
-        :class:`SnapshotError` makes that attempt ``infra``). Never raises."""
+        objects as they are now, and read the canary key (:meth:`key`): called before a session's first attempt,
+        so no attempt's code can spoil what a later snapshot is built from, or the key a later grading uses. A
+        parent that cannot be packed is left to its first snapshot (whose :class:`SnapshotError` makes that
+        attempt ``infra``), a key that cannot be read to each grading (``infra``, as before). Never raises."""
         for task in tasks:
             with contextlib.suppress(SnapshotError, OSError):
                 self._pack(task)
+        with contextlib.suppress(OSError, ValueError):  # a bad key is each grading's infra, as before
+            self.key()
 
     def _pack(self, task: Task) -> TreePack:
         """The intact pack of ``task.parent``'s tree, made now from the repository's objects when there is none
@@ -514,7 +527,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                                                         spec.limits.output_bytes).text)
         else:
             test_env = grading_env(spec, cache.repo)
-            seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
+            seed = task_seed(spec.canary_key or cache.key(), spec.task)
             graded = True  # from here on a spoiled snapshot is the graded code's, whatever grading then raised
             with contextlib.ExitStack() as grading_phase:  # oracle, noop, sim:P: the reference fix, not untrusted code
                 waits: list[float] = []  # an empty patch runs no test: it takes no turn (atk16 F4)
