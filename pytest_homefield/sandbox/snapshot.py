@@ -23,6 +23,7 @@ a model reply wrote (a workspace, a grading copy, the two sides of a diff) runs 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -189,28 +190,29 @@ class TreePack:
         self.size = size
         self._file = file
         self._sha256 = sha256
-        self._lock = threading.Lock()
 
     def intact(self) -> bool:
         """Whether the file still holds the pack it was made with (its SHA-256); ``False`` once closed or
         unreadable. Never raises."""
+        h = hashlib.sha256()
         try:
-            return hashlib.sha256(self.read()).hexdigest() == self._sha256
+            for chunk in self.chunks():
+                h.update(chunk)
         except (OSError, ValueError):
             return False
+        return h.hexdigest() == self._sha256
 
-    def read(self) -> bytes:
-        """The pack's bytes (``size`` of them, read by offset). Raises ``OSError``, ``ValueError`` once closed."""
-        with self._lock:
-            fd = self._file.fileno()
-            chunks, at = [], 0
-            while at < self.size:
-                chunk = os.pread(fd, min(1 << 20, self.size - at), at)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                at += len(chunk)
-            return b"".join(chunks)
+    def chunks(self) -> Iterator[bytes]:
+        """The pack's ``size`` bytes in pieces of at most 1 MiB, read by offset (the file's position is never
+        used, so two readers do not disturb each other). Raises ``OSError``, ``ValueError`` once closed."""
+        fd = self._file.fileno()
+        at = 0
+        while at < self.size:
+            chunk = os.pread(fd, min(1 << 20, self.size - at), at)
+            if not chunk:
+                return
+            at += len(chunk)
+            yield chunk
 
     def close(self) -> None:
         """Close the file (its space is freed)."""
@@ -340,6 +342,31 @@ def _copy_objects(repo: Path, tree: str, dest: Path) -> None:
         raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
 
 
+def _feed_pack(stream: IO[bytes], pack: TreePack) -> None:
+    try:
+        for chunk in pack.chunks():
+            stream.write(chunk)
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
+
+
+def _index_pack(pack: TreePack, dest: Path) -> None:
+    """Index ``pack`` into the new repository ``dest`` (streamed: never the whole pack in memory); ``git
+    index-pack`` checks every object against its name. Raises :class:`SnapshotError`."""
+    with subprocess.Popen(["git", "index-pack", "--stdin"], cwd=str(dest), env=git_env(isolated=True),
+                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as indexer:
+        assert indexer.stdin is not None and indexer.stderr is not None
+        feeder = threading.Thread(target=_feed_pack, args=(indexer.stdin, pack), daemon=True)
+        feeder.start()
+        err = indexer.stderr.read().decode("utf-8", "replace").strip()
+        feeder.join()
+    if indexer.returncode != 0:
+        raise SnapshotError(f"indexing the tree's pack failed: {err.splitlines()[-1] if err else 'git error'}")
+
+
 def _init_snapshot_repo(repo: Path, tree: str, dest: Path, pack: TreePack | None = None) -> None:
     """Make ``dest`` a one-commit repository holding exactly ``tree`` and check it out; its objects from
     ``pack`` when given, else from ``repo``."""
@@ -347,11 +374,7 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path, pack: TreePack | None
     gitdir = dest / ".git"
     (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
     if pack is not None:
-        indexer = subprocess.run(["git", "index-pack", "--stdin"], cwd=str(dest),
-                                 env=git_env(isolated=True), input=pack.read(), capture_output=True)
-        if indexer.returncode != 0:
-            err = indexer.stderr.decode("utf-8", "replace").strip()
-            raise SnapshotError(f"indexing the tree's pack failed: {err.splitlines()[-1] if err else 'git error'}")
+        _index_pack(pack, dest)
     else:
         _copy_objects(repo, tree, dest)
     info = gitdir / "info"
