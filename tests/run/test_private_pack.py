@@ -21,9 +21,11 @@ from helpers.attack_repo import CALC_1, CALC_3, GOOD_CALC, WRONG_CALC, Fixture, 
 from pytest_homefield.records import Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import SPOILED_PRISTINE
+from pytest_homefield.run.runner import AttemptRunner
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import make_snapshot, pack_tree
+from pytest_homefield.settings import Settings
 
 
 @pytest.fixture
@@ -122,3 +124,26 @@ def test_a_changed_pack_is_made_again_from_the_repository(fx: Fixture, task: Tas
         assert cache._packs[task.parent] is not pack and cache._packs[task.parent].intact()
     finally:
         cache.close()
+
+
+def test_a_session_runner_packs_every_task_and_reads_the_key_before_its_first_attempt(own: Fixture,
+                                                                                      tmp_path: Path) -> None:
+    """The runner's cache, made at the first attempt, packs the parent tree of every task of the session (one pack
+    per parent) and reads the canary key before the attempt runs: the repository's objects hidden then, a
+    snapshot of a parent not yet built is built all the same."""
+    task = task_for(own)
+    tasks = [task, dataclasses.replace(task, id="again", parent=own.c1), dataclasses.replace(task, id="c3",
+                                                                                             parent=own.c3)]
+    runner = AttemptRunner(Settings(root=own.root, sandbox="none"), [], run_id="r", results=tmp_path / "r.jsonl",
+                           folder=lambda variant: tmp_path / "run", session_start="2026-01-01T00:00:00+00:00",
+                           budget_usd=None, tasks=tasks)
+    objects = own.root / ".git" / "objects"
+    try:
+        cache = runner.cache
+        assert sorted(cache._packs) == sorted({own.c1, own.c3}) and cache._key is not None
+        os.rename(objects, str(objects) + ".hidden")
+        assert (cache.pristine(tasks[2]) / "src" / "calc" / "__init__.py").read_text() == CALC_3
+    finally:
+        runner.close()
+        if not objects.exists():
+            os.rename(str(objects) + ".hidden", objects)
