@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -48,7 +48,9 @@ __all__ = [
     "inert_git_env",
     "make_snapshot",
     "TreePack",
-    "pack_tree",
+    "tree_of",
+    "pack_trees",
+    "unpack",
     "copy_tree",
     "apply_patch",
     "patch_bytes",
@@ -179,14 +181,14 @@ def _fresh_dir(dest: Path | None, prefix: str = "hf-") -> Path:
 
 
 class TreePack:
-    """One commit's tree as a git pack (exactly the tree's objects, as :func:`make_snapshot` copies them) in a file
-    of no name (``O_TMPFILE``: no folder lists it; made ``0400``), held open by this process, with the pack's
-    SHA-256 in memory: what a snapshot is built from again once the repository can no longer give it (hatk40:
-    graded code under ``--sandbox none`` runs as the user and can remove the repository's objects). Made by
-    :func:`pack_tree`; :meth:`close` it."""
+    """Trees of commits as one git pack (exactly those trees' objects, each once) in a file of no name
+    (``O_TMPFILE``: no folder lists it; made ``0400``), held open by this process, with the pack's SHA-256 in
+    memory: what snapshots are built from again once the repository can no longer give them (hatk40: graded code
+    under ``--sandbox none`` runs as the user and can remove the repository's objects). Made by
+    :func:`pack_trees`, unpacked by :func:`unpack`; :meth:`close` it."""
 
-    def __init__(self, tree: str, file: IO[bytes], sha256: str, size: int) -> None:
-        self.tree = tree
+    def __init__(self, trees: tuple[str, ...], file: IO[bytes], sha256: str, size: int) -> None:
+        self.trees = trees
         self.size = size
         self._file = file
         self._sha256 = sha256
@@ -219,12 +221,22 @@ class TreePack:
         self._file.close()
 
 
-def pack_tree(repo: Path, commit: str) -> TreePack:
-    """The :class:`TreePack` of ``commit``'s tree (any commit-ish of ``repo``), in the temp dir's file system.
-    Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails, ``OSError``."""
+def tree_of(repo: Path, commit: str) -> str:
+    """The tree id of ``commit`` (any commit-ish of ``repo``). Raises :class:`SnapshotError` when it names no
+    commit of ``repo``."""
+    try:
+        return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
+    except SnapshotError as exc:
+        raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
+
+
+def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
+    """The :class:`TreePack` of ``trees`` (tree ids of ``repo``; an object two trees share is packed once), in the
+    temp dir's file system. Raises :class:`SnapshotError` when git fails (a tree ``repo`` does not hold),
+    ``OSError``."""
     repo = Path(repo)
-    tree = _tree_of(repo, commit)
-    objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
+    wanted = tuple(dict.fromkeys(trees))
+    objects = git("rev-list", "--objects", *wanted, "--", cwd=repo).encode("utf-8", "surrogateescape")
     out = tempfile.TemporaryFile(dir=tempfile.gettempdir())
     try:
         h, size = hashlib.sha256(), 0
@@ -240,44 +252,66 @@ def pack_tree(repo: Path, commit: str) -> TreePack:
             feeder.join()
             err = packer.stderr.read().decode("utf-8", "replace").strip()
         if packer.returncode != 0:
-            raise SnapshotError(f"packing the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
+            raise SnapshotError(f"packing the trees' objects failed: {err.splitlines()[-1] if err else 'git error'}")
         out.flush()
         os.fchmod(out.fileno(), 0o400)
     except BaseException:
         out.close()
         raise
-    return TreePack(tree, out, h.hexdigest(), size)
+    return TreePack(wanted, out, h.hexdigest(), size)
 
 
-def _tree_of(repo: Path, commit: str) -> str:
+def unpack(pack: TreePack, dest: Path) -> Path:
+    """``dest`` (absent or empty) made a bare git repository holding ``pack``'s objects (indexed by ``git
+    index-pack``, which checks every object against its name; the pack streamed, never whole in memory), with
+    no refs: :func:`make_snapshot` of one of ``pack.trees`` reads it as it reads the repository. Returns ``dest``.
+    Raises :class:`SnapshotError`, ``OSError``."""
+    dest = Path(dest)
+    git("init", "-q", "--bare", "--template=", str(dest), cwd=dest.parent, isolated=True)
+    with subprocess.Popen(["git", "index-pack", "--stdin"], cwd=str(dest), env=git_env({"GIT_DIR": str(dest)},
+                                                                                        isolated=True),
+                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as indexer:
+        assert indexer.stdin is not None and indexer.stderr is not None
+        feeder = threading.Thread(target=_feed_pack, args=(indexer.stdin, pack), daemon=True)
+        feeder.start()
+        err = indexer.stderr.read().decode("utf-8", "replace").strip()
+        feeder.join()
+    if indexer.returncode != 0:
+        raise SnapshotError(f"indexing the trees' pack failed: {err.splitlines()[-1] if err else 'git error'}")
+    return dest
+
+
+def _feed_pack(stream: IO[bytes], pack: TreePack) -> None:
     try:
-        return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
-    except SnapshotError as exc:
-        raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
+        for chunk in pack.chunks():
+            stream.write(chunk)
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
 
 
-def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True,
-                  pack: TreePack | None = None) -> Path:
-    """Write the tree of ``commit`` (any commit-ish of ``repo``) into a fresh folder and return it.
+def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True) -> Path:
+    """Write the tree of ``commit`` (any commit-ish of ``repo``, or a tree id) into a fresh folder and return it.
 
     ``dest``: the folder to use (created; must be empty); default a new random folder under the
     temp dir (``tempfile.mkdtemp``), whose name says nothing about the task or commit.
     ``init_git``: also make it a one-commit git repository (see the module docstring); without
     it the folder holds the files only (faster: objects are read through an alternate instead of
-    being copied). ``pack``: the tree's :class:`TreePack` (with ``init_git``): the objects come from it, and
-    ``repo`` and ``commit`` are not read (``git index-pack`` checks every object against its name).
+    being copied). ``repo`` may be a bare repository of :func:`unpack`.
 
     Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails,
     ``FileExistsError`` when ``dest`` is not empty. On error a folder this call created is removed
     (a given empty ``dest`` is left empty).
     """
     repo = Path(repo)
-    tree = pack.tree if pack is not None and init_git else _tree_of(repo, commit)
+    tree = tree_of(repo, commit)
     created = dest is None or not Path(dest).exists()
     dest = _fresh_dir(dest)
     try:
         if init_git:
-            _init_snapshot_repo(repo, tree, dest, pack)
+            _init_snapshot_repo(repo, tree, dest)
         else:
             with borrowed_gitdir(repo, _RAW_ATTRIBUTES) as gitdir:
                 _checkout(tree, gitdir, dest)
@@ -342,41 +376,13 @@ def _copy_objects(repo: Path, tree: str, dest: Path) -> None:
         raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
 
 
-def _feed_pack(stream: IO[bytes], pack: TreePack) -> None:
-    try:
-        for chunk in pack.chunks():
-            stream.write(chunk)
-    except (BrokenPipeError, OSError, ValueError):
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            stream.close()
-
-
-def _index_pack(pack: TreePack, dest: Path) -> None:
-    """Index ``pack`` into the new repository ``dest`` (streamed: never the whole pack in memory); ``git
-    index-pack`` checks every object against its name. Raises :class:`SnapshotError`."""
-    with subprocess.Popen(["git", "index-pack", "--stdin"], cwd=str(dest), env=git_env(isolated=True),
-                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as indexer:
-        assert indexer.stdin is not None and indexer.stderr is not None
-        feeder = threading.Thread(target=_feed_pack, args=(indexer.stdin, pack), daemon=True)
-        feeder.start()
-        err = indexer.stderr.read().decode("utf-8", "replace").strip()
-        feeder.join()
-    if indexer.returncode != 0:
-        raise SnapshotError(f"indexing the tree's pack failed: {err.splitlines()[-1] if err else 'git error'}")
-
-
-def _init_snapshot_repo(repo: Path, tree: str, dest: Path, pack: TreePack | None = None) -> None:
-    """Make ``dest`` a one-commit repository holding exactly ``tree`` and check it out; its objects from
-    ``pack`` when given, else from ``repo``."""
+def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
+    """Make ``dest`` a one-commit repository holding exactly ``tree`` (its objects copied from ``repo``) and check
+    it out."""
     git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
     gitdir = dest / ".git"
     (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
-    if pack is not None:
-        _index_pack(pack, dest)
-    else:
-        _copy_objects(repo, tree, dest)
+    _copy_objects(repo, tree, dest)
     info = gitdir / "info"
     info.mkdir(exist_ok=True)
     (info / "attributes").write_text(_RAW_ATTRIBUTES)

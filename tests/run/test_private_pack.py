@@ -4,8 +4,9 @@ hatk39 made the spoiling attempt itself scored (tests/run/test_spoiled_rebuild.p
 attempt still read the repository's objects, which the same code had hidden: every later attempt of the task
 (and the first of any task not built yet) was ``infra`` "cannot extract the parent tree", retried by
 ``--resume`` and unscored for good. Now the snapshot cache packs each task's parent tree once, into a file of no
-name held open by the host process (its SHA-256 kept in memory), and builds every snapshot of the task from that
-pack; the repository is read once per task, before the first attempt of the session."""
+name held open by the host process (its SHA-256 kept in memory), before the session's first attempt (one pack for
+every task's parent), and builds every snapshot from it, through a bare repository of the cache it unpacks the
+pack into, checked against its digest before each build and unpacked again when it changed."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from pytest_homefield.run.grading import SPOILED_PRISTINE
 from pytest_homefield.run.runner import AttemptRunner
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.modes import SandboxChoice
-from pytest_homefield.sandbox.snapshot import make_snapshot, pack_tree
+from pytest_homefield.sandbox.snapshot import make_snapshot, pack_trees, tree_of, unpack
 from pytest_homefield.settings import Settings
 
 
@@ -41,11 +42,14 @@ def _writes(fix: str, code: str = "") -> str:
 
 
 def _spoiler(cache: SnapshotCache, objects: Path) -> str:
-    """A wrong fix whose import appends a comment to the pristine snapshot's module and hides ``objects``."""
+    """A wrong fix whose import appends a comment to the pristine snapshot's module, removes the cache's own
+    repository of the parent trees and hides ``objects``."""
     return _writes(WRONG_CALC, f"ROOT = {str(cache.root)!r}\n"
                                "for d in glob.glob(ROOT + '/*/s/src/calc'):\n"
                                "    with open(d + '/__init__.py', 'a') as f:\n"
                                "        f.write('\\n# spoiled\\n')\n"
+                               "for g in glob.glob(ROOT + '/*/g'):\n"
+                               "    shutil.rmtree(g)\n"
                                f"if os.path.isdir({str(objects)!r}):\n"
                                f"    os.rename({str(objects)!r}, {str(objects) + '.hidden'!r})\n")
 
@@ -61,8 +65,9 @@ def _attempt(task: Task, cache: SnapshotCache, command: str, n: int, run_dir: Pa
 def test_attempts_after_graded_code_hid_the_repository_objects_are_scored(own: Fixture, tmp_path: Path) -> None:
     """Attempt 1 spoils the snapshot and hides the repository's objects: ``agent_error`` (hatk39). Before: attempt
     2 (the reference fix) was ``infra`` "cannot extract the parent tree"; now ``solved``, its snapshot rebuilt
-    from the host's own pack, byte for byte the parent's; and so is the first attempt of a task of another
-    parent, packed before the first attempt (:meth:`SnapshotCache.keep`)."""
+    from the host's own pack (its unpacked repository, which the fix removed too, unpacked again), the parent's
+    tree; and so is the first snapshot of another parent, packed before the first attempt
+    (:meth:`SnapshotCache.keep`)."""
     task = task_for(own)
     other = dataclasses.replace(task, id="other-parent", parent=own.c3)  # a parent built only after the spoiling
     objects = own.root / ".git" / "objects"
@@ -93,13 +98,20 @@ def _entries(root: Path) -> dict[str, tuple[str, int, bytes | None]]:
 
 def test_a_snapshot_built_from_the_pack_is_the_one_built_from_the_repository(fx: Fixture, tmp_path: Path) -> None:
     """Byte for byte (every path, kind, mode, content, the one-commit ``.git`` included; its index differs only in
-    the files' stat data), and the pack is in no folder: a file of no name, mode 0400, that only this process
-    holds."""
-    pack = pack_tree(fx.root, fx.c1)
+    the files' stat data); one pack holds two parents' trees, each object once; and the pack is in no folder: a
+    file of no name, mode 0400, that only this process holds."""
+    trees = [tree_of(fx.root, fx.c1), tree_of(fx.root, fx.c3)]
+    pack = pack_trees(fx.root, trees)
     try:
-        from_pack = make_snapshot(fx.root, "no-such-commit", dest=tmp_path / "p", pack=pack)  # the repo is not read
-        from_repo = make_snapshot(fx.root, fx.c1, dest=tmp_path / "r")
-        assert _entries(from_pack) == _entries(from_repo)
+        store = unpack(pack, tmp_path / "g")
+        for commit, tree in zip((fx.c1, fx.c3), trees, strict=True):
+            from_pack = make_snapshot(store, tree, dest=tmp_path / f"p{commit}")
+            from_repo = make_snapshot(fx.root, commit, dest=tmp_path / f"r{commit}")
+            assert _entries(from_pack) == _entries(from_repo)
+        alone = [pack_trees(fx.root, [t]) for t in trees]
+        assert pack.size < sum(a.size for a in alone)  # the objects the trees share, once
+        for a in alone:
+            a.close()
         link = f"/proc/self/fd/{pack._file.fileno()}"
         assert os.readlink(link).endswith("(deleted)") or "/#" in os.readlink(link), os.readlink(link)
         assert os.stat(link).st_mode & 0o777 == 0o400 and os.stat(link).st_nlink == 0
@@ -107,21 +119,31 @@ def test_a_snapshot_built_from_the_pack_is_the_one_built_from_the_repository(fx:
         pack.close()
 
 
-def test_a_changed_pack_is_made_again_from_the_repository(fx: Fixture, task: Task) -> None:
-    """A pack whose bytes changed (a process of the user can reach it through ``/proc/<pid>/fd``) fails its
-    digest and is made again from the repository; a snapshot is never built from it."""
-    cache = SnapshotCache(repo=fx.root)
+def test_a_changed_pack_or_store_is_made_again(own: Fixture, task: Task) -> None:
+    """The unpacked repository changed (a pack file of it cut): unpacked again from the pack. The pack's bytes
+    changed too (a process of the user can reach it through ``/proc/<pid>/fd``): it fails its digest and is made
+    again from the repository. A snapshot is never built from either."""
+    cache = SnapshotCache(repo=own.root)
     try:
         cache.keep([task])
-        pack = cache._packs[task.parent]
-        assert pack.intact()
-        with open(f"/proc/self/fd/{pack._file.fileno()}", "r+b") as f:  # root: 0400 does not stop it
-            f.seek(pack.size // 2)
+        cache.pristine(task)
+        (store,) = cache._stores
+        assert store.pack.intact() and store.folder is not None
+        first = store.folder
+        (packfile,) = (first / "objects" / "pack").glob("*.pack")
+        os.truncate(packfile, 20)
+        cache._built.clear()
+        assert (cache.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
+        assert store.folder != first and not first.exists()
+        old = store.pack
+        with open(f"/proc/self/fd/{old._file.fileno()}", "r+b") as f:  # root: 0400 does not stop it
+            f.seek(old.size // 2)
             f.write(b"\0" * 8)
-        assert not pack.intact()
-        snap = cache.pristine(task)
-        assert (snap / "src" / "calc" / "__init__.py").read_text() == CALC_1
-        assert cache._packs[task.parent] is not pack and cache._packs[task.parent].intact()
+        assert not old.intact()
+        nofollow.remove_tree(store.folder)
+        cache._built.clear()
+        assert (cache.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
+        assert store.pack is not old and store.pack.intact()
     finally:
         cache.close()
 
@@ -140,7 +162,8 @@ def test_a_session_runner_packs_every_task_and_reads_the_key_before_its_first_at
     objects = own.root / ".git" / "objects"
     try:
         cache = runner.cache
-        assert sorted(cache._packs) == sorted({own.c1, own.c3}) and cache._key is not None
+        assert [sorted(store.trees) for store in cache._stores] == [sorted({own.c1, own.c3})]
+        assert cache._key is not None
         os.rename(objects, str(objects) + ".hidden")
         assert (cache.pristine(tasks[2]) / "src" / "calc" / "__init__.py").read_text() == CALC_3
     finally:
