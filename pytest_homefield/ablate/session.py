@@ -447,7 +447,7 @@ class AblationSession:
                 self.settings, self.agents, run_id=self.ablate_id, results=self.results_path,
                 folder=lambda variant: self.ablate_dir / "variants" / variant, session_start=self.session_start,
                 budget_usd=self.budget_usd, setup_command=self.setup_command, sandbox_hook=self.sandbox_hook,
-                flaky=self.flaky, tries=self.tries,
+                flaky=self.flaky, tries=self.tries, tasks=self.tasks,
                 attempt=run_attempt)  # looked up at first use: a test substitutes it
         return self._runner
 

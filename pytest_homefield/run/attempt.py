@@ -4,8 +4,9 @@
 then ``setup_cmd``) and keeps it as the pristine copy outside any workspace; every attempt works in
 its own copy (docs/contracts.md §7, §9). The pristine copy lives beside the workspaces, where an agent with a
 shell can write to it, so its content digest (kept in this process's memory) is checked before every copy,
-before grading and after grading, and a changed one is rebuilt from the repository's git
-objects; a change made while the attempt was graded is the graded code's (``agent_error``, hatk34).
+before grading and after grading, and a changed one is rebuilt from the parent tree's pack the cache made
+from the repository's git objects before the session's first attempt (a file of no name, its digest in memory:
+hatk40); a change made while the attempt was graded is the graded code's (``agent_error``, hatk34).
 :func:`run_attempt` returns the :class:`Result`; it never raises for agent or grading failures (those become
 outcomes).
 """
@@ -72,7 +73,16 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.phases import AGENT, GRADING, Kind, PhaseLock
 from pytest_homefield.sandbox.proccap import agent_memory_bytes, memory_capped
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork, agent_lease
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup, setup_error_line
+from pytest_homefield.sandbox.snapshot import (
+    TreePack,
+    copy_tree,
+    make_snapshot,
+    pack_trees,
+    run_setup,
+    setup_error_line,
+    tree_of,
+    unpack,
+)
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "grading_env", "run_attempt", "latest_results",
@@ -88,11 +98,30 @@ def _now() -> str:
 
 
 @dataclass
+class _Store:
+    """Parent trees of one :meth:`SnapshotCache.keep`: their pack (a file of no name, its digest in memory), the
+    tree of each parent commit, and the bare repository the pack is unpacked into (``folder``, ``None`` until
+    first used) with its :func:`tree_digest` (this process's memory)."""
+
+    pack: TreePack
+    trees: dict[str, str]
+    folder: Path | None = None
+    digest: str = ""
+
+
+@dataclass
 class SnapshotCache:
     """Pristine parent snapshots per task, built lazily in a private temp folder of this process.
 
     ``setup`` maps a task to its setup command (or ``None``). Folders have random names: no task id or
-    sha appears in any path an agent can see.
+    sha appears in any path an agent can see. Every snapshot of a kept parent is built from the host's own copy
+    of its tree (hatk40): :meth:`keep`, before the session's first attempt, packs the parent trees of the
+    session's tasks from the repository's objects into one
+    :class:`~pytest_homefield.sandbox.snapshot.TreePack` (a file of no name this process holds open, its digest
+    in memory; an object the trees share packed once), unpacked into a bare repository of the cache checked
+    against its digest before each build and unpacked again when it changed: graded code that removes or changes
+    the repository's objects later (``--sandbox none``) cannot keep the attempts after it from a pristine
+    snapshot. A parent no :meth:`keep` packed is packed at its first snapshot.
     """
 
     repo: Path
@@ -101,6 +130,71 @@ class SnapshotCache:
     root: Path = field(default_factory=hf_mkdtemp)
     _built: dict[str, Path] = field(default_factory=dict)
     _digests: dict[str, str] = field(default_factory=dict)
+    _stores: list[_Store] = field(default_factory=list)
+    _key: bytes | None = None
+
+    def key(self) -> bytes:
+        """The repository's canary key (:func:`~pytest_homefield.run.canary_key.canary_key`), read (or made) once
+        per cache and kept in memory: graded code under ``--sandbox none`` that changes ``.homefield/canary.key``
+        changes no later grading of the session (hatk40). Raises ``OSError``, ``ValueError`` (read again on the
+        next call)."""
+        if self._key is None:
+            self._key = canary_key(self.repo)
+        return self._key
+
+    def keep(self, tasks: Iterable[Task]) -> None:
+        """Pack the parent trees of ``tasks`` not kept yet (one pack for them all) from the repository's objects as
+        they are now, and read the canary key (:meth:`key`): called before a session's first attempt, so no
+        attempt's code can spoil what a later snapshot is built from, or the key a later grading uses. A parent
+        that cannot be resolved or packed is left to its first snapshot (whose :class:`SnapshotError` makes that
+        attempt ``infra``), a key that cannot be read to each grading (``infra``, as before). Never raises."""
+        with contextlib.suppress(SnapshotError, OSError):
+            self._add([task.parent for task in tasks])
+        with contextlib.suppress(OSError, ValueError):  # a bad key is each grading's infra, as before
+            self.key()
+
+    def _add(self, parents: Iterable[str]) -> None:
+        """One :class:`_Store` of ``parents`` not in a store yet (those the repository resolves). Raises
+        :class:`SnapshotError`, ``OSError``."""
+        kept = {c for store in self._stores for c in store.trees}
+        trees: dict[str, str] = {}
+        for commit in dict.fromkeys(parents):
+            if commit not in kept:
+                with contextlib.suppress(SnapshotError):
+                    trees[commit] = tree_of(self.repo, commit)
+        if trees:
+            self._stores.append(_Store(pack_trees(self.repo, trees.values()), trees))
+
+    def _source(self, parent: str) -> tuple[Path, str]:
+        """``(repository, tree)`` a snapshot of ``parent`` is built from: the intact bare repository of the store
+        that holds it (unpacked again from its pack when it changed or is gone; the pack made again from the
+        repository when it changed too), packed now when no store holds it. Raises :class:`SnapshotError`,
+        ``OSError``."""
+        store = next((s for s in self._stores if parent in s.trees), None)
+        if store is None:
+            self._add([parent])
+            store = next((s for s in self._stores if parent in s.trees), None)
+            if store is None:
+                raise SnapshotError(f"{parent!r} is not a commit of {self.repo}")
+        if store.folder is not None and self._intact(store):
+            return store.folder, store.trees[parent]
+        if store.folder is not None:
+            nofollow.remove_tree(store.folder)
+            store.folder = None
+        if not store.pack.intact():  # changed through /proc/<pid>/fd: packed again from the repository
+            store.pack.close()
+            store.pack = pack_trees(self.repo, store.trees.values())
+        folder = unpack(store.pack, self.new_folder() / "g")
+        store.folder, store.digest = folder, tree_digest(folder)
+        return folder, store.trees[parent]
+
+    @staticmethod
+    def _intact(store: _Store) -> bool:
+        assert store.folder is not None
+        try:
+            return tree_digest(store.folder) == store.digest
+        except OSError:
+            return False
 
     def pristine(self, task: Task) -> Path:
         """The pristine snapshot of ``task.parent`` (after setup). Raises :class:`SnapshotError`."""
@@ -108,7 +202,8 @@ class SnapshotCache:
             return self._built[task.id]
         dest = self.new_folder()
         try:
-            snap = make_snapshot(self.repo, task.parent, dest=dest / "s", init_git=True)
+            source, tree = self._source(task.parent)
+            snap = make_snapshot(source, tree, dest=dest / "s", init_git=True)
         except Exception as exc:  # git failures: missing objects after a history rewrite, …
             raise SnapshotError(f"cannot extract the parent tree: {exc}") from exc
         cmd = self.setup(task)
@@ -170,6 +265,9 @@ class SnapshotCache:
         nofollow.remove_tree(self.root)
         self._built.clear()
         self._digests.clear()
+        for store in self._stores:
+            store.pack.close()
+        self._stores.clear()
 
 
 def tree_digest(root: Path) -> str:
@@ -477,7 +575,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                                                         spec.limits.output_bytes).text)
         else:
             test_env = grading_env(spec, cache.repo)
-            seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
+            seed = task_seed(spec.canary_key or cache.key(), spec.task)
             graded = True  # from here on a spoiled snapshot is the graded code's, whatever grading then raised
             with contextlib.ExitStack() as grading_phase:  # oracle, noop, sim:P: the reference fix, not untrusted code
                 waits: list[float] = []  # an empty patch runs no test: it takes no turn (atk16 F4)

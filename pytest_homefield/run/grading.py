@@ -86,7 +86,7 @@ __all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added
 #: parent, which the host builds its control runs from (``--sandbox none``: the test processes run as the user);
 #: the owner of the snapshot's digest finds it after grading (:func:`~pytest_homefield.run.attempt.run_attempt`).
 SPOILED_PRISTINE = ("the test process changed the pristine snapshot of the parent the host grades against "
-                    "(rebuilt from the repository's git objects)")
+                    "(rebuilt from the host's own pack of the parent tree)")
 
 @dataclass
 class Grade:

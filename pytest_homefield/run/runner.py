@@ -219,14 +219,16 @@ class AttemptRunner:
     result); ``attempt`` the function that runs one attempt (:func:`run_attempt`); ``tries`` the
     unscored tries already recorded per (task, agent, attempt, variant) before this session
     (``--max-retries``, :func:`~pytest_homefield.run.retries.cap_retries`; ``None``: no cap); ``canary_key``
-    the controller's canary key, sent to a worker (``None``: the repository's own)."""
+    the controller's canary key, sent to a worker (``None``: the repository's own); ``tasks`` the session's
+    tasks, whose parent trees the snapshot cache packs before the first attempt (:meth:`SnapshotCache.keep`)."""
 
     def __init__(self, settings: Settings, agents: Sequence[Agent], *, run_id: str, results: Path,
                  folder: Callable[[str], Path], session_start: str, budget_usd: float | None,
                  setup_command: Callable[[Task], str | None] = lambda task: None,
                  sandbox_hook: SandboxHook | None = None, flaky: Mapping[str, Sequence[str]] | None = None,
                  shared: bool = True, attempt: AttemptFn = run_attempt,
-                 tries: Mapping[TryKey, int] | None = None, canary_key: bytes | None = None) -> None:
+                 tries: Mapping[TryKey, int] | None = None, canary_key: bytes | None = None,
+                 tasks: Sequence[Task] = ()) -> None:
         self.settings = settings
         #: the controller's canary key, on a worker (every attempt's :attr:`AttemptSpec.canary_key`)
         self.canary_key = canary_key
@@ -234,6 +236,7 @@ class AttemptRunner:
         #: cap): a rate limit on the last allowed try is scored (run/retries.py cap_retries)
         self.tries = None if tries is None else dict(tries)
         self.agents = list(agents)
+        self.tasks = list(tasks)
         self.run_id = run_id
         self.results = results
         self.folder = folder
@@ -251,10 +254,12 @@ class AttemptRunner:
 
     @property
     def cache(self) -> SnapshotCache:
-        """This process's snapshot cache, made on first use."""
+        """This process's snapshot cache, made on first use (before the first attempt), with the parent trees of
+        :attr:`tasks` packed (hatk40: no attempt's code can spoil what a later snapshot is built from)."""
         if self._cache is None:
             self._cache = SnapshotCache(repo=self.settings.root, setup=self._setup_cmd,
                                         run_timeout_s=self.settings.run_timeout)
+            self._cache.keep(self.tasks)
         return self._cache
 
     @property

@@ -254,7 +254,7 @@ class RunSession:
                                     folder=lambda variant: self.run_dir, session_start=session_start,
                                     budget_usd=self.budget_usd, setup_command=setup_command,
                                     sandbox_hook=sandbox_hook, flaky=flaky, shared=shared, tries=self.tries,
-                                    canary_key=canary_key)
+                                    canary_key=canary_key, tasks=tasks)
         self.skip_reasons: set[str] = set()
         #: ``meta.json`` ``max_tasks`` (``{"n": N, "of": M}``: ``--max-tasks`` cut the task set), controller only
         self.max_tasks: dict[str, Any] | None = None

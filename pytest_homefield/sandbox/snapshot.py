@@ -23,12 +23,15 @@ a model reply wrote (a workspace, a grading copy, the two sides of a diff) runs 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -44,6 +47,10 @@ __all__ = [
     "borrowed_gitdir",
     "inert_git_env",
     "make_snapshot",
+    "TreePack",
+    "tree_of",
+    "pack_trees",
+    "unpack",
     "copy_tree",
     "apply_patch",
     "patch_bytes",
@@ -173,24 +180,133 @@ def _fresh_dir(dest: Path | None, prefix: str = "hf-") -> Path:
     return dest
 
 
+class TreePack:
+    """Trees of commits as one git pack (exactly those trees' objects, each once) in a file of no name
+    (``O_TMPFILE``: no folder lists it; made ``0400``), held open by this process, with the pack's SHA-256 in
+    memory: what snapshots are built from again once the repository can no longer give them (hatk40: graded code
+    under ``--sandbox none`` runs as the user and can remove the repository's objects). Made by
+    :func:`pack_trees`, unpacked by :func:`unpack`; :meth:`close` it."""
+
+    def __init__(self, trees: tuple[str, ...], file: IO[bytes], sha256: str, size: int) -> None:
+        self.trees = trees
+        self.size = size
+        self._file = file
+        self._sha256 = sha256
+
+    def intact(self) -> bool:
+        """Whether the file still holds the pack it was made with (its SHA-256); ``False`` once closed or
+        unreadable. Never raises."""
+        h = hashlib.sha256()
+        try:
+            for chunk in self.chunks():
+                h.update(chunk)
+        except (OSError, ValueError):
+            return False
+        return h.hexdigest() == self._sha256
+
+    def chunks(self) -> Iterator[bytes]:
+        """The pack's ``size`` bytes in pieces of at most 1 MiB, read by offset (the file's position is never
+        used, so two readers do not disturb each other). Raises ``OSError``, ``ValueError`` once closed."""
+        fd = self._file.fileno()
+        at = 0
+        while at < self.size:
+            chunk = os.pread(fd, min(1 << 20, self.size - at), at)
+            if not chunk:
+                return
+            at += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        """Close the file (its space is freed)."""
+        self._file.close()
+
+
+def tree_of(repo: Path, commit: str) -> str:
+    """The tree id of ``commit`` (any commit-ish of ``repo``). Raises :class:`SnapshotError` when it names no
+    commit of ``repo``."""
+    try:
+        return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
+    except SnapshotError as exc:
+        raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
+
+
+def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
+    """The :class:`TreePack` of ``trees`` (tree ids of ``repo``; an object two trees share is packed once), in the
+    temp dir's file system. Raises :class:`SnapshotError` when git fails (a tree ``repo`` does not hold),
+    ``OSError``."""
+    repo = Path(repo)
+    wanted = tuple(dict.fromkeys(trees))
+    objects = git("rev-list", "--objects", *wanted, "--", cwd=repo).encode("utf-8", "surrogateescape")
+    out = tempfile.TemporaryFile(dir=tempfile.gettempdir())
+    try:
+        h, size = hashlib.sha256(), 0
+        with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as packer:
+            assert packer.stdin is not None and packer.stdout is not None and packer.stderr is not None
+            feeder = threading.Thread(target=_feed, args=(packer.stdin, objects), daemon=True)
+            feeder.start()
+            while chunk := packer.stdout.read(1 << 20):
+                h.update(chunk)
+                out.write(chunk)
+                size += len(chunk)
+            feeder.join()
+            err = packer.stderr.read().decode("utf-8", "replace").strip()
+        if packer.returncode != 0:
+            raise SnapshotError(f"packing the trees' objects failed: {err.splitlines()[-1] if err else 'git error'}")
+        out.flush()
+        os.fchmod(out.fileno(), 0o400)
+    except BaseException:
+        out.close()
+        raise
+    return TreePack(wanted, out, h.hexdigest(), size)
+
+
+def unpack(pack: TreePack, dest: Path) -> Path:
+    """``dest`` (absent or empty) made a bare git repository holding ``pack``'s objects (indexed by ``git
+    index-pack``, which checks every object against its name; the pack streamed, never whole in memory), with
+    no refs: :func:`make_snapshot` of one of ``pack.trees`` reads it as it reads the repository. Returns ``dest``.
+    Raises :class:`SnapshotError`, ``OSError``."""
+    dest = Path(dest)
+    git("init", "-q", "--bare", "--template=", str(dest), cwd=dest.parent, isolated=True)
+    with subprocess.Popen(["git", "index-pack", "--stdin"], cwd=str(dest), env=git_env({"GIT_DIR": str(dest)},
+                                                                                        isolated=True),
+                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as indexer:
+        assert indexer.stdin is not None and indexer.stderr is not None
+        feeder = threading.Thread(target=_feed_pack, args=(indexer.stdin, pack), daemon=True)
+        feeder.start()
+        err = indexer.stderr.read().decode("utf-8", "replace").strip()
+        feeder.join()
+    if indexer.returncode != 0:
+        raise SnapshotError(f"indexing the trees' pack failed: {err.splitlines()[-1] if err else 'git error'}")
+    return dest
+
+
+def _feed_pack(stream: IO[bytes], pack: TreePack) -> None:
+    try:
+        for chunk in pack.chunks():
+            stream.write(chunk)
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
+
+
 def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True) -> Path:
-    """Write the tree of ``commit`` (any commit-ish of ``repo``) into a fresh folder and return it.
+    """Write the tree of ``commit`` (any commit-ish of ``repo``, or a tree id) into a fresh folder and return it.
 
     ``dest``: the folder to use (created; must be empty); default a new random folder under the
     temp dir (``tempfile.mkdtemp``), whose name says nothing about the task or commit.
     ``init_git``: also make it a one-commit git repository (see the module docstring); without
     it the folder holds the files only (faster: objects are read through an alternate instead of
-    being copied).
+    being copied). ``repo`` may be a bare repository of :func:`unpack`.
 
     Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails,
     ``FileExistsError`` when ``dest`` is not empty. On error a folder this call created is removed
     (a given empty ``dest`` is left empty).
     """
     repo = Path(repo)
-    try:
-        tree = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
-    except SnapshotError as exc:
-        raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
+    tree = tree_of(repo, commit)
     created = dest is None or not Path(dest).exists()
     dest = _fresh_dir(dest)
     try:
@@ -239,13 +355,9 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.close()
 
 
-def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
-    """Make ``dest`` a one-commit repository holding exactly ``tree`` and check it out."""
-    git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
-    gitdir = dest / ".git"
-    # copy exactly the tree's objects: one pack written straight into the new repository
+def _copy_objects(repo: Path, tree: str, dest: Path) -> None:
+    """Copy exactly ``tree``'s objects of ``repo`` into the new repository ``dest`` (one pack)."""
     objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
-    (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
     # streamed from the source repository into `index-pack` run in the new one, so git never renames
     # a temporary file across filesystems (a snapshot on a RAM disk, the repository on disk)
     # (the with-block closes the three pipes and reaps git pack-objects, also when index-pack fails)
@@ -262,6 +374,15 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
     if packer.returncode != 0 or indexer.returncode != 0:
         err = pack_err or indexer.stderr.decode("utf-8", "replace").strip()
         raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
+
+
+def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
+    """Make ``dest`` a one-commit repository holding exactly ``tree`` (its objects copied from ``repo``) and check
+    it out."""
+    git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
+    gitdir = dest / ".git"
+    (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
+    _copy_objects(repo, tree, dest)
     info = gitdir / "info"
     info.mkdir(exist_ok=True)
     (info / "attributes").write_text(_RAW_ATTRIBUTES)

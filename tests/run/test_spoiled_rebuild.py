@@ -40,9 +40,10 @@ def test_graded_code_that_removes_the_snapshot_cache_is_scored(task: Task, cache
 def test_graded_code_that_spoils_the_snapshot_and_what_it_is_rebuilt_from_is_scored(
         fx: Fixture, task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """A wrong fix that changes the pristine snapshot's module (a comment: the control run still runs) and hides
-    the repository's objects (the tracked hole of a rebuild from them, contracts §9): grading ends as it would,
-    and the check after it rebuilt the snapshot to tell, which raised. Before: ``infra`` ("grading failed:
-    SnapshotError ..."). Now ``agent_error``: whether it changed is told from the digest alone."""
+    the repository's objects (a later rebuild from them was the hole hatk40 closed: tests/run/test_private_pack.py):
+    grading ends as it would, and the check after it rebuilt the snapshot to tell, which raised. Before:
+    ``infra`` ("grading failed: SnapshotError ..."). Now ``agent_error``: whether it changed is told from the
+    digest alone."""
     objects = fx.root / ".git" / "objects"
     code = ("import glob\n"
             "for d in glob.glob(ROOT + '/*/s/src/calc'):\n"

@@ -1,0 +1,172 @@
+"""hatk40, ``--sandbox none`` (graded code runs as the user): graded code that spoils the pristine snapshot *and*
+what it used to be rebuilt from (the repository's git objects) no longer leaves the attempts after it ``infra``.
+hatk39 made the spoiling attempt itself scored (tests/run/test_spoiled_rebuild.py); the rebuild for the next
+attempt still read the repository's objects, which the same code had hidden: every later attempt of the task
+(and the first of any task not built yet) was ``infra`` "cannot extract the parent tree", retried by
+``--resume`` and unscored for good. Now the snapshot cache packs each task's parent tree once, into a file of no
+name held open by the host process (its SHA-256 kept in memory), before the session's first attempt (one pack for
+every task's parent), and builds every snapshot from it, through a bare repository of the cache it unpacks the
+pack into, checked against its digest before each build and unpacked again when it changed."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import CALC_1, CALC_3, GOOD_CALC, WRONG_CALC, Fixture, build, cmd_agent, task_for
+
+from pytest_homefield.records import Task
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.run.grading import SPOILED_PRISTINE
+from pytest_homefield.run.runner import AttemptRunner
+from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.snapshot import make_snapshot, pack_trees, tree_of, unpack
+from pytest_homefield.settings import Settings
+
+
+@pytest.fixture
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
+    """A repository of this test alone (its objects are hidden and put back)."""
+    yield build(tmp_path_factory.mktemp("pack") / "repo")
+
+
+def _writes(fix: str, code: str = "") -> str:
+    """A ``cmd:`` agent's command writing ``fix`` followed by ``code`` (run at import, in the test process)."""
+    payload = fix + "\n\nimport glob, os, shutil\n" + code
+    return f"echo {base64.b64encode(payload.encode()).decode()} | base64 -d > src/calc/__init__.py"
+
+
+def _spoiler(cache: SnapshotCache, objects: Path) -> str:
+    """A wrong fix whose import appends a comment to the pristine snapshot's module, removes the cache's own
+    repository of the parent trees and hides ``objects``."""
+    return _writes(WRONG_CALC, f"ROOT = {str(cache.root)!r}\n"
+                               "for d in glob.glob(ROOT + '/*/s/src/calc'):\n"
+                               "    with open(d + '/__init__.py', 'a') as f:\n"
+                               "        f.write('\\n# spoiled\\n')\n"
+                               "for g in glob.glob(ROOT + '/*/g'):\n"
+                               "    shutil.rmtree(g)\n"
+                               f"if os.path.isdir({str(objects)!r}):\n"
+                               f"    os.rename({str(objects)!r}, {str(objects) + '.hidden'!r})\n")
+
+
+def _attempt(task: Task, cache: SnapshotCache, command: str, n: int, run_dir: Path) -> tuple[str, str | None]:
+    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=n, run_id="r", run_dir=run_dir,
+                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
+    r = run_attempt(spec, cache)
+    return r.outcome, r.error
+
+
+@pytest.mark.slow
+def test_attempts_after_graded_code_hid_the_repository_objects_are_scored(own: Fixture, tmp_path: Path) -> None:
+    """Attempt 1 spoils the snapshot and hides the repository's objects: ``agent_error`` (hatk39). Before: attempt
+    2 (the reference fix) was ``infra`` "cannot extract the parent tree"; now ``solved``, its snapshot rebuilt
+    from the host's own pack (its unpacked repository, which the fix removed too, unpacked again), the parent's
+    tree; and so is the first snapshot of another parent, packed before the first attempt
+    (:meth:`SnapshotCache.keep`)."""
+    task = task_for(own)
+    other = dataclasses.replace(task, id="other-parent", parent=own.c3)  # a parent built only after the spoiling
+    objects = own.root / ".git" / "objects"
+    cache = SnapshotCache(repo=own.root)
+    try:
+        cache.keep([task, other])  # what the runner does before the first attempt of the session
+        first = _attempt(task, cache, _spoiler(cache, objects), 1, tmp_path / "run")
+        assert first == ("agent_error", f"hidden tests: {SPOILED_PRISTINE}"), first
+        assert not objects.exists()  # the repository cannot give the parent tree any more
+        second = _attempt(task, cache, _writes(GOOD_CALC), 2, tmp_path / "run")
+        assert second[0] == "solved", second
+        snap = cache.checked_pristine(task)[0]
+        assert (snap / "src" / "calc" / "__init__.py").read_text() == CALC_1  # the parent's, unspoiled
+        # the other parent's first snapshot: built after the objects were hidden
+        snap_other = cache.checked_pristine(other)[0]
+        assert (snap_other / "src" / "calc" / "__init__.py").read_text() == CALC_3
+    finally:
+        cache.close()
+        if not objects.exists():
+            os.rename(str(objects) + ".hidden", objects)
+
+
+def _entries(root: Path) -> dict[str, tuple[str, int, bytes | None]]:
+    """Every entry under ``root`` but ``.git/index``: kind, mode, content."""
+    return {rel: (e.kind, e.mode, nofollow.read_bytes(root, rel) if e.kind == "file" else None)
+            for rel, e in nofollow.walk(root, dirs=True).items() if rel != ".git/index"}
+
+
+def test_a_snapshot_built_from_the_pack_is_the_one_built_from_the_repository(fx: Fixture, tmp_path: Path) -> None:
+    """Byte for byte (every path, kind, mode, content, the one-commit ``.git`` included; its index differs only in
+    the files' stat data); one pack holds two parents' trees, each object once; and the pack is in no folder: a
+    file of no name, mode 0400, that only this process holds."""
+    trees = [tree_of(fx.root, fx.c1), tree_of(fx.root, fx.c3)]
+    pack = pack_trees(fx.root, trees)
+    try:
+        store = unpack(pack, tmp_path / "g")
+        for commit, tree in zip((fx.c1, fx.c3), trees, strict=True):
+            from_pack = make_snapshot(store, tree, dest=tmp_path / f"p{commit}")
+            from_repo = make_snapshot(fx.root, commit, dest=tmp_path / f"r{commit}")
+            assert _entries(from_pack) == _entries(from_repo)
+        alone = [pack_trees(fx.root, [t]) for t in trees]
+        assert pack.size < sum(a.size for a in alone)  # the objects the trees share, once
+        for a in alone:
+            a.close()
+        link = f"/proc/self/fd/{pack._file.fileno()}"
+        assert os.readlink(link).endswith("(deleted)") or "/#" in os.readlink(link), os.readlink(link)
+        assert os.stat(link).st_mode & 0o777 == 0o400 and os.stat(link).st_nlink == 0
+    finally:
+        pack.close()
+
+
+def test_a_changed_pack_or_store_is_made_again(own: Fixture, task: Task) -> None:
+    """The unpacked repository changed (a pack file of it cut): unpacked again from the pack. The pack's bytes
+    changed too (a process of the user can reach it through ``/proc/<pid>/fd``): it fails its digest and is made
+    again from the repository. A snapshot is never built from either."""
+    cache = SnapshotCache(repo=own.root)
+    try:
+        cache.keep([task])
+        cache.pristine(task)
+        (store,) = cache._stores
+        assert store.pack.intact() and store.folder is not None
+        first = store.folder
+        (packfile,) = (first / "objects" / "pack").glob("*.pack")
+        os.truncate(packfile, 20)
+        cache._built.clear()
+        assert (cache.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
+        assert store.folder != first and not first.exists()
+        old = store.pack
+        with open(f"/proc/self/fd/{old._file.fileno()}", "r+b") as f:  # root: 0400 does not stop it
+            f.seek(old.size // 2)
+            f.write(b"\0" * 8)
+        assert not old.intact()
+        nofollow.remove_tree(store.folder)
+        cache._built.clear()
+        assert (cache.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
+        assert store.pack is not old and store.pack.intact()
+    finally:
+        cache.close()
+
+
+def test_a_session_runner_packs_every_task_and_reads_the_key_before_its_first_attempt(own: Fixture,
+                                                                                      tmp_path: Path) -> None:
+    """The runner's cache, made at the first attempt, packs the parent tree of every task of the session (one pack
+    per parent) and reads the canary key before the attempt runs: the repository's objects hidden then, a
+    snapshot of a parent not yet built is built all the same."""
+    task = task_for(own)
+    tasks = [task, dataclasses.replace(task, id="again", parent=own.c1), dataclasses.replace(task, id="c3",
+                                                                                             parent=own.c3)]
+    runner = AttemptRunner(Settings(root=own.root, sandbox="none"), [], run_id="r", results=tmp_path / "r.jsonl",
+                           folder=lambda variant: tmp_path / "run", session_start="2026-01-01T00:00:00+00:00",
+                           budget_usd=None, tasks=tasks)
+    objects = own.root / ".git" / "objects"
+    try:
+        cache = runner.cache
+        assert [sorted(store.trees) for store in cache._stores] == [sorted({own.c1, own.c3})]
+        assert cache._key is not None
+        os.rename(objects, str(objects) + ".hidden")
+        assert (cache.pristine(tasks[2]) / "src" / "calc" / "__init__.py").read_text() == CALC_3
+    finally:
+        runner.close()
+        if not objects.exists():
+            os.rename(str(objects) + ".hidden", objects)
