@@ -458,6 +458,6 @@ def test_a_flood_of_any_stride_holds_a_neighbour_of_a_number() -> None:
     assert SealCheck("in", 16).holds([1, 4, 9, 16]) is True and SealCheck("in", 0.25).holds([0.5, 0.25, 1.0]) is True
     assert SealCheck("in", 16).holds([2, 4, 8, 16, 32]) is True and SealCheck("in", 16).holds([6, 16]) is None
     widest = tuple(10 ** 19 + 7 * i for i in range(MAX_MEMBER_LEAVES))  # 64 leaves of 180 neighbours each
-    start = time.perf_counter()
+    start = time.process_time()  # CPU: measured 0.04 s; a loaded machine's wall clock says little
     assert len(member_neighbours(widest)) == 256 and SealCheck("in", widest).holds([widest, (1,) * 64]) is True
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
