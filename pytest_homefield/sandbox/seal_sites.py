@@ -100,8 +100,10 @@ SEAL_RAISES_CALL = "__hf_raises__"
 #: (loop38): a loop or assigned table's rows are judged per id, not in all over the function's ids (a row kept
 #: under 10 in a function of several ids, its statement run by one of them only, would now fail the others), and a
 #: function with a ``parametrize`` decorator has its loop tables' rows sealed (judged per item of the function in the
-#: sealed run beside a sealed column: :attr:`SealSite.items`).
-SEAL_RULES = 11
+#: sealed run beside a sealed column: :attr:`SealSite.items`); 12 (stride40): a number leaf of an ``in`` member has
+#: for neighbours its decimal spelling with one digit changed beside ``± 1`` (``seal_kinds._number_mates``), so a
+#: reference value holding one of those is opaque and its site no longer sealed.
+SEAL_RULES = 12
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 

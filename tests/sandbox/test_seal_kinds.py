@@ -17,6 +17,7 @@ from pytest_homefield.sandbox.outcomes import SealScope, seal_verdict
 from pytest_homefield.sandbox.seal_kinds import (
     MAX_MATCH_TEXT,
     MAX_MEMBER_LEAVES,
+    MAX_NEIGHBOUR_CHARS,
     SealCheck,
     bounded_regex,
     match_text_cap,
@@ -408,7 +409,8 @@ def test_a_member_that_is_no_text_is_sealed_with_its_neighbours(tmp_path: Path) 
     sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new", f"{TEST}::T::test_u"], {TEST: None})
     assert [(s.kind, s.expected, s.first) for s in sites] == [
         ("in", "(31, 'kilo')", 7), ("in", "7919", 8), ("in", "{'alpha', 'bravo'}", 17)]
-    assert member_neighbours(7919) == [7918, 7920] and member_neighbours(None) == member_neighbours(()) == []
+    assert member_neighbours(7919)[:2] == [7918, 7920] and member_neighbours(None) == member_neighbours(()) == []
+    assert len(member_neighbours(7919)) == 2 + 4 * 9 - 1  # and its 4 digits each changed: 7918 once
     assert (30, "kilo") in member_neighbours((31, "kilo")) and (31, "ailo") in member_neighbours((31, "kilo"))
     assert member_neighbours(ast.literal_eval(big)) == []
     widest = tuple("x" * 100 + str(i) for i in range(MAX_MEMBER_LEAVES))  # the most work a member makes
@@ -426,3 +428,36 @@ def test_a_member_that_is_no_text_is_sealed_with_its_neighbours(tmp_path: Path) 
     assert seal_verdict("[(31, 'kilo')]", check) == "equal" and seal_verdict("[(3, 'kilo')]", check) == "unequal"
     _, ids = sealed_files(tmp_path, sites, [TEST])
     assert sorted(s.first for s in ids.values()) == [7, 8, 17]
+
+
+def test_a_flood_of_any_stride_holds_a_neighbour_of_a_number() -> None:
+    """stride40 (gatk38): a number member's neighbours are ``L ± 1`` and its decimal spelling with one digit changed
+    (``seal_kinds._number_mates``), so a flood holding ``L`` holds one of them whenever it holds two numbers that
+    differ in one digit. Every flood ``range(r, 300, s)`` of a stride 2 to 5 holding ``L`` is opaque for every such
+    ``L`` (before: a stride of 2 held half of all ``L`` below 300 with neither ``L - 1`` nor ``L + 1``, and passed);
+    any stride passes for at most one ``L`` in ten (a flood with an ``L`` alone in its decade). Floats alike (every
+    hundredth below 3 holds ``0.25`` and ``0.26``), nested leaves too; an honest value is no flood."""
+    for stride in range(2, 6):
+        for r in range(stride):
+            flood = set(range(r, 300, stride))
+            assert all(SealCheck("in", n).holds(flood) is None for n in flood), (stride, r)
+    for stride in range(6, 16):
+        for r in range(stride):
+            flood = set(range(r, 300, stride))
+            assert sum(SealCheck("in", n).holds(flood) is True for n in flood) <= 30, (stride, r)
+    from pytest_homefield.sandbox.seal_kinds import _number_mates
+
+    assert _number_mates(16) == [15, 17, 6, 26, 36, 46, 56, 66, 76, 86, 96, 10, 11, 12, 13, 14, 18, 19]
+    assert _number_mates(-3)[:3] == [-4, -2, 0] and _number_mates(float("inf")) == []
+    assert 0.26 in _number_mates(0.25) and 9.25 in _number_mates(0.25) and 3e-05 in _number_mates(1e-05)
+    assert 1e300 not in _number_mates(1e300)  # its own ± 1 is no neighbour
+    assert len(_number_mates(10 ** 400)) == 1 + MAX_NEIGHBOUR_CHARS["in"] * 9  # 64 of 401 digits; + 1 is one
+    hundredths = [i / 100 for i in range(300)]
+    assert SealCheck("in", 0.25).holds(hundredths) is None and SealCheck("in", 2.0).holds(range(0, 100, 2)) is None
+    assert SealCheck("in", (1, 16)).holds([(1, n) for n in range(0, 1000, 2)]) is None
+    assert SealCheck("in", 16).holds([1, 4, 9, 16]) is True and SealCheck("in", 0.25).holds([0.5, 0.25, 1.0]) is True
+    assert SealCheck("in", 16).holds([2, 4, 8, 16, 32]) is True and SealCheck("in", 16).holds([6, 16]) is None
+    widest = tuple(10 ** 19 + 7 * i for i in range(MAX_MEMBER_LEAVES))  # 64 leaves of 180 neighbours each
+    start = time.process_time()  # CPU: measured 0.04 s; a loaded machine's wall clock says little
+    assert len(member_neighbours(widest)) == 256 and SealCheck("in", widest).holds([widest, (1,) * 64]) is True
+    assert time.process_time() - start < 1.0
