@@ -13,7 +13,10 @@ Every changed path is one of five classes (:func:`classify_path`):
     (:class:`Classifier`, ``tree``). Test files are hidden from the agent and restored at grading. Only test
     *modules* are runnable (:func:`runnable_tests`): fixtures, data files, helpers and conftest
     files travel with the tests but name no tests of their own. A ``test_globs`` match is a test
-    module when it is a code file (``.py``, ``.js``, ``.go``, …), a support file otherwise.
+    module when it is a code file (``.py``, ``.js``, ``.go``, …) or when the glob names the file itself,
+    its last part a file pattern (``tests/snippets/**/*.txt``: golden files a conftest's
+    ``pytest_collect_file`` makes tests of, as pygments' are); a data file below a folder a glob names
+    (``qa/``, ``integration/**``) is a support file.
 ``docs``
     Documentation and project metadata that no test exercises: ``*.md``, ``*.rst``, ``*.txt``
     (except requirement/constraint lists and ``CMakeLists.txt``), anything under ``docs/``,
@@ -213,8 +216,9 @@ _DEPENDENCY_DIRS = frozenset({"requirements"})
 
 # --- globs -------------------------------------------------------------------------------------
 
-def _glob_regex(glob: str) -> str:
-    """Translate one glob (module docstring conventions) to a regex source matching a whole path."""
+def _glob_regex(glob: str, *, below: bool = True) -> str:
+    """Translate one glob (module docstring conventions) to a regex source matching a whole path; with
+    ``below`` false, only a path the glob names itself (never one below a directory it matches)."""
     pattern = glob.strip().rstrip("/")
     anchored = "/" in pattern
     pattern = pattern.lstrip("/")
@@ -252,20 +256,22 @@ def _glob_regex(glob: str) -> str:
             i += 1
     body = "".join(out)
     prefix = "" if anchored else "(?:.*/)?"
-    return f"{prefix}{body}(?:/.*)?"
+    return f"{prefix}{body}(?:/.*)?" if below else f"{prefix}{body}"
 
 
-def compile_globs(globs: Iterable[str]) -> Callable[[str], bool]:
+def compile_globs(globs: Iterable[str], *, below: bool = True) -> Callable[[str], bool]:
     """Compile path globs (module docstring conventions) into one predicate ``path -> bool``.
 
     ``path`` is repository-relative with ``/`` separators. No globs: the predicate is always false.
+    With ``below`` false the predicate is true only for a path a glob names itself: ``qa/`` is then
+    false for ``qa/data.json``, ``tests/snippets/**/*.txt`` true for ``tests/snippets/py/a.txt``.
     Raises ``ValueError`` naming the glob if one does not compile.
     """
     sources = []
     for glob in globs:
         if not glob.strip():
             continue
-        source = _glob_regex(glob)
+        source = _glob_regex(glob, below=below)
         try:
             re.compile(source)
         except re.error as exc:
@@ -295,6 +301,11 @@ class Classifier:
     def __init__(self, test_globs: Sequence[str] = (), tree: Iterable[str] | None = None) -> None:
         self.test_globs = tuple(test_globs)
         self._extra_test = compile_globs(self.test_globs)
+        # the globs that name files (their last part is a name pattern, not a folder's `**`): a file one
+        # of them names is a test module whatever its type (a conftest collects `*.txt` goldens, pygments)
+        self._named_test = compile_globs(
+            [g for g in self.test_globs if g.strip().rstrip("/").rsplit("/", 1)[-1] not in ("", "**")
+             and not g.strip().endswith("/")], below=False)
         self._cache: dict[str, tuple[str, bool]] = {}
         self._folders: dict[str, tuple[bool, bool, bool, bool, bool, bool]] = {}
         self._source_dirs = self._source_packages(tree) if tree is not None else frozenset()
@@ -339,8 +350,9 @@ class Classifier:
         name = path.rsplit("/", 1)[-1]
         if name in TEST_SUPPORT_NAMES:
             return TEST, False
-        if self._extra_test(path):  # runnable unless a data file: `test_globs: [qa/]` has fixtures too
-            return TEST, _CODE_FILE_RE.fullmatch(name) is not None
+        if self._extra_test(path):  # runnable unless a data file below a folder: `test_globs: [qa/]` has
+            # fixtures too; a data file a glob names itself (`tests/snippets/**/*.txt`) is a test module
+            return TEST, _CODE_FILE_RE.fullmatch(name) is not None or self._named_test(path)
         if _is_test_module_name(name):
             return TEST, True
         in_test_dir, rust, under_tests_js, in_docs, in_config, in_deps = self._folder(path[: len(path) - len(name)])

@@ -23,6 +23,22 @@ __all__ = ["setup_hint", "collection_errors_line", "version_stub_setup_cmd", "se
 _GENERATED = re.compile(r"No module named '([\w.]+\._?version)'")
 
 
+#: A warning class raised where a collection error names its exception (``pytest.PytestRemovedIn10Warning:
+#: Passing a non-Collection iterable …``, ``DeprecationWarning: …``): only a warning turned into an error by
+#: the tests' ``filterwarnings`` stops a collection; group 1 is the class as the error names it.
+_WARNING = re.compile(r"(?:^|[\s>])((?:\w+\.)*\w*Warning): ")
+
+
+def pytest_version() -> str:
+    """``"pytest 9.2.0"``: the pytest of this environment (the one the mine's test runs use, unless a
+    header line said they use another Python)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return f"pytest {version('pytest')}"
+    except PackageNotFoundError:  # pragma: no cover - homefield runs inside pytest
+        return "pytest"
+
+
 def version_stub_setup_cmd(path: str) -> str:
     """The ``.homefield.yml`` line whose ``setup_cmd`` writes a stub of a generated version module at
     ``path`` (relative to the snapshot): ``__version__``/``version`` ``"0.0.0"`` and ``__version_tuple__``/
@@ -41,7 +57,10 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
     generated file or an uninstalled package, not a failing test): the snapshot probably needs a
     ``setup_cmd``; when the error is a missing version module a build generates and ``locate`` gives
     its file (dotted name -> path in the snapshot), the ``setup_cmd`` line that writes a stub of it
-    (:func:`version_stub_setup_cmd`). ``None`` otherwise."""
+    (:func:`version_stub_setup_cmd`); when the error is a warning the tests' ``filterwarnings`` raise
+    (python-dateutil since 2019 under pytest 9: ``PytestRemovedIn10Warning``, and pytest-cov's ``no_cover``
+    mark unregistered without it), the pytest or plugin of those commits, never ``setup_cmd``: no file is
+    missing (nu40). ``None`` otherwise."""
     broken = [r for r in verified if _environment_broken(r)]
     if not verified or len(broken) * 2 < len(verified):
         return None
@@ -54,6 +73,12 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
         return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
+    warning = _WARNING.search(why)
+    if warning:  # a warning the tests' own settings raise (filterwarnings = error): no file is missing
+        return (f"{head} {warning.group(1)} is a warning the tests' filterwarnings turn into an error: these "
+                f"commits were written for another pytest than this one ({pytest_version()}) or with a plugin "
+                "it lacks; install the pytest or plugin of their day (pip install 'pytest<N', the test extra "
+                "of those commits) here, then mine again (a changed environment is verified again).")
     return (f"{head} Snapshots hold the commit's tree only: generate or install what the tests import with "
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
 

@@ -151,6 +151,20 @@ def test_test_globs_add_runnable_test_patterns() -> None:
     assert Classifier(["integration/**/*.py"]).info("integration/a/b/c.py") == ("test", True)
 
 
+def test_test_globs_naming_data_files_make_them_runnable() -> None:
+    """pygments' lexer fixes add golden files its conftest collects (``tests/snippets/<lexer>/*.txt``,
+    node id ``tests/snippets/python/test_x.txt::``): a glob that names such files makes them test
+    modules, so the 35 commits since 2026-05 whose only test is a snippet become candidates; a glob
+    naming a folder still leaves the data files under it support files."""
+    snippet = "tests/snippets/python/test_frozendict_builtin.txt"
+    assert runnable_tests([snippet]) == []
+    assert runnable_tests([snippet, "tests/snippets/python/x.txt.output"], ["tests/snippets/**/*.txt"]) == [snippet]
+    assert runnable_tests([snippet], ["*.txt"]) == [snippet]
+    for folder in (["tests/snippets/"], ["tests/snippets"], ["snippets"], ["tests/snippets/**"]):
+        assert runnable_tests([snippet], folder) == [], folder
+        assert classify_path(snippet, folder) == "test"
+
+
 @pytest.mark.parametrize(
     ("globs", "path", "hit"),
     [

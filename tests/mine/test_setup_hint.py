@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import yaml
@@ -91,3 +92,27 @@ def test_a_commit_whose_own_test_configuration_was_left_out_gets_no_setup_hint()
     assert setup_hint([held, {"reason": None}]) is None
     assert collection_errors_line([held, dict(held), *[{"reason": None}] * 3]) is None
     assert setup_hint(_broken(1) + [{"reason": None}]) is not None  # the environment's: the hint stays
+
+
+def test_a_warning_the_tests_raise_sends_the_user_to_pytest_not_to_setup_cmd() -> None:
+    """nu40, dateutil/dateutil since 2019 under pytest 9.2: its ``setup.cfg`` has ``filterwarnings = error``, so
+    pytest 9's ``PytestRemovedIn10Warning`` (a non-Collection iterable given to ``parametrize``) and, without
+    pytest-cov, ``PytestUnknownMarkWarning`` for its ``no_cover`` mark stopped the collection of 13 of 14
+    candidates. The hint sent the user to ``setup_cmd`` ("Snapshots hold the commit's tree only: generate or
+    install what the tests import"): no file was missing, the pytest was too new. It names the warning and
+    the pytest of this environment."""
+    removed = _broken(11, "x")
+    for record in removed:
+        record["detail"] = record["detail"].replace(
+            "(ModuleNotFoundError: x)",
+            "(pytest.PytestRemovedIn10Warning: Passing a non-Collection iterable to parametrize is deprecated.)")
+    hint = setup_hint(removed)
+    assert hint is not None and "setup_cmd" not in hint, hint
+    assert "pytest.PytestRemovedIn10Warning is a warning the tests' filterwarnings turn into an error" in hint
+    assert f"than this one (pytest {version('pytest')})" in hint
+    mark = [{"reason": "reference_fails", "detail": "collection errors at the parent and at the commit (the test "
+             "command exited with status 3 before any test ran: INTERNALERROR> pytest.PytestUnknownMarkWarning: "
+             "Unknown pytest.mark.no_cover - is this a typo?)"}] * 3
+    hint = setup_hint(mark)
+    assert hint is not None and "pytest.PytestUnknownMarkWarning is a warning" in hint and "setup_cmd" not in hint
+    assert "setup_cmd" in str(setup_hint(_broken(3, "No module named 'yaml'")))  # a missing module: as before
