@@ -262,8 +262,9 @@ class Progress:
             out.append(money)
         out.append(fmt_duration(self.elapsed_s()))
         eta = self.eta_s()
-        if self.stopping and (self.done < self.total or not self.total):
-            out.append("stopping")
+        met = self.goal is not None and self.counts[self.goal[0]] >= self.goal[1]
+        if (self.stopping or met) and (self.done < self.total or not self.total):
+            out.append("stopping")  # met: the goal reached, the items in flight are all there is to wait for
         elif self.done < self.total or not self.total:
             out.append(f"ETA {fmt_duration(eta)}" if eta is not None else "ETA ?")
         return out

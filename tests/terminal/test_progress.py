@@ -88,6 +88,13 @@ def test_a_mines_eta_is_its_soonest_end() -> None:
         p.finish(str(i), status)
     # 30 s per candidate, one kept in two: 2 more kept in about 4 more candidates -> 2 minutes (not 38)
     assert p.eta_s() == 120.0 and p.line().endswith("ETA 2m00s")
+    for i in (4, 5):  # the goal met with a candidate still in flight: 'stopping', not 'ETA 0s' (nu40 on simonw/llm)
+        p.start(str(i), f"c{i}")
+        clock.t += 30
+    p.finish("4", "kept")
+    p.finish("5", "kept")
+    p.start("6", "c6")
+    assert "stopping" in p.parts() and "ETA" not in p.line()
     budget = Progress("mine", 80, clock=clock, budget_s=300.0)
     budget.set_total(80)
     budget.start("a", "a")
