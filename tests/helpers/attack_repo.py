@@ -18,6 +18,7 @@ known: two FAIL_TO_PASS ids, one PASS_TO_PASS id), so no mining is needed.
 
 from __future__ import annotations
 
+import base64
 import os
 import shlex
 import subprocess
@@ -207,6 +208,12 @@ def plant_canary_key(repo: Path, key: bytes) -> Path:
 def cmd_agent(command: str, name: str = "attack") -> CommandAgent:
     """A ``cmd:`` agent running ``command`` with ``sh -c`` in the workspace."""
     return CommandAgent(name=name, spec=f"cmd:{command}", command=command, settings=AgentSettings())
+
+
+def writes_calc(text: str) -> str:
+    """A ``cmd:`` agent's command writing ``text`` as ``src/calc/__init__.py`` (through base64, so any text passes the
+    shell): a fix, or a fix followed by code its import runs in the test process."""
+    return f"echo {base64.b64encode(text.encode()).decode()} | base64 -d > src/calc/__init__.py"
 
 
 def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str = "attack") -> CommandAgent:

@@ -7,11 +7,10 @@ sets, nothing else of the host's."""
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import CALC_1, cmd_agent
+from helpers.attack_repo import CALC_1, cmd_agent, writes_calc
 from helpers.bwrap import bwrap_works
 
 from pytest_homefield.records import Task
@@ -31,8 +30,7 @@ TELLS_THE_ENV = CALC_1 + (
 
 
 def _attempt(task: Task, cache: SnapshotCache, tmp_path: Path, sandbox: str) -> tuple[str, str]:
-    code = base64.b64encode(TELLS_THE_ENV.encode()).decode()
-    agent = cmd_agent(f"echo \"agent[$HF_HOST_API_TOKEN]\"; echo {code} | base64 -d > src/calc/__init__.py")
+    agent = cmd_agent("echo \"agent[$HF_HOST_API_TOKEN]\"; " + writes_calc(TELLS_THE_ENV))
     spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
                        run_timeout_s=120, sandbox=SandboxChoice(sandbox, "none"))
     r = run_attempt(spec, cache)

@@ -8,7 +8,6 @@ link, a fifo or a device (``O_NOFOLLOW | O_NONBLOCK``, a regular file or ``Value
 
 from __future__ import annotations
 
-import base64
 import os
 import threading
 import time
@@ -16,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import GOOD_CALC, WRONG_CALC, Fixture, build, cmd_agent, task_for
+from helpers.attack_repo import GOOD_CALC, WRONG_CALC, Fixture, build, cmd_agent, task_for, writes_calc
 
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.records import Task
@@ -33,8 +32,7 @@ def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
 
 def _writes(fix: str, code: str = "") -> str:
     """A ``cmd:`` agent's command writing ``fix`` followed by ``code`` (run at import, in the test process)."""
-    payload = fix + "\n\nimport os\n" + code
-    return f"echo {base64.b64encode(payload.encode()).decode()} | base64 -d > src/calc/__init__.py"
+    return writes_calc(fix + "\n\nimport os\n" + code)
 
 
 def _attempt(task: Task, cache: SnapshotCache, command: str, n: int, run_dir: Path) -> tuple[str, str | None]:

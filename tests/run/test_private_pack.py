@@ -10,14 +10,13 @@ pack into, checked against its digest before each build and unpacked again when 
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import CALC_1, CALC_3, GOOD_CALC, WRONG_CALC, Fixture, build, cmd_agent, task_for
+from helpers.attack_repo import CALC_1, CALC_3, GOOD_CALC, WRONG_CALC, Fixture, build, cmd_agent, task_for, writes_calc
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
@@ -37,8 +36,7 @@ def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
 
 def _writes(fix: str, code: str = "") -> str:
     """A ``cmd:`` agent's command writing ``fix`` followed by ``code`` (run at import, in the test process)."""
-    payload = fix + "\n\nimport glob, os, shutil\n" + code
-    return f"echo {base64.b64encode(payload.encode()).decode()} | base64 -d > src/calc/__init__.py"
+    return writes_calc(fix + "\n\nimport glob, os, shutil\n" + code)
 
 
 def _spoiler(cache: SnapshotCache, objects: Path) -> str:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import Fixture, cmd_agent
+from helpers.attack_repo import Fixture, cmd_agent, writes_calc
 from helpers.bwrap import bwrap_works
 
 from pytest_homefield.agents.base import AgentContext, AgentResult
@@ -217,10 +217,7 @@ def test_a_chain_of_folders_graded_code_leaves_in_its_copy_is_scored(task: Task,
     ``infra``, "grading failed", homefield's own, so never a claim, retried by ``--resume`` and then left
     unscored for good. Now each copy is removed by descriptor at any depth (``nofollow.remove_tree``,
     ``tempdirs.scratch``), and the test run's write watch finds the folders it cannot walk: ``agent_error``."""
-    import base64
-
-    code = base64.b64encode(DEEP_AT_IMPORT.encode()).decode()
-    agent = cmd_agent(f"echo {code} | base64 -d > src/calc/__init__.py")
+    agent = cmd_agent(writes_calc(DEEP_AT_IMPORT))
     r, _ = attempt(task, cache, agent, tmp_path, "none", timeout_s=60)
     assert r.outcome == "agent_error" and r.scored, r
     assert r.error is not None and "nested deeper than 256" in r.error, r.error

@@ -8,12 +8,11 @@ graded code's (``agent_error``); the rebuild comes later, for the attempts after
 
 from __future__ import annotations
 
-import base64
 import os
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import WRONG_CALC, Fixture, cmd_agent
+from helpers.attack_repo import WRONG_CALC, Fixture, cmd_agent, writes_calc
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
@@ -23,8 +22,7 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 
 def _fix_that_runs(cache: SnapshotCache, code: str, fix: str = WRONG_CALC) -> str:
     """A ``cmd:`` agent's command writing ``fix`` followed by ``code`` (run at import, in the test process)."""
-    payload = fix + "\n\nimport os, shutil\nROOT = " + repr(str(cache.root)) + "\n" + code
-    return f"echo {base64.b64encode(payload.encode()).decode()} | base64 -d > src/calc/__init__.py"
+    return writes_calc(fix + "\n\nimport os, shutil\nROOT = " + repr(str(cache.root)) + "\n" + code)
 
 
 @pytest.mark.slow
