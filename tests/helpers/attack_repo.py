@@ -219,8 +219,10 @@ def writes_calc(text: str) -> str:
 def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str = "attack") -> CommandAgent:
     """A ``cmd:`` agent that writes ``files`` (path relative to the workspace → text) and then runs
     ``shell``. The file contents travel inside the command (base64), so the agent needs nothing from
-    outside its sandbox; ``folder`` keeps a copy of the script for reading."""
-    import base64
+    outside its sandbox, compressed (one word of a command holds at most 128 KiB, ``MAX_ARG_STRLEN``: the
+    forging payloads' two copies of the reporter passed it once the reporter grew); ``folder`` keeps a copy of the
+    script for reading."""
+    import zlib
 
     folder.mkdir(parents=True, exist_ok=True)
     script = (
@@ -234,8 +236,9 @@ def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str
         "        f.write(text)\n"
     )
     (folder / f"{name}.py").write_text(script, encoding="utf-8")
-    code = base64.b64encode(script.encode()).decode()
-    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(f'import base64; exec(base64.b64decode({code!r}))')}"
+    code = base64.b64encode(zlib.compress(script.encode(), 9)).decode()
+    run = f"import base64, zlib; exec(zlib.decompress(base64.b64decode({code!r})))"
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(run)}"
     if shell:
         command += f" && {shell}"
     return cmd_agent(command, name)
