@@ -25,6 +25,7 @@ import base64
 import json
 import shlex
 import sys
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,7 +72,7 @@ from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.procs import run_agent
 
 __all__ = ["CAPABILITIES", "Attack", "ATTACKS", "AttackAgent", "attack_agent", "attack_specs", "NOTE_FILE",
-           "FLOOD_BYTES"]
+           "FLOOD_BYTES", "MAX_WORD", "attack_program"]
 
 #: Seconds the ``parent-tell`` attack's test process waits at most, from import, for the other run's word.
 PARENT_TELL_LINGER_S = 6.0
@@ -80,10 +81,10 @@ PARENT_TELL_LINGER_S = 6.0
 NOTE_FILE = "homefield_attack_note.txt"
 
 #: Runs inside the attempt's sandbox with the JSON ``ARGS`` (files to write, commands, the task's
-#: test files, source modules, prompt) and does the attack's steps. Standard library only.
+#: test files, source modules, prompt; zlib-compressed, base64) and does the attack's steps. Standard library only.
 _SCRIPT = r'''
-import base64, json, os, shutil, signal, subprocess, sys
-A = json.loads(base64.b64decode(ARGS))
+import base64, json, os, shutil, signal, subprocess, sys, zlib
+A = json.loads(zlib.decompress(base64.b64decode(ARGS)))
 def write(rel, text, mode="w"):
     d = os.path.dirname(rel)
     if d:
@@ -579,8 +580,7 @@ class AttackAgent(Capable):
                                established=True)
         args = {**args, "forge": FORGE, "marker": self.marker, "sources": list(ctx.task.source_files),
                 "daemon_log": self.daemon_log or f"{ctx.env.get('TMPDIR', '/tmp')}/daemon.log"}
-        payload = base64.b64encode(json.dumps(args).encode()).decode()
-        code = f"ARGS = {payload!r}\n{_SCRIPT}"
+        code = attack_program(args)
         out_path = ctx.artifacts / "agent.out"
         try:
             proc = run_agent(ctx.wrap([sys.executable, "-c", code], ctx.env), cwd=ctx.workspace, env=ctx.env,
@@ -593,6 +593,19 @@ class AttackAgent(Capable):
             return AgentResult(outcome="agent_error", exit_code=proc.exit_code, cost_usd=0.0, error=proc.over_memory)
         usage = distrust_infra(read_usage_line(out_path))  # the rule every cmd: agent gets
         return AgentResult(exit_code=proc.exit_code, cost_usd=0.0, **usage)
+
+
+#: The most bytes one word of a command may hold (Linux's ``MAX_ARG_STRLEN``, 32 pages): ``execve`` fails with
+#: ``E2BIG`` past it.
+MAX_WORD = 131072
+
+
+def attack_program(args: dict[str, Any]) -> str:
+    """The Python program (``python -c``'s one word) of an attack given its ``args`` (:data:`_SCRIPT`'s ``ARGS``),
+    compressed: shadow-modules' copy of the reporter made it 75 KB uncompressed (20 KB now), growing with the
+    reporter toward :data:`MAX_WORD`, past which the attack never ran (``infra``)."""
+    payload = base64.b64encode(zlib.compress(json.dumps(args).encode(), 9)).decode()
+    return f"ARGS = {payload!r}\n{_SCRIPT}"
 
 
 def attack_agent(name: str, *, agent_name: str | None = None, **kwargs: Any) -> AttackAgent:
