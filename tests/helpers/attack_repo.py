@@ -32,6 +32,8 @@ from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.sandbox.modes import SandboxChoice
 
 CALC_1 = "def add(a, b):\n    return a + b\n"
 CALC_2 = CALC_1 + "\n\ndef sub(a, b):\n    return a - b\n"
@@ -214,6 +216,16 @@ def writes_calc(text: str) -> str:
     """A ``cmd:`` agent's command writing ``text`` as ``src/calc/__init__.py`` (through base64, so any text passes the
     shell): a fix, or a fix followed by code its import runs in the test process."""
     return f"echo {base64.b64encode(text.encode()).decode()} | base64 -d > src/calc/__init__.py"
+
+
+def unsandboxed_attempt(task: Task, cache: SnapshotCache, command: str, n: int,
+                        run_dir: Path) -> tuple[str, str | None]:
+    """Attempt ``n`` of a ``cmd:`` agent running ``command``, agent and test runs under ``--sandbox none`` (what the
+    host must survive without bubblewrap): its outcome and error."""
+    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=n, run_id="r", run_dir=run_dir,
+                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
+    r = run_attempt(spec, cache)
+    return r.outcome, r.error
 
 
 def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str = "attack") -> CommandAgent:

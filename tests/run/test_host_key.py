@@ -15,13 +15,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import GOOD_CALC, WRONG_CALC, Fixture, build, cmd_agent, task_for, writes_calc
+from helpers.attack_repo import (
+    GOOD_CALC,
+    WRONG_CALC,
+    Fixture,
+    build,
+    task_for,
+    unsandboxed_attempt,
+    writes_calc,
+)
 
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.records import Task
-from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.run.attempt import SnapshotCache
 from pytest_homefield.run.canary_key import canary_key
-from pytest_homefield.sandbox.modes import SandboxChoice
 
 
 @pytest.fixture
@@ -35,13 +41,6 @@ def _writes(fix: str, code: str = "") -> str:
     return writes_calc(fix + "\n\nimport os\n" + code)
 
 
-def _attempt(task: Task, cache: SnapshotCache, command: str, n: int, run_dir: Path) -> tuple[str, str | None]:
-    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=n, run_id="r", run_dir=run_dir,
-                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
-    r = run_attempt(spec, cache)
-    return r.outcome, r.error
-
-
 @pytest.mark.slow
 def test_graded_code_that_spoils_the_canary_key_leaves_later_attempts_scored(own: Fixture, tmp_path: Path) -> None:
     """Attempt 1, a wrong fix, writes a 33-byte ``canary.key`` at import: scored ``tests_failed``. Before: attempt 2
@@ -53,10 +52,10 @@ def test_graded_code_that_spoils_the_canary_key_leaves_later_attempts_scored(own
     cache = SnapshotCache(repo=own.root)
     try:
         cache.keep([task])  # what the runner does before the first attempt of the session
-        first = _attempt(task, cache, _writes(WRONG_CALC, spoil), 1, tmp_path / "run")
+        first = unsandboxed_attempt(task, cache, _writes(WRONG_CALC, spoil), 1, tmp_path / "run")
         assert first[0] == "tests_failed", first
         assert key.stat().st_size == 33  # the key is spoiled on disk
-        second = _attempt(task, cache, _writes(GOOD_CALC), 2, tmp_path / "run")
+        second = unsandboxed_attempt(task, cache, _writes(GOOD_CALC), 2, tmp_path / "run")
         assert second[0] == "solved", second
     finally:
         cache.close()

@@ -16,14 +16,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import CALC_1, CALC_3, GOOD_CALC, WRONG_CALC, Fixture, build, cmd_agent, task_for, writes_calc
+from helpers.attack_repo import (
+    CALC_1,
+    CALC_3,
+    GOOD_CALC,
+    WRONG_CALC,
+    Fixture,
+    build,
+    task_for,
+    unsandboxed_attempt,
+    writes_calc,
+)
 
 from pytest_homefield.records import Task
-from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.run.attempt import SnapshotCache
 from pytest_homefield.run.grading import SPOILED_PRISTINE
 from pytest_homefield.run.runner import AttemptRunner
 from pytest_homefield.sandbox import nofollow
-from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import make_snapshot, pack_trees, tree_of, unpack
 from pytest_homefield.settings import Settings
 
@@ -52,13 +61,6 @@ def _spoiler(cache: SnapshotCache, objects: Path) -> str:
                                f"    os.rename({str(objects)!r}, {str(objects) + '.hidden'!r})\n")
 
 
-def _attempt(task: Task, cache: SnapshotCache, command: str, n: int, run_dir: Path) -> tuple[str, str | None]:
-    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=n, run_id="r", run_dir=run_dir,
-                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
-    r = run_attempt(spec, cache)
-    return r.outcome, r.error
-
-
 @pytest.mark.slow
 def test_attempts_after_graded_code_hid_the_repository_objects_are_scored(own: Fixture, tmp_path: Path) -> None:
     """Attempt 1 spoils the snapshot and hides the repository's objects: ``agent_error`` (hatk39). Before: attempt
@@ -72,10 +74,10 @@ def test_attempts_after_graded_code_hid_the_repository_objects_are_scored(own: F
     cache = SnapshotCache(repo=own.root)
     try:
         cache.keep([task, other])  # what the runner does before the first attempt of the session
-        first = _attempt(task, cache, _spoiler(cache, objects), 1, tmp_path / "run")
+        first = unsandboxed_attempt(task, cache, _spoiler(cache, objects), 1, tmp_path / "run")
         assert first == ("agent_error", f"hidden tests: {SPOILED_PRISTINE}"), first
         assert not objects.exists()  # the repository cannot give the parent tree any more
-        second = _attempt(task, cache, _writes(GOOD_CALC), 2, tmp_path / "run")
+        second = unsandboxed_attempt(task, cache, _writes(GOOD_CALC), 2, tmp_path / "run")
         assert second[0] == "solved", second
         snap = cache.checked_pristine(task)[0]
         assert (snap / "src" / "calc" / "__init__.py").read_text() == CALC_1  # the parent's, unspoiled
