@@ -9,6 +9,8 @@ folder). Example::
     mines (.homefield/mine):
       20261202-101500-ab12  in progress (pid 4242 on box since …) · started … · 34 of 100 candidates verified, 12 kept
       20261201-090000-cd34  finished · started … · 100 of 100 candidates verified, 31 kept
+      20261130-080000-ef12  incomplete (1 line below) · started … · 37 of 38 candidates verified, 9 kept
+        incomplete: shard 2/3 left out 1 candidate of its share of the scan (9f3c2a1b7e04): 1 not verified at a …
     runs (.homefield/runs):
       20261202-110000-ef56  in progress … · 3 of 8 attempts finished
       20261201-120000-gh78  started 2026-12-01 12:00 UTC · oracle, noop · 8 of 8 attempts finished
@@ -32,7 +34,7 @@ omitted when there is no ablation or no probe.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import RecordError
@@ -52,7 +54,9 @@ class MineSummary:
     such as ``--time-budget`` writes for each candidate it left, is none: ref28 on more-itertools said "37 of
     37 candidates verified" of a mine that verified 12), ``kept`` those kept as tasks, ``running`` who holds
     the mining lock when this is the session mining now, ``stopped`` what stopped it early (``meta.json``
-    ``stopped.detail``: ``time budget 8m reached``), else ``None``."""
+    ``stopped.detail``: ``time budget 8m reached``), else ``None``; ``incomplete`` the ``incomplete: shard K/N left
+    out …`` lines of a ``mine --merge`` whose shards left candidates of their shares unverified (``meta.json``
+    ``incomplete``, ops40), each said under the mine's line (ops41: status said such a mine ``finished``)."""
 
     mine_id: str
     folder: Path
@@ -63,12 +67,15 @@ class MineSummary:
     kept: int
     running: str | None
     stopped: str | None = None
+    incomplete: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         """``finished · 100 of 100 candidates verified, 31 kept`` (``in progress (pid …)`` while mining;
         ``stopped`` when it ended before verifying every candidate, with what stopped it when known:
-        ``stopped (time budget 8m reached)``)."""
+        ``stopped (time budget 8m reached)``; ``incomplete (N lines below)`` for a merged mine whose shards left
+        candidates out, :attr:`incomplete`, as a run's line says it is a subset)."""
         state = (f"in progress ({self.running})" if self.running
+                 else f"incomplete ({plural(len(self.incomplete), 'line')} below)" if self.incomplete
                  else "finished" if self.verified >= self.candidates
                  else f"stopped ({self.stopped})" if self.stopped else "stopped")
         when = self.created_at[:16].replace("T", " ") + " UTC" if self.created_at else "unknown time"
@@ -95,8 +102,10 @@ def mine_summaries(home: HomefieldDir) -> list[MineSummary]:
                 verdicts[str(r.get("id") or "")] = bool(r.get("task"))  # a kept candidate carries its task
         stopped = meta.get("stopped")
         why = stopped.get("detail") if isinstance(stopped, dict) else None
+        said = meta.get("incomplete")
+        incomplete = [one_line(str(x)) for x in said] if isinstance(said, list) else []
         out.append(MineSummary(d.name, d, str(meta.get("created_at") or ""), meta.get("shard"), candidates,
-                               len(verdicts), sum(verdicts.values()), None, str(why) if why else None))
+                               len(verdicts), sum(verdicts.values()), None, str(why) if why else None, incomplete))
     out.sort(key=lambda m: (m.created_at, m.mine_id), reverse=True)
     if out:
         out[0].running = lock_holder(home.path)
@@ -177,7 +186,9 @@ def status_lines(home: HomefieldDir) -> list[str]:
     lines = []
     mines = mine_summaries(home)
     lines.append(f"mines ({rel(home.mine)}):" if mines else f"mines: none in {rel(home.mine)}")
-    lines += [f"  {m.mine_id}  {m.describe()}" for m in mines]
+    for m in mines:
+        lines.append(f"  {m.mine_id}  {m.describe()}")
+        lines += [f"    {x}" for x in m.incomplete]
     runs: list[RunSummary] = run_summaries(home.runs)
     lines.append(f"runs ({rel(home.runs)}):" if runs else f"runs: none in {rel(home.runs)}")
     lines += [f"  {r.run_id}  {r.describe()}" for r in runs]

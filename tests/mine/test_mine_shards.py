@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from helpers.e2e_repo import MINED_STABILITY, homefield, homefield_in_process
 
+from pytest_homefield.commands.status import status_lines
 from pytest_homefield.errors import ShardMergeError
-from pytest_homefield.layout import write_meta
+from pytest_homefield.layout import HomefieldDir, write_meta
 from pytest_homefield.mine.mine_shards import merge_mines
 from pytest_homefield.mine.pipeline import candidates_digest
 from pytest_homefield.records import Task
@@ -235,6 +236,36 @@ def test_a_shard_leaving_candidates_of_its_share_unverified_makes_the_merge_inco
         assert said == ([f"incomplete: shard 1/2 left out 1 candidate of its share of the scan ({c[:12]}): 1 cut at "
                          "--max-tasks before its N were kept; mine that shard again (--resume) and merge again"]
                         if incomplete else []), said
+
+
+def test_status_says_a_merged_mine_is_incomplete_and_why(tmp_path: Path) -> None:
+    """ops41: ``homefield status`` said a merged mine whose shard left a candidate of its share unverified
+    ``stopped`` (or ``finished``, when that shard's folder had lost the candidate), never the merge's ``incomplete``
+    lines; it says ``incomplete`` now, each line of the merged ``meta.json`` under the mine's line, as a run's line
+    says it is a subset. A whole merge stays ``finished``."""
+    b, a, c = "a" * 40, "b" * 40, "c" * 40  # shard 1/2 {a, c}, 2/2 {b}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    s2 = _folder(tmp_path / "in", "s2", "2/2", [_record(b, None)])
+    whole = _folder(tmp_path / "in", "whole", "1/2", [_record(a, None), _record(c, "flaky")])
+    done = merge_mines([whole, s2], repo, now="2026-12-01T10:00:00+00:00").mine_dir
+    bound = {"commit": c, "id": c[:12], "reason": "not_verified", "stop": "time_budget"}
+    stopped = _folder(tmp_path / "in", "stopped", "1/2", [_record(a, None), bound])
+    m = merge_mines([stopped, s2], repo, now="2026-12-02T10:00:00+00:00")
+    lacking = _folder(tmp_path / "in", "lacking", "1/2", [_record(a, None)])  # c gone from its candidates too
+    gone = merge_mines([lacking, s2], repo, now="2026-12-03T10:00:00+00:00")
+    lines = status_lines(HomefieldDir(repo))
+    said = ("incomplete: shard 1/2 left out 1 candidate of its share of the scan ({c}): 1 {why}; mine that shard "
+            "again (--resume) and merge again")
+    assert lines[1:7] == [
+        f"  {gone.mine_dir.name}  incomplete (1 line below) · started 2026-12-03 10:00 UTC · 2 of 2 candidates "
+        "verified, 2 kept",
+        "    " + said.format(c=c[:12], why="no verification record"),
+        f"  {m.mine_dir.name}  incomplete (1 line below) · started 2026-12-02 10:00 UTC · 2 of 3 candidates "
+        "verified, 2 kept",
+        "    " + said.format(c=c[:12], why="not verified at a bound"),
+        f"  {done.name}  finished · started 2026-12-01 10:00 UTC · 3 of 3 candidates verified, 2 kept",
+        "runs: none in .homefield/runs"], lines
 
 
 @pytest.mark.slow
