@@ -165,6 +165,8 @@ class AblationSession:
     sandbox_hook: SandboxHook | None = None
     #: unscored tries per (task, agent, attempt, variant) before this session (``--max-retries``, run/retries.py)
     tries: dict[TryKey, int] = field(default_factory=dict)
+    #: on a worker: the controller's pack of the tasks' parent trees (``workerinput`` ``homefield_pack``, ops41)
+    pack_offer: dict[str, Any] | None = None
     _runner: AttemptRunner | None = None
     #: the ablation folder's lock (the controller's, set by :meth:`start`; ``None`` in a worker)
     lock: FolderLock | None = None
@@ -308,11 +310,14 @@ class AblationSession:
                    shard=parse_shard(settings.shard), flaky=dict(workerinput.get("homefield_flaky") or {}),
                    sandbox_hook=sandbox_hook,
                    tries={(str(t), str(a), int(n), str(v)): int(c)
-                          for t, a, n, v, c in workerinput.get("homefield_tries", [])})
+                          for t, a, n, v, c in workerinput.get("homefield_tries", [])},
+                   pack_offer=workerinput.get("homefield_pack"))
 
     def workerinput(self) -> dict[str, Any]:
-        """What a worker needs to :meth:`join` (JSON-able)."""
+        """What a worker needs to :meth:`join` (JSON-able), with the pack of the tasks' parent trees the workers of
+        this host take rather than each packing them (:meth:`AttemptRunner.pack_offer`, ops41)."""
         return {
+            "homefield_pack": self.runner.pack_offer(),
             "homefield_ablate_dir": str(self.ablate_dir),
             "homefield_rules_file": self.rules_file,
             "homefield_rules_paths": self.rules_paths,
@@ -447,7 +452,7 @@ class AblationSession:
                 self.settings, self.agents, run_id=self.ablate_id, results=self.results_path,
                 folder=lambda variant: self.ablate_dir / "variants" / variant, session_start=self.session_start,
                 budget_usd=self.budget_usd, setup_command=self.setup_command, sandbox_hook=self.sandbox_hook,
-                flaky=self.flaky, tries=self.tries, tasks=self.tasks,
+                flaky=self.flaky, tries=self.tries, tasks=self.tasks, pack_offer=self.pack_offer,
                 attempt=run_attempt)  # looked up at first use: a test substitutes it
         return self._runner
 

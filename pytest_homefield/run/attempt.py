@@ -121,7 +121,8 @@ class SnapshotCache:
     in memory; an object the trees share packed once), unpacked into a bare repository of the cache checked
     against its digest before each build and unpacked again when it changed: graded code that removes or changes
     the repository's objects later (``--sandbox none``) cannot keep the attempts after it from a pristine
-    snapshot. A parent no :meth:`keep` packed is packed at its first snapshot.
+    snapshot. A parent no :meth:`keep` packed is packed at its first snapshot. Under xdist the controller's cache
+    packs them once and offers its pack (:meth:`offer`); each worker's :meth:`keep` takes it when intact (ops41).
     """
 
     repo: Path
@@ -142,16 +143,44 @@ class SnapshotCache:
             self._key = canary_key(self.repo)
         return self._key
 
-    def keep(self, tasks: Iterable[Task]) -> None:
+    def keep(self, tasks: Iterable[Task], *, offer: Mapping[str, Any] | None = None) -> None:
         """Pack the parent trees of ``tasks`` not kept yet (one pack for them all) from the repository's objects as
         they are now, and read the canary key (:meth:`key`): called before a session's first attempt, so no
         attempt's code can spoil what a later snapshot is built from, or the key a later grading uses. A parent
         that cannot be resolved or packed is left to its first snapshot (whose :class:`SnapshotError` makes that
-        attempt ``infra``), a key that cannot be read to each grading (``infra``, as before). Never raises."""
+        attempt ``infra``), a key that cannot be read to each grading (``infra``, as before). ``offer``: the pack
+        of xdist's controller (:meth:`offer`, made before any worker started), taken first when it is intact
+        (:meth:`TreePack.taken <pytest_homefield.sandbox.snapshot.TreePack.taken>`: its SHA-256 the controller's),
+        so that a session packs its parent trees once, not once per worker (ops41); refused, this worker packs
+        them itself, as before. Never raises."""
+        if offer is not None:
+            with contextlib.suppress(SnapshotError, OSError, KeyError, TypeError, ValueError):
+                self._take(offer)
         with contextlib.suppress(SnapshotError, OSError):
             self._add([task.parent for task in tasks])
         with contextlib.suppress(OSError, ValueError):  # a bad key is each grading's infra, as before
             self.key()
+
+    def offer(self) -> dict[str, Any] | None:
+        """This cache's first pack (the one :meth:`keep` made of the session's parent trees) as a worker of this host
+        takes it (:meth:`keep`'s ``offer``; JSON-able): :meth:`TreePack.offer
+        <pytest_homefield.sandbox.snapshot.TreePack.offer>` with ``parents``, ``{parent commit: tree}``. ``None``
+        when nothing was packed."""
+        if not self._stores:
+            return None
+        store = self._stores[0]
+        return {**store.pack.offer(), "parents": dict(store.trees)}
+
+    def _take(self, offer: Mapping[str, Any]) -> None:
+        """A :class:`_Store` of the offered pack (:meth:`keep`). Raises :class:`SnapshotError` (refused),
+        ``OSError``, ``KeyError``, ``TypeError``, ``ValueError`` (a bad offer)."""
+        parents = {str(c): str(t) for c, t in dict(offer["parents"]).items()}
+        pack = TreePack.taken(offer)
+        if set(parents.values()) - set(pack.trees):
+            pack.close()
+            raise SnapshotError("the offered pack lacks trees its parents name")
+        kept = {c for store in self._stores for c in store.trees}
+        self._stores.append(_Store(pack, {c: t for c, t in parents.items() if c not in kept}))
 
     def _add(self, parents: Iterable[str]) -> None:
         """One :class:`_Store` of ``parents`` not in a store yet (those the repository resolves). Raises

@@ -220,7 +220,8 @@ class AttemptRunner:
     unscored tries already recorded per (task, agent, attempt, variant) before this session
     (``--max-retries``, :func:`~pytest_homefield.run.retries.cap_retries`; ``None``: no cap); ``canary_key``
     the controller's canary key, sent to a worker (``None``: the repository's own); ``tasks`` the session's
-    tasks, whose parent trees the snapshot cache packs before the first attempt (:meth:`SnapshotCache.keep`)."""
+    tasks, whose parent trees the snapshot cache packs before the first attempt (:meth:`SnapshotCache.keep`);
+    ``pack_offer`` on a worker the controller's pack of them (:meth:`pack_offer`), taken instead when intact."""
 
     def __init__(self, settings: Settings, agents: Sequence[Agent], *, run_id: str, results: Path,
                  folder: Callable[[str], Path], session_start: str, budget_usd: float | None,
@@ -228,8 +229,10 @@ class AttemptRunner:
                  sandbox_hook: SandboxHook | None = None, flaky: Mapping[str, Sequence[str]] | None = None,
                  shared: bool = True, attempt: AttemptFn = run_attempt,
                  tries: Mapping[TryKey, int] | None = None, canary_key: bytes | None = None,
-                 tasks: Sequence[Task] = ()) -> None:
+                 tasks: Sequence[Task] = (), pack_offer: Mapping[str, Any] | None = None) -> None:
         self.settings = settings
+        #: on a worker: the controller's pack of the tasks' parent trees (:meth:`pack_offer`), ``None`` elsewhere
+        self.offered = pack_offer
         #: the controller's canary key, on a worker (every attempt's :attr:`AttemptSpec.canary_key`)
         self.canary_key = canary_key
         #: unscored tries recorded per (task, agent, attempt, variant) before this session (``None``: no
@@ -259,8 +262,14 @@ class AttemptRunner:
         if self._cache is None:
             self._cache = SnapshotCache(repo=self.settings.root, setup=self._setup_cmd,
                                         run_timeout_s=self.settings.run_timeout)
-            self._cache.keep(self.tasks)
+            self._cache.keep(self.tasks, offer=self.offered)
         return self._cache
+
+    def pack_offer(self) -> dict[str, Any] | None:
+        """The pack of the tasks' parent trees this process's cache made (:attr:`cache`, made now when it was not) as
+        a worker of this host takes it (:meth:`SnapshotCache.offer`), for the controller's ``workerinput``: one
+        pack per session, made before any worker starts, not one per worker (ops41). ``None`` without one."""
+        return self.cache.offer()
 
     @property
     def sandboxes(self) -> Sandboxes:

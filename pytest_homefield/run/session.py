@@ -231,7 +231,8 @@ class RunSession:
                  sandbox_hook: SandboxHook | None = None, token: str = "", shared: bool = True,
                  excluded: Mapping[str, Any] | None = None,
                  flaky: Mapping[str, Sequence[str]] | None = None,
-                 tries: Mapping[TryKey, int] | None = None, canary_key: bytes | None = None) -> None:
+                 tries: Mapping[TryKey, int] | None = None, canary_key: bytes | None = None,
+                 pack_offer: Mapping[str, Any] | None = None) -> None:
         self.settings = settings
         self.shard: Shard | None = parse_shard(settings.shard)
         self.budget_usd = self.shard.split_budget(settings.budget) if self.shard else settings.budget
@@ -254,7 +255,7 @@ class RunSession:
                                     folder=lambda variant: self.run_dir, session_start=session_start,
                                     budget_usd=self.budget_usd, setup_command=setup_command,
                                     sandbox_hook=sandbox_hook, flaky=flaky, shared=shared, tries=self.tries,
-                                    canary_key=canary_key, tasks=tasks)
+                                    canary_key=canary_key, tasks=tasks, pack_offer=pack_offer)
         self.skip_reasons: set[str] = set()
         #: ``meta.json`` ``max_tasks`` (``{"n": N, "of": M}``: ``--max-tasks`` cut the task set), controller only
         self.max_tasks: dict[str, Any] | None = None
@@ -403,14 +404,18 @@ class RunSession:
                    excluded=workerinput.get("homefield_excluded"), flaky=workerinput.get("homefield_flaky"),
                    tries={(str(t), str(a), int(n), str(v)): int(c)
                           for t, a, n, v, c in workerinput.get("homefield_tries", [])},
-                   canary_key=bytes.fromhex(str(workerinput["homefield_canary_key"])))
+                   canary_key=bytes.fromhex(str(workerinput["homefield_canary_key"])),
+                   pack_offer=workerinput.get("homefield_pack"))
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
         start, tasks digest, the session token, the memorized tasks left out, the frozen flaky ids, the unscored
         tries per attempt, the text of ``tasks.jsonl`` for :meth:`prepare_worker`, and the canary key in hex:
-        every worker grades with the controller's, so a task's twins are the same on every host)."""
+        every worker grades with the controller's, so a task's twins are the same on every host), and the pack of the
+        tasks' parent trees, made once here before any worker starts, that each worker of this host takes rather
+        than packing them itself (:meth:`AttemptRunner.pack_offer`, ops41)."""
         return {
+            "homefield_pack": self.runner.pack_offer(),
             "homefield_excluded": self.excluded,
             "homefield_flaky": self.flaky,
             "homefield_run_dir": str(self.run_dir),

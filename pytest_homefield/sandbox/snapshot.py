@@ -28,6 +28,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -217,8 +218,58 @@ class TreePack:
             yield chunk
 
     def close(self) -> None:
-        """Close the file (its space is freed)."""
+        """Close the file (its space is freed once no process holds it open)."""
         self._file.close()
+
+    def offer(self) -> dict[str, object]:
+        """This pack as another process of this host can take it (:meth:`taken`; JSON-able): ``host`` (this
+        boot's id), ``pid`` and ``fd`` (where ``/proc`` shows the file of no name), ``sha256`` and ``size`` (bytes),
+        ``trees``. One pack per session (ops41): xdist's controller offers it, each worker takes it rather than
+        packing every parent tree again. Raises ``ValueError`` once closed."""
+        return {"host": _boot_id(), "pid": os.getpid(), "fd": self._file.fileno(), "sha256": self._sha256,
+                "size": self.size, "trees": list(self.trees)}
+
+    @classmethod
+    def taken(cls, offer: Mapping[str, object]) -> TreePack:
+        """The pack another process of this host offered (:meth:`offer`), opened read-only through ``/proc/<pid>/fd``
+        (never a name in a folder) and held open by this process, once its bytes are the offer's SHA-256: a file
+        changed since it was packed (graded code of another process under ``--sandbox none``), another host's
+        offer, a file that is not regular (never read: a fifo cannot block) or of another size, is refused.
+        Raises :class:`SnapshotError` (one line)."""
+        try:
+            host, pid, fd = str(offer["host"]), int(str(offer["pid"])), int(str(offer["fd"]))
+            sha256, size, trees = str(offer["sha256"]), int(str(offer["size"])), offer["trees"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SnapshotError(f"the offered pack: a bad offer ({exc})") from None
+        if not isinstance(trees, (list, tuple)) or not all(isinstance(t, str) for t in trees):
+            raise SnapshotError("the offered pack: a bad offer (trees)")
+        if host != _boot_id():
+            raise SnapshotError("the offered pack is another host's")
+        try:
+            raw = os.open(f"/proc/{pid}/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            raise SnapshotError(f"the offered pack cannot be opened ({exc.strerror})") from None
+        file = os.fdopen(raw, "rb", buffering=0)
+        try:
+            st = os.fstat(raw)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+                raise SnapshotError("the offered pack is not the file offered (its kind or size differs)")
+            pack = cls(tuple(trees), file, sha256, size)
+            if not pack.intact():
+                raise SnapshotError("the offered pack changed since it was made (its SHA-256 differs)")
+        except BaseException:
+            file.close()
+            raise
+        return pack
+
+
+def _boot_id() -> str:
+    """This boot of this host (``/proc/sys/kernel/random/boot_id``), ``""`` when unreadable."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 def tree_of(repo: Path, commit: str) -> str:

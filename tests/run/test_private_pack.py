@@ -11,7 +11,12 @@ pack into, checked against its digest before each build and unpacked again when 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import shlex
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +32,7 @@ from helpers.attack_repo import (
     unsandboxed_attempt,
     writes_calc,
 )
+from helpers.e2e_repo import cli_env, copy_mined
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.attempt import SnapshotCache
@@ -170,3 +176,135 @@ def test_a_session_runner_packs_every_task_and_reads_the_key_before_its_first_at
         runner.close()
         if not objects.exists():
             os.rename(str(objects) + ".hidden", objects)
+
+
+def _inode(pack: object) -> tuple[int, int]:
+    st = os.fstat(pack._file.fileno())  # type: ignore[attr-defined]
+    return st.st_dev, st.st_ino
+
+
+def test_a_worker_takes_the_controllers_pack_and_packs_nothing(own: Fixture) -> None:
+    """ops41: each xdist worker packed every parent tree of the session before its first attempt (with ``-n 8``,
+    eight packs of everything). The controller's cache packs them once and offers its pack (JSON, through
+    ``workerinput``); a worker's cache takes it: the same file of no name (opened through ``/proc/<pid>/fd``, its
+    SHA-256 the controller's), no pack of its own, and its snapshots built with the repository's objects gone."""
+    task = task_for(own)
+    other = dataclasses.replace(task, id="c3", parent=own.c3)
+    controller, worker = SnapshotCache(repo=own.root), SnapshotCache(repo=own.root)
+    objects = own.root / ".git" / "objects"
+    try:
+        controller.keep([task, other])
+        offer = json.loads(json.dumps(controller.offer()))
+        os.rename(objects, str(objects) + ".hidden")  # the worker cannot pack: the offer is all it has
+        worker.keep([task, other], offer=offer)
+        (store,) = worker._stores
+        assert _inode(store.pack) == _inode(controller._stores[0].pack) and store.pack.intact()
+        assert store.pack._file.fileno() != controller._stores[0].pack._file.fileno()  # its own descriptor
+        assert (worker.pristine(other) / "src" / "calc" / "__init__.py").read_text() == CALC_3
+        assert (worker.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
+        store.pack.close()  # the worker's descriptor only: the controller's stays
+        assert controller._stores[0].pack.intact()
+    finally:
+        worker.close()
+        controller.close()
+        if not objects.exists():
+            os.rename(str(objects) + ".hidden", objects)
+
+
+def test_an_offer_changed_or_not_of_this_host_is_refused_and_the_worker_packs_itself(own: Fixture,
+                                                                                      tmp_path: Path) -> None:
+    """The offered pack changed since the controller made it (graded code of another worker reaching it through
+    ``/proc/<pid>/fd`` under ``--sandbox none``), another host's offer, an offer naming a fifo (never read: it would
+    block) or a file of another size, a malformed one: each refused, and the worker packs the parent trees itself
+    from the repository, as before ops41; :meth:`SnapshotCache.keep` never raises."""
+    task = task_for(own)
+    controller = SnapshotCache(repo=own.root)
+    try:
+        controller.keep([task])
+        good = controller.offer()
+        assert good is not None
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        held = os.open(fifo, os.O_RDWR)  # a reader and a writer: opening it never blocks, reading would
+        small = tmp_path / "small"
+        small.write_bytes(b"PACK")
+        with open(small, "rb") as f:
+            bad_offers = {
+                "another host": {**good, "host": "another-boot-id"},
+                "a fifo": {**good, "fd": held},
+                "another size": {**good, "fd": f.fileno()},
+                "no such fd": {**good, "fd": 10_000},
+                "malformed": {**good, "pid": "x"},
+                "no parents": {k: v for k, v in good.items() if k != "parents"},
+                "a missing tree": {**good, "parents": {**good["parents"], "0" * 40: "1" * 40}},
+            }
+            for why, offer in bad_offers.items():
+                worker = SnapshotCache(repo=own.root)
+                try:
+                    worker.keep([task], offer=offer)
+                    (store,) = worker._stores
+                    assert _inode(store.pack) != _inode(controller._stores[0].pack) and store.pack.intact(), why
+                    if why == "another host":  # its own pack builds the parent's snapshot (once: 0.2 s of CPU)
+                        assert (worker.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
+                finally:
+                    worker.close()
+        os.close(held)
+        pack = controller._stores[0].pack
+        with open(f"/proc/self/fd/{pack._file.fileno()}", "r+b") as f:  # root: 0400 does not stop it
+            f.seek(pack.size // 2)
+            f.write(b"\0" * 8)
+        worker = SnapshotCache(repo=own.root)
+        try:
+            worker.keep([task], offer=good)
+            (store,) = worker._stores
+            assert _inode(store.pack) != _inode(pack) and store.pack.intact()
+        finally:
+            worker.close()
+    finally:
+        controller.close()
+
+
+def test_the_session_runner_offers_its_pack_to_the_workers_runners(own: Fixture, tmp_path: Path) -> None:
+    """The plumbing: the controller's runner makes its cache (the pack of every task's parent) for the offer it
+    puts in ``workerinput``; a worker's runner given it packs nothing and holds that same file."""
+    task = task_for(own)
+    tasks = [task, dataclasses.replace(task, id="c3", parent=own.c3)]
+
+    def runner(offer: dict[str, object] | None) -> AttemptRunner:
+        return AttemptRunner(Settings(root=own.root, sandbox="none"), [], run_id="r", results=tmp_path / "r.jsonl",
+                             folder=lambda variant: tmp_path / "run", session_start="2026-01-01T00:00:00+00:00",
+                             budget_usd=None, tasks=tasks, pack_offer=offer)
+
+    controller = runner(None)
+    try:
+        offer = controller.pack_offer()
+        assert offer is not None and sorted(offer["parents"]) == sorted({own.c1, own.c3})  # type: ignore[call-overload]
+        worker = runner(json.loads(json.dumps(offer)))
+        try:
+            (store,) = worker.cache._stores
+            assert _inode(store.pack) == _inode(controller.cache._stores[0].pack)
+        finally:
+            worker.close()
+    finally:
+        controller.close()
+
+
+@pytest.mark.slow
+def test_a_run_at_n2_packs_the_parent_trees_once(mined: Path, tmp_path: Path) -> None:
+    """ops41, end to end: ``homefield run -n 2`` packs the tasks' parent trees from the repository once (the
+    controller, before its workers start), not once per worker. Counted by a ``git`` first on ``PATH`` that notes
+    each ``git pack-objects`` run in the repository (what :func:`pack_trees` runs) and runs git."""
+    repo = copy_mined(mined, tmp_path / "repo")
+    real, log, shim = shutil.which("git"), tmp_path / "packs.log", tmp_path / "bin"
+    assert real is not None
+    shim.mkdir()
+    (shim / "git").write_text(f'#!/bin/sh\n[ "$1" = pack-objects ] && pwd -P >> {shlex.quote(str(log))}\n'
+                              f'exec {shlex.quote(real)} "$@"\n')
+    (shim / "git").chmod(0o755)
+    env = {**cli_env(), "PATH": f"{shim}:{os.environ['PATH']}"}
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", "noop", "--attempts", "1",
+                           "-n", "2"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert "3 unsolved" in proc.stdout, proc.stdout
+    in_repo = [line for line in log.read_text().splitlines() if Path(line) == repo.resolve()]
+    assert len(in_repo) == 1, (in_repo, proc.stdout)
