@@ -28,6 +28,7 @@ from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.proccap import no_cap_note, no_cpu_share_note, no_memory_cap_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, read_jsonl
+from pytest_homefield.terminal.hooks import SCAN_LABEL, heartbeat_while
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import Scope, post
 
@@ -73,7 +74,8 @@ class MinePlugin(ModePlugin):
             self.session = MineSession.join(settings, config.workerinput)  # type: ignore[attr-defined]
         else:
             try:
-                self.session = MineSession.start(settings)
+                with heartbeat_while(config, "mine", SCAN_LABEL):  # a long scan of history says it works (ops41)
+                    self.session = MineSession.start(settings)
             except FolderLocked as exc:  # another session mines this repository: exit 2, one line
                 pytest.exit(str(exc), returncode=2)
             except (RecordError, StoreError, ScanError, ValueError, OSError) as exc:

@@ -4,11 +4,12 @@ subjects beside ``-v`` lines and give JUnit XML a readable ``name``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses;
 from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX, one_line
 from pytest_homefield.terminal.progress import HEARTBEAT_S, Progress, display_width, plural
 
-__all__ = ["InertReasons", "ProgressHooks", "heartbeat_s", "on_ci"]
+__all__ = ["InertReasons", "ProgressHooks", "heartbeat_s", "heartbeat_while", "on_ci"]
 
 #: The environment variable setting the seconds between heartbeat lines (:data:`HEARTBEAT_S`).
 HEARTBEAT_VAR = "HOMEFIELD_HEARTBEAT_S"
@@ -43,6 +44,54 @@ def on_ci(environ: Any = None) -> bool:
     """Whether the session runs on a CI host (``CI`` set and not ``false`` or ``0``, as GitHub Actions, GitLab
     and most others set it): its log is read as a file, even where the job's output is a terminal."""
     return str((os.environ if environ is None else environ).get("CI", "")).strip().lower() not in ("", "false", "0")
+
+
+#: What a mine's heartbeat names while it reads history, before it has candidates (:func:`heartbeat_while`).
+SCAN_LABEL = "scan of history (listing candidates)"
+
+
+@contextlib.contextmanager
+def heartbeat_while(config: pytest.Config, kind: str, label: str, *,
+                    clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
+    """While the block runs, in a log (no live line: :class:`ProgressHooks`' rule), a daemon thread writes a heartbeat
+    line ``homefield <kind> 0/? · 1m05s · ETA ? · running <label> for 1m05s`` to stdout once no line was written
+    for ``HOMEFIELD_HEARTBEAT_S`` seconds (:func:`heartbeat_s`), never more often: the shape of
+    :class:`ProgressHooks`' heartbeat, for the work before a session has items (ops41: a mine's scan of history,
+    minutes on a big repository, was silent, and CI hosts kill a job silent for 10 minutes). Nothing on a terminal
+    that redraws the line, with ``-q`` or ``HOMEFIELD_HEARTBEAT_S=0``. The thread is stopped and joined when the
+    block ends, also by an exception. Raises :class:`pytest.UsageError` for a bad ``HOMEFIELD_HEARTBEAT_S``."""
+    every = heartbeat_s()
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    tty = bool(getattr(tr, "isatty", False)) if tr is not None else sys.stdout.isatty()
+    if not every or (tty and config.get_verbosity() == 0 and not on_ci()) or config.get_verbosity() < 0:
+        yield
+        return
+    try:  # no capture holds stdout while pytest configures (a session's items run under it: ProgressHooks)
+        sys.stdout.flush()
+        out = os.dup(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no file behind stdout (an in-process session of a test)
+        yield
+        return
+    progress = Progress(kind, clock=clock)
+    progress.start(kind, label)
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(min(1.0, every / 2)):
+            if progress.heartbeat_due(every):
+                try:
+                    os.write(out, f"homefield {progress.line(how_long=True)}\n".encode("utf-8", "replace"))
+                except OSError:  # the log is gone (a closed pipe): nothing to keep alive
+                    return
+
+    thread = threading.Thread(target=beat, name="homefield-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        os.close(out)
 
 
 def _status(kind: str, report: pytest.TestReport) -> str | None:

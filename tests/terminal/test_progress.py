@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -10,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import cli_env, copy_mined, homefield
+from helpers.e2e_repo import build, cli_env, copy_mined, homefield
 from helpers.pty_run import run_on_pty
 
 from pytest_homefield.store import read_jsonl
@@ -392,3 +395,35 @@ def test_a_log_gets_a_heartbeat_while_nothing_finishes(mined: Path, tmp_path: Pa
     beats = _heartbeats(proc.stdout, "run")
     assert len(beats) >= 2 and beats == sorted(set(beats)), proc.stdout
     assert re.search(rf"^homefield run 0/1 · .* running {first} nap\[1\] .* for \d+s$", proc.stdout, re.M), proc.stdout
+
+
+@pytest.mark.slow
+def test_a_log_gets_a_heartbeat_while_a_mine_scans_history(tmp_path: Path) -> None:
+    """ops41: the heartbeat covered items only; a mine's scan of history (before it has candidates: minutes on a
+    big repository) wrote nothing, and CI hosts kill a job silent for 10 minutes. The scan is slowed here by a
+    ``git`` first on ``PATH`` that sleeps 3 s before ``git log`` (the walk): into a pipe (a log), with
+    ``HOMEFIELD_HEARTBEAT_S=1``, ``homefield mine`` (``-k`` selecting no candidate: the scan alone) writes heartbeat
+    lines of the items' shape naming the scan, at most one a second, before pytest's header; on a terminal that
+    redraws the line, none."""
+    repo = build(tmp_path / "repo")
+    real, shim = shutil.which("git"), tmp_path / "bin"
+    assert real is not None
+    shim.mkdir()
+    (shim / "git").write_text(f'#!/bin/sh\n[ "$1" = log ] && sleep 3\nexec {shlex.quote(real)} "$@"\n')
+    (shim / "git").chmod(0o755)
+    env = {**_env(), "HOMEFIELD_HEARTBEAT_S": "1", "PATH": f"{shim}:{os.environ['PATH']}"}
+    argv = [sys.executable, "-m", "pytest_homefield.cli", "mine", "-n", "0", "-k", "no_candidate_is_named_so"]
+    began = time.monotonic()
+    proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    took = time.monotonic() - began
+    assert proc.returncode == 5, proc.stdout + proc.stderr  # pytest's "no tests ran": every candidate deselected
+    beats = [(m.start(), int(m.group(1))) for m in re.finditer(
+        r"^homefield mine 0/\? · \d+s · ETA \? · running scan of history \(listing candidates\) for (\d+)s$",
+        proc.stdout, re.M)]
+    assert len(beats) >= 2, proc.stdout
+    seconds = [s for _, s in beats]
+    assert seconds == sorted(set(seconds)) and len(seconds) <= took + 1, (seconds, took)  # never two in one second
+    assert beats[-1][0] < proc.stdout.index("test session starts"), proc.stdout
+    rc, out = run_on_pty(argv, repo, env=env)
+    assert rc == 5, out
+    assert "running scan of history" not in out, out
