@@ -293,11 +293,75 @@ def _seconds(each: float) -> str:
     return f"{each:.1f}s" if each < 10 else fmt_duration(each)
 
 
+#: How much longer a verify session takes than its gradings' test runs and host work (what :func:`time_line`'s
+#: seconds per grading count) on a loaded machine: an attempt also copies its snapshot, runs its agent and waits for
+#: the machine's phase lock and memory, which other sessions set (ops41: ``verify --attacks`` took about 10-16 min a
+#: task under load, about twice what its line said).
+LOADED = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """How long a verify session takes, as a range: ``low_s`` its gradings' test runs and host work over its workers
+    (the line's figure before ops41, which under load came out about half of what it took), and ``low_s ×``
+    :attr:`factor` when the machine is loaded. ``measured``: how many earlier attempts of the session's tasks
+    ``took`` is measured over (0: none); ``took``: what they took in all (agent, waits, test runs, host work) over
+    their test runs and host work, ``None`` when none. The factor is ``took`` when more than :data:`LOADED`, else
+    :data:`LOADED`: an earlier session on an idle machine says nothing of this one's load."""
+
+    low_s: float
+    measured: int = 0
+    took: float | None = None
+
+    @property
+    def factor(self) -> float:
+        return max(LOADED, self.took or 0.0)
+
+    @property
+    def high_s(self) -> float:
+        return self.low_s * self.factor
+
+    @classmethod
+    def of(cls, low_s: float, earlier: Sequence[Mapping[str, Any]]) -> Estimate:
+        """From ``earlier`` result records (those of the session's tasks that were graded: ``test_s > 0``): the
+        ratio of their ``wall_s + wait_s + test_s + host_s`` to their ``test_s + host_s``."""
+        graded = [r for r in earlier if _num(r.get("test_s")) > 0]
+        work = sum(_num(r.get("test_s")) + _num(r.get("host_s")) for r in graded)
+        whole = work + sum(_num(r.get("wall_s")) + _num(r.get("wait_s")) for r in graded)
+        return cls(low_s, len(graded), whole / work if graded and work > 0 else None)
+
+    def words(self, workers: int) -> str:
+        """``about 15m20s with 2 workers, up to 30m40s on a loaded machine (×2.0: …why)``."""
+        why = (f"what the {plural(self.measured, 'earlier attempt')} of these tasks took in all, agents and waits "
+               "included, over their test runs and host work" if self.took is not None and self.took > LOADED else
+               "an attempt also runs its agent and waits for the machine's phase lock and memory, which other "
+               "sessions set")
+        return (f"about {fmt_duration(self.low_s)} with {plural(workers, 'worker')}, up to "
+                f"{fmt_duration(self.high_s)} on a loaded machine (×{self.factor:.1f}: {why})")
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
+
+
+def earlier_attempts(runs_root: Path, task_ids: Collection[str]) -> list[dict[str, Any]]:
+    """The result records of every run folder under ``runs_root`` of the tasks ``task_ids`` that were scored (the
+    records :class:`Estimate` measures a machine's load by)."""
+    out = []
+    for run_dir in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
+        for r in read_jsonl(results_path(run_dir)):
+            if r.get("task_id") in task_ids and r.get("scored", True):
+                out.append(r)
+    return out
+
+
 def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]], *,
-              attacks: int = 0, canaried: dict[str, list[float]] | None = None, ungraded: int = 0) -> str | None:
+              attacks: int = 0, canaried: dict[str, list[float]] | None = None, ungraded: int = 0,
+              earlier: Sequence[Mapping[str, Any]] = ()) -> str | None:
     """``'homefield verify: 46 gradings on 1 task, about 40s each (measured at mining …): about 15m20s with 2
-    workers'``: what the session will take, said when collection ends (nu22: a verify of simonw/llm ran 27
-    minutes without a word of it). Seconds per grading from :func:`~pytest_homefield.run.cost.grading_seconds`:
+    workers, up to 30m40s on a loaded machine (×2.0: …)'``: what the session will take, said when collection ends
+    (nu22: a verify of simonw/llm ran 27 minutes without a word of it). Seconds per grading from
+    :func:`~pytest_homefield.run.cost.grading_seconds`:
     the test time of the task's earlier gradings, else its time at mining, which ``how`` calls a lower bound.
     ``attacks`` of the ``gradings`` are attack agents', whose changes are graded with canary twins: their
     seconds come from ``canaried`` (earlier gradings with twins), else from ``graded`` × the twin runs, and
@@ -306,7 +370,9 @@ def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[s
     -n 2: said 8 s from the demo run's gradings and took 35 s, an attempt also copying its snapshot and
     running its agent; said 31 s from an earlier verify's and took 27 s). ``ungraded``: attack attempts
     besides the ``gradings`` that end before grading (:attr:`~pytest_homefield.agents.attacks.Attack.graded`
-    false), named at the end of the line. ``None`` when nothing is known."""
+    false), named at the end of the line. The total is a range (:class:`Estimate`, from ``earlier``: the result
+    records of these tasks' earlier attempts): these figures alone came out about half of what a session took on a
+    loaded machine (ops41). ``None`` when nothing is known."""
     each, how = grading_seconds(tasks, None, graded)
     attacks = max(0, min(attacks, gradings))
     twin_each, twin_how = grading_seconds(tasks, None, graded, canaried=canaried or {}) if attacks else (None, "")
@@ -314,18 +380,17 @@ def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[s
         return None
     workers = max(1, workers)
     head = f"homefield verify: {plural(gradings, 'grading')} on {plural(len(tasks), 'task')}, "
-    tail = f"with {plural(workers, 'worker')}, not counting waits for the machine's phase lock and memory" + (
-        f"; {plural(ungraded, 'more attack attempt')} {'ends' if ungraded == 1 else 'end'} before grading"
-        if ungraded > 0 else "")
+    tail = (f"; {plural(ungraded, 'more attack attempt')} {'ends' if ungraded == 1 else 'end'} before grading"
+            if ungraded > 0 else "")
     if twin_each is None or each is None:
         one = each if each is not None else twin_each
         assert one is not None
         return (f"{head}about {_seconds(one)} each ({how if each is not None else twin_how}): "
-                f"about {fmt_duration(one * gradings / workers)} {tail}")
+                f"{Estimate.of(one * gradings / workers, earlier).words(workers)}{tail}")
     total = each * (gradings - attacks) + twin_each * attacks
     return (f"{head}about {_seconds(each)} each for oracle ({how}) and {_seconds(twin_each)} for each of "
-            f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): about "
-            f"{fmt_duration(total / workers)} {tail}")
+            f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): "
+            f"{Estimate.of(total / workers, earlier).words(workers)}{tail}")
 
 
 #: The agent names (``attack-<name>``) of the attacks whose attempts end before grading.
@@ -371,7 +436,8 @@ class _Selected:
             gradings, attacks, ungraded = planned_gradings(ids)
             line = time_line(tasks, gradings, workers if isinstance(workers, int) else 1,
                              graded_seconds_by_task(self.home.runs, canaries=False), attacks=attacks,
-                             canaried=graded_seconds_by_task(self.home.runs, canaries=True), ungraded=ungraded)
+                             canaried=graded_seconds_by_task(self.home.runs, canaries=True), ungraded=ungraded,
+                             earlier=earlier_attempts(self.home.runs, self.tasks))
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             if line and reporter is not None:
                 reporter.write_line(line)

@@ -132,13 +132,15 @@ def test_verifys_time_line_counts_the_attacks_canary_twin_runs(settings: Setting
     assert line == ("homefield verify: 48 gradings on 1 task, about 2.4s each for oracle (earlier graded attempts "
                     "(1 task)) and 4.8s for each of 47 attacks, graded with canary twins (earlier graded attempts "
                     "(1 task) × 2: a change other than the reference fix is graded by 2 runs at once): about 1m54s "
-                    "with 2 workers, not counting waits for the machine's phase lock and memory")
+                    "with 2 workers, up to 3m48s on a loaded machine (×2.0: an attempt also runs its agent and waits "
+                    "for the machine's phase lock and memory, which other sessions set)")
     _graded(settings, "verify-r2", [(t1.id, "attack-x", 6.0, True), (t1.id, "attack-y", 8.0, True)])
     line = time_line([t1], 48, 2, graded_seconds_by_task(runs, canaries=False), attacks=47,
                      canaried=graded_seconds_by_task(runs, canaries=True))
     assert line is not None and line.endswith(
         "and 7.0s for each of 47 attacks, graded with canary twins (earlier gradings with canary twins (1 task)): "
-        "about 2m45s with 2 workers, not counting waits for the machine's phase lock and memory"), line
+        "about 2m45s with 2 workers, up to 5m31s on a loaded machine (×2.0: an attempt also runs its agent and waits "
+        "for the machine's phase lock and memory, which other sessions set)"), line
 
 
 def test_verifys_time_line_leaves_out_the_attacks_that_end_before_grading() -> None:
@@ -153,8 +155,8 @@ def test_verifys_time_line_leaves_out_the_attacks_that_end_before_grading() -> N
     assert {a.name for a in ATTACKS if not a.graded} == ended
     assert planned_gradings(ids) == (len(ATTACKS) + 1 - 6, len(ATTACKS) - 6, 6)
     line = time_line([task(1, 4.0)], 42, 2, {}, attacks=41, ungraded=6)
-    assert line is not None and line.endswith("with 2 workers, not counting waits for the machine's phase lock and "
-                                              "memory; 6 more attack attempts end before grading"), line
+    assert line is not None and line.endswith("which other sessions set); 6 more attack attempts end before "
+                                              "grading"), line
 
 
 def test_attempt_budget_caps_the_assumed_claude_cost(settings: Settings) -> None:

@@ -107,13 +107,40 @@ def test_the_time_line_is_gradings_times_seconds_over_workers() -> None:
     task = dataclasses.replace(plain_task("t1"), verify={"stability_runs": 2, "commit_s": 80.0})
     assert time_line([task], 46, 2, {}) == ("homefield verify: 46 gradings on 1 task, about 40s each (measured at "
                                             "mining (1 task; a lower bound: grading also runs canaries and the whole "
-                                            "hidden test files)): about 15m20s with 2 workers, not counting "
-                                            "waits for the machine's phase lock and memory")
+                                            "hidden test files)): about 15m20s with 2 workers, up to 30m40s on a "
+                                            "loaded machine (×2.0: an attempt also runs its agent and waits for the "
+                                            "machine's phase lock and memory, which other sessions set)")
     line = time_line([task], 46, 1, {"t1": [10.0, 20.0]})
-    assert str(line).endswith("about 15s each (earlier graded attempts (1 task)): about 11m30s with 1 worker, not "
-                              "counting waits for the machine's phase lock and memory")
+    assert str(line).endswith("about 15s each (earlier graded attempts (1 task)): about 11m30s with 1 worker, up to "
+                              "23m00s on a loaded machine (×2.0: an attempt also runs its agent and waits for the "
+                              "machine's phase lock and memory, which other sessions set)")
     assert "about 0.6s each" in str(time_line([task], 46, 2, {"t1": [0.6]}))  # under 10 s: tenths
     assert time_line([plain_task("t2")], 46, 2, {}) is None  # nothing known: no guess
+
+
+def test_the_estimate_is_a_range_whose_high_end_is_the_load_seen() -> None:
+    """ops41: ``verify --attacks`` said about half of what it took under load (10-16 min a task): the line counted the
+    gradings' test runs and host work alone, not the agents' work and the waits for the machine's phase lock and
+    memory. It gives a range now: that figure, and that figure × the load (:data:`LOADED`, or what the tasks'
+    earlier attempts took in all over their test runs and host work when more)."""
+    from pytest_homefield.commands.verify import LOADED, Estimate
+
+    assert LOADED == 2.0
+    idle = Estimate.of(600.0, [])
+    assert (idle.low_s, idle.high_s, idle.measured, idle.took) == (600.0, 1200.0, 0, None)
+    assert idle.words(2) == ("about 10m00s with 2 workers, up to 20m00s on a loaded machine (×2.0: an attempt also "
+                             "runs its agent and waits for the machine's phase lock and memory, which other sessions "
+                             "set)")
+    calm = [{"test_s": 10.0, "host_s": 2.0, "wall_s": 1.0, "wait_s": 0.0}] * 3  # an earlier session on an idle machine
+    assert Estimate.of(600.0, calm).factor == LOADED  # says nothing of this one's load
+    loaded = [{"test_s": 10.0, "host_s": 2.0, "wall_s": 6.0, "wait_s": 18.0},  # 36 s in all for 12 s of grading
+              {"test_s": 0.0, "wall_s": 500.0},  # ended before grading: not a grading's measure
+              {"test_s": 4.0, "host_s": None, "wall_s": 2.0, "wait_s": -1.0}]  # a bad field counts as nothing
+    e = Estimate.of(600.0, loaded)
+    assert e.measured == 2 and e.took == pytest.approx((36.0 + 6.0) / 16.0) and e.high_s == pytest.approx(600 * 42 / 16)
+    assert e.words(1) == ("about 10m00s with 1 worker, up to 26m15s on a loaded machine (×2.6: what the 2 earlier "
+                          "attempts of these tasks took in all, agents and waits included, over their test runs and "
+                          "host work)")
 
 
 def test_the_pace_is_said_after_the_first_graded_attack_and_each_quarter() -> None:
