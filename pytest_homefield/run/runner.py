@@ -268,8 +268,12 @@ class AttemptRunner:
     def pack_offer(self) -> dict[str, Any] | None:
         """The pack of the tasks' parent trees this process's cache made (:attr:`cache`, made now when it was not) as
         a worker of this host takes it (:meth:`SnapshotCache.offer`), for the controller's ``workerinput``: one
-        pack per session, made before any worker starts, not one per worker (ops41). ``None`` without one."""
-        return self.cache.offer()
+        pack per session, made before any worker starts, not one per worker (ops41). ``None`` without one (each worker
+        then packs the trees itself, as before). Never raises."""
+        try:
+            return self.cache.offer()
+        except (OSError, ValueError):  # the pack closed or unreadable: the workers pack for themselves
+            return None
 
     @property
     def sandboxes(self) -> Sandboxes:

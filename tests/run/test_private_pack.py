@@ -285,6 +285,8 @@ def test_the_session_runner_offers_its_pack_to_the_workers_runners(own: Fixture,
             assert _inode(store.pack) == _inode(controller.cache._stores[0].pack)
         finally:
             worker.close()
+        controller.cache._stores[0].pack.close()
+        assert controller.pack_offer() is None  # never raises: each worker then packs for itself
     finally:
         controller.close()
 
