@@ -149,7 +149,9 @@ __all__ = [
 #: (soft40): such a test runs on as 15 says, its jump still taken; and so is a test named by the test command's
 #: ``-o python_functions=…`` (or by the file its ``-c`` names, or an ``-o`` of the configuration's ``addopts``); and
 #: the failure a decorator's body kept is raised when that body returns (a retry wrapper calls it again).
-VERIFY_VERSION = 21
+#: 22: a statement at the top of a decorator's body keeps any exception where it is raised at the body's return
+#: (soft41): a real fix's exception at the plain run's bare ``raises`` body in a ``mock.patch``ed test runs on.
+VERIFY_VERSION = 22
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
