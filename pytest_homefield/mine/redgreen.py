@@ -149,7 +149,11 @@ __all__ = [
 #: (soft40): such a test runs on as 15 says, its jump still taken; and so is a test named by the test command's
 #: ``-o python_functions=…`` (or by the file its ``-c`` names, or an ``-o`` of the configuration's ``addopts``); and
 #: the failure a decorator's body kept is raised when that body returns (a retry wrapper calls it again).
-VERIFY_VERSION = 21
+#: 22: a statement at the top of a decorator's body keeps any exception where it is raised at the body's return
+#: (soft41): a real fix's exception at the plain run's bare ``raises`` body in a ``mock.patch``ed test runs on; and the
+#: ``python_functions`` read is that of the one configuration pytest reads for the run's targets (their common folder),
+#: and of an ``env PYTEST_ADDOPTS=…`` before the test command.
+VERIFY_VERSION = 22
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
@@ -928,11 +932,13 @@ def verify_candidate(
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
                                                parent=before, parent_text=parent_text,
                                                pass_to_pass=v.PASS_TO_PASS)
-                        # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies)
+                        targets = [*runnable_tests] if whole or not plan.placement else plan.selectors()
+                        # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
+                        # the configuration pytest reads for the run's targets (soft41)
                         for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
-                                                        test_cmd).items():
+                                                        test_cmd, targets).items():
                             (wd / rel).write_bytes(data)
-                        return [*runnable_tests] if whole or not plan.placement else plan.selectors()
+                        return targets
                     return prepare
 
                 for n in range(RUNS):

@@ -453,7 +453,7 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
     if built is not None:
         files, names = built
         selected = sorted({names[f][m + i] for f, (m, count, _) in probed.items() for i in range(count)})
-        folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, test_cmd=test_cmd)
+        folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd)
         try:
             made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
         finally:
@@ -517,7 +517,7 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
         return set()
     files, names = built
     selected = sorted({names[f][m + i] for f, m in probed.items() for i in (0, 1)})
-    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, test_cmd=test_cmd)
+    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd)
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:
@@ -980,10 +980,11 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     showed each group's original in a run told at a glance, which a grading of the same task reached by a channel
     (the lock channel of contracts §7) could read as an oracle instead of a guess (gatk34). Raises
     :class:`ServiceError` as :func:`run_tests` does."""
-    folder = _fresh_copy(gdir, tmp, files, test_cmd=test_cmd)
+    targets = sorted({function_id(i) for i in ids})
+    folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd)
     into = tmp / "rows-out"
     try:
-        made = run_tests(folder, test_cmd, sorted({function_id(i) for i in ids}), out_dir=into, **run)
+        made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((ROWS_LOG, LOG_FILE), (ROWS_OUTCOMES, OUTCOMES_FILE)):
@@ -1164,7 +1165,8 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
     leaves; so is every ``.py`` file of ``targets`` (the run's test files, a node id's file; read from ``gdir``
     without following a link) that no run's files hold, so that a softened file tells no group's file from another
     test file of the run; its test functions are those the repository's configuration in ``gdir`` names too
-    (``python_functions``: :func:`~pytest_homefield.sandbox.canary_soft.function_patterns`, soft39; soft40: as
+    (``python_functions``: :func:`~pytest_homefield.sandbox.canary_soft.function_patterns`, soft39; soft41: the one
+    pytest reads for ``targets``, from their common folder, alike in every run; soft40: as
     ``test_cmd``, the command the run starts, overrides it with ``-o`` or names it with ``-c``). The sealed run
     (no twin there) writes its files as they are."""
     if soft:
@@ -1173,7 +1175,8 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
             if rel.endswith(".py") and not any(rel in files for files in runs):
                 with contextlib.suppress(OSError):
                     extra[rel] = nofollow.read_bytes(gdir, rel, limit=_SOFT_READ_BYTES)
-        runs = [softened_files({**extra, **files}, gdir, test_cmd) for files in runs]
+        # soft41: the configuration pytest reads for the run's targets (alike in every run), not each file's
+        runs = [softened_files({**extra, **files}, gdir, test_cmd, targets or None) for files in runs]
     else:
         runs = list(runs)
     folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in runs]

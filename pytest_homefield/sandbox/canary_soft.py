@@ -49,11 +49,13 @@ Test functions (twin38): a module-level ``def test…`` and a ``test…`` method
 the test as before), none a fixture (its decorator ``fixture``: :func:`_fixture`); soft39: a function or method the
 repository's ``python_functions`` names (``check_*``) too, :func:`function_patterns` reading the configuration pytest
 reads in the run's copy (soft40: and the test command's ``-o python_functions=…`` and ``-c FILE``, which pytest reads
-first). Under pytest a ``TestCase`` runs ``setUp``, the method and ``tearDown`` in the call phase; a
-soft statement's failure never reaches ``unittest``'s result, the method returns, and the reporter fails the call with
-it (what ``unittest`` recorded after it, a later failure or a ``SkipTest``, is dropped); a ``subTest`` body is a
-``with`` body, an ``assertRaises`` context a ``with``'s context; a test marked ``expectedFailure`` keeps no failure (its
-failure is its pass), and ``unittest``'s ``SkipTest`` goes through a soft statement as pytest's skip does.
+first; soft41: the one configuration pytest finds for the run's targets, from their common folder, and the
+``PYTEST_ADDOPTS`` an ``env`` before the command sets). Under pytest a ``TestCase`` runs ``setUp``, the method and
+``tearDown`` in the call phase; a soft statement's failure never reaches ``unittest``'s result, the method returns, and
+the reporter fails the call with it (what ``unittest`` recorded after it, a later failure or a ``SkipTest``, is
+dropped); a ``subTest`` body is a ``with`` body, an ``assertRaises`` context a ``with``'s context; a test marked
+``expectedFailure`` keeps no failure (its failure is its pass), and ``unittest``'s ``SkipTest`` goes through a soft
+statement as pytest's skip does.
 """
 
 from __future__ import annotations
@@ -64,10 +66,11 @@ import contextlib
 import fnmatch
 import functools
 import io
+import posixpath
 import shlex
 import sys
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from pytest_homefield.sandbox import nofollow
@@ -148,19 +151,21 @@ def softened_bytes(data: bytes, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) 
         return data
 
 
-def softened_files(files: Mapping[str, bytes], root: Path | None = None, command: str = "") -> dict[str, bytes]:
+def softened_files(files: Mapping[str, bytes], root: Path | None = None, command: str = "",
+                   targets: Sequence[str] | None = None) -> dict[str, bytes]:
     """``files`` (path → bytes, a canary run's test files as a plan holds them) as the run writes them: each Python
     file :func:`softened_bytes`, anything else as it is. ``root`` (the copy the run's tree is made from, holding the
-    repository's configuration): each file's test functions are also those its ``python_functions`` names
-    (:func:`function_patterns`, with ``command``: the task's test command, whose ``-o python_functions=…`` and ``-c``
-    pytest reads first); without it, ``test…`` functions only."""
+    repository's configuration): the test functions are also those its ``python_functions`` names
+    (:func:`function_patterns`: the one configuration pytest reads for the run's ``targets``, its files or node ids,
+    by default the Python files of ``files``, and ``command``: the task's test command, whose ``-o
+    python_functions=…`` and ``-c`` pytest reads first); without it, ``test…`` functions only."""
     out: dict[str, bytes] = {}
+    functions: tuple[str, ...] = DEFAULT_FUNCTIONS
+    if root is not None:
+        functions = function_patterns(root, tuple(rel for rel in files if rel.endswith(".py")) if targets is None
+                                      else tuple(targets), command)
     for rel, data in files.items():
-        if rel.endswith(".py"):
-            functions = DEFAULT_FUNCTIONS if root is None else function_patterns(root, rel, command)
-            out[rel] = softened_bytes(data, functions)
-        else:
-            out[rel] = data
+        out[rel] = softened_bytes(data, functions) if rel.endswith(".py") else data
     return out
 
 
@@ -174,32 +179,32 @@ _CONFIG_BYTES = 1 << 20
 _Options = tuple[tuple[str, ...], tuple[str, ...]]
 
 
-def function_patterns(root: Path, rel: str, command: str = "") -> tuple[str, ...]:
-    """The ``python_functions`` patterns (prefixes or globs) a pytest run of ``rel`` (a test file's path in ``root``,
-    ``/``-separated) in ``root`` reads, :data:`DEFAULT_FUNCTIONS` first (soft39; a ``check_*`` test was no test
-    function of :func:`softened`: a failing twin there stopped at its site and left what the rest of its body puts
-    back). ``command``: the test command the run starts (:func:`_pytest_args`); as pytest reads it, the last
-    ``-o``/``--override-ini python_functions=…`` of the configuration's ``addopts`` and then of the command wins
-    over the configuration (soft40: the command's was not read, and such a test was no test function), and a
-    ``-c``/``--config-file FILE`` of the command (relative to ``root``) is the configuration, none looked for. Else
-    the configuration is pytest's: in the folder of ``rel``, then each folder above it up to ``root``, the first of
-    :data:`_CONFIG_FILES` that is pytest's (``pytest.ini``, ``.pytest.ini``, ``pytest.toml`` and ``.pytest.toml``
-    always; ``pyproject.toml`` with a ``[tool.pytest]`` or ``[tool.pytest.ini_options]`` table; ``tox.ini`` with a
-    ``[pytest]`` section; ``setup.cfg`` with a ``[tool:pytest]`` one), read without following a link; one that cannot
-    be read or parsed gives ``test`` only. Remembered per file's bytes."""
+def function_patterns(root: Path, targets: str | Sequence[str], command: str = "") -> tuple[str, ...]:
+    """The ``python_functions`` patterns (prefixes or globs) a pytest run of ``targets`` (test files or node ids,
+    ``/``-separated paths in ``root``, or one such path) in ``root`` reads, :data:`DEFAULT_FUNCTIONS` first (soft39;
+    a ``check_*`` test was no test function of :func:`softened`: a failing twin there stopped at its site and left
+    what the rest of its body puts back). ``command``: the test command the run starts (:func:`_pytest_args`, with
+    the ``PYTEST_ADDOPTS`` it sets before them); as pytest reads it, the last ``-o``/``--override-ini
+    python_functions=…`` of the configuration's ``addopts``, then of ``PYTEST_ADDOPTS``, then of the command wins
+    over the configuration (soft40: the command's was not read, and such a test was no test function; soft41: nor
+    ``PYTEST_ADDOPTS``'s), and the last ``-c``/``--config-file FILE`` (relative to ``root``) is the configuration,
+    none looked for (one that cannot be read so sets none). Else the configuration is the one pytest finds for the
+    whole run (soft41: :func:`_run_options`; it was looked for from each file's folder, and a file whose folder held a
+    configuration the run's common folder did not reach took a ``python_functions`` pytest never read). Each
+    configuration file is read without following a link; one that cannot be read or parsed gives ``test`` only.
+    Remembered per file's bytes."""
     args = _pytest_args(command)
     found: _Options | None = None
     given = _last_value(args, "-c", "--config-file")
-    if given is not None:
+    if given is not None:  # pytest reads the file given, by its suffix, whatever its name; none looked for
         data = _read(root, given)
-        if data is not None:  # pytest reads the file given, by its suffix, whatever its name
-            suffix = PurePosixPath(given).suffix
-            name = PurePosixPath(given).name
-            kind = ("pytest.ini" if suffix == ".ini" else "setup.cfg" if suffix == ".cfg" else
-                    name if name in ("pytest.toml", ".pytest.toml") else "pyproject.toml" if suffix == ".toml" else "")
-            found = (_config_options(kind, data) or ((), ())) if kind else ((), ())
-    if found is None:
-        found = _found_options(root, rel)
+        suffix = PurePosixPath(given).suffix
+        name = PurePosixPath(given).name
+        kind = ("pytest.ini" if suffix == ".ini" else "setup.cfg" if suffix == ".cfg" else
+                name if name in ("pytest.toml", ".pytest.toml") else "pyproject.toml" if suffix == ".toml" else "")
+        found = (_config_options(kind, data) or ((), ())) if kind and data is not None else ((), ())
+    else:
+        found = _run_options(root, _positional(args), [targets] if isinstance(targets, str) else targets)
     functions, addopts = found or ((), ())
     override = None
     for value in _all_values([*addopts, *args], "-o", "--override-ini"):
@@ -210,12 +215,100 @@ def function_patterns(root: Path, rel: str, command: str = "") -> tuple[str, ...
     return tuple(dict.fromkeys((*DEFAULT_FUNCTIONS, *patterns)))
 
 
-def _found_options(root: Path, rel: str) -> _Options | None:
-    """What the configuration pytest finds for ``rel`` in ``root`` sets (:func:`function_patterns`), ``None`` with
-    none found."""
-    for folder in PurePosixPath(rel).parents:  # the file's folder first, ``.`` last
+#: pytest's own options that take a value (its parser's, pytest 8 and 9, before any plugin is loaded: what it knows
+#: when it looks for its configuration), whose value is no path of the run (:func:`_positional`); an option a plugin
+#: adds (``-n 2``, ``--cov src``) is not known then, and pytest takes its value for a path too.
+_VALUED = frozenset({
+    "--assert", "--basetemp", "--cache-show", "--capture", "--code-highlight", "--color", "--confcutdir",
+    "--config-file", "--debug", "--deselect", "--doctest-glob", "--doctest-report", "--durations", "--durations-min",
+    "--ignore", "--ignore-glob", "--import-mode", "--junit-prefix", "--junit-xml", "--junitprefix", "--junitxml",
+    "--last-failed-no-failures", "--lfnf", "--log-auto-indent", "--log-cli-date-format", "--log-cli-format",
+    "--log-cli-level", "--log-date-format", "--log-disable", "--log-file", "--log-file-date-format",
+    "--log-file-format", "--log-file-level", "--log-file-mode", "--log-format", "--log-level", "--max-warnings",
+    "--maxfail", "--override-ini", "--pastebin", "--pdbcls", "--pythonwarnings", "--report-chars", "--rootdir",
+    "--show-capture", "--tb", "--verbosity", "-W", "-c", "-k", "-m", "-o", "-p", "-r"})
+
+
+def _positional(args: Sequence[str]) -> list[str]:
+    """The words of ``args`` (pytest's arguments) pytest takes for paths when it looks for its configuration: those
+    that are no option nor the value of one of :data:`_VALUED` given apart (``-k expr``), all after a ``--``."""
+    out: list[str] = []
+    n = 0
+    while n < len(args):
+        arg = args[n]
+        if arg == "--":
+            return out + list(args[n + 1:])
+        if arg.startswith("-"):
+            n += 2 if arg in _VALUED and n + 1 < len(args) and not (
+                arg in ("--debug", "--cache-show") and args[n + 1].startswith("-")) else 1
+            continue
+        out.append(arg)
+        n += 1
+    return out
+
+
+def _run_options(root: Path, words: Sequence[str], targets: Sequence[str]) -> _Options | None:
+    """What the configuration pytest reads for a run in ``root`` (its working folder) sets, given ``words`` (the
+    command's paths, :func:`_positional`) and then ``targets`` (files or node ids, taken to exist: a run writes its
+    files in its copy, and pytest fails on a target that does not), ``None`` with none found; as pytest's
+    ``determine_setup`` finds it (soft41; it is not stable across pytest 8 and 9, and follows links, so it is done
+    again here): the folders of the paths that exist (a file's folder), their common folder (``root`` with none),
+    and in it, then each folder above it up to ``root``, the first of :data:`_CONFIG_FILES` that is pytest's; with
+    none, none when that folder or one above it up to ``root`` holds a ``setup.py``, else the same from each of the
+    paths' folders in turn. A path outside ``root`` (``..``, an absolute one elsewhere) has pytest look outside the
+    repository: none."""
+    top = root.resolve()
+    dirs: list[str] = []
+    for n, arg in enumerate([*words, *targets]):
+        path = arg.partition("::")[0]
+        given = n >= len(words)
+        if not path:
+            continue
+        if posixpath.isabs(path):
+            try:
+                path = Path(path).relative_to(top).as_posix()
+            except ValueError:
+                if given or Path(path).exists():
+                    return None
+                continue
+        rel = posixpath.normpath(path)
+        if rel == ".." or rel.startswith("../"):
+            if given or (root / path).exists():
+                return None
+            continue
+        full = root / rel
+        if not (given or full.exists() or full.is_symlink()):
+            continue
+        folder = rel if full.is_dir() else posixpath.dirname(rel) or "."
+        if folder not in dirs:
+            dirs.append(folder)
+    ancestor = posixpath.commonpath(dirs) if dirs and "." not in dirs else "."
+    ancestor = ancestor or "."
+    found = _options_from(root, ancestor)
+    if found is not None:
+        return found
+    if any(_read(root, f"{folder}/setup.py" if folder != "." else "setup.py") is not None
+           for folder in _upward(ancestor)):
+        return None
+    if dirs != [ancestor]:
+        for folder in dirs:
+            found = _options_from(root, folder)
+            if found is not None:
+                return found
+    return None
+
+
+def _upward(folder: str) -> list[str]:
+    """``folder`` (``/``-separated, in the root) and each folder above it, ``.`` last."""
+    return [folder, *(str(p) for p in PurePosixPath(folder).parents)] if folder != "." else ["."]
+
+
+def _options_from(root: Path, folder: str) -> _Options | None:
+    """What the first of :data:`_CONFIG_FILES` that is pytest's, in ``folder`` of ``root``, then in each folder above
+    it up to ``root``, sets; ``None`` with none there."""
+    for base in _upward(folder):
         for name in _CONFIG_FILES:
-            data = _read(root, name if str(folder) == "." else f"{folder}/{name}")
+            data = _read(root, name if base == "." else f"{base}/{name}")
             if data is None:
                 continue
             found = _config_options(name, data)
@@ -234,8 +327,10 @@ def _read(root: Path, rel: str) -> bytes | None:
 
 def _pytest_args(command: str) -> list[str]:
     """The arguments ``command`` (a test command, split as a shell splits it) gives pytest: those after its first
-    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``); none when no word does (a
-    custom command, ``sh -c '…'``: its options are not read)."""
+    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``), after those of the
+    ``PYTEST_ADDOPTS`` an ``env`` before it sets (``env PYTEST_ADDOPTS='-o python_functions=check_*' pytest``: pytest
+    reads them before its command line; soft41, they were not read); none when no word names pytest (a custom
+    command, ``sh -c '…'``: its options are not read)."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -243,8 +338,27 @@ def _pytest_args(command: str) -> list[str]:
     for n, word in enumerate(words):
         if PurePosixPath(word).name in ("pytest", "py.test") or (word == "-m" and n + 1 < len(words)
                                                                  and words[n + 1] in ("pytest", "py.test")):
-            return words[n + (2 if word == "-m" else 1):]
+            return [*_env_addopts(words[:n]), *words[n + (2 if word == "-m" else 1):]]
     return []
+
+
+def _env_addopts(words: Sequence[str]) -> list[str]:
+    """The words of the ``PYTEST_ADDOPTS`` that ``words`` (a command's words before its program's) set, as pytest
+    splits it: the last ``PYTEST_ADDOPTS=…`` among the ``NAME=VALUE`` words an ``env`` program is given (a test
+    command runs with no shell, so only ``env`` sets a variable so); none without."""
+    if not words or PurePosixPath(words[0]).name != "env":
+        return []
+    value: str | None = None
+    for word in words[1:]:
+        name, eq, rest = word.partition("=")
+        if eq and name == "PYTEST_ADDOPTS":
+            value = rest
+    if not value:
+        return []
+    try:
+        return shlex.split(value)
+    except ValueError:
+        return value.split()
 
 
 def _all_values(args: list[str], short: str, long: str) -> list[str]:

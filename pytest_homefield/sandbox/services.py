@@ -178,6 +178,12 @@ def parse_services(data: object) -> tuple[ServiceSpec, ...]:
         if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int))
                                                    for k, v in env.items()):
             raise ValueError(f"key '{key}.env' must be a mapping of variable names to strings")
+        from pytest_homefield.sandbox.testrun import dropped_variable  # testrun imports this module
+
+        dropped = sorted(k for k in env if dropped_variable(k))
+        if dropped:  # soft41: PYTEST_ADDOPTS there changed what pytest collected; the softener never saw it
+            raise ValueError(f"key '{key}.env' sets {dropped[0]}, which a test run never gets (it would change "
+                             "what pytest does); put pytest's options in the test command")
         scope = body.get("scope") or "worker"
         if scope not in SCOPES:
             raise ValueError(f"key '{key}.scope' {scope!r}: use worker or run")

@@ -125,6 +125,7 @@ __all__ = [
     "relative_error",
     "scrubbed_env",
     "host_test_env",
+    "dropped_variable",
     "TEST_ENV_NAMES",
     "TEST_ENV_PREFIXES",
     "TEST_ENV_VAR",
@@ -312,6 +313,14 @@ class TestRun:
         return self.outcomes.get(test_id) in PASSING
 
 
+def dropped_variable(name: str) -> bool:
+    """Whether :func:`scrubbed_env` takes variable ``name`` out of a test command's environment (it would change
+    what pytest does, ``PYTEST_ADDOPTS``, or leak the caller's session); a service's ``env`` may not set it either
+    (soft41: ``PYTEST_ADDOPTS`` there changed what pytest collected, and the softener, which reads the test
+    command's, never saw it)."""
+    return name in _DROP_EXACT or name.startswith(_DROP_PREFIXES)
+
+
 def scrubbed_env(
     workdir: Path, env: Mapping[str, str] | None = None, *, test_timeout_s: float | None = None
 ) -> dict[str, str]:
@@ -319,7 +328,7 @@ def scrubbed_env(
     (default ``os.environ``) scrubbed, with our ``PYTHONPATH`` first. Does not set
     ``HOMEFIELD_OUTCOMES``."""
     base = dict(os.environ if env is None else env)
-    out = {k: v for k, v in base.items() if k not in _DROP_EXACT and not k.startswith(_DROP_PREFIXES)}
+    out = {k: v for k, v in base.items() if not dropped_variable(k)}
     workdir = Path(workdir)
     paths = [str(workdir)]
     if (workdir / "src").is_dir():
@@ -584,7 +593,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     try:
         service_env, relay, ports, service_dirs = services.enter_context(
             run_network(network, relays=backend.relays, folder=out_dir / "net"))
-        run_env.update(service_env)
+        run_env.update((k, v) for k, v in service_env.items() if not dropped_variable(k))  # soft41
         if channel is not None:
             run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
         wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],

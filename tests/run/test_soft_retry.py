@@ -153,3 +153,98 @@ def test_a_decorator_meets_its_bodys_failure_when_the_body_returns(tmp_path: Pat
                             f"{FILE}::test_known": "xfailed", f"{FILE}::test_later": "passed"}, run.log_path.read_text()
     assert run.stop_lines[f"{FILE}::test_always"] == 4, run  # from the decorator: 0
     assert run.stop_operands[f"{FILE}::test_always"] == ("==", "3", "2"), run
+
+
+#: soft41: a ``mock.patch``ed body whose bare call raises a real fix's exception (the plain run's ``raises`` body):
+#: kept and raised when the body returns, so the body puts the setting back.
+BARE = '''from unittest import mock
+
+MODE = {"scale": 1}
+
+
+def boom():
+    raise ValueError("negative")
+
+
+@mock.patch("os.sep", "/")
+def test_bare():
+    MODE["scale"] = 3
+    boom()
+    MODE["scale"] = 1
+
+
+def test_bare_later():
+    assert MODE["scale"] == 1
+'''
+
+
+def _python_with_pytest(version: str, folder: Path) -> str:
+    """A Python ``version`` (``3.12``) with pytest, made in ``folder``: the interpreter ``uv python find`` names (or
+    ``pythonX.Y`` on ``PATH``, or pyenv's, ``$PYENV_ROOT/versions/X.Y.*``), a venv of it and pytest installed there
+    (``uv pip``, else ``pip``, from the package index); the test is skipped without one. CI: the machine's pyenv
+    holds 3.12 and 3.13; elsewhere ``uv python install 3.12 3.13``."""
+    import glob
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
+    found: list[str] = []
+    try:
+        made = subprocess.run([uv, "python", "find", version], capture_output=True, text=True, timeout=60)
+        if made.returncode == 0:
+            found.append(made.stdout.strip())
+    except OSError:
+        pass
+    found += [p for p in [shutil.which(f"python{version}")] if p]
+    root = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
+    found += sorted(glob.glob(f"{root}/versions/{version}.*/bin/python{version}"))
+    probe = "import sys; print('%d.%d' % sys.version_info[:2])"
+    for python in found:
+        try:
+            ok = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=60)
+        except OSError:
+            continue
+        if ok.returncode != 0 or ok.stdout.strip() != version:
+            continue
+        venv = folder / f"v{version}"
+        if subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], capture_output=True,
+                          timeout=120).returncode != 0:
+            continue
+        target = str(venv / "bin" / "python")
+        install = [uv, "pip", "install", "-q", "--python", target, "pytest"] if Path(uv).exists() else \
+            [target, "-m", "ensurepip", "-q"]
+        if subprocess.run(install, capture_output=True, timeout=300).returncode == 0 and (
+                Path(uv).exists() or subprocess.run([target, "-m", "pip", "install", "-q", "pytest"],
+                                                    capture_output=True, timeout=300).returncode == 0):
+            return target
+    pytest.skip(f"no Python {version} with pytest here (uv python install {version})")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.12", "3.13"])
+def test_a_decorator_meets_its_bodys_failure_on_newer_pythons(tmp_path_factory: pytest.TempPathFactory,
+                                                              tmp_path: Path, version: str) -> None:
+    """soft41: soft40's retry fix (the failure a wrapped body kept raised at its return by a profile function) and
+    soft41's kept exception in a ``mock.patch``ed body, with the test process on Python 3.12 and 3.13, where
+    ``sys.setprofile`` runs over ``sys.monitoring`` (PEP 669): the same outcomes as on 3.11."""
+    import shlex
+
+    from pytest_homefield.sandbox.canary_soft import softened
+    from pytest_homefield.sandbox.testrun import run_tests
+
+    python = _python_with_pytest(version, tmp_path_factory.mktemp("pythons"))
+    (tmp_path / "p" / "tests").mkdir(parents=True)
+    (tmp_path / "p" / FILE).write_text(softened(WRAPPERS), encoding="utf-8")
+    (tmp_path / "p" / "tests" / "test_bare.py").write_text(softened(BARE), encoding="utf-8")
+    bare = "tests/test_bare.py"
+    run = run_tests(tmp_path / "p", f"{shlex.quote(python)} -m pytest", [FILE, bare], out_dir=tmp_path / "out",
+                    sandbox="none")
+    assert run.outcomes == {f"{FILE}::test_warm": "passed", f"{FILE}::test_returns": "passed",
+                            f"{FILE}::test_always": "failed", f"{FILE}::test_known": "xfailed",
+                            f"{FILE}::test_later": "passed", f"{bare}::test_bare": "failed",
+                            f"{bare}::test_bare_later": "passed"}, run.log_path.read_text()
+    assert f"Python {version}." in run.log_path.read_text()  # pytest's header: the test process's Python
+    assert run.stop_lines[f"{FILE}::test_always"] == 4, run
+    assert "ValueError" in run.log_path.read_text()

@@ -205,15 +205,12 @@ DECORATED = ("from unittest import mock\n\nimport pytest\n\nfrom modes import MO
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "gatk40, open: a decorated test's body (the innermost __wrapped__, mock.patch) keeps an assertion's failure only "
-    "(its decorator may take what else the body raises: a retry, hypothesis's assume), so the plain run's bare body "
-    "and the unwrapped twin of a raises(Exception) stop at a real fix's exception there and leave the setting: "
-    "regression (test_off in the plain run) or tests_failed (test_negative after the twin)"))
 @pytest.mark.parametrize(("expected", "seed"), [("ValueError", 0), ("Exception", 1)], ids=["plain-run", "unwrapped"])
 def test_a_real_fix_is_not_failed_for_a_bare_raise_in_a_decorated_body(tmp_path: Path, expected: str,
                                                                        seed: int) -> None:
-    """The commit's fix with a comment, ``--sandbox none``: ``regression`` (seed 0) and ``tests_failed`` (seed 1)."""
+    """The commit's fix with a comment, ``--sandbox none``: ``solved`` (soft41: a statement at the top of the body a
+    decorator calls keeps the fix's ``ValueError`` too, raised to the decorator when the body returns). Before (a strict
+    xfail, gatk40): ``regression`` (seed 0, ``test_off`` in the plain run) and ``tests_failed`` (seed 1)."""
     b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=DECORATED.replace("raises(ValueError)", f"raises({expected})"), first="modes",
                        message="compute: strict refuses negatives, doubles them",

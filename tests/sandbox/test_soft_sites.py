@@ -4,13 +4,24 @@ there with the first failure, at that statement's line, whatever the rest of the
 from __future__ import annotations
 
 import importlib
+import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.canary_soft import BLOCK, JUMP, NESTED, SOFT, function_patterns, softened, softened_files
+from pytest_homefield.sandbox.canary_soft import (
+    BLOCK,
+    JUMP,
+    NESTED,
+    SOFT,
+    _named,
+    function_patterns,
+    softened,
+    softened_files,
+)
 from pytest_homefield.sandbox.testrun import REPORTER_DIR, TestRun, run_tests
 
 CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
@@ -401,10 +412,16 @@ def test_the_functions_a_repository_configuration_names_are_test_functions(tmp_p
     (root / "f" / "pytest.ini").symlink_to(root / "b" / "pyproject.toml")  # not followed: none read there
     assert function_patterns(root, "f/t.py") == ("test", "test_*", "check_*")
 
+    def soft_lines(out: dict[str, bytes]) -> dict[str, list[int]]:
+        return {rel: [n for n, line in enumerate(data.decode().splitlines(), 1) if SOFT in line]
+                for rel, data in out.items()}
+
+    # soft41: one configuration for the run, pytest's from the files' common folder (the root's here)
     out = softened_files({"t.py": text.encode(), "b/t.py": text.encode(), "e/t.py": text.encode()}, root)
-    soft_lines = {rel: [n for n, line in enumerate(data.decode().splitlines(), 1) if SOFT in line]
-                  for rel, data in out.items()}
-    assert soft_lines == {"t.py": [2, 6], "b/t.py": [6, 10], "e/t.py": [6]}
+    assert soft_lines(out) == {"t.py": [2, 6], "b/t.py": [2, 6], "e/t.py": [2, 6]}
+    assert soft_lines(softened_files({"b/t.py": text.encode()}, root)) == {"b/t.py": [6, 10]}
+    assert soft_lines(softened_files({"b/t.py": text.encode()}, root, "", ["b/t.py", "e/t.py::x"])) == \
+        {"b/t.py": [2, 6]}
     assert softened_files({"t.py": text.encode()}) == {"t.py": softened(text).encode()}
     assert [n for n, line in enumerate(softened(text).splitlines(), 1) if SOFT in line] == [6]
 
@@ -434,6 +451,51 @@ def test_the_test_commands_overrides_and_config_file_name_test_functions(tmp_pat
     assert function_patterns(root, "t.py", f"{py} -c ci/conf.cfg") == ("test", "cfg_*")
     assert function_patterns(root, "a/t.py", f"{py} --config-file=ci/conf.toml") == ("test", "toml_")
     assert function_patterns(root, "t.py", f"{py} -cci/other.ini") == ("test",)
-    assert function_patterns(root, "t.py", f"{py} -c ci/missing.ini") == ("test", "check_*")
+    assert function_patterns(root, "t.py", f"{py} -c ci/missing.ini") == ("test",)  # soft41: pytest looks for none
     assert function_patterns(root, "t.py", "sh -c 'cd . && pytest -o python_functions=x'") == ("test", "check_*")
     assert function_patterns(root, "t.py", "/venv/bin/pytest -o python_functions=x") == ("test", "x")
+
+
+#: (the parent's files, the command's options after ``pytest``, the run's targets): layouts where the configuration
+#: pytest reads for the run is not the nearest to each file (soft41), each checked against pytest's own choice.
+ROOTDIR_CASES = {
+    "common folder": ({"pytest.ini": "[pytest]\npython_functions = check_*\n", "a/tox.ini": "[pytest]\n"},
+                      "", ["a/t.py::check_b", "b/t.py"]),
+    "one folder": ({"pytest.ini": "[pytest]\npython_functions = check_*\n", "a/tox.ini": "[pytest]\n"},
+                   "", ["a/t.py"]),
+    "the command's folder": ({"pytest.ini": "[pytest]\npython_functions = check_*\n", "a/tox.ini": "[pytest]\n"},
+                             "b", ["a/t.py"]),
+    "an option's value": ({"pytest.ini": "[pytest]\npython_functions = check_*\n", "a/tox.ini": "[pytest]\n"},
+                          "--ignore b -k 'a or b or c'", ["a/t.py"]),
+    "setup.py stops": ({"setup.py": "", "a/pytest.ini": "[pytest]\npython_functions = check_*\n"},
+                       "", ["a/t.py", "b/t.py"]),
+    "each folder": ({"a/pytest.ini": "[pytest]\npython_functions = check_*\n",
+                     "b/setup.cfg": "[tool:pytest]\npython_functions = spec_*\n"}, "", ["b/t.py", "a/t.py"]),
+    "PYTEST_ADDOPTS": ({"pytest.ini": "[pytest]\naddopts = -o python_functions=check_*\n"},
+                       "", ["a/t.py"]),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(ROOTDIR_CASES))
+def test_the_configuration_is_the_one_pytest_reads_for_the_run(tmp_path: Path, case: str) -> None:
+    """soft41: the test functions :func:`function_patterns` names for a run are those pytest itself collects there
+    (``--collect-only``, this venv's pytest): the configuration it finds from the common folder of the run's paths
+    (the command's and the targets'), ``setup.py`` stopping the search, each path's folder then; and an
+    ``env PYTEST_ADDOPTS=…`` before the command, read after the configuration's ``addopts`` and before the command's
+    options. Before, the nearest configuration to each file was read, and ``PYTEST_ADDOPTS`` not at all: 5 of the 7
+    cases differed from pytest."""
+    files, options, targets = ROOTDIR_CASES[case]
+    test = "def test_a():\n    pass\n\n\ndef check_b():\n    pass\n\n\ndef spec_c():\n    pass\n"
+    root = _tree(tmp_path / "r", {**files, "a/t.py": test, "b/t.py": test})
+    env_words = "env 'PYTEST_ADDOPTS=-o python_functions=spec_*' " if case == "PYTEST_ADDOPTS" else ""
+    command = f"{env_words}{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider --co -q {options}"
+    made = subprocess.run([*shlex.split(command), *targets], cwd=root, capture_output=True, text=True, timeout=60,
+                          env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+                               "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    collected = {line.rsplit("::", 1)[1] for line in made.stdout.splitlines() if "::" in line}
+    assert collected, made.stdout + made.stderr
+    patterns = function_patterns(root, targets, command)
+    # ``test…`` is a test function of every run besides (a function pytest does not call is softened for nothing)
+    assert {n for n in ("test_a", "check_b", "spec_c") if _named(n, patterns)} == collected | {"test_a"}, \
+        (patterns, made.stdout)

@@ -360,6 +360,7 @@ def test_environment_is_scrubbed(tmp_path: Path) -> None:
         "LC_KEEP_ME": "yes",
         "PYTHONKEEP": "yes",
         "PYTHONPATH": "/some/where",
+        "HOMEFIELD_TEST_ENV": "PYTEST_ADDOPTS,PYTEST_PLUGINS",  # soft41: named there, still never carried
     }
     run = run_tests(proj, CMD, ["tests/test_env.py"], out_dir=tmp_path / "out", env=env)
     assert run.outcomes == {"tests/test_env.py::test_env": "passed"}, run.log_path.read_text()

@@ -68,6 +68,7 @@ def test_the_issues_example_parses_with_defaults() -> None:
     ({**REDIS, "port": 0}, "port' must be a TCP port"),
     ({**REDIS, "timeout": 0}, "timeout' must be a number of seconds above 0"),
     ({**REDIS, "env": ["REDIS_URL"]}, "env' must be a mapping"),
+    ({**REDIS, "env": {"PYTEST_ADDOPTS": "-o python_functions=check_*"}}, "env' sets PYTEST_ADDOPTS, which a test"),
 ])
 def test_a_bad_service_is_one_line_naming_the_key(tmp_path: Path, body: dict[str, object], message: str) -> None:
     import yaml

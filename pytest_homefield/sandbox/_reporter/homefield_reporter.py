@@ -534,11 +534,13 @@ class _Soft:
                 return False  # a skip, xfail, exit, interrupt: as without the context
         elif not failed or _nested[0] >= _MAX_NESTED:
             return False  # nested: an assertion's failure only, and not past the bound
-        code = sys._getframe(2).f_code
+        frame = sys._getframe(2)
+        code = frame.f_code
         if _called[0] is None or code is not _called[0] and (
-                not any(code is c for c in _wrapped[0]) or not failed):
-            # not the body pytest calls itself (a helper test's), nor an assertion's failure in the body a decorator
-            # wraps (what else it raises, the decorator may take: hypothesis's assume): what it raises goes on
+                not any(code is c for c in _wrapped[0]) or not (failed or _returnable(frame))):
+            # not the body pytest calls itself (a helper test's), nor the body a decorator wraps: what it raises goes
+            # on; there, what is no assertion's failure goes on too unless the decorator meets it when the body
+            # returns (soft41: its decorator may take it, a retry, hypothesis's assume, and so still does)
             return False
         if self._caught is not None:
             try:
@@ -547,7 +549,7 @@ class _Soft:
             except Exception:  # a clause's types this cannot read: as without the context
                 return False
             _nested[0] += 1
-        if not _blocks and code is not _called[0] and _at_return(sys._getframe(2), exc_val):
+        if not _blocks and code is not _called[0] and _at_return(frame, exc_val):
             return True  # a decorator's body: its decorator meets the failure when the body returns (soft40)
         scope = _blocks[-1] if _blocks else _soft_first
         if not scope:
@@ -581,6 +583,17 @@ def _at_return(frame: Any, exc: BaseException) -> bool:
         sys.setprofile(_returned)
     _returning[id(frame)] = [frame, exc, _last_compare[0]]
     return True
+
+
+def _returnable(frame: Any) -> bool:
+    """Whether a failure kept in ``frame`` (the body a decorator of the test calls) would be raised when it returns
+    (:func:`_at_return`): its code does not suspend, this Python raises so, and no other profile function is set.
+    soft41: only then does such a body's top soft statement keep what is no assertion's failure (a real fix's
+    exception at an unwrapped ``raises`` body, the plain run's or a twin's): its decorator meets it at the body's end
+    as it met it at the statement (a retry calls the body again, hypothesis passes over an ``assume``), the rest of
+    the body having run; else it goes to the decorator as written."""
+    return (not frame.f_code.co_flags & _SUSPENDS and _profile_raises()
+            and sys.getprofile() in (None, _returned))
 
 
 _RAISES: list[bool] = []
@@ -651,7 +664,8 @@ def soft(caught: Any = None) -> Any:
     calls for the test (a decorated test's body, called by its decorator, which may expect what it raises:
     hypothesis's ``assume``), the context changes nothing; but in the body a ``functools.wraps`` decorator wraps
     (``mock.patch``: :func:`_wrapped_code`) it keeps an assertion's failure as a nested statement does (gatk39), and
-    raises it when that body returns (:func:`_at_return`, soft40: a retry wrapper met no failure)."""
+    raises it when that body returns (:func:`_at_return`, soft40: a retry wrapper met no failure); where it can be
+    raised so (:func:`_returnable`), any ``Exception`` at that body's top too (soft41)."""
     return _Soft(caught)
 
 
