@@ -149,7 +149,9 @@ __all__ = [
 #: (soft40): such a test runs on as 15 says, its jump still taken; and so is a test named by the test command's
 #: ``-o python_functions=…`` (or by the file its ``-c`` names, or an ``-o`` of the configuration's ``addopts``); and
 #: the failure a decorator's body kept is raised when that body returns (a retry wrapper calls it again).
-VERIFY_VERSION = 21
+#: 22: the test command's options are read as pytest's parser reads them (gatk41): a test named by ``-qo
+#: python_functions=…``, ``-o=…``, a ``-qc FILE`` or a ``PYTEST_ADDOPTS=…`` the command sets is soft too.
+VERIFY_VERSION = 22
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

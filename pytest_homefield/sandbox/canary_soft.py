@@ -234,8 +234,9 @@ def _read(root: Path, rel: str) -> bytes | None:
 
 def _pytest_args(command: str) -> list[str]:
     """The arguments ``command`` (a test command, split as a shell splits it) gives pytest: those after its first
-    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``); none when no word does (a
-    custom command, ``sh -c '…'``: its options are not read)."""
+    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``), after those a
+    ``PYTEST_ADDOPTS=…`` word before it gives (gatk41: pytest reads that variable's words before its command line's);
+    none when no word names pytest (a custom command, ``sh -c '…'``: its options are not read)."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -243,29 +244,50 @@ def _pytest_args(command: str) -> list[str]:
     for n, word in enumerate(words):
         if PurePosixPath(word).name in ("pytest", "py.test") or (word == "-m" and n + 1 < len(words)
                                                                  and words[n + 1] in ("pytest", "py.test")):
-            return words[n + (2 if word == "-m" else 1):]
+            env = [w.partition("=")[2] for w in words[:n] if w.startswith("PYTEST_ADDOPTS=")]
+            return [*(_args(env[-1]) if env else ()), *words[n + (2 if word == "-m" else 1):]]
     return []
 
 
+#: The short options of pytest (9.2's own, and pytest-xdist's ``-n``) that take a value: in a group of short flags
+#: (``-qo X``, ``-qoX``, ``-qc FILE``) the first of them takes the rest of the group, else the next word, as pytest's
+#: option parser (argparse) reads it; every other letter of a group is a flag (gatk41).
+_VALUED_SHORT = frozenset("ckmnoprW")
+
+
 def _all_values(args: list[str], short: str, long: str) -> list[str]:
-    """The values ``args`` gives option ``short`` (``-o X``, ``-oX``) or ``long`` (``--override-ini X``,
-    ``--override-ini=X``), in order; none after a ``--``."""
+    """The values ``args`` gives option ``short`` (``-o X``, ``-oX``, ``-o=X``, and in a group of short flags, gatk41:
+    ``-qo X``, ``-qoX``; :data:`_VALUED_SHORT`) or ``long`` (``--override-ini X``, ``--override-ini=X``), in order,
+    read as pytest's option parser reads them (a short option's value is no flag of a group: ``-ko`` is ``-k o``);
+    none after a ``--``."""
     out: list[str] = []
     n = 0
     while n < len(args):
         arg = args[n]
+        n += 1
         if arg == "--":
             break
-        if arg in (short, long):
-            if n + 1 < len(args):
-                out.append(args[n + 1])
-            n += 2
+        if arg == long:
+            if n < len(args):
+                out.append(args[n])
+            n += 1
             continue
         if arg.startswith(long + "="):
             out.append(arg[len(long) + 1:])
-        elif arg.startswith(short) and not arg.startswith("--") and len(arg) > len(short):
-            out.append(arg[len(short):])
-        n += 1
+            continue
+        if arg.startswith("--") or not arg.startswith("-"):
+            continue
+        for i in range(1, len(arg)):
+            if arg[i] not in _VALUED_SHORT:
+                continue  # a flag of the group
+            rest = arg[i + 1:]
+            if i == 1 and rest.startswith("="):  # ``-o=X``: argparse splits an option's own ``=`` off
+                rest = rest[1:]
+            value = rest if rest else args[n] if n < len(args) else None
+            n += 0 if rest else 1
+            if value is not None and "-" + arg[i] == short:
+                out.append(value)
+            break
     return out
 
 
