@@ -151,6 +151,7 @@ __all__ = [
 #: the failure a decorator's body kept is raised when that body returns (a retry wrapper calls it again).
 #: 22: the test command's options are read as pytest's parser reads them (gatk41): a test named by ``-qo
 #: python_functions=…``, ``-o=…``, a ``-qc FILE`` or a ``PYTEST_ADDOPTS=…`` the command sets is soft too.
+#: And a group's function is soft by its name whatever made pytest collect it (a script's ``pytest.main``).
 VERIFY_VERSION = 22
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
@@ -932,7 +933,7 @@ def verify_candidate(
                                                pass_to_pass=v.PASS_TO_PASS)
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies)
                         for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
-                                                        test_cmd).items():
+                                                        test_cmd, plan.selectors()).items():
                             (wd / rel).write_bytes(data)
                         return [*runnable_tests] if whole or not plan.placement else plan.selectors()
                     return prepare

@@ -105,19 +105,20 @@ _Ctx = tuple[str, ...] | None
 DEFAULT_FUNCTIONS = ("test",)
 
 
-def softened(text: str, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> str:
+def softened(text: str, functions: tuple[str, ...] = DEFAULT_FUNCTIONS, names: tuple[str, ...] = ()) -> str:
     """``text`` (a test file) with its soft statements (module text) run under :data:`SOFT` (at a test function's top)
     or :data:`NESTED` (inside a ``while``, ``try`` or ``with``), each ``with`` whose body holds soft statements ending
     its header with :data:`BLOCK`, every line where it was; ``text`` itself when it does not parse, holds none, or
     would not parse so. ``functions``: the names of test functions, pytest's ``python_functions`` patterns
-    (prefixes or globs, :func:`_named`; :func:`function_patterns`)."""
+    (prefixes or globs, :func:`_named`; :func:`function_patterns`); ``names``: more test functions' exact names (the
+    task's own, gatk41: :func:`softened_files`)."""
     try:
         tree = parse_source(text)
     except (SyntaxError, ValueError):
         return text
     lines = io.StringIO(text, newline="").readlines()
     edits: list[tuple[int, int, str]] = []  # (line from 1, character, text inserted there)
-    for func in _test_functions(tree, functions):
+    for func in _test_functions(tree, functions, names):
         blocked: set[int] = set()
         edits += _soft_edits(func.body, None, lines, blocked)
         edits += _jump_edits(func.body, lines, blocked, 0, None)
@@ -135,30 +136,40 @@ def softened(text: str, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def softened_bytes(data: bytes, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> bytes:
+def softened_bytes(data: bytes, functions: tuple[str, ...] = DEFAULT_FUNCTIONS, names: tuple[str, ...] = ()) -> bytes:
     """:func:`softened` of a test file's bytes, in the encoding it declares (``utf-8`` by default, a BOM kept);
     ``data`` itself when it cannot be decoded or encoded back so. Remembered for the last 64 texts: a grading writes
     a file alike into each of its runs (two parses, some 1 ms of CPU per KiB)."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
-        out = softened(text, functions)
+        out = softened(text, functions, names)
         return data if out == text else out.encode(encoding)
     except (SyntaxError, LookupError, UnicodeError):
         return data
 
 
-def softened_files(files: Mapping[str, bytes], root: Path | None = None, command: str = "") -> dict[str, bytes]:
+def softened_files(files: Mapping[str, bytes], root: Path | None = None, command: str = "",
+                   tests: Iterable[str] = ()) -> dict[str, bytes]:
     """``files`` (path → bytes, a canary run's test files as a plan holds them) as the run writes them: each Python
     file :func:`softened_bytes`, anything else as it is. ``root`` (the copy the run's tree is made from, holding the
     repository's configuration): each file's test functions are also those its ``python_functions`` names
     (:func:`function_patterns`, with ``command``: the task's test command, whose ``-o python_functions=…`` and ``-c``
-    pytest reads first); without it, ``test…`` functions only."""
+    pytest reads first); without it, ``test…`` functions only. ``tests``: node ids (or function ids) of the run's
+    groups, the same for every run of a grading: the function each names in its file is a test function by its
+    name too (gatk41), however pytest came to collect it (a script's ``pytest.main(["-o", "python_functions=…"])``,
+    a ``conftest.py``, a plugin: what :func:`function_patterns` cannot read), so a group's twin is soft wherever
+    its original runs."""
+    named: dict[str, set[str]] = {}
+    for test in tests:
+        path, sep, rest = test.partition("::")
+        if sep and rest:
+            named.setdefault(path, set()).add(rest.split("[", 1)[0].rsplit("::", 1)[-1])
     out: dict[str, bytes] = {}
     for rel, data in files.items():
         if rel.endswith(".py"):
             functions = DEFAULT_FUNCTIONS if root is None else function_patterns(root, rel, command)
-            out[rel] = softened_bytes(data, functions)
+            out[rel] = softened_bytes(data, functions, tuple(sorted(named.get(rel, ()))))
         else:
             out[rel] = data
     return out
@@ -359,15 +370,16 @@ def _named(name: str, functions: Iterable[str]) -> bool:
                for p in functions)
 
 
-def _test_functions(tree: ast.Module,
-                    functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+def _test_functions(tree: ast.Module, functions: tuple[str, ...] = DEFAULT_FUNCTIONS,
+                    names: tuple[str, ...] = ()) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The test functions of ``tree`` (module text): module-level functions and methods named by ``functions``
     (pytest's ``python_functions`` patterns, :func:`_named`: ``test…`` at least, soft39: a ``check_*`` too when the
     repository's configuration names it) of module-level classes (whatever their bases: a ``unittest.TestCase``, a
     pytest ``Test…`` class, a mixin whose tests a ``TestCase`` inherits; so ``python_classes`` needs nothing) and of
     the classes in them at any depth (gatk39: pytest collects a ``Test…`` class
     nested in one; its tests were not soft, and a failing twin there stopped at its site and left what the rest of
-    its body puts back), none decorated as a fixture (:func:`_fixture`)."""
+    its body puts back), none decorated as a fixture (:func:`_fixture`).
+    ``names``: functions that are tests by their exact name (gatk41)."""
     out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     bodies = [tree.body]
     while bodies:
@@ -376,7 +388,8 @@ def _test_functions(tree: ast.Module,
                 out.append(node)
             elif isinstance(node, ast.ClassDef):
                 bodies.append(node.body)
-    return [f for f in out if _named(f.name, functions) and not any(_fixture(d) for d in f.decorator_list)]
+    return [f for f in out if (f.name in names or _named(f.name, functions))
+            and not any(_fixture(d) for d in f.decorator_list)]
 
 
 #: The names of the decorators that make a function a fixture (``pytest.fixture``, ``fixture``,
