@@ -152,7 +152,9 @@ __all__ = [
 #: 22: a statement at the top of a decorator's body keeps any exception where it is raised at the body's return
 #: (soft41): a real fix's exception at the plain run's bare ``raises`` body in a ``mock.patch``ed test runs on; and the
 #: ``python_functions`` read is that of the one configuration pytest reads for the run's targets (their common folder),
-#: and of an ``env PYTEST_ADDOPTS=…`` before the test command.
+#: and of an ``env PYTEST_ADDOPTS=…`` before the test command. And the test command's options are read as pytest's
+#: parser reads them (gatk41): a test named by ``-qo python_functions=…``, ``-o=…`` or a ``-qc FILE`` is soft too; and
+#: a group's function is soft by its name whatever made pytest collect it (a script's ``pytest.main``).
 VERIFY_VERSION = 22
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
@@ -936,7 +938,7 @@ def verify_candidate(
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
                         # the configuration pytest reads for the run's targets (soft41)
                         for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
-                                                        test_cmd, targets).items():
+                                                        test_cmd, targets, plan.selectors()).items():
                             (wd / rel).write_bytes(data)
                         return targets
                     return prepare

@@ -453,7 +453,8 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
     if built is not None:
         files, names = built
         selected = sorted({names[f][m + i] for f, (m, count, _) in probed.items() for i in range(count)})
-        folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd)
+        folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
+                             tests=[*plan.selectors(), *selected])
         try:
             made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
         finally:
@@ -517,7 +518,8 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
         return set()
     files, names = built
     selected = sorted({names[f][m + i] for f, m in probed.items() for i in (0, 1)})
-    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd)
+    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
+                         tests=[*plan.selectors(), *selected])
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:
@@ -865,7 +867,8 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     :func:`run_tests` does."""
     extra = [plan.plain_files()] if plain_out is not None and plan.plain else []
     # every run's files before any run, made alike at once
-    folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra], targets=targets, test_cmd=test_cmd)
+    folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra], targets=targets, test_cmd=test_cmd,
+                            tests=plan.selectors())
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
     logs: list[bytes] = []
@@ -981,7 +984,7 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     (the lock channel of contracts §7) could read as an oracle instead of a guess (gatk34). Raises
     :class:`ServiceError` as :func:`run_tests` does."""
     targets = sorted({function_id(i) for i in ids})
-    folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd)
+    folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd, tests=ids)
     into = tmp / "rows-out"
     try:
         made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
@@ -1079,7 +1082,7 @@ def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, tes
     its runs apart). Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
     :data:`PLAIN_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
     does."""
-    folder = _fresh_copy(gdir, tmp, plan.plain_files(), targets=targets, test_cmd=test_cmd)
+    folder = _fresh_copy(gdir, tmp, plan.plain_files(), targets=targets, test_cmd=test_cmd, tests=plan.selectors())
     into = tmp / "plain-out"
     try:
         made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
@@ -1136,14 +1139,14 @@ _SOFT_READ_BYTES = 8 << 20
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes], *, soft: bool = True,
-                targets: Sequence[str] = (), test_cmd: str = "") -> Path:
+                targets: Sequence[str] = (), test_cmd: str = "", tests: Sequence[str] = ()) -> Path:
     """A copy of ``gdir`` at ``<tmp>/<random>/w`` with ``files`` (path → bytes) written into it
     (:func:`_fresh_copies` of one run)."""
-    return _fresh_copies(gdir, tmp, [files], soft=soft, targets=targets, test_cmd=test_cmd)[0]
+    return _fresh_copies(gdir, tmp, [files], soft=soft, targets=targets, test_cmd=test_cmd, tests=tests)[0]
 
 
 def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *, soft: bool = True,
-                  targets: Sequence[str] = (), test_cmd: str = "") -> list[Path]:
+                  targets: Sequence[str] = (), test_cmd: str = "", tests: Sequence[str] = ()) -> list[Path]:
     """One copy of ``gdir`` per run at ``<tmp>/<random>/w``, with that run's files (path → bytes) written
     into it; every run's alike, so that a test process cannot tell its run from another's (issue 30):
 
@@ -1167,8 +1170,10 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
     test file of the run; its test functions are those the repository's configuration in ``gdir`` names too
     (``python_functions``: :func:`~pytest_homefield.sandbox.canary_soft.function_patterns`, soft39; soft41: the one
     pytest reads for ``targets``, from their common folder, alike in every run; soft40: as
-    ``test_cmd``, the command the run starts, overrides it with ``-o`` or names it with ``-c``). The sealed run
-    (no twin there) writes its files as they are."""
+    ``test_cmd``, the command the run starts, overrides it with ``-o`` or names it with ``-c``), and (gatk41) the
+    function each of ``tests`` names (the plan's groups, the same in every run of a grading; a confirmation run's
+    selected ids too, its twins under their own names), however pytest came to collect it. The sealed run (no twin
+    there) writes its files as they are."""
     if soft:
         extra: dict[str, bytes] = {}
         for rel in dict.fromkeys(t.split("::", 1)[0] for t in targets):
@@ -1176,7 +1181,7 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
                 with contextlib.suppress(OSError):
                     extra[rel] = nofollow.read_bytes(gdir, rel, limit=_SOFT_READ_BYTES)
         # soft41: the configuration pytest reads for the run's targets (alike in every run), not each file's
-        runs = [softened_files({**extra, **files}, gdir, test_cmd, targets or None) for files in runs]
+        runs = [softened_files({**extra, **files}, gdir, test_cmd, targets or None, tests) for files in runs]
     else:
         runs = list(runs)
     folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in runs]
@@ -1386,7 +1391,8 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
     if targets:
         selected = sorted({*targets, *files})
-    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd)
+    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
+                         tests=[*plan.selectors(), *selected])
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:

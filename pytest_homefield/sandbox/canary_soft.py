@@ -108,19 +108,20 @@ _Ctx = tuple[str, ...] | None
 DEFAULT_FUNCTIONS = ("test",)
 
 
-def softened(text: str, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> str:
+def softened(text: str, functions: tuple[str, ...] = DEFAULT_FUNCTIONS, names: tuple[str, ...] = ()) -> str:
     """``text`` (a test file) with its soft statements (module text) run under :data:`SOFT` (at a test function's top)
     or :data:`NESTED` (inside a ``while``, ``try`` or ``with``), each ``with`` whose body holds soft statements ending
     its header with :data:`BLOCK`, every line where it was; ``text`` itself when it does not parse, holds none, or
     would not parse so. ``functions``: the names of test functions, pytest's ``python_functions`` patterns
-    (prefixes or globs, :func:`_named`; :func:`function_patterns`)."""
+    (prefixes or globs, :func:`_named`; :func:`function_patterns`); ``names``: more test functions' exact names (the
+    task's own, gatk41: :func:`softened_files`)."""
     try:
         tree = parse_source(text)
     except (SyntaxError, ValueError):
         return text
     lines = io.StringIO(text, newline="").readlines()
     edits: list[tuple[int, int, str]] = []  # (line from 1, character, text inserted there)
-    for func in _test_functions(tree, functions):
+    for func in _test_functions(tree, functions, names):
         blocked: set[int] = set()
         edits += _soft_edits(func.body, None, lines, blocked)
         edits += _jump_edits(func.body, lines, blocked, 0, None)
@@ -138,34 +139,43 @@ def softened(text: str, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def softened_bytes(data: bytes, functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> bytes:
+def softened_bytes(data: bytes, functions: tuple[str, ...] = DEFAULT_FUNCTIONS, names: tuple[str, ...] = ()) -> bytes:
     """:func:`softened` of a test file's bytes, in the encoding it declares (``utf-8`` by default, a BOM kept);
     ``data`` itself when it cannot be decoded or encoded back so. Remembered for the last 64 texts: a grading writes
     a file alike into each of its runs (two parses, some 1 ms of CPU per KiB)."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
-        out = softened(text, functions)
+        out = softened(text, functions, names)
         return data if out == text else out.encode(encoding)
     except (SyntaxError, LookupError, UnicodeError):
         return data
 
 
 def softened_files(files: Mapping[str, bytes], root: Path | None = None, command: str = "",
-                   targets: Sequence[str] | None = None) -> dict[str, bytes]:
+                   targets: Sequence[str] | None = None, tests: Iterable[str] = ()) -> dict[str, bytes]:
     """``files`` (path → bytes, a canary run's test files as a plan holds them) as the run writes them: each Python
     file :func:`softened_bytes`, anything else as it is. ``root`` (the copy the run's tree is made from, holding the
     repository's configuration): the test functions are also those its ``python_functions`` names
     (:func:`function_patterns`: the one configuration pytest reads for the run's ``targets``, its files or node ids,
     by default the Python files of ``files``, and ``command``: the task's test command, whose ``-o
-    python_functions=…`` and ``-c`` pytest reads first); without it, ``test…`` functions only."""
+    python_functions=…`` and ``-c`` pytest reads first); without it, ``test…`` functions only. ``tests``: node ids
+    (or function ids) of the run's groups, the same for every run of a grading: the function each names in its file
+    is a test function by its name too (gatk41), however pytest came to collect it (a script's
+    ``pytest.main(["-o", "python_functions=…"])``, a ``conftest.py``, a plugin: what :func:`function_patterns`
+    cannot read), so a group's twin is soft wherever its original runs."""
+    named: dict[str, set[str]] = {}
+    for test in tests:
+        path, sep, rest = test.partition("::")
+        if sep and rest:
+            named.setdefault(path, set()).add(rest.split("[", 1)[0].rsplit("::", 1)[-1])
     out: dict[str, bytes] = {}
     functions: tuple[str, ...] = DEFAULT_FUNCTIONS
     if root is not None:
         functions = function_patterns(root, tuple(rel for rel in files if rel.endswith(".py")) if targets is None
                                       else tuple(targets), command)
     for rel, data in files.items():
-        out[rel] = softened_bytes(data, functions) if rel.endswith(".py") else data
+        out[rel] = softened_bytes(data, functions, tuple(sorted(named.get(rel, ())))) if rel.endswith(".py") else data
     return out
 
 
@@ -328,9 +338,9 @@ def _read(root: Path, rel: str) -> bytes | None:
 def _pytest_args(command: str) -> list[str]:
     """The arguments ``command`` (a test command, split as a shell splits it) gives pytest: those after its first
     word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``), after those of the
-    ``PYTEST_ADDOPTS`` an ``env`` before it sets (``env PYTEST_ADDOPTS='-o python_functions=check_*' pytest``: pytest
-    reads them before its command line; soft41, they were not read); none when no word names pytest (a custom
-    command, ``sh -c '…'``: its options are not read)."""
+    ``PYTEST_ADDOPTS`` the words before it set (``env PYTEST_ADDOPTS='-o python_functions=check_*' pytest``: pytest
+    reads them before its command line; soft41 and gatk41, they were not read); none when no word names pytest (a
+    custom command, ``sh -c '…'``: its options are not read)."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -344,42 +354,53 @@ def _pytest_args(command: str) -> list[str]:
 
 def _env_addopts(words: Sequence[str]) -> list[str]:
     """The words of the ``PYTEST_ADDOPTS`` that ``words`` (a command's words before its program's) set, as pytest
-    splits it: the last ``PYTEST_ADDOPTS=…`` among the ``NAME=VALUE`` words an ``env`` program is given (a test
-    command runs with no shell, so only ``env`` sets a variable so); none without."""
-    if not words or PurePosixPath(words[0]).name != "env":
-        return []
-    value: str | None = None
-    for word in words[1:]:
-        name, eq, rest = word.partition("=")
-        if eq and name == "PYTEST_ADDOPTS":
-            value = rest
-    if not value:
-        return []
-    try:
-        return shlex.split(value)
-    except ValueError:
-        return value.split()
+    splits it (:func:`_args`): the last ``PYTEST_ADDOPTS=…`` among the ``NAME=VALUE`` words, after an ``env``
+    program's name or alone (a test command runs with no shell, so only ``env`` sets a variable so; a shell's
+    assignment is read alike, gatk41); none without."""
+    rest = words[1:] if words and PurePosixPath(words[0]).name == "env" else words
+    values = [w.partition("=")[2] for w in rest if w.startswith("PYTEST_ADDOPTS=")]
+    return list(_args(values[-1])) if values else []
+
+
+#: The short options of pytest (9.2's own, and pytest-xdist's ``-n``) that take a value: in a group of short flags
+#: (``-qo X``, ``-qoX``, ``-qc FILE``) the first of them takes the rest of the group, else the next word, as pytest's
+#: option parser (argparse) reads it; every other letter of a group is a flag (gatk41).
+_VALUED_SHORT = frozenset("ckmnoprW")
 
 
 def _all_values(args: list[str], short: str, long: str) -> list[str]:
-    """The values ``args`` gives option ``short`` (``-o X``, ``-oX``) or ``long`` (``--override-ini X``,
-    ``--override-ini=X``), in order; none after a ``--``."""
+    """The values ``args`` gives option ``short`` (``-o X``, ``-oX``, ``-o=X``, and in a group of short flags, gatk41:
+    ``-qo X``, ``-qoX``; :data:`_VALUED_SHORT`) or ``long`` (``--override-ini X``, ``--override-ini=X``), in order,
+    read as pytest's option parser reads them (a short option's value is no flag of a group: ``-ko`` is ``-k o``);
+    none after a ``--``."""
     out: list[str] = []
     n = 0
     while n < len(args):
         arg = args[n]
+        n += 1
         if arg == "--":
             break
-        if arg in (short, long):
-            if n + 1 < len(args):
-                out.append(args[n + 1])
-            n += 2
+        if arg == long:
+            if n < len(args):
+                out.append(args[n])
+            n += 1
             continue
         if arg.startswith(long + "="):
             out.append(arg[len(long) + 1:])
-        elif arg.startswith(short) and not arg.startswith("--") and len(arg) > len(short):
-            out.append(arg[len(short):])
-        n += 1
+            continue
+        if arg.startswith("--") or not arg.startswith("-"):
+            continue
+        for i in range(1, len(arg)):
+            if arg[i] not in _VALUED_SHORT:
+                continue  # a flag of the group
+            rest = arg[i + 1:]
+            if i == 1 and rest.startswith("="):  # ``-o=X``: argparse splits an option's own ``=`` off
+                rest = rest[1:]
+            value = rest if rest else args[n] if n < len(args) else None
+            n += 0 if rest else 1
+            if value is not None and "-" + arg[i] == short:
+                out.append(value)
+            break
     return out
 
 
@@ -451,15 +472,16 @@ def _named(name: str, functions: Iterable[str]) -> bool:
                for p in functions)
 
 
-def _test_functions(tree: ast.Module,
-                    functions: tuple[str, ...] = DEFAULT_FUNCTIONS) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+def _test_functions(tree: ast.Module, functions: tuple[str, ...] = DEFAULT_FUNCTIONS,
+                    names: tuple[str, ...] = ()) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The test functions of ``tree`` (module text): module-level functions and methods named by ``functions``
     (pytest's ``python_functions`` patterns, :func:`_named`: ``test…`` at least, soft39: a ``check_*`` too when the
     repository's configuration names it) of module-level classes (whatever their bases: a ``unittest.TestCase``, a
     pytest ``Test…`` class, a mixin whose tests a ``TestCase`` inherits; so ``python_classes`` needs nothing) and of
     the classes in them at any depth (gatk39: pytest collects a ``Test…`` class
     nested in one; its tests were not soft, and a failing twin there stopped at its site and left what the rest of
-    its body puts back), none decorated as a fixture (:func:`_fixture`)."""
+    its body puts back), none decorated as a fixture (:func:`_fixture`).
+    ``names``: functions that are tests by their exact name (gatk41)."""
     out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     bodies = [tree.body]
     while bodies:
@@ -468,7 +490,8 @@ def _test_functions(tree: ast.Module,
                 out.append(node)
             elif isinstance(node, ast.ClassDef):
                 bodies.append(node.body)
-    return [f for f in out if _named(f.name, functions) and not any(_fixture(d) for d in f.decorator_list)]
+    return [f for f in out if (f.name in names or _named(f.name, functions))
+            and not any(_fixture(d) for d in f.decorator_list)]
 
 
 #: The names of the decorators that make a function a fixture (``pytest.fixture``, ``fixture``,
