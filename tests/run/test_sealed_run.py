@@ -382,27 +382,31 @@ def _grade_texts(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
                  **kw)  # type: ignore[arg-type]
 
 
-def test_a_value_held_in_another_literal_is_not_sealed(texts: FixTask, tmp_path: Path) -> None:
-    """gatk35: ``"first\\nsecond"`` is held in the PASS_TO_PASS test's ``"first\\nsecond\\nthird"`` (the escape hides
-    its text and content from the text search): readable there, so not sealed, and no sealed run is made for a grading
-    of the task, the reader of the other literal's substring included. On this round's base the site was sealed
-    and that reader ``solved`` with no fix all the same (bubblewrap, canaries on, seeds 0 and 1; canaries off too):
-    the sealed run claimed a value in no file of the run. Another real fix: ``solved``."""
+@pytest.mark.slow
+def test_a_value_held_in_another_assertions_literal_is_sealed_with_it(texts: FixTask, tmp_path: Path) -> None:
+    """hole41 (gatk35): ``"first\\nsecond"`` is held in the PASS_TO_PASS test's ``"first\\nsecond\\nthird"`` (the
+    escape hides its text and content from the text search), the literal of an ``==`` assertion: that statement is
+    sealed beside the site, unjudged (a cover, ``SealSite.cover``), so the sealed run's files hold the value nowhere.
+    The reader of the other literal's substring (canaries off) finds ``"first;second"`` nearest there and is not
+    solved: ``forged`` by the seal (it passed where the value was in the file); another real fix: ``solved``, the
+    PASS_TO_PASS test passing in the sealed run too. Before hole41 the site was not sealed (readable elsewhere), no
+    sealed run was made and that reader was ``solved`` with no fix (gatk35, strict xfail below until hole41)."""
     g = _grade_texts(texts, tmp_path / "reader", LINES_PARENT + SUBSTRING_READER, canaries=False)
-    assert not (tmp_path / "reader" / "out" / SEALED_OUTCOMES).exists(), g
+    assert (g.outcome, g.canary) == ("forged", f"sealed:{LINES_F2P}@5"), g
     g = _grade_texts(texts, tmp_path / "fix", LINES_OTHER_FIX, canaries=False)
     assert g.outcome == "solved", g
+    events = [json.loads(line) for line in (tmp_path / "fix" / "out" / SEALED_OUTCOMES).read_text().splitlines()]
+    passed = {e["nodeid"] for e in events if e.get("event") == "phase" and e.get("outcome") == "passed"}
+    assert {LINES_F2P, f"{LINES_TEST}::test_three"} <= passed, events
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
-@pytest.mark.xfail(strict=True, reason="open: a value readable elsewhere (contracts §7 'Sealed sites', 'What stays "
-                                       "open'): no sealed run, and no twin tells the substring reader")
 def test_the_reader_of_another_literals_substring_is_not_solved(texts: FixTask, tmp_path: Path) -> None:
-    """gatk35 (open, strict xfail): the substring reader (``SUBSTRING_READER``) is ``solved`` with no fix under
-    bubblewrap with canaries on (seed 0; seed 1 too, measured): the value is in the PASS_TO_PASS test's literal,
-    which every run, the sealed one included, can read. A sealed run cannot hide it (that test needs it), and the
-    twins change the sealed function's literal, not the other one's."""
+    """gatk35 (a strict xfail until hole41): the substring reader (``SUBSTRING_READER``) was ``solved`` with no fix
+    under bubblewrap with canaries on (seeds 0 and 1): the value is in the PASS_TO_PASS test's literal, which every
+    run could read, and the twins change the sealed function's literal, not the other one's. hole41 seals that
+    assertion beside the site (a cover): the sealed run holds the value in no file and the reader is caught there."""
     g = _grade_texts(texts, tmp_path, LINES_PARENT + SUBSTRING_READER, sandbox="bwrap", canary_seed=0)
     assert g.outcome in ("forged", "tests_failed"), g
 
