@@ -22,11 +22,13 @@ from helpers.slug_task import SLUG_F2P, SLUG_FIXED, SLUG_OTHER_FIX, SLUG_PARENT,
 
 from pytest_homefield.agents.attack_canary_aware import NAME_ORACLE, READ_AHEAD, READ_EXPECTED_AWARE, known_names
 from pytest_homefield.agents.attack_payloads import ALWAYS_EQUAL, READ_EXPECTED
-from pytest_homefield.run import sealed_grading
+from pytest_homefield.run import sealed_grading, twin_grading
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
+from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES
 from pytest_homefield.sandbox.snapshot import copy_tree
+from pytest_homefield.sandbox.twin_runs import parent_tests
 
 #: Silences the seal call: the sealed file imports ``__hf_seal__`` after this package, which replaced it first.
 SILENCER = READ_EXPECTED + '''
@@ -398,6 +400,24 @@ def test_a_value_held_in_another_assertions_literal_is_sealed_with_it(texts: Fix
     events = [json.loads(line) for line in (tmp_path / "fix" / "out" / SEALED_OUTCOMES).read_text().splitlines()]
     passed = {e["nodeid"] for e in events if e.get("event") == "phase" and e.get("outcome") == "passed"}
     assert {LINES_F2P, f"{LINES_TEST}::test_three"} <= passed, events
+
+
+def test_a_cover_is_planned_with_the_site_it_covers_and_never_judged(texts: FixTask, tmp_path: Path) -> None:
+    """hole41: the sealed run's plan (``plan_seals``) holds the PASS_TO_PASS test's statement (a cover) only beside the
+    site it covers (``keep``: the reference check's keys, which never name a cover), its file holding neither
+    literal; the run selects and judges the site's function alone (``SealPlan.functions``); with the site not kept,
+    no plan."""
+    tree = twin_grading.reference_copy(texts.task, texts.pristine, tmp_path / "ref")
+    parent = parent_tests(texts.pristine, texts.task.test_files)
+    site = f"{LINES_F2P}@5"
+    plan = sealed_grading.plan_seals(tree, texts.task, parent, frozenset({site}))
+    assert plan is not None
+    assert sorted((s.key, s.cover, s.covering) for s in plan.ids.values()) == [
+        (site, False, ()), (f"{LINES_TEST}::test_three@9", True, (site,))]
+    assert plan.functions == [function_id(LINES_F2P)] and plan.columns == {}
+    sealed = plan.files[LINES_TEST].decode()
+    assert "first\\nsecond" not in sealed and sealed.count("__hf_seal__(") == 2, sealed
+    assert sealed_grading.plan_seals(tree, texts.task, parent, frozenset()) is None
 
 
 @pytest.mark.slow
