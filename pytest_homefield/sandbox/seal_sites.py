@@ -455,15 +455,16 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
 
 
 def _functions(tree: ast.AST, prefix: str) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """Every function defined in ``tree`` (nested in classes and functions too), each with its id: ``prefix`` and
-    the names of the classes and functions holding it and its own, joined by ``::``."""
+    """Every function defined in ``tree`` (nested in classes, functions and compound statements too), each with its
+    id: ``prefix`` and the names of the classes and functions holding it and its own, joined by ``::``. Recurses
+    through statements only (their nesting is bounded by the parser's indentation limit)."""
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield f"{prefix}::{node.name}", node
             yield from _functions(node, f"{prefix}::{node.name}")
         elif isinstance(node, ast.ClassDef):
             yield from _functions(node, f"{prefix}::{node.name}")
-        else:
+        elif isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)):  # no expression holds a definition
             yield from _functions(node, prefix)
 
 
