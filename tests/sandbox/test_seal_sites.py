@@ -17,6 +17,7 @@ from types import ModuleType
 
 import pytest
 
+from pytest_homefield.run.sealed_grading import SealPlan
 from pytest_homefield.sandbox.outcomes import EventTally, SealScope, seal_verdict, well_formed
 from pytest_homefield.sandbox.seal_sites import SEAL_CALL, passing_sites, sealable_sites, sealed_files, withheld_data
 from pytest_homefield.sandbox.testrun import run_tests
@@ -421,6 +422,28 @@ def test_a_value_held_by_other_assertions_literals_is_sealed_with_them(tmp_path:
     every = {i: {sid: ["equal"] for sid in ids} for i in (fid, f"{TEST}::test_old", f"{OTHER}::TestK::test_k")}
     outcomes = dict.fromkeys(every, "passed")
     assert passing_sites(ids, [fid, f"{TEST}::test_old"], outcomes, every) == sorted(keys)
+
+
+def test_a_cover_beside_a_sealed_column_is_not_judged_with_it(tmp_path: Path) -> None:
+    """hole41: a cover may sit in a function whose ``parametrize`` column is sealed (its plain statements are no sites
+    then): the plan judges that function by its rows alone (``SealPlan.columns``), never by the cover, which every
+    item would report once (a row reported several times fails its function)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'import pytest\n\nfrom pkg import f, g\n\n\n'
+        '@pytest.mark.parametrize("n, expected", [(1, "uno-a"), (2, "dos-b")])\n'
+        'def test_rows(n, expected):\n    assert f(n) == expected\n    assert g() == "first\\nsecond\\nthird"\n\n\n'
+        'def test_new():\n    assert f(0) == "first\\nsecond"\n')
+    fids = [f"{TEST}::test_rows[1-uno-a]", f"{TEST}::test_rows[2-dos-b]", f"{TEST}::test_new"]
+    sites = sealable_sites(tmp_path, [TEST], fids, {TEST: None})
+    assert sorted((s.function.rsplit("::", 1)[1], s.cover, s.decorated) for s in sites) == [
+        ("test_new", False, False), ("test_rows", False, True), ("test_rows", False, True), ("test_rows", True, False)]
+    files, ids = sealed_files(tmp_path, sites, [TEST])
+    plan = SealPlan(files, ids)
+    rows = sorted(i for i, s in ids.items() if s.decorated)
+    assert len(rows) == 2 and {fn: sorted(v) for fn, v in plan.columns.items()} == {f"{TEST}::test_rows": rows}
+    assert plan.functions == [f"{TEST}::test_new", f"{TEST}::test_rows"]
+    assert "first\\nsecond" not in files[TEST].decode()
 
 
 def test_a_sealed_run_holds_no_hidden_data_file_of_the_commit(tmp_path: Path) -> None:
