@@ -73,8 +73,8 @@ class SealPlan:
 
     @property
     def functions(self) -> list[str]:
-        """The function ids with a sealed site, sorted: what the run selects."""
-        return sorted({s.function for s in self.ids.values()})
+        """The function ids with a sealed site (a judged one: no cover, hole41), sorted."""
+        return sorted({s.function for s in self.ids.values() if not s.cover})
 
     def expected(self) -> dict[str, Any]:
         """Site id → its literal's value, or the :class:`~pytest_homefield.sandbox.seal_kinds.SealCheck` of a site
@@ -92,7 +92,7 @@ class SealPlan:
         tables = {s.function for s in self.ids.values() if s.decorated}
         out: dict[str, list[str]] = {}
         for sid, s in self.ids.items():
-            if s.function in tables:
+            if s.function in tables and not s.cover:
                 out.setdefault(s.function, []).append(sid)
         return out
 
@@ -104,8 +104,8 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
     ``keep`` when given; ``None`` when there is none. ``OSError``/``ValueError`` as
     :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` raises them."""
     sites = sealable_sites(root, task.test_files, task.FAIL_TO_PASS, parent)
-    if keep is not None:
-        sites = [s for s in sites if s.key in keep]
+    if keep is not None:  # hole41: a cover with a site it covers
+        sites = [s for s in sites if (s.key in keep if not s.cover else any(k in keep for k in s.covering))]
     if not sites:
         return None
     files, ids = sealed_files(root, sites, task.test_files)
@@ -158,7 +158,7 @@ def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> 
     columns = plan.columns
     by_fn: dict[str, list[str]] = {}
     for sid, s in plan.ids.items():
-        if s.function not in columns:
+        if s.function not in columns and not s.cover:  # hole41: a cover is never judged
             by_fn.setdefault(s.function, []).append(sid)
     outcomes: dict[str, str] = {}
     unequal: dict[str, str] = {}
@@ -239,7 +239,7 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     into = tmp / "sealed-out"
     try:
         columns = plan.columns
-        tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i)]
+        tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i) and not s.cover]
                  for i in sealed_ids(fail_to_pass, [f for f in plan.functions if f not in columns])}
         repeats = {sid: 2 * s.items for sid, s in plan.ids.items() if s.items}  # loop38: once per item
         made = run_tests(folder, test_cmd, list(targets), out_dir=into,

@@ -45,6 +45,14 @@ Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite
 :func:`_member`) and ``assert A == pytest.approx(L, …)`` (``approx``: ``__hf_seal__``), under
 the same rules, ``L`` also readable elsewhere when a text its regex matches literally occurs there
 (:func:`~.seal_kinds.regex_literal_runs`) or another literal passes the site's check (:func:`_passed_by_another`).
+
+Covers (hole41, :func:`_covers`, :attr:`SealSite.cover`): a plain ``==`` site whose value is readable only in the
+literals ``L`` of other statements of a plain site's form (in any function of the hidden test files: a PASS_TO_PASS
+test's ``assert lines("a;b;c") == "a\\nb\\nc"`` holding ``"a\\nb"``) is sealed with each such statement, a cover: it is
+rewritten as a plain site is (its literal leaves the sealed file, its ``A`` still runs) and never judged, and it is
+in a plan only beside a site it covers (``covering``). The rule is the readability rule run on the files with those
+literals out (:func:`_masked`): a value shown anywhere else besides (a parent's version, a call's argument, a ``!=``,
+a data file) is still readable, and not sealed.
 """
 
 from __future__ import annotations
@@ -54,7 +62,7 @@ import dataclasses
 import re
 import secrets
 import tokenize
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,8 +110,10 @@ SEAL_RAISES_CALL = "__hf_raises__"
 #: function with a ``parametrize`` decorator has its loop tables' rows sealed (judged per item of the function in the
 #: sealed run beside a sealed column: :attr:`SealSite.items`); 12 (stride40): a number leaf of an ``in`` member has
 #: for neighbours its decimal spelling with one digit changed beside ``± 1`` (``seal_kinds._number_mates``), so a
-#: reference value holding one of those is opaque and its site no longer sealed.
-SEAL_RULES = 12
+#: reference value holding one of those is opaque and its site no longer sealed; 13 (hole41): a plain ``==`` site whose
+#: value only other ``==`` assertions' literals of the hidden test files hold is sealed with those statements
+#: (covers, :func:`_covers`: sealed unjudged beside it), not left unsealed as readable elsewhere.
+SEAL_RULES = 13
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 
@@ -160,6 +170,12 @@ class SealSite:
     #: reports the row once; judged per item of the function in the sealed run (:func:`item_reports`), the channel
     #: parsing twice as many of its reports at most. 0 for any other site.
     items: int = 0
+    #: hole41, a **cover** (:func:`_covers`): a ``==`` statement of any function of the hidden test files whose
+    #: literal holds the value of a sealed site (``covering``: those sites' keys), rewritten in the sealed run as a
+    #: plain site is so that no file of the run holds the value; never judged (its reports are passed over), and
+    #: sealed only with a site it covers
+    cover: bool = False
+    covering: tuple[str, ...] = ()
 
     def value(self) -> Any:
         """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found), its text read inside
@@ -344,6 +360,7 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
     bytes in the parent (``None``: new; :func:`~.twin_runs.parent_tests`). Never raises for a file that does not
     parse (it has no site)."""
     texts: dict[str, str] = {}
+    encodings: dict[str, str] = {}
     searched: dict[str, str] = {}  # every file as text to search, whatever its encoding (a data file too)
     for p in sorted(set(test_files)):
         try:
@@ -352,11 +369,13 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
             data = b""
         got = _decoded(data)
         texts[p] = got[1] if got is not None else ""
+        encodings[p] = got[0] if got is not None else "utf-8"
         searched[p] = _searchable(data)
     others = [_searchable(d) for d in parent.values() if d is not None]
     # the values of the literals of every Python file among them and of their parent versions (satk34: a value
     # spelled otherwise elsewhere, 'hello' '-world' or 1000 for 1e3, is readable there as much as its spelling)
-    values = {p: _literal_values(_parsed(t)) for p, t in texts.items()}
+    trees = {p: _parsed(t) for p, t in texts.items()}
+    values = {p: _literal_values(t) for p, t in trees.items()}
     parent_values = [_literal_values(_parsed(d)) for d in parent.values() if d is not None]
     plain = {p: _plain_counts(v) for p, v in values.items()}
     parent_plain = [_plain_counts(v) for v in parent_values]
@@ -364,9 +383,12 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
     for fid in dict.fromkeys(function_id(i) for i in fail_to_pass if "::" in i):
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
     sites: list[SealSite] = []
+    # hole41: the covers of the sites sealed with them, by their file and first line (one may cover several sites)
+    covers: dict[tuple[str, int], SealSite] = {}
+    holders: list[_Holder] | None = None  # made once, when a site is readable
     for path in sorted(by_file):
         text = texts.get(path, "")
-        tree, before = _parsed(text), _parsed(parent.get(path))
+        tree, before = trees.get(path), _parsed(parent.get(path))
         if tree is None:
             continue
         rest_files = [t for p, t in searched.items() if p != path] + others
@@ -387,7 +409,7 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
             column = _column_sites(text, path, fid, func, readable)
             sites.extend(column[:MAX_SEAL_SITES - len(sites)])
             if len(sites) >= MAX_SEAL_SITES:
-                return sites
+                return sites + list(covers.values())
             # loop36: a loop table's function keeps its plain sites (its items' ids are the originals; loop38: its
             # rows and plain sites are judged per id alike: passing_sites, SealPlan.columns)
             for stmt in func.body if not any(s.decorated for s in column) else ():
@@ -402,18 +424,124 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 expected, actual = ast.get_source_segment(text, lit), ast.get_source_segment(text, a)
                 if not expected or not actual:
                     continue
+                key = f"{fid}@{first}"
                 if readable(lit, expected, shape.kind):
-                    continue
+                    # hole41 (gatk35): a value held only by the literals of other ``==`` statements of the hidden
+                    # test files (a PASS_TO_PASS test's "first\nsecond\nthird" holding "first\nsecond") is sealed
+                    # with them: each such statement is sealed too, unjudged (a cover), so no file of the run holds
+                    # it; readable when their literals masked (a parent's version, a non-assert place) stays as is
+                    if holders is None:
+                        holders = _holders(trees, texts)
+                    held = _covers(ast.literal_eval(lit), expected, holders, stmt, key) if shape.kind == "==" else []
+                    fresh = {(c.path, c.first) for c, _ in held} - set(covers)
+                    if not held or len(covers) + len(fresh) > MAX_SEAL_SITES or _masked(
+                            path, lit, expected, held, trees, texts, encodings, values, searched, others,
+                            parent_values):
+                        continue
+                    for c, _ in held:
+                        prior = covers.get((c.path, c.first))
+                        covers[(c.path, c.first)] = c if prior is None else dataclasses.replace(
+                            prior, covering=(*prior.covering, key))
                 value = ast.literal_eval(lit)
                 if shape.kind in ("match", "approx") and _passed_by_another(
                         shape.kind, value, shape.extra, [*values.values(), *parent_values]):
                     continue
-                sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected,
+                sites.append(SealSite(key, path, fid, first, last, actual, expected,
                                       case=isinstance(stmt, ast.Expr) or shape.extra == "unittest", kind=shape.kind,
                                       extra=shape.extra, span=_span(text, shape.span) if shape.span else None))
                 if len(sites) >= MAX_SEAL_SITES:
-                    return sites
-    return sites
+                    return sites + list(covers.values())
+    return sites + list(covers.values())
+
+
+def _functions(tree: ast.AST, prefix: str) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function defined in ``tree`` (nested in classes, functions and compound statements too), each with its
+    id: ``prefix`` and the names of the classes and functions holding it and its own, joined by ``::``. Recurses
+    through statements only (their nesting is bounded by the parser's indentation limit)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield f"{prefix}::{node.name}", node
+            yield from _functions(node, f"{prefix}::{node.name}")
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node, f"{prefix}::{node.name}")
+        elif isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)):  # no expression holds a definition
+            yield from _functions(node, prefix)
+
+
+def _holders(trees: Mapping[str, ast.Module | None], texts: Mapping[str, str]) -> list[_Holder]:
+    """hole41: the statements of the hidden Python test files (``trees``, ``texts``) that may cover a site: each
+    top-level statement of a function's body (any function, a PASS_TO_PASS test's too) of a plain site's form
+    (:func:`_operands`: ``assert A == L``, ``L == A``, ``self.assertEqual``, ``L`` a literal, ``A`` not) with its lines
+    to itself (:func:`_whole_lines`), in file and line order."""
+    out: list[_Holder] = []
+    for path, tree in sorted(trees.items()):
+        text = texts.get(path, "")
+        for fid, func in _functions(tree, path) if tree is not None else ():
+            for stmt in func.body:
+                pair = _operands(stmt)
+                if pair is None or not _whole_lines(text, stmt, func.body):
+                    continue
+                a, lit = pair
+                shown, actual = ast.get_source_segment(text, lit), ast.get_source_segment(text, a)
+                if shown and actual:
+                    vals = _literal_values(ast.Module(body=[ast.Expr(lit)], type_ignores=[]))
+                    out.append((path, fid, stmt, lit, shown, actual, vals, _plain_counts(vals)))
+    return out
+
+
+def _covers(value: Any, expected: str, holders: Sequence[_Holder], site: ast.stmt,
+            key: str) -> list[tuple[SealSite, ast.expr]]:
+    """hole41: the :func:`_holders` (``site``'s own statement left out) whose literal may show ``value`` (a site's
+    ``L``, its source text ``expected``), each as a cover of the site ``key`` (:attr:`SealSite.cover`) with its literal
+    node: ``L`` holds the value by any rule of :class:`_Readable`: a reading (:func:`_readings`) in its source text, or
+    among its literal values one ``==`` to it, a container of its items, a string holding it. Another place showing
+    the value (``A``, an argument, a parent's version) is no cover: :func:`_masked` still finds it there."""
+    readings = [r for r in _readings(value, expected) if r]
+    out: list[tuple[SealSite, ast.expr]] = []
+    for path, fid, stmt, lit, shown, actual, vals, plain in holders:
+        if stmt is site or not (any(r in shown for r in readings) or _occurrences(value, vals)
+                                or _held(value, vals) or _same_items(value, plain)):
+            continue
+        first = stmt.lineno
+        out.append((SealSite(f"{fid}@{first}", path, fid, first, stmt.end_lineno or first, actual, shown,
+                             case=isinstance(stmt, ast.Expr), cover=True, covering=(key,)), lit))
+    return out
+
+
+def _mask(text: str, literals: Sequence[ast.expr]) -> str:
+    """``text`` with each of ``literals``' source (nodes of it) made NUL characters, its line breaks kept (no
+    offset moves)."""
+    chars = list(text)
+    for lit in literals:
+        start, end = _span(text, lit)
+        for i in range(start, end):
+            if chars[i] not in "\r\n":
+                chars[i] = "\0"
+    return "".join(chars)
+
+
+def _masked(path: str, lit: ast.expr, expected: str, held: Sequence[tuple[SealSite, ast.expr]],
+            trees: Mapping[str, ast.Module | None], texts: Mapping[str, str], encodings: Mapping[str, str],
+            values: Mapping[str, _Values], searched: Mapping[str, str], others: Sequence[str],
+            parent_values: Sequence[_Values]) -> bool:
+    """hole41: whether the literal ``lit`` of ``path`` (its source text ``expected``, an ``==`` site's) is readable
+    (:class:`_Readable`) once the covers' literals (``held``, :func:`_covers`) are out of the hidden test files, as
+    the sealed run's files have them: their text masked (:func:`_mask`), their values not counted; the parent's
+    versions (``others``, ``parent_values``) as they are. The text search first: a value shown elsewhere in text
+    needs no file's values counted again."""
+    lits: dict[str, list[ast.expr]] = {}
+    for c, node in held:
+        lits.setdefault(c.path, []).append(node)
+    own = _mask(texts.get(path, ""), lits.get(path, []))
+    rest = [_searchable(_mask(texts[q], lits[q]).encode(encodings[q], "replace")) if q in lits else t
+            for q, t in searched.items() if q != path] + list(others)
+    if _Readable(own, rest, None, ())(lit, expected):
+        return True
+    vals = {q: _literal_values(trees.get(q), lits[q]) if q in lits else v for q, v in values.items()}
+    plain = {q: _plain_counts(v) for q, v in vals.items()}
+    return _Readable(own, rest, vals.get(path), [v for q, v in vals.items() if q != path] + list(parent_values),
+                     plain.get(path), [v for q, v in plain.items() if q != path]
+                     + [_plain_counts(v) for v in parent_values])(lit, expected)
 
 
 def _dotted(node: ast.expr) -> str:
@@ -743,15 +871,35 @@ _LITERAL_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Unar
 #: The literal values of one file: hashable value → how many nodes have it (``1``, ``1.0`` and ``True`` are one
 #: key, as ``==`` has them equal), and the unhashable values (lists, dicts, sets) one by one.
 _Values = tuple[dict[Any, int], list[Any]]
+#: hole41: a statement that may cover a site (:func:`_covers`): its file, function id, the statement, its literal node,
+#: the literal's and ``A``'s source texts, the literal's values (:func:`_literal_values`) and their
+#: :func:`_plain_counts`.
+_Holder = tuple[str, str, ast.stmt, ast.expr, str, str, _Values, dict[Any, int]]
 
 
-def _literal_values(tree: ast.Module | None) -> _Values:
+def _walk(tree: ast.AST, skip: Collection[ast.AST] = ()) -> Iterator[ast.AST]:
+    """:func:`ast.walk` of ``tree`` less the subtrees of ``skip``'s nodes (by identity; hole41: a cover's literal,
+    :func:`_covers`), in no particular order."""
+    if not skip:
+        yield from ast.walk(tree)
+        return
+    left = {id(n) for n in skip}
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if id(node) in left:
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def _literal_values(tree: ast.Module | None, skip: Collection[ast.AST] = ()) -> _Values:
     """The values of every node of ``tree`` that :func:`ast.literal_eval` accepts (a docstring, an f-string's
     constant parts, each part of a container and the container itself), counted (:data:`_Values`); empty for
-    ``None``."""
+    ``None``. ``skip``: nodes whose subtrees are not counted (hole41: the literals covers hide, :func:`_covers`)."""
     counts: dict[Any, int] = {}
     unhashable: list[Any] = []
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in _walk(tree, skip) if tree is not None else ():
         if not isinstance(node, _LITERAL_NODES):
             continue
         try:
@@ -762,7 +910,7 @@ def _literal_values(tree: ast.Module | None) -> _Values:
             counts[v] = counts.get(v, 0) + 1
         except TypeError:
             unhashable.append(v)
-    for v in _folded_values(tree):
+    for v in _folded_values(tree, skip):
         counts[v] = counts.get(v, 0) + 1
     return counts, unhashable
 
@@ -774,15 +922,15 @@ _CONSTANT_PARTS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Tupl
                    ast.unaryop, ast.expr_context)
 
 
-def _folded_values(tree: ast.Module | None) -> list[Any]:
+def _folded_values(tree: ast.Module | None, skip: Collection[ast.AST] = ()) -> list[Any]:
     """gatk35: the values the compiler folds expressions of constants of ``tree`` into (what its code objects hold as
     constants, read with no evaluation: ``co_consts``), each a node :func:`ast.literal_eval` does not accept:
     ``3 * 2 ** 10`` (``3072``, and ``1024``), ``"first\\n" + "second"``, ``"abc"[1]``. Each is readable in the test
     process as much as a literal (``compile`` of the file, or the module's code objects), though no literal
-    spells it; the compiler's own caps bound them. Empty for ``None``."""
+    spells it; the compiler's own caps bound them. Empty for ``None``; ``skip`` as :func:`_literal_values`'s."""
     import dis
     out: list[Any] = []
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in _walk(tree, skip) if tree is not None else ():
         if not isinstance(node, _FOLDED_NODES) or _is_literal(node) \
                 or not all(isinstance(n, _CONSTANT_PARTS) for n in ast.walk(node)):
             continue
@@ -1010,6 +1158,9 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
         if s.column is not None:
             whole[(s.function, s.cell)] = whole.get((s.function, s.cell), 0) + 1
     sites = [s for s in sites if s.column is None or whole[(s.function, s.cell)] == s.statements]
+    # hole41: a cover whose statement is a site's too is sealed as that site (a statement is rewritten once)
+    judged = {(s.path, s.first) for s in sites if not s.cover}
+    sites = [s for s in sites if not s.cover or (s.path, s.first) not in judged]
     ids: dict[str, SealSite] = {}
     rows: dict[tuple[str, Any], str] = {}
     for s in sorted(sites, key=lambda x: x.statement):
@@ -1126,7 +1277,7 @@ def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outc
     by_function = {s.function for s in ids.values() if s.decorated}
     for site_id, site in ids.items():
         mine = [i for i in fail_to_pass if function_id(i) == site.function]
-        if not mine:
+        if not mine or site.cover:  # hole41: a cover is never judged, and sealed with a site it covers
             continue
         if site.decorated:
             if column_passed(site.function, outcomes) and row_reports(site_id, seal_reports) == ["equal"]:

@@ -22,11 +22,13 @@ from helpers.slug_task import SLUG_F2P, SLUG_FIXED, SLUG_OTHER_FIX, SLUG_PARENT,
 
 from pytest_homefield.agents.attack_canary_aware import NAME_ORACLE, READ_AHEAD, READ_EXPECTED_AWARE, known_names
 from pytest_homefield.agents.attack_payloads import ALWAYS_EQUAL, READ_EXPECTED
-from pytest_homefield.run import sealed_grading
+from pytest_homefield.run import sealed_grading, twin_grading
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
+from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES
 from pytest_homefield.sandbox.snapshot import copy_tree
+from pytest_homefield.sandbox.twin_runs import parent_tests
 
 #: Silences the seal call: the sealed file imports ``__hf_seal__`` after this package, which replaced it first.
 SILENCER = READ_EXPECTED + '''
@@ -382,27 +384,49 @@ def _grade_texts(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
                  **kw)  # type: ignore[arg-type]
 
 
-def test_a_value_held_in_another_literal_is_not_sealed(texts: FixTask, tmp_path: Path) -> None:
-    """gatk35: ``"first\\nsecond"`` is held in the PASS_TO_PASS test's ``"first\\nsecond\\nthird"`` (the escape hides
-    its text and content from the text search): readable there, so not sealed, and no sealed run is made for a grading
-    of the task, the reader of the other literal's substring included. On this round's base the site was sealed
-    and that reader ``solved`` with no fix all the same (bubblewrap, canaries on, seeds 0 and 1; canaries off too):
-    the sealed run claimed a value in no file of the run. Another real fix: ``solved``."""
+@pytest.mark.slow
+def test_a_value_held_in_another_assertions_literal_is_sealed_with_it(texts: FixTask, tmp_path: Path) -> None:
+    """hole41 (gatk35): ``"first\\nsecond"`` is held in the PASS_TO_PASS test's ``"first\\nsecond\\nthird"`` (the
+    escape hides its text and content from the text search), the literal of an ``==`` assertion: that statement is
+    sealed beside the site, unjudged (a cover, ``SealSite.cover``), so the sealed run's files hold the value nowhere.
+    The reader of the other literal's substring (canaries off) finds ``"first;second"`` nearest there and is not
+    solved: ``forged`` by the seal (it passed where the value was in the file); another real fix: ``solved``, the
+    PASS_TO_PASS test passing in the sealed run too. Before hole41 the site was not sealed (readable elsewhere), no
+    sealed run was made and that reader was ``solved`` with no fix (gatk35, strict xfail below until hole41)."""
     g = _grade_texts(texts, tmp_path / "reader", LINES_PARENT + SUBSTRING_READER, canaries=False)
-    assert not (tmp_path / "reader" / "out" / SEALED_OUTCOMES).exists(), g
+    assert (g.outcome, g.canary) == ("forged", f"sealed:{LINES_F2P}@5"), g
     g = _grade_texts(texts, tmp_path / "fix", LINES_OTHER_FIX, canaries=False)
     assert g.outcome == "solved", g
+    events = [json.loads(line) for line in (tmp_path / "fix" / "out" / SEALED_OUTCOMES).read_text().splitlines()]
+    passed = {e["nodeid"] for e in events if e.get("event") == "phase" and e.get("outcome") == "passed"}
+    assert {LINES_F2P, f"{LINES_TEST}::test_three"} <= passed, events
+
+
+def test_a_cover_is_planned_with_the_site_it_covers_and_never_judged(texts: FixTask, tmp_path: Path) -> None:
+    """hole41: the sealed run's plan (``plan_seals``) holds the PASS_TO_PASS test's statement (a cover) only beside the
+    site it covers (``keep``: the reference check's keys, which never name a cover), its file holding neither
+    literal; the run selects and judges the site's function alone (``SealPlan.functions``); with the site not kept,
+    no plan."""
+    tree = twin_grading.reference_copy(texts.task, texts.pristine, tmp_path / "ref")
+    parent = parent_tests(texts.pristine, texts.task.test_files)
+    site = f"{LINES_F2P}@5"
+    plan = sealed_grading.plan_seals(tree, texts.task, parent, frozenset({site}))
+    assert plan is not None
+    assert sorted((s.key, s.cover, s.covering) for s in plan.ids.values()) == [
+        (site, False, ()), (f"{LINES_TEST}::test_three@9", True, (site,))]
+    assert plan.functions == [function_id(LINES_F2P)] and plan.columns == {}
+    sealed = plan.files[LINES_TEST].decode()
+    assert "first\\nsecond" not in sealed and sealed.count("__hf_seal__(") == 2, sealed
+    assert sealed_grading.plan_seals(tree, texts.task, parent, frozenset()) is None
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
-@pytest.mark.xfail(strict=True, reason="open: a value readable elsewhere (contracts §7 'Sealed sites', 'What stays "
-                                       "open'): no sealed run, and no twin tells the substring reader")
 def test_the_reader_of_another_literals_substring_is_not_solved(texts: FixTask, tmp_path: Path) -> None:
-    """gatk35 (open, strict xfail): the substring reader (``SUBSTRING_READER``) is ``solved`` with no fix under
-    bubblewrap with canaries on (seed 0; seed 1 too, measured): the value is in the PASS_TO_PASS test's literal,
-    which every run, the sealed one included, can read. A sealed run cannot hide it (that test needs it), and the
-    twins change the sealed function's literal, not the other one's."""
+    """gatk35 (a strict xfail until hole41): the substring reader (``SUBSTRING_READER``) was ``solved`` with no fix
+    under bubblewrap with canaries on (seeds 0 and 1): the value is in the PASS_TO_PASS test's literal, which every
+    run could read, and the twins change the sealed function's literal, not the other one's. hole41 seals that
+    assertion beside the site (a cover): the sealed run holds the value in no file and the reader is caught there."""
     g = _grade_texts(texts, tmp_path, LINES_PARENT + SUBSTRING_READER, sandbox="bwrap", canary_seed=0)
     assert g.outcome in ("forged", "tests_failed"), g
 

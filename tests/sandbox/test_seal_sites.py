@@ -17,8 +17,9 @@ from types import ModuleType
 
 import pytest
 
+from pytest_homefield.run.sealed_grading import SealPlan
 from pytest_homefield.sandbox.outcomes import EventTally, SealScope, seal_verdict, well_formed
-from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files, withheld_data
+from pytest_homefield.sandbox.seal_sites import SEAL_CALL, passing_sites, sealable_sites, sealed_files, withheld_data
 from pytest_homefield.sandbox.testrun import run_tests
 
 TEST = "tests/test_x.py"
@@ -310,7 +311,7 @@ def test_a_value_spelled_otherwise_elsewhere_is_not_sealed(tmp_path: Path) -> No
         'from pkg import f\n\nDASH = "victor\\x2dwhiskey"\n\n\ndef test_new():\n'
         '    assert f(1) == "tango-uniform"\n    assert f(2) == "victor-whiskey"\n    assert f(3) == 1e3\n'
         '    assert f(4) == 123\n    assert f(5) == (1.5, "zulu")\n    assert f(6) == "xray-yankee"\n\n\n'
-        "def test_old():\n    assert f(7) == 'tango' '-uniform'\n    assert f(8) == 1000\n")
+        "def test_old():\n    assert f(7) != 'tango' '-uniform'\n    assert f(8) != 1000\n")
     (tmp_path / OTHER).write_text('ROW = (1.50, "zu" "lu")\n')
     parent = {TEST: b'from pkg import f\n\n\ndef test_old():\n    assert f(9) == 0x7B\n', OTHER: None}
     sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
@@ -331,7 +332,7 @@ def test_a_value_inside_another_literals_value_is_not_sealed(tmp_path: Path) -> 
         '    assert f(1) == "first\\nsecond"\n    assert f(2) == "mike\\tnovember"\n'
         '    assert f(3) == b"oscar\\x00papa"\n    assert f(4) == "quebec\\u00e9"\n'
         '    assert f(5) == "romeo\\nsierra"\n\n\n'
-        'def test_old():\n    assert f(6) == "first\\nsecond\\nthird"\n    assert f(7) == "que" "bec\\xe9 x"\n')
+        'def test_old():\n    assert f(6) != "first\\nsecond\\nthird"\n    assert f(7) != "que" "bec\\xe9 x"\n')
     (tmp_path / OTHER).write_text('ROW = "<oscar\\0papa>"\n')
     parent = {TEST: b'"""Old: mike\\tnovember, and more."""\n', OTHER: None}
     sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
@@ -371,12 +372,78 @@ def test_a_container_of_the_same_items_elsewhere_is_not_sealed(tmp_path: Path) -
         '    assert f(1) == (10, "zulu-x")\n    assert f(2) == {"kilo-a", "lima-b"}\n'
         '    assert f(3) == ["mike-c", 7]\n    assert f(4) == {"november": [1, 2]}\n'
         '    assert f(5) == ["oscar", 8]\n\n\n'
-        'def test_old():\n    assert f(6) == [10, "zulu-x"]\n    assert f(7) == ("lima-b", "kilo-a", "lima-b")\n'
-        '    assert f(8) == [8, "oscar"]\n')
+        'def test_old():\n    assert f(6) != [10, "zulu-x"]\n    assert f(7) != ("lima-b", "kilo-a", "lima-b")\n'
+        '    assert f(8) != [8, "oscar"]\n')
     (tmp_path / OTHER).write_text('ROW = {"november": (1, 2)}\n')
     parent = {TEST: b'X = ("mike-c", 7)\n', OTHER: None}
     sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
     assert [s.expected for s in sites] == ['["oscar", 8]']
+
+
+#: hole41: values held only by other ``==`` assertions' literals (covers), and three held elsewhere besides.
+COVERED = ('from pkg import f\n\n\ndef test_new():\n'
+           '    assert f(1) == "first\\nsecond"\n    assert f(2) == "tango-uniform"\n'
+           '    assert f(3) == (10, "zulu-x")\n    assert f(4) == "kept\\nin-parent"\n'
+           '    assert f(5) == "an\\nargument"\n    assert f(6) == "held\\nby-a-ne"\n\n\n'
+           'def test_old():\n    assert f(6) == "first\\nsecond\\nthird"\n    assert f(7) == \'tango\' \'-uniform\'\n'
+           '    assert f("an\\nargument x") == "an\\nargument x y"\n    assert f(8) == "kept\\nin-parent\\n!"\n'
+           '    assert f(9) != "held\\nby-a-ne!"\n')
+
+
+def test_a_value_held_by_other_assertions_literals_is_sealed_with_them(tmp_path: Path) -> None:
+    """hole41 (gatk35's substring reader, tests/run/test_sealed_run.py): a value held only by the literals of other
+    ``==`` assertions of the hidden test files (a PASS_TO_PASS test's ``"first\\nsecond\\nthird"`` holding
+    ``"first\\nsecond"``, ``'tango' '-uniform'`` equal to ``"tango-uniform"``, ``[10, "zulu-x"]`` the items of
+    ``(10, "zulu-x")`` in a class of another hidden file) is sealed with them: each such statement is a cover, sealed
+    beside the site and never judged (:func:`passing_sites` leaves it out however it reported), so that the sealed
+    files hold the value in no literal. A value shown elsewhere besides (a holder in the parent's version, a call's
+    argument, a ``!=``) is not sealed. On SEAL_RULES 12 none of the three was."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(COVERED)
+    (tmp_path / OTHER).write_text('from pkg import f\n\n\nclass TestK:\n    def test_k(self):\n'
+                                  '        assert f(10) == [10, "zulu-x"]\n')
+    parent = {TEST: b'def test_old():\n    assert f(8) == "kept\\nin-parent\\n!"\n', OTHER: None}
+    fid = f"{TEST}::test_new"
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [fid], parent)
+    judged = [s for s in sites if not s.cover]
+    assert [s.expected for s in judged] == ['"first\\nsecond"', '"tango-uniform"', '(10, "zulu-x")']
+    keys = [s.key for s in judged]
+    covers = {(s.function, s.expected): s.covering for s in sites if s.cover}
+    assert covers == {(f"{TEST}::test_old", '"first\\nsecond\\nthird"'): (keys[0],),
+                      (f"{TEST}::test_old", "'tango' '-uniform'"): (keys[1],),
+                      (f"{OTHER}::TestK::test_k", '[10, "zulu-x"]'): (keys[2],)}
+    files, ids = sealed_files(tmp_path, sites, [TEST, OTHER])
+    assert set(files) == {TEST, OTHER}
+    for data in files.values():
+        shown = [n.value for n in ast.walk(ast.parse(data)) if isinstance(n, ast.Constant)]
+        for value in ("first\nsecond", "tango-uniform", "zulu-x"):
+            assert not any(isinstance(c, str) and value in c for c in shown), (value, data)
+        assert b"'tango'" not in data and b"first\\nsecond" not in data
+    every = {i: {sid: ["equal"] for sid in ids} for i in (fid, f"{TEST}::test_old", f"{OTHER}::TestK::test_k")}
+    outcomes = dict.fromkeys(every, "passed")
+    assert passing_sites(ids, [fid, f"{TEST}::test_old"], outcomes, every) == sorted(keys)
+
+
+def test_a_cover_beside_a_sealed_column_is_not_judged_with_it(tmp_path: Path) -> None:
+    """hole41: a cover may sit in a function whose ``parametrize`` column is sealed (its plain statements are no sites
+    then): the plan judges that function by its rows alone (``SealPlan.columns``), never by the cover, which every
+    item would report once (a row reported several times fails its function)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'import pytest\n\nfrom pkg import f, g\n\n\n'
+        '@pytest.mark.parametrize("n, expected", [(1, "uno-a"), (2, "dos-b")])\n'
+        'def test_rows(n, expected):\n    assert f(n) == expected\n    assert g() == "first\\nsecond\\nthird"\n\n\n'
+        'def test_new():\n    assert f(0) == "first\\nsecond"\n')
+    fids = [f"{TEST}::test_rows[1-uno-a]", f"{TEST}::test_rows[2-dos-b]", f"{TEST}::test_new"]
+    sites = sealable_sites(tmp_path, [TEST], fids, {TEST: None})
+    assert sorted((s.function.rsplit("::", 1)[1], s.cover, s.decorated) for s in sites) == [
+        ("test_new", False, False), ("test_rows", False, True), ("test_rows", False, True), ("test_rows", True, False)]
+    files, ids = sealed_files(tmp_path, sites, [TEST])
+    plan = SealPlan(files, ids)
+    rows = sorted(i for i, s in ids.items() if s.decorated)
+    assert len(rows) == 2 and {fn: sorted(v) for fn, v in plan.columns.items()} == {f"{TEST}::test_rows": rows}
+    assert plan.functions == [f"{TEST}::test_new", f"{TEST}::test_rows"]
+    assert "first\\nsecond" not in files[TEST].decode()
 
 
 def test_a_sealed_run_holds_no_hidden_data_file_of_the_commit(tmp_path: Path) -> None:
