@@ -259,7 +259,7 @@ class AttemptRunner:
         if self._cache is None:
             self._cache = SnapshotCache(repo=self.settings.root, setup=self._setup_cmd,
                                         run_timeout_s=self.settings.run_timeout)
-            self._cache.keep(self.tasks)
+            self._cache.keep(self.tasks, envs=self.settings.env == "uv")
         return self._cache
 
     @property
