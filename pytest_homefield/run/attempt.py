@@ -49,6 +49,7 @@ from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.run.canary_key import canary_key, task_seed
 from pytest_homefield.run.changes import capped_diff
 from pytest_homefield.run.grading import SPOILED_PRISTINE, Grade, grade, tree_changes
+from pytest_homefield.run.twin_grading import forget_checks, read_checks
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
     SandboxBackend,
@@ -151,7 +152,9 @@ class SnapshotCache:
         with an ``env`` object) is packed too, and its commit's ``as_of`` day read (:meth:`env_source`,
         :meth:`as_of`; hatk41). A commit that cannot be resolved or packed is left to its first use (whose
         :class:`SnapshotError` makes that attempt ``infra``), a key that cannot be read to each grading
-        (``infra``, as before). Never raises."""
+        (``infra``, as before). The repository's parent-checks store is read now, for the session
+        (:func:`~pytest_homefield.run.twin_grading.read_checks`: a line written after this is never read, hatk41).
+        Never raises."""
         tasks = list(tasks)
         commits = [task.commit for task in tasks if envs or task.env is not None]
         with contextlib.suppress(SnapshotError, OSError):
@@ -161,6 +164,7 @@ class SnapshotCache:
                 self.as_of(commit)
         with contextlib.suppress(OSError, ValueError):  # a bad key is each grading's infra, as before
             self.key()
+        read_checks(HomefieldDir(self.repo).parent_checks)  # hatk41: no line written after this is read
 
     def env_source(self, commit: str) -> tuple[Path, str]:
         """``(repository, tree)`` the uv environment of ``commit`` is found from (its declaration files, the tree
@@ -292,6 +296,7 @@ class SnapshotCache:
         for store in self._stores:
             store.pack.close()
         self._stores.clear()
+        forget_checks(HomefieldDir(self.repo).parent_checks)
 
 
 def tree_digest(root: Path) -> str:
