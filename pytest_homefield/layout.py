@@ -146,7 +146,7 @@ def mde_path(run_dir: Path) -> Path:
 JSON_FILE_MAX_BYTES = 64 << 20
 
 
-def _read_own_file(path: Path, limit: int) -> bytes:
+def read_own_file(path: Path, limit: int = JSON_FILE_MAX_BYTES) -> bytes:
     """The bytes of the regular file ``path``, a file homefield writes in ``.homefield/`` (by
     :func:`~pytest_homefield.store.write_atomic`, never a link): opened without following a link as its last
     component (the folders above may be links: a ``.homefield`` linked elsewhere), never blocking on a fifo or a
@@ -176,11 +176,11 @@ def _read_own_file(path: Path, limit: int) -> bytes:
 
 def read_json_file(path: Path, *, invalid_hint: str = "") -> Any:
     """The JSON value in ``path`` (a ``.homefield/`` file such as ``meta.json`` or an ablation's
-    ``plan.json``); ``None`` when the file is absent. Read with :func:`_read_own_file`: a link, a fifo, a device or
+    ``plan.json``); ``None`` when the file is absent. Read with :func:`read_own_file`: a link, a fifo, a device or
     a file over :data:`JSON_FILE_MAX_BYTES` cannot be read. Raises :class:`RunError`, one line naming the
     file: ``"<path>: cannot read: …"`` or ``"<path>: not valid JSON (…)"`` followed by ``invalid_hint``."""
     try:
-        text = _read_own_file(path, JSON_FILE_MAX_BYTES).decode("utf-8")
+        text = read_own_file(path, JSON_FILE_MAX_BYTES).decode("utf-8")
     except FileNotFoundError:
         return None
     except OSError as exc:

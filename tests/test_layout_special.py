@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,36 @@ def test_a_huge_meta_is_read_to_its_bound(tmp_path: Path, monkeypatch: pytest.Mo
         read_meta(d)
     meta_path(d).write_text(json.dumps(META))
     assert read_meta(d)["run_id"] == "r"
+
+
+def _returns(call: Callable[[], object], fifo: Path) -> object:
+    """``call()``'s value, made in a thread: fails the test when it is still blocked after 10 s (then the fifo is
+    opened for writing, so the thread ends)."""
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(call()), daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        t.join(10)
+        pytest.fail(f"blocked on the fifo {fifo.name}")
+    return got[0]
+
+
+def test_the_reports_own_files_never_block_on_a_fifo(tmp_path: Path) -> None:
+    """What ``homefield report`` reads of a run folder besides its records: the ``meta.json`` of each run it lists
+    (``report/which.py``), its kept ``similarity.json`` and ``mde.json`` (``report/similarity.py``,
+    ``report/power.py``). Before: each blocked in ``open`` on a fifo; now a fifo reads as a file that is not
+    there (the run not listed, the caches empty)."""
+    from pytest_homefield.report.power import KeptGaps
+    from pytest_homefield.report.similarity import SimilarityCache
+    from pytest_homefield.report.which import run_summary
+
+    d = _run_dir(tmp_path)
+    for name in ("meta.json", "similarity.json", "mde.json"):
+        os.mkfifo(d / name)
+    assert _returns(lambda: run_summary(d), d / "meta.json") is None
+    cache = _returns(lambda: SimilarityCache(d / "similarity.json"), d / "similarity.json")
+    assert isinstance(cache, SimilarityCache) and cache._entries == {}
+    gaps = _returns(lambda: KeptGaps(d / "mde.json"), d / "mde.json")
+    assert isinstance(gaps, KeptGaps) and gaps.gaps == {}
