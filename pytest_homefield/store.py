@@ -30,8 +30,9 @@ from typing import Any
 
 from pytest_homefield.errors import RecordError, StoreError
 
-__all__ = ["StoreError", "RecordError", "append_jsonl", "lock_holder", "read_jsonl", "read_jsonl_lines", "write_atomic",
-           "write_jsonl_atomic", "dumps", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE"]
+__all__ = ["StoreError", "RecordError", "append_jsonl", "lock_holder", "read_jsonl", "read_jsonl_lines",
+           "read_jsonl_tail", "write_atomic", "write_jsonl_atomic", "dumps", "JsonlTail", "FolderLock", "FolderLocked",
+           "LOCK_FILE"]
 
 
 def dumps(record: Any) -> str:
@@ -145,6 +146,43 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """
     for _, rec in read_jsonl_lines(path):
         yield rec
+
+
+def read_jsonl_tail(path: Path, max_bytes: int) -> list[dict[str, Any]]:
+    """The JSON-object lines of the last ``max_bytes`` bytes of ``path`` (read whole when it is no larger; else a
+    line cut by that start is left out), in file order: a bounded read, in memory at most ``max_bytes`` bytes
+    whatever the file holds. A missing file gives ``[]``; a line that is not valid JSON or not an object is
+    skipped. Raises :class:`StoreError` (not a regular file, unreadable)."""
+    try:
+        fd = _open_regular(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return []
+    except StoreError:
+        raise
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            size = os.fstat(fd).st_size
+            start = max(0, size - max_bytes)
+            if start:
+                fh.seek(start - 1)  # whether the byte before the start ends a line: then the first line is whole
+            data = fh.read(max_bytes + (1 if start else 0))
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    if start:
+        lines = lines[1:]  # up to the first newline: the rest of a cut line (empty when the start was a line's)
+    out: list[dict[str, Any]] = []
+    for line in lines:
+        if line.strip():
+            try:
+                rec = json.loads(line.decode("utf-8", "surrogateescape"))
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                out.append(rec)
+    return out
 
 
 class JsonlTail:

@@ -24,9 +24,12 @@ __all__ = ["commit_env", "as_of_date", "EnvBuildError"]
 def commit_env(repo: Path, commit: str, *, extras: Sequence[str] = (), groups: Sequence[str] = (),
                as_of: bool | str = False, root: Path | None = None, timeout_s: float = 1800,
                work_root: Path | None = None,
-               log: Path | None = None) -> Environment:
+               log: Path | None = None, user: Path | None = None) -> Environment:
     """The environment for ``commit``'s declaration (read from git), built from a snapshot of the
-    commit only when it is not in the cache yet. ``as_of``: ``True`` resolves only packages uploaded
+    commit only when it is not in the cache yet. ``commit`` may be a tree id (no ``as_of=True`` then) and
+    ``repo`` a bare repository of :func:`~pytest_homefield.sandbox.snapshot.unpack` (a grading's private copy of
+    the commit's tree); ``user``: the user's repository noted as using the environment (default ``repo``).
+    ``as_of``: ``True`` resolves only packages uploaded
     by the end of the commit's committer day (UTC; :func:`as_of_date`), a string is that time itself
     (a task's recorded ``as_of``). Raises :class:`EnvBuildError` (one line) when it
     cannot be built and ``SnapshotError`` for an unknown commit."""
@@ -42,7 +45,7 @@ def commit_env(repo: Path, commit: str, *, extras: Sequence[str] = (), groups: S
             shutil.rmtree(where, ignore_errors=True)
 
     return ensure_env(decl, tree, extras=extras, groups=groups, as_of=when, root=root, timeout_s=timeout_s, log=log,
-                      user=str(Path(repo).resolve()))
+                      user=str(Path(repo if user is None else user).resolve()))
 
 
 def as_of_date(repo: Path, commit: str) -> str:

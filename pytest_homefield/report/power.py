@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_homefield.layout import read_own_file
 from pytest_homefield.report.distributions import (
     _DIRECT_1D_MAX,
     Deferred,
@@ -210,7 +211,7 @@ class KeptGaps:
         if path is None:
             return
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_own_file(path))  # never a link, a fifo or a huge file (hatk41)
         except (OSError, ValueError):
             return
         if isinstance(data, dict) and data.get("version") == self.VERSION and isinstance(data.get("gaps"), dict):

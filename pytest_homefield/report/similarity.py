@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.layout import read_own_file
 from pytest_homefield.paths import TEST, classify_path
 from pytest_homefield.store import write_atomic
 
@@ -193,7 +194,7 @@ class SimilarityCache:
         self._entries: dict[str, list[Any]] = {}
         self._dirty = False
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_own_file(path))  # never a link, a fifo or a huge file (hatk41)
         except (OSError, ValueError):
             return
         if isinstance(data, dict) and data.get("version") == self.VERSION and isinstance(data.get("attempts"), dict):

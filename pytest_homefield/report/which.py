@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.layout import read_own_file
 from pytest_homefield.report.runs import results_read
 from pytest_homefield.shard import outside_plan, why_outside
 from pytest_homefield.store import lock_holder, read_jsonl
@@ -90,7 +91,7 @@ def run_summary(d: Path) -> RunSummary | None:
     """The run in folder ``d`` at a glance (a ``verify-…`` run too), ``None`` when its ``meta.json`` is
     missing or not JSON."""
     try:
-        meta = json.loads((d / "meta.json").read_text())
+        meta = json.loads(read_own_file(d / "meta.json"))  # never a link, a fifo or a huge file (hatk41)
     except (OSError, ValueError):
         return None
     agents = [str(a.get("name")) for a in meta.get("agents", [])]

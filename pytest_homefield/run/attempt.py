@@ -41,7 +41,7 @@ from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
 from pytest_homefield.capabilities import Capabilities, capabilities_of
 from pytest_homefield.envs.builder import EnvBuildError
-from pytest_homefield.envs.stage import commit_env
+from pytest_homefield.envs.stage import as_of_date, commit_env
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import HomefieldDir, attempt_dir
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, Task
@@ -49,6 +49,7 @@ from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.run.canary_key import canary_key, task_seed
 from pytest_homefield.run.changes import capped_diff
 from pytest_homefield.run.grading import SPOILED_PRISTINE, Grade, grade, tree_changes
+from pytest_homefield.run.twin_grading import forget_checks, read_checks
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
     SandboxBackend,
@@ -133,6 +134,7 @@ class SnapshotCache:
     _digests: dict[str, str] = field(default_factory=dict)
     _stores: list[_Store] = field(default_factory=list)
     _key: bytes | None = None
+    _as_of: dict[str, str] = field(default_factory=dict)
 
     def key(self) -> bytes:
         """The repository's canary key (:func:`~pytest_homefield.run.canary_key.canary_key`), read (or made) once
@@ -143,23 +145,48 @@ class SnapshotCache:
             self._key = canary_key(self.repo)
         return self._key
 
-    def keep(self, tasks: Iterable[Task], *, offer: Mapping[str, Any] | None = None) -> None:
+    def keep(self, tasks: Iterable[Task], *, offer: Mapping[str, Any] | None = None, envs: bool = False) -> None:
         """Pack the parent trees of ``tasks`` not kept yet (one pack for them all) from the repository's objects as
         they are now, and read the canary key (:meth:`key`): called before a session's first attempt, so no
-        attempt's code can spoil what a later snapshot is built from, or the key a later grading uses. A parent
-        that cannot be resolved or packed is left to its first snapshot (whose :class:`SnapshotError` makes that
-        attempt ``infra``), a key that cannot be read to each grading (``infra``, as before). ``offer``: the pack
-        of xdist's controller (:meth:`offer`, made before any worker started), taken first when it is intact
+        attempt's code can spoil what a later snapshot is built from, or the key a later grading uses. ``offer``: the
+        pack of xdist's controller (:meth:`offer`, made before any worker started), taken first when it is intact
         (:meth:`TreePack.taken <pytest_homefield.sandbox.snapshot.TreePack.taken>`: its SHA-256 the controller's),
         so that a session packs its parent trees once, not once per worker (ops41); refused, this worker packs
-        them itself, as before. Never raises."""
+        them itself, as before. The commit tree of each task graded in its commit's uv environment (``envs``: every
+        task, ``--env uv``; else those with an ``env`` object) is packed too (when the offer lacks it), and its
+        commit's ``as_of`` day read (:meth:`env_source`, :meth:`as_of`; hatk41). A commit that cannot be resolved or
+        packed is left to its first use (whose :class:`SnapshotError` makes that attempt ``infra``), a key that
+        cannot be read to each grading (``infra``, as before). The repository's parent-checks store is read now, for
+        the session (:func:`~pytest_homefield.run.twin_grading.read_checks`: a line written after this is never
+        read, hatk41). Never raises."""
         if offer is not None:
             with contextlib.suppress(SnapshotError, OSError, KeyError, TypeError, ValueError):
                 self._take(offer)
+        tasks = list(tasks)
+        commits = [task.commit for task in tasks if envs or task.env is not None]
         with contextlib.suppress(SnapshotError, OSError):
-            self._add([task.parent for task in tasks])
+            self._add([*(task.parent for task in tasks), *commits])
+        for commit in dict.fromkeys(commits):
+            with contextlib.suppress(SnapshotError, OSError, ValueError):
+                self.as_of(commit)
         with contextlib.suppress(OSError, ValueError):  # a bad key is each grading's infra, as before
             self.key()
+        read_checks(HomefieldDir(self.repo).parent_checks)  # hatk41: no line written after this is read
+
+    def env_source(self, commit: str) -> tuple[Path, str]:
+        """``(repository, tree)`` the uv environment of ``commit`` is found from (its declaration files, the tree
+        its build installs): the host's own copy of the commit's tree, as for a parent's snapshot
+        (:meth:`keep`), never the repository an attempt's code can change (hatk41). Raises
+        :class:`SnapshotError`, ``OSError``."""
+        return self._source(commit)
+
+    def as_of(self, commit: str) -> str:
+        """The end of ``commit``'s committer day (:func:`~pytest_homefield.envs.stage.as_of_date`), read from the
+        repository once per cache (at :meth:`keep` for the commits it kept) and kept in memory. Raises
+        :class:`SnapshotError`, ``ValueError``."""
+        if commit not in self._as_of:
+            self._as_of[commit] = as_of_date(self.repo, commit)
+        return self._as_of[commit]
 
     def offer(self) -> dict[str, Any] | None:
         """This cache's first pack (the one :meth:`keep` made of the session's parent trees) as a worker of this host
@@ -297,6 +324,7 @@ class SnapshotCache:
         for store in self._stores:
             store.pack.close()
         self._stores.clear()
+        forget_checks(HomefieldDir(self.repo).parent_checks)
 
 
 def tree_digest(root: Path) -> str:
@@ -405,18 +433,24 @@ def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
     return build_agent_env(prompt=prompt, attempt=spec.attempt, tmpdir=tmpdir, passthrough=passthrough)
 
 
-def grading_env(spec: AttemptSpec, repo: Path) -> dict[str, str] | None:
+def grading_env(spec: AttemptSpec, cache: SnapshotCache) -> dict[str, str] | None:
     """The process environment for the hidden tests: the commit's uv environment when the task was
     mined with one (its ``env`` extras and groups) or ``spec.env_kind`` is ``uv``; ``None`` (the
-    current one) otherwise. The agent's own changes to declaration files are never installed.
-    Raises :class:`EnvBuildError`."""
+    current one) otherwise. The agent's own changes to declaration files are never installed. The environment
+    is found from the cache's own copy of the commit's tree (:meth:`SnapshotCache.env_source`), never from the
+    repository, which graded code under ``--sandbox none`` can change (hatk41). Raises :class:`EnvBuildError`,
+    :class:`SnapshotError`."""
     env = spec.task.env
     if env is None and spec.env_kind != "uv":
         return None
     extras = list(env.get("extras") or []) if env else spec.env_extras
     groups = list(env.get("groups") or []) if env else spec.env_groups
-    as_of: bool | str = str(env.get("as_of") or "") if env else spec.env_as_of
-    return commit_env(repo, spec.task.commit, extras=extras, groups=groups, as_of=as_of).apply(_setup_env())
+    as_of = str(env.get("as_of") or "") if env else (cache.as_of(spec.task.commit) if spec.env_as_of else "")
+    try:
+        source, tree = cache.env_source(spec.task.commit)
+    except OSError as exc:
+        raise SnapshotError(f"cannot extract the commit's tree: {exc}") from exc
+    return commit_env(source, tree, extras=extras, groups=groups, as_of=as_of, user=cache.repo).apply(_setup_env())
 
 
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
@@ -603,7 +637,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
             (art / "diff.patch").write_text(capped_diff(pristine, workspace, list(changes), changes,
                                                         spec.limits.output_bytes).text)
         else:
-            test_env = grading_env(spec, cache.repo)
+            test_env = grading_env(spec, cache)
             seed = task_seed(spec.canary_key or cache.key(), spec.task)
             graded = True  # from here on a spoiled snapshot is the graded code's, whatever grading then raised
             with contextlib.ExitStack() as grading_phase:  # oracle, noop, sim:P: the reference fix, not untrusted code

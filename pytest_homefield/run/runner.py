@@ -262,7 +262,7 @@ class AttemptRunner:
         if self._cache is None:
             self._cache = SnapshotCache(repo=self.settings.root, setup=self._setup_cmd,
                                         run_timeout_s=self.settings.run_timeout)
-            self._cache.keep(self.tasks, offer=self.offered)
+            self._cache.keep(self.tasks, offer=self.offered, envs=self.settings.env == "uv")
         return self._cache
 
     def pack_offer(self) -> dict[str, Any] | None:

@@ -32,6 +32,7 @@ from pytest_homefield.run.twin_grading import (
     _last_stored,
     _tail,
     reference_copy,
+    remember_check,
     run_completes,
 )
 from pytest_homefield.sandbox import nofollow
@@ -51,7 +52,6 @@ from pytest_homefield.sandbox.seal_sites import (
 from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import parent_tests
-from pytest_homefield.store import StoreError, append_jsonl
 
 __all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_run", "judge_sealed",
            "sealed_forged", "reference_sealed", "sealed_ids"]
@@ -314,6 +314,5 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
                                             checked.run.seal_reports))
     _SEALED_SEEN[key] = found
     if store is not None:
-        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
-            append_jsonl(store, {"key": digest, "sealed_sites": sorted(found)})
+        remember_check(store, {"key": digest, "sealed_sites": sorted(found)})
     return found

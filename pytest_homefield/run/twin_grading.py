@@ -63,7 +63,7 @@ from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_reservation_mb, run_tests
 from pytest_homefield.sandbox.twin_runs import _RANK, TWIN_MARK, TwinPlan, statement_at
 from pytest_homefield.sandbox.twin_together import together
-from pytest_homefield.store import StoreError, append_jsonl, read_jsonl
+from pytest_homefield.store import StoreError, append_jsonl, read_jsonl, read_jsonl_tail
 
 __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_FIRST_LOG", "CONFIRM_FIRST_OUTCOMES",
            "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
@@ -233,8 +233,7 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     passed = {c.node for c, _ in plan.passed(merged)}
     _REFERENCE_SEEN[key] = frozenset(passed)
     if store is not None:
-        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process runs them again
-            append_jsonl(store, {"key": digest, "reference_passes": sorted(passed)})
+        remember_check(store, {"key": digest, "reference_passes": sorted(passed)})
     return passed
 
 
@@ -242,13 +241,54 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
 _T = TypeVar("_T")
 
 
+#: Bytes of ``.homefield/parent-checks.jsonl`` :func:`read_checks` reads at most (its last ones: a later line stands).
+CHECKS_READ_BYTES = 64 << 20
+
+#: The stores :func:`read_checks` read, for this process: path → their lines then and those this process remembered
+#: since (:func:`remember_check`).
+_READ_CHECKS: dict[str, list[dict[str, Any]]] = {}
+
+
+def read_checks(store: Path) -> None:
+    """Read ``store`` (``.homefield/parent-checks.jsonl``) now, for every later look-up of it in this process: made
+    before a session's first attempt (:meth:`~pytest_homefield.run.attempt.SnapshotCache.keep`), so a line written
+    after that by another process is never read (hatk41: under ``--sandbox none`` graded code appended a
+    ``reference_passes`` line naming the twins its always-equal fix passed, and its own grading excused them:
+    ``solved``, not ``forged``); the lines this process remembers are added (:func:`remember_check`). Its last
+    :data:`CHECKS_READ_BYTES` bytes at most; a store that is not a regular file or cannot be read is read as empty.
+    Never raises."""
+    try:
+        lines = read_jsonl_tail(store, CHECKS_READ_BYTES)
+    except (OSError, StoreError, ValueError):
+        lines = []
+    _READ_CHECKS[os.path.abspath(store)] = lines
+
+
+def forget_checks(store: Path) -> None:
+    """Read ``store`` from disk again at each look-up (undoes :func:`read_checks`; a session's end)."""
+    _READ_CHECKS.pop(os.path.abspath(store), None)
+
+
+def remember_check(store: Path, record: dict[str, Any]) -> None:
+    """Append ``record`` to ``store`` for later processes and, when this process read it (:func:`read_checks`),
+    to what it read. Not remembered on disk when it cannot be written (the next process checks again). Never
+    raises."""
+    with contextlib.suppress(StoreError, OSError):
+        append_jsonl(store, record)
+    read = _READ_CHECKS.get(os.path.abspath(store))
+    if read is not None:
+        read.append(record)
+
+
 def _last_stored(store: Path, digest: str, parse: Callable[[dict[str, Any]], _T | None]) -> _T | None:
     """``parse`` of the last line of ``store`` (``.homefield/parent-checks.jsonl``) whose ``key`` is ``digest`` and
     that ``parse`` accepts (a line it returns ``None`` for is passed over), ``None`` when there is none or the file
-    cannot be read: the reader of :func:`_stored_passes`, :func:`_stored_try` and :func:`_stored_gives`."""
+    cannot be read: the reader of :func:`_stored_passes`, :func:`_stored_try` and :func:`_stored_gives`. A store
+    :func:`read_checks` read is not read again: its lines as read then (and this process's since) are looked at."""
     found: _T | None = None
     try:
-        for r in read_jsonl(store):
+        read = _READ_CHECKS.get(os.path.abspath(store))
+        for r in read_jsonl(store) if read is None else read:
             if r.get("key") == digest and (value := parse(r)) is not None:
                 found = value
     except (OSError, StoreError, ValueError):
@@ -767,11 +807,10 @@ def parent_checked_seed(task: Task, seed: int,
     _, n, use, stops, plan, still, near, farther, order, rows = best
     _PARENT_SEEDS[key] = (use, stops, still, near, order, rows)
     if store is not None:
-        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
-            append_jsonl(store, {"key": digest, "try": n, "stops": stops, "told": still,
-                                 "near": {f: list(o) for f, o in near.items()}, "farther": farther,
-                                 **({"order": order} if order else {}),
-                                 **({"rows": {f: list(r) for f, r in rows.items()}} if rows else {})})
+        remember_check(store, {"key": digest, "try": n, "stops": stops, "told": still,
+                               "near": {f: list(o) for f, o in near.items()}, "farther": farther,
+                               **({"order": order} if order else {}),
+                               **({"rows": {f: list(r) for f, r in rows.items()}} if rows else {})})
     return use, _unguarded(plan, still)
 
 
@@ -1502,9 +1541,8 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     given = {tid for c, tid in plan.excused(seen, fail_to_pass) if c.node in chosen}
     _PARENT_GIVES[key] = (frozenset(given), made.wall_s, kept[0], kept[1])
     if store is not None and len(kept[0]) + len(kept[1]) <= GIVES_KEPT_BYTES:
-        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process runs it again
-            append_jsonl(store, {"key": digest, "gives": sorted(given), "log": base64.b64encode(kept[0]).decode(),
-                                 "events": base64.b64encode(kept[1]).decode()})
+        remember_check(store, {"key": digest, "gives": sorted(given), "log": base64.b64encode(kept[0]).decode(),
+                               "events": base64.b64encode(kept[1]).decode()})
     return given, made.wall_s
 
 

@@ -43,6 +43,9 @@ What is added to a pytest command, after the user's own arguments:
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
   test reports an outcome (the reporter clears pytest's stepwise options, ``--sw`` in ``addopts``, for the same
   reason: gatk38);
+* when the tree holds no pytest configuration where pytest's search meets it, the configuration it would take then,
+  pinned (:func:`pinned_config`: ``-c``, ``--rootdir``, ``--confcutdir``), so that nothing above the tree (a
+  ``pytest.ini`` and ``conftest.py`` left in ``/tmp``) is read: hatk41;
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
   command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
   or later (which reads arguments from a file named so; probed once per interpreter, isolated,
@@ -368,8 +371,83 @@ def reads_argsfile(python: str) -> bool:
     return found is not None and (int(found[1]), int(found[2])) >= ARGSFILE_PYTEST
 
 
+#: pytest's configuration files, in the order its search looks at them in one folder; the first four hold its
+#: configuration whatever they say, the others only with a pytest section (:func:`pinned_config`).
+CONFIG_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+#: Bytes of a ``pyproject.toml`` / ``tox.ini`` / ``setup.cfg`` :func:`pinned_config` reads for a pytest section;
+#: a larger one counts as holding one.
+CONFIG_READ_BYTES = 1 << 20
+#: The empty configuration file :func:`pinned_config` names when the tree has none (in the run's private folder).
+NO_CONFIG = "no-config.ini"
+#: Options of a test command that choose pytest's configuration or cut: with one of them nothing is pinned.
+_PIN_OPTIONS = ("-c", "--config-file", "--inifile", "--rootdir", "--confcutdir")
+
+
+def _has_section(workdir: Path, rel: str) -> bool:
+    """Whether ``workdir/rel`` (a ``pyproject.toml``, ``tox.ini`` or ``setup.cfg``) may hold pytest configuration,
+    read as pytest would take it at the widest: a link, an unreadable or larger file counts as holding it."""
+    try:
+        text = nofollow.read_bytes(workdir, rel, limit=CONFIG_READ_BYTES)
+    except OSError:
+        return True
+    name = rel.rsplit("/", 1)[-1]
+    marks = {"pyproject.toml": (b"tool.pytest", b"tool]"), "tox.ini": (b"pytest",), "setup.cfg": (b"tool:pytest",)}
+    return any(m in text for m in marks[name])
+
+
+def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path) -> list[str]:
+    """The options that keep a pytest run's configuration and ``conftest.py`` files inside ``workdir`` (hatk41):
+    pytest looks for its configuration from the targets' common folder upwards, past the tree, and with none
+    inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
+    ``--sandbox none``), which makes that folder its rootdir and ``confcutdir``: a ``conftest.py`` there was loaded
+    by the test runs after it, the parent check's and the reference fix's runs included. ``[]`` when a file of
+    :data:`CONFIG_NAMES` between the targets' folder and ``workdir`` (both included) may hold pytest
+    configuration (pytest finds it before anything above), when the command already chooses one
+    (:data:`_PIN_OPTIONS`), or when a target lies outside ``workdir``. Otherwise what pytest takes when nothing
+    above the tree holds any: ``-c <the first pyproject.toml met>`` (its fallback), else ``--rootdir`` the first
+    folder holding a ``setup.py`` (else ``workdir``) with an empty configuration file of the run's
+    (``out_dir/``:data:`NO_CONFIG`, written here); and ``--confcutdir`` that rootdir. Paths are relative to
+    ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
+    try:
+        words = shlex.split(test_cmd or "python -m pytest")
+    except ValueError:
+        return []
+    if any(w == o or w.startswith(o + "=") for w in words for o in _PIN_OPTIONS):
+        return []
+    root = Path(os.path.abspath(workdir))
+    paths = []
+    for t in targets or ["."]:
+        p = Path(os.path.abspath(root / t.split("::", 1)[0]))
+        if p != root and root not in p.parents:
+            return []
+        paths.append(p if p.exists() else root)
+    ancestor = Path(os.path.commonpath([str(p) for p in paths]))
+    walk = [ancestor, *(q for q in ancestor.parents if q == root or root in q.parents)]
+    pyproject: Path | None = None
+    for folder in walk:
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if not candidate.is_file() and not candidate.is_symlink():
+                continue
+            rel = candidate.relative_to(root).as_posix()
+            if name in ("pyproject.toml", "tox.ini", "setup.cfg") and not _has_section(root, rel):
+                if name == "pyproject.toml" and pyproject is None:
+                    pyproject = candidate
+                continue
+            return []
+    if pyproject is not None:
+        rootdir = pyproject.parent
+        pin = ["-c", os.path.relpath(pyproject, root)]
+    else:
+        rootdir = next((f for f in walk if (f / "setup.py").is_file()), root)
+        nofollow.write_bytes(out_dir, NO_CONFIG, b"")
+        pin = ["-c", str(out_dir / NO_CONFIG), f"--rootdir={os.path.relpath(rootdir, root)}"]
+    return [*pin, f"--confcutdir={os.path.relpath(rootdir, root)}"]
+
+
 def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
-                  argsfile: bool = False, plugins: Sequence[str] = ()) -> tuple[list[str], Path | None]:
+                  argsfile: bool = False, plugins: Sequence[str] = (), pin: Sequence[str] = ()
+                  ) -> tuple[list[str], Path | None]:
     """The argv for ``test_cmd`` on ``targets`` and the JUnit XML path (``None`` in reporter mode).
 
     ``test_cmd`` is split with :func:`shlex.split` (no shell). With a ``{junit}`` placeholder it is a
@@ -378,7 +456,8 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
     appended. Otherwise it is a pytest command and gets the reporter options listed in the module
     docstring; with ``argsfile`` the targets are not on it but named by ``@out_dir/targets.args``, which
     the caller writes (:func:`write_argsfile`); ``plugins``: more modules of ``REPORTER_DIR`` it loads with
-    ``-p`` after the reporter (mining's stubbed parent run: ``homefield_stub``; a custom command gets none).
+    ``-p`` after the reporter (mining's stubbed parent run: ``homefield_stub``; a custom command gets none);
+    ``pin``: :func:`pinned_config`'s options, after the reporter's (a custom command gets none).
     Raises ``ValueError`` for an empty or unparseable command.
     """
     try:
@@ -410,6 +489,7 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
         f"cache_dir={out_dir / '.pytest_cache'}",
         "--continue-on-collection-errors",
         "--maxfail=0",
+        *pin,
         *(["@" + str(out_dir / ARGSFILE)] if argsfile and targets else targets),
     ]
     return argv, None
@@ -578,7 +658,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             first = shlex.split(test_cmd or "python -m pytest")[:1]
             python = pytest_python(first[0], run_env.get("PATH")) if first else None
             by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins)
+    pin = pinned_config(workdir, test_cmd, targets, out_dir) if "{junit}" not in test_cmd else []
+    argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:
         write_argsfile(out_dir, targets)
     for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):  # the run's own: fresh, and watched

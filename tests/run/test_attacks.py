@@ -161,13 +161,18 @@ def test_payload_forges_when_loaded(fx: Fixture, task: Task, tmp_path: Path, pay
 
 
 def test_payload_above_the_checkout_forges_when_loaded(fx: Fixture, task: Task, tmp_path: Path) -> None:
-    """With no pytest configuration in the checkout, an ini file above it becomes the config (and
-    its folder the conftest boundary)."""
+    """With no pytest configuration in the checkout, an ini file above it became the config (and
+    its folder the conftest boundary): loaded so (the command naming it, as pytest's own search took it), it
+    forges. A run's command pins the checkout's own choice instead (hatk41, ``testrun.pinned_config``): the
+    files above are not read, nothing passes."""
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "conftest.py").write_text(FORGE_ABOVE)
     work = _graded_tree(fx, task, tmp_path / "w", {})
-    run = run_tests(work, task.test_cmd, ["tests/test_sub.py"], out_dir=tmp_path / "out")
+    run = run_tests(work, f"{task.test_cmd} -c {tmp_path / 'pytest.ini'}", ["tests/test_sub.py"],
+                    out_dir=tmp_path / "out")
     assert all(run.outcomes.get(i) == "passed" for i in F2P), run
+    run = run_tests(work, task.test_cmd, ["tests/test_sub.py"], out_dir=tmp_path / "out")
+    assert not any(run.outcomes.get(i) == "passed" for i in F2P), run
 
 
 @pytest.mark.parametrize("payload", [XFAIL_ALL, FAKE_PASS_EXIT], ids=["xfail-run-false", "fake-pass-exit-0"])
