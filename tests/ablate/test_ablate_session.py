@@ -201,11 +201,11 @@ def test_flaky_ids_are_frozen_at_the_start_and_reach_every_attempt(ablate_repo: 
     s = _session(repo)
     assert s.flaky == {tid: [p2p]}
     assert json.loads((s.ablate_dir / "meta.json").read_text())["flaky_p2p"] == {tid: [p2p]}
-    worker = AblationSession.join(s.settings, s.tasks, s.agents, s.workerinput(), rules=s.rules)
-    assert worker.flaky == {tid: [p2p]}
-    specs = []
+    specs = []  # substituted before the session's runner is made (workerinput makes it: its pack, ops41)
     monkeypatch.setattr("pytest_homefield.ablate.session.run_attempt", lambda spec, cache: specs.append(spec) or
                         run_attempt(spec, cache))
+    worker = AblationSession.join(s.settings, s.tasks, s.agents, s.workerinput(), rules=s.rules)
+    assert worker.flaky == {tid: [p2p]}
     s.run(("base", tid, "oracle", 1))
     assert specs[0].flaky_p2p == [p2p]
     # found later: not in the frozen list of the ablation already under way
