@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 __all__ = ["tried_addresses", "network_hint", "semaphore_hint"]
@@ -35,17 +36,38 @@ _ADDRESS_PATTERNS = (
 )
 
 
+#: Where a block of a pytest log begins: a section header (``____ test_name ____``, ``==== short test summary
+#: info ====``) or one line of the short summary (``FAILED id - message``, ``ERROR id``), each its own block.
+_BLOCK_START = re.compile(r"^(?:_{3,} .* _{3,}|={3,} .* ={3,}|(?:FAILED|ERROR) \S.*)$", re.M)
+
+
+def _blocks(text: str) -> Iterator[str]:
+    """``text`` cut where a block of a pytest log begins (:data:`_BLOCK_START`): one failure's report, one
+    summary line; a log with no such line (not pytest's) is one block."""
+    starts = [0, *(m.start() for m in _BLOCK_START.finditer(text)), len(text)]
+    for a, b in pairwise(starts):
+        if a < b:
+            yield text[a:b]
+
+
 def tried_addresses(text: str) -> list[str]:
     """The ``host:port`` addresses a test log shows its tests could not reach, in order of first
-    mention; empty when the log has no connection or name-resolution error."""
-    if not _NET_ERRORS.search(text):
-        return []
+    mention (block by block); empty when the log has no connection or name-resolution error. Only an
+    address of a block (:func:`_blocks`: one failure's report, one line of the short summary) that shows
+    such an error counts: a server the tests reached, whose failure was another one (a TLS handshake, an
+    assertion), is not named because another test of the same log could not connect."""
     out: dict[str, None] = {}
-    for pattern in _ADDRESS_PATTERNS:
-        for m in pattern.finditer(text):
-            port = int(m.group("port"))
-            if 0 < port < 65536:
-                out.setdefault(f"{m.group('host')}:{port}")
+    for block in _blocks(text):
+        if not _NET_ERRORS.search(block):
+            continue
+        found: list[tuple[int, str]] = []
+        for pattern in _ADDRESS_PATTERNS:
+            for m in pattern.finditer(block):
+                port = int(m.group("port"))
+                if 0 < port < 65536:
+                    found.append((m.start(), f"{m.group('host')}:{port}"))
+        for _, address in sorted(found):
+            out.setdefault(address)
     return list(out)
 
 

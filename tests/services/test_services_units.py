@@ -128,6 +128,39 @@ def test_the_addresses_the_tests_tried(log: str, addresses: list[str]) -> None:
     assert tried_addresses(log) == addresses
 
 
+#: A pytest log of psf/requests (nu41, commit a94e9b5308ff): one test could not connect (no network in the
+#: sandbox), another reached the TLS server the test itself started on a random port and failed its handshake.
+REQUESTS_LOG = """\
+=================================== FAILURES ===================================
+__________________ TestTimeout.test_connect_timeout[timeout0] __________________
+E       requests.exceptions.ConnectionError: HTTPConnectionPool(host='10.255.255.1', port=80): Max retries \
+exceeded with url: / (Caused by NewConnectionError('<HTTPConnection(host='10.255.255.1', port=80)>: Failed to \
+establish a new connection: [Errno 101] Network is unreachable'))
+tests/test_requests.py:2561: ConnectionError
+_______ TestPreparingURLs.test_different_connection_pool_for_mtls_settings _______
+E       requests.exceptions.SSLError: HTTPSConnectionPool(host='localhost', port=52301): Max retries exceeded \
+with url: / (Caused by SSLError(SSLEOFError(8, 'EOF occurred in violation of protocol (_ssl.c:2427)')))
+tests/test_requests.py:2888: SSLError
+=========================== short test summary info ============================
+FAILED tests/test_requests.py::TestTimeout::test_connect_timeout[timeout0] - requests.exceptions.ConnectionError: \
+HTTPConnectionPool(host='10.255.255.1', port=80): Max retries exceeded with url: / (Caused by NewConnectionError(\
+'Failed to establish a new connection: [Errno 101] Network is unreachable'))
+FAILED tests/test_requests.py::TestPreparingURLs::test_different_connection_pool_for_mtls_settings - \
+requests.exceptions.SSLError: HTTPSConnectionPool(host='localhost', port=52301): Max retries exceeded
+========================= 2 failed, 30 passed in 7.65s =========================
+"""
+
+
+def test_a_server_the_tests_reached_is_not_named(tmp_path: Path) -> None:
+    """nu41 (psf/requests): a log where one test could not connect named every address of the log, the
+    TLS server another test started and reached on a random port too, so the hint asked for
+    `--test-network loopback:80,52301`; only the address of the failure that could not connect is named."""
+    assert tried_addresses(REQUESTS_LOG) == ["10.255.255.1:80"]
+    (tmp_path / "tests.log").write_text(REQUESTS_LOG)
+    assert network_hint([tmp_path / "tests.log"]) == (
+        "tests tried 10.255.255.1:80: declare it under `services:` or pass `--test-network loopback:80`")
+
+
 def test_the_hint_says_what_to_declare(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_text("Error 111 connecting to 127.0.0.1:6379. Connection refused.\n")
     (tmp_path / "b.log").write_text("1 passed\n")
