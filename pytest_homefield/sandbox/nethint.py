@@ -10,6 +10,7 @@ refused, unreachable, no such name: the wording of redis-py, urllib3/requests, l
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
@@ -84,7 +85,8 @@ def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | No
     """The one-line hint for test runs that failed in a sandbox without a network: which addresses
     their logs (``tests.log`` paths) show the tests tried, and what to declare. ``None`` when the logs
     show no connection error. A run whose tests could not connect but name no address gets the
-    general line."""
+    general line; an address of another machine (:func:`_outside`) is named apart, with no advice to
+    declare it (``tests tried 10.255.255.1:80, not on this machine: …``)."""
     addresses: dict[str, None] = dict.fromkeys(extra)
     failed = False
     for text in _log_texts(logs):
@@ -96,9 +98,27 @@ def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | No
     if not addresses:
         return ("the tests could not connect (test runs have no network in the sandbox): declare the servers "
                 "they need under `services:` or pass `--test-network loopback:PORT`")
-    ports = sorted({a.rpartition(":")[2] for a in addresses}, key=int)
-    return (f"tests tried {', '.join(addresses)}: declare it under `services:` or pass "
-            f"`--test-network loopback:{','.join(ports)}`")
+    outside = [a for a in addresses if _outside(a.rpartition(":")[0])]
+    local = [a for a in addresses if a not in outside]
+    far = (f"{', '.join(outside)}, not on this machine: tests that need it cannot pass in the sandbox (no "
+           "service or --test-network can give it)") if outside else ""
+    if not local:
+        return f"tests tried {far}"
+    ports = sorted({a.rpartition(":")[2] for a in local}, key=int)
+    return (f"tests tried {', '.join(local)}: declare it under `services:` or pass "
+            f"`--test-network loopback:{','.join(ports)}`" + (f"; and {far}" if far else ""))
+
+
+def _outside(host: str) -> bool:
+    """Whether ``host`` (as :func:`tried_addresses` names it) is an IP address of another machine: a
+    literal address that is not loopback (``10.255.255.1``, ``203.0.113.5``), which neither a service nor
+    ``--test-network`` (ports of 127.0.0.1) can stand in for. A name (``localhost``, ``cache.internal``,
+    ``redis``) may be one the tests read from their environment, which a service's ``env`` can point
+    to 127.0.0.1, so it is not outside."""
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def semaphore_hint(logs: Sequence[Path]) -> str | None:

@@ -158,7 +158,24 @@ def test_a_server_the_tests_reached_is_not_named(tmp_path: Path) -> None:
     assert tried_addresses(REQUESTS_LOG) == ["10.255.255.1:80"]
     (tmp_path / "tests.log").write_text(REQUESTS_LOG)
     assert network_hint([tmp_path / "tests.log"]) == (
-        "tests tried 10.255.255.1:80: declare it under `services:` or pass `--test-network loopback:80`")
+        "tests tried 10.255.255.1:80, not on this machine: tests that need it cannot pass in the sandbox "
+        "(no service or --test-network can give it)")
+
+
+def test_an_address_of_another_machine_is_not_offered_as_a_loopback_port(tmp_path: Path) -> None:
+    """nu41 (psf/requests): its timeout tests connect to 10.255.255.1:80 on purpose; the hint said to pass
+    `--test-network loopback:80`, which opens 127.0.0.1:80 and never that address. A loopback address or a
+    name (a service's `env` can point it at 127.0.0.1) keeps the advice, beside the other machine's."""
+    (tmp_path / "a.log").write_text("E   ConnectionError: Error 111 connecting to 127.0.0.1:6379. Connection refused.\n"
+                                    "E   OSError: [Errno 101] Network is unreachable ('10.255.255.1', 80)\n")
+    assert network_hint([tmp_path / "a.log"]) == (
+        "tests tried 127.0.0.1:6379: declare it under `services:` or pass `--test-network loopback:6379`; "
+        "and 10.255.255.1:80, not on this machine: tests that need it cannot pass in the sandbox (no service or "
+        "--test-network can give it)")
+    (tmp_path / "b.log").write_text("socket.gaierror: [Errno -3] Temporary failure in name resolution "
+                                    "redis://cache.internal:6380/0\n")
+    assert network_hint([tmp_path / "b.log"]) == (
+        "tests tried cache.internal:6380: declare it under `services:` or pass `--test-network loopback:6380`")
 
 
 def test_the_hint_says_what_to_declare(tmp_path: Path) -> None:
