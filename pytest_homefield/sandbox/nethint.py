@@ -10,8 +10,10 @@ refused, unreachable, no such name: the wording of redis-py, urllib3/requests, l
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 __all__ = ["tried_addresses", "network_hint", "semaphore_hint"]
@@ -35,17 +37,38 @@ _ADDRESS_PATTERNS = (
 )
 
 
+#: Where a block of a pytest log begins: a section header (``____ test_name ____``, ``==== short test summary
+#: info ====``) or one line of the short summary (``FAILED id - message``, ``ERROR id``), each its own block.
+_BLOCK_START = re.compile(r"^(?:_{3,} .* _{3,}|={3,} .* ={3,}|(?:FAILED|ERROR) \S.*)$", re.M)
+
+
+def _blocks(text: str) -> Iterator[str]:
+    """``text`` cut where a block of a pytest log begins (:data:`_BLOCK_START`): one failure's report, one
+    summary line; a log with no such line (not pytest's) is one block."""
+    starts = [0, *(m.start() for m in _BLOCK_START.finditer(text)), len(text)]
+    for a, b in pairwise(starts):
+        if a < b:
+            yield text[a:b]
+
+
 def tried_addresses(text: str) -> list[str]:
     """The ``host:port`` addresses a test log shows its tests could not reach, in order of first
-    mention; empty when the log has no connection or name-resolution error."""
-    if not _NET_ERRORS.search(text):
-        return []
+    mention (block by block); empty when the log has no connection or name-resolution error. Only an
+    address of a block (:func:`_blocks`: one failure's report, one line of the short summary) that shows
+    such an error counts: a server the tests reached, whose failure was another one (a TLS handshake, an
+    assertion), is not named because another test of the same log could not connect."""
     out: dict[str, None] = {}
-    for pattern in _ADDRESS_PATTERNS:
-        for m in pattern.finditer(text):
-            port = int(m.group("port"))
-            if 0 < port < 65536:
-                out.setdefault(f"{m.group('host')}:{port}")
+    for block in _blocks(text):
+        if not _NET_ERRORS.search(block):
+            continue
+        found: list[tuple[int, str]] = []
+        for pattern in _ADDRESS_PATTERNS:
+            for m in pattern.finditer(block):
+                port = int(m.group("port"))
+                if 0 < port < 65536:
+                    found.append((m.start(), f"{m.group('host')}:{port}"))
+        for _, address in sorted(found):
+            out.setdefault(address)
     return list(out)
 
 
@@ -62,7 +85,8 @@ def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | No
     """The one-line hint for test runs that failed in a sandbox without a network: which addresses
     their logs (``tests.log`` paths) show the tests tried, and what to declare. ``None`` when the logs
     show no connection error. A run whose tests could not connect but name no address gets the
-    general line."""
+    general line; an address of another machine (:func:`_outside`) is named apart, with no advice to
+    declare it (``tests tried 10.255.255.1:80, not on this machine: …``)."""
     addresses: dict[str, None] = dict.fromkeys(extra)
     failed = False
     for text in _log_texts(logs):
@@ -74,9 +98,27 @@ def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | No
     if not addresses:
         return ("the tests could not connect (test runs have no network in the sandbox): declare the servers "
                 "they need under `services:` or pass `--test-network loopback:PORT`")
-    ports = sorted({a.rpartition(":")[2] for a in addresses}, key=int)
-    return (f"tests tried {', '.join(addresses)}: declare it under `services:` or pass "
-            f"`--test-network loopback:{','.join(ports)}`")
+    outside = [a for a in addresses if _outside(a.rpartition(":")[0])]
+    local = [a for a in addresses if a not in outside]
+    far = (f"{', '.join(outside)}, not on this machine: tests that need it cannot pass in the sandbox (no "
+           "service or --test-network can give it)") if outside else ""
+    if not local:
+        return f"tests tried {far}"
+    ports = sorted({a.rpartition(":")[2] for a in local}, key=int)
+    return (f"tests tried {', '.join(local)}: declare it under `services:` or pass "
+            f"`--test-network loopback:{','.join(ports)}`" + (f"; and {far}" if far else ""))
+
+
+def _outside(host: str) -> bool:
+    """Whether ``host`` (as :func:`tried_addresses` names it) is an IP address of another machine: a
+    literal address that is not loopback (``10.255.255.1``, ``203.0.113.5``), which neither a service nor
+    ``--test-network`` (ports of 127.0.0.1) can stand in for. A name (``localhost``, ``cache.internal``,
+    ``redis``) may be one the tests read from their environment, which a service's ``env`` can point
+    to 127.0.0.1, so it is not outside."""
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def semaphore_hint(logs: Sequence[Path]) -> str | None:

@@ -129,6 +129,56 @@ def test_the_addresses_the_tests_tried(log: str, addresses: list[str]) -> None:
     assert tried_addresses(log) == addresses
 
 
+#: A pytest log of psf/requests (nu41, commit a94e9b5308ff): one test could not connect (no network in the
+#: sandbox), another reached the TLS server the test itself started on a random port and failed its handshake.
+REQUESTS_LOG = """\
+=================================== FAILURES ===================================
+__________________ TestTimeout.test_connect_timeout[timeout0] __________________
+E       requests.exceptions.ConnectionError: HTTPConnectionPool(host='10.255.255.1', port=80): Max retries \
+exceeded with url: / (Caused by NewConnectionError('<HTTPConnection(host='10.255.255.1', port=80)>: Failed to \
+establish a new connection: [Errno 101] Network is unreachable'))
+tests/test_requests.py:2561: ConnectionError
+_______ TestPreparingURLs.test_different_connection_pool_for_mtls_settings _______
+E       requests.exceptions.SSLError: HTTPSConnectionPool(host='localhost', port=52301): Max retries exceeded \
+with url: / (Caused by SSLError(SSLEOFError(8, 'EOF occurred in violation of protocol (_ssl.c:2427)')))
+tests/test_requests.py:2888: SSLError
+=========================== short test summary info ============================
+FAILED tests/test_requests.py::TestTimeout::test_connect_timeout[timeout0] - requests.exceptions.ConnectionError: \
+HTTPConnectionPool(host='10.255.255.1', port=80): Max retries exceeded with url: / (Caused by NewConnectionError(\
+'Failed to establish a new connection: [Errno 101] Network is unreachable'))
+FAILED tests/test_requests.py::TestPreparingURLs::test_different_connection_pool_for_mtls_settings - \
+requests.exceptions.SSLError: HTTPSConnectionPool(host='localhost', port=52301): Max retries exceeded
+========================= 2 failed, 30 passed in 7.65s =========================
+"""
+
+
+def test_a_server_the_tests_reached_is_not_named(tmp_path: Path) -> None:
+    """nu41 (psf/requests): a log where one test could not connect named every address of the log, the
+    TLS server another test started and reached on a random port too, so the hint asked for
+    `--test-network loopback:80,52301`; only the address of the failure that could not connect is named."""
+    assert tried_addresses(REQUESTS_LOG) == ["10.255.255.1:80"]
+    (tmp_path / "tests.log").write_text(REQUESTS_LOG)
+    assert network_hint([tmp_path / "tests.log"]) == (
+        "tests tried 10.255.255.1:80, not on this machine: tests that need it cannot pass in the sandbox "
+        "(no service or --test-network can give it)")
+
+
+def test_an_address_of_another_machine_is_not_offered_as_a_loopback_port(tmp_path: Path) -> None:
+    """nu41 (psf/requests): its timeout tests connect to 10.255.255.1:80 on purpose; the hint said to pass
+    `--test-network loopback:80`, which opens 127.0.0.1:80 and never that address. A loopback address or a
+    name (a service's `env` can point it at 127.0.0.1) keeps the advice, beside the other machine's."""
+    (tmp_path / "a.log").write_text("E   ConnectionError: Error 111 connecting to 127.0.0.1:6379. Connection refused.\n"
+                                    "E   OSError: [Errno 101] Network is unreachable ('10.255.255.1', 80)\n")
+    assert network_hint([tmp_path / "a.log"]) == (
+        "tests tried 127.0.0.1:6379: declare it under `services:` or pass `--test-network loopback:6379`; "
+        "and 10.255.255.1:80, not on this machine: tests that need it cannot pass in the sandbox (no service or "
+        "--test-network can give it)")
+    (tmp_path / "b.log").write_text("socket.gaierror: [Errno -3] Temporary failure in name resolution "
+                                    "redis://cache.internal:6380/0\n")
+    assert network_hint([tmp_path / "b.log"]) == (
+        "tests tried cache.internal:6380: declare it under `services:` or pass `--test-network loopback:6380`")
+
+
 def test_the_hint_says_what_to_declare(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_text("Error 111 connecting to 127.0.0.1:6379. Connection refused.\n")
     (tmp_path / "b.log").write_text("1 passed\n")
