@@ -302,7 +302,7 @@ class AblationSession:
         variants = [Variant(v["name"], tuple(v["removed"]),
                             (ablate_dir / "variants" / v["name"] / name).read_text(encoding="utf-8"))
                     for v in workerinput["homefield_variants"]]
-        return cls(settings, tasks, agents, rules, rules_file, dict(workerinput["homefield_rules_paths"]),
+        session = cls(settings, tasks, agents, rules, rules_file, dict(workerinput["homefield_rules_paths"]),
                    ablate_dir, variants, str(workerinput["homefield_phase"]),
                    {(str(v), str(t), str(a), int(n)) for v, t, a, n in workerinput["homefield_done"]},
                    str(workerinput["homefield_session_start"]), int(workerinput["homefield_seed"]), digest,
@@ -312,6 +312,8 @@ class AblationSession:
                    tries={(str(t), str(a), int(n), str(v)): int(c)
                           for t, a, n, v, c in workerinput.get("homefield_tries", [])},
                    pack_offer=workerinput.get("homefield_pack"))
+        session.runner.take_offer()  # before any attempt of the session (xdist schedules after every worker joined)
+        return session
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able), with the pack of the tasks' parent trees the workers of

@@ -265,6 +265,16 @@ class AttemptRunner:
             self._cache.keep(self.tasks, offer=self.offered, envs=self.settings.env == "uv")
         return self._cache
 
+    def take_offer(self) -> None:
+        """On a worker given the controller's pack (:attr:`offered`): make :attr:`cache` now, taking the pack (or,
+        refused, packing the trees itself), when the worker joins the session rather than at its first attempt:
+        xdist schedules no item before every worker has collected, so no attempt of the session has run yet, and
+        no graded code (``--sandbox none``) can have changed the pack or the repository's objects it is taken or
+        made from (ops41 took it at the first attempt, after other workers' attempts). Nothing without an offer.
+        Never raises."""
+        if self.offered is not None:
+            self.cache  # noqa: B018 - made for its side effect: the pack taken now
+
     def pack_offer(self) -> dict[str, Any] | None:
         """The pack of the tasks' parent trees this process's cache made (:attr:`cache`, made now when it was not) as
         a worker of this host takes it (:meth:`SnapshotCache.offer`), for the controller's ``workerinput``: one

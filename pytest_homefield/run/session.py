@@ -397,7 +397,7 @@ class RunSession:
             shared = read_meta(HomefieldDir(settings.root).run_dir(run_id)).get("session_token") == token
         except ValueError:
             shared = False
-        return cls(settings, tasks, agents, run_id=run_id,
+        session = cls(settings, tasks, agents, run_id=run_id,
                    session_start=workerinput["homefield_session_start"], tasks_digest=digest,
                    done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
                    setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, shared=shared,
@@ -406,6 +406,8 @@ class RunSession:
                           for t, a, n, v, c in workerinput.get("homefield_tries", [])},
                    canary_key=bytes.fromhex(str(workerinput["homefield_canary_key"])),
                    pack_offer=workerinput.get("homefield_pack"))
+        session.runner.take_offer()  # before any attempt of the session (xdist schedules after every worker joined)
+        return session
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session

@@ -34,13 +34,17 @@ from helpers.attack_repo import (
 )
 from helpers.e2e_repo import cli_env, copy_mined
 
+from pytest_homefield.agents.reference import NoopAgent
+from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.records import Task
 from pytest_homefield.run.attempt import SnapshotCache
 from pytest_homefield.run.grading import SPOILED_PRISTINE
 from pytest_homefield.run.runner import AttemptRunner
+from pytest_homefield.run.session import RunSession, select_tasks
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import make_snapshot, pack_trees, tree_of, unpack
 from pytest_homefield.settings import Settings
+from pytest_homefield.store import write_jsonl_atomic
 
 
 @pytest.fixture
@@ -289,6 +293,36 @@ def test_the_session_runner_offers_its_pack_to_the_workers_runners(own: Fixture,
         assert controller.pack_offer() is None  # never raises: each worker then packs for itself
     finally:
         controller.close()
+
+
+def test_a_worker_takes_the_pack_when_it_joins_before_any_attempt(own: Fixture, tmp_path: Path) -> None:
+    """A worker's session takes the controller's pack when it joins (xdist schedules no item before every worker
+    joined), not at its first attempt, when another worker's graded code (``--sandbox none``) may already have
+    changed the pack or hidden the objects a refused offer is packed from (ops41 took it lazily): joined, the
+    worker's cache holds the controller's file, with the repository's objects hidden right after the join."""
+    task = task_for(own)
+    write_jsonl_atomic(HomefieldDir(own.root).tasks, [task.to_dict()])
+    s = Settings(root=own.root, agents=["noop"], attempts=1, sandbox="none")
+    agents = [NoopAgent(name="noop", spec="noop")]
+    objects = own.root / ".git" / "objects"
+    controller = RunSession.start(s, select_tasks(s), agents, now="2026-03-01T10:00:00+00:00")
+    try:
+        wi = json.loads(json.dumps(controller.workerinput()))
+        assert wi["homefield_pack"] is not None
+        worker = RunSession.join(s, select_tasks(s), agents, wi)
+        os.rename(objects, str(objects) + ".hidden")  # what any attempt might do after the workers joined
+        try:
+            assert worker.runner._cache is not None  # taken at the join
+            (store,) = worker.runner.cache._stores
+            assert _inode(store.pack) == _inode(controller.runner.cache._stores[0].pack) and store.pack.intact()
+            assert (worker.runner.cache.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
+        finally:
+            worker.close()
+    finally:
+        controller.close()
+        controller.release()
+        if not objects.exists():
+            os.rename(str(objects) + ".hidden", objects)
 
 
 @pytest.mark.slow
