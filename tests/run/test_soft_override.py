@@ -21,6 +21,10 @@ CHECKED = ("from modes import MODE, compute\n\n\ndef check_scaled():\n    MODE['
 CASES = {
     "-o": ("-o 'python_functions=test_* check_*'", {"pytest.ini": "[pytest]\npython_functions = test_*\n"}),
     "-c": ("-c ci/pytest.ini --rootdir .", {"ci/pytest.ini": "[pytest]\npython_functions = test_* check_*\n"}),
+    # gatk41: in a group of short flags (read as pytest's parser reads them: tests/run/test_soft_short_flags.py)
+    "-qo": ("-qo 'python_functions=test_* check_*'", {"pytest.ini": "[pytest]\npython_functions = test_*\n"}),
+    "-qoX": ("'-qopython_functions=test_* check_*'", {"pytest.ini": "[pytest]\npython_functions = test_*\n"}),
+    "-qc": ("-qc ci/pytest.ini --rootdir .", {"ci/pytest.ini": "[pytest]\npython_functions = test_* check_*\n"}),
 }
 
 

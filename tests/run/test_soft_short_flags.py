@@ -5,7 +5,8 @@ sets, under soft statements (contracts §7).
 pytest's option parser (argparse) reads ``-qo X`` as ``-q -o X``, and ``-qoX`` as ``-q -o X``; soft40's reader of the
 command (``canary_soft._all_values``) took only ``-o X``, ``-oX`` and the long forms: the ``check_*`` test pytest
 collected was no test function of the softener, a failing twin there stopped at its site and left the setting at 3,
-and a real fix was ``tests_failed`` (seed 1), as in ``test_soft_override.py`` before soft40.
+and a real fix was ``tests_failed`` (seed 1), as in ``test_soft_override.py`` before soft40 (whose gradings hold
+the ``-qo``, ``-qoX`` and ``-qc`` cases); here, how the command is read.
 """
 
 from __future__ import annotations
@@ -13,28 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.modes_task import TEST, grade_modes
 
 from pytest_homefield.sandbox.canary_soft import function_patterns
-
-CHECKED = ("from modes import MODE, compute\n\n\ndef check_scaled():\n    MODE['scale'] = 3\n"
-           "    assert compute(2) == 7\n    MODE['scale'] = 1\n\n\ndef test_negative():\n    assert compute(-2) == 2\n"
-           "\n\ndef test_plain():\n    assert compute(2) == 2\n")
-#: (the test command's options, files of commit 1 beside): each group of short flags naming the ``check_*`` tests.
-CASES = {
-    "-qo": ("-qo 'python_functions=test_* check_*'", {"pytest.ini": "[pytest]\npython_functions = test_*\n"}),
-    "-qoX": ("'-qopython_functions=test_* check_*'", {"pytest.ini": "[pytest]\npython_functions = test_*\n"}),
-    "-qc": ("-qc ci/pytest.ini --rootdir .", {"ci/pytest.ini": "[pytest]\npython_functions = test_* check_*\n"}),
-}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_a_test_a_group_of_short_flags_names_is_soft(tmp_path: Path, case: str) -> None:
-    options, beside = CASES[case]
-    g = grade_modes(tmp_path, CHECKED, 1, fail_to_pass=[f"{TEST}::check_scaled", f"{TEST}::test_negative"],
-                    beside=beside, options=options)
-    assert g.outcome == "solved", g
 
 
 @pytest.mark.parametrize(("command", "found"), [
