@@ -620,9 +620,12 @@ class MineSession:
         scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)
-        not_verified = n_cand - len(verified) - n_max
+        # a -k / -m mine's bounds and counts are over the candidates it selected (those with a record: a bound gives
+        # every one a record; after a Ctrl-C, those never started have none), not over every frozen one
+        pool = len({str(r.get("commit")) for r in every}) if selection else n_cand
+        not_verified = pool - len(verified) - n_max
         now = {r["id"] for r in verified}
-        partial = stop_lines(stop, n_candidates=n_cand, n_verified=len(verified), n_not_verified=not_verified,
+        partial = stop_lines(stop, n_candidates=pool, n_verified=len(verified), n_not_verified=not_verified,
                              kept=kept, command=command, earlier=sum(1 for t in tasks if t.id not in now),
                              reverify=self.settings.reverify,
                              setup_failed=sum(1 for r in verified if r.get("reason") == "setup_failed"),
@@ -631,8 +634,9 @@ class MineSession:
         cut = in_flight_line(every, first=stop.why if stop is not None else None)
         where = tasks_path.relative_to(self.settings.root)
         if selection:  # -k / -m: this mine's verdicts are on its selected candidates, the file holds others too
-            self.selected = len({str(r.get("commit")) for r in every})
-            first = (f"Mined {plural(kept, 'task')} from {plural(self.selected, 'candidate')} selected by {selection} "
+            self.selected = pool
+            some = f"{len(verified)} of {pool} candidates" if partial else plural(pool, 'candidate')
+            first = (f"Mined {plural(kept, 'task')} from {some} selected by {selection} "
                      f"(of {plural(n_cand, 'candidate')} frozen; {plural(examined, 'commit')} examined); "
                      f"{where} holds {plural(len(tasks), 'task')}")
         else:
@@ -641,7 +645,7 @@ class MineSession:
         lines = [first, *partial[:1], *([cut] if cut and partial else []), *partial[1:]]
         self.n_tasks = len(tasks)
         self.kept = kept
-        self.stopped = stop_meta(stop, n_candidates=n_cand, n_not_verified=not_verified, command=command,
+        self.stopped = stop_meta(stop, n_candidates=pool, n_not_verified=not_verified, command=command,
                                  elapsed_s=time.monotonic() - self.started,
                                  in_flight=[str(r["id"]) for r in every if r.get("in_flight")])
         self._record_end(kept)

@@ -98,3 +98,16 @@ def test_a_bounded_mine_says_the_earlier_records_it_did_not_reach(mined: tuple[P
     assert ("Candidates: reused 1, verified 0 (earlier verification records of the same inputs; --reverify runs "
             "them again); 2 candidates this mine did not reach have earlier records (1 of them a task in "
             "tasks.jsonl), reused by a mine that reaches them") in out, out
+
+
+def test_a_bounded_k_mine_counts_what_k_selected(mined: tuple[Path, str]) -> None:
+    """-k of the two tasks with --stop-after-tasks 1: the newest is reused and kept, the other not verified; the
+    lines count the 2 selected, never the 3 frozen ("2 of 3 candidates not verified" was 1 too many)."""
+    repo, _ = mined
+    f2, f1 = _tasks(repo)  # newest first
+    proc = homefield(repo, *ARGS, "--stop-after-tasks", "1", "-k", f"{f1} or {f2}")
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert (f"Mined 1 task from 1 of 2 candidates selected by -k '{f1} or {f2}' (of 3 candidates frozen; 4 commits "
+            "examined); .homefield/tasks.jsonl holds 2 tasks") in out, out
+    assert "Stopped: --stop-after-tasks 1 reached; 1 of 2 candidates not verified: tasks.jsonl is partial" in out, out
