@@ -166,14 +166,15 @@ def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
     never that the connection dropped the candidate: any test of a run may have failed to connect, not only
     those that decided the drop (nu41, psf/requests: its deciding red tests were TLS tests against their own
     local server, and the line said the candidates were "dropped because the tests could not connect"); the
-    ones dropped as ``passes_without_change`` are counted apart, since no red test decided those."""
+    ones dropped as ``passes_without_change`` are counted apart, since no test failed at their parent (a test the
+    network had skipped may still be why: the ``Skipped tests:`` line and each detail name skips)."""
     with_hint = [r for r in verified if r.get("network_hint")]
     if not with_hint:
         return None
     hints = Counter(str(r["network_hint"]) for r in with_hint)
     n = len(with_hint)
     green = sum(1 for r in with_hint if r.get("reason") == "passes_without_change")
-    undecided = (f"; {green} of them passed without the change, where it decided nothing" if green
+    undecided = (f"; {green} of them passed without the change: no test failed at the parent" if green
                  else "")
     return (f"Network: the test logs of {plural(n, 'dropped candidate')} show a connection error (test runs have no "
             f"network in the sandbox; it may not be what dropped them{undecided}): {hints.most_common(1)[0][0]}")

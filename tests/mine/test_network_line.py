@@ -45,8 +45,8 @@ def test_the_line_says_what_the_logs_show_not_why_the_candidates_were_dropped(tm
     assert [r["network_hint"] for r in records[:2]] == [hint, hint]
     line = network_line(records)
     assert line == ("Network: the test logs of 2 dropped candidates show a connection error (test runs have no "
-                    "network in the sandbox; it may not be what dropped them; 1 of them passed without the change, "
-                    f"where it decided nothing): {hint}")
+                    "network in the sandbox; it may not be what dropped them; 1 of them passed without the change: "
+                    f"no test failed at the parent): {hint}")
     assert "because" not in line and "could not connect" not in line
 
 
