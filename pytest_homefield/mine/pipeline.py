@@ -400,6 +400,10 @@ class MineSession:
     stopped: dict[str, Any] | None = None
     #: tasks kept by this session, after :meth:`finish`
     kept: int = 0
+    #: tasks ``tasks.jsonl`` holds after :meth:`finish` (this session's and earlier ones')
+    n_tasks: int = 0
+    #: candidates a ``-k`` / ``-m`` selected (those with a record), after a selective :meth:`finish`; else ``None``
+    selected: int | None = None
 
     def _record_end(self, kept: int) -> None:
         """Add ``stopped``, ``kept`` and ``finished_at`` to this session's ``meta.json`` (docs/contracts.md §4)."""
@@ -577,7 +581,8 @@ class MineSession:
         assert self.scan_result is not None, "the scan result is the controller's"
         return format_scan(self.scan_result, verbose=True).splitlines()
 
-    def finish(self, *, verbose: bool = False, stop: Stop | None = None, command: str = "homefield mine") -> list[str]:
+    def finish(self, *, verbose: bool = False, stop: Stop | None = None, command: str = "homefield mine",
+               selection: str = "") -> list[str]:
         """Merge this session's kept tasks into ``tasks.jsonl`` (the last record per commit wins;
         ``--max-tasks`` keeps the newest) and return the summary lines; ``verbose`` adds a line per
         verified candidate. Controller only. A ``tasks.jsonl`` that cannot be merged (a bad record,
@@ -587,7 +592,12 @@ class MineSession:
         ``stop``: why the session ended early (a Ctrl-C, fail-fast; a bound is read from the
         ``not_verified`` records): the first line then counts the candidates verified, the lines say
         how many were not and how to go on (``command``), and ``meta.json`` records it under ``stopped``
-        (:func:`~pytest_homefield.mine.bounds.stop_meta`; :attr:`stopped` holds it too)."""
+        (:func:`~pytest_homefield.mine.bounds.stop_meta`; :attr:`stopped` holds it too).
+
+        ``selection``: the ``-k`` / ``-m`` that chose this mine's items (``"-k 'abc123'"``; ``""``: every frozen
+        candidate): the first line then counts the candidates it selected (those with a record) apart from the
+        frozen ones and says what ``tasks.jsonl`` holds (nu41: a ``-k`` mine of one dropped candidate said
+        ``Mined 0 tasks from 18 candidates``, with 7 tasks on file); :attr:`selected` holds the count."""
         every = list(read_jsonl(self.results_path))
         records = [r for r in every if r.get("reason") not in ("max_tasks", NOT_VERIFIED)]
         verified = list({r["commit"]: r for r in records}.values())  # the last record per commit wins
@@ -610,31 +620,37 @@ class MineSession:
         scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)
-        not_verified = n_cand - len(verified) - n_max
+        # a -k / -m mine's bounds and counts are over the candidates it selected (those with a record: a bound gives
+        # every one a record; after a Ctrl-C, those never started have none), not over every frozen one
+        pool = len({str(r.get("commit")) for r in every}) if selection else n_cand
+        not_verified = pool - len(verified) - n_max
         now = {r["id"] for r in verified}
-        partial = stop_lines(stop, n_candidates=n_cand, n_verified=len(verified), n_not_verified=not_verified,
+        partial = stop_lines(stop, n_candidates=pool, n_verified=len(verified), n_not_verified=not_verified,
                              kept=kept, command=command, earlier=sum(1 for t in tasks if t.id not in now),
                              reverify=self.settings.reverify,
                              setup_failed=sum(1 for r in verified if r.get("reason") == "setup_failed"),
                              resumable=[int(r.get("runs_kept") or 0) for r in every if r.get("in_flight")])
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
         cut = in_flight_line(every, first=stop.why if stop is not None else None)
-        lines = [
-            f"Mined {plural(kept, 'task')} from {of} candidate{'s' if n_cand != 1 else ''} "
-            f"({plural(examined, 'commit')} examined); "
-            f"{plural(len(tasks), 'task')} in {tasks_path.relative_to(self.settings.root)}",
-            *partial[:1], *([cut] if cut and partial else []), *partial[1:],
-        ]
+        where = tasks_path.relative_to(self.settings.root)
+        if selection:  # -k / -m: this mine's verdicts are on its selected candidates, the file holds others too
+            self.selected = pool
+            some = f"{len(verified)} of {pool} candidates" if partial else plural(pool, 'candidate')
+            first = (f"Mined {plural(kept, 'task')} from {some} selected by {selection} "
+                     f"(of {plural(n_cand, 'candidate')} frozen; {plural(examined, 'commit')} examined); "
+                     f"{where} holds {plural(len(tasks), 'task')}")
+        else:
+            first = (f"Mined {plural(kept, 'task')} from {of} candidate{'s' if n_cand != 1 else ''} "
+                     f"({plural(examined, 'commit')} examined); {plural(len(tasks), 'task')} in {where}")
+        lines = [first, *partial[:1], *([cut] if cut and partial else []), *partial[1:]]
+        self.n_tasks = len(tasks)
         self.kept = kept
-        self.stopped = stop_meta(stop, n_candidates=n_cand, n_not_verified=not_verified, command=command,
+        self.stopped = stop_meta(stop, n_candidates=pool, n_not_verified=not_verified, command=command,
                                  elapsed_s=time.monotonic() - self.started,
                                  in_flight=[str(r["id"]) for r in every if r.get("in_flight")])
         self._record_end(kept)
-        n_reused = sum(1 for r in verified if r.get("reused_from"))
-        lines.append(f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"
-                     + (f" (earlier verification records of the same inputs; {flag_in(command, 'reverify')} runs "
-                        "them again)"
-                        if n_reused else ""))
+        lines.append(candidates_line(verified, self.candidates(), self.reusable(), tasks,
+                                     reverify=flag_in(command, 'reverify')))
         dropped = dropped_line([r.get("reason") for r in verified], scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
@@ -688,6 +704,31 @@ class MineSession:
             lines.append(f"Shard {shard}: {n_cand} of the scan's candidates; merge the shards' mine folders with: "
                          f"homefield mine --merge DIR… (this one: {self.mine_dir.relative_to(self.settings.root)})")
         return lines
+
+
+def candidates_line(verified: Sequence[dict[str, Any]], candidates: Iterable[dict[str, Any]],
+                    reusable: Mapping[str, Any], tasks: Sequence[Task], *, reverify: str = "--reverify") -> str:
+    """``'Candidates: reused 2, verified 3 (…)'``: of this mine's ``verified`` records, those it reused from an
+    earlier session and those it verified now; and, when a bound or a ``-k`` left candidates unreached whose
+    earlier records (``reusable``, by ``verify_key``) this mine would have reused, how many, and how many of them
+    are tasks ``tasks.jsonl`` (``tasks``) keeps: "reused" counts what this mine reached, never what earlier mines
+    left on file (nu41, more-itertools: ``Candidates: reused 0`` beside ``2 kept from earlier mines``, the 2 kept
+    by a ``--time-budget`` mine that verified cheapest first, unreached by a newest-first ``--stop-after-tasks``
+    one). ``reverify``: the flag as the command spells it."""
+    n_reused = sum(1 for r in verified if r.get("reused_from"))
+    line = f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"
+    if n_reused:
+        line += f" (earlier verification records of the same inputs; {reverify} runs them again)"
+    reached = {str(r.get("commit")) for r in verified}
+    unreached = {str(c["commit"])[:12] for c in candidates
+                 if str(c.get("commit")) not in reached and str(c.get("verify_key")) in reusable}
+    if unreached:
+        held = sum(1 for t in tasks if t.id in unreached)
+        of_them = f" ({held} of them {'a task' if held == 1 else 'tasks'} in tasks.jsonl)" if held else ""
+        line += (f"; {plural(len(unreached), 'candidate')} this mine did not reach "
+                 f"{'has an earlier record' if len(unreached) == 1 else 'have earlier records'}{of_them}, "
+                 "reused by a mine that reaches them")
+    return line
 
 
 def _has_commits(root: Path) -> bool:

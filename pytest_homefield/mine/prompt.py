@@ -27,7 +27,10 @@ in this order:
    (``http``/``https``); issue/PR references (``#123``, ``owner/repo#123``, ``GH-123``, ``gh-123``,
    ``bpo-123``, a leading ``Issue 1215:``) together with a keyword or preposition before them
    (``closes #12``, ``Fixes: #34``, ``see #5``, ``in PR #7``, ``for #3``; a bare ``issue #12`` keeps
-   ``issue``); and commit shas: 7–40 lowercase hex characters with at least one digit and one letter,
+   ``issue``), except references that are part of the sentence, after a word and followed by more of it
+   (``Port bpo-39057 to Requests (#7427)`` → ``Port bpo-39057 to Requests``; nu41: it became ``Port to
+   Requests``), unless after a noun that means nothing without them (``Merge pull request #4 from x``) or
+   followed by ``for details``; and commit shas: 7–40 lowercase hex characters with at least one digit and one letter,
    or at least 12 long with a letter (``added``, ``decade``, ``facade``, ``beef`` have no digit and
    are kept; all-digit runs are numbers and are kept). Brackets left empty (``Fix x (#123)``),
    dangling separators and blank-line runs are collapsed. Lines that nothing was removed from are

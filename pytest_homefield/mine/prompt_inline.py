@@ -124,6 +124,54 @@ _SENTINEL_RULES = (
     # ", closes #1" / "; #2" / a bare item → nothing, with the separator and space before
     (re.compile(r"[ \t]*[,;]?[ \t]*" + _LIST), ""),
 )
+#: References that are part of the sentence (nu41, psf/requests: ``Port bpo-39057 to Requests`` became ``Port to
+#: Requests``): a list of them (:data:`_REF_RE`) after a word and a blank, followed by a blank and a letter (the
+#: sentence goes on: ``Port bpo-39057 to Requests``, ``Fix issue #12 in parser``), unless what follows is ``for
+#: details`` (``see #5 for details`` goes), it follows a noun that means nothing without it (``Merge pull
+#: request #45 from x`` loses both), or a keyword verb alone before it starts the line and a capital follows it
+#: (``fix #3902 Add docs``: a label). The list is taken whole (``see #12 and #13`` is one). Where the line
+#: ends, a bracket or a separator follows, the reference is said beside the sentence (``Fix x (#12)``,
+#: ``Fix x, closes #3``) and goes.
+_SEP = r"[ \t]*(?:,|&|/|\band\b)?[ \t]*"
+_FOR_DETAILS = r"(?i:for[ \t]+(?:more[ \t]+)?(?:details|info|context|discussion))\b"
+_PART_OF_SENTENCE_RE = re.compile(
+    r"(?<=\w)(?P<blank>[ \t]+)(?P<refs>(?:" + _REF_RE.pattern + r")(?:" + _SEP + r"(?:" + _REF_RE.pattern + r"))*)"
+    r"(?!" + _SEP + r"(?:" + _REF_RE.pattern + r"))(?=[ \t]+(?!" + _FOR_DETAILS + r")[A-Za-z])"
+)
+#: A noun that means nothing without its number (:data:`_NOUN_ALONE`) ending the text before a reference: the
+#: keyword rule removes the two (``Merge pull request #45 from alice/x`` → ``Merge from alice/x``).
+_AFTER_NOUN_ALONE_RE = re.compile(r"\b" + _NOUN_ALONE + r"$", re.IGNORECASE)
+#: A keyword verb alone at the start of a line (``fix``, ``Closes issue``): with a capital after its references
+#: (``fix #3902 Add proposed documentation``, psf/requests) they label the sentence that follows and go.
+_LEADING_VERB_RE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?" + _VERB + r"(?:[ \t]+" + _NOUN + r")?[ \t]*$",
+                              re.IGNORECASE)
+#: A reference :data:`_PART_OF_SENTENCE_RE` keeps, while the others are removed: a private-use character (no
+#: word character, digit or mark any pattern here looks for) between two control characters.
+_KEPT = "\x02{}\x03"
+_KEPT_RE = re.compile("\x02(.)\x03")
+
+
+def _keep_sentence_refs(line: str) -> tuple[str, list[str]]:
+    """``line`` with each list of references that is part of its sentence (:data:`_PART_OF_SENTENCE_RE`)
+    replaced by a placeholder (:data:`_KEPT`), and those lists in order, for :func:`_restore`."""
+    kept: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        if _AFTER_NOUN_ALONE_RE.search(line, 0, m.start()):
+            return m.group(0)  # "Merge pull request #45 from x": the noun goes with its number
+        if _LEADING_VERB_RE.match(line, 0, m.start()) and line[m.end():].lstrip(" \t")[:1].isupper():
+            return m.group(0)  # "fix #3902 Add proposed documentation": a label before the sentence
+        kept.append(m.group("refs"))
+        return m.group("blank") + _KEPT.format(chr(0xE000 + len(kept) - 1))
+
+    return _PART_OF_SENTENCE_RE.sub(hold, line), kept
+
+
+def _restore(line: str, kept: list[str]) -> str:
+    """``line`` with the placeholders of :func:`_keep_sentence_refs` given back their references."""
+    return _KEPT_RE.sub(lambda m: kept[ord(m.group(1)) - 0xE000], line) if kept else line
+
+
 def _has_any(*needles: str) -> Callable[[str], bool]:
     return lambda text: any(n in text for n in needles)
 
@@ -229,9 +277,10 @@ def clean_inline(line: str) -> str:
     if "://" in new:
         new = _ANGLE_URL_RE.sub(_S, new) if "<" in new else new
         new = _URL_RE.sub(_S, new)
+    new, kept = _keep_sentence_refs(new) if _MARK_DIGIT_RE.search(new) else (new, [])
     new = _sub_tokens(_REF_RE, _S, new, _MARK_DIGIT_RE.finditer(new))
     new = _sub_tokens(_SHA_RE, _sha_repl, new, _hex_runs(new))
-    if new == line:
+    if _restore(new, kept) == line:
         return line
     if _S in new:  # every sentinel rule needs one (a markdown link or "Issue 12:" leaves none)
         new = _apply_sentinel_rules(new)
@@ -242,6 +291,6 @@ def clean_inline(line: str) -> str:
                 new = pattern.sub(repl, new)
         if new == before:  # nothing collapsed: a second round would change nothing either
             break
-    new = new.rstrip()
+    new = _restore(new, kept).rstrip()
     # a line that lost all its words (a bare "- https://…" bullet) disappears
     return new if _WORD_RE.search(new) else ""

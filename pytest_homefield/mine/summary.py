@@ -160,15 +160,24 @@ def setup_failed_line(verified: Sequence[dict[str, Any]]) -> str | None:
 
 
 def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
-    """``'Network: 3 candidates dropped because their tests could not connect: tests tried
-    127.0.0.1:6379: declare it under `services:` …'`` from the records' ``network_hint`` (the most
-    common hint quoted), else ``None``."""
-    hints = Counter(str(r["network_hint"]) for r in verified if r.get("network_hint"))
-    if not hints:
+    """``'Network: the test logs of 3 dropped candidates show a connection error (test runs have no network in
+    the sandbox; it may not be what dropped them): tests tried 127.0.0.1:6379: declare it under `services:` …'``
+    from the records' ``network_hint`` (the most common hint quoted), else ``None``. It says what the logs show,
+    never that the connection dropped the candidate: any test of a run may have failed to connect, not only
+    those that decided the drop (nu41, psf/requests: its deciding red tests were TLS tests against their own
+    local server, and the line said the candidates were "dropped because the tests could not connect"); the
+    ones dropped as ``passes_without_change`` are counted apart, since no test failed at their parent (a test the
+    network had skipped may still be why: the ``Skipped tests:`` line and each detail name skips)."""
+    with_hint = [r for r in verified if r.get("network_hint")]
+    if not with_hint:
         return None
-    n = sum(hints.values())
-    return (f"Network: {n} candidate{'s' if n != 1 else ''} dropped because the tests could not connect "
-            f"(test runs have no network in the sandbox): {hints.most_common(1)[0][0]}")
+    hints = Counter(str(r["network_hint"]) for r in with_hint)
+    n = len(with_hint)
+    green = sum(1 for r in with_hint if r.get("reason") == "passes_without_change")
+    undecided = (f"; {green} of them passed without the change: no test failed at the parent" if green
+                 else "")
+    return (f"Network: the test logs of {plural(n, 'dropped candidate')} show a connection error (test runs have no "
+            f"network in the sandbox; it may not be what dropped them{undecided}): {hints.most_common(1)[0][0]}")
 
 
 def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:

@@ -61,7 +61,7 @@ from pytest_homefield.mine.prompt import clean_prompt, count_words, message_word
             "service_tier option for OpenAI models\n\nPR  #1585\n\n"
             "Three entries for PR #1586: the restored column.\n\nBased on #1571 by @someone.",
             "service_tier option for OpenAI models\n\nThree entries: the restored column.\n\n"
-            "Based by @someone.",
+            "Based on #1571 by @someone.",  # the reference is part of the sentence (nu41): "Based by" was none
             id="pr-noun",
         ),
         pytest.param(
@@ -305,7 +305,7 @@ def test_the_task_record_says_what_was_masked() -> None:
     ("Fix x ( , #5 )", "Fix x"),
     ("Fix y ;; #6 ,", "Fix y"),
     ("Done :#7", "Done"),
-    ("Use GH-12 and bpo-3 ideas", "Use ideas"),
+    ("Use GH-12 and bpo-3 ideas", "Use GH-12 and bpo-3 ideas"),  # part of the sentence: kept (nu41)
     ("owner/repo!12 merged; done", "merged; done"),
     ("Revert 1a2b3c4d5e6f and deadbeef0", "Revert"),
     ("Fix \u2013 see https://x.y/z .", "Fix \u2013."),
@@ -436,3 +436,22 @@ def test_the_sentinel_rules_apply_as_over_the_whole_line(line: str) -> None:
     for pattern, repl in prompt_inline._SENTINEL_RULES:
         whole = pattern.sub(repl, whole)
     assert prompt_inline._apply_sentinel_rules(line) == whole.replace(prompt_inline._S, "")
+
+
+@pytest.mark.parametrize(("subject", "expected"), [
+    # psf/requests subjects (nu41): the reference the sentence is about stays, the trailing PR number goes
+    ("Port bpo-39057 to Requests (#7427)", "Port bpo-39057 to Requests"),
+    ("Fix uri field in digest auth to include semicolons in path (GH-6990)",
+     "Fix uri field in digest auth to include semicolons in path"),
+    ("fix: handle double-digit IPv6 zone IDs in URL parsing (fixes #6808)",
+     "fix: handle double-digit IPv6 zone IDs in URL parsing"),
+    ("Fix #7564: raise FileNotFoundError for missing TLS material", "raise FileNotFoundError for missing TLS material"),
+    ("Merge pull request #6897 from cjwatson/fix-test-certificates", "Merge from cjwatson/fix-test-certificates"),
+    ("Handle GH-12 and GH-13 together (#14)", "Handle GH-12 and GH-13 together"),
+    ("Fix x, see #12 and #13", "Fix x"),
+    ("Document y, see #5 for details", "Document y"),
+    ("fix #3902 Add proposed documentation change for post data", "Add proposed documentation change for post data"),
+    ("Fixed #1630 and added test case.", "Fixed #1630 and added test case."),
+])
+def test_a_reference_that_is_part_of_the_sentence_stays(subject: str, expected: str) -> None:
+    assert clean_prompt(subject) == expected
