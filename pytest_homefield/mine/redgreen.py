@@ -155,7 +155,9 @@ __all__ = [
 #: and of an ``env PYTEST_ADDOPTS=…`` before the test command. And the test command's options are read as pytest's
 #: parser reads them (gatk41): a test named by ``-qo python_functions=…``, ``-o=…`` or a ``-qc FILE`` is soft too; and
 #: a group's function is soft by its name whatever made pytest collect it (a script's ``pytest.main``).
-VERIFY_VERSION = 22
+#: 23: an exception that is no assertion's failure at a top soft statement of a ``with`` body goes on as written when a
+#: context there takes exceptions by its code (soft42: a repository's ``@contextmanager def expect(kind)``).
+VERIFY_VERSION = 23
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

@@ -22,8 +22,10 @@ in every run apart, the confirmation runs, the rows run and the plain run): a so
 member nor the site nor the group. Soft statements: an ``assert``, a call (an expression statement), an assignment
 and a ``with`` (its header not parenthesized, but around its items: gatk39), each alone on its lines, in the
 function's body, also under an ``if`` or a ``for`` and (gatk40) in a ``with`` there no context of which may take an
-exception (:func:`_may_take`); and (twin38) *nested* ones, under :data:`NESTED`, in the body of
-a ``while``, a ``try`` or a ``with`` (a ``with`` statement's body is a twin site, ``canary_sites._statements``: a
+exception by its name (:func:`_may_take`; soft42: its header ends with :data:`BLOCK_TAKING`, and an exception that is
+no assertion's failure goes on as written there when a context's own code takes exceptions); and (twin38) *nested*
+ones, under :data:`NESTED`, in the body of a ``while``, a ``try`` or a ``with`` (a ``with`` statement's body is a
+twin site, ``canary_sites._statements``: a
 twin failing there left the rest of it unrun, seed 0 of ``tests/run/test_after_twin.py``'s ``with`` test was
 ``tests_failed``). A nested one keeps only an assertion's failure (an ``AssertionError``, pytest's ``Failed``;
 gatk40: an exception a ``raises``/``assertRaises`` let through, not the one it expected), what a twin's site
@@ -82,7 +84,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["SOFT", "NESTED", "BLOCK", "JUMP", "softened", "softened_bytes", "softened_files", "function_patterns"]
+__all__ = ["SOFT", "NESTED", "BLOCK", "BLOCK_TAKING", "JUMP", "softened", "softened_bytes", "softened_files",
+           "function_patterns"]
 
 #: The context a soft statement runs in (the reporter's :func:`soft`; the reporter is loaded by name, ``-p
 #: homefield_reporter``, in every test process homefield starts).
@@ -93,6 +96,10 @@ NESTED = "__import__('homefield_reporter').soft(lambda: ({}))"
 #: The last item of a ``with`` whose body holds soft statements: a nested failure kept there is raised at the body's
 #: end, so the ``with``'s contexts meet it as they did (the reporter's :func:`soft_block`).
 BLOCK = "__import__('homefield_reporter').soft_block()"
+#: :data:`BLOCK` of a ``with`` at a test's top whose body holds top soft statements (soft42): ``{}`` is the text of what
+#: makes its contexts (:func:`_takers`), read only when an exception that is no assertion's failure reaches one of them,
+#: which goes on as written when a context's own code takes exceptions (the reporter's ``_takes``).
+BLOCK_TAKING = "__import__('homefield_reporter').soft_block(lambda: ({}))"
 #: Put right before a ``return``, ``break`` or ``continue`` that leaves the bodies of ``{}`` ``with`` statements
 #: :data:`BLOCK` ends (soft40): each keeps its body's failure further out rather than raise it and undo the jump.
 JUMP = "__import__('homefield_reporter').soft_jump({}); "
@@ -544,7 +551,7 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str],
             # (``canary_sites._statements``): its statements keep what a top statement keeps
             body_ctx = None if ctx is None and not _may_take(stmt) else nested
             inner = _soft_edits(stmt.body, body_ctx, lines, blocked) if edit else []
-            block = _block_edit(stmt, lines) if inner else None
+            block = _block_edit(stmt, lines, _takers(stmt) if body_ctx is None else "") if inner else None
             if block is not None:
                 out += [*inner, block]
                 if blocked is not None:
@@ -569,6 +576,24 @@ def _may_take(stmt: ast.With | ast.AsyncWith) -> bool:
     (``canary_sites._statements``) twin sites, where a real fix's exception fails a twin as an assertion does."""
     names = [_call_name(item.context_expr) or "" for item in stmt.items]
     return any("raise" in n.lower() or n == "suppress" for n in names)
+
+
+def _takers(stmt: ast.With | ast.AsyncWith) -> str:
+    """The text of a tuple's items (``"a, b.c, "``) naming what makes each context of ``stmt`` (soft42): the callable
+    of an item that is a call (``expect`` of ``expect(TypeError)``), else the item itself (``lock``), each a name or
+    a chain of attributes of one (no call in it: read again, it runs nothing the header did not); ``""`` for none. The
+    reporter reads them only when an exception that is no assertion's failure reaches a top soft statement of the body
+    (:data:`BLOCK_TAKING`): a context the code of which takes exceptions (:func:`~homefield_reporter._takes`) ends its
+    body there, as written."""
+    out = ""
+    for item in stmt.items:
+        expr = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
+        node = expr
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if isinstance(node, ast.Name):
+            out += ast.unparse(expr) + ", "
+    return out
 
 
 def _jump_edits(body: list[ast.stmt], lines: list[str], blocked: set[int], in_function: int,
@@ -679,13 +704,15 @@ def _parenthesized(stmt: ast.With | ast.AsyncWith,
     return None  # pragma: no cover - the tree is the text's
 
 
-def _block_edit(stmt: ast.With | ast.AsyncWith, lines: list[str]) -> tuple[int, int, str] | None:
+def _block_edit(stmt: ast.With | ast.AsyncWith, lines: list[str], takers: str = "") -> tuple[int, int, str] | None:
     """Where :data:`BLOCK` goes as the last item of ``stmt``'s header (right after its last item, the ``:`` next
-    there); ``None`` when the ``:`` is not next (a comment, a line continued)."""
+    there); ``None`` when the ``:`` is not next (a comment, a line continued). ``takers`` (:func:`_takers`): when not
+    empty, :data:`BLOCK_TAKING` with them goes there instead."""
+    block = BLOCK_TAKING.format(takers) if takers else BLOCK
     paren = _parenthesized(stmt, lines)
     if paren is not None:  # before the closing parenthesis (after a trailing comma, or with one of its own)
         (lineno, at), comma = paren[1], paren[2]
-        return lineno, at, f"{BLOCK}," if comma else f", {BLOCK}"
+        return lineno, at, f"{block}," if comma else f", {block}"
     item = stmt.items[-1]
     node = item.optional_vars or item.context_expr
     lineno, col = node.end_lineno or 0, node.end_col_offset or 0
@@ -694,4 +721,4 @@ def _block_edit(stmt: ast.With | ast.AsyncWith, lines: list[str]) -> tuple[int, 
     at = _chars(lines[lineno - 1], col)
     if not lines[lineno - 1][at:].lstrip().startswith(":"):
         return None
-    return lineno, at, f", {BLOCK}"
+    return lineno, at, f", {block}"

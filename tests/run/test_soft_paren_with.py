@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers.modes_task import grade_modes
 
-from pytest_homefield.sandbox.canary_soft import BLOCK, NESTED, SOFT, softened
+from pytest_homefield.sandbox.canary_soft import BLOCK, BLOCK_TAKING, NESTED, SOFT, softened
 
 TESTS = ("import warnings\n\nfrom modes import MODE, compute\n\n\ndef test_scaled():\n    with (\n"
          "        warnings.catch_warnings(),\n        warnings.catch_warnings() as caught,\n    ):\n"
@@ -24,20 +24,23 @@ TESTS = ("import warnings\n\nfrom modes import MODE, compute\n\n\ndef test_scale
          "def test_negative():\n    assert compute(-2) == 2\n\n\ndef test_plain():\n    assert compute(2) == 2\n")
 
 
-@pytest.mark.parametrize("header", ["with (\n        a() as x,\n        b(),\n    ):",
-                                    "with (a() as x, b()):", "with(a() as x, b()):",
-                                    "with (a(1,\n          (2)) as x,  # one\n          b()\n    ):  # two",
-                                    "with (a() as x):"])
-def test_a_parenthesized_with_is_soft(header: str) -> None:
-    """The header's first item is :data:`SOFT`, its last :data:`BLOCK`; gatk40: its body's statements (a ``with``
-    expecting no exception, at the top) are top soft statements too."""
+@pytest.mark.parametrize(("header", "takers"), [("with (\n        a() as x,\n        b(),\n    ):", "a, b, "),
+                                               ("with (a() as x, b()):", "a, b, "), ("with(a() as x, b()):", "a, b, "),
+                                               ("with (a(1,\n          (2)) as x,  # one\n          b()\n    ):  # two",
+                                                "a, b, "),
+                                               ("with (a() as x):", "a, ")])
+def test_a_parenthesized_with_is_soft(header: str, takers: str) -> None:
+    """The header's first item is :data:`SOFT`, its last :data:`BLOCK_TAKING` (soft42: with what makes its contexts);
+    gatk40: its body's statements (a ``with`` expecting no exception, at the top) are top soft statements too."""
     text = f"def test_x():\n    {header}\n        y = 1\n        assert x == y\n"
     out = softened(text)
-    assert out.count(SOFT) == 3 and out.count(BLOCK) == 1 and out.count(NESTED.format("")) == 0, out
+    block = BLOCK_TAKING.format(takers)
+    assert out.count(SOFT) == 3 and out.count(block) == 1 and out.count(NESTED.format("")) == 0, out
+    assert BLOCK not in out
     assert out.count("\n") == text.count("\n")
     with_ = ast.parse(out).body[0].body[0]  # type: ignore[attr-defined]
     assert [ast.unparse(i.context_expr) for i in (with_.items[0], with_.items[-1])] == \
-        [ast.unparse(ast.parse(SOFT, mode="eval").body), ast.unparse(ast.parse(BLOCK, mode="eval").body)], out
+        [ast.unparse(ast.parse(SOFT, mode="eval").body), ast.unparse(ast.parse(block, mode="eval").body)], out
 
 
 @pytest.mark.parametrize("header", ["with (a()) as x:", "with (a()):", "with (a(), b()) as x:"])

@@ -397,6 +397,8 @@ _called: list[Any] = [None]
 _wrapped: list[tuple[Any, ...]] = [()]
 _blocks: list[list[Any]] = []
 _left: list[bool] = []
+#: Per :data:`_blocks` entry: what returns the callables making the ``with``'s contexts (soft42), or ``None``.
+_block_takers: list[Any] = []
 _nested: list[int] = [0]
 #: Failures nested soft statements (inside a ``while``, ``try`` or ``with``) take in one call phase at most; the next
 #: goes through as without the context (a loop whose condition waits on what failed ends as it did).
@@ -542,6 +544,8 @@ class _Soft:
             # on; there, what is no assertion's failure goes on too unless the decorator meets it when the body
             # returns (soft41: its decorator may take it, a retry, hypothesis's assume, and so still does)
             return False
+        if self._caught is None and not failed and _taken():
+            return False  # soft42: a context around it whose own code takes exceptions ends the body there, as written
         if self._caught is not None:
             try:
                 if isinstance(exc_val, self._caught()):
@@ -555,6 +559,94 @@ class _Soft:
         if not scope:
             scope.extend([exc_val, _last_compare[0]])
         return True
+
+
+def _taken() -> bool:
+    """Whether a ``with`` body around a top soft statement (the :func:`soft_block` contexts entered, innermost
+    first; only a softened test body enters them) has a context whose own code takes exceptions (:func:`_takes`;
+    soft42): an exception that is no assertion's failure reaching the statement then goes on as written, ending the
+    body there (a repository's ``@contextmanager def expect(kind)`` takes a real fix's expected exception so, and the
+    original never ran the rest of that body); elsewhere it is kept and the body runs on (the plain run's bare
+    ``raises`` body inside a ``warnings.catch_warnings``, gatk40)."""
+    for takers in reversed(_block_takers):
+        if takers is None:
+            continue
+        try:
+            objs = takers()
+        except Exception:  # what made a context cannot be read again: as not taking
+            continue
+        if any(_takes(obj) for obj in objs):
+            return True
+    return False
+
+
+_TAKES: dict[Any, bool] = {}
+
+
+def _takes(obj: Any) -> bool:
+    """Whether what makes a ``with``'s context (a callable, or the context itself) is one whose own Python code takes
+    an exception the body raises (soft42), told from that code, not its name: a ``contextlib.contextmanager`` function
+    (unwrapped through ``__wrapped__``) whose generator has a ``yield`` inside a ``try`` with an ``except`` clause; a
+    class, or an object's class, whose ``__exit__`` or ``__aexit__`` (Python code) returns anything but nothing,
+    ``None`` or ``False``. ``False`` for what it cannot read (C code, a function returning some context)."""
+    try:
+        func = getattr(obj, "__func__", obj)
+        if isinstance(func, types.FunctionType):
+            seen = 0
+            while hasattr(func, "__wrapped__") and seen < 100:
+                func, seen = func.__wrapped__, seen + 1
+            func = getattr(func, "__func__", func)
+            if not isinstance(func, types.FunctionType) or not func.__code__.co_flags & (0x20 | 0x200):
+                return False  # not a generator function: what it returns is not read
+            return _code_takes(func, True)
+        cls = obj if isinstance(obj, type) else type(obj)
+        return any(isinstance(f, types.FunctionType) and _code_takes(f, False)
+                   for f in (getattr(cls, "__exit__", None), getattr(cls, "__aexit__", None)))
+    except Exception:  # an object that cannot be read so: as not taking
+        return False
+
+
+def _code_takes(func: types.FunctionType, generator: bool) -> bool:
+    """From ``func``'s source (:func:`_takes`): a generator's ``yield`` inside a ``try`` body with handlers, or (an
+    ``__exit__``) a ``return`` of anything but ``None``/``False``; ``False`` without source. Cached by code."""
+    code = func.__code__
+    if code in _TAKES:
+        return _TAKES[code]
+    import ast
+    import inspect
+    import textwrap
+
+    out = False
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except Exception:  # no source (a built function, a file gone), or none that parses alone
+        tree = None
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
+    if defs:
+        for node in _own_nodes(defs[0]):
+            if generator and isinstance(node, ast.Try) and node.handlers:
+                out = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
+            elif not generator and isinstance(node, ast.Return) and node.value is not None:
+                out = not (isinstance(node.value, ast.Constant) and node.value.value in (None, False))
+            if out:
+                break
+    _TAKES[code] = out
+    return out
+
+
+def _own_nodes(node: Any) -> list[Any]:
+    """``node`` and the nodes under it, not those of a function, lambda or class defined inside it."""
+    import ast
+
+    out = [node]
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        out.append(n)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
 
 
 #: The failures kept in the bodies a decorator calls (:func:`_at_return`), by their frame's id: ``[frame, failure,
@@ -672,9 +764,13 @@ def soft(caught: Any = None) -> Any:
 class _Block:
     """The context of one ``with`` (or ``async with``) body holding soft statements (:func:`soft_block`)."""
 
+    def __init__(self, takers: Any = None) -> None:
+        self._takers = takers
+
     def __enter__(self) -> None:
         _blocks.append([])
         _left.append(False)
+        _block_takers.append(self._takers)
 
     def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
         __tracebackhide__ = True
@@ -695,6 +791,8 @@ class _Block:
         __tracebackhide__ = True
         kept = _blocks.pop() if _blocks else []
         left = _left.pop() if _left else False
+        if _block_takers:
+            _block_takers.pop()
         if not kept or isinstance(exc_val, (KeyboardInterrupt, pytest.exit.Exception)):
             return
         _last_compare[0] = kept[1]
@@ -709,13 +807,15 @@ class _Block:
         raise kept[0]
 
 
-def soft_block() -> Any:
+def soft_block(takers: Any = None) -> Any:
     """The last context of a ``with`` statement whose body holds nested soft statements (contracts §7): the first
     failure one kept in the body (:func:`soft`) is raised at the body's end (in place of what the body raised after
     it, an ``exit`` or ``KeyboardInterrupt`` apart), so the ``with``'s own contexts meet it as they met it at its
     statement (a ``pytest.raises`` or ``assertRaises`` takes it, a ``subTest`` reports it), the rest of the body having
-    run."""
-    return _Block()
+    run. ``takers`` (soft42; a ``with`` at a test's top whose body holds top soft statements): what returns the
+    callables making the ``with``'s contexts, read when an exception that is no assertion's failure reaches such a
+    statement (:func:`_taken`)."""
+    return _Block(takers)
 
 
 def soft_jump(blocks: int) -> None:
@@ -753,7 +853,7 @@ def pytest_runtest_call(item: Any) -> Any:
     a ``SkipTest``: pytest's ``TestCaseFunction._excinfo``), unless it ended with an ``exit`` or a
     ``KeyboardInterrupt``."""
     _last_compare[0] = None
-    del _soft_first[:], _blocks[:], _unmatched[:], _left[:]
+    del _soft_first[:], _blocks[:], _unmatched[:], _left[:], _block_takers[:]
     _nested[0] = 0
     _called[0], _wrapped[0] = _called_code(item), _wrapped_code(item)
     _in_call[0] = not _expecting_failure(item)
