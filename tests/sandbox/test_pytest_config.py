@@ -1,0 +1,121 @@
+"""conf42: one reading of pytest's choice of configuration file and rootdir
+(:mod:`pytest_homefield.sandbox.pytest_config`), shared by the softener (soft41's ``_run_options``) and the test
+runs' pin (hatk41's ``pinned_config``). Each layout is compared with real pytest (this venv's): the configuration
+file and rootdir it reports with nothing above the tree, whether a ``pytest.ini`` planted above the tree is what it
+reads instead (:attr:`Setup.leaves`), and that the pin keeps its choice while the planted file lies there."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox import testrun
+from pytest_homefield.sandbox.pytest_config import setup_for
+from pytest_homefield.sandbox.testrun import pinned_config
+
+CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider --co"
+TEST = "def test_a():\n    pass\n"
+
+#: name → (files of the tree, the command's options and paths, the targets). The comments say where the two readings
+#: of round 41 (soft41 ``canary_soft._run_options``, hatk41 ``testrun.pinned_config``) disagreed with pytest.
+CASES: dict[str, tuple[dict[str, str], str, list[str]]] = {
+    "root pytest.ini": ({"pytest.ini": "[pytest]\n"}, "", ["tests/test_a.py"]),
+    "none": ({}, "", ["tests/test_a.py"]),
+    "pyproject without table": ({"pyproject.toml": "[project]\nname = 'x'\n"}, "", ["tests/test_a.py"]),
+    "setup.py": ({"setup.py": "", "setup.cfg": "[metadata]\nname = x\n"}, "", ["tests/test_a.py"]),
+    # hatk41 looked from the targets only: tests/pytest.ini was "in the tree", nothing pinned, but the command's "."
+    # makes pytest look from the tree's top upwards first, and a pytest.ini planted above was read (soft41 right)
+    "command path": ({"tests/pytest.ini": "[pytest]\n"}, ".", ["tests/test_a.py"]),
+    # hatk41 took a tox.ini naming pytest anywhere for pytest's configuration: nothing pinned, the planted file read
+    # (soft41 right)
+    "tox.ini without [pytest]": ({"tox.ini": "[tox]\nenvlist = py\n\n[testenv]\ncommands = pytest\n"}, "",
+                                 ["tests/test_a.py"]),
+    # pytest's search from each path's folder when their common folder has none: hatk41 pinned "no configuration,
+    # rootdir the top", so the pinned run read no b/pytest.ini where pytest alone reads it (soft41 right)
+    "each folder": ({"b/pytest.ini": "[pytest]\n"}, "", ["a/test_a.py", "b/test_b.py"]),
+    # a link among the names is pytest's configuration (it follows it): soft41 skipped it and read the root's
+    # pytest.ini, a file pytest did not read (hatk41 right: it counted a link as a configuration)
+    "link": ({"pytest.ini": "[pytest]\npython_functions = check_*\n", "conf/real.ini": "[pytest]\n",
+              "tests/pytest.ini": "@conf/real.ini"}, "", ["tests/test_a.py"]),
+}
+
+
+def _tree(root: Path, files: dict[str, str], targets: list[str]) -> Path:
+    for rel in targets:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(TEST)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        if text.startswith("@"):
+            (root / rel).symlink_to(os.path.relpath(root / text[1:], (root / rel).parent))
+        else:
+            (root / rel).write_text(text)
+    return root
+
+
+def _pytest(root: Path, words: list[str]) -> tuple[Path, Path | None]:
+    """The rootdir and configuration file real pytest reports for ``words`` run in ``root``."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    out = subprocess.run(words, cwd=root, capture_output=True, text=True, timeout=60, env=env).stdout
+    head = dict(line.split(": ", 1) for line in out.splitlines() if line.startswith(("rootdir: ", "configfile: ")))
+    assert "rootdir" in head, out
+    rootdir = Path(head["rootdir"])
+    return rootdir, (Path(os.path.normpath(rootdir / head["configfile"])) if "configfile" in head else None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_setup_is_the_one_pytest_takes(tmp_path: Path, case: str) -> None:
+    """:func:`setup_for` names the configuration file and rootdir pytest reports; ``leaves`` exactly when a
+    ``pytest.ini`` planted above the tree is what pytest reads instead; with it planted, the pinned run
+    (:func:`pinned_config`) still takes pytest's own choice (the configuration the run reads with nothing above).
+    Before: hatk41's pin left three of these cases to the planted file or pinned another configuration, soft41's
+    reading named a file pytest did not read in one."""
+    files, options, targets = CASES[case]
+    top = tmp_path / "up"
+    root = _tree(top / "repo", files, targets)
+    command = f"{CMD} {options}".strip()
+    words = [*shlex.split(command), *targets]
+    setup = setup_for(root, command, targets)
+    rootdir, config = _pytest(root, words)
+    assert setup.rootdir is not None and root / setup.rootdir == rootdir, (setup, rootdir)
+    assert (None if setup.config is None else root / setup.config) == config, (setup, config)
+    (top / "pytest.ini").write_text("[pytest]\n")
+    planted, _ = _pytest(root, words)
+    assert (planted == top) == setup.leaves, (setup, planted)
+    out = tmp_path / "out"
+    out.mkdir()
+    pin = pinned_config(root, command, targets, out)
+    assert bool(pin) == setup.leaves
+    pinned = _pytest(root, [*words[:-len(targets)], *pin, *targets])
+    assert pinned == (rootdir, config if config is not None else out / testrun.NO_CONFIG), (pin, pinned)
+
+
+def test_a_config_file_the_command_gives_in_a_group_of_flags_is_not_pinned_over(tmp_path: Path) -> None:
+    """``-qc FILE`` names the configuration as ``-c FILE`` does: hatk41's pin looked for ``-c`` as a word only and
+    appended its own ``-c`` after it (the last wins: the run read an empty configuration, not the command's)."""
+    root = _tree(tmp_path / "r", {"conf.ini": "[pytest]\npython_functions = check_*\n"}, ["tests/test_a.py"])
+    out = tmp_path / "out"
+    out.mkdir()
+    command = "python -m pytest -qc conf.ini"
+    setup = setup_for(root, command, ["tests/test_a.py"])
+    assert (setup.config, setup.rootdir, setup.given, setup.python_functions) == ("conf.ini", ".", True, ("check_*",))
+    assert pinned_config(root, command, ["tests/test_a.py"], out) == []
+    assert pinned_config(root, "python -m pytest -q", ["tests/test_a.py"], out) != []
+
+
+def test_a_path_outside_the_tree_leaves_pytest_its_choice(tmp_path: Path) -> None:
+    """A target or command path outside the tree: pytest's choice is not read (no rootdir), nothing is pinned."""
+    root = _tree(tmp_path / "r", {}, ["tests/test_a.py"])
+    out = tmp_path / "out"
+    out.mkdir()
+    for command, targets in (("python -m pytest", ["../x/test_b.py"]), (f"python -m pytest {tmp_path}", ["t.py"])):
+        setup = setup_for(root, command, targets)
+        assert setup.rootdir is None and setup.leaves, setup
+        assert pinned_config(root, command, targets, out) == []
