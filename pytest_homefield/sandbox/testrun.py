@@ -377,7 +377,8 @@ NO_CONFIG = "no-config.ini"
 _PIN_OPTIONS = ("-c", "--config-file", "--inifile", "--rootdir", "--confcutdir")
 
 
-def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path) -> list[str]:
+def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
+                  whole: Sequence[str] | None = None) -> list[str]:
     """The options that keep a pytest run's configuration and ``conftest.py`` files inside ``workdir`` (hatk41):
     pytest looks for its configuration from the run's paths' common folder upwards, past the tree, and with none
     inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
@@ -391,7 +392,12 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     configuration it then reads (the first ``pyproject.toml`` met, its fallback, or the one a path's own folder
     holds), else ``--rootdir`` its rootdir with an empty configuration file of the run's
     (``out_dir/``:data:`NO_CONFIG`, written here); and ``--confcutdir`` that rootdir. Paths are relative to
-    ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
+    ``workdir`` (the run's working folder), but the empty file's. ``whole``: the targets of the grading's whole run
+    (the task's test files) when the run targets only some of them: its choice for ``whole`` is pinned (``-c`` its
+    configuration, else the empty file, ``--rootdir`` and ``--confcutdir`` its rootdir) wherever pytest's search
+    would end, so the run reads what the whole run reads (conf42: a run of ``tests/test_a.py`` alone read a
+    ``tests/tox.ini`` where the whole run, given ``other/`` too, read the root's ``pytest.ini``); nothing when a path
+    of ``whole`` lies outside ``workdir`` or the command chooses. Never raises but ``OSError`` writing it."""
     try:
         words = shlex.split(test_cmd or "python -m pytest")
     except ValueError:
@@ -400,11 +406,12 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     if any(w == o or w.startswith(o + "=") for w in words for o in _PIN_OPTIONS) or \
             pytest_config.last_value(args, "-c", "--config-file") is not None:
         return []
-    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest", targets)
-    if not setup.leaves or setup.rootdir is None:
+    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
+                                    targets if whole is None else whole)
+    if not (setup.leaves or whole is not None) or setup.rootdir is None:
         return []
     if setup.config is not None:
-        pin = ["-c", setup.config]
+        pin = ["-c", setup.config, *([f"--rootdir={setup.rootdir}"] if whole is not None else [])]
     else:
         nofollow.write_bytes(out_dir, NO_CONFIG, b"")
         pin = ["-c", str(out_dir / NO_CONFIG), f"--rootdir={setup.rootdir}"]
@@ -533,6 +540,7 @@ def run_tests(
     box_mb: float | None = None,
     seals: SealScope | None = None,
     plugins: Sequence[str] = (),
+    whole: Sequence[str] | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -561,7 +569,9 @@ def run_tests(
     ``over_writes`` set, one whose write was refused ``write_refused``. ``HOME`` and ``TMPDIR`` are
     empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
     canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`) and what this one writes there is
-    watched. ``seals``: a sealed run's sites and the ids whose reports of them count
+    watched. ``whole``: the targets of the grading's whole run (the task's test files) when this run targets only
+    some: pytest reads the configuration it reads for them (:func:`pinned_config`, conf42). ``seals``: a sealed
+    run's sites and the ids whose reports of them count
     (:class:`~pytest_homefield.sandbox.outcomes.SealScope`, docs/contracts.md §7 "Sealed sites"): the channel
     compares each seal report with its site's value as it arrives (the run's ``seal_reports``). ``plugins``: more
     modules of ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
@@ -586,7 +596,7 @@ def run_tests(
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                                    box_mb=box, seals=seals, plugins=plugins)
+                                                    box_mb=box, seals=seals, plugins=plugins, whole=whole)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -610,7 +620,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  network: TestNetwork | None, memory_mb: float | None = None,
                  write_mb: float | None = None, box_mb: float | None = None,
                  seals: SealScope | None = None,
-                 plugins: Sequence[str] = ()) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 plugins: Sequence[str] = (),
+                 whole: Sequence[str] | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -624,7 +635,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             first = shlex.split(test_cmd or "python -m pytest")[:1]
             python = pytest_python(first[0], run_env.get("PATH")) if first else None
             by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    pin = pinned_config(workdir, test_cmd, targets, out_dir) if "{junit}" not in test_cmd else []
+    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole) if "{junit}" not in test_cmd else []
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:
         write_argsfile(out_dir, targets)

@@ -119,3 +119,37 @@ def test_a_path_outside_the_tree_leaves_pytest_its_choice(tmp_path: Path) -> Non
         setup = setup_for(root, command, targets)
         assert setup.rootdir is None and setup.leaves, setup
         assert pinned_config(root, command, targets, out) == []
+
+
+#: A task's two test files: the root ``pytest.ini`` names ``check_*``; ``tests/tox.ini`` (markers only) names none.
+WHOLE = {"pytest.ini": "[pytest]\npython_functions = test_* check_*\n",
+         "tests/tox.ini": "[pytest]\nmarkers =\n    slow: a slow test\n",
+         "tests/test_a.py": "def check_x():\n    pass\n\n\ndef test_y():\n    pass\n",
+         "other/test_b.py": "def test_z():\n    pass\n"}
+
+
+@pytest.mark.slow
+def test_a_run_of_some_files_reads_the_configuration_of_the_whole_run(tmp_path: Path) -> None:
+    """A grading's wider run (the task's two test files) reads the root ``pytest.ini``: ``check_x`` is a test. A run
+    of ``tests/test_a.py`` alone (a run apart, the rows run, a probe, mining's selector) has pytest find
+    ``tests/tox.ini`` first, and ``check_x`` is no test there, and the ids are relative to ``tests/`` (its rootdir
+    then: ``test_a.py::test_y``, no id of the task): collection differs between runs of one grading. With
+    ``whole`` (the task's test files) the run is pinned to the whole run's configuration and rootdir and collects
+    as it does (real pytest, ``run_tests``)."""
+    from pytest_homefield.sandbox.testrun import run_tests
+
+    root = tmp_path / "r"
+    for rel, text in WHOLE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    cmd = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
+    whole = ["tests/test_a.py", "other/test_b.py"]
+    wide = run_tests(root, cmd, whole, out_dir=tmp_path / "o1", timeout_s=60)
+    assert sorted(wide.outcomes) == ["other/test_b.py::test_z", "tests/test_a.py::check_x", "tests/test_a.py::test_y"]
+    alone = run_tests(root, cmd, ["tests/test_a.py"], out_dir=tmp_path / "o2", timeout_s=60)
+    # what pytest itself reads: no check_x, and ids relative to its rootdir there (tests/), not the task's
+    assert alone.outcomes == {"test_a.py::test_y": "passed"}, alone.outcomes
+    pinned = run_tests(root, cmd, ["tests/test_a.py"], out_dir=tmp_path / "o3", timeout_s=60, whole=whole)
+    assert sorted(pinned.outcomes) == ["tests/test_a.py::check_x", "tests/test_a.py::test_y"], pinned.outcomes
+    ids = run_tests(root, cmd, ["tests/test_a.py::check_x"], out_dir=tmp_path / "o4", timeout_s=60, whole=whole)
+    assert ids.outcomes == {"tests/test_a.py::check_x": "passed"}, ids.outcomes
