@@ -43,9 +43,11 @@ What is added to a pytest command, after the user's own arguments:
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
   test reports an outcome (the reporter clears pytest's stepwise options, ``--sw`` in ``addopts``, for the same
   reason: gatk38);
-* when the tree holds no pytest configuration where pytest's search meets it, the configuration it would take then,
+* when pytest's search would leave the tree before it finds a configuration
+  (:func:`~pytest_homefield.sandbox.pytest_config.setup_for`, conf42), the configuration it would take then,
   pinned (:func:`pinned_config`: ``-c``, ``--rootdir``, ``--confcutdir``), so that nothing above the tree (a
-  ``pytest.ini`` and ``conftest.py`` left in ``/tmp``) is read: hatk41;
+  ``pytest.ini`` and ``conftest.py`` left in ``/tmp``) is read: hatk41; with ``whole`` (:func:`run_tests`), the
+  choice for the grading's whole run, always;
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
   command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
   or later (which reads arguments from a file named so; probed once per interpreter, isolated,
