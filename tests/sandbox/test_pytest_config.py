@@ -153,3 +153,23 @@ def test_a_run_of_some_files_reads_the_configuration_of_the_whole_run(tmp_path: 
     assert sorted(pinned.outcomes) == ["tests/test_a.py::check_x", "tests/test_a.py::test_y"], pinned.outcomes
     ids = run_tests(root, cmd, ["tests/test_a.py::check_x"], out_dir=tmp_path / "o4", timeout_s=60, whole=whole)
     assert ids.outcomes == {"tests/test_a.py::check_x": "passed"}, ids.outcomes
+
+
+@pytest.mark.slow
+def test_the_rows_run_reads_the_configuration_of_the_whole_run(tmp_path: Path) -> None:
+    """The grading's run of the rows set apart (``twin_grading.rows_run``) selects the functions of its ids only
+    (here of ``tests/test_a.py``): pytest found ``tests/tox.ini``, its rootdir ``tests/``, and reported
+    ``test_a.py::…``, no id of the task's, so every row was ``error`` and a real fix's PASS_TO_PASS rows failed; and
+    ``check_x`` was no test. Given the task's test files (``whole``) the run reads the whole run's configuration."""
+    from pytest_homefield.run.twin_grading import rows_run
+
+    gdir = tmp_path / "g"
+    for rel, text in WHOLE.items():
+        (gdir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (gdir / rel).write_text(text)
+    (tmp_path / "t").mkdir()
+    cmd = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
+    ids = ["tests/test_a.py::check_x", "tests/test_a.py::test_y"]
+    checked = rows_run(ids, {}, gdir, tmp_path / "t", cmd, tmp_path / "out", timeout_s=60,
+                       whole=["tests/test_a.py", "other/test_b.py"])
+    assert checked.outcomes == dict.fromkeys(ids, "passed"), checked.run.outcomes
