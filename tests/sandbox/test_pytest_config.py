@@ -173,3 +173,36 @@ def test_the_rows_run_reads_the_configuration_of_the_whole_run(tmp_path: Path) -
     checked = rows_run(ids, {}, gdir, tmp_path / "t", cmd, tmp_path / "out", timeout_s=60,
                        whole=["tests/test_a.py", "other/test_b.py"])
     assert checked.outcomes == dict.fromkeys(ids, "passed"), checked.run.outcomes
+
+
+@pytest.mark.slow
+def test_mining_targeted_runs_read_the_configuration_of_the_whole_run(tmp_path: Path) -> None:
+    """Mining's targeted runs (``verify_candidate``'s later runs select the FAIL_TO_PASS candidates' ids, here all
+    in ``tests/test_a.py``) had pytest find ``tests/tox.ini``, where ``check_half`` is no test and the rootdir is
+    ``tests/``: pytest stopped at "not found" (exit 4) and each was made again on the whole files (``…-full``: the
+    second parent and commit runs and both canary runs, 4 runs more of 8). Given the task's runnable test files
+    (``whole``) every run reads the first run's configuration: no targeted run is made again."""
+    from helpers.gitrepo import GitRepo
+
+    from pytest_homefield.mine.redgreen import verify_candidate
+
+    repo = GitRepo.init(tmp_path / "r")
+    for rel, text in WHOLE.items():
+        if rel.startswith(("pytest.ini", "tests/tox.ini")):
+            repo.write(rel, text)
+    repo.write("calc.py", "def half(n):\n    return n\n")
+    repo.write("tests/test_a.py", "from calc import half\n\n\ndef test_zero():\n    assert half(0) == 0\n")
+    repo.write("other/test_b.py", "def test_z():\n    pass\n")
+    parent = repo.commit("calc")
+    repo.write("calc.py", "def half(n):\n    return n // 2\n")
+    repo.write("tests/test_a.py", "from calc import half\n\n\ndef test_zero():\n    assert half(0) == 0\n\n\n"
+                                  "def check_half():\n    assert half(4) == 2\n")
+    commit = repo.commit("calc: half halves")
+    cmd = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=["tests/test_a.py"],
+                         runnable_tests=["tests/test_a.py", "other/test_b.py"], test_cmd=cmd, setup_cmd=None,
+                         stability_runs=2, run_timeout_s=100, env={**os.environ, "PYTHONPATH": "."},
+                         log_dir=tmp_path / "logs")
+    assert v.reason is None, v
+    assert v.FAIL_TO_PASS == ["tests/test_a.py::check_half"], v
+    assert sorted(p.name for p in (tmp_path / "logs").iterdir() if p.name.endswith("-full")) == []
