@@ -157,6 +157,10 @@ __all__ = [
 #: a group's function is soft by its name whatever made pytest collect it (a script's ``pytest.main``).
 #: 23: an exception that is no assertion's failure at a top soft statement of a ``with`` body goes on as written when a
 #: context there takes exceptions by its code (soft42: a repository's ``@contextmanager def expect(kind)``).
+#: And every test run of a verification reads the configuration and rootdir pytest takes for the task's runnable test
+#: files (conf42: ``run_tests(whole=)``, and the canary runs' files softened by it): a targeted run of some files could
+#: read another (a ``tests/tox.ini`` before the root's ``pytest.ini``), collect other tests under other ids, and
+#: was made again on the whole files.
 VERIFY_VERSION = 23
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
@@ -736,6 +740,7 @@ def verify_candidate(
                         write_mb=write_mb,
                         seals=seals,
                         plugins=plugins,
+                        whole=list(runnable_tests),  # conf42: the configuration of the whole run, every run
                     )
                 except ServiceError as exc:
                     return Verification(reason="setup_failed", detail=str(exc))
@@ -938,9 +943,10 @@ def verify_candidate(
                                                pass_to_pass=v.PASS_TO_PASS)
                         targets = [*runnable_tests] if whole or not plan.placement else plan.selectors()
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
-                        # the configuration pytest reads for the run's targets (soft41)
+                        # the configuration pytest reads for the task's whole run, the one every run is pinned to
+                        # (soft41, conf42)
                         for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
-                                                        test_cmd, targets, plan.selectors()).items():
+                                                        test_cmd, list(runnable_tests), plan.selectors()).items():
                             (wd / rel).write_bytes(data)
                         return targets
                     return prepare

@@ -631,8 +631,9 @@ def grade(
             if rows_bytes is not None:
                 try:
                     rows = rows_run(rows_ids, rows_bytes, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                    timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                                    network=network, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
+                                    whole=hidden, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
+                                    sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
+                                    write_mb=write_mb, box_mb=box_mb)
                 except ServiceError as exc:
                     rows_note = ("infra", str(exc))
                 else:

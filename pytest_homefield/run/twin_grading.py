@@ -996,7 +996,7 @@ class RowsChecked(NamedTuple):
 
 
 def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-             **run: Any) -> RowsChecked:
+             whole: Sequence[str] | None = None, **run: Any) -> RowsChecked:
     """The PASS_TO_PASS rows set apart (``ids``, :func:`rows_apart_ids`) checked *with* the assertion the commit
     added (docs/contracts.md §7, "rows set apart"): one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`)
     holding ``files`` (:func:`rows_files`: the functions of ``ids`` as the hidden tests give them, every row and
@@ -1020,20 +1020,23 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     shows no value a forger could not read there; every other group of the file is the member a run apart held
     (one run's, the same for every group of the file, drawn uniformly among the runs): the hidden file as given
     showed each group's original in a run told at a glance, which a grading of the same task reached by a channel
-    (the lock channel of contracts §7) could read as an oracle instead of a guess (gatk34). Raises
-    :class:`ServiceError` as :func:`run_tests` does."""
+    (the lock channel of contracts §7) could read as an oracle instead of a guess (gatk34). ``whole``: the
+    task's test files (the grading's whole run): the run reads the configuration and rootdir pytest takes for
+    them, softened and pinned so (:func:`run_tests`'s ``whole``; conf42: rows of ``tests/test_a.py`` alone had
+    pytest read a ``tests/tox.ini`` the whole run did not, rootdir ``tests/``, and report ids of no row: every row
+    ``error``). Raises :class:`ServiceError` as :func:`run_tests` does."""
     targets = sorted({function_id(i) for i in ids})
-    folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd, tests=ids)
+    folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd, tests=ids, whole=whole)
     into = tmp / "rows-out"
     try:
-        made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
+        made = run_tests(folder, test_cmd, targets, out_dir=into, whole=whole, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((ROWS_LOG, LOG_FILE), (ROWS_OUTCOMES, OUTCOMES_FILE)):
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
-    whole = run_completes(made)  # a run that died on the way or timed out: every id it selected is "error"
-    outcomes = {i: made.outcomes.get(i, "error") if whole else "error" for i in ids}
+    complete = run_completes(made)  # a run that died on the way or timed out: every id it selected is "error"
+    outcomes = {i: made.outcomes.get(i, "error") if complete else "error" for i in ids}
     timeouts = set(ids) if made.timed_out else {i for i in ids if i in made.test_timeouts}
     return RowsChecked(outcomes, timeouts, made)
 
@@ -1178,14 +1181,17 @@ _SOFT_READ_BYTES = 8 << 20
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes], *, soft: bool = True,
-                targets: Sequence[str] = (), test_cmd: str = "", tests: Sequence[str] = ()) -> Path:
+                targets: Sequence[str] = (), test_cmd: str = "", tests: Sequence[str] = (),
+                whole: Sequence[str] | None = None) -> Path:
     """A copy of ``gdir`` at ``<tmp>/<random>/w`` with ``files`` (path → bytes) written into it
     (:func:`_fresh_copies` of one run)."""
-    return _fresh_copies(gdir, tmp, [files], soft=soft, targets=targets, test_cmd=test_cmd, tests=tests)[0]
+    return _fresh_copies(gdir, tmp, [files], soft=soft, targets=targets, test_cmd=test_cmd, tests=tests,
+                         whole=whole)[0]
 
 
 def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *, soft: bool = True,
-                  targets: Sequence[str] = (), test_cmd: str = "", tests: Sequence[str] = ()) -> list[Path]:
+                  targets: Sequence[str] = (), test_cmd: str = "", tests: Sequence[str] = (),
+                  whole: Sequence[str] | None = None) -> list[Path]:
     """One copy of ``gdir`` per run at ``<tmp>/<random>/w``, with that run's files (path → bytes) written
     into it; every run's alike, so that a test process cannot tell its run from another's (issue 30):
 
@@ -1220,7 +1226,9 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
                 with contextlib.suppress(OSError):
                     extra[rel] = nofollow.read_bytes(gdir, rel, limit=_SOFT_READ_BYTES)
         # soft41: the configuration pytest reads for the run's targets (alike in every run), not each file's
-        runs = [softened_files({**extra, **files}, gdir, test_cmd, targets or None, tests) for files in runs]
+        # conf42: with ``whole`` (the task's test files), the configuration of the grading's whole run
+        config_of = whole or targets or None
+        runs = [softened_files({**extra, **files}, gdir, test_cmd, config_of, tests) for files in runs]
     else:
         runs = list(runs)
     folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in runs]

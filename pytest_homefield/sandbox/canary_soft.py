@@ -63,26 +63,16 @@ statement as pytest's skip does.
 from __future__ import annotations
 
 import ast
-import configparser
-import contextlib
 import fnmatch
 import functools
 import io
-import posixpath
-import shlex
-import sys
 import tokenize
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import _chars, parse_source
 from pytest_homefield.sandbox.canary_sites import _call_name
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from pytest_homefield.sandbox.pytest_config import all_values, pytest_args, setup_for, split_args
 
 __all__ = ["SOFT", "NESTED", "BLOCK", "BLOCK_TAKING", "JUMP", "softened", "softened_bytes", "softened_files",
            "function_patterns"]
@@ -186,290 +176,29 @@ def softened_files(files: Mapping[str, bytes], root: Path | None = None, command
     return out
 
 
-#: The files pytest takes its configuration from, in the order it looks for them in a folder (its
-#: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins.
-_CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-#: A configuration file larger than this (bytes) is not read (its patterns are not known: ``test`` only).
-_CONFIG_BYTES = 1 << 20
-#: What a configuration sets that :func:`function_patterns` reads: its ``python_functions`` and its ``addopts`` (each
-#: an ``args`` value as pytest splits it).
-_Options = tuple[tuple[str, ...], tuple[str, ...]]
-
-
 def function_patterns(root: Path, targets: str | Sequence[str], command: str = "") -> tuple[str, ...]:
     """The ``python_functions`` patterns (prefixes or globs) a pytest run of ``targets`` (test files or node ids,
     ``/``-separated paths in ``root``, or one such path) in ``root`` reads, :data:`DEFAULT_FUNCTIONS` first (soft39;
     a ``check_*`` test was no test function of :func:`softened`: a failing twin there stopped at its site and left
-    what the rest of its body puts back). ``command``: the test command the run starts (:func:`_pytest_args`, with
-    the ``PYTEST_ADDOPTS`` it sets before them); as pytest reads it, the last ``-o``/``--override-ini
-    python_functions=…`` of the configuration's ``addopts``, then of ``PYTEST_ADDOPTS``, then of the command wins
-    over the configuration (soft40: the command's was not read, and such a test was no test function; soft41: nor
-    ``PYTEST_ADDOPTS``'s), and the last ``-c``/``--config-file FILE`` (relative to ``root``) is the configuration,
-    none looked for (one that cannot be read so sets none). Else the configuration is the one pytest finds for the
-    whole run (soft41: :func:`_run_options`; it was looked for from each file's folder, and a file whose folder held a
-    configuration the run's common folder did not reach took a ``python_functions`` pytest never read). Each
-    configuration file is read without following a link; one that cannot be read or parsed gives ``test`` only.
-    Remembered per file's bytes."""
-    args = _pytest_args(command)
-    found: _Options | None = None
-    given = _last_value(args, "-c", "--config-file")
-    if given is not None:  # pytest reads the file given, by its suffix, whatever its name; none looked for
-        data = _read(root, given)
-        suffix = PurePosixPath(given).suffix
-        name = PurePosixPath(given).name
-        kind = ("pytest.ini" if suffix == ".ini" else "setup.cfg" if suffix == ".cfg" else
-                name if name in ("pytest.toml", ".pytest.toml") else "pyproject.toml" if suffix == ".toml" else "")
-        found = (_config_options(kind, data) or ((), ())) if kind and data is not None else ((), ())
-    else:
-        found = _run_options(root, _positional(args), [targets] if isinstance(targets, str) else targets)
-    functions, addopts = found or ((), ())
+    what the rest of its body puts back). ``command``: the test command the run starts
+    (:func:`~pytest_homefield.sandbox.pytest_config.pytest_args`, with the ``PYTEST_ADDOPTS`` it sets before them); as
+    pytest reads it, the last ``-o``/``--override-ini python_functions=…`` of the configuration's ``addopts``, then
+    of ``PYTEST_ADDOPTS``, then of the command wins over the configuration (soft40: the command's was not read, and
+    such a test was no test function; soft41: nor ``PYTEST_ADDOPTS``'s). The configuration is the one pytest reads
+    for the whole run (:func:`~pytest_homefield.sandbox.pytest_config.setup_for`, conf42: the one reading the test
+    runs' pin shares; soft41: it was looked for from each file's folder, and a file whose folder held a
+    configuration the run's common folder did not reach took a ``python_functions`` pytest never read): the
+    command's ``-c FILE``, else the one found in ``root``; each read without following a link, one that cannot be
+    read or parsed gives ``test`` only."""
+    args = pytest_args(command)
+    setup = setup_for(root, command, [targets] if isinstance(targets, str) else targets)
     override = None
-    for value in _all_values([*addopts, *args], "-o", "--override-ini"):
+    for value in all_values([*setup.addopts, *args], "-o", "--override-ini"):
         key, eq, setting = value.partition("=")
         if eq and key.strip() == "python_functions":
-            override = _args(setting)
-    patterns = functions if override is None else override
+            override = split_args(setting)
+    patterns = setup.python_functions if override is None else override
     return tuple(dict.fromkeys((*DEFAULT_FUNCTIONS, *patterns)))
-
-
-#: pytest's own options that take a value (its parser's, pytest 8 and 9, before any plugin is loaded: what it knows
-#: when it looks for its configuration), whose value is no path of the run (:func:`_positional`); an option a plugin
-#: adds (``-n 2``, ``--cov src``) is not known then, and pytest takes its value for a path too.
-_VALUED = frozenset({
-    "--assert", "--basetemp", "--cache-show", "--capture", "--code-highlight", "--color", "--confcutdir",
-    "--config-file", "--debug", "--deselect", "--doctest-glob", "--doctest-report", "--durations", "--durations-min",
-    "--ignore", "--ignore-glob", "--import-mode", "--junit-prefix", "--junit-xml", "--junitprefix", "--junitxml",
-    "--last-failed-no-failures", "--lfnf", "--log-auto-indent", "--log-cli-date-format", "--log-cli-format",
-    "--log-cli-level", "--log-date-format", "--log-disable", "--log-file", "--log-file-date-format",
-    "--log-file-format", "--log-file-level", "--log-file-mode", "--log-format", "--log-level", "--max-warnings",
-    "--maxfail", "--override-ini", "--pastebin", "--pdbcls", "--pythonwarnings", "--report-chars", "--rootdir",
-    "--show-capture", "--tb", "--verbosity", "-W", "-c", "-k", "-m", "-o", "-p", "-r"})
-
-
-def _positional(args: Sequence[str]) -> list[str]:
-    """The words of ``args`` (pytest's arguments) pytest takes for paths when it looks for its configuration: those
-    that are no option nor the value of one of :data:`_VALUED` given apart (``-k expr``), all after a ``--``."""
-    out: list[str] = []
-    n = 0
-    while n < len(args):
-        arg = args[n]
-        if arg == "--":
-            return out + list(args[n + 1:])
-        if arg.startswith("-"):
-            n += 2 if arg in _VALUED and n + 1 < len(args) and not (
-                arg in ("--debug", "--cache-show") and args[n + 1].startswith("-")) else 1
-            continue
-        out.append(arg)
-        n += 1
-    return out
-
-
-def _run_options(root: Path, words: Sequence[str], targets: Sequence[str]) -> _Options | None:
-    """What the configuration pytest reads for a run in ``root`` (its working folder) sets, given ``words`` (the
-    command's paths, :func:`_positional`) and then ``targets`` (files or node ids, taken to exist: a run writes its
-    files in its copy, and pytest fails on a target that does not), ``None`` with none found; as pytest's
-    ``determine_setup`` finds it (soft41; it is not stable across pytest 8 and 9, and follows links, so it is done
-    again here): the folders of the paths that exist (a file's folder), their common folder (``root`` with none),
-    and in it, then each folder above it up to ``root``, the first of :data:`_CONFIG_FILES` that is pytest's; with
-    none, none when that folder or one above it up to ``root`` holds a ``setup.py``, else the same from each of the
-    paths' folders in turn. A path outside ``root`` (``..``, an absolute one elsewhere) has pytest look outside the
-    repository: none."""
-    top = root.resolve()
-    dirs: list[str] = []
-    for n, arg in enumerate([*words, *targets]):
-        path = arg.partition("::")[0]
-        given = n >= len(words)
-        if not path:
-            continue
-        if posixpath.isabs(path):
-            try:
-                path = Path(path).relative_to(top).as_posix()
-            except ValueError:
-                if given or Path(path).exists():
-                    return None
-                continue
-        rel = posixpath.normpath(path)
-        if rel == ".." or rel.startswith("../"):
-            if given or (root / path).exists():
-                return None
-            continue
-        full = root / rel
-        if not (given or full.exists() or full.is_symlink()):
-            continue
-        folder = rel if full.is_dir() else posixpath.dirname(rel) or "."
-        if folder not in dirs:
-            dirs.append(folder)
-    ancestor = posixpath.commonpath(dirs) if dirs and "." not in dirs else "."
-    ancestor = ancestor or "."
-    found = _options_from(root, ancestor)
-    if found is not None:
-        return found
-    if any(_read(root, f"{folder}/setup.py" if folder != "." else "setup.py") is not None
-           for folder in _upward(ancestor)):
-        return None
-    if dirs != [ancestor]:
-        for folder in dirs:
-            found = _options_from(root, folder)
-            if found is not None:
-                return found
-    return None
-
-
-def _upward(folder: str) -> list[str]:
-    """``folder`` (``/``-separated, in the root) and each folder above it, ``.`` last."""
-    return [folder, *(str(p) for p in PurePosixPath(folder).parents)] if folder != "." else ["."]
-
-
-def _options_from(root: Path, folder: str) -> _Options | None:
-    """What the first of :data:`_CONFIG_FILES` that is pytest's, in ``folder`` of ``root``, then in each folder above
-    it up to ``root``, sets; ``None`` with none there."""
-    for base in _upward(folder):
-        for name in _CONFIG_FILES:
-            data = _read(root, name if base == "." else f"{base}/{name}")
-            if data is None:
-                continue
-            found = _config_options(name, data)
-            if found is not None:
-                return found
-    return None
-
-
-def _read(root: Path, rel: str) -> bytes | None:
-    """The bytes of ``rel`` in ``root`` (at most :data:`_CONFIG_BYTES` and one), read without following a link;
-    ``None`` when it cannot be read so."""
-    with contextlib.suppress(OSError, ValueError):
-        return nofollow.read_bytes(root, rel, limit=_CONFIG_BYTES + 1)
-    return None
-
-
-def _pytest_args(command: str) -> list[str]:
-    """The arguments ``command`` (a test command, split as a shell splits it) gives pytest: those after its first
-    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``), after those of the
-    ``PYTEST_ADDOPTS`` the words before it set (``env PYTEST_ADDOPTS='-o python_functions=check_*' pytest``: pytest
-    reads them before its command line; soft41 and gatk41, they were not read); none when no word names pytest (a
-    custom command, ``sh -c '…'``: its options are not read)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    for n, word in enumerate(words):
-        if PurePosixPath(word).name in ("pytest", "py.test") or (word == "-m" and n + 1 < len(words)
-                                                                 and words[n + 1] in ("pytest", "py.test")):
-            return [*_env_addopts(words[:n]), *words[n + (2 if word == "-m" else 1):]]
-    return []
-
-
-def _env_addopts(words: Sequence[str]) -> list[str]:
-    """The words of the ``PYTEST_ADDOPTS`` that ``words`` (a command's words before its program's) set, as pytest
-    splits it (:func:`_args`): the last ``PYTEST_ADDOPTS=…`` among the ``NAME=VALUE`` words, after an ``env``
-    program's name or alone (a test command runs with no shell, so only ``env`` sets a variable so; a shell's
-    assignment is read alike, gatk41); none without."""
-    rest = words[1:] if words and PurePosixPath(words[0]).name == "env" else words
-    values = [w.partition("=")[2] for w in rest if w.startswith("PYTEST_ADDOPTS=")]
-    return list(_args(values[-1])) if values else []
-
-
-#: The short options of pytest (9.2's own, and pytest-xdist's ``-n``) that take a value: in a group of short flags
-#: (``-qo X``, ``-qoX``, ``-qc FILE``) the first of them takes the rest of the group, else the next word, as pytest's
-#: option parser (argparse) reads it; every other letter of a group is a flag (gatk41).
-_VALUED_SHORT = frozenset("ckmnoprW")
-
-
-def _all_values(args: list[str], short: str, long: str) -> list[str]:
-    """The values ``args`` gives option ``short`` (``-o X``, ``-oX``, ``-o=X``, and in a group of short flags, gatk41:
-    ``-qo X``, ``-qoX``; :data:`_VALUED_SHORT`) or ``long`` (``--override-ini X``, ``--override-ini=X``), in order,
-    read as pytest's option parser reads them (a short option's value is no flag of a group: ``-ko`` is ``-k o``);
-    none after a ``--``."""
-    out: list[str] = []
-    n = 0
-    while n < len(args):
-        arg = args[n]
-        n += 1
-        if arg == "--":
-            break
-        if arg == long:
-            if n < len(args):
-                out.append(args[n])
-            n += 1
-            continue
-        if arg.startswith(long + "="):
-            out.append(arg[len(long) + 1:])
-            continue
-        if arg.startswith("--") or not arg.startswith("-"):
-            continue
-        for i in range(1, len(arg)):
-            if arg[i] not in _VALUED_SHORT:
-                continue  # a flag of the group
-            rest = arg[i + 1:]
-            if i == 1 and rest.startswith("="):  # ``-o=X``: argparse splits an option's own ``=`` off
-                rest = rest[1:]
-            value = rest if rest else args[n] if n < len(args) else None
-            n += 0 if rest else 1
-            if value is not None and "-" + arg[i] == short:
-                out.append(value)
-            break
-    return out
-
-
-def _last_value(args: list[str], short: str, long: str) -> str | None:
-    """The last value of option ``short``/``long`` in ``args`` (:func:`_all_values`), ``None`` when none."""
-    values = _all_values(args, short, long)
-    return values[-1] if values else None
-
-
-@functools.lru_cache(maxsize=64)
-def _config_options(name: str, data: bytes) -> _Options | None:
-    """What configuration file ``name`` (one of :data:`_CONFIG_FILES`) holding ``data`` sets: its ``python_functions``
-    patterns and ``addopts`` (each ``()`` when it sets none), ``None`` when it is no pytest configuration (a
-    ``pyproject.toml``, ``tox.ini`` or ``setup.cfg`` without pytest's table or section). A file that cannot be
-    parsed, or is too large, is pytest's but sets none."""
-    none: _Options = ((), ())
-    if len(data) > _CONFIG_BYTES:
-        return none if name.startswith(("pytest.", ".pytest.")) else None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeError:
-        return none if name.startswith(("pytest.", ".pytest.")) else None
-    options: dict[str, object] = {}
-    if name.endswith(".toml"):
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
-            return none if name != "pyproject.toml" else None
-        if name == "pyproject.toml":
-            tool = doc.get("tool", {})
-            table = tool.get("pytest") if isinstance(tool, dict) else None
-            if not isinstance(table, dict):
-                return None
-            ini = table.get("ini_options")
-            options = ini if isinstance(ini, dict) else table
-        else:
-            table = doc.get("pytest")
-            options = table if isinstance(table, dict) else {}
-    else:
-        section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            parser.read_string(text)
-        except configparser.Error:
-            return none if name.endswith("pytest.ini") else None
-        if not parser.has_section(section):
-            return none if name.endswith("pytest.ini") else None
-        options = {k: parser.get(section, k, fallback=None) for k in ("python_functions", "addopts")}
-    return _args(options.get("python_functions")), _args(options.get("addopts"))
-
-
-def _args(value: object) -> tuple[str, ...]:
-    """An ``args`` option's value as pytest reads it: a string split as a shell splits it (on white space when it
-    cannot), a list of strings as it is; ``()`` for anything else."""
-    if isinstance(value, str):
-        try:
-            return tuple(shlex.split(value))
-        except ValueError:
-            return tuple(value.split())
-    if isinstance(value, list):
-        return tuple(v for v in value if isinstance(v, str))
-    return ()
 
 
 def _named(name: str, functions: Iterable[str]) -> bool:

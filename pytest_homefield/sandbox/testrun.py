@@ -43,9 +43,11 @@ What is added to a pytest command, after the user's own arguments:
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
   test reports an outcome (the reporter clears pytest's stepwise options, ``--sw`` in ``addopts``, for the same
   reason: gatk38);
-* when the tree holds no pytest configuration where pytest's search meets it, the configuration it would take then,
+* when pytest's search would leave the tree before it finds a configuration
+  (:func:`~pytest_homefield.sandbox.pytest_config.setup_for`, conf42), the configuration it would take then,
   pinned (:func:`pinned_config`: ``-c``, ``--rootdir``, ``--confcutdir``), so that nothing above the tree (a
-  ``pytest.ini`` and ``conftest.py`` left in ``/tmp``) is read: hatk41;
+  ``pytest.ini`` and ``conftest.py`` left in ``/tmp``) is read: hatk41; with ``whole`` (:func:`run_tests`), the
+  choice for the grading's whole run, always;
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
   command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
   or later (which reads arguments from a file named so; probed once per interpreter, isolated,
@@ -89,7 +91,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.sandbox import nofollow, tempdirs
+from pytest_homefield.sandbox import nofollow, pytest_config, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.limits import (
@@ -371,78 +373,51 @@ def reads_argsfile(python: str) -> bool:
     return found is not None and (int(found[1]), int(found[2])) >= ARGSFILE_PYTEST
 
 
-#: pytest's configuration files, in the order its search looks at them in one folder; the first four hold its
-#: configuration whatever they say, the others only with a pytest section (:func:`pinned_config`).
-CONFIG_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-#: Bytes of a ``pyproject.toml`` / ``tox.ini`` / ``setup.cfg`` :func:`pinned_config` reads for a pytest section;
-#: a larger one counts as holding one.
-CONFIG_READ_BYTES = 1 << 20
 #: The empty configuration file :func:`pinned_config` names when the tree has none (in the run's private folder).
 NO_CONFIG = "no-config.ini"
 #: Options of a test command that choose pytest's configuration or cut: with one of them nothing is pinned.
 _PIN_OPTIONS = ("-c", "--config-file", "--inifile", "--rootdir", "--confcutdir")
 
 
-def _has_section(workdir: Path, rel: str) -> bool:
-    """Whether ``workdir/rel`` (a ``pyproject.toml``, ``tox.ini`` or ``setup.cfg``) may hold pytest configuration,
-    read as pytest would take it at the widest: a link, an unreadable or larger file counts as holding it."""
-    try:
-        text = nofollow.read_bytes(workdir, rel, limit=CONFIG_READ_BYTES)
-    except OSError:
-        return True
-    name = rel.rsplit("/", 1)[-1]
-    marks = {"pyproject.toml": (b"tool.pytest", b"tool]"), "tox.ini": (b"pytest",), "setup.cfg": (b"tool:pytest",)}
-    return any(m in text for m in marks[name])
-
-
-def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path) -> list[str]:
+def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
+                  whole: Sequence[str] | None = None) -> list[str]:
     """The options that keep a pytest run's configuration and ``conftest.py`` files inside ``workdir`` (hatk41):
-    pytest looks for its configuration from the targets' common folder upwards, past the tree, and with none
+    pytest looks for its configuration from the run's paths' common folder upwards, past the tree, and with none
     inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
     ``--sandbox none``), which makes that folder its rootdir and ``confcutdir``: a ``conftest.py`` there was loaded
-    by the test runs after it, the parent check's and the reference fix's runs included. ``[]`` when a file of
-    :data:`CONFIG_NAMES` between the targets' folder and ``workdir`` (both included) may hold pytest
-    configuration (pytest finds it before anything above), when the command already chooses one
-    (:data:`_PIN_OPTIONS`), or when a target lies outside ``workdir``. Otherwise what pytest takes when nothing
-    above the tree holds any: ``-c <the first pyproject.toml met>`` (its fallback), else ``--rootdir`` the first
-    folder holding a ``setup.py`` (else ``workdir``) with an empty configuration file of the run's
+    by the test runs after it, the parent check's and the reference fix's runs included. pytest's choice is read by
+    :func:`~pytest_homefield.sandbox.pytest_config.setup_for` (conf42: the softener's reading too; hatk41's own
+    looked from the targets only, not the command's paths, and took a ``tox.ini`` naming pytest anywhere for a
+    configuration). ``[]`` when the configuration pytest finds is in the tree before its search leaves it, when the
+    command already chooses one (:data:`_PIN_OPTIONS`, ``-qc FILE`` too), or when a path of the
+    run lies outside ``workdir``. Otherwise what pytest takes when nothing above the tree holds any: ``-c`` the
+    configuration it then reads (the first ``pyproject.toml`` met, its fallback, or the one a path's own folder
+    holds), else ``--rootdir`` its rootdir with an empty configuration file of the run's
     (``out_dir/``:data:`NO_CONFIG`, written here); and ``--confcutdir`` that rootdir. Paths are relative to
-    ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
+    ``workdir`` (the run's working folder), but the empty file's. ``whole``: the targets of the grading's whole run
+    (the task's test files) when the run targets only some of them: its choice for ``whole`` is pinned (``-c`` its
+    configuration, else the empty file, ``--rootdir`` and ``--confcutdir`` its rootdir) wherever pytest's search
+    would end, so the run reads what the whole run reads (conf42: a run of ``tests/test_a.py`` alone read a
+    ``tests/tox.ini`` where the whole run, given ``other/`` too, read the root's ``pytest.ini``); nothing when a path
+    of ``whole`` lies outside ``workdir`` or the command chooses. Never raises but ``OSError`` writing it."""
     try:
         words = shlex.split(test_cmd or "python -m pytest")
     except ValueError:
         return []
-    if any(w == o or w.startswith(o + "=") for w in words for o in _PIN_OPTIONS):
+    args = pytest_config.pytest_args(test_cmd or "python -m pytest")
+    if any(w == o or w.startswith(o + "=") for w in words for o in _PIN_OPTIONS) or \
+            pytest_config.last_value(args, "-c", "--config-file") is not None:
         return []
-    root = Path(os.path.abspath(workdir))
-    paths = []
-    for t in targets or ["."]:
-        p = Path(os.path.abspath(root / t.split("::", 1)[0]))
-        if p != root and root not in p.parents:
-            return []
-        paths.append(p if p.exists() else root)
-    ancestor = Path(os.path.commonpath([str(p) for p in paths]))
-    walk = [ancestor, *(q for q in ancestor.parents if q == root or root in q.parents)]
-    pyproject: Path | None = None
-    for folder in walk:
-        for name in CONFIG_NAMES:
-            candidate = folder / name
-            if not candidate.is_file() and not candidate.is_symlink():
-                continue
-            rel = candidate.relative_to(root).as_posix()
-            if name in ("pyproject.toml", "tox.ini", "setup.cfg") and not _has_section(root, rel):
-                if name == "pyproject.toml" and pyproject is None:
-                    pyproject = candidate
-                continue
-            return []
-    if pyproject is not None:
-        rootdir = pyproject.parent
-        pin = ["-c", os.path.relpath(pyproject, root)]
+    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
+                                    targets if whole is None else whole)
+    if not (setup.leaves or whole is not None) or setup.rootdir is None:
+        return []
+    if setup.config is not None:
+        pin = ["-c", setup.config, *([f"--rootdir={setup.rootdir}"] if whole is not None else [])]
     else:
-        rootdir = next((f for f in walk if (f / "setup.py").is_file()), root)
         nofollow.write_bytes(out_dir, NO_CONFIG, b"")
-        pin = ["-c", str(out_dir / NO_CONFIG), f"--rootdir={os.path.relpath(rootdir, root)}"]
-    return [*pin, f"--confcutdir={os.path.relpath(rootdir, root)}"]
+        pin = ["-c", str(out_dir / NO_CONFIG), f"--rootdir={setup.rootdir}"]
+    return [*pin, f"--confcutdir={setup.rootdir}"]
 
 
 def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
@@ -567,6 +542,7 @@ def run_tests(
     box_mb: float | None = None,
     seals: SealScope | None = None,
     plugins: Sequence[str] = (),
+    whole: Sequence[str] | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -595,7 +571,9 @@ def run_tests(
     ``over_writes`` set, one whose write was refused ``write_refused``. ``HOME`` and ``TMPDIR`` are
     empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
     canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`) and what this one writes there is
-    watched. ``seals``: a sealed run's sites and the ids whose reports of them count
+    watched. ``whole``: the targets of the grading's whole run (the task's test files) when this run targets only
+    some: pytest reads the configuration it reads for them (:func:`pinned_config`, conf42). ``seals``: a sealed
+    run's sites and the ids whose reports of them count
     (:class:`~pytest_homefield.sandbox.outcomes.SealScope`, docs/contracts.md §7 "Sealed sites"): the channel
     compares each seal report with its site's value as it arrives (the run's ``seal_reports``). ``plugins``: more
     modules of ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
@@ -620,7 +598,7 @@ def run_tests(
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                                    box_mb=box, seals=seals, plugins=plugins)
+                                                    box_mb=box, seals=seals, plugins=plugins, whole=whole)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -644,7 +622,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  network: TestNetwork | None, memory_mb: float | None = None,
                  write_mb: float | None = None, box_mb: float | None = None,
                  seals: SealScope | None = None,
-                 plugins: Sequence[str] = ()) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 plugins: Sequence[str] = (),
+                 whole: Sequence[str] | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -658,7 +637,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             first = shlex.split(test_cmd or "python -m pytest")[:1]
             python = pytest_python(first[0], run_env.get("PATH")) if first else None
             by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    pin = pinned_config(workdir, test_cmd, targets, out_dir) if "{junit}" not in test_cmd else []
+    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole) if "{junit}" not in test_cmd else []
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:
         write_argsfile(out_dir, targets)

@@ -1,0 +1,373 @@
+"""Which configuration file pytest reads for a run, and its rootdir (conf42): one reading of pytest's
+``determine_setup`` (``_pytest/config/findpaths.py``, pytest 8 and 9) for a tree, a test command and its targets.
+
+Two callers read it: the softener (:func:`pytest_homefield.sandbox.canary_soft.function_patterns`: the
+``python_functions`` and ``addopts`` a canary run's configuration sets) and the pin a test run is given
+(:func:`pytest_homefield.sandbox.testrun.pinned_config`: ``-c``, ``--rootdir``, ``--confcutdir`` when pytest's search
+would leave the tree, so nothing planted above it is read). Before (soft41, hatk41) each had its own reading and they
+disagreed (``tests/sandbox/test_pytest_config.py`` holds the cases, each against real pytest).
+
+The search, as pytest does it: the folders of the run's paths (the command's positional words, then the targets; a
+file's folder; a path that does not exist is left out, but a target is taken to exist), their common folder (the
+working folder with none), and in it, then each folder above it, the first of :data:`CONFIG_NAMES` that is pytest's
+(the first ``pyproject.toml`` met is taken when no folder up to the file system's root holds one); with none, the
+first folder from there up holding a ``setup.py`` is the rootdir, else the same search from each path's folder in
+turn, else the rootdir is the working folder. Here the search stops at the tree's top (``root``): what pytest would
+find above it is a file of another owner, and :attr:`Setup.leaves` says when pytest would look there. Each file is
+read without following a link: a link, or a file that cannot be read, among :data:`CONFIG_NAMES` counts as pytest's
+configuration setting nothing known (the widest reading: pytest follows it). Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+import configparser
+import contextlib
+import functools
+import posixpath
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from pytest_homefield.sandbox import nofollow
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["CONFIG_NAMES", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args", "all_values",
+           "last_value", "positional", "split_args"]
+
+#: The files pytest takes its configuration from, in the order it looks for them in a folder (its
+#: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
+#: say, the others only with pytest's table or section.
+CONFIG_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+#: A configuration file larger than this (bytes) is not parsed: pytest's, setting nothing known.
+CONFIG_BYTES = 1 << 20
+#: What a configuration sets that is read here: its ``python_functions`` and its ``addopts`` (each an ``args`` value
+#: as pytest splits it).
+Options = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """pytest's choice for a run in a tree (:func:`setup_for`). Paths are ``/``-separated, relative to the tree
+    (``.`` its top).
+
+    ``config``: the configuration file pytest reads, ``None`` with none in the tree. ``rootdir``: its rootdir
+    (``None`` when a path of the run lies outside the tree: pytest's choice is not read then). ``leaves``: pytest's
+    search passes the tree's top before it finds ``config`` (or finds none): a file above the tree, found first,
+    would be taken instead (``config`` and ``rootdir`` are then its choice when nothing above holds one). ``given``:
+    the command names the configuration (``-c``/``--config-file``). ``python_functions``, ``addopts``: what
+    ``config`` sets (``()`` when it sets none, or it cannot be read)."""
+
+    config: str | None
+    rootdir: str | None
+    leaves: bool
+    given: bool = False
+    python_functions: tuple[str, ...] = ()
+    addopts: tuple[str, ...] = ()
+
+
+def setup_for(root: Path, command: str, targets: Sequence[str]) -> Setup:
+    """pytest's configuration file and rootdir for ``command`` (a test command, :func:`pytest_args`) run in
+    ``root`` (its working folder, the tree's top) on ``targets`` (files or node ids, ``/``-separated, taken to exist),
+    as the module docstring describes. A ``-c FILE`` of the command (its last) is the configuration, read by its
+    suffix as pytest does (``.ini`` as a ``pytest.ini``, ``.cfg`` as a ``setup.cfg``, ``.toml`` as a
+    ``pyproject.toml`` but for a ``pytest.toml`` / ``.pytest.toml``), none looked for, its folder the rootdir."""
+    args = pytest_args(command)
+    given = last_value(args, "-c", "--config-file")
+    if given is not None:
+        rel = _inside(root, given)
+        if rel is None:
+            return Setup(config=None, rootdir=None, leaves=True, given=True)
+        name = PurePosixPath(given).name
+        suffix = PurePosixPath(given).suffix
+        kind = ("pytest.ini" if suffix == ".ini" else "setup.cfg" if suffix == ".cfg" else
+                name if name in ("pytest.toml", ".pytest.toml") else "pyproject.toml" if suffix == ".toml" else "")
+        data = _read(root, rel)
+        found = (config_options(kind, data) or ((), ())) if kind and data is not None else ((), ())
+        return Setup(config=rel, rootdir=posixpath.dirname(rel) or ".", leaves=False, given=True,
+                     python_functions=found[0], addopts=found[1])
+    dirs = _dirs(root, positional(args), targets)
+    if dirs is None:
+        return Setup(config=None, rootdir=None, leaves=True)
+    ancestor = posixpath.commonpath(dirs) if dirs and "." not in dirs else "."
+    ancestor = ancestor or "."
+    hit = _locate(root, [ancestor])
+    if hit is not None and not hit[1]:
+        return _setup(hit, leaves=False)
+    if hit is not None:  # a pyproject.toml without pytest's table: taken after nothing up to the fs root holds one
+        return _setup(hit, leaves=True)
+    for folder in _upward(ancestor):
+        if _exists(root, _join(folder, "setup.py")):
+            return Setup(config=None, rootdir=folder, leaves=True)
+    if dirs != [ancestor]:
+        hit = _locate(root, dirs)
+        if hit is not None:
+            return _setup(hit, leaves=True)
+    return Setup(config=None, rootdir=".", leaves=True)
+
+
+#: A configuration file :func:`_locate` found: its path, whether it is the fallback ``pyproject.toml`` (without
+#: pytest's table), and what it sets.
+_Hit = tuple[str, bool, Options]
+
+
+def _setup(hit: _Hit, *, leaves: bool) -> Setup:
+    path, _, (functions, addopts) = hit
+    return Setup(config=path, rootdir=posixpath.dirname(path) or ".", leaves=leaves, python_functions=functions,
+                 addopts=addopts)
+
+
+def _locate(root: Path, folders: Sequence[str]) -> _Hit | None:
+    """pytest's ``locate_config`` inside the tree: for each of ``folders`` in turn, in it and each folder above it,
+    the first of :data:`CONFIG_NAMES` that is pytest's; else the first ``pyproject.toml`` met (fallback); else
+    ``None``."""
+    fallback: str | None = None
+    for start in folders:
+        for base in _upward(start):
+            for name in CONFIG_NAMES:
+                rel = _join(base, name)
+                if not _exists(root, rel):
+                    continue
+                data = _read(root, rel)
+                found = config_options(name, data) if data is not None else ((), ())
+                if name == "pyproject.toml" and fallback is None:
+                    fallback = rel
+                if found is not None:
+                    return rel, False, found
+    return (fallback, True, ((), ())) if fallback is not None else None
+
+
+def _dirs(root: Path, words: Sequence[str], targets: Sequence[str]) -> list[str] | None:
+    """The folders (in ``root``, ``/``-separated, each once, in order) of ``words`` (the command's positional words:
+    left out when they do not exist) and then ``targets`` (taken to exist), as pytest's ``get_dirs_from_args`` takes
+    them (a file's folder); ``None`` when one lies outside ``root`` (``..``, an absolute path elsewhere)."""
+    top = root.resolve()
+    dirs: list[str] = []
+    for n, arg in enumerate([*words, *targets]):
+        path = arg.partition("::")[0]
+        given = n >= len(words)
+        if not path:
+            continue
+        if posixpath.isabs(path):
+            try:
+                path = Path(path).relative_to(top).as_posix()
+            except ValueError:
+                if given or Path(path).exists():
+                    return None
+                continue
+        rel = posixpath.normpath(path)
+        if rel == ".." or rel.startswith("../"):
+            if given or (root / path).exists():
+                return None
+            continue
+        full = root / rel
+        if not (given or full.exists() or full.is_symlink()):
+            continue
+        folder = rel if full.is_dir() else posixpath.dirname(rel) or "."
+        if folder not in dirs:
+            dirs.append(folder)
+    return dirs
+
+
+def _inside(root: Path, path: str) -> str | None:
+    """``path`` (relative to ``root`` or absolute) relative to ``root``, normalized; ``None`` when outside it."""
+    if posixpath.isabs(path):
+        try:
+            path = Path(path).relative_to(root.resolve()).as_posix()
+        except ValueError:
+            try:
+                path = Path(path).relative_to(Path(posixpath.abspath(root))).as_posix()
+            except ValueError:
+                return None
+    rel = posixpath.normpath(path)
+    return None if rel == ".." or rel.startswith("../") else rel
+
+
+def _upward(folder: str) -> list[str]:
+    """``folder`` (``/``-separated, in the root) and each folder above it, ``.`` last."""
+    return [folder, *(str(p) for p in PurePosixPath(folder).parents)] if folder != "." else ["."]
+
+
+def _join(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}"
+
+
+def _exists(root: Path, rel: str) -> bool:
+    """Whether ``root/rel`` is there as pytest's ``is_file`` sees it, or is a link (pytest follows it: counted)."""
+    full = root / rel
+    return full.is_symlink() or full.is_file()
+
+
+def _read(root: Path, rel: str) -> bytes | None:
+    """The bytes of ``rel`` in ``root`` (at most :data:`CONFIG_BYTES` and one), read without following a link;
+    ``None`` when it cannot be read so."""
+    with contextlib.suppress(OSError, ValueError):
+        return nofollow.read_bytes(root, rel, limit=CONFIG_BYTES + 1)
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def config_options(name: str, data: bytes) -> Options | None:
+    """What configuration file ``name`` (one of :data:`CONFIG_NAMES`) holding ``data`` sets: its ``python_functions``
+    patterns and ``addopts`` (each ``()`` when it sets none), ``None`` when it is no pytest configuration (a
+    ``pyproject.toml``, ``tox.ini`` or ``setup.cfg`` without pytest's table or section). A file that cannot be
+    parsed, or is too large, is pytest's but sets none."""
+    none: Options = ((), ())
+    if len(data) > CONFIG_BYTES:
+        return none
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeError:
+        return none
+    options: dict[str, object] = {}
+    if name.endswith(".toml"):
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return none
+        if name == "pyproject.toml":
+            tool = doc.get("tool", {})
+            table = tool.get("pytest") if isinstance(tool, dict) else None
+            if not isinstance(table, dict):
+                return None
+            ini = table.get("ini_options")
+            options = ini if isinstance(ini, dict) else table
+        else:
+            table = doc.get("pytest")
+            options = table if isinstance(table, dict) else {}
+    else:
+        section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return none
+        if not parser.has_section(section):
+            return none if name.endswith("pytest.ini") else None
+        options = {k: parser.get(section, k, fallback=None) for k in ("python_functions", "addopts")}
+    return split_args(options.get("python_functions")), split_args(options.get("addopts"))
+
+
+def split_args(value: object) -> tuple[str, ...]:
+    """An ``args`` option's value as pytest reads it: a string split as a shell splits it (on white space when it
+    cannot), a list of strings as it is; ``()`` for anything else."""
+    if isinstance(value, str):
+        try:
+            return tuple(shlex.split(value))
+        except ValueError:
+            return tuple(value.split())
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str))
+    return ()
+
+
+def pytest_args(command: str) -> list[str]:
+    """The arguments ``command`` (a test command, split as a shell splits it) gives pytest: those after its first
+    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``), after those of the
+    ``PYTEST_ADDOPTS`` the words before it set (``env PYTEST_ADDOPTS='-o python_functions=check_*' pytest``: pytest
+    reads them before its command line; soft41 and gatk41); none when no word names pytest (a custom command,
+    ``sh -c '…'``: its options are not read)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for n, word in enumerate(words):
+        if PurePosixPath(word).name in ("pytest", "py.test") or (word == "-m" and n + 1 < len(words)
+                                                                 and words[n + 1] in ("pytest", "py.test")):
+            return [*_env_addopts(words[:n]), *words[n + (2 if word == "-m" else 1):]]
+    return []
+
+
+def _env_addopts(words: Sequence[str]) -> list[str]:
+    """The words of the ``PYTEST_ADDOPTS`` that ``words`` (a command's words before its program's) set, as pytest
+    splits it (:func:`split_args`): the last ``PYTEST_ADDOPTS=…`` among the ``NAME=VALUE`` words, after an ``env``
+    program's name or alone (a test command runs with no shell, so only ``env`` sets a variable so; a shell's
+    assignment is read alike, gatk41); none without."""
+    rest = words[1:] if words and PurePosixPath(words[0]).name == "env" else words
+    values = [w.partition("=")[2] for w in rest if w.startswith("PYTEST_ADDOPTS=")]
+    return list(split_args(values[-1])) if values else []
+
+
+#: pytest's own options that take a value (its parser's, pytest 8 and 9, before any plugin is loaded: what it knows
+#: when it looks for its configuration), whose value is no path of the run (:func:`positional`); an option a plugin
+#: adds (``-n 2``, ``--cov src``) is not known then, and pytest takes its value for a path too.
+VALUED = frozenset({
+    "--assert", "--basetemp", "--cache-show", "--capture", "--code-highlight", "--color", "--confcutdir",
+    "--config-file", "--debug", "--deselect", "--doctest-glob", "--doctest-report", "--durations", "--durations-min",
+    "--ignore", "--ignore-glob", "--import-mode", "--junit-prefix", "--junit-xml", "--junitprefix", "--junitxml",
+    "--last-failed-no-failures", "--lfnf", "--log-auto-indent", "--log-cli-date-format", "--log-cli-format",
+    "--log-cli-level", "--log-date-format", "--log-disable", "--log-file", "--log-file-date-format",
+    "--log-file-format", "--log-file-level", "--log-file-mode", "--log-format", "--log-level", "--max-warnings",
+    "--maxfail", "--override-ini", "--pastebin", "--pdbcls", "--pythonwarnings", "--report-chars", "--rootdir",
+    "--show-capture", "--tb", "--verbosity", "-W", "-c", "-k", "-m", "-o", "-p", "-r"})
+
+
+def positional(args: Sequence[str]) -> list[str]:
+    """The words of ``args`` (pytest's arguments) pytest takes for paths when it looks for its configuration: those
+    that are no option nor the value of one of :data:`VALUED` given apart (``-k expr``), all after a ``--``."""
+    out: list[str] = []
+    n = 0
+    while n < len(args):
+        arg = args[n]
+        if arg == "--":
+            return out + list(args[n + 1:])
+        if arg.startswith("-"):
+            n += 2 if arg in VALUED and n + 1 < len(args) and not (
+                arg in ("--debug", "--cache-show") and args[n + 1].startswith("-")) else 1
+            continue
+        out.append(arg)
+        n += 1
+    return out
+
+
+#: The short options of pytest (9.2's own, and pytest-xdist's ``-n``) that take a value: in a group of short flags
+#: (``-qo X``, ``-qoX``, ``-qc FILE``) the first of them takes the rest of the group, else the next word, as pytest's
+#: option parser (argparse) reads it; every other letter of a group is a flag (gatk41).
+VALUED_SHORT = frozenset("ckmnoprW")
+
+
+def all_values(args: Sequence[str], short: str, long: str) -> list[str]:
+    """The values ``args`` gives option ``short`` (``-o X``, ``-oX``, ``-o=X``, and in a group of short flags, gatk41:
+    ``-qo X``, ``-qoX``; :data:`VALUED_SHORT`) or ``long`` (``--override-ini X``, ``--override-ini=X``), in order,
+    read as pytest's option parser reads them (a short option's value is no flag of a group: ``-ko`` is ``-k o``);
+    none after a ``--``."""
+    out: list[str] = []
+    n = 0
+    while n < len(args):
+        arg = args[n]
+        n += 1
+        if arg == "--":
+            break
+        if arg == long:
+            if n < len(args):
+                out.append(args[n])
+            n += 1
+            continue
+        if arg.startswith(long + "="):
+            out.append(arg[len(long) + 1:])
+            continue
+        if arg.startswith("--") or not arg.startswith("-"):
+            continue
+        for i in range(1, len(arg)):
+            if arg[i] not in VALUED_SHORT:
+                continue  # a flag of the group
+            rest = arg[i + 1:]
+            if i == 1 and rest.startswith("="):  # ``-o=X``: argparse splits an option's own ``=`` off
+                rest = rest[1:]
+            value = rest if rest else args[n] if n < len(args) else None
+            n += 0 if rest else 1
+            if value is not None and "-" + arg[i] == short:
+                out.append(value)
+            break
+    return out
+
+
+def last_value(args: Sequence[str], short: str, long: str) -> str | None:
+    """The last value of option ``short``/``long`` in ``args`` (:func:`all_values`), ``None`` when none."""
+    values = all_values(args, short, long)
+    return values[-1] if values else None
