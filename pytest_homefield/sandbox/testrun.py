@@ -43,9 +43,9 @@ What is added to a pytest command, after the user's own arguments:
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
   test reports an outcome (the reporter clears pytest's stepwise options, ``--sw`` in ``addopts``, for the same
   reason: gatk38);
-* when the tree holds no pytest configuration where pytest's search meets it, the configuration it would take then,
-  pinned (:func:`pinned_config`: ``-c``, ``--rootdir``, ``--confcutdir``), so that nothing above the tree (a
-  ``pytest.ini`` and ``conftest.py`` left in ``/tmp``) is read: hatk41;
+* the configuration pytest's search takes, pinned (:func:`pinned_config`: ``-c``, ``--rootdir``, ``--confcutdir``):
+  the tree's own where the search meets it (hatk42), else the one it would take with nothing above the tree, so
+  that nothing above the tree (a ``pytest.ini`` and ``conftest.py`` left in ``/tmp``) is read: hatk41;
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
   command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
   or later (which reads arguments from a file named so; probed once per interpreter, isolated,
@@ -84,10 +84,13 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import iniconfig
 
 from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
@@ -120,6 +123,11 @@ from pytest_homefield.sandbox.proccap import cap_by, max_procs, memory_capped, o
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath
 from pytest_homefield.sandbox.services import TestNetwork, run_network
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 __all__ = [
     "TestRun",
@@ -384,15 +392,27 @@ _PIN_OPTIONS = ("-c", "--config-file", "--inifile", "--rootdir", "--confcutdir")
 
 
 def _has_section(workdir: Path, rel: str) -> bool:
-    """Whether ``workdir/rel`` (a ``pyproject.toml``, ``tox.ini`` or ``setup.cfg``) may hold pytest configuration,
-    read as pytest would take it at the widest: a link, an unreadable or larger file counts as holding it."""
+    """Whether pytest stops its search at ``workdir/rel`` (a ``pyproject.toml``, ``tox.ini`` or ``setup.cfg``),
+    parsed as pytest parses it (``tomllib``, ``iniconfig``; pytest 9's ``findpaths``): a ``pyproject.toml`` with a
+    ``[tool.pytest]`` table holding anything (``ini_options`` too), a ``tox.ini`` with ``[pytest]``, a
+    ``setup.cfg`` with ``[tool:pytest]`` or ``[pytest]`` (pytest fails on it). A file pytest cannot parse (it stops
+    with an error), a link, an unreadable or larger file counts as holding it: :func:`pinned_config` then names it
+    with ``-c``, so pytest reads nothing above the tree whichever it is (hatk42: a word in the text counted before,
+    and a ``tox.ini`` whose ``commands`` run pytest pinned nothing while pytest passed it by)."""
     try:
-        text = nofollow.read_bytes(workdir, rel, limit=CONFIG_READ_BYTES)
-    except OSError:
+        text = nofollow.read_bytes(workdir, rel, limit=CONFIG_READ_BYTES).decode("utf-8")
+    except (OSError, ValueError):
         return True
     name = rel.rsplit("/", 1)[-1]
-    marks = {"pyproject.toml": (b"tool.pytest", b"tool]"), "tox.ini": (b"pytest",), "setup.cfg": (b"tool:pytest",)}
-    return any(m in text for m in marks[name])
+    try:
+        if name == "pyproject.toml":
+            tool = tomllib.loads(text).get("tool", {})
+            table = tool.get("pytest", {}) if isinstance(tool, dict) else None
+            return not isinstance(table, dict) or bool(table)
+        sections = iniconfig.IniConfig(rel, data=text).sections
+    except (ValueError, iniconfig.ParseError):
+        return True
+    return ("pytest" in sections) or (name == "setup.cfg" and "tool:pytest" in sections)
 
 
 def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path) -> list[str]:
@@ -400,13 +420,14 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     pytest looks for its configuration from the targets' common folder upwards, past the tree, and with none
     inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
     ``--sandbox none``), which makes that folder its rootdir and ``confcutdir``: a ``conftest.py`` there was loaded
-    by the test runs after it, the parent check's and the reference fix's runs included. ``[]`` when a file of
-    :data:`CONFIG_NAMES` between the targets' folder and ``workdir`` (both included) may hold pytest
-    configuration (pytest finds it before anything above), when the command already chooses one
-    (:data:`_PIN_OPTIONS`), or when a target lies outside ``workdir``. Otherwise what pytest takes when nothing
-    above the tree holds any: ``-c <the first pyproject.toml met>`` (its fallback), else ``--rootdir`` the first
-    folder holding a ``setup.py`` (else ``workdir``) with an empty configuration file of the run's
-    (``out_dir/``:data:`NO_CONFIG`, written here); and ``--confcutdir`` that rootdir. Paths are relative to
+    by the test runs after it, the parent check's and the reference fix's runs included. ``[]`` when the command
+    already chooses one (:data:`_PIN_OPTIONS`), or when a target lies outside ``workdir``. ``-c <file>`` and
+    ``--confcutdir`` its folder for the first file of :data:`CONFIG_NAMES` between the targets' folder and
+    ``workdir`` (both included) that holds pytest configuration (:func:`_has_section`; what pytest finds before
+    anything above, named so that its search never goes on past the tree: hatk42). Otherwise what pytest takes
+    when nothing above the tree holds any: ``-c <the first pyproject.toml met>`` (its fallback), else
+    ``--rootdir`` the first folder holding a ``setup.py`` (else ``workdir``) with an empty configuration file of
+    the run's (``out_dir/``:data:`NO_CONFIG`, written here); and ``--confcutdir`` that rootdir. Paths are relative to
     ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
     try:
         words = shlex.split(test_cmd or "python -m pytest")
@@ -427,14 +448,15 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     for folder in walk:
         for name in CONFIG_NAMES:
             candidate = folder / name
-            if not candidate.is_file() and not candidate.is_symlink():
+            if not candidate.is_file():  # pytest's own test (a link followed): a dangling link is passed by
                 continue
             rel = candidate.relative_to(root).as_posix()
             if name in ("pyproject.toml", "tox.ini", "setup.cfg") and not _has_section(root, rel):
                 if name == "pyproject.toml" and pyproject is None:
                     pyproject = candidate
                 continue
-            return []
+            # pytest's own choice, named (hatk42): never left to a search that goes on above the tree
+            return ["-c", rel, f"--confcutdir={os.path.relpath(folder, root)}"]
     if pyproject is not None:
         rootdir = pyproject.parent
         pin = ["-c", os.path.relpath(pyproject, root)]
