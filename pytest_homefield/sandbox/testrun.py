@@ -479,7 +479,8 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
     docstring; with ``argsfile`` the targets are not on it but named by ``@out_dir/targets.args``, which
     the caller writes (:func:`write_argsfile`); ``plugins``: more modules of ``REPORTER_DIR`` it loads with
     ``-p`` after the reporter (mining's stubbed parent run: ``homefield_stub``; a custom command gets none);
-    ``pin``: :func:`pinned_config`'s options, after the reporter's (a custom command gets none).
+    ``pin``: :func:`pinned_config`'s options, after the reporter's (a custom command that runs pytest: right after
+    the words that start it, :func:`pytest_words`; another custom command gets none).
     Raises ``ValueError`` for an empty or unparseable command.
     """
     try:
@@ -500,7 +501,8 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
                 out.append(arg.replace("{junit}", str(junit)))
         if not placed:
             out.extend(targets)
-        return out, junit
+        at = pytest_words(test_cmd)  # a custom command that runs pytest: the pin right after its launcher (hatk42)
+        return [*out[:at], *(pin if at else ()), *out[at:]], junit
     argv += [
         "-p",
         "homefield_reporter",
@@ -515,6 +517,24 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
         *(["@" + str(out_dir / ARGSFILE)] if argsfile and targets else targets),
     ]
     return argv, None
+
+
+def pytest_words(test_cmd: str) -> int:
+    """How many leading words of ``test_cmd`` start pytest: 0 for a command that is no pytest run (a custom
+    ``{junit}`` command of another program, one :func:`shlex.split` cannot split), 1 for ``pytest``/``py.test`` (a
+    path to one too), 3 for ``<python> -m pytest``; a command without ``{junit}`` is always a pytest command (1 when
+    its start is none of those: ``uv run pytest``). A ``{junit}`` command that runs pytest gets
+    :func:`pinned_config` as the others (hatk42: it got none, and pytest's search went on above the tree)."""
+    try:
+        words = shlex.split(test_cmd or "python -m pytest")
+    except ValueError:
+        return 0
+    first = os.path.basename(words[0]) if words else ""
+    if first in ("pytest", "py.test"):
+        return 1
+    if re.fullmatch(r"python[0-9.]*", first) and words[1:3] == ["-m", "pytest"]:
+        return 3
+    return 0 if "{junit}" in test_cmd else 1
 
 
 def pytest_python(word: str, path: str | None) -> str | None:
@@ -680,7 +700,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             first = shlex.split(test_cmd or "python -m pytest")[:1]
             python = pytest_python(first[0], run_env.get("PATH")) if first else None
             by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    pin = pinned_config(workdir, test_cmd, targets, out_dir) if "{junit}" not in test_cmd else []
+    pin = pinned_config(workdir, test_cmd, targets, out_dir) if pytest_words(test_cmd) else []
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:
         write_argsfile(out_dir, targets)

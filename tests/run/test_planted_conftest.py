@@ -190,3 +190,23 @@ def test_a_tree_s_own_configuration_is_pinned_as_pytest_finds_it(tmp_path: Path,
     head = [ln for ln in plain.splitlines() if ln.startswith(("rootdir:", "configfile:"))]
     assert head and head == [ln for ln in text.splitlines() if ln.startswith(("rootdir:", "configfile:"))], (plain,
                                                                                                              text)
+
+
+@pytest.mark.parametrize("command", ["python -m pytest --junitxml={junit} {files}", "pytest -q --junitxml={junit}"])
+def test_a_junit_pytest_command_reads_nothing_above_the_tree(tmp_path: Path, command: str) -> None:
+    """A custom ``{junit}`` command that runs pytest (``run_tests``, ``--sandbox none``, real pytest) on a tree with no
+    configuration, a ``pytest.ini`` and a ``conftest.py`` (which leaves a mark) planted above the tree: the planted
+    conftest is not loaded and the test's outcome is read. Before (hatk42): a custom command got no pin, the
+    planted ``conftest.py`` ran in the test process."""
+    import os
+    import sys
+
+    from pytest_homefield.sandbox.testrun import run_tests
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(f"open({str(tmp_path / 'loaded')!r}, 'w').close()\n")
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run = run_tests(root, command, ["tests/test_a.py::test_a"], out_dir=tmp_path / "out", env=env, timeout_s=120)
+    assert not (tmp_path / "loaded").exists()
+    assert list(run.outcomes.values()) == ["passed"], run
