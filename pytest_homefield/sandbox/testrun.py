@@ -95,6 +95,7 @@ import iniconfig
 from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
+from pytest_homefield.sandbox.canary_soft import _all_values, _pytest_args
 from pytest_homefield.sandbox.limits import (
     MIB,
     TASK_MEMORY_OPTION,
@@ -387,8 +388,6 @@ CONFIG_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyp
 CONFIG_READ_BYTES = 1 << 20
 #: The empty configuration file :func:`pinned_config` names when the tree has none (in the run's private folder).
 NO_CONFIG = "no-config.ini"
-#: Options of a test command that choose pytest's configuration or cut: with one of them nothing is pinned.
-_PIN_OPTIONS = ("-c", "--config-file", "--inifile", "--rootdir", "--confcutdir")
 
 
 def _has_section(workdir: Path, rel: str) -> bool:
@@ -421,20 +420,26 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
     ``--sandbox none``), which makes that folder its rootdir and ``confcutdir``: a ``conftest.py`` there was loaded
     by the test runs after it, the parent check's and the reference fix's runs included. ``[]`` when the command
-    already chooses one (:data:`_PIN_OPTIONS`), or when a target lies outside ``workdir``. ``-c <file>`` and
-    ``--confcutdir`` its folder for the first file of :data:`CONFIG_NAMES` between the targets' folder and
-    ``workdir`` (both included) that holds pytest configuration (:func:`_has_section`; what pytest finds before
-    anything above, named so that its search never goes on past the tree: hatk42). Otherwise what pytest takes
-    when nothing above the tree holds any: ``-c <the first pyproject.toml met>`` (its fallback), else
-    ``--rootdir`` the first folder holding a ``setup.py`` (else ``workdir``) with an empty configuration file of
-    the run's (``out_dir/``:data:`NO_CONFIG`, written here); and ``--confcutdir`` that rootdir. Paths are relative to
+    names its configuration file (``-c``, ``--config-file``, ``--inifile``; in a group of short flags or the
+    ``PYTEST_ADDOPTS`` it sets too: ``canary_soft._pytest_args``), or when a target lies outside ``workdir``; an
+    option the command names (``--rootdir``, ``--confcutdir``) is not pinned again, but ``-c`` still is (hatk42:
+    such a command got no pin, and pytest, which still looks for a configuration, read one above the tree).
+    ``-c <file>`` and ``--confcutdir`` its folder for the first file of :data:`CONFIG_NAMES` between the targets'
+    folder and ``workdir`` (both included) that holds pytest configuration (:func:`_has_section`; what pytest finds
+    before anything above, named so that its search never goes on past the tree: hatk42). Otherwise what pytest
+    takes when nothing above the tree holds any: ``-c <the first pyproject.toml met>`` (its fallback), else
+    ``--rootdir`` the first folder holding a ``setup.py`` (else ``workdir``) with an empty configuration file of the
+    run's (``out_dir/``:data:`NO_CONFIG`, written here); and ``--confcutdir`` that rootdir. Paths are relative to
     ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
     try:
-        words = shlex.split(test_cmd or "python -m pytest")
+        shlex.split(test_cmd or "python -m pytest")
     except ValueError:
         return []
-    if any(w == o or w.startswith(o + "=") for w in words for o in _PIN_OPTIONS):
-        return []
+    # the options pytest reads as its own (a group of short flags, the PYTEST_ADDOPTS the command sets: hatk42)
+    args = _pytest_args(test_cmd or "python -m pytest")
+    if _all_values(args, "-c", "--config-file") or _all_values(args, "", "--inifile"):
+        return []  # the command names its configuration: pytest looks for none
+    named_root, named_cut = _all_values(args, "", "--rootdir"), _all_values(args, "", "--confcutdir")
     root = Path(os.path.abspath(workdir))
     paths = []
     for t in targets or ["."]:
@@ -456,15 +461,17 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
                     pyproject = candidate
                 continue
             # pytest's own choice, named (hatk42): never left to a search that goes on above the tree
-            return ["-c", rel, f"--confcutdir={os.path.relpath(folder, root)}"]
+            return ["-c", rel, *([] if named_cut else [f"--confcutdir={os.path.relpath(folder, root)}"])]
     if pyproject is not None:
-        rootdir = pyproject.parent
+        cut = os.path.relpath(pyproject.parent, root)
         pin = ["-c", os.path.relpath(pyproject, root)]
     else:
         rootdir = next((f for f in walk if (f / "setup.py").is_file()), root)
         nofollow.write_bytes(out_dir, NO_CONFIG, b"")
-        pin = ["-c", str(out_dir / NO_CONFIG), f"--rootdir={os.path.relpath(rootdir, root)}"]
-    return [*pin, f"--confcutdir={os.path.relpath(rootdir, root)}"]
+        # with no configuration pytest cuts at the rootdir: the command's own where it names one
+        cut = named_root[-1] if named_root else os.path.relpath(rootdir, root)
+        pin = ["-c", str(out_dir / NO_CONFIG), *([] if named_root else [f"--rootdir={cut}"])]
+    return [*pin, *([] if named_cut else [f"--confcutdir={cut}"])]
 
 
 def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,

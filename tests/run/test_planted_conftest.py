@@ -210,3 +210,33 @@ def test_a_junit_pytest_command_reads_nothing_above_the_tree(tmp_path: Path, com
     run = run_tests(root, command, ["tests/test_a.py::test_a"], out_dir=tmp_path / "out", env=env, timeout_s=120)
     assert not (tmp_path / "loaded").exists()
     assert list(run.outcomes.values()) == ["passed"], run
+
+
+@pytest.mark.parametrize("options", ["--rootdir=.", "--rootdir .", "--confcutdir=.", "--rootdir=. --confcutdir ."])
+def test_a_command_naming_its_rootdir_or_cut_still_reads_nothing_above_the_tree(tmp_path: Path, options: str) -> None:
+    """Real pytest, a ``pytest.ini`` and a ``conftest.py`` (which leaves a mark) above a tree with no configuration,
+    a command naming ``--rootdir`` or ``--confcutdir`` (no ``-c``): pytest still looks for a configuration upwards.
+    With the pin the planted files are not read and the command's own options stand. Before (hatk42): nothing was
+    pinned for such a command; with ``--rootdir`` the planted ``conftest.py`` ran, with ``--confcutdir`` the planted
+    ``pytest.ini`` was the run's configuration and its folder the rootdir."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(f"open({str(tmp_path / 'loaded')!r}, 'w').close()\n")
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    out = tmp_path / "out"
+    out.mkdir()
+    pin = pinned_config(root, f"python -m pytest {options}", ["tests/test_a.py"], out)
+    code, text = _pytest(root, *options.split(), *pin, "tests/test_a.py")
+    assert code == 0 and not (tmp_path / "loaded").exists(), (pin, text)
+    assert f"rootdir: {root}\n" in text and "configfile: ../pytest.ini" not in text, (pin, text)
+    assert not any(w.startswith(tuple(o.split("=")[0] for o in options.split() if o.startswith("--"))) for w in pin)
+
+
+@pytest.mark.parametrize("command", ["python -m pytest -c ci/pytest.ini", "python -m pytest -qc ci/pytest.ini",
+                                     "python -m pytest -qcci/pytest.ini", "pytest --config-file=ci/pytest.ini",
+                                     "env PYTEST_ADDOPTS='-c ci/pytest.ini' pytest"])
+def test_a_command_naming_its_configuration_gets_no_pin(tmp_path: Path, command: str) -> None:
+    """A command that names its configuration file, in a group of short flags too (``-qc FILE``, ``-qcFILE``) or in
+    the ``PYTEST_ADDOPTS`` it sets, has pytest look for none: nothing is pinned (a pinned ``-c`` after it would win
+    over the command's own)."""
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n", "ci/pytest.ini": "[pytest]\n"})
+    assert pinned_config(root, command, ["tests/test_a.py"], tmp_path) == []
