@@ -78,6 +78,8 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     ({"tox.ini": "[pytest]\n"}, ["-c", "tox.ini", "--confcutdir=."]),
     ({"setup.cfg": "[tool:pytest]\n"}, ["-c", "setup.cfg", "--confcutdir=."]),
     ({"tox.ini": "[testenv]\ncommands = pytest\n"}, ["-c", "<none>", "--rootdir=.", "--confcutdir=."]),
+    ({"pyproject.toml": "a = " + "[" * 5000 + "]" * 5000 + "\n"}, ["-c", "pyproject.toml", "--confcutdir=."]),
+    ({"tox.ini": "[pytest\n"}, ["-c", "tox.ini", "--confcutdir=."]),
     ({"pyproject.toml": "[project]\nname = 'x'\n"}, ["-c", "pyproject.toml", "--confcutdir=."]),
     ({"setup.cfg": "[metadata]\nname = x\n", "setup.py": ""}, ["-c", "<none>", "--rootdir=.", "--confcutdir=."]),
     ({}, ["-c", "<none>", "--rootdir=.", "--confcutdir=."]),
