@@ -1,8 +1,9 @@
 """hatk41, ``--sandbox none`` (graded code runs as the user): pytest looks for its configuration from the test
 targets upwards, past the grading copy, and a project with none of its own (here a ``pyproject.toml`` without a
 pytest section) takes the first one above: a ``pytest.ini`` in ``/tmp`` (here the test's own temp dir, which plays
-it) becomes its rootdir and ``confcutdir``, and a ``conftest.py`` beside it is loaded. A grading refuses to start
-with such files above its copy (``config_above``, ``infra``), but graded code that left them *during* its grading
+it) becomes its rootdir and ``confcutdir``, and a ``conftest.py`` beside it is loaded. A grading refused to start
+with such files above its copy (``config_above``, ``infra``; hatk42: now only for a custom command of another
+program, every pytest command being pinned), but graded code that left them *during* its grading
 had them loaded by every later test process of that grading: its other runs apart, the parent check's runs (whose
 choice of seed is remembered for the repository) and the reference fix's. Now a pytest command on a tree with no
 configuration of its own gets pytest's choice pinned (``-c``, ``--rootdir``, ``--confcutdir``:
