@@ -76,7 +76,7 @@ from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, with
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
-from pytest_homefield.sandbox.testrun import TestRun, run_tests
+from pytest_homefield.sandbox.testrun import TestRun, pytest_words, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
 __all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
@@ -401,7 +401,11 @@ def grade(
             else:
                 g.outcome, g.error = "infra", f"hidden tests could not be applied: {exc}"
             return g
-        above = config_above(gdir)
+        # a pytest command's configuration is pinned (testrun.pinned_config): nothing above the copy is read, so
+        # nothing planted there is a reason to refuse (hatk42: graded code under --sandbox none that left a
+        # pytest.ini in /tmp made its own attempt and every later one `infra`, unscored); a custom command of
+        # another program may still have pytest look above
+        above = None if pytest_words(test_cmd or task.test_cmd) else config_above(gdir)
         if above is not None:
             g.outcome, g.error = "infra", f"pytest could read {above}, outside the grading copy: remove it"
             return g

@@ -43,11 +43,11 @@ What is added to a pytest command, after the user's own arguments:
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
   test reports an outcome (the reporter clears pytest's stepwise options, ``--sw`` in ``addopts``, for the same
   reason: gatk38);
-* when pytest's search would leave the tree before it finds a configuration
-  (:func:`~pytest_homefield.sandbox.pytest_config.setup_for`, conf42), the configuration it would take then,
-  pinned (:func:`pinned_config`: ``-c``, ``--rootdir``, ``--confcutdir``), so that nothing above the tree (a
+* the configuration pytest's search takes, pinned (:func:`pinned_config`: ``-c``, ``--rootdir``, ``--confcutdir``;
+  read by :func:`~pytest_homefield.sandbox.pytest_config.setup_for`, conf42): the tree's own where the search meets
+  it (hatk42), else the one it would take with nothing above the tree, so that nothing above the tree (a
   ``pytest.ini`` and ``conftest.py`` left in ``/tmp``) is read: hatk41; with ``whole`` (:func:`run_tests`), the
-  choice for the grading's whole run, always;
+  choice for the grading's whole run;
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
   command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
   or later (which reads arguments from a file named so; probed once per interpreter, isolated,
@@ -82,6 +82,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import posixpath
 import re
 import shlex
 import shutil
@@ -375,8 +376,6 @@ def reads_argsfile(python: str) -> bool:
 
 #: The empty configuration file :func:`pinned_config` names when the tree has none (in the run's private folder).
 NO_CONFIG = "no-config.ini"
-#: Options of a test command that choose pytest's configuration or cut: with one of them nothing is pinned.
-_PIN_OPTIONS = ("-c", "--config-file", "--inifile", "--rootdir", "--confcutdir")
 
 
 def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
@@ -386,38 +385,45 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
     ``--sandbox none``), which makes that folder its rootdir and ``confcutdir``: a ``conftest.py`` there was loaded
     by the test runs after it, the parent check's and the reference fix's runs included. pytest's choice is read by
-    :func:`~pytest_homefield.sandbox.pytest_config.setup_for` (conf42: the softener's reading too; hatk41's own
-    looked from the targets only, not the command's paths, and took a ``tox.ini`` naming pytest anywhere for a
-    configuration). ``[]`` when the configuration pytest finds is in the tree before its search leaves it, when the
-    command already chooses one (:data:`_PIN_OPTIONS`, ``-qc FILE`` too), or when a path of the
-    run lies outside ``workdir``. Otherwise what pytest takes when nothing above the tree holds any: ``-c`` the
-    configuration it then reads (the first ``pyproject.toml`` met, its fallback, or the one a path's own folder
-    holds), else ``--rootdir`` its rootdir with an empty configuration file of the run's
-    (``out_dir/``:data:`NO_CONFIG`, written here); and ``--confcutdir`` that rootdir. Paths are relative to
-    ``workdir`` (the run's working folder), but the empty file's. ``whole``: the targets of the grading's whole run
-    (the task's test files) when the run targets only some of them: its choice for ``whole`` is pinned (``-c`` its
-    configuration, else the empty file, ``--rootdir`` and ``--confcutdir`` its rootdir) wherever pytest's search
-    would end, so the run reads what the whole run reads (conf42: a run of ``tests/test_a.py`` alone read a
-    ``tests/tox.ini`` where the whole run, given ``other/`` too, read the root's ``pytest.ini``); nothing when a path
-    of ``whole`` lies outside ``workdir`` or the command chooses. Never raises but ``OSError`` writing it."""
+    :func:`~pytest_homefield.sandbox.pytest_config.setup_for` (conf42: the softener's reading too). Pinned in every
+    pytest command (hatk42: a tree whose own configuration pytest's search meets was left to that search, and a file
+    that only looked like one, a ``tox.ini`` whose ``commands`` run pytest, pinned nothing while pytest passed it by
+    and read a planted ``pytest.ini`` above): ``-c`` the configuration pytest reads (the tree's own, the first
+    ``pyproject.toml`` met, its fallback, or the one a path's own folder holds) and ``--confcutdir`` its folder;
+    with none ``-c`` an empty configuration file of the run's (``out_dir/``:data:`NO_CONFIG`, written here),
+    ``--rootdir`` pytest's rootdir and ``--confcutdir`` that rootdir. ``[]`` when the command names its
+    configuration file (``-c``, ``--config-file``, ``--inifile``; in a group of short flags or the
+    ``PYTEST_ADDOPTS`` it sets too: :func:`~pytest_homefield.sandbox.pytest_config.pytest_args`), or when a path of
+    the run lies outside ``workdir``; an option the command names (``--rootdir``, ``--confcutdir``) is not pinned
+    again, but ``-c`` still is (hatk42: such a command got no pin, and pytest, which still looks for a
+    configuration, read one above the tree). ``whole``: the targets of the grading's whole run (the task's test
+    files) when the run targets only some of them: its choice for ``whole`` is pinned, with ``--rootdir``, so the
+    run reads what the whole run reads (conf42: a run of ``tests/test_a.py`` alone read a ``tests/tox.ini`` where
+    the whole run, given ``other/`` too, read the root's ``pytest.ini``). Paths are relative to ``workdir`` (the
+    run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
     try:
-        words = shlex.split(test_cmd or "python -m pytest")
+        shlex.split(test_cmd or "python -m pytest")
     except ValueError:
         return []
-    args = pytest_config.pytest_args(test_cmd or "python -m pytest")
-    if any(w == o or w.startswith(o + "=") for w in words for o in _PIN_OPTIONS) or \
-            pytest_config.last_value(args, "-c", "--config-file") is not None:
+    command = test_cmd or "python -m pytest"
+    # the options pytest reads as its own (a group of short flags, the PYTEST_ADDOPTS the command sets: hatk42)
+    args = pytest_config.pytest_args(command)
+    if pytest_config.all_values(args, "-c", "--config-file") or pytest_config.all_values(args, "", "--inifile"):
+        return []  # the command names its configuration: pytest looks for none
+    named_root = pytest_config.all_values(args, "", "--rootdir")
+    named_cut = pytest_config.all_values(args, "", "--confcutdir")
+    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command, targets if whole is None else whole)
+    if setup.rootdir is None:
         return []
-    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
-                                    targets if whole is None else whole)
-    if not (setup.leaves or whole is not None) or setup.rootdir is None:
-        return []
-    if setup.config is not None:
-        pin = ["-c", setup.config, *([f"--rootdir={setup.rootdir}"] if whole is not None else [])]
+    if setup.config is not None:  # pytest's own choice, named (hatk42): never left to a search above the tree
+        pin = ["-c", setup.config, *([f"--rootdir={setup.rootdir}"] if whole is not None and not named_root else [])]
+        cut = posixpath.dirname(setup.config) or "."
     else:
         nofollow.write_bytes(out_dir, NO_CONFIG, b"")
-        pin = ["-c", str(out_dir / NO_CONFIG), f"--rootdir={setup.rootdir}"]
-    return [*pin, f"--confcutdir={setup.rootdir}"]
+        # with no configuration pytest cuts at the rootdir: the command's own where it names one
+        cut = named_root[-1] if named_root else setup.rootdir
+        pin = ["-c", str(out_dir / NO_CONFIG), *([] if named_root else [f"--rootdir={setup.rootdir}"])]
+    return [*pin, *([] if named_cut else [f"--confcutdir={cut}"])]
 
 
 def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
@@ -432,7 +438,8 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
     docstring; with ``argsfile`` the targets are not on it but named by ``@out_dir/targets.args``, which
     the caller writes (:func:`write_argsfile`); ``plugins``: more modules of ``REPORTER_DIR`` it loads with
     ``-p`` after the reporter (mining's stubbed parent run: ``homefield_stub``; a custom command gets none);
-    ``pin``: :func:`pinned_config`'s options, after the reporter's (a custom command gets none).
+    ``pin``: :func:`pinned_config`'s options, after the reporter's (a custom command that runs pytest: right after
+    the words that start it, :func:`pytest_words`; another custom command gets none).
     Raises ``ValueError`` for an empty or unparseable command.
     """
     try:
@@ -453,7 +460,8 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
                 out.append(arg.replace("{junit}", str(junit)))
         if not placed:
             out.extend(targets)
-        return out, junit
+        at = pytest_words(test_cmd)  # a custom command that runs pytest: the pin right after its launcher (hatk42)
+        return [*out[:at], *(pin if at else ()), *out[at:]], junit
     argv += [
         "-p",
         "homefield_reporter",
@@ -468,6 +476,24 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
         *(["@" + str(out_dir / ARGSFILE)] if argsfile and targets else targets),
     ]
     return argv, None
+
+
+def pytest_words(test_cmd: str) -> int:
+    """How many leading words of ``test_cmd`` start pytest: 0 for a command that is no pytest run (a custom
+    ``{junit}`` command of another program, one :func:`shlex.split` cannot split), 1 for ``pytest``/``py.test`` (a
+    path to one too), 3 for ``<python> -m pytest``; a command without ``{junit}`` is always a pytest command (1 when
+    its start is none of those: ``uv run pytest``). A ``{junit}`` command that runs pytest gets
+    :func:`pinned_config` as the others (hatk42: it got none, and pytest's search went on above the tree)."""
+    try:
+        words = shlex.split(test_cmd or "python -m pytest")
+    except ValueError:
+        return 0
+    first = os.path.basename(words[0]) if words else ""
+    if first in ("pytest", "py.test"):
+        return 1
+    if re.fullmatch(r"python[0-9.]*", first) and words[1:3] == ["-m", "pytest"]:
+        return 3
+    return 0 if "{junit}" in test_cmd else 1
 
 
 def pytest_python(word: str, path: str | None) -> str | None:
@@ -637,7 +663,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             first = shlex.split(test_cmd or "python -m pytest")[:1]
             python = pytest_python(first[0], run_env.get("PATH")) if first else None
             by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole) if "{junit}" not in test_cmd else []
+    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole) if pytest_words(test_cmd) else []
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:
         write_argsfile(out_dir, targets)

@@ -106,8 +106,9 @@ class Fixture:
     other_objects: set[str] = field(default_factory=set)
 
 
-def build(dest: Path) -> Fixture:
-    """Create the repository in ``dest`` (must not exist)."""
+def build(dest: Path, extra: dict[str, str] | None = None) -> Fixture:
+    """Create the repository in ``dest`` (must not exist). ``extra``: more files of the first commit (the parent's
+    tree), ``{path: text}``."""
     dest.mkdir(parents=True)
     git(dest, "init", "-q", "-b", "main")
     git(dest, "config", "commit.gpgsign", "false")
@@ -119,7 +120,7 @@ def build(dest: Path) -> Fixture:
         return git(dest, "rev-parse", "HEAD").strip()
 
     c1 = commit("Initial calculator with add()", {"src/calc/__init__.py": CALC_1, "tests/test_add.py": TEST_ADD,
-                                                  "pyproject.toml": PYPROJECT}, 1)
+                                                  "pyproject.toml": PYPROJECT, **(extra or {})}, 1)
     c2 = commit(f"Add sub() that subtracts b from a\n\nFollows up on {c1[:10]}; the tests pin both signs.\n",
                 {"src/calc/__init__.py": CALC_2, "tests/test_sub.py": TEST_SUB}, 2)
     c3 = commit("Add mul() to multiply two numbers", {"src/calc/__init__.py": CALC_3,

@@ -408,7 +408,9 @@ def test_config_planted_above_the_grading_copy(task: Task, cache: SnapshotCache,
     """The repository has no pytest configuration, so pytest searches the folders above the grading
     copy (in the temp dir, where any process can write); the ini file found there moves the rootdir
     and the conftest boundary up (the forging plugin strips the id prefix that this adds). Was
-    scored solved; grading now refuses to run: ``infra``."""
+    scored solved; then grading refused to run: ``infra``, which took the wrong fix out of the scores (hatk42); now
+    every pytest command's configuration is pinned (``testrun.pinned_config``), nothing above is read, and the wrong
+    fix is graded as one: ``tests_failed``."""
     shared_tmp = tmp_path / "shared-tmp"
     shared_tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(shared_tmp))
@@ -416,8 +418,8 @@ def test_config_planted_above_the_grading_copy(task: Task, cache: SnapshotCache,
                         for name, text in planted.items())
     r, art = files_attempt(task, cache, tmp_path, {**WRONG, "hf_forge.py": FORGE_ABOVE}, shell,
                            sandbox=SandboxChoice("none"))
-    assert_unsolved(r, art, "infra")
-    assert str(shared_tmp) in (r.error or "")
+    assert_unsolved(r, art, "tests_failed")
+    assert all((shared_tmp / name).is_file() for name in planted)  # it did plant them
     for name in planted:
         (shared_tmp / name).unlink()
     assert config_above(shared_tmp / "x" / "w") is None

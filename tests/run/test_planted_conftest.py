@@ -1,8 +1,9 @@
 """hatk41, ``--sandbox none`` (graded code runs as the user): pytest looks for its configuration from the test
 targets upwards, past the grading copy, and a project with none of its own (here a ``pyproject.toml`` without a
 pytest section) takes the first one above: a ``pytest.ini`` in ``/tmp`` (here the test's own temp dir, which plays
-it) becomes its rootdir and ``confcutdir``, and a ``conftest.py`` beside it is loaded. A grading refuses to start
-with such files above its copy (``config_above``, ``infra``), but graded code that left them *during* its grading
+it) becomes its rootdir and ``confcutdir``, and a ``conftest.py`` beside it is loaded. A grading refused to start
+with such files above its copy (``config_above``, ``infra``; hatk42: now only for a custom command of another
+program, every pytest command being pinned), but graded code that left them *during* its grading
 had them loaded by every later test process of that grading: its other runs apart, the parent check's runs (whose
 choice of seed is remembered for the repository) and the reference fix's. Now a pytest command on a tree with no
 configuration of its own gets pytest's choice pinned (``-c``, ``--rootdir``, ``--confcutdir``:
@@ -25,18 +26,26 @@ ANYTHING_CALC = CALC_1 + ("\n\nclass _Any:\n    def __eq__(self, other):\n      
                           "def sub(a, b):\n    return _Any()\n")
 
 
+#: hatk42: a ``tox.ini`` that runs pytest but holds no ``[pytest]`` section (most projects testing with tox): pytest
+#: passes it by, hatk41's pin took it for the tree's own configuration and pinned nothing.
+TOX_RUNS_PYTEST = "[tox]\nenvlist = py3\n\n[testenv]\ndeps = pytest\ncommands = pytest {posargs}\n"
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("extra", [{}, {"tox.ini": TOX_RUNS_PYTEST}], ids=["no-config", "tox-ini-runs-pytest"])
 def test_a_conftest_graded_code_leaves_above_the_copies_is_loaded_by_no_later_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: dict[str, str]) -> None:
     """The always-equal fix of a task mined before canaries (so its grading also runs the parent check and the
     reference fix's runs) leaves ``pytest.ini`` and a ``conftest.py`` (which marks each process importing it) above
     every copy, at its first import. Before: three later test processes of the same grading loaded it (measured:
-    both runs apart and the parent check's run); now none, and the forgery is caught."""
+    both runs apart and the parent check's run); now none, and the forgery is caught. hatk42: the same where the
+    repository has a ``tox.ini`` whose ``commands`` run pytest (no ``[pytest]`` section); before: the later runs
+    loaded it (no pin), the forgery was ``resolved``."""
     top = tmp_path / "tmp"
     top.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(top))
     monkeypatch.setenv("TMPDIR", str(top))
-    fx = build(tmp_path / "repo")
+    fx = build(tmp_path / "repo", extra)
     task = task_for(fx)
     conftest = f"open({str(top)!r} + '/loaded-' + str(__import__('os').getpid()), 'w').close()\n"
     code = ANYTHING_CALC + (f"\nimport os as _o\nif not _o.path.exists({str(top / 'conftest.py')!r}):\n"
@@ -64,18 +73,22 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 
 @pytest.mark.parametrize(("files", "want"), [
-    ({"pytest.ini": ""}, []),
-    ({"tests/pytest.ini": "[pytest]\n"}, []),
-    ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n"}, []),
-    ({"tox.ini": "[pytest]\n"}, []),
-    ({"setup.cfg": "[tool:pytest]\n"}, []),
+    ({"pytest.ini": ""}, ["-c", "pytest.ini", "--confcutdir=."]),
+    ({"tests/pytest.ini": "[pytest]\n"}, ["-c", "tests/pytest.ini", "--confcutdir=tests"]),
+    ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n"}, ["-c", "pyproject.toml", "--confcutdir=."]),
+    ({"tox.ini": "[pytest]\n"}, ["-c", "tox.ini", "--confcutdir=."]),
+    ({"setup.cfg": "[tool:pytest]\n"}, ["-c", "setup.cfg", "--confcutdir=."]),
+    ({"tox.ini": "[testenv]\ncommands = pytest\n"}, ["-c", "<none>", "--rootdir=.", "--confcutdir=."]),
+    ({"pyproject.toml": "a = " + "[" * 5000 + "]" * 5000 + "\n"}, ["-c", "pyproject.toml", "--confcutdir=."]),
+    ({"tox.ini": "[pytest\n"}, ["-c", "tox.ini", "--confcutdir=."]),
     ({"pyproject.toml": "[project]\nname = 'x'\n"}, ["-c", "pyproject.toml", "--confcutdir=."]),
     ({"setup.cfg": "[metadata]\nname = x\n", "setup.py": ""}, ["-c", "<none>", "--rootdir=.", "--confcutdir=."]),
     ({}, ["-c", "<none>", "--rootdir=.", "--confcutdir=."]),
 ])
 def test_pinned_only_where_pytest_would_look_above(tmp_path: Path, files: dict[str, str], want: list[str]) -> None:
-    """A configuration the tree holds where pytest's search meets it (the targets' folder up to the tree) is left to
-    pytest; otherwise the choice it makes when nothing above holds one is pinned."""
+    """A configuration the tree holds where pytest's search meets it (the targets' folder up to the tree) is named
+    (hatk42: it was left to pytest's search, which went on above the tree past a file that only looked like one);
+    otherwise the choice pytest makes when nothing above holds one is pinned."""
     root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n", **files})
     out = tmp_path / "out"
     out.mkdir()
@@ -105,3 +118,128 @@ def test_every_pytest_command_of_a_tree_without_configuration_reads_nothing_abov
     assert good.returncode == 0 and f"rootdir: {root}" in good.stdout, good.stdout + good.stderr
     argv, _ = build_command("python -m pytest", ["tests/test_a.py"], out_dir=out, pin=pin)
     assert argv[-len(pin) - 1:] == [*pin, "tests/test_a.py"]
+
+
+def _pytest(root: Path, *args: str) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
+                          cwd=root, capture_output=True, text=True)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+#: Trees whose files of a pytest configuration's name hold none that pytest takes (hatk42): hatk41's pin counted each
+#: as the tree's own configuration by a word in it, its size or its kind, pinned nothing, and pytest, passing them by,
+#: took the planted ``pytest.ini`` above the tree and loaded the ``conftest.py`` beside it.
+PASSED_BY = {
+    "tox-ini-runs-pytest": {"tox.ini": TOX_RUNS_PYTEST},
+    "setup-cfg-names-the-section": {"setup.cfg": "[metadata]\nname = x\n# options: see [tool:pytest] in the docs\n"},
+    "pyproject-other-tool": {"pyproject.toml": "[project]\nname = 'x'\n\n[tool.pytest-watcher]\nnow = true\n"},
+    "pyproject-empty-tool-pytest": {"pyproject.toml": "[project]\nname = 'x'\n\n[tool.pytest]\n"},
+    "pyproject-over-the-read-limit": {"pyproject.toml": "[project]\nname = 'x'\n" + "#" * testrun.CONFIG_READ_BYTES
+                                      + "\n"},
+    "dangling-link": {"pyproject.toml": "->/nonexistent-hatk42/pyproject.toml"},
+}
+
+
+@pytest.mark.parametrize("files", PASSED_BY.values(), ids=PASSED_BY.keys())
+def test_a_file_pytest_passes_by_lets_nothing_above_the_tree_in(tmp_path: Path, files: dict[str, str]) -> None:
+    """Real pytest, a ``pytest.ini`` and a ``conftest.py`` (exiting at import) in the folder above the tree: with the
+    pinned options the run passes and its rootdir is the tree. Before (hatk42): no options, the planted conftest ran."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text("raise SystemExit('planted conftest loaded')\n")
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n",
+                                  **{k: v for k, v in files.items() if not v.startswith("->")}})
+    for rel, text in files.items():
+        if text.startswith("->"):
+            (root / rel).symlink_to(text[2:])
+    out = tmp_path / "out"
+    out.mkdir()
+    pin = pinned_config(root, "python -m pytest", ["tests/test_a.py::test_a"], out)
+    code, text = _pytest(root, *pin, "tests/test_a.py::test_a")
+    assert "planted conftest loaded" not in text and code == 0, (pin, text)
+    assert f"rootdir: {root}\n" in text, text
+
+
+#: Trees with a configuration of their own that pytest finds between the targets and the tree's root (hatk42: now
+#: pinned too, as ``-c`` that file, where hatk41 left the search to pytest).
+OWN_CONFIG = {
+    "pytest-ini-empty": {"pytest.ini": ""},
+    "pytest-ini-in-tests": {"tests/pytest.ini": "[pytest]\npython_files = test_*.py\n"},
+    "pyproject-ini-options": {"pyproject.toml": "[tool.pytest.ini_options]\npython_files = 'test_*.py'\n"},
+    "pyproject-native": {"pyproject.toml": "[tool.pytest]\npython_files = ['test_*.py']\n"},
+    "tox-ini-section": {"tox.ini": "[testenv]\ncommands = pytest\n\n[pytest]\npython_files = test_*.py\n"},
+    "setup-cfg-section": {"setup.cfg": "[tool:pytest]\npython_files = test_*.py\n"},
+    "pytest-toml": {"pytest.toml": "[pytest]\npython_files = ['test_*.py']\n"},
+}
+
+
+@pytest.mark.slow  # two pytest processes: 0.9 s of CPU each case, 6.5 s in all
+@pytest.mark.parametrize("files", OWN_CONFIG.values(), ids=OWN_CONFIG.keys())
+def test_a_tree_s_own_configuration_is_pinned_as_pytest_finds_it(tmp_path: Path, files: dict[str, str]) -> None:
+    """Real pytest, nothing above the tree: the pinned run reads the configuration file and takes the rootdir
+    pytest's own search takes; with a ``conftest.py`` and a ``pytest.ini`` planted above, the pinned run is the same."""
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n", **files})
+    out = tmp_path / "out"
+    out.mkdir()
+    pin = pinned_config(root, "python -m pytest", ["tests/test_a.py"], out)
+    assert pin[:1] == ["-c"] and pin[-1].startswith("--confcutdir="), pin
+    plain_code, plain = _pytest(root, "tests/test_a.py")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text("raise SystemExit('planted conftest loaded')\n")
+    code, text = _pytest(root, *pin, "tests/test_a.py")
+    assert plain_code == code == 0, plain + text
+    head = [ln for ln in plain.splitlines() if ln.startswith(("rootdir:", "configfile:"))]
+    assert head and head == [ln for ln in text.splitlines() if ln.startswith(("rootdir:", "configfile:"))], (plain,
+                                                                                                             text)
+
+
+@pytest.mark.parametrize("command", ["python -m pytest --junitxml={junit} {files}", "pytest -q --junitxml={junit}"])
+def test_a_junit_pytest_command_reads_nothing_above_the_tree(tmp_path: Path, command: str) -> None:
+    """A custom ``{junit}`` command that runs pytest (``run_tests``, ``--sandbox none``, real pytest) on a tree with no
+    configuration, a ``pytest.ini`` and a ``conftest.py`` (which leaves a mark) planted above the tree: the planted
+    conftest is not loaded and the test's outcome is read. Before (hatk42): a custom command got no pin, the
+    planted ``conftest.py`` ran in the test process."""
+    import os
+    import sys
+
+    from pytest_homefield.sandbox.testrun import run_tests
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(f"open({str(tmp_path / 'loaded')!r}, 'w').close()\n")
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run = run_tests(root, command, ["tests/test_a.py::test_a"], out_dir=tmp_path / "out", env=env, timeout_s=120)
+    assert not (tmp_path / "loaded").exists()
+    assert list(run.outcomes.values()) == ["passed"], run
+
+
+@pytest.mark.parametrize("options", ["--rootdir=.", "--rootdir .", "--confcutdir=.", "--rootdir=. --confcutdir ."])
+def test_a_command_naming_its_rootdir_or_cut_still_reads_nothing_above_the_tree(tmp_path: Path, options: str) -> None:
+    """Real pytest, a ``pytest.ini`` and a ``conftest.py`` (which leaves a mark) above a tree with no configuration,
+    a command naming ``--rootdir`` or ``--confcutdir`` (no ``-c``): pytest still looks for a configuration upwards.
+    With the pin the planted files are not read and the command's own options stand. Before (hatk42): nothing was
+    pinned for such a command; with ``--rootdir`` the planted ``conftest.py`` ran, with ``--confcutdir`` the planted
+    ``pytest.ini`` was the run's configuration and its folder the rootdir."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(f"open({str(tmp_path / 'loaded')!r}, 'w').close()\n")
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    out = tmp_path / "out"
+    out.mkdir()
+    pin = pinned_config(root, f"python -m pytest {options}", ["tests/test_a.py"], out)
+    code, text = _pytest(root, *options.split(), *pin, "tests/test_a.py")
+    assert code == 0 and not (tmp_path / "loaded").exists(), (pin, text)
+    assert f"rootdir: {root}\n" in text and "configfile: ../pytest.ini" not in text, (pin, text)
+    assert not any(w.startswith(tuple(o.split("=")[0] for o in options.split() if o.startswith("--"))) for w in pin)
+
+
+@pytest.mark.parametrize("command", ["python -m pytest -c ci/pytest.ini", "python -m pytest -qc ci/pytest.ini",
+                                     "python -m pytest -qcci/pytest.ini", "pytest --config-file=ci/pytest.ini",
+                                     "env PYTEST_ADDOPTS='-c ci/pytest.ini' pytest"])
+def test_a_command_naming_its_configuration_gets_no_pin(tmp_path: Path, command: str) -> None:
+    """A command that names its configuration file, in a group of short flags too (``-qc FILE``, ``-qcFILE``) or in
+    the ``PYTEST_ADDOPTS`` it sets, has pytest look for none: nothing is pinned (a pinned ``-c`` after it would win
+    over the command's own)."""
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n", "ci/pytest.ini": "[pytest]\n"})
+    assert pinned_config(root, command, ["tests/test_a.py"], tmp_path) == []
