@@ -18,7 +18,7 @@ import pytest
 from helpers.attack_repo import CALC_1, build, script_agent, task_for
 
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
-from pytest_homefield.sandbox import testrun
+from pytest_homefield.sandbox import pytest_config, testrun
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.testrun import build_command, pinned_config
 
@@ -137,7 +137,7 @@ PASSED_BY = {
     "setup-cfg-names-the-section": {"setup.cfg": "[metadata]\nname = x\n# options: see [tool:pytest] in the docs\n"},
     "pyproject-other-tool": {"pyproject.toml": "[project]\nname = 'x'\n\n[tool.pytest-watcher]\nnow = true\n"},
     "pyproject-empty-tool-pytest": {"pyproject.toml": "[project]\nname = 'x'\n\n[tool.pytest]\n"},
-    "pyproject-over-the-read-limit": {"pyproject.toml": "[project]\nname = 'x'\n" + "#" * testrun.CONFIG_READ_BYTES
+    "pyproject-over-the-read-limit": {"pyproject.toml": "[project]\nname = 'x'\n" + "#" * pytest_config.CONFIG_BYTES
                                       + "\n"},
     "dangling-link": {"pyproject.toml": "->/nonexistent-hatk42/pyproject.toml"},
 }

@@ -444,8 +444,10 @@ def test_reporter_is_standalone() -> None:
     assert "pytest_homefield" not in imported
     # pytest_timeout: imported only when installed (inside try), to load it where autoload is off; unittest: its
     # assertRaises context is watched as pytest.raises is (the caught records, exc35); types: a decorated test's
-    # body found through its wrapper's closure (soft39)
-    assert imported <= {"__future__", "json", "os", "sys", "types", "typing", "pytest", "pytest_timeout", "unittest"}
+    # body found through its wrapper's closure (soft39); ast, inspect, textwrap: whether a with's context takes
+    # exceptions, read from its code (soft42)
+    assert imported <= {"__future__", "ast", "inspect", "json", "os", "sys", "textwrap", "types", "typing", "pytest",
+                        "pytest_timeout", "unittest"}
 
 
 def test_the_private_folder_is_gone_before_anything_is_written_back(tmp_path: Path,
