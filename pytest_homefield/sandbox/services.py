@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
+from pytest_homefield.sandbox.dropped_env import dropped_variable
 from pytest_homefield.sandbox.modes import parse_network
 from pytest_homefield.sandbox.nofollow import remove_tree
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
@@ -178,8 +179,6 @@ def parse_services(data: object) -> tuple[ServiceSpec, ...]:
         if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int))
                                                    for k, v in env.items()):
             raise ValueError(f"key '{key}.env' must be a mapping of variable names to strings")
-        from pytest_homefield.sandbox.testrun import dropped_variable  # testrun imports this module
-
         dropped = sorted(k for k in env if dropped_variable(k))
         if dropped:  # soft41: PYTEST_ADDOPTS there changed what pytest collected; the softener never saw it
             raise ValueError(f"key '{key}.env' sets {dropped[0]}, which a test run never gets (it would change "

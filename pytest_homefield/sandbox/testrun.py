@@ -95,6 +95,7 @@ from pathlib import Path
 from pytest_homefield.sandbox import nofollow, pytest_config, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
+from pytest_homefield.sandbox.dropped_env import dropped_variable
 from pytest_homefield.sandbox.limits import (
     MIB,
     TASK_MEMORY_OPTION,
@@ -174,26 +175,6 @@ PASSING = frozenset({"passed"})
 FAILING = frozenset({"failed", "error"})
 NOT_RUN = frozenset({"skipped", "xfailed", "xpassed"})
 
-_DROP_EXACT = {
-    "PYTEST_ADDOPTS",
-    "PYTEST_PLUGINS",
-    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
-    "PYTEST_CURRENT_TEST",
-    "PYTEST_VERSION",
-    "PYTEST_TIMEOUT",
-    "PYTHONSTARTUP",
-    "PYTHONINSPECT",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_CONFIG_PARAMETERS",
-}
-_DROP_PREFIXES = ("PYTEST_XDIST_", "COV_CORE_", "HOMEFIELD_")
 
 #: The variables of the host's environment a test command gets (when set; besides those of
 #: :data:`TEST_ENV_PREFIXES`): what interpreters, locales, certificates and test tools read, never a
@@ -317,14 +298,6 @@ class TestRun:
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
         return self.outcomes.get(test_id) in PASSING
-
-
-def dropped_variable(name: str) -> bool:
-    """Whether :func:`scrubbed_env` takes variable ``name`` out of a test command's environment (it would change
-    what pytest does, ``PYTEST_ADDOPTS``, or leak the caller's session); a service's ``env`` may not set it either
-    (soft41: ``PYTEST_ADDOPTS`` there changed what pytest collected, and the softener, which reads the test
-    command's, never saw it)."""
-    return name in _DROP_EXACT or name.startswith(_DROP_PREFIXES)
 
 
 def scrubbed_env(

@@ -57,13 +57,25 @@ def calc(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
 def test_a_fix_made_only_after_a_failure_is_not_solved(calc: FixTask, tmp_path: Path, seed: int, sandbox: str
                                                        ) -> None:
     """Was ``solved`` on these seeds, under bubblewrap too (``test_triple`` passed in the run holding its original,
-    after the other group's failed twin); now ``tests_failed`` by the originals run."""
+    after the other group's failed twin); now ``tests_failed`` by the originals run. The sealed run is off here (the
+    originals run is the subject): since hole41's covers it seals ``test_triple``'s ``6`` (held by ``test_double``'s
+    literal too) and catches the fix first (:func:`test_a_fix_made_only_after_a_failure_is_forged_by_the_seal`)."""
     if sandbox == "bwrap":
         _bwrap()
-    g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=seed, sandbox=sandbox)
+    g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=seed, sandbox=sandbox,
+                     sealed=False)
     assert (g.outcome, g.failing_f2p, g.suspicious) == ("tests_failed", [f"{TEST}::test_triple"], False), g
     assert "the originals run" in (g.error or ""), g
     assert (tmp_path / "out" / ORIGINALS_LOG).is_file()
+
+
+@pytest.mark.slow
+def test_a_fix_made_only_after_a_failure_is_forged_by_the_seal(calc: FixTask, tmp_path: Path) -> None:
+    """With the sealed run on (the default), the same fix is ``forged`` by it: no failure comes before ``test_triple``
+    there, ``triple(2)`` is 2, unequal to the sealed ``6`` the original run saw it pass (hole41's covers: the value
+    is held by ``test_double``'s literal too, which left the site unsealed before)."""
+    g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=CROSSED[0], sandbox="none")
+    assert g.outcome == "forged" and (g.canary or "").startswith(f"sealed:{TEST}::test_triple"), g
 
 
 @pytest.mark.slow
