@@ -327,10 +327,10 @@ def positional(args: Sequence[str]) -> list[str]:
     return out
 
 
-#: The short options of pytest (9.2's own, and pytest-xdist's ``-n``) that take a value: in a group of short flags
-#: (``-qo X``, ``-qoX``, ``-qc FILE``) the first of them takes the rest of the group, else the next word, as pytest's
-#: option parser (argparse) reads it; every other letter of a group is a flag (gatk41).
-VALUED_SHORT = frozenset("ckmnoprW")
+#: The short options of pytest (those of :data:`VALUED`, and pytest-xdist's ``-n``) that take a value: in a group of
+#: short flags (``-qo X``, ``-qoX``, ``-qc FILE``) the first of them takes the rest of the group, else the next word,
+#: as pytest's option parser (argparse) reads it; every other letter of a group is a flag (gatk41).
+VALUED_SHORT = frozenset({o[1] for o in VALUED if len(o) == 2} | {"n"})
 
 
 def all_values(args: Sequence[str], short: str, long: str) -> list[str]:
