@@ -6,7 +6,8 @@ only: the system (``/usr``, the ``/bin``-style symlinks, and of ``/etc`` only th
 needs, :data:`ETC_ENTRIES`: never ``shadow`` or ``ssh``; never ``/opt`` as a whole) and every path of
 ``Policy.ro`` bound read-only (``--ro-bind``), ``Policy.rw`` bound read-write (``--bind``), a fresh
 ``--proc`` (its ``/proc/locks``, which lists other sandboxes' locks, behind an empty file:
-:data:`PROC_MASKED`), ``--dev`` and ``--tmpfs /tmp``, new PID, IPC and UTS namespaces (``--unshare-pid``,
+:data:`PROC_MASKED`; its ``/proc/sys`` read-only, :data:`PROC_READ_ONLY`), ``--dev`` and ``--tmpfs /tmp``,
+new PID, IPC and UTS namespaces (``--unshare-pid``,
 ``--unshare-ipc``, ``--unshare-uts``) and a user namespace where the kernel allows one
 (``--unshare-user-try``: its own keyrings, nothing a sandbox adds with ``add_key`` reaches the next),
 every capability dropped when homefield runs as root (``--cap-drop ALL``: bubblewrap started by root
@@ -226,13 +227,25 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
 #: inode, so a process in one sandbox read another's locks, on files it never sees (chan29; the same that
 #: ``F_GETLK`` tells of a file both bind, which stays: contracts §9).
 PROC_MASKED = ("/proc/locks",)
+#: The files of a fresh ``/proc`` that change the whole machine when written, each bound read-only over itself
+#: (:func:`_proc_masks`). When homefield runs as root, the sandbox's root is the host's uid 0 (bubblewrap maps
+#: only the uid that started it), and a sysctl's write is checked against that uid and its file's mode, not
+#: against a capability (``--cap-drop ALL`` does not help): an agent set the host's ``kernel.core_pattern``
+#: (a ``|program`` there runs as the host's root with every capability when any process dumps core: the
+#: program named by its host path, which the workspace has), ``fs.file-max``, ``kernel.pid_max`` and
+#: ``vm.drop_caches`` (satk43). bubblewrap covers ``/proc/sys`` only when ``access(W_OK)`` says it is writable,
+#: which the folder never says. The bind's source is the host's ``/proc``, but what a sysctl shows and writes
+#: is chosen by the reader's namespaces (its network, UTS, PID, IPC), so the sandbox reads its own values.
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger")
 
 
 def _proc_masks(via_fd: bool = False) -> list[str]:
     """The options that bind an empty read-only file (:func:`_empty_args`) over each of :data:`PROC_MASKED`
     that this kernel has, after ``--proc``: a process inside reads nothing there, and, with no capability
-    (``--cap-drop ALL``, or an unprivileged user namespace's mount locked under it), cannot unmount it."""
-    return [a for f in PROC_MASKED if os.path.exists(f) for a in _empty_args(f, via_fd)]
+    (``--cap-drop ALL``, or an unprivileged user namespace's mount locked under it), cannot unmount it; then
+    each of :data:`PROC_READ_ONLY` bound read-only over itself (a write is ``EROFS``, whoever the writer is)."""
+    masks = [a for f in PROC_MASKED if os.path.exists(f) for a in _empty_args(f, via_fd)]
+    return [*masks, *[a for f in PROC_READ_ONLY if os.path.exists(f) for a in ("--ro-bind", f, f)]]
 
 
 def _empty_args(target: str, via_fd: bool) -> list[str]:

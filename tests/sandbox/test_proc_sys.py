@@ -1,0 +1,93 @@
+"""satk43: no sandbox writes the host's kernel settings.
+
+Started by root, bubblewrap maps the sandbox's uid 0 to the host's uid 0 (it maps only the uid that started it),
+and a sysctl's write is checked against that uid and the file's mode, not against a capability: with every
+capability dropped, an agent (and a graded test run, which runs the agent's code) wrote the host's
+``kernel.core_pattern`` (a ``|program`` there is run as the host's root with every capability when any process
+dumps core), ``kernel.pid_max``, ``fs.file-max``, ``vm.drop_caches``. bubblewrap left ``/proc/sys`` writable (it
+covers it only when ``access(W_OK)`` says so, which the folder never does). Now ``/proc/sys`` (and
+``/proc/sysrq-trigger`` where the kernel has it) is bound read-only over itself in every sandbox
+(:data:`pytest_homefield.sandbox.bwrap.PROC_READ_ONLY`): a write is ``EROFS``, and what it shows is still the
+sandbox's own (its network namespace's interfaces). The probe opens for writing and writes nothing.
+
+Real bubblewrap (skipped with the probe's reason where it cannot create namespaces).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
+from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.testrun import run_tests
+
+#: Opens each setting for writing (never writes: opening changes nothing) and says how it went; lists the
+#: network namespace's interfaces as ``/proc/sys`` shows them.
+PROBE = """
+import errno, json, os
+seen = {}
+for name in ("kernel/core_pattern", "kernel/core_uses_pid", "kernel/pid_max", "fs/file-max", "vm/drop_caches",
+             "../sysrq-trigger"):
+    path = os.path.normpath("/proc/sys/" + name)
+    if not os.path.exists(path):
+        continue
+    try:
+        os.close(os.open(path, os.O_WRONLY))
+        seen[name] = "writable"
+    except OSError as exc:
+        seen[name] = errno.errorcode.get(exc.errno, str(exc.errno))
+print(json.dumps([seen, sorted(os.listdir("/proc/sys/net/ipv4/conf")), open("/proc/sys/kernel/core_pattern").read()]))
+"""
+
+PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+
+
+def _bwrap() -> str:
+    try:
+        return probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _check(out: str) -> None:
+    seen, interfaces, core_pattern = json.loads(out)
+    assert seen and not [k for k, v in seen.items() if v == "writable"], seen
+    assert "kernel/core_pattern" in seen
+    assert interfaces == ["all", "default", "lo"], interfaces  # its own network namespace, read through the bind
+    assert core_pattern == Path("/proc/sys/kernel/core_pattern").read_text()  # readable as before
+
+
+def test_an_agent_cannot_write_the_hosts_sysctls(tmp_path: Path) -> None:
+    exe = _bwrap()
+    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
+    for d in (ws, tmp, home):
+        d.mkdir()
+    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
+                   agent="a")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
+    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", PROBE], env, box)
+    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.out",
+                       stderr_path=tmp_path / "agent.err").exit_code
+    assert code == 0, (tmp_path / "agent.err").read_text()
+    _check((tmp_path / "agent.out").read_text())
+
+
+def test_a_graded_test_run_cannot_write_the_hosts_sysctls(tmp_path: Path) -> None:
+    _bwrap()
+    work = tmp_path / "w"
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_sysctl.py").write_text(
+        "import subprocess, sys\n\n\ndef test_probe():\n"
+        f"    out = subprocess.run([sys.executable, '-c', {PROBE!r}], capture_output=True, text=True).stdout\n"
+        "    print('\\nPROBE' + out)\n    assert False\n")
+    run = run_tests(work, f"{sys.executable} -m pytest -s {PLAIN}", ["tests/test_sysctl.py"], out_dir=tmp_path / "out",
+                    sandbox="bwrap")
+    log = run.log_path.read_text()
+    line = next((ln for ln in log.splitlines() if ln.startswith("PROBE")), None)
+    assert line is not None, log[-3000:]
+    _check(line[5:])
