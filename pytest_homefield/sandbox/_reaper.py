@@ -12,7 +12,8 @@ session. It
   ``--pass-fds``, which the reaper then closes in itself) and writes ``ok`` or ``E<errno>`` to the
   pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with ``fsize=BYTES`` the
   command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action); with ``as=BYTES`` its
-  ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python);
+  ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python); its
+  ``RLIMIT_CORE`` is always 0, soft and hard (no core file; a piped core handler stores nothing);
   with ``pids=N:ROOT`` it makes the cgroup ``ROOT/homefield-<its pid>-<ns>`` with ``pids.max`` ``N``, puts
   the command in it before the ``exec`` (the reaper stays out) and removes it once every process of the
   command is reaped (the process cap, :mod:`pytest_homefield.sandbox.proccap`); a cgroup it cannot make
@@ -425,6 +426,11 @@ def main(argv: list[str]) -> int:
                 f.write(str(os.getpid()))
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        # no core dump, soft and hard (satk43): a crash in the sandbox ran the host's core handler, which the
+        # kernel starts outside every namespace and cgroup of the sandbox (systemd-coredump, apport: as root, its
+        # memory image stored under /var, a backtrace computed and logged per crash), or wrote a core where its
+        # own process raised the limit to the hard one; with 0 they store nothing
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if address_space is not None:
             hard = resource.getrlimit(resource.RLIMIT_AS)[1]
             cap = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)

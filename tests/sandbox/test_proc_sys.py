@@ -91,3 +91,38 @@ def test_a_graded_test_run_cannot_write_the_hosts_sysctls(tmp_path: Path) -> Non
     line = next((ln for ln in log.splitlines() if ln.startswith("PROBE")), None)
     assert line is not None, log[-3000:]
     _check(line[5:])
+
+
+#: Raises its core limit as far as it may, says the limits, then dies of ``SIGSEGV`` in a child.
+CRASH = """
+import os, resource, signal
+soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+print(resource.getrlimit(resource.RLIMIT_CORE), flush=True)
+pid = os.fork()
+if pid == 0:
+    os.kill(os.getpid(), signal.SIGSEGV)
+print(os.waitpid(pid, 0)[1] & 0x80, flush=True)
+"""
+
+
+def test_a_crash_in_the_sandbox_leaves_no_core(tmp_path: Path) -> None:
+    """A process that crashes in a sandbox gets no core dump (``RLIMIT_CORE`` 0, soft and hard, set by the
+    reaper): it raised its soft limit to the hard one (unlimited) and its crash wrote a ``core`` of its memory
+    where it ran; under a piped ``kernel.core_pattern`` (systemd-coredump, apport) the kernel starts the host's
+    handler outside every namespace and cgroup of the sandbox, as root, which stores the image under ``/var``
+    and logs a backtrace per crash. With 0 a file pattern writes nothing and those handlers store nothing."""
+    exe = _bwrap()
+    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
+    for d in (ws, tmp, home):
+        d.mkdir()
+    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
+                   agent="a")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
+    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", CRASH], env, box)
+    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.out",
+                       stderr_path=tmp_path / "agent.err").exit_code
+    assert code == 0, (tmp_path / "agent.err").read_text()
+    out = (tmp_path / "agent.out").read_text()
+    assert out.splitlines() == ["(0, 0)", "0"], out  # before: (-1, -1) and 128, the child's core dumped
+    assert not [p.name for p in ws.iterdir() if p.name.startswith("core")], list(ws.iterdir())
