@@ -5,7 +5,8 @@ and a once-per-process probe that bubblewrap works here.
 only: the system (``/usr``, the ``/bin``-style symlinks, and of ``/etc`` only the entries a toolchain
 needs, :data:`ETC_ENTRIES`: never ``shadow`` or ``ssh``; never ``/opt`` as a whole) and every path of
 ``Policy.ro`` bound read-only (``--ro-bind``), ``Policy.rw`` bound read-write (``--bind``), a fresh
-``--proc`` (its ``/proc/locks``, which lists other sandboxes' locks, behind an empty file:
+``--proc`` (its ``/proc/locks`` and ``/proc/key-users``, which show other sandboxes' locks and keys, each
+behind an empty file:
 :data:`PROC_MASKED`; its ``/proc/sys`` read-only, :data:`PROC_READ_ONLY`), ``--dev`` and ``--tmpfs /tmp``,
 new PID, IPC and UTS namespaces (``--unshare-pid``,
 ``--unshare-ipc``, ``--unshare-uts``) and a user namespace where the kernel allows one
@@ -225,8 +226,11 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
 #: make the sandbox's own, each hidden behind an empty read-only file (:func:`_proc_masks`): ``/proc/locks``
 #: lists every POSIX, OFD and ``flock`` lock of the machine with its holder's pid and its file's device and
 #: inode, so a process in one sandbox read another's locks, on files it never sees (chan29; the same that
-#: ``F_GETLK`` tells of a file both bind, which stays: contracts §9).
-PROC_MASKED = ("/proc/locks",)
+#: ``F_GETLK`` tells of a file both bind, which stays: contracts §9). ``/proc/key-users`` gives the machine's count
+#: of keys and their bytes per uid, which a sandbox moves by one with each ``add_key`` (in its own user namespace's
+#: keyring: the count is its host uid's) and another reads, exactly, while both run and for seconds after (the
+#: keys wait for the key collector; satk43). Nothing but key tools reads either file.
+PROC_MASKED = ("/proc/locks", "/proc/key-users")
 #: The files of a fresh ``/proc`` that change the whole machine when written, each bound read-only over itself
 #: (:func:`_proc_masks`). When homefield runs as root, the sandbox's root is the host's uid 0 (bubblewrap maps
 #: only the uid that started it), and a sysctl's write is checked against that uid and its file's mode, not

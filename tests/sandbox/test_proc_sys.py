@@ -16,6 +16,7 @@ Real bubblewrap (skipped with the probe's reason where it cannot create namespac
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -149,7 +150,6 @@ sys.stdin.read()
 def test_a_sandbox_cannot_take_its_users_inotify_instances(tmp_path: Path) -> None:
     """Run as ``nobody`` (so the machine's own user keeps its instances): a sandbox takes every inotify
     instance it can and holds them; the same user outside must still get one."""
-    import os
     import shutil
     import subprocess
     import tempfile
@@ -178,3 +178,43 @@ def test_a_sandbox_cannot_take_its_users_inotify_instances(tmp_path: Path) -> No
     finally:
         holder.communicate("", timeout=30)
         shutil.rmtree(ws, ignore_errors=True)
+
+
+#: Adds keys to its user keyring (``add_key(2)``, x86_64's 248, into ``@u``), says so, and holds them.
+KEYS = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+print(sum(libc.syscall(248, b"user", f"hf-satk43-{i}".encode(), b"x", 1, -4) > 0 for i in range(40)), flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe uses x86_64 system call numbers")
+def test_a_sandbox_cannot_read_another_sandboxs_key_count(tmp_path: Path) -> None:
+    """``/proc/key-users`` (the machine's key count per uid) is an empty read-only file in a sandbox: one sandbox
+    added 40 keys to its own keyring and another read its uid's count go up by 40, exactly, while both ran."""
+    import subprocess
+
+    from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
+
+    exe = _bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keys.py").write_text(KEYS)
+
+    def argv(command: list[str]) -> list[str]:
+        return bwrap_argv(command, Policy(cwd=ws, rw=[ws], ro=python_paths([sys.executable])), bwrap=exe)
+
+    def read() -> str:
+        return subprocess.run(argv(["cat", "/proc/key-users"]), capture_output=True, text=True, timeout=60).stdout
+
+    before = read()
+    holder = subprocess.Popen(argv([sys.executable, "keys.py"]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None
+        assert int(holder.stdout.readline()) == 40
+        during = read()
+    finally:
+        holder.communicate("", timeout=30)
+    assert before == during == "", (before, during)  # before: "0: 9 8/8 …" then "0: 49 48/48 …"
