@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from pytest_homefield.sandbox._scope import available as scope_available
+from pytest_homefield.sandbox._scope import scoped_argv
 from pytest_homefield.sandbox.bwrap import (
     BwrapUnavailable,
     Policy,
@@ -244,6 +246,9 @@ class BwrapBackend:
                 inner = proxy_env(inner, port)
             command = inside_argv(sys.executable, mapping, command)
             ro.append(box.relay.folder)
+        if box.network and scope_available():  # the host's network, not its abstract Unix sockets (satk43)
+            command = scoped_argv(sys.executable, command)
+            ro.append(Path(command[3]))  # the script itself, wherever this package is
         policy = Policy(cwd=box.workspace, rw=[box.workspace, box.tmpdir, box.home], ro=ro, env=inner,
                         network=box.network, tmpfs_bytes=box.tmpfs_bytes)
         return Wrapped(bwrap_argv(command, policy, bwrap=self.exe, args_fd=True), self.name)
