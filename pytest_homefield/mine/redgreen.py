@@ -161,7 +161,9 @@ __all__ = [
 #: files (conf42: ``run_tests(whole=)``, and the canary runs' files softened by it): a targeted run of some files could
 #: read another (a ``tests/tox.ini`` before the root's ``pytest.ini``), collect other tests under other ids, and
 #: was made again on the whole files.
-VERIFY_VERSION = 23
+#: 24: the pin names the configuration file the pytest that runs takes, by its version (conf43): pytest 8 in a
+#: ``--env uv`` environment was given ``-c pytest.toml``, read as empty, where it takes the ``pyproject.toml`` table.
+VERIFY_VERSION = 24
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

@@ -368,8 +368,10 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     (:func:`_probe_rows`), once per task and process, its answer in :attr:`ParentSeen.rows`. ``None`` when the
     check could not be made (the hidden tests do not apply, a run timed out, did not finish or reported
     nothing, not even a collection error: tests that do not collect on the parent pass no twin there).
-    ``box_mb``: each run's memory cgroup, the task's cap (the parent's peak at mining is in it; ``None``:
-    ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    ``targets``: the test files of the grading's whole run; every process here reads the configuration and rootdir
+    pytest takes for them (:func:`run_tests`' ``whole``, conf43). ``box_mb``: each run's memory cgroup, the task's
+    cap (the parent's peak at mining is in it; ``None``: ``memory_mb``).
+    Raises :class:`ServiceError` as :func:`run_tests` does."""
     with scratch(suffix="parentcheck-") as tmp:
         tree = copy_tree(pristine, Path(tmp) / "w")
         try:
@@ -386,23 +388,19 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         rows: dict[str, tuple[int, ...]] = {}  # group function → the rows of its loop the parent passes (loop34)
         moved: set[str] = set()  # group functions whose loop twin changes such a row
         if built is not None:  # one process holding every twin beside its original: the parent's code, no forger
-            one, seen = _together_run(plan, twins, built, tree, Path(tmp) / "together-out", test_cmd,
-                                      {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
-                                       "env": env, "network": network, "memory_mb": memory_mb, "write_mb": write_mb,
-                                       "box_mb": box_mb})
+            # each process reads the configuration and rootdir of the grading's whole run (conf43: of the members'
+            # files alone, a tests/tox.ini the whole run does not read made the rootdir tests/, no member's id)
+            run = {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox, "env": env,
+                   "network": network, "memory_mb": memory_mb, "write_mb": write_mb, "box_mb": box_mb,
+                   "whole": list(targets)}
+            one, seen = _together_run(plan, twins, built, tree, Path(tmp) / "together-out", test_cmd, run)
             made = [one]
             stops = _in_plan_ids(one.stop_lines, built)
             operands = _in_plan_ids(one.stop_operands, built)
             if not one.timed_out and run_completes(one):  # else no check is made: no probe either
                 cleared = _probe_later(plan, twins, _first_stops(stops), conftests, task.FAIL_TO_PASS, tree,
-                                       Path(tmp) / "later-out", test_cmd,
-                                       {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
-                                        "env": env, "network": network, "memory_mb": memory_mb,
-                                        "write_mb": write_mb, "box_mb": box_mb})
-                rows, moved = _probe_rows(plan, twins, task, test_cmd, tree, Path(tmp) / "rows-out",
-                                          {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s,
-                                           "sandbox": sandbox, "env": env, "network": network,
-                                           "memory_mb": memory_mb, "write_mb": write_mb, "box_mb": box_mb})
+                                       Path(tmp) / "later-out", test_cmd, run)
+                rows, moved = _probe_rows(plan, twins, task, test_cmd, tree, Path(tmp) / "rows-out", run)
         else:  # the members cannot be laid side by side: the plan's own runs
             made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                               test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
@@ -494,7 +492,7 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
         files, names = built
         selected = sorted({names[f][m + i] for f, (m, count, _) in probed.items() for i in range(count)})
         folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
-                             tests=[*plan.selectors(), *selected])
+                             tests=[*plan.selectors(), *selected], whole=run.get("whole"))
         try:
             made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
         finally:
@@ -559,7 +557,7 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
     files, names = built
     selected = sorted({names[f][m + i] for f, m in probed.items() for i in (0, 1)})
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
-                         tests=[*plan.selectors(), *selected])
+                         tests=[*plan.selectors(), *selected], whole=run.get("whole"))
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:
@@ -1439,7 +1437,7 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     if targets:
         selected = sorted({*targets, *files})
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
-                         tests=[*plan.selectors(), *selected])
+                         tests=[*plan.selectors(), *selected], whole=run.get("whole"))
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:

@@ -16,6 +16,12 @@ turn, else the rootdir is the working folder. Here the search stops at the tree'
 find above it is a file of another owner, and :attr:`Setup.leaves` says when pytest would look there. Each file is
 read without following a link: a link, or a file that cannot be read, among :data:`CONFIG_NAMES` counts as pytest's
 configuration setting nothing known (the widest reading: pytest follows it). Nothing here imports pytest.
+
+The pytest that runs reads by its version (conf43; ``version``, ``None`` when unknown: pytest 9's reading):
+pytest < 9 knows no ``pytest.toml``/``.pytest.toml`` (:data:`CONFIG_NAMES_8`), reads a ``.toml`` file only through
+its ``[tool.pytest.ini_options]`` table (a ``pytest.toml`` given with ``-c`` is read as an empty ``pyproject.toml``,
+and ``[tool.pytest]`` alone is no configuration) and a ``.pytest.ini`` only with its ``[pytest]`` section; pytest <
+8.1 takes no ``pyproject.toml`` without its table (no fallback).
 """
 
 from __future__ import annotations
@@ -37,13 +43,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["CONFIG_NAMES", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args", "all_values",
-           "last_value", "positional", "split_args"]
+__all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args",
+           "all_values", "last_value", "positional", "split_args"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
 #: say, the others only with pytest's table or section.
 CONFIG_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+#: Those pytest < 9 looks for (its ``locate_config``: no TOML file of its own).
+CONFIG_NAMES_8 = CONFIG_NAMES[2:]
+#: The first pytest that reads ``pytest.toml`` and ``[tool.pytest]`` (pytest 9.0), and the first that takes the
+#: first ``pyproject.toml`` met when no file is pytest's (8.1).
+NATIVE_TOML, PYPROJECT_FALLBACK = (9, 0), (8, 1)
 #: A configuration file larger than this (bytes) is not parsed: pytest's, setting nothing known.
 CONFIG_BYTES = 1 << 20
 #: What a configuration sets that is read here: its ``python_functions`` and its ``addopts`` (each an ``args`` value
@@ -71,12 +82,15 @@ class Setup:
     addopts: tuple[str, ...] = ()
 
 
-def setup_for(root: Path, command: str, targets: Sequence[str]) -> Setup:
+def setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[int, int] | None = None) -> Setup:
     """pytest's configuration file and rootdir for ``command`` (a test command, :func:`pytest_args`) run in
     ``root`` (its working folder, the tree's top) on ``targets`` (files or node ids, ``/``-separated, taken to exist),
     as the module docstring describes. A ``-c FILE`` of the command (its last) is the configuration, read by its
     suffix as pytest does (``.ini`` as a ``pytest.ini``, ``.cfg`` as a ``setup.cfg``, ``.toml`` as a
-    ``pyproject.toml`` but for a ``pytest.toml`` / ``.pytest.toml``), none looked for, its folder the rootdir."""
+    ``pyproject.toml`` but for a ``pytest.toml`` / ``.pytest.toml`` from pytest 9), none looked for, its folder the
+    rootdir. ``version``: the ``(major, minor)`` of the pytest that runs (``None``: unknown, pytest 9's reading;
+    the module docstring)."""
+    native = version is None or version >= NATIVE_TOML
     args = pytest_args(command)
     given = last_value(args, "-c", "--config-file")
     if given is not None:
@@ -86,9 +100,10 @@ def setup_for(root: Path, command: str, targets: Sequence[str]) -> Setup:
         name = PurePosixPath(given).name
         suffix = PurePosixPath(given).suffix
         kind = ("pytest.ini" if suffix == ".ini" else "setup.cfg" if suffix == ".cfg" else
-                name if name in ("pytest.toml", ".pytest.toml") else "pyproject.toml" if suffix == ".toml" else "")
+                name if native and name in ("pytest.toml", ".pytest.toml") else "pyproject.toml" if suffix == ".toml"
+                else "")
         data = _read(root, rel)
-        found = (config_options(kind, data) or ((), ())) if kind and data is not None else ((), ())
+        found = (config_options(kind, data, native) or ((), ())) if kind and data is not None else ((), ())
         return Setup(config=rel, rootdir=posixpath.dirname(rel) or ".", leaves=False, given=True,
                      python_functions=found[0], addopts=found[1])
     dirs = _dirs(root, positional(args), targets)
@@ -96,7 +111,7 @@ def setup_for(root: Path, command: str, targets: Sequence[str]) -> Setup:
         return Setup(config=None, rootdir=None, leaves=True)
     ancestor = posixpath.commonpath(dirs) if dirs and "." not in dirs else "."
     ancestor = ancestor or "."
-    hit = _locate(root, [ancestor])
+    hit = _locate(root, [ancestor], version)
     if hit is not None and not hit[1]:
         return _setup(hit, leaves=False)
     if hit is not None:  # a pyproject.toml without pytest's table: taken after nothing up to the fs root holds one
@@ -105,7 +120,7 @@ def setup_for(root: Path, command: str, targets: Sequence[str]) -> Setup:
         if _exists(root, _join(folder, "setup.py")):
             return Setup(config=None, rootdir=folder, leaves=True)
     if dirs != [ancestor]:
-        hit = _locate(root, dirs)
+        hit = _locate(root, dirs, version)
         if hit is not None:
             return _setup(hit, leaves=True)
     return Setup(config=None, rootdir=".", leaves=True)
@@ -122,20 +137,21 @@ def _setup(hit: _Hit, *, leaves: bool) -> Setup:
                  addopts=addopts)
 
 
-def _locate(root: Path, folders: Sequence[str]) -> _Hit | None:
+def _locate(root: Path, folders: Sequence[str], version: tuple[int, int] | None = None) -> _Hit | None:
     """pytest's ``locate_config`` inside the tree: for each of ``folders`` in turn, in it and each folder above it,
-    the first of :data:`CONFIG_NAMES` that is pytest's; else the first ``pyproject.toml`` met (fallback); else
-    ``None``."""
+    the first of :data:`CONFIG_NAMES` (:data:`CONFIG_NAMES_8` for a pytest ``version`` < 9) that is pytest's; else
+    the first ``pyproject.toml`` met (fallback, from pytest 8.1); else ``None``."""
+    native = version is None or version >= NATIVE_TOML
     fallback: str | None = None
     for start in folders:
         for base in _upward(start):
-            for name in CONFIG_NAMES:
+            for name in CONFIG_NAMES if native else CONFIG_NAMES_8:
                 rel = _join(base, name)
                 if not _exists(root, rel):
                     continue
                 data = _read(root, rel)
-                found = config_options(name, data) if data is not None else ((), ())
-                if name == "pyproject.toml" and fallback is None:
+                found = config_options(name, data, native) if data is not None else ((), ())
+                if name == "pyproject.toml" and fallback is None and (version is None or version >= PYPROJECT_FALLBACK):
                     fallback = rel
                 if found is not None:
                     return rel, False, found
@@ -212,11 +228,12 @@ def _read(root: Path, rel: str) -> bytes | None:
 
 
 @functools.lru_cache(maxsize=64)
-def config_options(name: str, data: bytes) -> Options | None:
+def config_options(name: str, data: bytes, native: bool = True) -> Options | None:
     """What configuration file ``name`` (one of :data:`CONFIG_NAMES`) holding ``data`` sets: its ``python_functions``
     patterns and ``addopts`` (each ``()`` when it sets none), ``None`` when it is no pytest configuration (a
     ``pyproject.toml``, ``tox.ini`` or ``setup.cfg`` without pytest's table or section). A file that cannot be
-    parsed, or is too large, is pytest's but sets none."""
+    parsed, or is too large, is pytest's but sets none. ``native``: read as pytest 9 does; else as pytest < 9 (a
+    ``pyproject.toml`` only through ``[tool.pytest.ini_options]``, a ``.pytest.ini`` only with ``[pytest]``)."""
     none: Options = ((), ())
     if len(data) > CONFIG_BYTES:
         return none
@@ -236,6 +253,8 @@ def config_options(name: str, data: bytes) -> Options | None:
             if not isinstance(table, dict) or not table:  # hatk42: pytest 9 passes an empty [tool.pytest] by
                 return None
             ini = table.get("ini_options")
+            if not native and not isinstance(ini, dict):  # pytest < 9 reads [tool.pytest.ini_options] only
+                return None
             options = ini if isinstance(ini, dict) else table
         else:
             table = doc.get("pytest")
@@ -249,8 +268,8 @@ def config_options(name: str, data: bytes) -> Options | None:
             return none
         if not parser.has_section(section):
             # pytest stops on a setup.cfg's [pytest] section with an error (hatk42): its configuration, naming none
-            return none if name.endswith("pytest.ini") or (name == "setup.cfg" and parser.has_section("pytest")) \
-                else None
+            return none if (name == "pytest.ini" or (native and name == ".pytest.ini")
+                            or (name == "setup.cfg" and parser.has_section("pytest"))) else None
         options = {k: parser.get(section, k, fallback=None) for k in ("python_functions", "addopts")}
     return split_args(options.get("python_functions")), split_args(options.get("addopts"))
 

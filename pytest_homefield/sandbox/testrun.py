@@ -332,19 +332,40 @@ ARGSFILE = "targets.args"
 
 
 @functools.lru_cache(maxsize=32)
-def reads_argsfile(python: str) -> bool:
-    """Whether the pytest of interpreter ``python`` (a path or a name on ``PATH``) reads arguments from
-    ``@FILE`` (pytest ≥ :data:`ARGSFILE_PYTEST`). Asked once per interpreter and process, with ``-I``
-    (neither ``PYTHONPATH`` nor the working folder: nothing of a workspace runs here, on the host);
-    ``False`` when it cannot tell (no pytest there, an interpreter that does not start, 30 s)."""
+def pytest_version(python: str) -> tuple[int, int] | None:
+    """The ``(major, minor)`` of the pytest of interpreter ``python`` (a path, or a name on the host's ``PATH``:
+    :func:`run_python` finds the run's). Asked once per interpreter and process, with ``-I`` (neither
+    ``PYTHONPATH`` nor the working folder: nothing of a workspace runs here, on the host); ``None`` when it cannot
+    tell (no pytest there, an interpreter that does not start, 30 s)."""
     probe = "from importlib.metadata import version; print(version('pytest'))"
     try:
         out = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=30,
                              stdin=subprocess.DEVNULL, cwd="/")
     except (OSError, subprocess.SubprocessError):
-        return False
+        return None
     found = re.match(r"(\d+)\.(\d+)", out.stdout.strip()) if out.returncode == 0 else None
-    return found is not None and (int(found[1]), int(found[2])) >= ARGSFILE_PYTEST
+    return (int(found[1]), int(found[2])) if found is not None else None
+
+
+def reads_argsfile(python: str) -> bool:
+    """Whether the pytest of interpreter ``python`` (:func:`pytest_version`) reads arguments from ``@FILE``
+    (pytest ≥ :data:`ARGSFILE_PYTEST`); ``False`` when it cannot tell."""
+    found = pytest_version(python)
+    return found is not None and found >= ARGSFILE_PYTEST
+
+
+def run_python(test_cmd: str, path: str | None) -> str | None:
+    """The interpreter whose pytest test command ``test_cmd`` runs (:func:`pytest_python` of its first word), a
+    bare name found on ``path`` (the test run's ``PATH``: a ``--env uv`` environment's ``bin`` first, conf43: the
+    host's ``python`` was asked before; the name itself when ``path`` holds none); ``None`` when it cannot tell."""
+    try:
+        first = shlex.split(test_cmd or "python -m pytest")[:1]
+    except ValueError:
+        return None
+    python = pytest_python(first[0], path) if first else None
+    if python is not None and "/" not in python:
+        python = shutil.which(python, path=path) or python  # none on it: the host's, as before
+    return python
 
 
 #: The empty configuration file :func:`pinned_config` names when the tree has none (in the run's private folder).
@@ -352,7 +373,7 @@ NO_CONFIG = "no-config.ini"
 
 
 def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
-                  whole: Sequence[str] | None = None) -> list[str]:
+                  whole: Sequence[str] | None = None, version: tuple[int, int] | None = None) -> list[str]:
     """The options that keep a pytest run's configuration and ``conftest.py`` files inside ``workdir`` (hatk41):
     pytest looks for its configuration from the run's paths' common folder upwards, past the tree, and with none
     inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
@@ -372,8 +393,11 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     configuration, read one above the tree). ``whole``: the targets of the grading's whole run (the task's test
     files) when the run targets only some of them: its choice for ``whole`` is pinned, with ``--rootdir``, so the
     run reads what the whole run reads (conf42: a run of ``tests/test_a.py`` alone read a ``tests/tox.ini`` where
-    the whole run, given ``other/`` too, read the root's ``pytest.ini``). Paths are relative to ``workdir`` (the
-    run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
+    the whole run, given ``other/`` too, read the root's ``pytest.ini``). ``version``: the ``(major, minor)`` of the
+    pytest that runs (:func:`pytest_version`; ``None`` when unknown: pytest 9's reading): the file pinned is the one
+    that pytest takes (conf43: pytest 8 in a ``--env uv`` environment was given ``-c pytest.toml``, which it reads as
+    an empty ``pyproject.toml``, where its own search took the tree's ``pyproject.toml`` table). Paths are relative to
+    ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
     try:
         shlex.split(test_cmd or "python -m pytest")
     except ValueError:
@@ -385,7 +409,8 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
         return []  # the command names its configuration: pytest looks for none
     named_root = pytest_config.all_values(args, "", "--rootdir")
     named_cut = pytest_config.all_values(args, "", "--confcutdir")
-    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command, targets if whole is None else whole)
+    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command, targets if whole is None else whole,
+                                    version)
     if setup.rootdir is None:
         return []
     if setup.config is not None:  # pytest's own choice, named (hatk42): never left to a search above the tree
@@ -630,13 +655,13 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     box_mb = box_mb or memory_mb
     log_path = out_dir / LOG_FILE
     run_env = scrubbed_env(workdir, host_test_env(env), test_timeout_s=test_timeout_s)  # no secret of the host
-    by_file = False
-    if "{junit}" not in test_cmd and targets and not any("\n" in t or "\r" in t for t in targets):
-        with contextlib.suppress(ValueError):
-            first = shlex.split(test_cmd or "python -m pytest")[:1]
-            python = pytest_python(first[0], run_env.get("PATH")) if first else None
-            by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole) if pytest_words(test_cmd) else []
+    # the pytest that runs, its version asked once (conf43: the pin names the file it reads; a tree with a pytest
+    # of its own runs that one, unknown)
+    python = run_python(test_cmd, run_env.get("PATH")) if not _own_pytest(workdir) else None
+    version = pytest_version(python) if python is not None else None
+    by_file = ("{junit}" not in test_cmd and bool(targets) and not any("\n" in t or "\r" in t for t in targets)
+               and version is not None and version >= ARGSFILE_PYTEST)
+    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole, version) if pytest_words(test_cmd) else []
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:
         write_argsfile(out_dir, targets)
