@@ -237,7 +237,7 @@ class SnapshotCache:
         if store.folder is not None:
             nofollow.remove_tree(store.folder)
             store.folder = None
-        if not store.pack.intact():  # changed through /proc/<pid>/fd: packed again from the repository
+        if not store.pack.intact():  # unreadable (sealed: its bytes cannot change): packed again from the repository
             store.pack.close()
             store.pack = pack_trees(self.repo, store.trees.values())
         folder = unpack(store.pack, self.new_folder() / "g")

@@ -24,13 +24,13 @@ a model reply wrote (a workspace, a grading copy, the two sides of a diff) runs 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import re
 import shutil
 import stat
 import subprocess
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -49,6 +49,7 @@ __all__ = [
     "inert_git_env",
     "make_snapshot",
     "TreePack",
+    "PACK_SEALS",
     "tree_of",
     "pack_trees",
     "unpack",
@@ -182,10 +183,12 @@ def _fresh_dir(dest: Path | None, prefix: str = "hf-") -> Path:
 
 
 class TreePack:
-    """Trees of commits as one git pack (exactly those trees' objects, each once) in a file of no name
-    (``O_TMPFILE``: no folder lists it; made ``0400``), held open by this process, with the pack's SHA-256 in
+    """Trees of commits as one git pack (exactly those trees' objects, each once) in a sealed ``memfd`` (a file of no
+    name in memory, made ``0400``, whose :data:`PACK_SEALS` forbid every change of its bytes or size to every
+    process, root included, through any descriptor), held open by this process, with the pack's SHA-256 in
     memory: what snapshots are built from again once the repository can no longer give them (hatk40: graded code
-    under ``--sandbox none`` runs as the user and can remove the repository's objects). Made by
+    under ``--sandbox none`` runs as the user and can remove the repository's objects; hatk43: it could also
+    overwrite a pack in an ordinary file through ``/proc/<host pid>/fd``, whatever its mode). Made by
     :func:`pack_trees`, unpacked by :func:`unpack`; :meth:`close` it."""
 
     def __init__(self, trees: tuple[str, ...], file: IO[bytes], sha256: str, size: int) -> None:
@@ -232,9 +235,10 @@ class TreePack:
     @classmethod
     def taken(cls, offer: Mapping[str, object]) -> TreePack:
         """The pack another process of this host offered (:meth:`offer`), opened read-only through ``/proc/<pid>/fd``
-        (never a name in a folder) and held open by this process, once its bytes are the offer's SHA-256: a file
-        changed since it was packed (graded code of another process under ``--sandbox none``), another host's
-        offer, a file that is not regular (never read: a fifo cannot block) or of another size, is refused.
+        (never a name in a folder) and held open by this process, once it is sealed (:data:`PACK_SEALS`: no process
+        can change its bytes after they are checked) and its bytes are the offer's SHA-256: a file changed since it
+        was packed, or not sealed (hatk43: any process of the user could change it after this check), another
+        host's offer, a file that is not regular (never read: a fifo cannot block) or of another size, is refused.
         Raises :class:`SnapshotError` (one line)."""
         try:
             host, pid, fd = str(offer["host"]), int(str(offer["pid"])), int(str(offer["fd"]))
@@ -254,6 +258,8 @@ class TreePack:
             st = os.fstat(raw)
             if not stat.S_ISREG(st.st_mode) or st.st_size != size:
                 raise SnapshotError("the offered pack is not the file offered (its kind or size differs)")
+            if not _sealed(raw):
+                raise SnapshotError("the offered pack is not sealed (its bytes could change after they are checked)")
             pack = cls(tuple(trees), file, sha256, size)
             if not pack.intact():
                 raise SnapshotError("the offered pack changed since it was made (its SHA-256 differs)")
@@ -261,6 +267,18 @@ class TreePack:
             file.close()
             raise
         return pack
+
+
+#: The seals of a pack's ``memfd`` (:func:`pack_trees`): no write, no shrinking, no growing, no change of its seals.
+PACK_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+
+
+def _sealed(fd: int) -> bool:
+    """Whether the file of ``fd`` carries every seal of :data:`PACK_SEALS`. Never raises."""
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GET_SEALS) & PACK_SEALS == PACK_SEALS
+    except OSError:  # not a memfd (EINVAL)
+        return False
 
 
 def _boot_id() -> str:
@@ -282,13 +300,14 @@ def tree_of(repo: Path, commit: str) -> str:
 
 
 def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
-    """The :class:`TreePack` of ``trees`` (tree ids of ``repo``; an object two trees share is packed once), in the
-    temp dir's file system. Raises :class:`SnapshotError` when git fails (a tree ``repo`` does not hold),
-    ``OSError``."""
+    """The :class:`TreePack` of ``trees`` (tree ids of ``repo``; an object two trees share is packed once), in a
+    ``memfd`` sealed with :data:`PACK_SEALS` once written (its pages are the process's memory, as a file of
+    ``/tmp`` on ``tmpfs`` would be). Raises :class:`SnapshotError` when git fails (a tree ``repo`` does not hold),
+    ``OSError`` (no ``memfd`` with seals: a kernel before 3.17)."""
     repo = Path(repo)
     wanted = tuple(dict.fromkeys(trees))
     objects = git("rev-list", "--objects", *wanted, "--", cwd=repo).encode("utf-8", "surrogateescape")
-    out = tempfile.TemporaryFile(dir=tempfile.gettempdir())
+    out = os.fdopen(os.memfd_create("homefield-pack", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING), "w+b")
     try:
         h, size = hashlib.sha256(), 0
         with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
@@ -306,6 +325,7 @@ def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
             raise SnapshotError(f"packing the trees' objects failed: {err.splitlines()[-1] if err else 'git error'}")
         out.flush()
         os.fchmod(out.fileno(), 0o400)
+        fcntl.fcntl(out.fileno(), fcntl.F_ADD_SEALS, PACK_SEALS)
     except BaseException:
         out.close()
         raise
