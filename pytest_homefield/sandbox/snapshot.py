@@ -31,6 +31,7 @@ import re
 import shutil
 import stat
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -302,12 +303,18 @@ def tree_of(repo: Path, commit: str) -> str:
 def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
     """The :class:`TreePack` of ``trees`` (tree ids of ``repo``; an object two trees share is packed once), in a
     ``memfd`` sealed with :data:`PACK_SEALS` once written (its pages are the process's memory, as a file of
-    ``/tmp`` on ``tmpfs`` would be). Raises :class:`SnapshotError` when git fails (a tree ``repo`` does not hold),
-    ``OSError`` (no ``memfd`` with seals: a kernel before 3.17)."""
+    ``/tmp`` on ``tmpfs`` would be); where no sealable ``memfd`` can be made (a seccomp policy refusing
+    ``memfd_create``), a file of no name in the temp dir, as before hatk43: not sealed, so no worker takes it
+    (:meth:`TreePack.taken`). Raises :class:`SnapshotError` when git fails (a tree ``repo`` does not hold),
+    ``OSError``."""
     repo = Path(repo)
     wanted = tuple(dict.fromkeys(trees))
     objects = git("rev-list", "--objects", *wanted, "--", cwd=repo).encode("utf-8", "surrogateescape")
-    out = os.fdopen(os.memfd_create("homefield-pack", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING), "w+b")
+    try:
+        out: IO[bytes] = os.fdopen(os.memfd_create("homefield-pack", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING), "w+b")
+        sealable = True
+    except OSError:
+        out, sealable = tempfile.TemporaryFile(dir=tempfile.gettempdir()), False
     try:
         h, size = hashlib.sha256(), 0
         with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
@@ -325,7 +332,8 @@ def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
             raise SnapshotError(f"packing the trees' objects failed: {err.splitlines()[-1] if err else 'git error'}")
         out.flush()
         os.fchmod(out.fileno(), 0o400)
-        fcntl.fcntl(out.fileno(), fcntl.F_ADD_SEALS, PACK_SEALS)
+        if sealable:
+            fcntl.fcntl(out.fileno(), fcntl.F_ADD_SEALS, PACK_SEALS)
     except BaseException:
         out.close()
         raise

@@ -159,3 +159,28 @@ def test_a_worker_refuses_an_offered_pack_that_is_not_sealed(fx: Fixture, tmp_pa
         TreePack.taken(json.loads(json.dumps(good))).close()
     finally:
         controller.close()
+
+
+def test_without_a_memfd_the_pack_is_a_file_of_no_name_no_worker_takes(fx: Fixture,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``memfd_create`` is refused (a seccomp policy: ``EPERM``), the pack is made as before hatk43, a file of
+    no name in the temp dir, and snapshots are built from it; its offer, not sealed, is refused by a worker, which
+    packs the trees itself: nothing is ``infra`` for want of a ``memfd``."""
+    def refused(name: str, flags: int = 0) -> int:
+        raise PermissionError(1, "Operation not permitted")
+
+    task = task_for(fx)
+    monkeypatch.setattr(os, "memfd_create", refused)
+    controller = SnapshotCache(repo=fx.root)
+    try:
+        controller.keep([task])
+        (store,) = controller._stores
+        assert store.pack.intact() and not os.readlink(f"/proc/self/fd/{store.pack._file.fileno()}").startswith(
+            "/memfd:")
+        assert (controller.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
+        offer = controller.offer()
+        assert offer is not None
+        with pytest.raises(SnapshotError, match="not sealed"):
+            TreePack.taken(offer)
+    finally:
+        controller.close()
