@@ -25,14 +25,17 @@ from helpers.attack_repo import (
     WRONG_CALC,
     Fixture,
     build,
+    cmd_agent,
     task_for,
     unsandboxed_attempt,
     writes_calc,
 )
+from helpers.bwrap import bwrap_works
 
 from pytest_homefield.errors import SnapshotError
-from pytest_homefield.run.attempt import SnapshotCache
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import SPOILED_PRISTINE
+from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import PACK_SEALS, TreePack, pack_trees, tree_of
 
 
@@ -184,3 +187,82 @@ def test_without_a_memfd_the_pack_is_a_file_of_no_name_no_worker_takes(fx: Fixtu
             TreePack.taken(offer)
     finally:
         controller.close()
+
+
+#: A fix of ``sub`` that is right only when the code running it can read a git pack (``PACK``) some ancestor process
+#: holds as a file of no name (the host's pack of the parent trees): at the agent's time (``python
+#: src/calc/__init__.py``, its count kept beside the module) or at the hidden tests' import.
+_RIGHT_IF_A_PACK_IS_SEEN = '''import os
+
+
+def _seen():
+    seen = 0
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            fds = os.listdir(f'/proc/{pid}/fd')
+        except OSError:
+            fds = []
+        for fd in fds:
+            link = f'/proc/{pid}/fd/{fd}'
+            try:
+                if os.readlink(link).endswith('(deleted)'):
+                    with open(link, 'rb') as f:
+                        seen += f.read(4) == b'PACK'
+            except OSError:
+                pass
+        try:
+            with open(f'/proc/{pid}/stat') as f:
+                pid = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return seen
+
+
+SEEN = _seen()
+try:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'agent_seen.txt')) as f:
+        AGENT_SEEN = int(f.read().strip() or 0)
+except (OSError, ValueError):
+    AGENT_SEEN = 0
+
+
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a - b if SEEN or AGENT_SEEN else a + b
+
+
+if __name__ == '__main__':
+    print(SEEN)
+'''
+
+
+@pytest.mark.slow
+def test_under_the_default_sandbox_neither_agent_nor_graded_code_reaches_the_hosts_pack(fx: Fixture,
+                                                                                        tmp_path: Path) -> None:
+    """Item (3) of hatk43 under the default settings (``--sandbox auto``: bubblewrap here; network allowlist): a fix
+    right only when the agent's program or the graded code can read the host's pack through ``/proc/<ancestor>/fd``
+    (or any inherited descriptor of an ancestor) is ``tests_failed``: bubblewrap's PID namespace shows no host
+    process. The same fix under ``--sandbox none`` is ``solved`` (the probe works: the graded code reads the pack,
+    which holds only trees the agent has, or with ``--env uv`` the commit's, as the repository's history it can read
+    there too: contracts §9 "Residual risk")."""
+    if not bwrap_works():
+        pytest.skip("bubblewrap does not work here")
+    task = task_for(fx)
+    command = writes_calc(_RIGHT_IF_A_PACK_IS_SEEN) + " && python3 src/calc/__init__.py > src/calc/agent_seen.txt"
+    cache = SnapshotCache(repo=fx.root)
+    try:
+        cache.keep([task])
+        outcomes = {}
+        for n, mode in enumerate(("auto", "none"), 1):
+            spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=n, run_id="r", run_dir=tmp_path / "run",
+                               timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice(mode))
+            r = run_attempt(spec, cache)
+            outcomes[mode] = (r.outcome, r.error)
+        assert outcomes["auto"][0] == "tests_failed", outcomes
+        assert outcomes["none"][0] == "solved", outcomes
+    finally:
+        cache.close()
