@@ -259,7 +259,7 @@ class SnapshotCache:
         dest = self.new_folder()
         try:
             source, tree = self._source(task.parent)
-            snap = make_snapshot(source, tree, dest=dest / "s", init_git=True)
+            snap = make_snapshot(source, tree, dest=dest / "s", init_git=True, isolated=True)  # hatk43
         except Exception as exc:  # git failures: missing objects after a history rewrite, …
             raise SnapshotError(f"cannot extract the parent tree: {exc}") from exc
         cmd = self.setup(task)
@@ -450,7 +450,8 @@ def grading_env(spec: AttemptSpec, cache: SnapshotCache) -> dict[str, str] | Non
         source, tree = cache.env_source(spec.task.commit)
     except OSError as exc:
         raise SnapshotError(f"cannot extract the commit's tree: {exc}") from exc
-    return commit_env(source, tree, extras=extras, groups=groups, as_of=as_of, user=cache.repo).apply(_setup_env())
+    return commit_env(source, tree, extras=extras, groups=groups, as_of=as_of, user=cache.repo,
+                      isolated=True).apply(_setup_env())
 
 
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:

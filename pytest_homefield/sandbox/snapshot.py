@@ -119,19 +119,20 @@ def git(
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 
-def _objects_dir(repo: Path) -> Path:
-    common = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo).strip()
+def _objects_dir(repo: Path, isolated: bool = False) -> Path:
+    common = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo, isolated=isolated).strip()
     return Path(common) / "objects"
 
 
 @contextmanager
-def borrowed_gitdir(repo: Path, attributes: str) -> Iterator[Path]:
+def borrowed_gitdir(repo: Path, attributes: str, *, isolated: bool = False) -> Iterator[Path]:
     """A temporary bare git directory that reads ``repo``'s objects through an alternate (nothing
     is copied) and whose ``info/attributes`` is ``attributes`` — the highest-precedence attribute
     source, so it overrides the ``.gitattributes`` of any tree without touching ``repo``. Refs of
-    ``repo`` are not visible: pass full object names. Removed on exit. Raises
-    :class:`SnapshotError` when ``repo`` is not a git repository."""
-    objects = _objects_dir(Path(repo))
+    ``repo`` are not visible: pass full object names. Removed on exit. ``isolated``: ``repo`` is a repository
+    homefield made (:func:`make_snapshot`'s ``isolated``). Raises :class:`SnapshotError` when ``repo`` is not a git
+    repository."""
+    objects = _objects_dir(Path(repo), isolated)
     gitdir = hf_mkdtemp()
     try:
         git("init", "-q", "--bare", "--template=", str(gitdir), cwd=gitdir, isolated=True)
@@ -291,11 +292,12 @@ def _boot_id() -> str:
         return ""
 
 
-def tree_of(repo: Path, commit: str) -> str:
-    """The tree id of ``commit`` (any commit-ish of ``repo``). Raises :class:`SnapshotError` when it names no
-    commit of ``repo``."""
+def tree_of(repo: Path, commit: str, *, isolated: bool = False) -> str:
+    """The tree id of ``commit`` (any commit-ish of ``repo``; ``isolated``: ``repo`` is a repository homefield made,
+    :func:`make_snapshot`). Raises :class:`SnapshotError` when it names no commit of ``repo``."""
     try:
-        return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
+        return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo,
+                   isolated=isolated).strip()
     except SnapshotError as exc:
         raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
 
@@ -371,7 +373,8 @@ def _feed_pack(stream: IO[bytes], pack: TreePack) -> None:
             stream.close()
 
 
-def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True) -> Path:
+def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True,
+                  isolated: bool = False) -> Path:
     """Write the tree of ``commit`` (any commit-ish of ``repo``, or a tree id) into a fresh folder and return it.
 
     ``dest``: the folder to use (created; must be empty); default a new random folder under the
@@ -379,20 +382,24 @@ def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git
     ``init_git``: also make it a one-commit git repository (see the module docstring); without
     it the folder holds the files only (faster: objects are read through an alternate instead of
     being copied). ``repo`` may be a bare repository of :func:`unpack`.
+    ``isolated``: ``repo`` is a repository homefield made (:func:`unpack`'s): every git command over it reads no
+    configuration outside it, neither the user's global nor the system's (hatk43: graded code under ``--sandbox
+    none`` runs as the user and can write ``~/.gitconfig``; one git cannot parse made every later snapshot
+    ``infra``). Without it git over the user's repository reads the user's configuration (``safe.directory``).
 
     Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails,
     ``FileExistsError`` when ``dest`` is not empty. On error a folder this call created is removed
     (a given empty ``dest`` is left empty).
     """
     repo = Path(repo)
-    tree = tree_of(repo, commit)
+    tree = tree_of(repo, commit, isolated=isolated)
     created = dest is None or not Path(dest).exists()
     dest = _fresh_dir(dest)
     try:
         if init_git:
-            _init_snapshot_repo(repo, tree, dest)
+            _init_snapshot_repo(repo, tree, dest, isolated)
         else:
-            with borrowed_gitdir(repo, _RAW_ATTRIBUTES) as gitdir:
+            with borrowed_gitdir(repo, _RAW_ATTRIBUTES, isolated=isolated) as gitdir:
                 _checkout(tree, gitdir, dest)
     except BaseException:
         if created:
@@ -434,13 +441,14 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.close()
 
 
-def _copy_objects(repo: Path, tree: str, dest: Path) -> None:
-    """Copy exactly ``tree``'s objects of ``repo`` into the new repository ``dest`` (one pack)."""
-    objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
+def _copy_objects(repo: Path, tree: str, dest: Path, isolated: bool = False) -> None:
+    """Copy exactly ``tree``'s objects of ``repo`` into the new repository ``dest`` (one pack; ``isolated``:
+    :func:`make_snapshot`'s)."""
+    objects = git("rev-list", "--objects", tree, cwd=repo, isolated=isolated).encode("utf-8", "surrogateescape")
     # streamed from the source repository into `index-pack` run in the new one, so git never renames
     # a temporary file across filesystems (a snapshot on a RAM disk, the repository on disk)
     # (the with-block closes the three pipes and reaps git pack-objects, also when index-pack fails)
-    with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
+    with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(isolated=isolated),
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as packer:
         assert packer.stdin is not None and packer.stdout is not None and packer.stderr is not None
         feeder = threading.Thread(target=_feed, args=(packer.stdin, objects), daemon=True)
@@ -455,13 +463,13 @@ def _copy_objects(repo: Path, tree: str, dest: Path) -> None:
         raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
 
 
-def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
-    """Make ``dest`` a one-commit repository holding exactly ``tree`` (its objects copied from ``repo``) and check
-    it out."""
+def _init_snapshot_repo(repo: Path, tree: str, dest: Path, isolated: bool = False) -> None:
+    """Make ``dest`` a one-commit repository holding exactly ``tree`` (its objects copied from ``repo``; ``isolated``:
+    :func:`make_snapshot`'s) and check it out."""
     git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
     gitdir = dest / ".git"
     (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
-    _copy_objects(repo, tree, dest)
+    _copy_objects(repo, tree, dest, isolated)
     info = gitdir / "info"
     info.mkdir(exist_ok=True)
     (info / "attributes").write_text(_RAW_ATTRIBUTES)
