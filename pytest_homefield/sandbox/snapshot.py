@@ -272,14 +272,16 @@ class TreePack:
 
 
 #: The seals of a pack's ``memfd`` (:func:`pack_trees`): no write, no shrinking, no growing, no change of its seals.
-PACK_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+#: (Linux's values where this Python's ``fcntl`` lacks them: no ``memfd`` there, :func:`pack_trees` falls back.)
+PACK_SEALS: int = (getattr(fcntl, "F_SEAL_WRITE", 8) | getattr(fcntl, "F_SEAL_SHRINK", 2)
+                   | getattr(fcntl, "F_SEAL_GROW", 4) | getattr(fcntl, "F_SEAL_SEAL", 1))
 
 
 def _sealed(fd: int) -> bool:
     """Whether the file of ``fd`` carries every seal of :data:`PACK_SEALS`. Never raises."""
     try:
-        return fcntl.fcntl(fd, fcntl.F_GET_SEALS) & PACK_SEALS == PACK_SEALS
-    except OSError:  # not a memfd (EINVAL)
+        return bool(fcntl.fcntl(fd, fcntl.F_GET_SEALS) & PACK_SEALS == PACK_SEALS)
+    except (OSError, AttributeError):  # not a memfd (EINVAL); no seals on this system
         return False
 
 
@@ -315,7 +317,7 @@ def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
     try:
         out: IO[bytes] = os.fdopen(os.memfd_create("homefield-pack", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING), "w+b")
         sealable = True
-    except OSError:
+    except (OSError, AttributeError):  # refused, or no memfd on this system
         out, sealable = tempfile.TemporaryFile(dir=tempfile.gettempdir()), False
     try:
         h, size = hashlib.sha256(), 0
