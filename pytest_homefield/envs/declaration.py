@@ -34,7 +34,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from pytest_homefield.sandbox.snapshot import git
+from pytest_homefield.sandbox.snapshot import git, git_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -134,17 +134,19 @@ def read_declaration(tree: Path) -> Declaration:
     return Declaration(files)
 
 
-def declaration_at(repo: Path, commit: str) -> Declaration:
-    """The declaration files of ``commit`` read from git (no checkout). Raises ``SnapshotError``
-    for an unknown commit."""
-    listed = git("ls-tree", "--name-only", "-z", commit, cwd=repo).split("\0")
+def declaration_at(repo: Path, commit: str, *, isolated: bool = False) -> Declaration:
+    """The declaration files of ``commit`` read from git (no checkout). ``isolated``: ``repo`` is a repository
+    homefield made (:func:`~pytest_homefield.sandbox.snapshot.make_snapshot`'s ``isolated``: no configuration
+    outside it is read). Git runs without the caller's ``GIT_*`` variables. Raises ``SnapshotError`` for an unknown
+    commit."""
+    listed = git("ls-tree", "--name-only", "-z", commit, cwd=repo, isolated=isolated).split("\0")
     if _FOLDER in listed:
-        listed += git("ls-tree", "--name-only", "-z", commit, f"{_FOLDER}/", cwd=repo).split("\0")
+        listed += git("ls-tree", "--name-only", "-z", commit, f"{_FOLDER}/", cwd=repo, isolated=isolated).split("\0")
     names = [n for n in listed if is_declaration_file(n)]
     files: dict[str, bytes] = {}
     for name in names:
         out = subprocess.run(["git", "cat-file", "blob", f"{commit}:{name}"], cwd=repo, capture_output=True,
-                             check=False)
+                             env=git_env(isolated=isolated), stdin=subprocess.DEVNULL, check=False)
         if out.returncode == 0:
             files[name] = out.stdout
     return Declaration(files)

@@ -24,23 +24,25 @@ __all__ = ["commit_env", "as_of_date", "EnvBuildError"]
 def commit_env(repo: Path, commit: str, *, extras: Sequence[str] = (), groups: Sequence[str] = (),
                as_of: bool | str = False, root: Path | None = None, timeout_s: float = 1800,
                work_root: Path | None = None,
-               log: Path | None = None, user: Path | None = None) -> Environment:
+               log: Path | None = None, user: Path | None = None, isolated: bool = False) -> Environment:
     """The environment for ``commit``'s declaration (read from git), built from a snapshot of the
     commit only when it is not in the cache yet. ``commit`` may be a tree id (no ``as_of=True`` then) and
     ``repo`` a bare repository of :func:`~pytest_homefield.sandbox.snapshot.unpack` (a grading's private copy of
-    the commit's tree); ``user``: the user's repository noted as using the environment (default ``repo``).
+    the commit's tree); ``user``: the user's repository noted as using the environment (default ``repo``);
+    ``isolated``: ``repo`` is a repository homefield made, read with no git configuration outside it
+    (:func:`~pytest_homefield.sandbox.snapshot.make_snapshot`'s ``isolated``, hatk43).
     ``as_of``: ``True`` resolves only packages uploaded
     by the end of the commit's committer day (UTC; :func:`as_of_date`), a string is that time itself
     (a task's recorded ``as_of``). Raises :class:`EnvBuildError` (one line) when it
     cannot be built and ``SnapshotError`` for an unknown commit."""
-    decl = declaration_at(repo, commit)
+    decl = declaration_at(repo, commit, isolated=isolated)
     when = as_of_date(repo, commit) if as_of is True else (as_of or None)
 
     @contextlib.contextmanager
     def tree() -> Iterator[Path]:
         where = hf_mkdtemp(dir=work_root)  # owner-named: a killed build's folder is swept
         try:
-            yield make_snapshot(repo, commit, dest=where / "t", init_git=False)
+            yield make_snapshot(repo, commit, dest=where / "t", init_git=False, isolated=isolated)
         finally:
             shutil.rmtree(where, ignore_errors=True)
 

@@ -49,7 +49,7 @@ from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.run.canary_key import canary_key, task_seed
 from pytest_homefield.run.changes import capped_diff
 from pytest_homefield.run.grading import SPOILED_PRISTINE, Grade, grade, tree_changes
-from pytest_homefield.run.twin_grading import forget_checks, read_checks
+from pytest_homefield.run.twin_grading import checks_read, forget_checks, read_checks, read_checks_as
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
     SandboxBackend,
@@ -158,7 +158,9 @@ class SnapshotCache:
         packed is left to its first use (whose :class:`SnapshotError` makes that attempt ``infra``), a key that
         cannot be read to each grading (``infra``, as before). The repository's parent-checks store is read now, for
         the session (:func:`~pytest_homefield.run.twin_grading.read_checks`: a line written after this is never
-        read, hatk41). Never raises."""
+        read, hatk41), or, on a worker, taken from the offer's ``checks`` (the lines the controller read at the
+        session's start: a worker xdist starts again after a crash, after attempts ran, reads no line written
+        since, hatk43). Never raises."""
         if offer is not None:
             with contextlib.suppress(SnapshotError, OSError, KeyError, TypeError, ValueError):
                 self._take(offer)
@@ -171,7 +173,12 @@ class SnapshotCache:
                 self.as_of(commit)
         with contextlib.suppress(OSError, ValueError):  # a bad key is each grading's infra, as before
             self.key()
-        read_checks(HomefieldDir(self.repo).parent_checks)  # hatk41: no line written after this is read
+        store = HomefieldDir(self.repo).parent_checks
+        checks = offer.get("checks") if offer is not None else None
+        if isinstance(checks, list):
+            read_checks_as(store, checks)  # hatk43: the controller's, read at the session's start
+        else:
+            read_checks(store)  # hatk41: no line written after this is read
 
     def env_source(self, commit: str) -> tuple[Path, str]:
         """``(repository, tree)`` the uv environment of ``commit`` is found from (its declaration files, the tree
@@ -191,12 +198,15 @@ class SnapshotCache:
     def offer(self) -> dict[str, Any] | None:
         """This cache's first pack (the one :meth:`keep` made of the session's parent trees) as a worker of this host
         takes it (:meth:`keep`'s ``offer``; JSON-able): :meth:`TreePack.offer
-        <pytest_homefield.sandbox.snapshot.TreePack.offer>` with ``parents``, ``{parent commit: tree}``. ``None``
-        when nothing was packed."""
+        <pytest_homefield.sandbox.snapshot.TreePack.offer>` with ``parents``, ``{parent commit: tree}``, and
+        ``checks``, the lines of the parent-checks store :meth:`keep` read (:func:`~pytest_homefield.run.twin_grading.
+        checks_read`; absent when it read none). Only ``checks`` when nothing was packed; ``None`` when neither."""
+        checks = checks_read(HomefieldDir(self.repo).parent_checks)
+        extra: dict[str, Any] = {} if checks is None else {"checks": checks}
         if not self._stores:
-            return None
+            return extra or None
         store = self._stores[0]
-        return {**store.pack.offer(), "parents": dict(store.trees)}
+        return {**store.pack.offer(), "parents": dict(store.trees), **extra}
 
     def _take(self, offer: Mapping[str, Any]) -> None:
         """A :class:`_Store` of the offered pack (:meth:`keep`). Raises :class:`SnapshotError` (refused),
@@ -237,7 +247,7 @@ class SnapshotCache:
         if store.folder is not None:
             nofollow.remove_tree(store.folder)
             store.folder = None
-        if not store.pack.intact():  # changed through /proc/<pid>/fd: packed again from the repository
+        if not store.pack.intact():  # unreadable (sealed: its bytes cannot change): packed again from the repository
             store.pack.close()
             store.pack = pack_trees(self.repo, store.trees.values())
         folder = unpack(store.pack, self.new_folder() / "g")
@@ -259,7 +269,7 @@ class SnapshotCache:
         dest = self.new_folder()
         try:
             source, tree = self._source(task.parent)
-            snap = make_snapshot(source, tree, dest=dest / "s", init_git=True)
+            snap = make_snapshot(source, tree, dest=dest / "s", init_git=True, isolated=True)  # hatk43
         except Exception as exc:  # git failures: missing objects after a history rewrite, …
             raise SnapshotError(f"cannot extract the parent tree: {exc}") from exc
         cmd = self.setup(task)
@@ -450,7 +460,8 @@ def grading_env(spec: AttemptSpec, cache: SnapshotCache) -> dict[str, str] | Non
         source, tree = cache.env_source(spec.task.commit)
     except OSError as exc:
         raise SnapshotError(f"cannot extract the commit's tree: {exc}") from exc
-    return commit_env(source, tree, extras=extras, groups=groups, as_of=as_of, user=cache.repo).apply(_setup_env())
+    return commit_env(source, tree, extras=extras, groups=groups, as_of=as_of, user=cache.repo,
+                      isolated=True).apply(_setup_env())
 
 
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:

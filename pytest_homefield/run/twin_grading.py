@@ -264,6 +264,21 @@ def read_checks(store: Path) -> None:
     _READ_CHECKS[os.path.abspath(store)] = lines
 
 
+def read_checks_as(store: Path, lines: list[dict[str, Any]]) -> None:
+    """Take ``lines`` as what ``store`` holds, for every later look-up of it in this process, instead of reading it
+    (:func:`read_checks`): an xdist worker is given the lines its controller read at the session's start
+    (:func:`checks_read`), so a worker that joins late (one xdist started again after another crashed, after
+    attempts ran) never reads a line graded code wrote since (hatk43). Never raises."""
+    _READ_CHECKS[os.path.abspath(store)] = [dict(r) for r in lines if isinstance(r, dict)]
+
+
+def checks_read(store: Path) -> list[dict[str, Any]] | None:
+    """The lines this process read of ``store`` (:func:`read_checks`, :func:`read_checks_as`) with those it remembered
+    since, for :func:`read_checks_as` in another process; ``None`` when it read none."""
+    read = _READ_CHECKS.get(os.path.abspath(store))
+    return None if read is None else list(read)
+
+
 def forget_checks(store: Path) -> None:
     """Read ``store`` from disk again at each look-up (undoes :func:`read_checks`; a session's end)."""
     _READ_CHECKS.pop(os.path.abspath(store), None)

@@ -24,6 +24,7 @@ a model reply wrote (a workspace, a grading copy, the two sides of a diff) runs 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -49,6 +50,7 @@ __all__ = [
     "inert_git_env",
     "make_snapshot",
     "TreePack",
+    "PACK_SEALS",
     "tree_of",
     "pack_trees",
     "unpack",
@@ -117,19 +119,20 @@ def git(
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 
-def _objects_dir(repo: Path) -> Path:
-    common = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo).strip()
+def _objects_dir(repo: Path, isolated: bool = False) -> Path:
+    common = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo, isolated=isolated).strip()
     return Path(common) / "objects"
 
 
 @contextmanager
-def borrowed_gitdir(repo: Path, attributes: str) -> Iterator[Path]:
+def borrowed_gitdir(repo: Path, attributes: str, *, isolated: bool = False) -> Iterator[Path]:
     """A temporary bare git directory that reads ``repo``'s objects through an alternate (nothing
     is copied) and whose ``info/attributes`` is ``attributes`` — the highest-precedence attribute
     source, so it overrides the ``.gitattributes`` of any tree without touching ``repo``. Refs of
-    ``repo`` are not visible: pass full object names. Removed on exit. Raises
-    :class:`SnapshotError` when ``repo`` is not a git repository."""
-    objects = _objects_dir(Path(repo))
+    ``repo`` are not visible: pass full object names. Removed on exit. ``isolated``: ``repo`` is a repository
+    homefield made (:func:`make_snapshot`'s ``isolated``). Raises :class:`SnapshotError` when ``repo`` is not a git
+    repository."""
+    objects = _objects_dir(Path(repo), isolated)
     gitdir = hf_mkdtemp()
     try:
         git("init", "-q", "--bare", "--template=", str(gitdir), cwd=gitdir, isolated=True)
@@ -182,10 +185,12 @@ def _fresh_dir(dest: Path | None, prefix: str = "hf-") -> Path:
 
 
 class TreePack:
-    """Trees of commits as one git pack (exactly those trees' objects, each once) in a file of no name
-    (``O_TMPFILE``: no folder lists it; made ``0400``), held open by this process, with the pack's SHA-256 in
+    """Trees of commits as one git pack (exactly those trees' objects, each once) in a sealed ``memfd`` (a file of no
+    name in memory, made ``0400``, whose :data:`PACK_SEALS` forbid every change of its bytes or size to every
+    process, root included, through any descriptor), held open by this process, with the pack's SHA-256 in
     memory: what snapshots are built from again once the repository can no longer give them (hatk40: graded code
-    under ``--sandbox none`` runs as the user and can remove the repository's objects). Made by
+    under ``--sandbox none`` runs as the user and can remove the repository's objects; hatk43: it could also
+    overwrite a pack in an ordinary file through ``/proc/<host pid>/fd``, whatever its mode). Made by
     :func:`pack_trees`, unpacked by :func:`unpack`; :meth:`close` it."""
 
     def __init__(self, trees: tuple[str, ...], file: IO[bytes], sha256: str, size: int) -> None:
@@ -232,9 +237,10 @@ class TreePack:
     @classmethod
     def taken(cls, offer: Mapping[str, object]) -> TreePack:
         """The pack another process of this host offered (:meth:`offer`), opened read-only through ``/proc/<pid>/fd``
-        (never a name in a folder) and held open by this process, once its bytes are the offer's SHA-256: a file
-        changed since it was packed (graded code of another process under ``--sandbox none``), another host's
-        offer, a file that is not regular (never read: a fifo cannot block) or of another size, is refused.
+        (never a name in a folder) and held open by this process, once it is sealed (:data:`PACK_SEALS`: no process
+        can change its bytes after they are checked) and its bytes are the offer's SHA-256: a file changed since it
+        was packed, or not sealed (hatk43: any process of the user could change it after this check), another
+        host's offer, a file that is not regular (never read: a fifo cannot block) or of another size, is refused.
         Raises :class:`SnapshotError` (one line)."""
         try:
             host, pid, fd = str(offer["host"]), int(str(offer["pid"])), int(str(offer["fd"]))
@@ -254,6 +260,8 @@ class TreePack:
             st = os.fstat(raw)
             if not stat.S_ISREG(st.st_mode) or st.st_size != size:
                 raise SnapshotError("the offered pack is not the file offered (its kind or size differs)")
+            if not _sealed(raw):
+                raise SnapshotError("the offered pack is not sealed (its bytes could change after they are checked)")
             pack = cls(tuple(trees), file, sha256, size)
             if not pack.intact():
                 raise SnapshotError("the offered pack changed since it was made (its SHA-256 differs)")
@@ -261,6 +269,20 @@ class TreePack:
             file.close()
             raise
         return pack
+
+
+#: The seals of a pack's ``memfd`` (:func:`pack_trees`): no write, no shrinking, no growing, no change of its seals.
+#: (Linux's values where this Python's ``fcntl`` lacks them: no ``memfd`` there, :func:`pack_trees` falls back.)
+PACK_SEALS: int = (getattr(fcntl, "F_SEAL_WRITE", 8) | getattr(fcntl, "F_SEAL_SHRINK", 2)
+                   | getattr(fcntl, "F_SEAL_GROW", 4) | getattr(fcntl, "F_SEAL_SEAL", 1))
+
+
+def _sealed(fd: int) -> bool:
+    """Whether the file of ``fd`` carries every seal of :data:`PACK_SEALS`. Never raises."""
+    try:
+        return bool(fcntl.fcntl(fd, fcntl.F_GET_SEALS) & PACK_SEALS == PACK_SEALS)
+    except (OSError, AttributeError):  # not a memfd (EINVAL); no seals on this system
+        return False
 
 
 def _boot_id() -> str:
@@ -272,23 +294,31 @@ def _boot_id() -> str:
         return ""
 
 
-def tree_of(repo: Path, commit: str) -> str:
-    """The tree id of ``commit`` (any commit-ish of ``repo``). Raises :class:`SnapshotError` when it names no
-    commit of ``repo``."""
+def tree_of(repo: Path, commit: str, *, isolated: bool = False) -> str:
+    """The tree id of ``commit`` (any commit-ish of ``repo``; ``isolated``: ``repo`` is a repository homefield made,
+    :func:`make_snapshot`). Raises :class:`SnapshotError` when it names no commit of ``repo``."""
     try:
-        return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
+        return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo,
+                   isolated=isolated).strip()
     except SnapshotError as exc:
         raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
 
 
 def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
-    """The :class:`TreePack` of ``trees`` (tree ids of ``repo``; an object two trees share is packed once), in the
-    temp dir's file system. Raises :class:`SnapshotError` when git fails (a tree ``repo`` does not hold),
+    """The :class:`TreePack` of ``trees`` (tree ids of ``repo``; an object two trees share is packed once), in a
+    ``memfd`` sealed with :data:`PACK_SEALS` once written (its pages are the process's memory, as a file of
+    ``/tmp`` on ``tmpfs`` would be); where no sealable ``memfd`` can be made (a seccomp policy refusing
+    ``memfd_create``), a file of no name in the temp dir, as before hatk43: not sealed, so no worker takes it
+    (:meth:`TreePack.taken`). Raises :class:`SnapshotError` when git fails (a tree ``repo`` does not hold),
     ``OSError``."""
     repo = Path(repo)
     wanted = tuple(dict.fromkeys(trees))
     objects = git("rev-list", "--objects", *wanted, "--", cwd=repo).encode("utf-8", "surrogateescape")
-    out = tempfile.TemporaryFile(dir=tempfile.gettempdir())
+    try:
+        out: IO[bytes] = os.fdopen(os.memfd_create("homefield-pack", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING), "w+b")
+        sealable = True
+    except (OSError, AttributeError):  # refused, or no memfd on this system
+        out, sealable = tempfile.TemporaryFile(dir=tempfile.gettempdir()), False
     try:
         h, size = hashlib.sha256(), 0
         with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
@@ -306,6 +336,8 @@ def pack_trees(repo: Path, trees: Iterable[str]) -> TreePack:
             raise SnapshotError(f"packing the trees' objects failed: {err.splitlines()[-1] if err else 'git error'}")
         out.flush()
         os.fchmod(out.fileno(), 0o400)
+        if sealable:
+            fcntl.fcntl(out.fileno(), fcntl.F_ADD_SEALS, PACK_SEALS)
     except BaseException:
         out.close()
         raise
@@ -343,7 +375,8 @@ def _feed_pack(stream: IO[bytes], pack: TreePack) -> None:
             stream.close()
 
 
-def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True) -> Path:
+def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True,
+                  isolated: bool = False) -> Path:
     """Write the tree of ``commit`` (any commit-ish of ``repo``, or a tree id) into a fresh folder and return it.
 
     ``dest``: the folder to use (created; must be empty); default a new random folder under the
@@ -351,20 +384,24 @@ def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git
     ``init_git``: also make it a one-commit git repository (see the module docstring); without
     it the folder holds the files only (faster: objects are read through an alternate instead of
     being copied). ``repo`` may be a bare repository of :func:`unpack`.
+    ``isolated``: ``repo`` is a repository homefield made (:func:`unpack`'s): every git command over it reads no
+    configuration outside it, neither the user's global nor the system's (hatk43: graded code under ``--sandbox
+    none`` runs as the user and can write ``~/.gitconfig``; one git cannot parse made every later snapshot
+    ``infra``). Without it git over the user's repository reads the user's configuration (``safe.directory``).
 
     Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails,
     ``FileExistsError`` when ``dest`` is not empty. On error a folder this call created is removed
     (a given empty ``dest`` is left empty).
     """
     repo = Path(repo)
-    tree = tree_of(repo, commit)
+    tree = tree_of(repo, commit, isolated=isolated)
     created = dest is None or not Path(dest).exists()
     dest = _fresh_dir(dest)
     try:
         if init_git:
-            _init_snapshot_repo(repo, tree, dest)
+            _init_snapshot_repo(repo, tree, dest, isolated)
         else:
-            with borrowed_gitdir(repo, _RAW_ATTRIBUTES) as gitdir:
+            with borrowed_gitdir(repo, _RAW_ATTRIBUTES, isolated=isolated) as gitdir:
                 _checkout(tree, gitdir, dest)
     except BaseException:
         if created:
@@ -406,13 +443,14 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.close()
 
 
-def _copy_objects(repo: Path, tree: str, dest: Path) -> None:
-    """Copy exactly ``tree``'s objects of ``repo`` into the new repository ``dest`` (one pack)."""
-    objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
+def _copy_objects(repo: Path, tree: str, dest: Path, isolated: bool = False) -> None:
+    """Copy exactly ``tree``'s objects of ``repo`` into the new repository ``dest`` (one pack; ``isolated``:
+    :func:`make_snapshot`'s)."""
+    objects = git("rev-list", "--objects", tree, cwd=repo, isolated=isolated).encode("utf-8", "surrogateescape")
     # streamed from the source repository into `index-pack` run in the new one, so git never renames
     # a temporary file across filesystems (a snapshot on a RAM disk, the repository on disk)
     # (the with-block closes the three pipes and reaps git pack-objects, also when index-pack fails)
-    with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
+    with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(isolated=isolated),
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as packer:
         assert packer.stdin is not None and packer.stdout is not None and packer.stderr is not None
         feeder = threading.Thread(target=_feed, args=(packer.stdin, objects), daemon=True)
@@ -427,13 +465,13 @@ def _copy_objects(repo: Path, tree: str, dest: Path) -> None:
         raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
 
 
-def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
-    """Make ``dest`` a one-commit repository holding exactly ``tree`` (its objects copied from ``repo``) and check
-    it out."""
+def _init_snapshot_repo(repo: Path, tree: str, dest: Path, isolated: bool = False) -> None:
+    """Make ``dest`` a one-commit repository holding exactly ``tree`` (its objects copied from ``repo``; ``isolated``:
+    :func:`make_snapshot`'s) and check it out."""
     git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
     gitdir = dest / ".git"
     (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
-    _copy_objects(repo, tree, dest)
+    _copy_objects(repo, tree, dest, isolated)
     info = gitdir / "info"
     info.mkdir(exist_ok=True)
     (info / "attributes").write_text(_RAW_ATTRIBUTES)

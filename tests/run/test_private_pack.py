@@ -131,8 +131,9 @@ def test_a_snapshot_built_from_the_pack_is_the_one_built_from_the_repository(fx:
 
 def test_a_changed_pack_or_store_is_made_again(own: Fixture, task: Task) -> None:
     """The unpacked repository changed (a pack file of it cut): unpacked again from the pack. The pack's bytes
-    changed too (a process of the user can reach it through ``/proc/<pid>/fd``): it fails its digest and is made
-    again from the repository. A snapshot is never built from either."""
+    cannot be changed (a process of the user reaches it through ``/proc/<pid>/fd``, hatk43: it is sealed); one that
+    cannot be read any more (closed) fails its digest and is made again from the repository. A snapshot is never
+    built from either."""
     cache = SnapshotCache(repo=own.root)
     try:
         cache.keep([task])
@@ -146,9 +147,12 @@ def test_a_changed_pack_or_store_is_made_again(own: Fixture, task: Task) -> None
         assert (cache.pristine(task) / "src" / "calc" / "__init__.py").read_text() == CALC_1
         assert store.folder != first and not first.exists()
         old = store.pack
-        with open(f"/proc/self/fd/{old._file.fileno()}", "r+b") as f:  # root: 0400 does not stop it
-            f.seek(old.size // 2)
+        with pytest.raises(PermissionError), open(f"/proc/self/fd/{old._file.fileno()}", "r+b") as f:
+            f.seek(old.size // 2)  # the seals stop the write (tests/run/test_pack_tamper.py)
             f.write(b"\0" * 8)
+            f.flush()
+        assert old.intact()
+        old.close()
         assert not old.intact()
         nofollow.remove_tree(store.folder)
         cache._built.clear()
@@ -217,8 +221,9 @@ def test_a_worker_takes_the_controllers_pack_and_packs_nothing(own: Fixture) -> 
 
 def test_an_offer_changed_or_not_of_this_host_is_refused_and_the_worker_packs_itself(own: Fixture,
                                                                                       tmp_path: Path) -> None:
-    """The offered pack changed since the controller made it (graded code of another worker reaching it through
-    ``/proc/<pid>/fd`` under ``--sandbox none``), another host's offer, an offer naming a fifo (never read: it would
+    """The offered pack is not the one the controller made (its SHA-256 differs: hatk43 sealed the pack, so graded
+    code of another worker reaching it through ``/proc/<pid>/fd`` under ``--sandbox none`` cannot change it any
+    more, and a forged offer stands for that), another host's offer, an offer naming a fifo (never read: it would
     block) or a file of another size, a malformed one: each refused, and the worker packs the parent trees itself
     from the repository, as before ops41; :meth:`SnapshotCache.keep` never raises."""
     task = task_for(own)
@@ -254,12 +259,9 @@ def test_an_offer_changed_or_not_of_this_host_is_refused_and_the_worker_packs_it
                     worker.close()
         os.close(held)
         pack = controller._stores[0].pack
-        with open(f"/proc/self/fd/{pack._file.fileno()}", "r+b") as f:  # root: 0400 does not stop it
-            f.seek(pack.size // 2)
-            f.write(b"\0" * 8)
         worker = SnapshotCache(repo=own.root)
         try:
-            worker.keep([task], offer=good)
+            worker.keep([task], offer={**good, "sha256": "0" * 64})
             (store,) = worker._stores
             assert _inode(store.pack) != _inode(pack) and store.pack.intact()
         finally:
