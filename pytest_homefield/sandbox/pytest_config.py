@@ -24,6 +24,7 @@ import configparser
 import contextlib
 import functools
 import posixpath
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -38,7 +39,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["CONFIG_NAMES", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args", "all_values",
-           "last_value", "positional", "split_args"]
+           "last_value", "positional", "split_args", "TestCommand", "parse_command"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -268,21 +269,66 @@ def split_args(value: object) -> tuple[str, ...]:
     return ()
 
 
-def pytest_args(command: str) -> list[str]:
-    """The arguments ``command`` (a test command, split as a shell splits it) gives pytest: those after its first
-    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``), after those of the
-    ``PYTEST_ADDOPTS`` the words before it set (``env PYTEST_ADDOPTS='-o python_functions=check_*' pytest``: pytest
-    reads them before its command line; soft41 and gatk41); none when no word names pytest (a custom command,
-    ``sh -c '…'``: its options are not read)."""
+@dataclass(frozen=True)
+class TestCommand:
+    """A test command as it starts pytest (:func:`parse_command`): the one reading of where pytest's words are in it,
+    for the options pytest reads (:func:`pytest_args`: the softener, the pin's reading) and for where the pin goes
+    (:func:`pytest_homefield.sandbox.testrun.pytest_words`; twin43: two readers of it, by different rules, before).
+
+    ``words``: its words, split as a shell splits it (on white space when it cannot: ``split`` false). ``at``: how
+    many words come before pytest's own arguments, those of its first word naming pytest included (``pytest``,
+    ``py.test`` or a path ending so; ``-m pytest``, ``-m py.test``), 0 when no word names pytest (a custom command,
+    ``sh -c '…'``). ``launched``: pytest is the program the command starts, so a word put at ``at`` reaches pytest:
+    the words before pytest's are none, or an ``env`` program's name and ``NAME=VALUE`` words (``env
+    PYTEST_ADDOPTS=-q pytest``: ``env`` runs its program with the words after it), and a ``-m`` follows a Python
+    (``python``, ``python3.12``, a path ending so); with another program before (``uv run pytest``, ``coverage run -m
+    pytest``, ``tox -e pytest``) the words after are read as pytest's, but a word put there may reach that program.
+    ``addopts``: the words of the ``PYTEST_ADDOPTS`` the words before pytest's set (:func:`_env_addopts`)."""
+
+    __test__ = False  # no test class of pytest's
+
+    words: tuple[str, ...]
+    at: int
+    launched: bool
+    addopts: tuple[str, ...]
+    split: bool = True
+
+    @property
+    def args(self) -> list[str]:
+        """The arguments the command gives pytest, as it reads them: ``addopts`` (pytest reads ``PYTEST_ADDOPTS``
+        before its command line; soft41, gatk41) then the words after ``at``; none when no word names pytest."""
+        return [*self.addopts, *self.words[self.at:]] if self.at else []
+
+
+def parse_command(command: str) -> TestCommand:
+    """``command`` (a test command) read as :class:`TestCommand` describes: pytest's word is its first word naming
+    pytest, wherever it is (the widest reading of the options it gives pytest); ``launched`` says whether that word
+    is the program's."""
     try:
-        words = shlex.split(command)
+        words, split = shlex.split(command), True
     except ValueError:
-        words = command.split()
+        words, split = command.split(), False
     for n, word in enumerate(words):
-        if PurePosixPath(word).name in ("pytest", "py.test") or (word == "-m" and n + 1 < len(words)
-                                                                 and words[n + 1] in ("pytest", "py.test")):
-            return [*_env_addopts(words[:n]), *words[n + (2 if word == "-m" else 1):]]
-    return []
+        module = word == "-m" and n + 1 < len(words) and words[n + 1] in ("pytest", "py.test")
+        if not (module or PurePosixPath(word).name in ("pytest", "py.test")):
+            continue
+        start = n - 1 if module else n  # the program's word: a Python before ``-m``, else pytest's own
+        before = words[:max(start, 0)]
+        launched = (start >= 0 and (not module or re.fullmatch(r"python[0-9.]*", PurePosixPath(words[start]).name)
+                                    is not None)
+                    and (not before or (PurePosixPath(before[0]).name == "env"
+                                        and all("=" in w and not w.startswith("-") for w in before[1:]))))
+        return TestCommand(words=tuple(words), at=n + (2 if module else 1), launched=launched,
+                           addopts=tuple(_env_addopts(words[:n])), split=split)
+    return TestCommand(words=tuple(words), at=0, launched=False, addopts=(), split=split)
+
+
+def pytest_args(command: str) -> list[str]:
+    """The arguments ``command`` (a test command) gives pytest: :attr:`TestCommand.args` of :func:`parse_command`
+    (those after its first word naming pytest, after those of the ``PYTEST_ADDOPTS`` the words before it set: ``env
+    PYTEST_ADDOPTS='-o python_functions=check_*' pytest``); none when no word names pytest (a custom command, ``sh
+    -c '…'``: its options are not read)."""
+    return parse_command(command).args
 
 
 def _env_addopts(words: Sequence[str]) -> list[str]:

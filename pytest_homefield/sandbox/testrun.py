@@ -452,20 +452,20 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
 
 
 def pytest_words(test_cmd: str) -> int:
-    """How many leading words of ``test_cmd`` start pytest: 0 for a command that is no pytest run (a custom
-    ``{junit}`` command of another program, one :func:`shlex.split` cannot split), 1 for ``pytest``/``py.test`` (a
-    path to one too), 3 for ``<python> -m pytest``; a command without ``{junit}`` is always a pytest command (1 when
-    its start is none of those: ``uv run pytest``). A ``{junit}`` command that runs pytest gets
-    :func:`pinned_config` as the others (hatk42: it got none, and pytest's search went on above the tree)."""
-    try:
-        words = shlex.split(test_cmd or "python -m pytest")
-    except ValueError:
+    """How many leading words of ``test_cmd`` start pytest, where the pin goes (:func:`build_command`): those up to
+    pytest's own arguments when pytest is the program the command starts
+    (:attr:`~pytest_homefield.sandbox.pytest_config.TestCommand.launched`, the one reading of a command's pytest
+    words, :func:`~pytest_homefield.sandbox.pytest_config.parse_command`): 1 for ``pytest``/``py.test`` (a path to
+    one too), 3 for ``<python> -m pytest``, after an ``env`` prefix's words too (twin43: ``env X=1 pytest`` was
+    none, and pytest's search went on above the tree); else 0 for a custom ``{junit}`` command (of another program,
+    or one :func:`shlex.split` cannot split) and 1 for a command without ``{junit}``, always a pytest command (``uv
+    run pytest``: its pin goes at its end). A ``{junit}`` command that runs pytest gets :func:`pinned_config` as the
+    others (hatk42: it got none)."""
+    command = pytest_config.parse_command(test_cmd or "python -m pytest")
+    if not command.split:
         return 0
-    first = os.path.basename(words[0]) if words else ""
-    if first in ("pytest", "py.test"):
-        return 1
-    if re.fullmatch(r"python[0-9.]*", first) and words[1:3] == ["-m", "pytest"]:
-        return 3
+    if command.launched:
+        return command.at
     return 0 if "{junit}" in test_cmd else 1
 
 
