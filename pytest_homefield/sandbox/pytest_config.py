@@ -20,7 +20,6 @@ configuration setting nothing known (the widest reading: pytest follows it). Not
 
 from __future__ import annotations
 
-import configparser
 import contextlib
 import functools
 import posixpath
@@ -31,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+import iniconfig
+
 from pytest_homefield.sandbox import nofollow
 
 if sys.version_info >= (3, 11):
@@ -39,7 +40,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["CONFIG_NAMES", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args", "all_values",
-           "last_value", "positional", "split_args", "TestCommand", "parse_command"]
+           "last_value", "positional", "split_args", "TestCommand", "parse_command",
+           "config_at"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -134,8 +136,7 @@ def _locate(root: Path, folders: Sequence[str]) -> _Hit | None:
                 rel = _join(base, name)
                 if not _exists(root, rel):
                     continue
-                data = _read(root, rel)
-                found = config_options(name, data) if data is not None else ((), ())
+                found = config_at(root, rel)
                 if name == "pyproject.toml" and fallback is None:
                     fallback = rel
                 if found is not None:
@@ -212,6 +213,19 @@ def _read(root: Path, rel: str) -> bytes | None:
     return None
 
 
+def config_at(root: Path, rel: str) -> Options | None:
+    """What the file ``root/rel`` (``/``-separated, its name one of :data:`CONFIG_NAMES`) sets as pytest's
+    configuration (:func:`config_options`), read without following a link: a link, or a file that cannot be read,
+    is pytest's setting nothing known (the widest reading: pytest follows it); ``None`` when it is not there as a
+    file (a dangling link neither, as pytest passes it by) or is no pytest configuration. The one reading of a
+    configuration file, in a tree (:func:`setup_for`) and in the folders above a grading copy
+    (:func:`pytest_homefield.run.carried.config_above`, twin43: its own before)."""
+    if not _exists(root, rel):
+        return None
+    data = _read(root, rel)
+    return config_options(posixpath.basename(rel), data) if data is not None else ((), ())
+
+
 @functools.lru_cache(maxsize=64)
 def config_options(name: str, data: bytes) -> Options | None:
     """What configuration file ``name`` (one of :data:`CONFIG_NAMES`) holding ``data`` sets: its ``python_functions``
@@ -243,16 +257,15 @@ def config_options(name: str, data: bytes) -> Options | None:
             options = table if isinstance(table, dict) else {}
     else:
         section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            parser.read_string(text)
-        except configparser.Error:
+        try:  # pytest's own reader (twin43: configparser reads a header apart, gatk34: ``[pytest] #]`` was none)
+            parser = iniconfig.IniConfig(name, data=text).sections
+        except iniconfig.ParseError:
             return none
-        if not parser.has_section(section):
+        if section not in parser:
             # pytest stops on a setup.cfg's [pytest] section with an error (hatk42): its configuration, naming none
-            return none if name.endswith("pytest.ini") or (name == "setup.cfg" and parser.has_section("pytest")) \
+            return none if name.endswith("pytest.ini") or (name == "setup.cfg" and "pytest" in parser) \
                 else None
-        options = {k: parser.get(section, k, fallback=None) for k in ("python_functions", "addopts")}
+        options = {k: parser[section].get(k) for k in ("python_functions", "addopts")}
     return split_args(options.get("python_functions")), split_args(options.get("addopts"))
 
 
