@@ -351,8 +351,20 @@ def reads_argsfile(python: str) -> bool:
 NO_CONFIG = "no-config.ini"
 
 
+def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str],
+              whole: Sequence[str] | None = None) -> pytest_config.Setup:
+    """pytest's choice of configuration for a run of ``test_cmd`` on ``targets`` in ``workdir`` (``whole``: of the
+    grading's whole run, :func:`pinned_config`), as the pin reads it
+    (:func:`~pytest_homefield.sandbox.pytest_config.setup_for`): read once by a caller that softens the run's files by
+    it too (:func:`~pytest_homefield.sandbox.canary_soft.softened_files`), and passed on to :func:`run_tests`
+    (twin43: a canary run read it twice, for its files and for its pin). Paths relative to ``workdir``, so it holds
+    for a copy of it as well."""
+    return pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
+                                   targets if whole is None else whole)
+
+
 def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
-                  whole: Sequence[str] | None = None) -> list[str]:
+                  whole: Sequence[str] | None = None, setup: pytest_config.Setup | None = None) -> list[str]:
     """The options that keep a pytest run's configuration and ``conftest.py`` files inside ``workdir`` (hatk41):
     pytest looks for its configuration from the run's paths' common folder upwards, past the tree, and with none
     inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
@@ -372,8 +384,9 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     configuration, read one above the tree). ``whole``: the targets of the grading's whole run (the task's test
     files) when the run targets only some of them: its choice for ``whole`` is pinned, with ``--rootdir``, so the
     run reads what the whole run reads (conf42: a run of ``tests/test_a.py`` alone read a ``tests/tox.ini`` where
-    the whole run, given ``other/`` too, read the root's ``pytest.ini``). Paths are relative to ``workdir`` (the
-    run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
+    the whole run, given ``other/`` too, read the root's ``pytest.ini``). ``setup``: :func:`pytest_setup` of these
+    inputs, read before (of ``workdir`` or the tree it is a copy of); ``None``: read here. Paths are relative to
+    ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
     try:
         shlex.split(test_cmd or "python -m pytest")
     except ValueError:
@@ -385,7 +398,7 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
         return []  # the command names its configuration: pytest looks for none
     named_root = pytest_config.all_values(args, "", "--rootdir")
     named_cut = pytest_config.all_values(args, "", "--confcutdir")
-    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command, targets if whole is None else whole)
+    setup = setup if setup is not None else pytest_setup(workdir, command, targets, whole)
     if setup.rootdir is None:
         return []
     if setup.config is not None:  # pytest's own choice, named (hatk42): never left to a search above the tree
@@ -542,6 +555,7 @@ def run_tests(
     seals: SealScope | None = None,
     plugins: Sequence[str] = (),
     whole: Sequence[str] | None = None,
+    setup: pytest_config.Setup | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -571,8 +585,10 @@ def run_tests(
     empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
     canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`) and what this one writes there is
     watched. ``whole``: the targets of the grading's whole run (the task's test files) when this run targets only
-    some: pytest reads the configuration it reads for them (:func:`pinned_config`, conf42). ``seals``: a sealed
-    run's sites and the ids whose reports of them count
+    some: pytest reads the configuration it reads for them (:func:`pinned_config`, conf42). ``setup``: pytest's
+    choice for this run read before (:func:`pytest_setup` of these ``test_cmd``, ``targets`` and ``whole``, of
+    ``workdir`` or the tree it is a copy of; twin43: read once for a canary run's files and its pin). ``seals``: a
+    sealed run's sites and the ids whose reports of them count
     (:class:`~pytest_homefield.sandbox.outcomes.SealScope`, docs/contracts.md §7 "Sealed sites"): the channel
     compares each seal report with its site's value as it arrives (the run's ``seal_reports``). ``plugins``: more
     modules of ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
@@ -597,7 +613,8 @@ def run_tests(
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                                    box_mb=box, seals=seals, plugins=plugins, whole=whole)
+                                                    box_mb=box, seals=seals, plugins=plugins, whole=whole,
+                                                    setup=setup)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -622,7 +639,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  write_mb: float | None = None, box_mb: float | None = None,
                  seals: SealScope | None = None,
                  plugins: Sequence[str] = (),
-                 whole: Sequence[str] | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 whole: Sequence[str] | None = None, setup: pytest_config.Setup | None = None
+                 ) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -636,7 +654,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             first = shlex.split(test_cmd or "python -m pytest")[:1]
             python = pytest_python(first[0], run_env.get("PATH")) if first else None
             by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole) if pytest_words(test_cmd) else []
+    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole, setup) if pytest_words(test_cmd) else []
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:
         write_argsfile(out_dir, targets)
