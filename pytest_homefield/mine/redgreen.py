@@ -62,6 +62,7 @@ from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
 from pytest_homefield.sandbox.outcomes import SealScope
+from pytest_homefield.sandbox.pytest_config import Setup
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     passing_sites,
@@ -81,7 +82,7 @@ from pytest_homefield.sandbox.snapshot import (
     setup_error_line,
 )
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
-from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
+from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, pytest_setup, run_tests, scrubbed_env
 from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, parent_tests, plan_twins
 
 __all__ = [
@@ -688,7 +689,7 @@ def verify_candidate(
             return (left, True) if left < timeout else (timeout, False)
 
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
-                    name: str = "", prepare: Callable[[Path], list[str]] | None = None,
+                    name: str = "", prepare: Callable[[Path], tuple[list[str], Setup | None]] | None = None,
                     timeout_s: float | None = None, seals: SealScope | None = None,
                     plugins: Sequence[str] = ()) -> TestRun | Verification:
             kept = journal is not None and prepare is None  # twin runs are drawn afresh: never kept
@@ -723,8 +724,9 @@ def verify_candidate(
                         return Verification(reason="setup_failed", detail="the commit's changes do not apply to the "
                                             f"parent after setup_cmd, as grading applies them: {exc}")
                 targets = _targets(select, broken[state]) if select is not None else list(runnable_tests)
+                config: Setup | None = None  # pytest's configuration for the run, read by ``prepare`` (twin43)
                 if prepare is not None:
-                    targets = prepare(wd)
+                    targets, config = prepare(wd)
                 where = run_phrase(name or f"{state}-{k}")
                 limit, cut = within(timeout_s or run_timeout_s, where)
                 try:
@@ -743,6 +745,7 @@ def verify_candidate(
                         seals=seals,
                         plugins=plugins,
                         whole=list(runnable_tests),  # conf42: the configuration of the whole run, every run
+                        setup=config,
                     )
                 except ServiceError as exc:
                     return Verification(reason="setup_failed", detail=str(exc))
@@ -936,8 +939,8 @@ def verify_candidate(
                 plan = TwinPlan(seed=secrets.randbits(32))
                 runs: list[TestRun] = []
 
-                def preparer(n: int, whole: bool) -> Callable[[Path], list[str]]:
-                    def prepare(wd: Path) -> list[str]:
+                def preparer(n: int, whole: bool) -> Callable[[Path], tuple[list[str], Setup | None]]:
+                    def prepare(wd: Path) -> tuple[list[str], Setup | None]:
                         nonlocal plan
                         if n == 0 and not whole:
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
@@ -946,11 +949,13 @@ def verify_candidate(
                         targets = [*runnable_tests] if whole or not plan.placement else plan.selectors()
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
                         # the configuration pytest reads for the task's whole run, the one every run is pinned to
-                        # (soft41, conf42)
+                        # (soft41, conf42): read once, for its files and its pin (twin43)
+                        config = pytest_setup(wd, test_cmd, targets, list(runnable_tests))
                         for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
-                                                        test_cmd, list(runnable_tests), plan.selectors()).items():
+                                                        test_cmd, list(runnable_tests), plan.selectors(),
+                                                        config).items():
                             (wd / rel).write_bytes(data)
-                        return targets
+                        return targets, config
                     return prepare
 
                 for n in range(RUNS):
@@ -992,10 +997,10 @@ def verify_candidate(
             if sites == []:
                 v.sealed_sites, v.sealed_rules = [], SEAL_RULES
             elif sites:
-                def seal_prepare(wd: Path) -> list[str]:
+                def seal_prepare(wd: Path) -> tuple[list[str], Setup | None]:
                     for rel, data in sealed.items():
                         (wd / rel).write_bytes(data)
-                    return list(runnable_tests)  # the test files whole, as grading's sealed run selects them
+                    return list(runnable_tests), None  # the test files whole, as grading's sealed run selects them
 
                 r = one_run(commit_base, "commit", 1, None, name="sealed", prepare=seal_prepare,
                             seals=SealScope({sid: site.expectation() for sid, site in ids.items()}))

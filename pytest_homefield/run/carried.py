@@ -22,6 +22,7 @@ from typing import Protocol
 
 from pytest_homefield.paths import classify_path
 from pytest_homefield.run.changes import is_link, link_target, read_text, resolves_inside
+from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, config_at
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,7 +30,7 @@ else:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["TaskFiles", "BLOCKED_NAMES", "METADATA_SUFFIXES", "IMPORT_ROOTS", "RUNNER_MODULES", "SECTION_MAX_CHARS",
-           "SECTION_MAX_LINE", "ABOVE_NAMES", "carried_changes", "config_above", "blocked_name", "in_metadata"]
+           "SECTION_MAX_LINE", "carried_changes", "config_above", "blocked_name", "in_metadata"]
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -59,15 +60,8 @@ class TaskFiles(Protocol):
     def source_files(self) -> Sequence[str]: ...
 
 
-def _pytest_section(path: Path) -> str | None:
-    """The text of a file's pytest configuration section(s), for pyproject.toml / setup.cfg."""
-    if not path.exists() or path.is_symlink():
-        return None
-    return _section_of(path.name, path.read_text(encoding="utf-8", errors="replace"))
-
-
 def _section_at(root: Path, rel: str) -> str | None:
-    """:func:`_pytest_section` of ``root/rel``, read without following a link (``None`` for a link)."""
+    """:func:`_section_of` of ``root/rel``, read without following a link (``None`` for a link)."""
     text = read_text(root, rel)
     return None if text is None else _section_of(os.path.basename(rel), text)
 
@@ -182,25 +176,21 @@ def _escapes(rel: str, workspace: Path) -> bool:
     return norm == ".." or norm.startswith("../") or not resolves_inside(workspace, rel)
 
 
-#: Files pytest reads from the folders *above* a checkout when the checkout has no pytest configuration
-#: of its own (the config search walks up; ``confcutdir`` is then the config file's folder).
-ABOVE_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
-               "pyproject.toml")
-
-
 def config_above(path: Path) -> Path | None:
-    """The first ``conftest.py`` or pytest configuration file (a ``tox.ini`` / ``setup.cfg`` /
-    ``pyproject.toml`` only with a pytest section) in a folder above ``path``, else ``None``. Such a
-    file is outside the grading copy (an agent with a shell can plant one in the temp dir) and pytest
-    would load it for a repository without pytest configuration."""
+    """The first ``conftest.py`` or pytest configuration file in a folder above ``path`` (in each folder, nearest
+    first: a ``conftest.py``, then :data:`~pytest_homefield.sandbox.pytest_config.CONFIG_NAMES` in pytest's order,
+    each pytest's as pytest reads it: :func:`~pytest_homefield.sandbox.pytest_config.config_at`, the reader of the
+    test runs' pin; twin43: a ``pytest*`` table or section of its own reading before, which took a
+    ``[tool.pytest_cov]`` table or a ``tox.ini``'s ``[tool:pytest]`` for pytest's and passed a linked ``setup.cfg``
+    by), else ``None``. Such a file is outside the grading copy (an agent with a shell can plant one in the temp dir)
+    and pytest would load it for a repository without pytest configuration (a custom command of another program
+    only: a pytest command's configuration is pinned)."""
     for folder in path.resolve().parents:
-        for name in ABOVE_NAMES:
-            candidate = folder / name
-            if not candidate.is_file():
-                continue
-            if name in ("tox.ini", "setup.cfg", "pyproject.toml") and _pytest_section(candidate) in (None, "{}"):
-                continue
-            return candidate
+        if (folder / "conftest.py").is_file():
+            return folder / "conftest.py"
+        for name in CONFIG_NAMES:
+            if config_at(folder, name) is not None:
+                return folder / name
     return None
 
 

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from pytest_homefield.run.twin_grading import TWIN_LOG_BYTES, _fresh_copy, _tail, run_completes
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import function_id
-from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
+from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, pytest_setup, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan
 
 __all__ = ["ORIGINALS_LOG", "ORIGINALS_OUTCOMES", "CONFINED", "OriginalsChecked", "originals_due", "originals_run",
@@ -67,10 +67,12 @@ def originals_run(gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], 
     no twin) selecting ``targets`` (the hidden test files alone); its log tail and events kept in ``out_dir`` as
     :data:`ORIGINALS_LOG` and :data:`ORIGINALS_OUTCOMES`. ``ids``: what to read from it. ``run``:
     :func:`~pytest_homefield.sandbox.testrun.run_tests`'s options. Raises ``ServiceError`` as it does."""
-    folder = _fresh_copy(gdir, tmp, {}, targets=targets, test_cmd=test_cmd)  # softened as the runs apart (twin37)
+    setup = pytest_setup(gdir, test_cmd, targets)  # read once, for its files and its pin (twin43)
+    folder = _fresh_copy(gdir, tmp, {}, targets=targets, test_cmd=test_cmd,  # softened as the runs apart (twin37)
+                         setup=setup)
     into = tmp / "originals-out"
     try:
-        made = run_tests(folder, test_cmd, list(targets), out_dir=into, **run)
+        made = run_tests(folder, test_cmd, list(targets), out_dir=into, setup=setup, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((ORIGINALS_LOG, LOG_FILE), (ORIGINALS_OUTCOMES, OUTCOMES_FILE)):

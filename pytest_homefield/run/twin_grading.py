@@ -57,10 +57,18 @@ from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
 from pytest_homefield.sandbox.memory_budget import reserve
 from pytest_homefield.sandbox.outcomes import decode_event
 from pytest_homefield.sandbox.procs import stop_all
+from pytest_homefield.sandbox.pytest_config import Setup
 from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
-from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_reservation_mb, run_tests
+from pytest_homefield.sandbox.testrun import (
+    LOG_FILE,
+    OUTCOMES_FILE,
+    TestRun,
+    pytest_setup,
+    run_reservation_mb,
+    run_tests,
+)
 from pytest_homefield.sandbox.twin_runs import _RANK, TWIN_MARK, TwinPlan, statement_at
 from pytest_homefield.sandbox.twin_together import together
 from pytest_homefield.store import StoreError, append_jsonl, read_jsonl, read_jsonl_tail
@@ -506,10 +514,11 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
     if built is not None:
         files, names = built
         selected = sorted({names[f][m + i] for f, (m, count, _) in probed.items() for i in range(count)})
+        setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
         folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
-                             tests=[*plan.selectors(), *selected], whole=run.get("whole"))
+                             tests=[*plan.selectors(), *selected], setup=setup)
         try:
-            made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
+            made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup, **run)
         finally:
             nofollow.remove_tree(folder.parent)
         if not made.timed_out and run_completes(made):
@@ -571,10 +580,11 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
         return set()
     files, names = built
     selected = sorted({names[f][m + i] for f, m in probed.items() for i in (0, 1)})
+    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
-                         tests=[*plan.selectors(), *selected], whole=run.get("whole"))
+                         tests=[*plan.selectors(), *selected], setup=setup)
     try:
-        made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
+        made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     if made.timed_out or not run_completes(made):
@@ -919,8 +929,9 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     :func:`run_tests` does."""
     extra = [plan.plain_files()] if plain_out is not None and plan.plain else []
     # every run's files before any run, made alike at once
+    setup = pytest_setup(gdir, test_cmd, targets)  # twin43: read once, for every run's files and pin
     folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra], targets=targets, test_cmd=test_cmd,
-                            tests=plan.selectors())
+                            tests=plan.selectors(), setup=setup)
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
     logs: list[bytes] = []
@@ -931,7 +942,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         # host-only: the test process writes its own private folder
         return run_tests(folders[n], test_cmd, targets, out_dir=tmp / f"run-{n + 1}-out", timeout_s=timeout_s,
                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                         memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
+                         memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, setup=setup)
 
     try:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
@@ -1039,10 +1050,11 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     pytest read a ``tests/tox.ini`` the whole run did not, rootdir ``tests/``, and report ids of no row: every row
     ``error``). Raises :class:`ServiceError` as :func:`run_tests` does."""
     targets = sorted({function_id(i) for i in ids})
-    folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd, tests=ids, whole=whole)
+    setup = pytest_setup(gdir, test_cmd, targets, whole)
+    folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd, tests=ids, whole=whole, setup=setup)
     into = tmp / "rows-out"
     try:
-        made = run_tests(folder, test_cmd, targets, out_dir=into, whole=whole, **run)
+        made = run_tests(folder, test_cmd, targets, out_dir=into, whole=whole, setup=setup, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((ROWS_LOG, LOG_FILE), (ROWS_OUTCOMES, OUTCOMES_FILE)):
@@ -1137,10 +1149,12 @@ def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, tes
     its runs apart). Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
     :data:`PLAIN_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
     does."""
-    folder = _fresh_copy(gdir, tmp, plan.plain_files(), targets=targets, test_cmd=test_cmd, tests=plan.selectors())
+    setup = pytest_setup(gdir, test_cmd, targets)
+    folder = _fresh_copy(gdir, tmp, plan.plain_files(), targets=targets, test_cmd=test_cmd, tests=plan.selectors(),
+                         setup=setup)
     into = tmp / "plain-out"
     try:
-        made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
+        made = run_tests(folder, test_cmd, targets, out_dir=into, setup=setup, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((PLAIN_LOG, LOG_FILE), (PLAIN_OUTCOMES, OUTCOMES_FILE)):
@@ -1195,16 +1209,16 @@ _SOFT_READ_BYTES = 8 << 20
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes], *, soft: bool = True,
                 targets: Sequence[str] = (), test_cmd: str = "", tests: Sequence[str] = (),
-                whole: Sequence[str] | None = None) -> Path:
+                whole: Sequence[str] | None = None, setup: Setup | None = None) -> Path:
     """A copy of ``gdir`` at ``<tmp>/<random>/w`` with ``files`` (path → bytes) written into it
     (:func:`_fresh_copies` of one run)."""
     return _fresh_copies(gdir, tmp, [files], soft=soft, targets=targets, test_cmd=test_cmd, tests=tests,
-                         whole=whole)[0]
+                         whole=whole, setup=setup)[0]
 
 
 def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *, soft: bool = True,
                   targets: Sequence[str] = (), test_cmd: str = "", tests: Sequence[str] = (),
-                  whole: Sequence[str] | None = None) -> list[Path]:
+                  whole: Sequence[str] | None = None, setup: Setup | None = None) -> list[Path]:
     """One copy of ``gdir`` per run at ``<tmp>/<random>/w``, with that run's files (path → bytes) written
     into it; every run's alike, so that a test process cannot tell its run from another's (issue 30):
 
@@ -1231,7 +1245,10 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
     ``test_cmd``, the command the run starts, overrides it with ``-o`` or names it with ``-c``), and (gatk41) the
     function each of ``tests`` names (the plan's groups, the same in every run of a grading; a confirmation run's
     selected ids too, its twins under their own names), however pytest came to collect it. The sealed run (no twin
-    there) writes its files as they are."""
+    there) writes its files as they are. ``setup``: pytest's choice of configuration for the runs
+    (:func:`~pytest_homefield.sandbox.testrun.pytest_setup` of ``gdir``, ``test_cmd``, ``targets``, ``whole``), read by
+    the caller, who passes it on to :func:`run_tests` too (twin43: each run read it for its files, then again for its
+    pin); ``None``: read here, once for all the runs."""
     if soft:
         extra: dict[str, bytes] = {}
         for rel in dict.fromkeys(t.split("::", 1)[0] for t in targets):
@@ -1241,7 +1258,9 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
         # soft41: the configuration pytest reads for the run's targets (alike in every run), not each file's
         # conf42: with ``whole`` (the task's test files), the configuration of the grading's whole run
         config_of = whole or targets or None
-        runs = [softened_files({**extra, **files}, gdir, test_cmd, config_of, tests) for files in runs]
+        if setup is None and config_of is not None:  # twin43: once for all the runs, not once each
+            setup = pytest_setup(gdir, test_cmd, targets, whole)
+        runs = [softened_files({**extra, **files}, gdir, test_cmd, config_of, tests, setup) for files in runs]
     else:
         runs = list(runs)
     folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in runs]
@@ -1451,10 +1470,11 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
     if targets:
         selected = sorted({*targets, *files})
+    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
-                         tests=[*plan.selectors(), *selected], whole=run.get("whole"))
+                         tests=[*plan.selectors(), *selected], setup=setup)
     try:
-        made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
+        made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     seen = _in_plan_ids(made.outcomes, built)

@@ -72,10 +72,10 @@ from pathlib import Path
 
 from pytest_homefield.sandbox.canaries import _chars, parse_source
 from pytest_homefield.sandbox.canary_sites import _call_name
-from pytest_homefield.sandbox.pytest_config import all_values, pytest_args, setup_for, split_args
+from pytest_homefield.sandbox.pytest_config import Setup, all_values, pytest_args, setup_for, split_args
 
 __all__ = ["SOFT", "NESTED", "BLOCK", "BLOCK_TAKING", "JUMP", "softened", "softened_bytes", "softened_files",
-           "function_patterns"]
+           "function_patterns", "setup_functions"]
 
 #: The context a soft statement runs in (the reporter's :func:`soft`; the reporter is loaded by name, ``-p
 #: homefield_reporter``, in every test process homefield starts).
@@ -150,7 +150,8 @@ def softened_bytes(data: bytes, functions: tuple[str, ...] = DEFAULT_FUNCTIONS, 
 
 
 def softened_files(files: Mapping[str, bytes], root: Path | None = None, command: str = "",
-                   targets: Sequence[str] | None = None, tests: Iterable[str] = ()) -> dict[str, bytes]:
+                   targets: Sequence[str] | None = None, tests: Iterable[str] = (),
+                   setup: Setup | None = None) -> dict[str, bytes]:
     """``files`` (path → bytes, a canary run's test files as a plan holds them) as the run writes them: each Python
     file :func:`softened_bytes`, anything else as it is. ``root`` (the copy the run's tree is made from, holding the
     repository's configuration): the test functions are also those its ``python_functions`` names
@@ -160,7 +161,9 @@ def softened_files(files: Mapping[str, bytes], root: Path | None = None, command
     (or function ids) of the run's groups, the same for every run of a grading: the function each names in its file
     is a test function by its name too (gatk41), however pytest came to collect it (a script's
     ``pytest.main(["-o", "python_functions=…"])``, a ``conftest.py``, a plugin: what :func:`function_patterns`
-    cannot read), so a group's twin is soft wherever its original runs."""
+    cannot read), so a group's twin is soft wherever its original runs. ``setup``: pytest's choice of configuration
+    for the run, read before (:func:`~pytest_homefield.sandbox.testrun.pytest_setup`, the one the run is pinned to,
+    passed on to it too; twin43: read twice); with it ``root`` and ``targets`` are not read."""
     named: dict[str, set[str]] = {}
     for test in tests:
         path, sep, rest = test.partition("::")
@@ -168,7 +171,9 @@ def softened_files(files: Mapping[str, bytes], root: Path | None = None, command
             named.setdefault(path, set()).add(rest.split("[", 1)[0].rsplit("::", 1)[-1])
     out: dict[str, bytes] = {}
     functions: tuple[str, ...] = DEFAULT_FUNCTIONS
-    if root is not None:
+    if setup is not None:
+        functions = setup_functions(setup, command)
+    elif root is not None:
         functions = function_patterns(root, tuple(rel for rel in files if rel.endswith(".py")) if targets is None
                                       else tuple(targets), command)
     for rel, data in files.items():
@@ -190,8 +195,15 @@ def function_patterns(root: Path, targets: str | Sequence[str], command: str = "
     configuration the run's common folder did not reach took a ``python_functions`` pytest never read): the
     command's ``-c FILE``, else the one found in ``root``; each read without following a link, one that cannot be
     read or parsed gives ``test`` only."""
+    return setup_functions(setup_for(root, command, [targets] if isinstance(targets, str) else targets), command)
+
+
+def setup_functions(setup: Setup, command: str = "") -> tuple[str, ...]:
+    """:func:`function_patterns` of a configuration read before (``setup``, :func:`~pytest_homefield.sandbox.
+    pytest_config.setup_for` of the run's tree, ``command`` and targets): its ``python_functions``, or the last
+    ``-o python_functions=…`` of its ``addopts``, ``PYTEST_ADDOPTS`` and ``command``, after
+    :data:`DEFAULT_FUNCTIONS`."""
     args = pytest_args(command)
-    setup = setup_for(root, command, [targets] if isinstance(targets, str) else targets)
     override = None
     for value in all_values([*setup.addopts, *args], "-o", "--override-ini"):
         key, eq, setting = value.partition("=")

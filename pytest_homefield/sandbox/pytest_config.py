@@ -26,15 +26,17 @@ and ``[tool.pytest]`` alone is no configuration) and a ``.pytest.ini`` only with
 
 from __future__ import annotations
 
-import configparser
 import contextlib
 import functools
 import posixpath
+import re
 import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+import iniconfig
 
 from pytest_homefield.sandbox import nofollow
 
@@ -44,7 +46,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args",
-           "all_values", "last_value", "positional", "split_args"]
+           "all_values", "last_value", "positional", "split_args", "TestCommand", "parse_command", "config_at"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -149,8 +151,7 @@ def _locate(root: Path, folders: Sequence[str], version: tuple[int, int] | None 
                 rel = _join(base, name)
                 if not _exists(root, rel):
                     continue
-                data = _read(root, rel)
-                found = config_options(name, data, native) if data is not None else ((), ())
+                found = config_at(root, rel, native)
                 if name == "pyproject.toml" and fallback is None and (version is None or version >= PYPROJECT_FALLBACK):
                     fallback = rel
                 if found is not None:
@@ -227,6 +228,19 @@ def _read(root: Path, rel: str) -> bytes | None:
     return None
 
 
+def config_at(root: Path, rel: str, native: bool = True) -> Options | None:
+    """What the file ``root/rel`` (``/``-separated, its name one of :data:`CONFIG_NAMES`) sets as pytest's
+    configuration (:func:`config_options`), read without following a link: a link, or a file that cannot be read,
+    is pytest's setting nothing known (the widest reading: pytest follows it); ``None`` when it is not there as a
+    file (a dangling link neither, as pytest passes it by) or is no pytest configuration. The one reading of a
+    configuration file, in a tree (:func:`setup_for`) and in the folders above a grading copy
+    (:func:`pytest_homefield.run.carried.config_above`, twin43: its own before)."""
+    if not _exists(root, rel):
+        return None
+    data = _read(root, rel)
+    return config_options(posixpath.basename(rel), data, native) if data is not None else ((), ())
+
+
 @functools.lru_cache(maxsize=64)
 def config_options(name: str, data: bytes, native: bool = True) -> Options | None:
     """What configuration file ``name`` (one of :data:`CONFIG_NAMES`) holding ``data`` sets: its ``python_functions``
@@ -261,16 +275,15 @@ def config_options(name: str, data: bytes, native: bool = True) -> Options | Non
             options = table if isinstance(table, dict) else {}
     else:
         section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            parser.read_string(text)
-        except configparser.Error:
+        try:  # pytest's own reader (twin43: configparser reads a header apart, gatk34: ``[pytest] #]`` was none)
+            parser = iniconfig.IniConfig(name, data=text).sections
+        except iniconfig.ParseError:
             return none
-        if not parser.has_section(section):
+        if section not in parser:
             # pytest stops on a setup.cfg's [pytest] section with an error (hatk42): its configuration, naming none
             return none if (name == "pytest.ini" or (native and name == ".pytest.ini")
-                            or (name == "setup.cfg" and parser.has_section("pytest"))) else None
-        options = {k: parser.get(section, k, fallback=None) for k in ("python_functions", "addopts")}
+                            or (name == "setup.cfg" and "pytest" in parser)) else None
+        options = {k: parser[section].get(k) for k in ("python_functions", "addopts")}
     return split_args(options.get("python_functions")), split_args(options.get("addopts"))
 
 
@@ -287,21 +300,66 @@ def split_args(value: object) -> tuple[str, ...]:
     return ()
 
 
-def pytest_args(command: str) -> list[str]:
-    """The arguments ``command`` (a test command, split as a shell splits it) gives pytest: those after its first
-    word naming pytest (``pytest``, ``py.test`` or a path ending so, or ``-m pytest``), after those of the
-    ``PYTEST_ADDOPTS`` the words before it set (``env PYTEST_ADDOPTS='-o python_functions=check_*' pytest``: pytest
-    reads them before its command line; soft41 and gatk41); none when no word names pytest (a custom command,
-    ``sh -c '…'``: its options are not read)."""
+@dataclass(frozen=True)
+class TestCommand:
+    """A test command as it starts pytest (:func:`parse_command`): the one reading of where pytest's words are in it,
+    for the options pytest reads (:func:`pytest_args`: the softener, the pin's reading) and for where the pin goes
+    (:func:`pytest_homefield.sandbox.testrun.pytest_words`; twin43: two readers of it, by different rules, before).
+
+    ``words``: its words, split as a shell splits it (on white space when it cannot: ``split`` false). ``at``: how
+    many words come before pytest's own arguments, those of its first word naming pytest included (``pytest``,
+    ``py.test`` or a path ending so; ``-m pytest``, ``-m py.test``), 0 when no word names pytest (a custom command,
+    ``sh -c '…'``). ``launched``: pytest is the program the command starts, so a word put at ``at`` reaches pytest:
+    the words before pytest's are none, or an ``env`` program's name and ``NAME=VALUE`` words (``env
+    PYTEST_ADDOPTS=-q pytest``: ``env`` runs its program with the words after it), and a ``-m`` follows a Python
+    (``python``, ``python3.12``, a path ending so); with another program before (``uv run pytest``, ``coverage run -m
+    pytest``, ``tox -e pytest``) the words after are read as pytest's, but a word put there may reach that program.
+    ``addopts``: the words of the ``PYTEST_ADDOPTS`` the words before pytest's set (:func:`_env_addopts`)."""
+
+    __test__ = False  # no test class of pytest's
+
+    words: tuple[str, ...]
+    at: int
+    launched: bool
+    addopts: tuple[str, ...]
+    split: bool = True
+
+    @property
+    def args(self) -> list[str]:
+        """The arguments the command gives pytest, as it reads them: ``addopts`` (pytest reads ``PYTEST_ADDOPTS``
+        before its command line; soft41, gatk41) then the words after ``at``; none when no word names pytest."""
+        return [*self.addopts, *self.words[self.at:]] if self.at else []
+
+
+def parse_command(command: str) -> TestCommand:
+    """``command`` (a test command) read as :class:`TestCommand` describes: pytest's word is its first word naming
+    pytest, wherever it is (the widest reading of the options it gives pytest); ``launched`` says whether that word
+    is the program's."""
     try:
-        words = shlex.split(command)
+        words, split = shlex.split(command), True
     except ValueError:
-        words = command.split()
+        words, split = command.split(), False
     for n, word in enumerate(words):
-        if PurePosixPath(word).name in ("pytest", "py.test") or (word == "-m" and n + 1 < len(words)
-                                                                 and words[n + 1] in ("pytest", "py.test")):
-            return [*_env_addopts(words[:n]), *words[n + (2 if word == "-m" else 1):]]
-    return []
+        module = word == "-m" and n + 1 < len(words) and words[n + 1] in ("pytest", "py.test")
+        if not (module or PurePosixPath(word).name in ("pytest", "py.test")):
+            continue
+        start = n - 1 if module else n  # the program's word: a Python before ``-m``, else pytest's own
+        before = words[:max(start, 0)]
+        launched = (start >= 0 and (not module or re.fullmatch(r"python[0-9.]*", PurePosixPath(words[start]).name)
+                                    is not None)
+                    and (not before or (PurePosixPath(before[0]).name == "env"
+                                        and all("=" in w and not w.startswith("-") for w in before[1:]))))
+        return TestCommand(words=tuple(words), at=n + (2 if module else 1), launched=launched,
+                           addopts=tuple(_env_addopts(words[:n])), split=split)
+    return TestCommand(words=tuple(words), at=0, launched=False, addopts=(), split=split)
+
+
+def pytest_args(command: str) -> list[str]:
+    """The arguments ``command`` (a test command) gives pytest: :attr:`TestCommand.args` of :func:`parse_command`
+    (those after its first word naming pytest, after those of the ``PYTEST_ADDOPTS`` the words before it set: ``env
+    PYTEST_ADDOPTS='-o python_functions=check_*' pytest``); none when no word names pytest (a custom command, ``sh
+    -c '…'``: its options are not read)."""
+    return parse_command(command).args
 
 
 def _env_addopts(words: Sequence[str]) -> list[str]:

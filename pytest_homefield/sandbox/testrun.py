@@ -372,8 +372,22 @@ def run_python(test_cmd: str, path: str | None) -> str | None:
 NO_CONFIG = "no-config.ini"
 
 
+def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str], whole: Sequence[str] | None = None,
+                 version: tuple[int, int] | None = None) -> pytest_config.Setup:
+    """pytest's choice of configuration for a run of ``test_cmd`` on ``targets`` in ``workdir`` (``whole``: of the
+    grading's whole run, :func:`pinned_config`), as the pin reads it
+    (:func:`~pytest_homefield.sandbox.pytest_config.setup_for`): read once by a caller that softens the run's files by
+    it too (:func:`~pytest_homefield.sandbox.canary_soft.softened_files`), and passed on to :func:`run_tests`
+    (twin43: a canary run read it twice, for its files and for its pin). Paths relative to ``workdir``, so it holds
+    for a copy of it as well. ``version``: of the pytest that runs (:func:`pinned_config`; ``None``: pytest 9's
+    reading)."""
+    return pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
+                                   targets if whole is None else whole, version)
+
+
 def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
-                  whole: Sequence[str] | None = None, version: tuple[int, int] | None = None) -> list[str]:
+                  whole: Sequence[str] | None = None, version: tuple[int, int] | None = None,
+                  setup: pytest_config.Setup | None = None) -> list[str]:
     """The options that keep a pytest run's configuration and ``conftest.py`` files inside ``workdir`` (hatk41):
     pytest looks for its configuration from the run's paths' common folder upwards, past the tree, and with none
     inside it takes the first one above (a ``pytest.ini`` in ``/tmp`` that another attempt's code left under
@@ -396,7 +410,9 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     the whole run, given ``other/`` too, read the root's ``pytest.ini``). ``version``: the ``(major, minor)`` of the
     pytest that runs (:func:`pytest_version`; ``None`` when unknown: pytest 9's reading): the file pinned is the one
     that pytest takes (conf43: pytest 8 in a ``--env uv`` environment was given ``-c pytest.toml``, which it reads as
-    an empty ``pyproject.toml``, where its own search took the tree's ``pyproject.toml`` table). Paths are relative to
+    an empty ``pyproject.toml``, where its own search took the tree's ``pyproject.toml`` table). ``setup``:
+    :func:`pytest_setup` of these inputs and ``version``, read before (of ``workdir`` or the tree it is a copy of);
+    ``None``: read here. Paths are relative to
     ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
     try:
         shlex.split(test_cmd or "python -m pytest")
@@ -409,8 +425,7 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
         return []  # the command names its configuration: pytest looks for none
     named_root = pytest_config.all_values(args, "", "--rootdir")
     named_cut = pytest_config.all_values(args, "", "--confcutdir")
-    setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command, targets if whole is None else whole,
-                                    version)
+    setup = setup if setup is not None else pytest_setup(workdir, command, targets, whole, version)
     if setup.rootdir is None:
         return []
     if setup.config is not None:  # pytest's own choice, named (hatk42): never left to a search above the tree
@@ -477,20 +492,20 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
 
 
 def pytest_words(test_cmd: str) -> int:
-    """How many leading words of ``test_cmd`` start pytest: 0 for a command that is no pytest run (a custom
-    ``{junit}`` command of another program, one :func:`shlex.split` cannot split), 1 for ``pytest``/``py.test`` (a
-    path to one too), 3 for ``<python> -m pytest``; a command without ``{junit}`` is always a pytest command (1 when
-    its start is none of those: ``uv run pytest``). A ``{junit}`` command that runs pytest gets
-    :func:`pinned_config` as the others (hatk42: it got none, and pytest's search went on above the tree)."""
-    try:
-        words = shlex.split(test_cmd or "python -m pytest")
-    except ValueError:
+    """How many leading words of ``test_cmd`` start pytest, where the pin goes (:func:`build_command`): those up to
+    pytest's own arguments when pytest is the program the command starts
+    (:attr:`~pytest_homefield.sandbox.pytest_config.TestCommand.launched`, the one reading of a command's pytest
+    words, :func:`~pytest_homefield.sandbox.pytest_config.parse_command`): 1 for ``pytest``/``py.test`` (a path to
+    one too), 3 for ``<python> -m pytest``, after an ``env`` prefix's words too (twin43: ``env X=1 pytest`` was
+    none, and pytest's search went on above the tree); else 0 for a custom ``{junit}`` command (of another program,
+    or one :func:`shlex.split` cannot split) and 1 for a command without ``{junit}``, always a pytest command (``uv
+    run pytest``: its pin goes at its end). A ``{junit}`` command that runs pytest gets :func:`pinned_config` as the
+    others (hatk42: it got none)."""
+    command = pytest_config.parse_command(test_cmd or "python -m pytest")
+    if not command.split:
         return 0
-    first = os.path.basename(words[0]) if words else ""
-    if first in ("pytest", "py.test"):
-        return 1
-    if re.fullmatch(r"python[0-9.]*", first) and words[1:3] == ["-m", "pytest"]:
-        return 3
+    if command.launched:
+        return command.at
     return 0 if "{junit}" in test_cmd else 1
 
 
@@ -567,6 +582,7 @@ def run_tests(
     seals: SealScope | None = None,
     plugins: Sequence[str] = (),
     whole: Sequence[str] | None = None,
+    setup: pytest_config.Setup | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -596,8 +612,10 @@ def run_tests(
     empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
     canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`) and what this one writes there is
     watched. ``whole``: the targets of the grading's whole run (the task's test files) when this run targets only
-    some: pytest reads the configuration it reads for them (:func:`pinned_config`, conf42). ``seals``: a sealed
-    run's sites and the ids whose reports of them count
+    some: pytest reads the configuration it reads for them (:func:`pinned_config`, conf42). ``setup``: pytest's
+    choice for this run read before (:func:`pytest_setup` of these ``test_cmd``, ``targets`` and ``whole``, of
+    ``workdir`` or the tree it is a copy of; twin43: read once for a canary run's files and its pin). ``seals``: a
+    sealed run's sites and the ids whose reports of them count
     (:class:`~pytest_homefield.sandbox.outcomes.SealScope`, docs/contracts.md §7 "Sealed sites"): the channel
     compares each seal report with its site's value as it arrives (the run's ``seal_reports``). ``plugins``: more
     modules of ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
@@ -622,7 +640,8 @@ def run_tests(
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                                    box_mb=box, seals=seals, plugins=plugins, whole=whole)
+                                                    box_mb=box, seals=seals, plugins=plugins, whole=whole,
+                                                    setup=setup)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -647,7 +666,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  write_mb: float | None = None, box_mb: float | None = None,
                  seals: SealScope | None = None,
                  plugins: Sequence[str] = (),
-                 whole: Sequence[str] | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 whole: Sequence[str] | None = None, setup: pytest_config.Setup | None = None
+                 ) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -661,7 +681,9 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     version = pytest_version(python) if python is not None else None
     by_file = ("{junit}" not in test_cmd and bool(targets) and not any("\n" in t or "\r" in t for t in targets)
                and version is not None and version >= ARGSFILE_PYTEST)
-    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole, version) if pytest_words(test_cmd) else []
+    if setup is not None and version is not None and version < pytest_config.NATIVE_TOML:
+        setup = None  # read before by pytest 9's rules (the softener's): the pytest that runs reads otherwise
+    pin = pinned_config(workdir, test_cmd, targets, out_dir, whole, version, setup) if pytest_words(test_cmd) else []
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:
         write_argsfile(out_dir, targets)

@@ -80,9 +80,11 @@ def test_the_plugin_named_there_never_loads_at_grading(circles: FixTask, tmp_pat
     assert "setup.cfg" in g.dropped
 
 
-def test_a_disguised_section_above_the_copy_is_seen(tmp_path: Path) -> None:
-    """``config_above`` reads the same: such a ``setup.cfg`` above a grading copy is pytest configuration."""
-    (tmp_path / "setup.cfg").write_text(DISGUISED["semicolon"], encoding="utf-8")
+@pytest.mark.parametrize("kind", sorted(DISGUISED))
+def test_a_disguised_section_above_the_copy_is_seen(tmp_path: Path, kind: str) -> None:
+    """``config_above`` reads the same (twin43: by ``pytest_config.config_at``, pytest's reader, the pin's): such a
+    ``setup.cfg`` above a grading copy is pytest configuration."""
+    (tmp_path / "setup.cfg").write_bytes(DISGUISED[kind].encode("utf-8"))
     (tmp_path / "copy").mkdir()
     assert config_above(tmp_path / "copy") == tmp_path / "setup.cfg"
 

@@ -8,6 +8,8 @@ import dataclasses
 import difflib
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -167,6 +169,44 @@ def test_config_above(tmp_path: Path) -> None:
     assert found() == (tmp_path / "a" / "tox.ini").resolve()
     (tmp_path / "a" / "b" / "conftest.py").write_text("")
     assert found() == (tmp_path / "a" / "b" / "conftest.py").resolve()  # the nearest folder first
+
+
+#: twin43: files above a copy that ``config_above`` read by its own rule (any ``tool.pytest*`` table, ``[pytest]`` or
+#: ``[tool:pytest]`` in any ini file, a link never) → whether pytest reads it as its configuration.
+K = "-k nosuchtest"  # an option whose effect pytest's output shows (the test deselected)
+ABOVE: dict[str, tuple[str, str, bool]] = {
+    "pyproject other tool.pytest table": ("pyproject.toml", f"[tool.pytest_cov]\naddopts = '{K}'\n", False),
+    "pyproject empty tool.pytest": ("pyproject.toml", "[tool.pytest]\n", False),
+    "tox.ini tool:pytest": ("tox.ini", f"[tool:pytest]\naddopts = {K}\n", False),
+    "linked setup.cfg": ("setup.cfg", f"@[tool:pytest]\naddopts = {K}\n", True),
+    "linked pyproject": ("pyproject.toml", f"@[tool.pytest.ini_options]\naddopts = '{K}'\n", True),
+    "pyproject ini_options": ("pyproject.toml", f"[tool.pytest.ini_options]\naddopts = '{K}'\n", True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ABOVE))
+def test_config_above_reads_as_pytest_does(tmp_path: Path, case: str) -> None:
+    """Each file above a copy is reported exactly when real pytest, run in the copy (no configuration of its own),
+    reads its options from it (:data:`K`); ``@`` marks a file linked to one elsewhere holding the text (pytest follows
+    the link). Before (twin43): the three files pytest passes by were reported (a grading refused for nothing) and
+    the two links passed by (pytest read them)."""
+    name, text, read = ABOVE[case]
+    top = tmp_path / "top"
+    copy = top / "copy"
+    (copy / "tests").mkdir(parents=True)
+    (copy / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    if text.startswith("@"):
+        (tmp_path / "real").mkdir()
+        (tmp_path / "real" / name).write_text(text[1:])
+        (top / name).symlink_to(tmp_path / "real" / name)
+    else:
+        (top / name).write_text(text)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "--co", "-p", "no:cacheprovider", "tests"], cwd=copy,
+                         capture_output=True, text=True, timeout=60, env=env).stdout
+    assert ("1 deselected" in out) == read, out
+    assert (config_above(copy) == top.resolve() / name) == read
 
 
 def test_render_diff_names_paths_relative(pristine: Path, workspace: Path) -> None:

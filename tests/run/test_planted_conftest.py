@@ -195,12 +195,16 @@ def test_a_tree_s_own_configuration_is_pinned_as_pytest_finds_it(tmp_path: Path,
                                                                                                              text)
 
 
-@pytest.mark.parametrize("command", ["python -m pytest --junitxml={junit} {files}", "pytest -q --junitxml={junit}"])
+@pytest.mark.parametrize("command", ["python -m pytest --junitxml={junit} {files}", "pytest -q --junitxml={junit}",
+                                     "env PYTEST_ADDOPTS=-q pytest --junitxml={junit}",
+                                     "env HF_X=1 python -m pytest --junitxml={junit} {files}"])
 def test_a_junit_pytest_command_reads_nothing_above_the_tree(tmp_path: Path, command: str) -> None:
     """A custom ``{junit}`` command that runs pytest (``run_tests``, ``--sandbox none``, real pytest) on a tree with no
     configuration, a ``pytest.ini`` and a ``conftest.py`` (which leaves a mark) planted above the tree: the planted
     conftest is not loaded and the test's outcome is read. Before (hatk42): a custom command got no pin, the
-    planted ``conftest.py`` ran in the test process."""
+    planted ``conftest.py`` ran in the test process; twin43: one started by ``env NAME=VALUE …`` (whose pytest
+    arguments, ``PYTEST_ADDOPTS`` too, ``pytest_args`` read) got none either (``pytest_words`` read leading words
+    only): its planted ``conftest.py`` ran."""
     import os
     import sys
 

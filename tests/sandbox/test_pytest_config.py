@@ -35,6 +35,10 @@ CASES: dict[str, tuple[dict[str, str], str, list[str]]] = {
     # (soft41 right)
     "tox.ini without [pytest]": ({"tox.ini": "[tox]\nenvlist = py\n\n[testenv]\ncommands = pytest\n"}, "",
                                  ["tests/test_a.py"]),
+    # twin43: a header pytest's reader (iniconfig) cuts at ``#`` or ``;`` and configparser does not (gatk34): the
+    # file was passed by, and the pin named none (no-config.ini) where pytest reads it
+    "tox.ini header cut at a comment": ({"tox.ini": "[tox]\nenvlist = py\n\n[pytest] #]\npython_functions = check_*\n"},
+                                        "", ["tests/test_a.py"]),
     # pytest's search from each path's folder when their common folder has none: hatk41 pinned "no configuration,
     # rootdir the top", so the pinned run read no b/pytest.ini where pytest alone reads it (soft41 right)
     "each folder": ({"b/pytest.ini": "[pytest]\n"}, "", ["a/test_a.py", "b/test_b.py"]),
