@@ -161,7 +161,10 @@ __all__ = [
 #: files (conf42: ``run_tests(whole=)``, and the canary runs' files softened by it): a targeted run of some files could
 #: read another (a ``tests/tox.ini`` before the root's ``pytest.ini``), collect other tests under other ids, and
 #: was made again on the whole files.
-VERIFY_VERSION = 23
+#: 24: a context is read as taking exceptions through its generator's own ``with`` too (gatk43: ``@contextmanager def
+#: expect(kind): with pytest.raises(kind): yield``), and ``pytest.raises`` / ``assertRaises`` under any name is: such a
+#: body ends at the exception its context takes, as written, where it ran on before.
+VERIFY_VERSION = 24
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

@@ -586,16 +586,22 @@ _TAKES: dict[Any, bool] = {}
 def _takes(obj: Any) -> bool:
     """Whether what makes a ``with``'s context (a callable, or the context itself) is one whose own Python code takes
     an exception the body raises (soft42), told from that code, not its name: a ``contextlib.contextmanager`` function
-    (unwrapped through ``__wrapped__``) whose generator has a ``yield`` inside a ``try`` with an ``except`` clause; a
-    class, or an object's class, whose ``__exit__`` or ``__aexit__`` (Python code) returns anything but nothing,
-    ``None`` or ``False``. ``False`` for what it cannot read (C code, a function returning some context)."""
+    (unwrapped through ``__wrapped__``) whose generator has a ``yield`` inside a ``try`` with an ``except`` clause, or
+    (gatk43) inside the body of a ``with`` one of whose contexts takes exceptions so (what makes it named in the
+    generator's own module or closure: ``with pytest.raises(kind): yield``); a class, or an object's class, whose
+    ``__exit__`` or ``__aexit__`` (Python code) returns anything but nothing, ``None`` or ``False``; and (gatk43) one of
+    the expecting functions whose contexts the reporter watches (:func:`_expecting_functions`: ``pytest.raises``,
+    ``unittest``'s ``assertRaises``), under any name. ``False`` for what it cannot read (C code, another function
+    returning some context)."""
     try:
         func = getattr(obj, "__func__", obj)
         if isinstance(func, types.FunctionType):
             seen = 0
-            while hasattr(func, "__wrapped__") and seen < 100:
+            while not any(func is f for f in _expecting_functions()) and hasattr(func, "__wrapped__") and seen < 100:
                 func, seen = func.__wrapped__, seen + 1
             func = getattr(func, "__func__", func)
+            if any(func is f for f in _expecting_functions()):
+                return True  # gatk43: pytest.raises under another name (from pytest import raises as expect_error)
             if not isinstance(func, types.FunctionType) or not func.__code__.co_flags & (0x20 | 0x200):
                 return False  # not a generator function: what it returns is not read
             return _code_takes(func, True)
@@ -606,12 +612,33 @@ def _takes(obj: Any) -> bool:
         return False
 
 
+_EXPECTING: list[Any] = []
+
+
+def _expecting_functions() -> list[Any]:
+    """The functions making the expecting contexts :func:`_watch_raises` watches (gatk43): ``pytest.raises`` and
+    ``unittest.TestCase``'s ``assertRaises`` and ``assertRaisesRegex`` (their plain functions), read once."""
+    if not _EXPECTING:
+        found: list[Any] = [getattr(pytest.raises, "__func__", pytest.raises)]
+        try:
+            import unittest
+
+            found += [unittest.TestCase.assertRaises, unittest.TestCase.assertRaisesRegex]
+        except (ImportError, AttributeError):
+            pass
+        _EXPECTING.extend(found)
+    return _EXPECTING
+
+
 def _code_takes(func: types.FunctionType, generator: bool) -> bool:
-    """From ``func``'s source (:func:`_takes`): a generator's ``yield`` inside a ``try`` body with handlers, or (an
-    ``__exit__``) a ``return`` of anything but ``None``/``False``; ``False`` without source. Cached by code."""
+    """From ``func``'s source (:func:`_takes`): a generator's ``yield`` inside a ``try`` body with handlers, or inside
+    a ``with`` body one of whose contexts takes exceptions (:func:`_with_takes`, gatk43), or (an ``__exit__``) a
+    ``return`` of anything but ``None``/``False``; ``False`` without source. Cached by code (``False`` while it is
+    read: a generator reached again through its own ``with`` adds nothing)."""
     code = func.__code__
     if code in _TAKES:
         return _TAKES[code]
+    _TAKES[code] = False
     import ast
     import inspect
     import textwrap
@@ -626,12 +653,49 @@ def _code_takes(func: types.FunctionType, generator: bool) -> bool:
         for node in _own_nodes(defs[0]):
             if generator and isinstance(node, ast.Try) and node.handlers:
                 out = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
+            elif generator and isinstance(node, (ast.With, ast.AsyncWith)):
+                out = (any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
+                       and _with_takes(func, node))
             elif not generator and isinstance(node, ast.Return) and node.value is not None:
                 out = not (isinstance(node.value, ast.Constant) and node.value.value in (None, False))
             if out:
                 break
     _TAKES[code] = out
     return out
+
+
+def _with_takes(func: types.FunctionType, node: Any) -> bool:
+    """Whether a context of ``node`` (a ``with`` statement of ``func``'s code) takes exceptions (:func:`_takes`, by
+    what makes it: the callable of an item that is a call, else the item, each a name or a chain of attributes of one,
+    the name read in ``func``'s closure, then its module, then the builtins, as the header's ``lambda`` of
+    :func:`soft_block` reads them; gatk43). An item read otherwise takes none."""
+    import ast
+    import builtins
+
+    cells = func.__closure__ or ()
+    free = {name: cells[i] for i, name in enumerate(func.__code__.co_freevars) if i < len(cells)}
+    for item in node.items:
+        expr = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
+        chain: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            chain.insert(0, expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            continue
+        try:
+            if expr.id in free:
+                obj = free[expr.id].cell_contents
+            elif expr.id in func.__globals__:
+                obj = func.__globals__[expr.id]
+            else:
+                obj = getattr(builtins, expr.id)
+            for attr in chain:
+                obj = getattr(obj, attr)
+        except Exception:  # a name unbound, an attribute missing: this context is not read
+            continue
+        if _takes(obj):
+            return True
+    return False
 
 
 def _own_nodes(node: Any) -> list[Any]:
