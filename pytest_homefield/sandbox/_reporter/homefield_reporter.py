@@ -670,7 +670,6 @@ def _with_takes(func: types.FunctionType, node: Any) -> bool:
     the name read in ``func``'s closure, then its module, then the builtins, as the header's ``lambda`` of
     :func:`soft_block` reads them; gatk43). An item read otherwise takes none."""
     import ast
-    import builtins
 
     cells = func.__closure__ or ()
     free = {name: cells[i] for i, name in enumerate(func.__code__.co_freevars) if i < len(cells)}
@@ -688,7 +687,7 @@ def _with_takes(func: types.FunctionType, node: Any) -> bool:
             elif expr.id in func.__globals__:
                 obj = func.__globals__[expr.id]
             else:
-                obj = getattr(builtins, expr.id)
+                obj = func.__builtins__[expr.id]  # type: ignore[attr-defined]
             for attr in chain:
                 obj = getattr(obj, attr)
         except Exception:  # a name unbound, an attribute missing: this context is not read
