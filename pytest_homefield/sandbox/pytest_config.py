@@ -37,7 +37,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["CONFIG_NAMES", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args", "all_values",
+__all__ = ["CONFIG_NAMES", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args", "module_pytest",
+           "python_flags_end", "PYTHON_VALUED", "all_values",
            "last_value", "positional", "split_args"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
@@ -279,10 +280,43 @@ def pytest_args(command: str) -> list[str]:
     except ValueError:
         words = command.split()
     for n, word in enumerate(words):
-        if PurePosixPath(word).name in ("pytest", "py.test") or (word == "-m" and n + 1 < len(words)
-                                                                 and words[n + 1] in ("pytest", "py.test")):
-            return [*_env_addopts(words[:n]), *words[n + (2 if word == "-m" else 1):]]
+        end = n + 1 if PurePosixPath(word).name in ("pytest", "py.test") else module_pytest(words, n)
+        if end is not None:
+            return [*_env_addopts(words[:n]), *words[end:]]
     return []
+
+
+#: Python's own short options that take a value: the rest of their group, else the next word (``-c`` a program,
+#: ``-m`` a module, ``-W`` a warning filter, ``-X`` an implementation option).
+PYTHON_VALUED = "cmWX"
+
+
+def module_pytest(words: Sequence[str], n: int) -> int | None:
+    """Where pytest's own arguments start (an index of ``words``) when ``words[n]`` is a group of a Python's short
+    flags whose ``-m`` runs pytest, read as Python reads a group (gatk43): ``-m pytest``, ``-mpytest``, ``-Bm pytest``,
+    ``-Bmpytest`` (``py.test`` too), the first flag of :data:`PYTHON_VALUED` taking the rest of the group, else the
+    next word; ``None`` for any other word (``-Wm`` is a warning filter ``m``)."""
+    word = words[n]
+    if not word.startswith("-") or word.startswith("--"):
+        return None
+    for i, flag in enumerate(word[1:], 2):
+        if flag in PYTHON_VALUED:
+            if flag != "m":
+                return None
+            if word[i:]:
+                return n + 1 if word[i:] in ("pytest", "py.test") else None
+            return n + 2 if n + 1 < len(words) and words[n + 1] in ("pytest", "py.test") else None
+    return None
+
+
+def python_flags_end(words: Sequence[str], n: int) -> int:
+    """The index of the first word after the group of a Python's short flags at ``words[n]`` (its value's word
+    too when its valued flag, :data:`PYTHON_VALUED`, ends the group: ``-W error``)."""
+    word = words[n]
+    for i, flag in enumerate(word[1:], 2):
+        if flag in PYTHON_VALUED:
+            return n + 1 if word[i:] else n + 2
+    return n + 1
 
 
 def _env_addopts(words: Sequence[str]) -> list[str]:

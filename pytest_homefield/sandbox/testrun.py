@@ -454,8 +454,9 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
 def pytest_words(test_cmd: str) -> int:
     """How many leading words of ``test_cmd`` start pytest: 0 for a command that is no pytest run (a custom
     ``{junit}`` command of another program, one :func:`shlex.split` cannot split), 1 for ``pytest``/``py.test`` (a
-    path to one too), 3 for ``<python> -m pytest``; a command without ``{junit}`` is always a pytest command (1 when
-    its start is none of those: ``uv run pytest``). A ``{junit}`` command that runs pytest gets
+    path to one too), 3 for ``<python> -m pytest``, and for a Python's flags before it as many as they are
+    (gatk43: ``python -mpytest`` 2, ``python -I -m pytest`` 4); a command without ``{junit}`` is always a pytest
+    command (1 when its start is none of those: ``uv run pytest``). A ``{junit}`` command that runs pytest gets
     :func:`pinned_config` as the others (hatk42: it got none, and pytest's search went on above the tree)."""
     try:
         words = shlex.split(test_cmd or "python -m pytest")
@@ -464,8 +465,14 @@ def pytest_words(test_cmd: str) -> int:
     first = os.path.basename(words[0]) if words else ""
     if first in ("pytest", "py.test"):
         return 1
-    if re.fullmatch(r"python[0-9.]*", first) and words[1:3] == ["-m", "pytest"]:
-        return 3
+    n = 1
+    while re.fullmatch(r"python[0-9.]*", first) and n < len(words) and words[n].startswith("-"):
+        # Python's own flags up to the -m that runs pytest, read as Python reads them (gatk43: -mpytest, -Bm pytest,
+        # -I -m pytest named no pytest, and such a {junit} command got no pin)
+        end = pytest_config.module_pytest(words, n)
+        if end is not None:
+            return end
+        n = pytest_config.python_flags_end(words, n)
     return 0 if "{junit}" in test_cmd else 1
 
 
