@@ -164,3 +164,42 @@ def test_a_context_taking_through_its_own_with_is_told_by_its_code(tmp_path: Pat
     outcomes = {"test_expect": "passed", "test_ignoring": "passed", "test_aliased": "passed", "test_locked": "failed",
                 "test_quiet": "failed", "test_log": "passed"}
     assert run.outcomes == {f"{FILE}::{t}": o for t, o in outcomes.items()}, run.log_path.read_text()
+
+
+#: ``except*`` (Python 3.11, ``ast.TryStar``) takes an exception as ``except`` does (a naked one too, in a group).
+GROUPED = '''from contextlib import contextmanager
+
+LOG = []
+
+
+@contextmanager
+def grouped(kind):
+    try:
+        yield
+    except* kind:
+        pass
+
+
+def boom():
+    raise TypeError("fixed")
+
+
+def test_grouped():
+    with grouped(TypeError):
+        boom()
+        LOG.append("after grouped")
+
+
+def test_log():
+    assert LOG == []
+'''
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="except* is Python 3.11's")
+def test_a_context_taking_with_except_star_ends_its_body(tmp_path: Path) -> None:
+    """Softened: ``test_grouped`` passes with nothing after the exception run (before, its ``try`` was no ``ast.Try``
+    and the body ran on: ``test_log`` failed)."""
+    (tmp_path / "p" / "tests").mkdir(parents=True)
+    (tmp_path / "p" / FILE).write_text(softened(GROUPED), encoding="utf-8")
+    run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
+    assert run.outcomes == {f"{FILE}::test_grouped": "passed", f"{FILE}::test_log": "passed"}, run.log_path.read_text()

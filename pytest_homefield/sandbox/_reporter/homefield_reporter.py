@@ -631,7 +631,8 @@ def _expecting_functions() -> list[Any]:
 
 
 def _code_takes(func: types.FunctionType, generator: bool) -> bool:
-    """From ``func``'s source (:func:`_takes`): a generator's ``yield`` inside a ``try`` body with handlers, or inside
+    """From ``func``'s source (:func:`_takes`): a generator's ``yield`` inside a ``try`` body with handlers (``except``
+    or, gatk43, ``except*``), or inside
     a ``with`` body one of whose contexts takes exceptions (:func:`_with_takes`, gatk43), or (an ``__exit__``) a
     ``return`` of anything but ``None``/``False``; ``False`` without source. Cached by code (``False`` while it is
     read: a generator reached again through its own ``with`` adds nothing)."""
@@ -643,6 +644,7 @@ def _code_takes(func: types.FunctionType, generator: bool) -> bool:
     import inspect
     import textwrap
 
+    tries: tuple[Any, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
     out = False
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
@@ -651,7 +653,7 @@ def _code_takes(func: types.FunctionType, generator: bool) -> bool:
     defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
     if defs:
         for node in _own_nodes(defs[0]):
-            if generator and isinstance(node, ast.Try) and node.handlers:
+            if generator and isinstance(node, tries) and node.handlers:
                 out = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
             elif generator and isinstance(node, (ast.With, ast.AsyncWith)):
                 out = (any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
