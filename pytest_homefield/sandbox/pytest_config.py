@@ -37,8 +37,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["CONFIG_NAMES", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args", "module_pytest",
-           "python_flags_end", "PYTHON_VALUED", "all_values",
+__all__ = ["CONFIG_NAMES", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args", "pytest_start",
+           "module_pytest", "python_flags_end", "PYTHON_VALUED", "all_values",
            "last_value", "positional", "split_args"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
@@ -279,11 +279,20 @@ def pytest_args(command: str) -> list[str]:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
+    start = pytest_start(words)
+    return [] if start is None else [*_env_addopts(words[:start[0]]), *words[start[1]:]]
+
+
+def pytest_start(words: Sequence[str]) -> tuple[int, int] | None:
+    """Where pytest starts in ``words`` (a command split as a shell splits it, :func:`pytest_args`): the index of the
+    first word naming pytest (``pytest``, ``py.test`` or a path ending so) or of a Python's flags running it
+    (:func:`module_pytest`: ``-m pytest``, ``-mpytest``, ``-Bm pytest``), and the index of pytest's first own
+    argument after it; ``None`` when no word does."""
     for n, word in enumerate(words):
         end = n + 1 if PurePosixPath(word).name in ("pytest", "py.test") else module_pytest(words, n)
         if end is not None:
-            return [*_env_addopts(words[:n]), *words[end:]]
-    return []
+            return n, end
+    return None
 
 
 #: Python's own short options that take a value: the rest of their group, else the next word (``-c`` a program,

@@ -456,7 +456,9 @@ def pytest_words(test_cmd: str) -> int:
     ``{junit}`` command of another program, one :func:`shlex.split` cannot split), 1 for ``pytest``/``py.test`` (a
     path to one too), 3 for ``<python> -m pytest``, and for a Python's flags before it as many as they are
     (gatk43: ``python -mpytest`` 2, ``python -I -m pytest`` 4); a command without ``{junit}`` is always a pytest
-    command (1 when its start is none of those: ``uv run pytest``). A ``{junit}`` command that runs pytest gets
+    command (1 when its start is none of those: ``uv run pytest``); a ``{junit}`` command, the words up to pytest's
+    own arguments where a word names pytest (:func:`~pytest_homefield.sandbox.pytest_config.pytest_start`: gatk43,
+    ``coverage run -m pytest`` 4, ``uv run pytest`` 3), else 0. A ``{junit}`` command that runs pytest gets
     :func:`pinned_config` as the others (hatk42: it got none, and pytest's search went on above the tree)."""
     try:
         words = shlex.split(test_cmd or "python -m pytest")
@@ -473,7 +475,12 @@ def pytest_words(test_cmd: str) -> int:
         if end is not None:
             return end
         n = pytest_config.python_flags_end(words, n)
-    return 0 if "{junit}" in test_cmd else 1
+    if "{junit}" not in test_cmd:
+        return 1
+    # gatk43: a {junit} command starting pytest through a launcher (coverage run -m pytest, uv run pytest, env … pytest)
+    # got no pin: pinned right after the words that start pytest, as pytest_args reads its options from there
+    start = pytest_config.pytest_start(words)
+    return 0 if start is None else start[1]
 
 
 def pytest_python(word: str, path: str | None) -> str | None:

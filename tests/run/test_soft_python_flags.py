@@ -46,7 +46,10 @@ def test_python_short_flags_start_pytest(command: str, args: list[str]) -> None:
     ("python -mpytest --junitxml={junit}", 2), ("python -Bm pytest --junitxml={junit}", 3),
     ("python3 -I -m pytest --junitxml={junit}", 4), ("python -W error -mpytest --junitxml={junit}", 4),
     ("python -m pytest --junitxml={junit}", 3), ("pytest --junitxml={junit}", 1),
-    ("python -c 'import pytest' --junitxml={junit}", 0), ("python -m other --junitxml={junit}", 0)])
+    ("python -c 'import pytest' --junitxml={junit}", 0), ("python -m other --junitxml={junit}", 0),
+    ("coverage run -m pytest --junitxml={junit}", 4), ("uv run pytest --junitxml={junit}", 3),
+    ("env A=1 pytest --junitxml={junit}", 3), ("make test OUT={junit}", 0),
+    ("sh -c 'pytest --junitxml={junit}'", 0)])
 def test_a_custom_command_is_pinned_after_python_s_flags(command: str, words: int) -> None:
     """The pin goes right after the words that start pytest (``-c`` right after ``python`` is Python's own)."""
     assert testrun.pytest_words(command) == words
@@ -64,7 +67,8 @@ def test_the_command_s_own_config_file_is_not_pinned_over(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("command", ["python -mpytest --junitxml={junit} {files}",
                                      "python -Bm pytest --junitxml={junit} {files}",
-                                     "python -W error -m pytest --junitxml={junit} {files}"])
+                                     "python -W error -m pytest --junitxml={junit} {files}",
+                                     "env A=1 python -m pytest --junitxml={junit} {files}"])
 def test_a_junit_command_through_python_s_flags_reads_nothing_above_the_tree(tmp_path: Path, command: str) -> None:
     """A custom ``{junit}`` command running pytest through Python's flags (``run_tests``, ``--sandbox none``, real
     pytest) on a tree with no configuration, a ``pytest.ini`` and a ``conftest.py`` (which leaves a mark) planted
