@@ -203,3 +203,62 @@ def test_a_context_taking_with_except_star_ends_its_body(tmp_path: Path) -> None
     (tmp_path / "p" / FILE).write_text(softened(GROUPED), encoding="utf-8")
     run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
     assert run.outcomes == {f"{FILE}::test_grouped": "passed", f"{FILE}::test_log": "passed"}, run.log_path.read_text()
+
+
+#: A ``contextmanager``'s context made before its ``with`` (``cm = keep()``, ``with cm:``) is read by its generator's
+#: function, as ``with keep():`` is: ``keep`` (a ``try``/``finally``) takes none, ``expect`` (a ``try``/``except``)
+#: takes. Before, the made context was read by its class, ``contextlib``'s, whose ``__exit__`` returns a computed
+#: value: every such context took, and ``keep``'s body ended at ``boom()`` without putting the setting back.
+MADE = '''from contextlib import contextmanager
+
+LOG = []
+
+
+@contextmanager
+def keep():
+    try:
+        yield
+    finally:
+        LOG.append("kept")
+
+
+@contextmanager
+def expect(kind):
+    try:
+        yield
+    except kind:
+        pass
+
+
+def boom():
+    raise TypeError("fixed")
+
+
+def test_keep():
+    cm = keep()
+    with cm:
+        LOG.append("on")
+        boom()
+        LOG.append("off")
+
+
+def test_expect():
+    cm = expect(TypeError)
+    with cm:
+        boom()
+        LOG.append("after expect")
+
+
+def test_log():
+    assert LOG == ["on", "off", "kept"]
+'''
+
+
+def test_a_context_made_before_its_with_is_read_by_its_generator(tmp_path: Path) -> None:
+    """Softened: ``test_keep`` fails at ``boom()`` with its body run to the end, ``test_expect`` passes with nothing
+    after the exception run, ``test_log`` passes (it failed before: ``"off"`` missing)."""
+    (tmp_path / "p" / "tests").mkdir(parents=True)
+    (tmp_path / "p" / FILE).write_text(softened(MADE), encoding="utf-8")
+    run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
+    outcomes = {"test_keep": "failed", "test_expect": "passed", "test_log": "passed"}
+    assert run.outcomes == {f"{FILE}::{t}": o for t, o in outcomes.items()}, run.log_path.read_text()
