@@ -457,9 +457,11 @@ def pytest_words(test_cmd: str) -> int:
     path to one too), 3 for ``<python> -m pytest``, and for a Python's flags before it as many as they are
     (gatk43: ``python -mpytest`` 2, ``python -I -m pytest`` 4); a command without ``{junit}`` is always a pytest
     command (1 when its start is none of those: ``uv run pytest``); a ``{junit}`` command, the words up to pytest's
-    own arguments where a word names pytest (:func:`~pytest_homefield.sandbox.pytest_config.pytest_start`: gatk43,
-    ``coverage run -m pytest`` 4, ``uv run pytest`` 3), else 0. A ``{junit}`` command that runs pytest gets
-    :func:`pinned_config` as the others (hatk42: it got none, and pytest's search went on above the tree)."""
+    own arguments where a Python's ``-m`` runs pytest, or a word names pytest after ``env`` and ``NAME=VALUE`` words
+    only (:func:`~pytest_homefield.sandbox.pytest_config.pytest_start`: gatk43, ``coverage run -m pytest`` 4, ``env
+    A=1 pytest`` 3), else 0 (``uv run pytest``: ``pytest`` may be a value of the launcher's option there). A
+    ``{junit}`` command that runs pytest gets :func:`pinned_config` as the others (hatk42: it got none, and pytest's
+    search went on above the tree)."""
     try:
         words = shlex.split(test_cmd or "python -m pytest")
     except ValueError:
@@ -477,10 +479,16 @@ def pytest_words(test_cmd: str) -> int:
         n = pytest_config.python_flags_end(words, n)
     if "{junit}" not in test_cmd:
         return 1
-    # gatk43: a {junit} command starting pytest through a launcher (coverage run -m pytest, uv run pytest, env … pytest)
-    # got no pin: pinned right after the words that start pytest, as pytest_args reads its options from there
+    # gatk43: a {junit} command whose pytest a module flag or env starts (coverage run -m pytest, env A=1 pytest) got
+    # no pin: pinned right after the words that start pytest; a word naming pytest after another program's words may
+    # be one of its values (uv run --with pytest …), where the pin would break the command: none there, as before
     start = pytest_config.pytest_start(words)
-    return 0 if start is None else start[1]
+    if start is None:
+        return 0
+    if os.path.basename(words[start[0]]) in ("pytest", "py.test") and not all(
+            (w == "env" and i == 0) or ("=" in w and not w.startswith("-")) for i, w in enumerate(words[:start[0]])):
+        return 0
+    return start[1]
 
 
 def pytest_python(word: str, path: str | None) -> str | None:
