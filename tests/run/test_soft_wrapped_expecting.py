@@ -208,10 +208,29 @@ def test_a_context_taking_with_except_star_ends_its_body(tmp_path: Path) -> None
 #: A ``contextmanager``'s context made before its ``with`` (``cm = keep()``, ``with cm:``) is read by its generator's
 #: function, as ``with keep():`` is: ``keep`` (a ``try``/``finally``) takes none, ``expect`` (a ``try``/``except``)
 #: takes. Before, the made context was read by its class, ``contextlib``'s, whose ``__exit__`` returns a computed
-#: value: every such context took, and ``keep``'s body ended at ``boom()`` without putting the setting back.
-MADE = '''from contextlib import contextmanager
+#: value: every such context took, and ``keep``'s body ended at ``boom()`` without putting the setting back. ``Quiet``'s
+#: ``__exit__`` (a ``functools.wraps`` wrapper over one returning nothing) is read by what it wraps, as ``inspect``
+#: reads a wrapped function's source: it takes none.
+MADE = '''import functools
+from contextlib import contextmanager
 
 LOG = []
+
+
+def logged(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(*args)
+    return wrapper
+
+
+class Quiet:
+    def __enter__(self):
+        return self
+
+    @logged
+    def __exit__(self, *exc):
+        LOG.append("quiet")
 
 
 @contextmanager
@@ -249,8 +268,15 @@ def test_expect():
         LOG.append("after expect")
 
 
+def test_quiet():
+    with Quiet():
+        LOG.append("on")
+        boom()
+        LOG.append("off")
+
+
 def test_log():
-    assert LOG == ["on", "off", "kept"]
+    assert LOG == ["on", "off", "kept", "on", "off", "quiet"]
 '''
 
 
@@ -260,5 +286,5 @@ def test_a_context_made_before_its_with_is_read_by_its_generator(tmp_path: Path)
     (tmp_path / "p" / "tests").mkdir(parents=True)
     (tmp_path / "p" / FILE).write_text(softened(MADE), encoding="utf-8")
     run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
-    outcomes = {"test_keep": "failed", "test_expect": "passed", "test_log": "passed"}
+    outcomes = {"test_keep": "failed", "test_expect": "passed", "test_quiet": "failed", "test_log": "passed"}
     assert run.outcomes == {f"{FILE}::{t}": o for t, o in outcomes.items()}, run.log_path.read_text()

@@ -666,7 +666,7 @@ def _code_takes(func: Any, generator: bool) -> bool:
     tries: tuple[Any, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
     out = False
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func if isinstance(func, types.FunctionType) else code)))
     except Exception:  # no source (a built function, a file gone), or none that parses alone
         tree = None
     defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
