@@ -164,6 +164,11 @@ __all__ = [
 #: was made again on the whole files.
 #: 24: the pin names the configuration file the pytest that runs takes, by its version (conf43): pytest 8 in a
 #: ``--env uv`` environment was given ``-c pytest.toml``, read as empty, where it takes the ``pyproject.toml`` table.
+#: And a context is read as taking exceptions through its generator's own ``with`` too (gatk43: ``@contextmanager def
+#: expect(kind): with pytest.raises(kind): yield``), and ``pytest.raises`` / ``assertRaises`` under any name is: such a
+#: body ends at the exception its context takes, as written, where it ran on before; so does a ``contextmanager``
+#: catching with ``except*``. And a command starting pytest through a Python's grouped flags (``python -mpytest``,
+#: ``python -Bm pytest``) has its options read (``pytest_config.pytest_args``) and its configuration pinned.
 VERIFY_VERSION = 24
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"

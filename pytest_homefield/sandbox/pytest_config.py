@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import posixpath
-import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -46,7 +45,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args",
-           "all_values", "last_value", "positional", "split_args", "TestCommand", "parse_command", "config_at"]
+           "all_values", "last_value", "positional", "split_args", "TestCommand", "parse_command", "config_at",
+           "module_pytest", "PYTHON_VALUED"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -308,12 +308,13 @@ class TestCommand:
 
     ``words``: its words, split as a shell splits it (on white space when it cannot: ``split`` false). ``at``: how
     many words come before pytest's own arguments, those of its first word naming pytest included (``pytest``,
-    ``py.test`` or a path ending so; ``-m pytest``, ``-m py.test``), 0 when no word names pytest (a custom command,
-    ``sh -c '…'``). ``launched``: pytest is the program the command starts, so a word put at ``at`` reaches pytest:
-    the words before pytest's are none, or an ``env`` program's name and ``NAME=VALUE`` words (``env
-    PYTEST_ADDOPTS=-q pytest``: ``env`` runs its program with the words after it), and a ``-m`` follows a Python
-    (``python``, ``python3.12``, a path ending so); with another program before (``uv run pytest``, ``coverage run -m
-    pytest``, ``tox -e pytest``) the words after are read as pytest's, but a word put there may reach that program.
+    ``py.test`` or a path ending so; a Python's flags running it, :func:`module_pytest`: ``-m pytest``, ``-mpytest``,
+    ``-Bm pytest``), 0 when no word names pytest (a custom command, ``sh -c '…'``). ``launched``: pytest is the
+    program the command starts, so a word put at ``at`` reaches pytest: a Python's ``-m`` runs it (wherever it is:
+    ``coverage run -m pytest``, ``python -I -m pytest``), or the words before a word naming pytest are none, or an
+    ``env`` program's name and ``NAME=VALUE`` words (``env PYTEST_ADDOPTS=-q pytest``: ``env`` runs its program with
+    the words after it); with another program before such a word (``uv run pytest``, ``uv run --with pytest …``,
+    ``tox -e pytest``) the words after are read as pytest's, but a word put there may reach that program.
     ``addopts``: the words of the ``PYTEST_ADDOPTS`` the words before pytest's set (:func:`_env_addopts`)."""
 
     __test__ = False  # no test class of pytest's
@@ -340,17 +341,18 @@ def parse_command(command: str) -> TestCommand:
     except ValueError:
         words, split = command.split(), False
     for n, word in enumerate(words):
-        module = word == "-m" and n + 1 < len(words) and words[n + 1] in ("pytest", "py.test")
-        if not (module or PurePosixPath(word).name in ("pytest", "py.test")):
+        plain = PurePosixPath(word).name in ("pytest", "py.test")
+        end = n + 1 if plain else module_pytest(words, n)
+        if end is None:
             continue
-        start = n - 1 if module else n  # the program's word: a Python before ``-m``, else pytest's own
-        before = words[:max(start, 0)]
-        launched = (start >= 0 and (not module or re.fullmatch(r"python[0-9.]*", PurePosixPath(words[start]).name)
-                                    is not None)
-                    and (not before or (PurePosixPath(before[0]).name == "env"
-                                        and all("=" in w and not w.startswith("-") for w in before[1:]))))
-        return TestCommand(words=tuple(words), at=n + (2 if module else 1), launched=launched,
-                           addopts=tuple(_env_addopts(words[:n])), split=split)
+        before = words[:n]
+        # a word naming pytest is the program's after env and NAME=VALUE words only (uv run --with pytest: a value);
+        # a Python's -m running pytest is pytest's start wherever it is (gatk43: coverage run -m pytest, python -I
+        # -m pytest, /usr/bin/env python3 -m pytest)
+        launched = not plain or not before or (PurePosixPath(before[0]).name == "env" and all(
+            "=" in w and not w.startswith("-") for w in before[1:]))
+        return TestCommand(words=tuple(words), at=end, launched=launched, addopts=tuple(_env_addopts(before)),
+                           split=split)
     return TestCommand(words=tuple(words), at=0, launched=False, addopts=(), split=split)
 
 
@@ -360,6 +362,29 @@ def pytest_args(command: str) -> list[str]:
     PYTEST_ADDOPTS='-o python_functions=check_*' pytest``); none when no word names pytest (a custom command, ``sh
     -c '…'``: its options are not read)."""
     return parse_command(command).args
+
+
+#: Python's own short options that take a value: the rest of their group, else the next word (``-c`` a program,
+#: ``-m`` a module, ``-W`` a warning filter, ``-X`` an implementation option).
+PYTHON_VALUED = "cmWX"
+
+
+def module_pytest(words: Sequence[str], n: int) -> int | None:
+    """Where pytest's own arguments start (an index of ``words``) when ``words[n]`` is a group of a Python's short
+    flags whose ``-m`` runs pytest, read as Python reads a group (gatk43): ``-m pytest``, ``-mpytest``, ``-Bm pytest``,
+    ``-Bmpytest`` (``py.test`` too), the first flag of :data:`PYTHON_VALUED` taking the rest of the group, else the
+    next word; ``None`` for any other word (``-Wm`` is a warning filter ``m``)."""
+    word = words[n]
+    if not word.startswith("-") or word.startswith("--"):
+        return None
+    for i, flag in enumerate(word[1:], 2):
+        if flag in PYTHON_VALUED:
+            if flag != "m":
+                return None
+            if word[i:]:
+                return n + 1 if word[i:] in ("pytest", "py.test") else None
+            return n + 2 if n + 1 < len(words) and words[n + 1] in ("pytest", "py.test") else None
+    return None
 
 
 def _env_addopts(words: Sequence[str]) -> list[str]:

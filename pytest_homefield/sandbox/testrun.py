@@ -496,11 +496,12 @@ def pytest_words(test_cmd: str) -> int:
     pytest's own arguments when pytest is the program the command starts
     (:attr:`~pytest_homefield.sandbox.pytest_config.TestCommand.launched`, the one reading of a command's pytest
     words, :func:`~pytest_homefield.sandbox.pytest_config.parse_command`): 1 for ``pytest``/``py.test`` (a path to
-    one too), 3 for ``<python> -m pytest``, after an ``env`` prefix's words too (twin43: ``env X=1 pytest`` was
-    none, and pytest's search went on above the tree); else 0 for a custom ``{junit}`` command (of another program,
-    or one :func:`shlex.split` cannot split) and 1 for a command without ``{junit}``, always a pytest command (``uv
-    run pytest``: its pin goes at its end). A ``{junit}`` command that runs pytest gets :func:`pinned_config` as the
-    others (hatk42: it got none)."""
+    one too), 3 for ``<python> -m pytest``, as many as a Python's flags before it are (gatk43: ``python -mpytest``
+    2, ``python -I -m pytest`` 4, ``coverage run -m pytest`` 4), after an ``env`` prefix's words too (twin43: ``env
+    X=1 pytest`` was none, and pytest's search went on above the tree); else 0 for a custom ``{junit}`` command (of
+    another program, or one :func:`shlex.split` cannot split) and 1 for a command without ``{junit}``, always a
+    pytest command (``uv run pytest``: its pin goes at its end). A ``{junit}`` command that runs pytest gets
+    :func:`pinned_config` as the others (hatk42: it got none)."""
     command = pytest_config.parse_command(test_cmd or "python -m pytest")
     if not command.split:
         return 0

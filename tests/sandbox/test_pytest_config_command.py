@@ -25,10 +25,12 @@ CASES: dict[str, tuple[int | None, list[str]]] = {
     "env PYTEST_ADDOPTS=-x pytest --junitxml={junit}": (3, ["-x", "--junitxml={junit}"]),
     "env A=1 B=2 python -m pytest --junitxml={junit}": (6, ["--junitxml={junit}"]),
     "/usr/bin/env python3 -m pytest --junitxml={junit}": (4, ["--junitxml={junit}"]),
+    # gatk43: a Python's -m running pytest starts it wherever it is, its flags read as Python reads them
+    "coverage run -m pytest --junitxml={junit}": (4, ["--junitxml={junit}"]),
+    "python -I -mpytest --junitxml={junit}": (3, ["--junitxml={junit}"]),
     # another program first: its options read as pytest's (the widest reading), no word put in for it
     "uv run pytest -o python_functions=check_* --junitxml={junit}": (None, ["-o", "python_functions=check_*",
                                                                               "--junitxml={junit}"]),
-    "coverage run -m pytest --junitxml={junit}": (None, ["--junitxml={junit}"]),
     "env -i pytest --junitxml={junit}": (None, ["--junitxml={junit}"]),
     "sh -c 'pytest --junitxml={junit}'": (None, []),
     "tool --junit {junit}": (None, []),

@@ -586,19 +586,30 @@ _TAKES: dict[Any, bool] = {}
 def _takes(obj: Any) -> bool:
     """Whether what makes a ``with``'s context (a callable, or the context itself) is one whose own Python code takes
     an exception the body raises (soft42), told from that code, not its name: a ``contextlib.contextmanager`` function
-    (unwrapped through ``__wrapped__``) whose generator has a ``yield`` inside a ``try`` with an ``except`` clause; a
-    class, or an object's class, whose ``__exit__`` or ``__aexit__`` (Python code) returns anything but nothing,
-    ``None`` or ``False``. ``False`` for what it cannot read (C code, a function returning some context)."""
+    (unwrapped through ``__wrapped__``) whose generator has a ``yield`` inside a ``try`` with an ``except`` clause, or
+    (gatk43) inside the body of a ``with`` one of whose contexts takes exceptions so (what makes it named in the
+    generator's own module or closure: ``with pytest.raises(kind): yield``), and (gatk43) such a function's context
+    made before its ``with`` (``cm = keep()``; ``with cm:``), read by that function; a class, or an object's class,
+    whose ``__exit__`` or ``__aexit__`` (Python code) returns anything but nothing, ``None`` or ``False``; and (gatk43)
+    one of the expecting functions whose contexts the reporter watches (:func:`_expecting_functions`:
+    ``pytest.raises``, ``unittest``'s ``assertRaises``), under any name. ``False`` for what it cannot read (C code,
+    another function returning some context)."""
     try:
         func = getattr(obj, "__func__", obj)
         if isinstance(func, types.FunctionType):
             seen = 0
-            while hasattr(func, "__wrapped__") and seen < 100:
+            while not any(func is f for f in _expecting_functions()) and hasattr(func, "__wrapped__") and seen < 100:
                 func, seen = func.__wrapped__, seen + 1
             func = getattr(func, "__func__", func)
+            if any(func is f for f in _expecting_functions()):
+                return True  # gatk43: pytest.raises under another name (from pytest import raises as expect_error)
             if not isinstance(func, types.FunctionType) or not func.__code__.co_flags & (0x20 | 0x200):
                 return False  # not a generator function: what it returns is not read
             return _code_takes(func, True)
+        gen = getattr(obj, "gen", None)
+        if isinstance(gen, _GENERATORS):  # gatk43: a contextmanager's context made before its with
+            frame = getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
+            return frame is not None and _code_takes(_Generated(gen, frame), True)
         cls = obj if isinstance(obj, type) else type(obj)
         return any(isinstance(f, types.FunctionType) and _code_takes(f, False)
                    for f in (getattr(cls, "__exit__", None), getattr(cls, "__aexit__", None)))
@@ -606,32 +617,112 @@ def _takes(obj: Any) -> bool:
         return False
 
 
-def _code_takes(func: types.FunctionType, generator: bool) -> bool:
-    """From ``func``'s source (:func:`_takes`): a generator's ``yield`` inside a ``try`` body with handlers, or (an
-    ``__exit__``) a ``return`` of anything but ``None``/``False``; ``False`` without source. Cached by code."""
+_EXPECTING: list[Any] = []
+#: What a ``contextlib`` context made by a generator function holds as its ``gen``.
+_GENERATORS = (types.GeneratorType, types.AsyncGeneratorType)
+
+
+def _expecting_functions() -> list[Any]:
+    """The functions making the expecting contexts :func:`_watch_raises` watches (gatk43): ``pytest.raises`` and
+    ``unittest.TestCase``'s ``assertRaises`` and ``assertRaisesRegex`` (their plain functions), read once."""
+    if not _EXPECTING:
+        found: list[Any] = [getattr(pytest.raises, "__func__", pytest.raises)]
+        try:
+            import unittest
+
+            found += [unittest.TestCase.assertRaises, unittest.TestCase.assertRaisesRegex]
+        except (ImportError, AttributeError):
+            pass
+        _EXPECTING.extend(found)
+    return _EXPECTING
+
+
+class _Generated:
+    """What :func:`_code_takes` reads of a function, had from a suspended generator (``gen``, its ``frame``) whose
+    function a ``contextlib`` context no longer holds once entered: its code, globals, builtins and free variables."""
+
+    def __init__(self, gen: Any, frame: Any) -> None:
+        self.__code__ = getattr(gen, "gi_code", None) or gen.ag_code
+        self.__globals__ = frame.f_globals
+        self.__builtins__ = frame.f_builtins
+        names = self.__code__.co_freevars
+        self.free = {n: v for n, v in frame.f_locals.items() if n in names}
+
+
+def _code_takes(func: Any, generator: bool) -> bool:
+    """From ``func``'s source (:func:`_takes`): a generator's ``yield`` inside a ``try`` body with handlers (``except``
+    or, gatk43, ``except*``), or inside
+    a ``with`` body one of whose contexts takes exceptions (:func:`_with_takes`, gatk43), or (an ``__exit__``) a
+    ``return`` of anything but ``None``/``False``; ``False`` without source. Cached by code (``False`` while it is
+    read: a generator reached again through its own ``with`` adds nothing)."""
     code = func.__code__
     if code in _TAKES:
         return _TAKES[code]
+    _TAKES[code] = False
     import ast
     import inspect
     import textwrap
 
+    tries: tuple[Any, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
     out = False
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func if isinstance(func, types.FunctionType) else code)))
     except Exception:  # no source (a built function, a file gone), or none that parses alone
         tree = None
     defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
     if defs:
         for node in _own_nodes(defs[0]):
-            if generator and isinstance(node, ast.Try) and node.handlers:
+            if generator and isinstance(node, tries) and node.handlers:
                 out = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
+            elif generator and isinstance(node, (ast.With, ast.AsyncWith)):
+                out = (any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
+                       and _with_takes(func, node))
             elif not generator and isinstance(node, ast.Return) and node.value is not None:
                 out = not (isinstance(node.value, ast.Constant) and node.value.value in (None, False))
             if out:
                 break
     _TAKES[code] = out
     return out
+
+
+def _with_takes(func: Any, node: Any) -> bool:
+    """Whether a context of ``node`` (a ``with`` statement of ``func``'s code) takes exceptions (:func:`_takes`, by
+    what makes it: the callable of an item that is a call, else the item, each a name or a chain of attributes of one,
+    the name read in ``func``'s closure, then its module, then the builtins, as the header's ``lambda`` of
+    :func:`soft_block` reads them; gatk43). An item read otherwise takes none."""
+    import ast
+
+    free: dict[str, Any] | None = getattr(func, "free", None)
+    if free is None:
+        free = {}
+        cells = func.__closure__ or ()
+        for i, name in enumerate(func.__code__.co_freevars[:len(cells)]):
+            try:
+                free[name] = cells[i].cell_contents
+            except ValueError:  # an empty cell
+                continue
+    for item in node.items:
+        expr = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
+        chain: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            chain.insert(0, expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            continue
+        try:
+            if expr.id in free:
+                obj = free[expr.id]
+            elif expr.id in func.__globals__:
+                obj = func.__globals__[expr.id]
+            else:
+                obj = func.__builtins__[expr.id]
+            for attr in chain:
+                obj = getattr(obj, attr)
+        except Exception:  # a name unbound, an attribute missing: this context is not read
+            continue
+        if _takes(obj):
+            return True
+    return False
 
 
 def _own_nodes(node: Any) -> list[Any]:
