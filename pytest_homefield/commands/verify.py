@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,11 @@ from pytest_homefield.sandbox.limits import HANG_FACTOR
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.hooks import end_open_line
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
-__all__ = ["run_verify", "verify_run_lines", "oracle_line", "Pace", "unprotected_lines", "graded_unprotected",
+__all__ = ["run_verify", "verify_run_lines", "oracle_line", "Pace", "Estimate", "machine_load", "time_estimate",
+           "unprotected_lines", "graded_unprotected",
            "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
 
 
@@ -300,42 +303,98 @@ def _seconds(each: float) -> str:
 LOADED = 2.0
 
 
+def machine_load(cgroup_root: Path = Path("/sys/fs/cgroup"), proc: Path = Path("/proc")) -> tuple[float, float]:
+    """``(load, cpus)``: the machine's 1-minute load average (``os.getloadavg``: the tasks running or waiting to
+    run, every session's, ``0.0`` where it cannot be read) and the CPUs this process may run on: its affinity
+    (``os.sched_getaffinity``), at most its cgroup's CPU quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us`` over
+    ``cpu.cfs_period_us``; a quota of 1.5 CPUs is 1.5), at least 1."""
+    try:
+        load = float(os.getloadavg()[0])
+    except OSError:
+        load = 0.0
+    cpus = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    try:
+        lines = (proc / "self" / "cgroup").read_text().splitlines()
+    except OSError:
+        lines = []
+    dirs: list[Path] = []
+    for line in lines:  # "0::/path" (v2), "4:cpu,cpuacct:/path" (v1)
+        _, controllers, rel = line.split(":", 2) if line.count(":") >= 2 else ("", "-", "")
+        if controllers == "":
+            dirs += [cgroup_root / rel.lstrip("/"), cgroup_root]
+        elif "cpu" in controllers.split(","):
+            dirs += [cgroup_root / controllers / rel.lstrip("/"), cgroup_root / controllers]
+    for d in dirs:
+        try:
+            if (d / "cpu.max").is_file():
+                quota, period = ((d / "cpu.max").read_text().split() + ["100000"])[:2]
+            elif (d / "cpu.cfs_quota_us").is_file():
+                quota = (d / "cpu.cfs_quota_us").read_text().strip()
+                period = (d / "cpu.cfs_period_us").read_text().strip()
+            else:
+                continue
+        except OSError:
+            continue
+        if quota not in ("max", "-1") and float(period) > 0:
+            cpus = min(cpus, float(quota) / float(period))
+        break
+    return max(0.0, load), max(1.0, cpus)
+
+
 @dataclasses.dataclass(frozen=True)
 class Estimate:
     """How long a verify session takes, as a range: ``low_s`` its gradings' test runs and host work over its workers
     (the line's figure before ops41, which under load came out about half of what it took), and ``low_s ×``
     :attr:`factor` when the machine is loaded. ``measured``: how many earlier attempts of the session's tasks
     ``took`` is measured over (0: none); ``took``: what they took in all (agent, waits, test runs, host work) over
-    their test runs and host work, ``None`` when none. The factor is ``took`` when more than :data:`LOADED`, else
-    :data:`LOADED`: an earlier session on an idle machine says nothing of this one's load."""
+    their test runs and host work, ``None`` when none. ``load`` and ``cpus``: the machine's state at the start
+    (:func:`machine_load`; ``cpus`` 0: not measured). The factor is the most of :data:`LOADED`, ``took`` (an earlier
+    session on an idle machine says nothing of this one's load) and ``load / cpus``: each of ``load`` tasks wanting a
+    CPU gets about ``cpus / load`` of one (ops43: on pluggy under load 10-15 on 2 CPUs ``verify --attacks`` took ×3.1
+    its one-figure estimate, above ×2)."""
 
     low_s: float
     measured: int = 0
     took: float | None = None
+    load: float = 0.0
+    cpus: float = 0.0
+
+    @property
+    def crowded(self) -> float:
+        """``load / cpus`` (0.0 when not measured)."""
+        return self.load / self.cpus if self.cpus > 0 else 0.0
 
     @property
     def factor(self) -> float:
-        return max(LOADED, self.took or 0.0)
+        return max(LOADED, self.took or 0.0, self.crowded)
 
     @property
     def high_s(self) -> float:
         return self.low_s * self.factor
 
     @classmethod
-    def of(cls, low_s: float, earlier: Sequence[Mapping[str, Any]]) -> Estimate:
+    def of(cls, low_s: float, earlier: Sequence[Mapping[str, Any]],
+           machine: tuple[float, float] = (0.0, 0.0)) -> Estimate:
         """From ``earlier`` result records (those of the session's tasks that were graded: ``test_s > 0``): the
-        ratio of their ``wall_s + wait_s + test_s + host_s`` to their ``test_s + host_s``."""
+        ratio of their ``wall_s + wait_s + test_s + host_s`` to their ``test_s + host_s``; ``machine``: ``(load,
+        cpus)`` (:func:`machine_load`)."""
         graded = [r for r in earlier if _num(r.get("test_s")) > 0]
         work = sum(_num(r.get("test_s")) + _num(r.get("host_s")) for r in graded)
         whole = work + sum(_num(r.get("wall_s")) + _num(r.get("wait_s")) for r in graded)
-        return cls(low_s, len(graded), whole / work if graded and work > 0 else None)
+        return cls(low_s, len(graded), whole / work if graded and work > 0 else None, *machine)
 
     def words(self, workers: int) -> str:
         """``about 15m20s with 2 workers, up to 30m40s on a loaded machine (×2.0: …why)``."""
-        why = (f"what the {plural(self.measured, 'earlier attempt')} of these tasks took in all, agents and waits "
-               "included, over their test runs and host work" if self.took is not None and self.took > LOADED else
-               "an attempt also runs its agent and waits for the machine's phase lock and memory, which other "
-               "sessions set")
+        if self.crowded > max(LOADED, self.took or 0.0):
+            why = (f"the machine's load average is {self.load:.1f} on {self.cpus:g} CPU{'s' if self.cpus != 1 else ''}"
+                   " now: each process wanting a CPU gets about "
+                   f"1/{self.crowded:.1f} of one")
+        elif self.took is not None and self.took > LOADED:
+            why = (f"what the {plural(self.measured, 'earlier attempt')} of these tasks took in all, agents and waits "
+                   "included, over their test runs and host work")
+        else:
+            why = ("an attempt also runs its agent and waits for the machine's phase lock and memory, which other "
+                   "sessions set")
         return (f"about {fmt_duration(self.low_s)} with {plural(workers, 'worker')}, up to "
                 f"{fmt_duration(self.high_s)} on a loaded machine (×{self.factor:.1f}: {why})")
 
@@ -357,8 +416,18 @@ def earlier_attempts(runs_root: Path, task_ids: Collection[str]) -> list[dict[st
 
 def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]], *,
               attacks: int = 0, canaried: dict[str, list[float]] | None = None, ungraded: int = 0,
-              earlier: Sequence[Mapping[str, Any]] = ()) -> str | None:
-    """``'homefield verify: 46 gradings on 1 task, about 40s each (measured at mining …): about 15m20s with 2
+              earlier: Sequence[Mapping[str, Any]] = (), machine: tuple[float, float] = (0.0, 0.0)) -> str | None:
+    """:func:`time_estimate`'s line alone."""
+    said = time_estimate(tasks, gradings, workers, graded, attacks=attacks, canaried=canaried, ungraded=ungraded,
+                         earlier=earlier, machine=machine)
+    return None if said is None else said[0]
+
+
+def time_estimate(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]], *,
+                  attacks: int = 0, canaried: dict[str, list[float]] | None = None, ungraded: int = 0,
+                  earlier: Sequence[Mapping[str, Any]] = (),
+                  machine: tuple[float, float] = (0.0, 0.0)) -> tuple[str, Estimate] | None:
+    """``('homefield verify: 46 gradings on 1 task, about 40s each (measured at mining …): about 15m20s with 2
     workers, up to 30m40s on a loaded machine (×2.0: …)'``: what the session will take, said when collection ends
     (nu22: a verify of simonw/llm ran 27 minutes without a word of it). Seconds per grading from
     :func:`~pytest_homefield.run.cost.grading_seconds`:
@@ -371,8 +440,9 @@ def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[s
     running its agent; said 31 s from an earlier verify's and took 27 s). ``ungraded``: attack attempts
     besides the ``gradings`` that end before grading (:attr:`~pytest_homefield.agents.attacks.Attack.graded`
     false), named at the end of the line. The total is a range (:class:`Estimate`, from ``earlier``: the result
-    records of these tasks' earlier attempts): these figures alone came out about half of what a session took on a
-    loaded machine (ops41). ``None`` when nothing is known."""
+    records of these tasks' earlier attempts, and ``machine``, :func:`machine_load`'s ``(load, cpus)`` now): these
+    figures alone came out about half of what a session took on a loaded machine (ops41). Returns the line and that
+    :class:`Estimate` (:class:`Pace` says it again beside the pace seen), ``None`` when nothing is known."""
     each, how = grading_seconds(tasks, None, graded)
     attacks = max(0, min(attacks, gradings))
     twin_each, twin_how = grading_seconds(tasks, None, graded, canaried=canaried or {}) if attacks else (None, "")
@@ -385,12 +455,12 @@ def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[s
     if twin_each is None or each is None:
         one = each if each is not None else twin_each
         assert one is not None
+        e = Estimate.of(one * gradings / workers, earlier, machine)
         return (f"{head}about {_seconds(one)} each ({how if each is not None else twin_how}): "
-                f"{Estimate.of(one * gradings / workers, earlier).words(workers)}{tail}")
-    total = each * (gradings - attacks) + twin_each * attacks
+                f"{e.words(workers)}{tail}", e)
+    e = Estimate.of((each * (gradings - attacks) + twin_each * attacks) / workers, earlier, machine)
     return (f"{head}about {_seconds(each)} each for oracle ({how}) and {_seconds(twin_each)} for each of "
-            f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): "
-            f"{Estimate.of(total / workers, earlier).words(workers)}{tail}")
+            f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): {e.words(workers)}{tail}", e)
 
 
 #: The agent names (``attack-<name>``) of the attacks whose attempts end before grading.
@@ -428,39 +498,50 @@ class _Selected:
         first = self.tasks is None
         self.tasks = {n.split("::")[1] for n in ids}
         self.attacks = sum(1 for n in ids if n.split("::")[2].startswith("attack-"))
-        if first:
-            self._pace = Pace(len(ids), time.monotonic())
+        said = None
         if first and self.home is not None and self.config is not None and ids:
             tasks = [t for t in load_tasks(self.home.tasks) if t.id in self.tasks]
             workers = self.config.getoption("numprocesses", None)
             gradings, attacks, ungraded = planned_gradings(ids)
-            line = time_line(tasks, gradings, workers if isinstance(workers, int) else 1,
-                             graded_seconds_by_task(self.home.runs, canaries=False), attacks=attacks,
-                             canaried=graded_seconds_by_task(self.home.runs, canaries=True), ungraded=ungraded,
-                             earlier=earlier_attempts(self.home.runs, self.tasks))
+            said = time_estimate(tasks, gradings, workers if isinstance(workers, int) else 1,
+                                 graded_seconds_by_task(self.home.runs, canaries=False), attacks=attacks,
+                                 canaried=graded_seconds_by_task(self.home.runs, canaries=True), ungraded=ungraded,
+                                 earlier=earlier_attempts(self.home.runs, self.tasks), machine=machine_load())
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            if line and reporter is not None:
-                reporter.write_line(line)
+            if said and reporter is not None:
+                reporter.write_line(said[0])
+        if first:
+            self._pace = Pace(len(ids), time.monotonic(), self._eta, None if said is None else said[1])
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if session.items or self.tasks is None:  # an xdist controller collects nothing itself
             self._note([i.nodeid for i in session.items])
 
+    def _eta(self) -> float | None:
+        """The progress line's seconds left (its ``ETA``), ``None`` without one."""
+        hooks = self.config.pluginmanager.get_plugin("homefield-progress") if self.config is not None else None
+        return hooks.eta_s() if hooks is not None else None
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self._note(ids)
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """An attempt ended (its teardown report, on the controller under xdist): :meth:`Pace.done`'s line, when it
-        gives one, printed."""
-        if report.when != "teardown" or self._pace is None or self.home is None or self.config is None:
-            return
-        parts = report.nodeid.split("::")
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> Generator[None, None, None]:
+        """An attempt ended (on the controller under xdist): once the progress line counted it (this hook's other
+        implementations, :class:`~pytest_homefield.terminal.hooks.ProgressHooks`' among them), :meth:`Pace.done`'s
+        line, when it gives one, printed."""
+        result = yield
+        if self._pace is None or self.home is None or self.config is None:
+            return result
+        parts = nodeid.split("::")
         agent = parts[2].split("[")[0] if len(parts) >= 3 else ""
         line = self._pace.done(agent.startswith("attack-") and agent not in _UNGRADED, time.monotonic())
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if line and reporter is not None:
+            end_open_line(reporter)  # after pytest's letters (a log read "uuhomefield verify: 12 of 50 …")
             reporter.write_line(line)
+        return result
 
 
 class Pace:
@@ -468,15 +549,22 @@ class Pace:
     63m52s: 129 attack gradings waited 4155 s in all for the machine's phase lock and memory, which no earlier
     grading of the task shows, and spent 1573 s on the host besides their 1461 s of test runs). ``total`` attempts
     collected at ``start`` (``time.monotonic()``); :meth:`done` counts one that ended and says, after the first graded
-    attack and at each quarter of the attempts, how long the rest takes at the pace so far."""
+    attack and at each quarter of the attempts, how long the rest takes by ``eta()``: the seconds left the progress
+    line's ETA says (:meth:`~pytest_homefield.terminal.hooks.ProgressHooks.eta_s`: each attempt left at its task's
+    median so far, over the attempts the session runs at once; ``None`` while it cannot tell), beside what the
+    session said at its start (``said``, :class:`Estimate`). One ETA: ops43 replaced this class's own (elapsed over
+    attempts ended, times the attempts left), which weighed a quick oracle attempt as an attack's grading."""
 
-    def __init__(self, total: int, start: float) -> None:
+    def __init__(self, total: int, start: float, eta: Callable[[], float | None] = lambda: None,
+                 said: Estimate | None = None) -> None:
         self.total, self.start, self.ended, self.attack_seen = total, start, 0, False
+        self.eta, self.said = eta, said
         self._next = sorted({total * q // 4 for q in (1, 2, 3)} - {0})
 
     def done(self, graded_attack: bool, now: float) -> str | None:
         """Count an attempt that ended at ``now`` (``graded_attack``: an attack's, graded); the line to print, if any:
-        ``homefield verify: 12 of 50 attempts ended in 9m58s; at that pace about 32m more``."""
+        ``homefield verify: 12 of 50 attempts ended in 9m58s; about 32m00s more by the progress line's ETA (41m58s in
+        all; said at the start: about 15m20s, up to 30m40s)``."""
         self.ended += 1
         first = graded_attack and not self.attack_seen
         self.attack_seen |= graded_attack
@@ -485,9 +573,14 @@ class Pace:
         if not (first or due) or self.ended >= self.total:
             return None
         elapsed = now - self.start
-        more = elapsed / self.ended * (self.total - self.ended)
-        return (f"homefield verify: {self.ended} of {plural(self.total, 'attempt')} ended in {fmt_duration(elapsed)}; "
-                f"at that pace about {fmt_duration(more)} more")
+        head = f"homefield verify: {self.ended} of {plural(self.total, 'attempt')} ended in {fmt_duration(elapsed)}; "
+        left = self.eta()
+        if left is None:
+            return head + "no ETA yet (the progress line's: ETA ?)"
+        said = (f"; said at the start: about {fmt_duration(self.said.low_s)}, up to {fmt_duration(self.said.high_s)}"
+                if self.said is not None else "")
+        return head + (f"about {fmt_duration(left)} more by the progress line's ETA ({fmt_duration(elapsed + left)} "
+                       f"in all{said})")
 
 
 def oracle_line(graded: int, total: int, selected: int | None, interrupted: bool, oracle: int | None = None) -> str:

@@ -67,6 +67,10 @@ class MinePlugin(ModePlugin):
         self.summary: list[str] = []
         #: why the session stops before its end (fail-fast, Ctrl-C); ``None`` while it goes on
         self.stop: Stop | None = None
+        #: the node ids of the candidate items collection kept (``-k``, ``-m``, node ids; under xdist, from the
+        #: workers' collections), ``None`` until known; and those that started: a ``-k`` mine's summary counts both
+        self._collected: list[str] | None = None
+        self._reached: set[str] = set()
         try:  # --sandbox bwrap where bubblewrap does not work: one line, before any work
             test_sandbox(settings)
         except BwrapUnavailable as exc:
@@ -146,6 +150,19 @@ class MinePlugin(ModePlugin):
                 return "rejected", "r", ("REJECTED", {"yellow": True})
         return None
 
+    # -- what a selection kept and reached (controller only) ------------------------------------
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if session.items or self._collected is None:  # an xdist controller collects nothing itself
+            self._collected = [i.nodeid for i in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self._collected:
+            self._collected = list(ids)
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self._reached.add(nodeid)
+
     # -- stopping early (controller only) -----------------------------------------------------
     def on_report(self, report: pytest.TestReport) -> None:
         if report.when != "call" or self.stop is not None or "homefield" not in report.keywords:
@@ -198,7 +215,8 @@ class MinePlugin(ModePlugin):
                              (("-k", str(getattr(opt, "keyword", "") or "")),
                               ("-m", str(getattr(opt, "markexpr", "") or ""))) if expr)
         self.summary = self.session.finish(verbose=self.config.get_verbosity() > 0, stop=self.stop, command=command,
-                                           selection=selection)
+                                           selection=selection, reached=len(self._reached),
+                                           collected=None if self._collected is None else len(self._collected))
         if self.session.tasks_error is not None:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return

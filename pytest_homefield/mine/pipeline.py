@@ -582,7 +582,7 @@ class MineSession:
         return format_scan(self.scan_result, verbose=True).splitlines()
 
     def finish(self, *, verbose: bool = False, stop: Stop | None = None, command: str = "homefield mine",
-               selection: str = "") -> list[str]:
+               selection: str = "", collected: int | None = None, reached: int | None = None) -> list[str]:
         """Merge this session's kept tasks into ``tasks.jsonl`` (the last record per commit wins;
         ``--max-tasks`` keeps the newest) and return the summary lines; ``verbose`` adds a line per
         verified candidate. Controller only. A ``tasks.jsonl`` that cannot be merged (a bad record,
@@ -595,9 +595,13 @@ class MineSession:
         (:func:`~pytest_homefield.mine.bounds.stop_meta`; :attr:`stopped` holds it too).
 
         ``selection``: the ``-k`` / ``-m`` that chose this mine's items (``"-k 'abc123'"``; ``""``: every frozen
-        candidate): the first line then counts the candidates it selected (those with a record) apart from the
-        frozen ones and says what ``tasks.jsonl`` holds (nu41: a ``-k`` mine of one dropped candidate said
-        ``Mined 0 tasks from 18 candidates``, with 7 tasks on file); :attr:`selected` holds the count."""
+        candidate): the first line then counts the candidates it selected (``collected``, or those with a record when
+        more) apart from the frozen ones and says what ``tasks.jsonl`` holds (nu41: a ``-k`` mine of one dropped
+        candidate said ``Mined 0 tasks from 18 candidates``, with 7 tasks on file); :attr:`selected` holds the count.
+        ``collected``:
+        the candidate items the selection kept (``None``: not known), the count's floor (ops43: after a Ctrl-C, those
+        never started have no record, and a count of records missed them); ``reached``: how many of them started,
+        said when fewer."""
         every = list(read_jsonl(self.results_path))
         records = [r for r in every if r.get("reason") not in ("max_tasks", NOT_VERIFIED)]
         verified = list({r["commit"]: r for r in records}.values())  # the last record per commit wins
@@ -621,8 +625,9 @@ class MineSession:
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)
         # a -k / -m mine's bounds and counts are over the candidates it selected (those with a record: a bound gives
-        # every one a record; after a Ctrl-C, those never started have none), not over every frozen one
-        pool = len({str(r.get("commit")) for r in every}) if selection else n_cand
+        # every one a record; after a Ctrl-C, those never started have none: the items collected count them), not
+        # over every frozen one
+        pool = max(collected or 0, len({str(r.get("commit")) for r in every})) if selection else n_cand
         not_verified = pool - len(verified) - n_max
         now = {r["id"] for r in verified}
         partial = stop_lines(stop, n_candidates=pool, n_verified=len(verified), n_not_verified=not_verified,
@@ -636,8 +641,10 @@ class MineSession:
         if selection:  # -k / -m: this mine's verdicts are on its selected candidates, the file holds others too
             self.selected = pool
             some = f"{len(verified)} of {pool} candidates" if partial else plural(pool, 'candidate')
+            short = (f"{reached} reached, {pool - reached} never started; " if reached is not None and reached < pool
+                     else "")
             first = (f"Mined {plural(kept, 'task')} from {some} selected by {selection} "
-                     f"(of {plural(n_cand, 'candidate')} frozen; {plural(examined, 'commit')} examined); "
+                     f"({short}of {plural(n_cand, 'candidate')} frozen; {plural(examined, 'commit')} examined); "
                      f"{where} holds {plural(len(tasks), 'task')}")
         else:
             first = (f"Mined {plural(kept, 'task')} from {of} candidate{'s' if n_cand != 1 else ''} "

@@ -18,7 +18,7 @@ from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses;
 from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX, one_line
 from pytest_homefield.terminal.progress import HEARTBEAT_S, Progress, display_width, plural
 
-__all__ = ["InertReasons", "ProgressHooks", "heartbeat_s", "heartbeat_while", "on_ci"]
+__all__ = ["Heartbeat", "InertReasons", "ProgressHooks", "end_open_line", "heartbeat_s", "heartbeat_while", "on_ci"]
 
 #: The environment variable setting the seconds between heartbeat lines (:data:`HEARTBEAT_S`).
 HEARTBEAT_VAR = "HOMEFIELD_HEARTBEAT_S"
@@ -74,24 +74,63 @@ def heartbeat_while(config: pytest.Config, kind: str, label: str, *,
         return
     progress = Progress(kind, clock=clock)
     progress.start(kind, label)
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(min(1.0, every / 2)):
-            if progress.heartbeat_due(every):
-                try:
-                    os.write(out, f"homefield {progress.line(how_long=True)}\n".encode("utf-8", "replace"))
-                except OSError:  # the log is gone (a closed pipe): nothing to keep alive
-                    return
-
-    thread = threading.Thread(target=beat, name="homefield-heartbeat", daemon=True)
+    beat = Heartbeat(progress, every, out, writer=lambda: getattr(tr, "_tw", None))
+    thread = threading.Thread(target=beat.run, name="homefield-heartbeat", daemon=True)
     thread.start()
     try:
         yield
     finally:
-        stop.set()
+        beat.stop.set()
         thread.join(timeout=5)
         os.close(out)
+
+
+class Heartbeat:
+    """The loop of a heartbeat thread, one for :class:`ProgressHooks` (while items run) and :func:`heartbeat_while`
+    (before a session has items): every ``min(1, every / 2)`` seconds until :attr:`stop` is set, when
+    ``progress`` says a heartbeat is due (:meth:`Progress.heartbeat_due`: an item in flight and no line for ``every``
+    seconds), it writes ``homefield <progress line> for 6m30s`` and a newline to the file descriptor ``out`` (a copy
+    of stdout: in-process items run under pytest's output capture). ``writer()``: pytest's terminal writer, or
+    ``None``; ``flush``: whether what it holds is written first (nothing captures stdout: the xdist controller, ``-s``,
+    pytest's configuring). A line that writer left open (progress letters) is ended first, once: the writer does
+    not see this line, so it counts its line as open until it writes again. ``lock``: held around each check and
+    write (the owner's lock of ``progress``, which is not thread-safe). The loop ends at :attr:`stop` (``stop``: the
+    owner's event, else a new one), or when ``out`` is gone (a closed pipe: nothing to keep alive)."""
+
+    def __init__(self, progress: Progress, every: float, out: int, *, writer: Callable[[], Any] = lambda: None,
+                 flush: Callable[[], bool] = lambda: True, lock: threading.RLock | None = None,
+                 stop: threading.Event | None = None) -> None:
+        self.progress, self.every, self.out = progress, every, out
+        self.writer, self.flush = writer, flush
+        self.lock = lock or threading.RLock()
+        self.stop = stop or threading.Event()
+        self._ended_width: int | None = None
+
+    def run(self) -> None:
+        while not self.stop.wait(min(1.0, self.every / 2)):
+            with self.lock:
+                if self.stop.is_set() or not self.progress.heartbeat_due(self.every):
+                    continue
+                tw: Any = self.writer()
+                if tw is not None and self.flush():  # what pytest wrote goes first
+                    tw.flush()
+                open_width = int(getattr(tw, "width_of_current_line", 0) or 0) if tw is not None else 0
+                start = "\n" if open_width != 0 and open_width != self._ended_width else ""
+                self._ended_width = open_width
+                text = f"{start}homefield {self.progress.line(how_long=True)}\n"
+                try:
+                    os.write(self.out, text.encode("utf-8", "replace"))
+                except OSError:  # the log is gone (a closed pipe): nothing to keep alive
+                    return
+
+
+def end_open_line(tr: Any) -> None:
+    """End a line pytest or xdist left open on the terminal reporter ``tr`` (progress letters, a status being
+    rewritten), so that the next line starts a line of its own."""
+    tw: Any = getattr(tr, "_tw", None)
+    # -1 (wcswidth of a line holding "\r", as xdist's status rewrites leave it) is an open line too
+    if tw is not None and int(getattr(tw, "width_of_current_line", 0) or 0) != 0:
+        tw.line()
 
 
 def _status(kind: str, report: pytest.TestReport) -> str | None:
@@ -210,7 +249,11 @@ class ProgressHooks:
         self.heartbeat_s = heartbeat_s()
         self._heartbeat: threading.Thread | None = None
         self._out_fd: int | None = None
-        self._ended_width: int | None = None
+
+    def eta_s(self) -> float | None:
+        """The seconds left the line's ``ETA`` says (:meth:`Progress.eta_s`), ``None`` for ``ETA ?``."""
+        with self._lock:
+            return self.progress.eta_s()
 
     # -- where and how to draw ----------------------------------------------------------------
     @property
@@ -283,34 +326,13 @@ class ProgressHooks:
         if (self._heartbeat is not None or self._out_fd is None or not self.heartbeat_s or self.live
                 or self.config.get_verbosity() < 0 or self._stop.is_set()):
             return
-        self._heartbeat = threading.Thread(target=self._beat, name="homefield-heartbeat", daemon=True)
+        beat = Heartbeat(self.progress, self.heartbeat_s, self._out_fd, writer=lambda: getattr(self.tr, "_tw", None),
+                         flush=self._may_tick, lock=self._lock, stop=self._stop)  # one stop: :meth:`_stop_ticker`
+        self._heartbeat = threading.Thread(target=beat.run, name="homefield-heartbeat", daemon=True)
         self._heartbeat.start()
 
-    def _beat(self) -> None:
-        while not self._stop.wait(min(1.0, self.heartbeat_s / 2)):
-            with self._lock:
-                if self._stop.is_set() or self._out_fd is None or not self.progress.heartbeat_due(self.heartbeat_s):
-                    continue
-                tw: Any = getattr(self.tr, "_tw", None)
-                if self._may_tick() and tw is not None:  # nothing captures stdout here: what pytest wrote goes first
-                    tw.flush()
-                # a line pytest left open (progress letters) is ended first, once: pytest's writer does not see
-                # this line, so it counts its line as open until it writes again
-                open_width = int(getattr(tw, "width_of_current_line", 0) or 0) if tw is not None else 0
-                start = "\n" if open_width != 0 and open_width != self._ended_width else ""
-                self._ended_width = open_width
-                text = f"{start}homefield {self.progress.line(how_long=True)}\n"
-                try:
-                    os.write(self._out_fd, text.encode("utf-8", "replace"))
-                except OSError:  # the log is gone (a closed pipe): nothing to keep alive
-                    return
-
     def _newline_if_needed(self) -> None:
-        """End a line pytest or xdist left open (progress letters, a status being rewritten)."""
-        tw: Any = getattr(self.tr, "_tw", None)
-        # -1 (wcswidth of a line holding "\r", as xdist's status rewrites leave it) is an open line too
-        if tw is not None and int(getattr(tw, "width_of_current_line", 0) or 0) != 0:
-            tw.line()
+        end_open_line(self.tr)
 
     def _plain(self) -> None:
         tr = self.tr

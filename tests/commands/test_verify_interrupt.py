@@ -5,6 +5,7 @@ run to its end is no interruption (a first fix, comparing the graded ids with th
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import signal
 import subprocess
@@ -143,13 +144,102 @@ def test_the_estimate_is_a_range_whose_high_end_is_the_load_seen() -> None:
                           "host work)")
 
 
-def test_the_pace_is_said_after_the_first_graded_attack_and_each_quarter() -> None:
+def test_the_pace_is_the_progress_lines_eta_said_after_the_first_graded_attack_and_each_quarter() -> None:
     """exc35 (tomli: "about 9m50s", 63m52s taken, 4155 s of it waiting for the machine's phase lock and memory, which
-    no estimate made before the session can know): as attempts end, the pace so far gives the time left."""
-    from pytest_homefield.commands.verify import Pace
+    no estimate made before the session can know): as attempts end, the time left is said again. ops43: by the
+    progress line's ETA (each attempt left at its task's median so far, over the attempts run at once), not a second
+    ETA of its own (elapsed over attempts ended, times those left), which counted the quick oracle attempt as one
+    more attack: here 6m20s in all at the half, of 7m10s (oracle 10 s, then 7 attacks of 60 s, one at a time)."""
+    from pytest_homefield.commands.verify import Estimate, Pace
+    from pytest_homefield.terminal.progress import Progress
 
-    pace = Pace(8, 100.0)
-    said = [pace.done(n >= 1, 100.0 + 60 * (n + 1)) for n in range(8)]
-    assert said == [None, "homefield verify: 2 of 8 attempts ended in 2m00s; at that pace about 6m00s more", None,
-                    "homefield verify: 4 of 8 attempts ended in 4m00s; at that pace about 4m00s more", None,
-                    "homefield verify: 6 of 8 attempts ended in 6m00s; at that pace about 2m00s more", None, None]
+    now = [1000.0]  # the clock, in seconds
+
+    def clock() -> float:
+        return now[0]
+    progress = Progress("run", clock=clock, name="verify", group=lambda key: key.rsplit("::", 1)[0])
+    keys = ["f::t1::oracle[1]"] + [f"f::t1::attack-a{n}[1]" for n in range(7)]
+    progress.set_total(len(keys), keys)
+    pace = Pace(len(keys), clock(), progress.eta_s, Estimate.of(300.0, [], (0.5, 2.0)))
+    said = []
+    for key, took in zip(keys, [10.0] + [60.0] * 7, strict=True):
+        progress.start(key, key)
+        now[0] += took
+        progress.finish(key, "unsolved")
+        said.append(pace.done("attack" in key, now[0]))
+    start = "; said at the start: about 5m00s, up to 10m00s)"
+    assert said == [None,
+                    "homefield verify: 2 of 8 attempts ended in 1m10s; about 3m30s more by the progress line's ETA "
+                    f"(4m40s in all{start}", None,
+                    "homefield verify: 4 of 8 attempts ended in 3m10s; about 4m00s more by the progress line's ETA "
+                    f"(7m10s in all{start}", None,
+                    "homefield verify: 6 of 8 attempts ended in 5m10s; about 2m00s more by the progress line's ETA "
+                    f"(7m10s in all{start}", None, None]
+    blind = Pace(4, 0.0)  # no progress line (none registered): no figure of its own either
+    assert [blind.done(True, 5.0), blind.done(False, 9.0)] == [
+        "homefield verify: 1 of 4 attempts ended in 5s; no ETA yet (the progress line's: ETA ?)",
+        "homefield verify: 2 of 4 attempts ended in 9s; no ETA yet (the progress line's: ETA ?)"]
+
+
+def test_the_high_end_scales_with_the_machines_load_now(tmp_path: Path) -> None:
+    """ops43: ``verify --attacks`` on pluggy under load 10-15 on 2 CPUs took ×3.1 its one-figure estimate, above the
+    range's ×2: the high end is also the load average over the CPUs this process may use (:func:`machine_load`, read
+    from ``os.getloadavg``, the affinity and the cgroup's CPU quota, v2 or v1), when that is more."""
+    from pytest_homefield.commands.verify import Estimate, machine_load
+
+    crowded = Estimate.of(600.0, [], (13.4, 2.0))
+    assert crowded.factor == pytest.approx(6.7) and crowded.high_s == pytest.approx(4020.0)
+    assert crowded.words(2) == ("about 10m00s with 2 workers, up to 1h07m on a loaded machine (×6.7: the machine's "
+                                "load average is 13.4 on 2 CPUs now: each process wanting a CPU gets about 1/6.7 of "
+                                "one)")
+    took = [{"test_s": 10.0, "host_s": 2.0, "wall_s": 6.0, "wait_s": 18.0}]  # ×3 in all
+    assert Estimate.of(600.0, took, (5.0, 2.0)).factor == pytest.approx(3.0)  # the earlier attempts' ×3 wins
+    assert Estimate.of(600.0, [], (1.0, 2.0)).factor == 2.0  # an idle machine: LOADED
+    assert Estimate.of(600.0, [], (9.0, 0.0)).factor == 2.0  # CPUs not measured: no load figure
+    affinity = float(len(os.sched_getaffinity(0)))
+    cases = {"v2-quota": ("0::/a/b\n", {"a/b/cpu.max": "150000 100000\n"}, min(affinity, 1.5)),
+             "v2-max": ("0::/a\n", {"a/cpu.max": "max 100000\n"}, affinity),
+             "v1-quota": ("4:cpu,cpuacct:/c\n1:memory:/c\n",
+                          {"cpu,cpuacct/c/cpu.cfs_quota_us": "50000\n", "cpu,cpuacct/c/cpu.cfs_period_us": "100000\n"},
+                          1.0),  # half a CPU is never under one
+             "v1-none": ("4:cpu:/\n", {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"},
+                         affinity),
+             "none": ("", {}, affinity)}
+    for name, (cgroup, files, cpus) in cases.items():
+        root, proc = tmp_path / name / "cgroup", tmp_path / name / "proc"
+        (proc / "self").mkdir(parents=True)
+        (proc / "self" / "cgroup").write_text(cgroup)
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        load, got = machine_load(root, proc)
+        assert got == pytest.approx(cpus) and load == pytest.approx(os.getloadavg()[0], abs=2.0), name
+    assert machine_load()[1] >= 1.0
+
+
+
+
+@pytest.mark.slow
+def test_a_verify_says_the_progress_lines_eta_on_lines_of_their_own(tmp_path: Path) -> None:
+    """ops43: in a real session (oracle and three attacks, one process, into a pipe) the pace lines say the progress
+    line's ETA once it counted the attempt that ended (the pace is said after pytest's ``logfinish``, which counts
+    it), each on a line of its own: a log read ``uuhomefield verify: 12 of 50 attempts ended in 3m40s; at that pace
+    …`` after pytest's letters."""
+    fx = build(tmp_path / "fixture")
+    task = task_for(fx, canaries=1)
+    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio",
+                               verify={"stability_runs": 1, "commit_s": 1.0})  # as mined: the start line's figure
+    repo = user_checkout(fx, task, tmp_path / "repo")
+    picked = "(oracle and not twin) or delete-tests or decoy-hidden or conftest-hookwrapper"
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "--attacks", "-n", "0",
+                           "--sandbox", "none", "-k", picked],
+                          cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=600)
+    out = proc.stdout
+    assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
+    start = re.search(r"^homefield verify: 4 gradings on 1 task, .*: about (\S+) with 1 worker, up to (\S+) on a "
+                      r"loaded machine \(×\d+\.\d: .*\)$", out, re.M)
+    assert start, out[-3000:]
+    paces = re.findall(r"^homefield verify: (\d) of 4 attempts ended in \S+; about \S+ more by the progress line's "
+                       rf"ETA \(\S+ in all; said at the start: about {start[1]}, up to {start[2]}\)$", out, re.M)
+    assert paces == ["1", "2", "3"], out[-3000:]
+    assert "at that pace" not in out and "uhomefield" not in out, out[-3000:]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -44,13 +45,11 @@ def _repo(path: Path, started: Path) -> GitRepo:
     return repo
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
-def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
-    started = tmp_path / "started"
-    repo = _repo(tmp_path / "repo", started)
-    args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", workers]
+def _interrupted(repo: Path, started: Path, args: list[str], workers: str) -> tuple[int, str]:
+    """``homefield <args>`` in ``repo``, sent SIGINT once the quick candidate was verified and a slow one's test run
+    began (``started`` exists): its exit status and output."""
     # its own process group: at -n 2 the SIGINT goes to the whole group (workers too), as Ctrl-C does
-    proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo.path, env=cli_env(),
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env=cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)))
     try:
@@ -58,7 +57,7 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
         results: list[Path] = []
         while time.monotonic() < deadline and not (results and any(read_jsonl(results[0]))):
             time.sleep(0.1)
-            results = list((repo.path / ".homefield" / "mine").glob("*/results.jsonl"))
+            results = list((repo / ".homefield" / "mine").glob("*/results.jsonl"))
         assert results, "the quick candidate was never verified"
         while time.monotonic() < deadline and not started.exists():
             time.sleep(0.05)
@@ -71,13 +70,22 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode != 0, out
+    return proc.returncode, out
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
+    started = tmp_path / "started"
+    repo = _repo(tmp_path / "repo", started)
+    args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", workers]
+    rc, out = _interrupted(repo.path, started, args, workers)
+    assert rc != 0, out
     assert "Mined 1 task from 1 of 4 candidates" in out, out
     assert ("Interrupted: Ctrl-C; 3 of 4 candidates not verified: tasks.jsonl is partial (1 task from the 1 "
             "verified).") in out, out
     assert f"Continue with: homefield {shlex.join(args)}" in out, out
     # the summary ends the output: no KeyboardInterrupt banner or traceback after it, exit status 2
-    assert proc.returncode == 2 and "KeyboardInterrupt" not in out and "Traceback" not in out, out
+    assert rc == 2 and "KeyboardInterrupt" not in out and "Traceback" not in out, out
     assert out.rstrip().splitlines()[-1].startswith("Verification records: .homefield/mine/"), out
     assert "Missing modules" not in out, out  # pkg.f2 is the repository's own, added by the commit
     (mine_dir,) = (repo.path / ".homefield" / "mine").iterdir()
@@ -93,6 +101,33 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
     if workers == "0":  # and once for run (its header): noop is not graded, so this is cheap
         run = homefield(repo.path, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--sandbox", "none")
         assert f"homefield: {note}" in run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_sigint_k_mine_counts_the_candidates_it_selected_and_those_it_reached(tmp_path: Path, workers: str) -> None:
+    """ops43 (left by lines41): a ``-k`` mine Ctrl-C'd while a slow candidate's test run hangs counted as selected
+    only the candidates with a record: at ``-n 0``, of the three newest (f1 left out), "from 1 candidate selected by
+    -k" and no "Interrupted" line at all, the one never started counted nowhere. The count is now the items ``-k``
+    collected, and the line says how many started. At ``-n 2`` (the workers' collections) all four are selected:
+    f4 and a slow one start, maybe the other slow one; f1 never does (both workers hang)."""
+    started = tmp_path / "started"
+    repo = _repo(tmp_path / "repo", started)
+    ids = git(repo.path, "log", "--format=%h", "--abbrev=12", "-4" if workers == "2" else "-3").split()
+    selection = shlex.quote(" or ".join(ids))
+    args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", workers, "-k", " or ".join(ids)]
+    rc, out = _interrupted(repo.path, started, args, workers)
+    assert rc == 2, out
+    n = len(ids)
+    found = re.search(rf"^Mined 1 task from 1 of {n} candidates selected by -k {re.escape(selection)} \((\d) reached, "
+                      rf"(\d) never started; of 4 candidates frozen; 5 commits examined\); \.homefield/tasks\.jsonl "
+                      "holds 1 task$", out, re.M)
+    assert found, out
+    reached, never = int(found.group(1)), int(found.group(2))
+    assert reached + never == n and (reached == 2 if workers == "0" else reached in (2, 3)), out
+    assert f"Interrupted: Ctrl-C; {n - 1} of {n} candidates not verified: tasks.jsonl is partial" in out, out
+    (mine_dir,) = (repo.path / ".homefield" / "mine").iterdir()
+    stopped = json.loads((mine_dir / "meta.json").read_text())["stopped"]
+    assert (stopped["not_verified"], stopped["candidates"]) == (n - 1, n)
 
 
 def test_fail_fast_then_no_fail_fast_and_zero_tasks_exit_non_zero(tmp_path: Path) -> None:
