@@ -167,8 +167,8 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
     lines = [f"{head}: {stop.detail}; {n_not_verified} of {plural(n_candidates, 'candidate')} not verified: "
              f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified{older})."]
     if stop.why == FAIL_FAST:
-        lines.append("Fix the test environment for that error (a Hint or Missing modules line below says how) "
-                     f"and mine again, or mine on with {flag_in(command, 'no-fail-fast')}.")  # the hints follow
+        lines.append("Fix the test environment for that error (a Hint, Setup failed or Missing modules line below "
+                     f"says how) and mine again, or mine on with {flag_in(command, 'no-fail-fast')}.")
     elif reverify:
         lines.append(f"Continue with: {command}  ({flag_in(command, 'reverify')} runs all {n_candidates} again; "
                      "without it the "

@@ -667,7 +667,7 @@ class MineSession:
         if net:
             lines.append(net)
         lines += service_lines(verified)
-        failed = setup_failed_line(verified)
+        failed = setup_failed_line(verified, locate=lambda module: module_file(self.settings.root, module))
         if failed:
             lines.append(failed)
         skipped = skipped_line(verified)
