@@ -535,7 +535,9 @@ class MineSession:
                 held = len(RunJournal(HomefieldDir(self.settings.root).mine_runs, key)) if RUN_KEY.match(key) else 0
                 record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"],
                           "reason": NOT_VERIFIED, "stop": TIME_BUDGET, "detail": detail, "in_flight": True,
-                          "runs_kept": held}
+                          "runs_kept": held, "cut_in": exc.where}
+                if exc.ran_s is not None:
+                    record["ran_s"] = round(exc.ran_s, 1)
                 return Verdict(record, f"not verified ({detail})", verified=False)
         if record.get("task"):
             self._kept.add(str(record["commit"]))
