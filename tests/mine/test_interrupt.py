@@ -206,6 +206,11 @@ def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, 
     assert all(r["detail"].startswith(f"time budget {budget}s reached in ") for r in cut), cut
     assert (f"Stopped mid-verification at the time budget ({len(cut)}, their test runs killed; not verified): "
             f"{cut[0]['id']} ") in out, out
+    # nu43: each names the run the budget killed and how long it had gone (a hang reads as one)
+    assert all(r["cut_in"] == r["detail"].split(" reached in ", 1)[1] for r in cut), cut
+    timed = [r for r in cut if "ran_s" in r]
+    assert timed and all(r["ran_s"] > 0 for r in timed), cut
+    assert f"{timed[0]['id']} Add h" in out and f"{timed[0]['cut_in']} killed after " in out, out
     stopped = json.loads((new / "meta.json").read_text())["stopped"]
     assert (stopped["why"], stopped["not_verified"], sorted(stopped["in_flight"])) == \
         ("time_budget", 2, sorted(r["id"] for r in cut))
