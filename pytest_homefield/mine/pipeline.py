@@ -617,8 +617,11 @@ class MineSession:
             return [f"tasks.jsonl not updated: {exc}",
                     f"Verification records: {self.results_path.relative_to(self.settings.root)}"]
         kept = sum(1 for r in verified if r.get("task"))
-        if stop is not None and stop.why == STOP_AFTER_TASKS and self.settings.stop_after_tasks:
-            command = with_task_bound(command, kept + self.settings.stop_after_tasks)  # the same bound stops at once
+        n_bound = self.settings.stop_after_tasks
+        if stop is not None and n_bound and (stop.why == STOP_AFTER_TASKS or kept >= n_bound):
+            # the same bound stops at once: raised, also when a Ctrl-C came after it was reached (nu43, simonw/llm:
+            # Ctrl-C while the last candidate in flight finished named the same --stop-after-tasks 3 over 3 kept)
+            command = with_task_bound(command, kept + n_bound)
         scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)

@@ -95,6 +95,35 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
         assert f"homefield: {note}" in run.stdout, run.stdout + run.stderr
 
 
+def test_sigint_after_the_task_bound_names_a_higher_bound(tmp_path: Path) -> None:
+    """nu43 on simonw/llm: ``--stop-after-tasks 3`` was reached with one candidate still in flight; a Ctrl-C then
+    said ``Continue with: homefield mine … --stop-after-tasks 3``, which reuses the 3 tasks and stops at once.
+    Like a mine the bound stopped, it names the bound raised by N over the tasks kept."""
+    started = tmp_path / "started"
+    repo = _repo(tmp_path / "repo", started)
+    args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", "2", "--stop-after-tasks", "1"]
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo.path, env=cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)))
+    try:
+        deadline = time.monotonic() + 120
+        kept: list[dict[str, object]] = []
+        while time.monotonic() < deadline and not (kept and started.exists()):
+            time.sleep(0.1)
+            kept = [r for f in (repo.path / ".homefield" / "mine").glob("*/results.jsonl") for r in read_jsonl(f)
+                    if r.get("task")]
+        assert kept and started.exists(), "the quick candidate was not kept while a slow one ran"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, out
+    assert "Interrupted: Ctrl-C; " in out and "Mined 1 task from 1 of 4 candidates" in out, out
+    bounded = shlex.join(args[:-2])
+    assert f"Continue with: homefield {bounded} --stop-after-tasks 2  (the 1 verified is reused" in out, out
+
+
 def test_fail_fast_then_no_fail_fast_and_zero_tasks_exit_non_zero(tmp_path: Path) -> None:
     """The first 2 candidates fail on the same missing module: the mine stops (exit 1) with the hint;
     --no-fail-fast goes on (reusing both) and, keeping no task, exits 1 too."""
