@@ -167,8 +167,8 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
     lines = [f"{head}: {stop.detail}; {n_not_verified} of {plural(n_candidates, 'candidate')} not verified: "
              f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified{older})."]
     if stop.why == FAIL_FAST:
-        lines.append("Fix the test environment for that error (a Hint or Missing modules line below says how) "
-                     f"and mine again, or mine on with {flag_in(command, 'no-fail-fast')}.")  # the hints follow
+        lines.append("Fix the test environment for that error (a Hint, Setup failed or Missing modules line below "
+                     f"says how) and mine again, or mine on with {flag_in(command, 'no-fail-fast')}.")
     elif reverify:
         lines.append(f"Continue with: {command}  ({flag_in(command, 'reverify')} runs all {n_candidates} again; "
                      "without it the "
@@ -219,8 +219,29 @@ def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5, firs
     cut = [r for r in records if r.get("in_flight")]
     if not cut:
         return None
-    named = "; ".join(f"{r.get('id')} {_clip(one_line(str(r.get('subject') or '')), 60)}".strip() for r in cut[:limit])
+
+    def killed(r: Mapping[str, Any]) -> str:
+        """`` (commit run 1 killed after 7m52s)`` for a record that says which run the budget cut and how
+        long it had run, else ``""``."""
+        ran = r.get("ran_s")
+        if not isinstance(ran, (int, float)) or isinstance(ran, bool):
+            return ""
+        return f" ({r.get('cut_in') or 'its run'} killed after {fmt_duration(float(ran))})"
+
+    named = "; ".join(f"{r.get('id')} {_clip(one_line(str(r.get('subject') or '')), 60)}".strip() + killed(r)
+                      for r in cut[:limit])
     more = f"; and {len(cut) - limit} more" if len(cut) > limit else ""
     head = "Stopped mid-verification at the time budget" if first in (None, TIME_BUDGET) \
         else "Then, at the time budget, stopped mid-verification"
-    return f"{head} ({len(cut)}, their test runs killed; not verified): {named}{more}"
+    longest = max((float(r["ran_s"]) for r in cut if isinstance(r.get("ran_s"), (int, float))), default=0.0)
+    hang = (f". A test run killed after {fmt_duration(longest)} may hang in this environment (an older commit under "
+            "newer packages): nothing but run_timeout bounds it (600 s unless --run-timeout or .homefield.yml sets "
+            "it); a lower run_timeout stops such a run sooner and leaves the budget to the other candidates") \
+        if longest >= LONG_CUT_S else ""
+    return f"{head} ({len(cut)}, their test runs killed; not verified): {named}{more}{hang}"
+
+
+#: Seconds a run the time budget killed had been going for the in-flight line to say it may hang: the
+#: suites homefield mines commonly run in seconds to a minute or two per candidate run (nu43: tabulate's two
+#: hanging commit runs held both workers for the whole 8 minutes of the budget).
+LONG_CUT_S = 180.0

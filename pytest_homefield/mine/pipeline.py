@@ -535,7 +535,9 @@ class MineSession:
                 held = len(RunJournal(HomefieldDir(self.settings.root).mine_runs, key)) if RUN_KEY.match(key) else 0
                 record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"],
                           "reason": NOT_VERIFIED, "stop": TIME_BUDGET, "detail": detail, "in_flight": True,
-                          "runs_kept": held}
+                          "runs_kept": held, "cut_in": exc.where}
+                if exc.ran_s is not None:
+                    record["ran_s"] = round(exc.ran_s, 1)
                 return Verdict(record, f"not verified ({detail})", verified=False)
         if record.get("task"):
             self._kept.add(str(record["commit"]))
@@ -619,8 +621,11 @@ class MineSession:
             return [f"tasks.jsonl not updated: {exc}",
                     f"Verification records: {self.results_path.relative_to(self.settings.root)}"]
         kept = sum(1 for r in verified if r.get("task"))
-        if stop is not None and stop.why == STOP_AFTER_TASKS and self.settings.stop_after_tasks:
-            command = with_task_bound(command, kept + self.settings.stop_after_tasks)  # the same bound stops at once
+        n_bound = self.settings.stop_after_tasks
+        if stop is not None and n_bound and (stop.why == STOP_AFTER_TASKS or kept >= n_bound):
+            # the same bound stops at once: raised, also when a Ctrl-C came after it was reached (nu43, simonw/llm:
+            # Ctrl-C while the last candidate in flight finished named the same --stop-after-tasks 3 over 3 kept)
+            command = with_task_bound(command, kept + n_bound)
         scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)
@@ -674,7 +679,7 @@ class MineSession:
         if net:
             lines.append(net)
         lines += service_lines(verified)
-        failed = setup_failed_line(verified)
+        failed = setup_failed_line(verified, locate=lambda module: module_file(self.settings.root, module))
         if failed:
             lines.append(failed)
         skipped = skipped_line(verified)

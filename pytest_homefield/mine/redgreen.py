@@ -181,11 +181,15 @@ PARENT_PROBE_S = 60.0
 
 class DeadlineReached(Exception):
     """A run of :func:`verify_candidate` was stopped at its ``deadline`` (``--time-budget``): the
-    candidate is not verified. ``where``: the run (``"parent run 1"``, ``"setup at the commit"``)."""
+    candidate is not verified. ``where``: the run (``"parent run 1"``, ``"setup at the commit"``); ``ran_s``:
+    the seconds that run had been going when it was killed (``None`` when none had started: nothing was left
+    of the budget), so that the summary can tell a run that hangs (tabulate's older commits under wcwidth
+    0.9: commit run 1 killed at the budget after 7 minutes, nu43) from one the budget merely caught."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, ran_s: float | None = None) -> None:
         super().__init__(f"stopped at the time budget in {where}")
         self.where = where
+        self.ran_s = ran_s
 
 
 def run_phrase(log_name: str) -> str:
@@ -503,7 +507,7 @@ def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
     if len(skipped) == len(last.outcomes):
         return f"no test failed in {runs}: all {len(skipped)} {ALL_SKIPPED} ({example})"
     return (f"no test failed in {runs}: {len(last.outcomes) - len(skipped)} passed without the change and "
-            f"{len(skipped)} were skipped ({example})")
+            f"{len(skipped)} {'was' if len(skipped) == 1 else 'were'} skipped ({example})")
 
 
 def _uncollected(runs: Sequence[TestRun]) -> list[str]:
@@ -713,7 +717,7 @@ def verify_candidate(
                 )
                 setup_s[state] += setup.wall_s
                 if setup.timed_out and cut:
-                    raise DeadlineReached(f"the setup at the {state}")
+                    raise DeadlineReached(f"the setup at the {state}", setup.wall_s)
                 if setup.timed_out or setup.exit_code != 0:
                     how = (
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
@@ -762,7 +766,7 @@ def verify_candidate(
                     return Verification(reason="setup_failed", detail=(
                         f"in {where}: {r.over_events}; the repository's own tests at the {state} report this much"))
                 if r.timed_out and cut:
-                    raise DeadlineReached(where)
+                    raise DeadlineReached(where, r.wall_s)
                 r = r if select is None else dataclasses.replace(r, selected=frozenset(select))
                 if kept and journal is not None:  # finished whole: kept for a verification stopped later
                     journal.put(name or f"{state}-{k}", select, timeout_s, r, setup.wall_s)

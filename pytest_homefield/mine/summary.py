@@ -141,12 +141,17 @@ def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
                          "candidate", "dropped")
 
 
-def setup_failed_line(verified: Sequence[dict[str, Any]]) -> str | None:
+def setup_failed_line(verified: Sequence[dict[str, Any]], *,
+                      locate: Callable[[str], str] | None = None) -> str | None:
     """``'Setup failed (3 candidates): the test command produced no outcomes: parent run 1: no outcome was
     written (exit status 1): ModuleNotFoundError: No module named 'pluggy._version'; …'``: the most common
     ``setup_failed`` detail (the error line the test run left, so the user sees why without opening the
-    records), with a hint when it is a module a build generates; services that did not start are said
-    by :func:`service_lines` instead. ``None`` without such a record."""
+    records), with a hint when it is a module a build generates: given ``locate`` (dotted name -> path in
+    the snapshot), the ``.homefield.yml`` line that writes a stub of it (:func:`version_stub_setup_cmd`), as
+    :func:`setup_hint` gives it for collection errors. A package whose ``conftest.py`` imports it (urllib3,
+    hatch-vcs) fails before any outcome, ``setup_failed`` and not ``reference_fails``, so no ``Hint:`` line
+    came, and the fail-fast line sent the user to a line below that was not there (nu43). Services that
+    did not start are said by :func:`service_lines` instead. ``None`` without such a record."""
     details = Counter(str(r.get("detail") or "") for r in verified if r.get("reason") == "setup_failed"
                       and "service '" not in str(r.get("detail") or ""))
     if not details:
@@ -154,8 +159,15 @@ def setup_failed_line(verified: Sequence[dict[str, Any]]) -> str | None:
     detail, n = details.most_common(1)[0]
     others = sum(details.values()) - n
     more = f"; {plural(others, 'other candidate')} failed otherwise (see the verification records)" if others else ""
-    hint = ("; a module the build generates is missing: snapshots hold the commit's tree only, so generate it "
-            "with setup_cmd in .homefield.yml") if _GENERATED.search(detail) else ""
+    generated = _GENERATED.search(detail)
+    hint = ""
+    if generated and locate is not None:
+        hint = (f"; {generated.group(1)} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots "
+                "hold the commit's tree only: write a stub of it in .homefield.yml, "
+                f"{version_stub_setup_cmd(locate(generated.group(1)))}, then mine again")
+    elif generated:
+        hint = ("; a module the build generates is missing: snapshots hold the commit's tree only, so generate it "
+                "with setup_cmd in .homefield.yml")
     return f"Setup failed ({plural(n, 'candidate')}): {detail or 'no detail'}{hint}{more}"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -294,11 +295,17 @@ class RunPlugin(ModePlugin):
         """The command continuing this run (same agents and attempts); for a ``homefield verify``, which
         has no ``--resume`` (it starts a new ``verify-…`` run each time), the same verify command, with its
         ``--max-tasks`` (nu35 on more-itertools: a Ctrl-C'd ``verify --attacks --max-tasks 1`` said "Verify
-        again with: homefield verify --attacks", which grades all 9 tasks, hours where the first took 20 min)."""
+        again with: homefield verify --attacks", which grades all 9 tasks, hours where the first took 20 min),
+        and its ``-k`` / ``-m`` (nu43 on tabulate: a Ctrl-C'd ``verify --attacks -k e6a24aa6e00c`` said "Verify
+        again with: homefield verify --attacks", which grades all 7 tasks: about 1 h 30 m a task under load)."""
         if self.verifying:
             cut = getattr(self.settings, "run_max_tasks", None)
+            opt = getattr(getattr(self, "config", None), "option", None)
+            chosen = [f" {flag} {shlex.quote(expr)}" for flag, expr in
+                      (("-k", str(getattr(opt, "keyword", "") or "")), ("-m", str(getattr(opt, "markexpr", "") or "")))
+                      if expr]
             return ("homefield verify" + (" --attacks" if self.settings.attacks else "")
-                    + (f" --max-tasks {cut}" if cut is not None else ""))
+                    + (f" --max-tasks {cut}" if cut is not None else "") + "".join(chosen))
         return f"homefield run --resume --run-id {self.session.run_id}"
 
     def _continue_line(self, tail: str = "") -> str:

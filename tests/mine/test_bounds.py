@@ -292,3 +292,21 @@ def test_verifications_the_budget_cut_are_named_and_recorded() -> None:
     assert meta is not None and meta["in_flight"] == ["000000000000"] and meta["elapsed"] == "2m01s"
     assert "in_flight" not in (stop_meta(stop, n_candidates=9, n_not_verified=3, command="homefield mine",
                                          elapsed_s=1) or {})
+
+
+def test_the_in_flight_line_says_how_long_each_cut_run_went_and_when_it_may_hang() -> None:
+    """nu43 on astanin/python-tabulate (--time-budget 8m, -n 2): the two cheapest candidates' commit runs hung
+    (older code under wcwidth 0.9 loops in a test) and held both workers for the whole budget; the line named
+    them only, so nothing said they hung nor that run_timeout (600 s) is all that bounds such a run."""
+    hung = [{"id": f"{n:012d}", "subject": f"Fix case {n}", "reason": NOT_VERIFIED, "stop": TIME_BUDGET,
+             "in_flight": True, "cut_in": "commit run 1", "ran_s": 471.9 + n} for n in range(2)]
+    line = in_flight_line(hung)
+    assert line == ("Stopped mid-verification at the time budget (2, their test runs killed; not verified): "
+                    "000000000000 Fix case 0 (commit run 1 killed after 7m51s); 000000000001 Fix case 1 (commit run 1 "
+                    "killed after 7m52s). A test run killed after 7m52s may hang in this environment (an older commit "
+                    "under newer packages): nothing but run_timeout bounds it (600 s unless --run-timeout or "
+                    ".homefield.yml sets it); a lower run_timeout stops such a run sooner and leaves the budget to "
+                    "the other candidates"), line
+    brief = [{**hung[0], "ran_s": 12.0}]  # a run the budget merely caught: its time, no hint
+    assert in_flight_line(brief) == ("Stopped mid-verification at the time budget (1, their test runs killed; not "
+                                     "verified): 000000000000 Fix case 0 (commit run 1 killed after 12s)")

@@ -130,6 +130,20 @@ def test_sigint_k_mine_counts_the_candidates_it_selected_and_those_it_reached(tm
     assert (stopped["not_verified"], stopped["candidates"]) == (n - 1, n)
 
 
+def test_sigint_after_the_task_bound_names_a_higher_bound(tmp_path: Path) -> None:
+    """nu43 on simonw/llm: ``--stop-after-tasks 3`` was reached with one candidate still in flight; a Ctrl-C then
+    said ``Continue with: homefield mine … --stop-after-tasks 3``, which reuses the 3 tasks and stops at once.
+    Like a mine the bound stopped, it names the bound raised by N over the tasks kept."""
+    started = tmp_path / "started"
+    repo = _repo(tmp_path / "repo", started)
+    args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", "2", "--stop-after-tasks", "1"]
+    rc, out = _interrupted(repo.path, started, args, "2")
+    assert rc == 2, out
+    assert "Interrupted: Ctrl-C; " in out and "Mined 1 task from 1 of 4 candidates" in out, out
+    bounded = shlex.join(args[:-2])
+    assert f"Continue with: homefield {bounded} --stop-after-tasks 2  (the 1 verified is reused" in out, out
+
+
 def test_fail_fast_then_no_fail_fast_and_zero_tasks_exit_non_zero(tmp_path: Path) -> None:
     """The first 2 candidates fail on the same missing module: the mine stops (exit 1) with the hint;
     --no-fail-fast goes on (reusing both) and, keeping no task, exits 1 too."""
@@ -241,6 +255,11 @@ def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, 
     assert all(r["detail"].startswith(f"time budget {budget}s reached in ") for r in cut), cut
     assert (f"Stopped mid-verification at the time budget ({len(cut)}, their test runs killed; not verified): "
             f"{cut[0]['id']} ") in out, out
+    # nu43: each names the run the budget killed and how long it had gone (a hang reads as one)
+    assert all(r["cut_in"] == r["detail"].split(" reached in ", 1)[1] for r in cut), cut
+    timed = [r for r in cut if "ran_s" in r]
+    assert timed and all(r["ran_s"] > 0 for r in timed), cut
+    assert f"{timed[0]['id']} Add h" in out and f"{timed[0]['cut_in']} killed after " in out, out
     stopped = json.loads((new / "meta.json").read_text())["stopped"]
     assert (stopped["why"], stopped["not_verified"], sorted(stopped["in_flight"])) == \
         ("time_budget", 2, sorted(r["id"] for r in cut))

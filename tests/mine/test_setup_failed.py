@@ -95,3 +95,40 @@ def test_the_same_import_error_in_two_snapshots_reads_alike(tmp_path: Path) -> N
                for e in errors]
     line = setup_failed_line(records)
     assert line is not None and line.startswith("Setup failed (2 candidates): ") and "other" not in line
+
+
+def test_a_generated_version_module_a_conftest_imports_gets_the_stub_line(tmp_path: Path) -> None:
+    """nu43 on urllib3/urllib3 since 2025-06: its ``conftest.py`` imports ``urllib3``, whose ``_version.py``
+    hatch-vcs generates, so every candidate failed before any outcome (``setup_failed``, never
+    ``reference_fails``): no ``Hint:`` line came and the fail-fast line's "a Hint or Missing modules line below
+    says how" pointed at nothing. The ``Setup failed`` line now gives the ``setup_cmd`` line that writes a stub
+    at the module's file, and that line, run as ``setup_cmd`` is, makes the package importable."""
+    import subprocess
+
+    import yaml
+
+    from pytest_homefield.mine.setup_help import module_file
+
+    proj = tmp_path / "urllib3"
+    (proj / "src" / "urllib3").mkdir(parents=True)
+    (proj / "src" / "urllib3" / "__init__.py").write_text("from ._version import __version__\n")
+    (proj / "test").mkdir()
+    (proj / "test" / "test_x.py").write_text("import urllib3\n\ndef test_x():\n    pass\n")
+    why = ("the test command produced no outcomes: parent run 1: no outcome was written (exit status 1): "
+           "ModuleNotFoundError: No module named 'urllib3._version'")  # the detail urllib3's 11 candidates had
+    records = [{"reason": "setup_failed", "detail": why}] * 8
+    assert setup_failed_line(records) == (  # without locate, as before
+        f"Setup failed (8 candidates): {why}; a module the build generates is missing: snapshots hold the commit's "
+        "tree only, so generate it with setup_cmd in .homefield.yml")
+    line = setup_failed_line(records, locate=lambda module: module_file(proj, module))
+    assert line is not None and "write a stub of it in .homefield.yml, setup_cmd: " in line, line
+    yml = line.split("write a stub of it in .homefield.yml, ", 1)[1].rsplit(", then mine again", 1)[0]
+    cmd = yaml.safe_load(yml)["setup_cmd"]
+    assert "src/urllib3/_version.py" in cmd, cmd
+    before = run_tests(proj, f"{sys.executable} -m pytest", ["test/test_x.py"], out_dir=tmp_path / "out1",
+                       sandbox="none", timeout_s=60)
+    assert before.collection_error and not before.outcomes.get("test/test_x.py::test_x") == "passed"
+    subprocess.run(["sh", "-c", cmd], cwd=proj, check=True)
+    again = run_tests(proj, f"{sys.executable} -m pytest", ["test/test_x.py"], out_dir=tmp_path / "out2",
+                      sandbox="none", timeout_s=60)
+    assert again.error is None and set(again.outcomes.values()) == {"passed"}, (again.error, again.outcomes)

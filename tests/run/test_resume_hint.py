@@ -34,3 +34,19 @@ def test_a_verify_of_the_first_n_tasks_is_verified_again_on_those() -> None:
     verify = _plugin("verify-x", attacks=True, max_tasks=1)
     assert RunPlugin._continue_line(verify) == "Verify again with: homefield verify --attacks --max-tasks 1"  # type: ignore[arg-type]
     assert RunPlugin.resume_hint(_plugin("r1", max_tasks=3)) == "homefield run --resume --run-id r1"  # type: ignore[arg-type]
+
+
+def test_a_verify_of_the_tasks_k_chose_is_verified_again_on_those() -> None:
+    """nu43 on astanin/python-tabulate: Ctrl-C of ``verify --attacks -k e6a24aa6e00c -n 1`` named ``homefield verify
+    --attacks``, which grades all 7 tasks (its own estimate: about 1 h 32 m for the one task under load); the
+    ``-k`` and ``-m`` it ran with go into the command, quoted for the shell."""
+    verify = _plugin("verify-x", attacks=True)
+    verify.config = SimpleNamespace(option=SimpleNamespace(keyword="e6a24aa6e00c", markexpr=""))
+    assert RunPlugin._continue_line(verify) == "Verify again with: homefield verify --attacks -k e6a24aa6e00c"  # type: ignore[arg-type]
+    both = _plugin("verify-x", max_tasks=2)
+    both.config = SimpleNamespace(option=SimpleNamespace(keyword="oracle and not e6a", markexpr="not slow"))
+    assert RunPlugin.resume_hint(both) == (  # type: ignore[arg-type]
+        "homefield verify --max-tasks 2 -k 'oracle and not e6a' -m 'not slow'")
+    run = _plugin("r1")
+    run.config = verify.config
+    assert RunPlugin.resume_hint(run) == "homefield run --resume --run-id r1"  # type: ignore[arg-type]
