@@ -18,7 +18,8 @@ from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses;
 from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX, one_line
 from pytest_homefield.terminal.progress import HEARTBEAT_S, Progress, display_width, plural
 
-__all__ = ["Heartbeat", "InertReasons", "ProgressHooks", "end_open_line", "heartbeat_s", "heartbeat_while", "on_ci"]
+__all__ = ["Heartbeat", "InertReasons", "ProgressHooks", "end_open_line", "heartbeat_s", "heartbeat_while", "on_ci",
+           "run_family"]
 
 #: The environment variable setting the seconds between heartbeat lines (:data:`HEARTBEAT_S`).
 HEARTBEAT_VAR = "HOMEFIELD_HEARTBEAT_S"
@@ -199,6 +200,13 @@ class InertReasons:
             report.longrepr = (path, lineno, one_line(str(text)))
 
 
+def run_family(nodeid: str) -> str:
+    """The ETA's family of a run item (``<file>::<task>::<agent>[<n>]``, an ablation's ``…::<variant>::<task>::…``):
+    its agent, the last ``::`` part without ``[<n>]``; ``""`` for another node id."""
+    name, bracket, _ = nodeid.rpartition("::")[2].partition("[")
+    return name if bracket else ""
+
+
 class ProgressHooks:
     """pytest hooks that feed a :class:`Progress` from the controller's reports and draw it.
 
@@ -233,9 +241,10 @@ class ProgressHooks:
         #: the line saying what the collected items will run (``homefield verify``: its header counts none)
         self.selected_line = selected_line
         # a run's items of one task (its agents and attempts) take about as long as each other: the ETA's groups
+        # (its families: its agents, nu43: noop's second said nothing of the oracle's grading)
         group = (lambda nodeid: nodeid.rsplit("::", 1)[0]) if kind == "run" else None
         self.progress = Progress(kind, budget_usd=budget_usd, clock=clock, name=name, goal=goal, budget_s=budget_s,
-                                 group=group)
+                                 group=group, family=run_family if kind == "run" else None)
         self._status: dict[str, str] = {}
         self._cost: dict[str, float] = {}
         self._reused: set[str] = set()

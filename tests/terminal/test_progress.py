@@ -17,7 +17,7 @@ from helpers.e2e_repo import build, cli_env, copy_mined, homefield
 from helpers.pty_run import run_on_pty
 
 from pytest_homefield.store import read_jsonl
-from pytest_homefield.terminal.hooks import heartbeat_s, on_ci
+from pytest_homefield.terminal.hooks import heartbeat_s, on_ci, run_family
 from pytest_homefield.terminal.progress import Progress, fmt_duration, plural
 
 
@@ -332,6 +332,54 @@ def test_a_runs_eta_weighs_each_task_left_by_its_own_items() -> None:
     assert told and all(abs(new - (last - t)) <= 0.25 * (last - t) for t, new, _ in told), (told, last)
     t, _, old = told[0]
     assert old > 3 * (last - t), (old, last - t)  # before: t0's 5 minutes weighed on every item left
+
+
+def _eta_seen(p: Progress, ids: list[str], secs: dict[str, float]) -> list[tuple[float, float | None, int]]:
+    """Items ``ids`` (``secs`` each) run by two workers, each taking the next item when free, as xdist's ``-n 2``
+    (a scripted clock): ``(time, ETA, items left)`` after each item finished."""
+    clock = p.clock
+    assert isinstance(clock, Clock)
+    p.set_total(len(ids), ids)
+    queue, lanes = list(ids), []
+    for _ in range(2):
+        key = queue.pop(0)
+        p.start(key, key)
+        lanes.append((clock.t + secs[key], key))
+    seen: list[tuple[float, float | None, int]] = []
+    while lanes:
+        lanes.sort()
+        end, key = lanes.pop(0)
+        clock.t = end
+        p.finish(key, "unsolved")
+        seen.append((clock.t, p.eta_s(), p.total - p.done))
+        if queue:
+            key = queue.pop(0)
+            p.start(key, key)
+            lanes.append((clock.t + secs[key], key))
+    return seen
+
+
+def test_a_runs_eta_weighs_each_agents_items_by_that_agents_own() -> None:
+    """nu43: a run of oracle, noop and ``sim:0.5`` on 5 tasks said ``ETA 1s`` at 8 of 15 items while the oracle's
+    gradings left took a minute or two each: a task's items were one group, its noop and sim items (a second)
+    set the median the oracle's items left were weighed by. An item left now counts its task's items of its agent
+    (:func:`run_family`), else its agent's on other tasks: every ETA told with two or more items left is between
+    0.4 and 2 times the truth (the last oracle item, alone on one worker, is counted at the rate of two); by task
+    alone (before) one said 3.5 s for 181 s, under a tenth of it."""
+    ids = [f"tasks.jsonl::t{t}::{agent}[1]" for t in range(5) for agent in ("oracle", "noop", "sim:0.5")]
+    secs = {k: 90.0 if "::oracle[" in k else 1.0 for k in ids}
+
+    def by_task(k: str) -> str:
+        return k.rsplit("::", 1)[0]
+
+    new = _eta_seen(Progress("run", clock=Clock(), group=by_task, family=run_family), ids, secs)
+    last = new[-1][0]
+    told = [(t, eta) for t, eta, left in new if eta is not None and left >= 2]
+    assert told and all(0.4 * (last - t) <= eta <= 2 * (last - t) for t, eta in told), (told, last)
+    old = _eta_seen(Progress("run", clock=Clock(), group=by_task), ids, secs)
+    assert any(eta is not None and eta < (last - t) / 10 for t, eta, left in old if left >= 2), old
+    assert (run_family("tasks.jsonl::t1::sim:0.5[3]"), run_family("ablate.jsonl::v1::t1::noop[1]")) == (
+        "sim:0.5", "noop")
 
 
 def test_heartbeat_lines_at_most_every_n_seconds_while_an_item_runs() -> None:
