@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import random
+import sys
 import tempfile
 import textwrap
 import time
@@ -263,12 +264,18 @@ def read_checks(store: Path) -> None:
     after that by another process is never read (hatk41: under ``--sandbox none`` graded code appended a
     ``reference_passes`` line naming the twins its always-equal fix passed, and its own grading excused them:
     ``solved``, not ``forged``); the lines this process remembers are added (:func:`remember_check`). Its last
-    :data:`CHECKS_READ_BYTES` bytes at most; a store that is not a regular file or cannot be read is read as empty.
-    Never raises."""
+    :data:`CHECKS_READ_BYTES` bytes at most; a store that is a link, not a regular file or cannot be read without
+    waiting is read as empty, and the session says so in one line on stderr (``homefield: <store>: …; its checks are
+    made again``; fix44: a link to a fifo or a special file never holds the host). Never raises."""
     try:
         lines = read_jsonl_tail(store, CHECKS_READ_BYTES)
-    except (OSError, StoreError, ValueError):
+    except (OSError, StoreError, ValueError) as exc:
         lines = []
+        with contextlib.suppress(OSError, ValueError):
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            sys.stderr.write(f"homefield: {reason if str(store) in reason else f'{store}: {reason}'}; "
+                             "its checks are made again\n")
+            sys.stderr.flush()
     _READ_CHECKS[os.path.abspath(store)] = lines
 
 
