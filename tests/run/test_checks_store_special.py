@@ -66,11 +66,12 @@ def writer_fifo(tmp_path: Path) -> Iterator[Path]:
     thread.start()
     yield path
     stop.set()
-    try:  # a reader for the writer still waiting in open
-        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
-    except OSError:
-        pass
-    thread.join(5)
+    reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # for the writer still waiting in open, until it ends
+    try:
+        thread.join(5)
+        assert not thread.is_alive()
+    finally:
+        os.close(reader)
 
 
 def _store(tmp_path: Path) -> Path:
