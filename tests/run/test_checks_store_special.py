@@ -22,6 +22,7 @@ from pytest_homefield.agents.reference import NoopAgent
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.run import twin_grading
 from pytest_homefield.run.session import RunSession, select_tasks
+from pytest_homefield.sandbox import phases
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import StoreError, append_jsonl, read_jsonl_tail, write_jsonl_atomic
 
@@ -153,13 +154,17 @@ def test_a_session_whose_store_links_to_a_fifo_starts_and_says_one_line(
     store.unlink(missing_ok=True)
     store.symlink_to(writer_fifo)
     s = Settings(root=root, agents=["noop"], attempts=1, sandbox="none")
+    lines: list[str] = []
+    phases.set_notice(lines.append, "homefield run")  # as the plugin does: the terminal, past pytest's capture
     session = RunSession.start(s, select_tasks(s), [NoopAgent(name="noop", spec="noop")],
                                now="2026-03-01T10:00:00+00:00")
     try:
         session.runner.cache  # noqa: B018 - made for its side effect: the store read
         assert twin_grading.checks_read(store) == []
     finally:
+        phases.set_notice(None)
         session.close()
         session.release()
-    said = [line for line in _said(capsys.readouterr().err) if "parent-checks.jsonl" in line]
+    said = [line for line in _said("\n".join(lines)) if "parent-checks.jsonl" in line]
     assert len(said) == 1 and "symlink" in said[0], said
+    assert _said(capsys.readouterr().err) == []  # said once, there
