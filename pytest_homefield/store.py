@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import fcntl
 import json
 import os
@@ -45,16 +46,25 @@ def dumps(record: Any) -> str:
         raise StoreError(f"a record holds a number JSON cannot hold ({exc}); not written") from None
 
 
-def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+def _open_regular(path: Path, flags: int, mode: int = 0o644, *, follow: bool = True, blocking: bool = True) -> int:
     """``os.open`` of ``path`` that never blocks on a fifo and never opens a fifo, socket or device: the
-    descriptor of a regular file (a link to one is followed). Raises ``FileNotFoundError``, :class:`StoreError`
-    ("not a regular file"; hatk40: under ``--sandbox none`` graded code swapped ``.homefield/`` files for fifos,
-    and the host blocked in ``open``), ``OSError``."""
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY, mode)
+    descriptor of a regular file (a link to one is followed; with ``follow=False`` a link as the last component is
+    refused, the folders above may be links). The descriptor is switched to blocking reads and writes unless
+    ``blocking=False`` (then a read that would wait raises ``BlockingIOError``). Raises ``FileNotFoundError``,
+    :class:`StoreError` ("not a regular file"; hatk40: under ``--sandbox none`` graded code swapped ``.homefield/``
+    files for fifos, and the host blocked in ``open``; "a symlink, never followed"), ``OSError``."""
+    nofollow = 0 if follow else os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags | nofollow | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY, mode)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise StoreError(f"{path}: a symlink, never followed") from None
+        raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise StoreError(f"{path}: not a regular file")
-        os.set_blocking(fd, True)
+        if blocking:
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
@@ -151,25 +161,37 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 def read_jsonl_tail(path: Path, max_bytes: int) -> list[dict[str, Any]]:
     """The JSON-object lines of the last ``max_bytes`` bytes of ``path`` (read whole when it is no larger; else a
     line cut by that start is left out), in file order: a bounded read, in memory at most ``max_bytes`` bytes
-    whatever the file holds. A missing file gives ``[]``; a line that is not valid JSON or not an object is
-    skipped. Raises :class:`StoreError` (not a regular file, unreadable)."""
+    whatever the file holds. ``path`` is a file homefield writes (``.homefield/parent-checks.jsonl``): opened without
+    following a link as its last component (a linked ``.homefield`` folder is read), regular files only, never
+    blocking (fix44: a link to a fifo or to a special file that waits could hold the host at a session's start), and
+    read to the size it had when opened, no further. A missing file gives ``[]``; a line that is not valid JSON or
+    not an object is skipped. Raises :class:`StoreError` (a link, not a regular file, unreadable, a read that would
+    wait)."""
     try:
-        fd = _open_regular(path, os.O_RDONLY)
+        fd = _open_regular(path, os.O_RDONLY, follow=False, blocking=False)
     except FileNotFoundError:
         return []
     except StoreError:
         raise
     except OSError as exc:
         raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            size = os.fstat(fd).st_size
-            start = max(0, size - max_bytes)
-            if start:
-                fh.seek(start - 1)  # whether the byte before the start ends a line: then the first line is whole
-            data = fh.read(max_bytes + (1 if start else 0))
-        except OSError as exc:
-            raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - max_bytes)
+        if start:
+            os.lseek(fd, start - 1, os.SEEK_SET)  # whether the byte before the start ends a line: the first is whole
+        want = size - start + (1 if start else 0)
+        chunks: list[bytes] = []
+        while want > 0 and (chunk := os.read(fd, min(1 << 20, want))):
+            chunks.append(chunk)
+            want -= len(chunk)
+        data = b"".join(chunks)
+    except BlockingIOError:
+        raise StoreError(f"{path}: cannot read: a read that would wait") from None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     lines = data.split(b"\n")
     if start:
         lines = lines[1:]  # up to the first newline: the rest of a cut line (empty when the start was a line's)

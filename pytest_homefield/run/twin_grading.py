@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import random
+import sys
 import tempfile
 import textwrap
 import time
@@ -56,6 +57,7 @@ from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
 from pytest_homefield.sandbox.memory_budget import reserve
 from pytest_homefield.sandbox.outcomes import decode_event
+from pytest_homefield.sandbox.phases import _NOTICE
 from pytest_homefield.sandbox.procs import stop_all
 from pytest_homefield.sandbox.pytest_config import Setup
 from pytest_homefield.sandbox.services import TestNetwork
@@ -263,12 +265,22 @@ def read_checks(store: Path) -> None:
     after that by another process is never read (hatk41: under ``--sandbox none`` graded code appended a
     ``reference_passes`` line naming the twins its always-equal fix passed, and its own grading excused them:
     ``solved``, not ``forged``); the lines this process remembers are added (:func:`remember_check`). Its last
-    :data:`CHECKS_READ_BYTES` bytes at most; a store that is not a regular file or cannot be read is read as empty.
-    Never raises."""
+    :data:`CHECKS_READ_BYTES` bytes at most; a store that is a link, not a regular file or cannot be read without
+    waiting is read as empty, and the session says so in one line (``homefield: <store>: …; its checks are made
+    again``: through the session's notice, :func:`~pytest_homefield.sandbox.phases.set_notice`, else on stderr; fix44:
+    a link to a fifo or a special file never holds the host). Never raises."""
     try:
         lines = read_jsonl_tail(store, CHECKS_READ_BYTES)
-    except (OSError, StoreError, ValueError):
+    except (OSError, StoreError, ValueError) as exc:
         lines = []
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        line = f"homefield: {reason if str(store) in reason else f'{store}: {reason}'}; its checks are made again"
+        with contextlib.suppress(OSError, ValueError):
+            if _NOTICE:  # the session's terminal, past pytest's capture (the cache is made inside an item)
+                _NOTICE[0](line)
+            else:
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
     _READ_CHECKS[os.path.abspath(store)] = lines
 
 

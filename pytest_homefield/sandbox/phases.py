@@ -29,9 +29,13 @@ line may carry tokens: ux30; a session's own agents and gradings take turns all 
 nothing), then once more when it gets in; the session's other processes (its
 xdist workers) and later entries say nothing more of the same sessions for a minute (the ``said`` file): one
 repository's ``run`` waited 507 s behind another's ``verify --attacks`` with no line at all. A holder is
-known by a file ``holders/<kind>.<pid>`` of the folder (:func:`session_key` and :func:`session_label`, written
-on entering, removed on leaving, its age how long it has been held; one whose process is gone is ignored): words
-for people, never part of the lock.
+known by a file ``holders/<kind>.<pid>.<start>`` of the folder (``<start>`` the process's start time in clock ticks,
+:func:`~pytest_homefield.sandbox.tempdirs.owner_tag`; :func:`session_key` and :func:`session_label`, written on
+entering, removed on leaving, its age how long it has been held): one whose process is gone, or whose pid another
+process has taken since (a holder SIGKILLed: fix44 saw a waiting line name "pid 28155 (homefield run) …, for 36980 s"
+of no homefield process), is ignored and removed (only that process writes that name: removing it never removes a
+live holder's file); one without a start (``<kind>.<pid>``, before fix44) is ignored: words for people, never part
+of the lock.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pytest_homefield.sandbox.tempdirs import pid_exists
+from pytest_homefield.sandbox.tempdirs import owner_alive, owner_tag
 
 __all__ = ["AGENT", "GRADING", "PHASE_DIR_VAR", "Phase", "PhaseLock", "held_fds", "phase_folder", "session_key",
            "session_label", "set_notice"]
@@ -165,9 +169,10 @@ class PhaseLock:
     def _note_holder(self, kind: Kind) -> Path | None:
         """Write this process's holder file of ``kind`` (``KEY LABEL``: :func:`session_key`,
         :func:`session_label`; its modification time when it entered); ``None`` when it cannot be written
-        (the lock does not depend on it)."""
+        (the lock does not depend on it). Named ``<kind>.<pid>.<start>`` (:func:`owner_tag`): a later process given
+        the same pid writes another file."""
         try:
-            path = self._holders_dir() / f"{kind}.{os.getpid()}"
+            path = self._holders_dir() / f"{kind}.{owner_tag()}"
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         except OSError:
             return None
@@ -179,8 +184,9 @@ class PhaseLock:
 
     def holders(self, kind: Kind) -> list[str]:
         """The holders of ``kind`` as a waiting session names them: ``pid N (LABEL) in CWD, for S s``
-        (:func:`session_label`; S seconds since it entered), those of live processes only, in pid order;
-        unreadable ones are left out."""
+        (:func:`session_label`; S seconds since it entered), those of live processes only (the pid and start time its
+        file is named by: not a process that took the pid of a killed holder since; a stale file is removed), in pid
+        order; unreadable ones are left out."""
         return [text for _, text in self._holders(kind)]
 
     def _holders(self, kind: Kind) -> list[tuple[str, str]]:
@@ -191,8 +197,13 @@ class PhaseLock:
         except OSError:
             return []
         for name in names:
-            who, _, pid = name.partition(".")
-            if who != kind or not pid.isdigit() or int(pid) == os.getpid() or not pid_exists(int(pid)):
+            who, _, tag = name.partition(".")
+            pid, _, start = tag.partition(".")
+            if who != kind or not pid.isdigit() or not start.isdigit() or int(pid) == os.getpid():
+                continue
+            if not owner_alive(int(pid), start):  # gone, or its pid taken by another process since: stale
+                with contextlib.suppress(OSError):
+                    os.unlink(self.folder / "holders" / name)  # only <pid> started at <start> writes this name
                 continue
             try:
                 fd = os.open(self.folder / "holders" / name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)

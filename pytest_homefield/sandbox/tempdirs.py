@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pytest_homefield.sandbox.nofollow import remove_tree
 
-__all__ = ["mkdtemp", "scratch", "sweep_stale", "remove_own", "owner_tag", "pid_exists"]
+__all__ = ["mkdtemp", "scratch", "sweep_stale", "remove_own", "owner_tag", "owner_alive", "pid_exists"]
 
 _NAME = re.compile(r"^hf-(\d+)\.(\d+)-")
 
@@ -65,7 +65,10 @@ def scratch(dir: Path | str | None = None, suffix: str = "") -> Iterator[Path]:
         remove_tree(path)
 
 
-def _owner_alive(pid: int, start: str) -> bool:
+def owner_alive(pid: int, start: str) -> bool:
+    """Whether the process :func:`owner_tag` named ``<pid>.<start>`` still runs: ``pid`` exists and started at
+    ``start`` (a pid reused by another process since is not it); ``start`` ``"0"`` (no ``/proc`` when tagged): the
+    pid exists."""
     now = _start_time(pid)
     if now is None:
         return not Path("/proc").is_dir() and pid_exists(pid)
@@ -94,7 +97,7 @@ def sweep_stale(tmpdir: Path | str | None = None) -> list[Path]:
         return removed
     for entry in entries:
         m = _NAME.match(entry.name)
-        if not m or _owner_alive(int(m.group(1)), m.group(2)):
+        if not m or owner_alive(int(m.group(1)), m.group(2)):
             continue
         try:
             if entry.is_dir() and not entry.is_symlink():

@@ -356,3 +356,49 @@ def test_a_session_without_a_label_is_named_by_its_program_alone(monkeypatch: py
     monkeypatch.setattr(sys, "argv", ["/usr/local/bin/homefield", "run", "--agent", "x=cmd:API_KEY=s3cret ./a.sh"])
     phases.set_notice(None)
     assert phases.session_label() == f"pid {os.getpid()} (homefield) in {os.getcwd()}"
+
+
+def test_a_holder_file_whose_pid_another_process_took_is_ignored_and_removed(tmp_path: Path) -> None:
+    """fix44: a waiting line named "pid 28155 (homefield run) in …, for 36980 s" of no homefield process: the holder
+    was SIGKILLed (its file left) and an unrelated process took its pid; the file was named while that pid lived.
+    A holder file names its process's start time too (``<kind>.<pid>.<start>``): one whose pid runs with another
+    start is ignored and removed, one without a start (before fix44) ignored; the real holder is named."""
+    import subprocess
+
+    from pytest_homefield.sandbox.tempdirs import owner_tag
+
+    unrelated = subprocess.Popen(["sleep", "60"])  # a live process that never held a phase
+    try:
+        pid, start = owner_tag(unrelated.pid).split(".")
+        assert start != "0"  # this machine has /proc
+        holders = tmp_path / "holders"
+        holders.mkdir(mode=0o700)
+        said = f"0123456789abcdef pid {pid} (homefield run) in /gone/test_two_remote_workers0"
+        (holders / f"grading.{pid}").write_text(said)  # no start: as written before fix44
+        (holders / f"grading.{pid}.{int(start) - 7}").write_text(said)  # the killed holder's start: another process
+        lock = PhaseLock(tmp_path)
+        assert lock.holders(GRADING) == []
+        assert sorted(p.name for p in holders.iterdir()) == [f"grading.{pid}"]  # the stale one removed
+        # the same pid with its own start is that process: named
+        (holders / f"grading.{pid}.{start}").write_text(said)
+        assert [h.rpartition(", for ")[0] for h in lock.holders(GRADING)] == [said.partition(" ")[2]]
+        # a real holder in another process is named, whatever stale files lie beside it
+        ready, release = CTX.Event(), CTX.Event()
+        holder = _start(_hold_labelled, str(tmp_path), GRADING, "homefield verify", ready, release)
+        try:
+            assert ready.wait(30)
+            (holders / f"grading.{holder.pid}").write_text(said)
+            (holders / f"grading.{holder.pid}.1").write_text(said)
+            assert f"grading.{owner_tag(holder.pid)}" in os.listdir(holders)
+            named = lock.holders(GRADING)
+            assert [h for h in named if f"pid {holder.pid} " in h] == [
+                next(h for h in named if "(homefield verify)" in h)]
+            assert len(named) == 2  # the verify holder and the unrelated pid's own-start file
+            assert f"grading.{holder.pid}.1" not in os.listdir(holders)
+        finally:
+            release.set()
+            assert _ended(holder, 10)
+        assert [h.rpartition(", for ")[0] for h in lock.holders(GRADING)] == [said.partition(" ")[2]]  # it left
+    finally:
+        unrelated.kill()
+        unrelated.wait()
