@@ -955,7 +955,7 @@ def verify_candidate(
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
                         # the configuration pytest reads for the task's whole run, the one every run is pinned to
                         # (soft41, conf42): read once, for its files and its pin (twin43)
-                        config = pytest_setup(wd, test_cmd, targets, list(runnable_tests))
+                        config = pytest_setup(wd, test_cmd, targets, list(runnable_tests), env)
                         for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
                                                         test_cmd, list(runnable_tests), plan.selectors(),
                                                         config).items():

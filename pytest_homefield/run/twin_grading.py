@@ -514,7 +514,7 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
     if built is not None:
         files, names = built
         selected = sorted({names[f][m + i] for f, (m, count, _) in probed.items() for i in range(count)})
-        setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
+        setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
         folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
                              tests=[*plan.selectors(), *selected], setup=setup)
         try:
@@ -580,7 +580,7 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
         return set()
     files, names = built
     selected = sorted({names[f][m + i] for f, m in probed.items() for i in (0, 1)})
-    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
+    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
                          tests=[*plan.selectors(), *selected], setup=setup)
     try:
@@ -929,7 +929,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     :func:`run_tests` does."""
     extra = [plan.plain_files()] if plain_out is not None and plan.plain else []
     # every run's files before any run, made alike at once
-    setup = pytest_setup(gdir, test_cmd, targets)  # twin43: read once, for every run's files and pin
+    setup = pytest_setup(gdir, test_cmd, targets, env=env)  # twin43: read once, for every run's files and pin
     folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra], targets=targets, test_cmd=test_cmd,
                             tests=plan.selectors(), setup=setup)
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
@@ -1050,7 +1050,7 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     pytest read a ``tests/tox.ini`` the whole run did not, rootdir ``tests/``, and report ids of no row: every row
     ``error``). Raises :class:`ServiceError` as :func:`run_tests` does."""
     targets = sorted({function_id(i) for i in ids})
-    setup = pytest_setup(gdir, test_cmd, targets, whole)
+    setup = pytest_setup(gdir, test_cmd, targets, whole, run.get("env"))
     folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd, tests=ids, whole=whole, setup=setup)
     into = tmp / "rows-out"
     try:
@@ -1149,7 +1149,7 @@ def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, tes
     its runs apart). Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
     :data:`PLAIN_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
     does."""
-    setup = pytest_setup(gdir, test_cmd, targets)
+    setup = pytest_setup(gdir, test_cmd, targets, env=run.get("env"))
     folder = _fresh_copy(gdir, tmp, plan.plain_files(), targets=targets, test_cmd=test_cmd, tests=plan.selectors(),
                          setup=setup)
     into = tmp / "plain-out"
@@ -1470,7 +1470,7 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
     if targets:
         selected = sorted({*targets, *files})
-    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
+    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
                          tests=[*plan.selectors(), *selected], setup=setup)
     try:
