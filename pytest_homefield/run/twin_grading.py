@@ -1246,7 +1246,8 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
     function each of ``tests`` names (the plan's groups, the same in every run of a grading; a confirmation run's
     selected ids too, its twins under their own names), however pytest came to collect it. The sealed run (no twin
     there) writes its files as they are. ``setup``: pytest's choice of configuration for the runs
-    (:func:`~pytest_homefield.sandbox.testrun.pytest_setup` of ``gdir``, ``test_cmd``, ``targets``, ``whole``), read by
+    (:func:`~pytest_homefield.sandbox.testrun.pytest_setup` of ``gdir``, ``test_cmd``, ``targets``, ``whole`` and the
+    runs' ``env``: soft44, for the pytest they start), read by
     the caller, who passes it on to :func:`run_tests` too (twin43: each run read it for its files, then again for its
     pin); ``None``: read here, once for all the runs."""
     if soft:
