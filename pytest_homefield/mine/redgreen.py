@@ -168,7 +168,10 @@ __all__ = [
 #: expect(kind): with pytest.raises(kind): yield``), and ``pytest.raises`` / ``assertRaises`` under any name is: such a
 #: body ends at the exception its context takes, as written, where it ran on before; so does a ``contextmanager``
 #: catching with ``except*``. And a command starting pytest through a Python's grouped flags (``python -mpytest``,
-#: ``python -Bm pytest``) has its options read (``pytest_config.pytest_args``) and its configuration pinned.
+#: ``python -Bm pytest``) has its options read (``pytest_config.pytest_args``) and its configuration pinned. And
+#: (soft44) a plain function returning a call of a taking context's maker (``def expect(kind): return Expect(kind)``)
+#: takes as that context does; and the canary runs' files are softened by the configuration the pytest that runs
+#: takes (pytest 8's reading in a pytest 8 environment), the one the pin names.
 VERIFY_VERSION = 24
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
@@ -959,7 +962,7 @@ def verify_candidate(
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
                         # the configuration pytest reads for the task's whole run, the one every run is pinned to
                         # (soft41, conf42): read once, for its files and its pin (twin43)
-                        config = pytest_setup(wd, test_cmd, targets, list(runnable_tests))
+                        config = pytest_setup(wd, test_cmd, targets, list(runnable_tests), env)
                         for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
                                                         test_cmd, list(runnable_tests), plan.selectors(),
                                                         config).items():

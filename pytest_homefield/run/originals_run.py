@@ -67,7 +67,7 @@ def originals_run(gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], 
     no twin) selecting ``targets`` (the hidden test files alone); its log tail and events kept in ``out_dir`` as
     :data:`ORIGINALS_LOG` and :data:`ORIGINALS_OUTCOMES`. ``ids``: what to read from it. ``run``:
     :func:`~pytest_homefield.sandbox.testrun.run_tests`'s options. Raises ``ServiceError`` as it does."""
-    setup = pytest_setup(gdir, test_cmd, targets)  # read once, for its files and its pin (twin43)
+    setup = pytest_setup(gdir, test_cmd, targets, env=run.get("env"))  # read once, for its files and its pin (twin43)
     folder = _fresh_copy(gdir, tmp, {}, targets=targets, test_cmd=test_cmd,  # softened as the runs apart (twin37)
                          setup=setup)
     into = tmp / "originals-out"

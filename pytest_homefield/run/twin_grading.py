@@ -526,7 +526,7 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
     if built is not None:
         files, names = built
         selected = sorted({names[f][m + i] for f, (m, count, _) in probed.items() for i in range(count)})
-        setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
+        setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
         folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
                              tests=[*plan.selectors(), *selected], setup=setup)
         try:
@@ -592,7 +592,7 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
         return set()
     files, names = built
     selected = sorted({names[f][m + i] for f, m in probed.items() for i in (0, 1)})
-    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
+    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
                          tests=[*plan.selectors(), *selected], setup=setup)
     try:
@@ -941,7 +941,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     :func:`run_tests` does."""
     extra = [plan.plain_files()] if plain_out is not None and plan.plain else []
     # every run's files before any run, made alike at once
-    setup = pytest_setup(gdir, test_cmd, targets)  # twin43: read once, for every run's files and pin
+    setup = pytest_setup(gdir, test_cmd, targets, env=env)  # twin43: read once, for every run's files and pin
     folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra], targets=targets, test_cmd=test_cmd,
                             tests=plan.selectors(), setup=setup)
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
@@ -1062,7 +1062,7 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     pytest read a ``tests/tox.ini`` the whole run did not, rootdir ``tests/``, and report ids of no row: every row
     ``error``). Raises :class:`ServiceError` as :func:`run_tests` does."""
     targets = sorted({function_id(i) for i in ids})
-    setup = pytest_setup(gdir, test_cmd, targets, whole)
+    setup = pytest_setup(gdir, test_cmd, targets, whole, run.get("env"))
     folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd, tests=ids, whole=whole, setup=setup)
     into = tmp / "rows-out"
     try:
@@ -1161,7 +1161,7 @@ def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, tes
     its runs apart). Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
     :data:`PLAIN_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
     does."""
-    setup = pytest_setup(gdir, test_cmd, targets)
+    setup = pytest_setup(gdir, test_cmd, targets, env=run.get("env"))
     folder = _fresh_copy(gdir, tmp, plan.plain_files(), targets=targets, test_cmd=test_cmd, tests=plan.selectors(),
                          setup=setup)
     into = tmp / "plain-out"
@@ -1258,7 +1258,8 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
     function each of ``tests`` names (the plan's groups, the same in every run of a grading; a confirmation run's
     selected ids too, its twins under their own names), however pytest came to collect it. The sealed run (no twin
     there) writes its files as they are. ``setup``: pytest's choice of configuration for the runs
-    (:func:`~pytest_homefield.sandbox.testrun.pytest_setup` of ``gdir``, ``test_cmd``, ``targets``, ``whole``), read by
+    (:func:`~pytest_homefield.sandbox.testrun.pytest_setup` of ``gdir``, ``test_cmd``, ``targets``, ``whole`` and the
+    runs' ``env``: soft44, for the pytest they start), read by
     the caller, who passes it on to :func:`run_tests` too (twin43: each run read it for its files, then again for its
     pin); ``None``: read here, once for all the runs."""
     if soft:
@@ -1482,7 +1483,7 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
     if targets:
         selected = sorted({*targets, *files})
-    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"))
+    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
                          tests=[*plan.selectors(), *selected], setup=setup)
     try:

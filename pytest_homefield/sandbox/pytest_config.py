@@ -27,6 +27,7 @@ and ``[tool.pytest]`` alone is no configuration) and a ``.pytest.ini`` only with
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import posixpath
 import re
@@ -75,7 +76,9 @@ class Setup:
     search passes the tree's top before it finds ``config`` (or finds none): a file above the tree, found first,
     would be taken instead (``config`` and ``rootdir`` are then its choice when nothing above holds one). ``given``:
     the command names the configuration (``-c``/``--config-file``). ``python_functions``, ``addopts``: what
-    ``config`` sets (``()`` when it sets none, or it cannot be read)."""
+    ``config`` sets (``()`` when it sets none, or it cannot be read). ``version``: the ``(major, minor)`` of the
+    pytest whose reading this is (:func:`setup_for`'s; ``None``: unknown, pytest 9's reading): a run of another
+    pytest reads again (soft44)."""
 
     config: str | None
     rootdir: str | None
@@ -83,6 +86,7 @@ class Setup:
     given: bool = False
     python_functions: tuple[str, ...] = ()
     addopts: tuple[str, ...] = ()
+    version: tuple[int, int] | None = None
 
 
 def setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[int, int] | None = None) -> Setup:
@@ -92,7 +96,12 @@ def setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[i
     suffix as pytest does (``.ini`` as a ``pytest.ini``, ``.cfg`` as a ``setup.cfg``, ``.toml`` as a
     ``pyproject.toml`` but for a ``pytest.toml`` / ``.pytest.toml`` from pytest 9), none looked for, its folder the
     rootdir. ``version``: the ``(major, minor)`` of the pytest that runs (``None``: unknown, pytest 9's reading;
-    the module docstring)."""
+    the module docstring), kept as the setup's ``version``."""
+    return dataclasses.replace(_setup_for(root, command, targets, version), version=version)
+
+
+def _setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[int, int] | None) -> Setup:
+    """:func:`setup_for` but its ``version`` kept."""
     native = version is None or version >= NATIVE_TOML
     args = pytest_args(command)
     given = last_value(args, "-c", "--config-file")

@@ -372,17 +372,30 @@ def run_python(test_cmd: str, path: str | None) -> str | None:
 NO_CONFIG = "no-config.ini"
 
 
+def run_version(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = None) -> tuple[int, int] | None:
+    """The ``(major, minor)`` of the pytest a run of ``test_cmd`` in ``workdir`` with ``env`` (:func:`run_tests`'s:
+    the host's when ``None``) runs: :func:`pytest_version` of :func:`run_python` on the run's ``PATH``; ``None``
+    when unknown, or when the tree holds a pytest of its own (:func:`_own_pytest`: that one runs). The one place a
+    run's pytest is asked for (soft44: the softener's reading, :func:`pytest_setup`, and the pin's, in
+    :func:`run_tests`)."""
+    if _own_pytest(Path(workdir)):
+        return None
+    python = run_python(test_cmd, scrubbed_env(workdir, host_test_env(env)).get("PATH"))
+    return pytest_version(python) if python is not None else None
+
+
 def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str], whole: Sequence[str] | None = None,
-                 version: tuple[int, int] | None = None) -> pytest_config.Setup:
+                 env: Mapping[str, str] | None = None) -> pytest_config.Setup:
     """pytest's choice of configuration for a run of ``test_cmd`` on ``targets`` in ``workdir`` (``whole``: of the
     grading's whole run, :func:`pinned_config`), as the pin reads it
     (:func:`~pytest_homefield.sandbox.pytest_config.setup_for`): read once by a caller that softens the run's files by
     it too (:func:`~pytest_homefield.sandbox.canary_soft.softened_files`), and passed on to :func:`run_tests`
     (twin43: a canary run read it twice, for its files and for its pin). Paths relative to ``workdir``, so it holds
-    for a copy of it as well. ``version``: of the pytest that runs (:func:`pinned_config`; ``None``: pytest 9's
-    reading)."""
+    for a copy of it as well. ``env``: the run's (:func:`run_tests`'s ``env``): read for the pytest it runs
+    (:func:`run_version`; soft44: read by pytest 9's rules, a pytest 8 run's functions were softened by a file
+    pytest 8 does not read, while its pin named the one it does)."""
     return pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
-                                   targets if whole is None else whole, version)
+                                   targets if whole is None else whole, run_version(workdir, test_cmd, env))
 
 
 def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
@@ -411,8 +424,8 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     pytest that runs (:func:`pytest_version`; ``None`` when unknown: pytest 9's reading): the file pinned is the one
     that pytest takes (conf43: pytest 8 in a ``--env uv`` environment was given ``-c pytest.toml``, which it reads as
     an empty ``pyproject.toml``, where its own search took the tree's ``pyproject.toml`` table). ``setup``:
-    :func:`pytest_setup` of these inputs and ``version``, read before (of ``workdir`` or the tree it is a copy of);
-    ``None``: read here. Paths are relative to
+    :func:`pytest_setup` of these inputs, read before (of ``workdir`` or the tree it is a copy of);
+    ``None``, or read for another pytest than ``version`` (its own ``version``): read here. Paths are relative to
     ``workdir`` (the run's working folder), but the empty file's. Never raises but ``OSError`` writing it."""
     try:
         shlex.split(test_cmd or "python -m pytest")
@@ -425,7 +438,9 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
         return []  # the command names its configuration: pytest looks for none
     named_root = pytest_config.all_values(args, "", "--rootdir")
     named_cut = pytest_config.all_values(args, "", "--confcutdir")
-    setup = setup if setup is not None else pytest_setup(workdir, command, targets, whole, version)
+    if setup is None or setup.version != version:  # read for another pytest (soft44): read for this one
+        setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command,
+                                        targets if whole is None else whole, version)
     if setup.rootdir is None:
         return []
     if setup.config is not None:  # pytest's own choice, named (hatk42): never left to a search above the tree
@@ -677,13 +692,10 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     log_path = out_dir / LOG_FILE
     run_env = scrubbed_env(workdir, host_test_env(env), test_timeout_s=test_timeout_s)  # no secret of the host
     # the pytest that runs, its version asked once (conf43: the pin names the file it reads; a tree with a pytest
-    # of its own runs that one, unknown)
-    python = run_python(test_cmd, run_env.get("PATH")) if not _own_pytest(workdir) else None
-    version = pytest_version(python) if python is not None else None
+    # of its own runs that one, unknown), as the softener's reading asked it (soft44: run_version)
+    version = run_version(workdir, test_cmd, env)
     by_file = ("{junit}" not in test_cmd and bool(targets) and not any("\n" in t or "\r" in t for t in targets)
                and version is not None and version >= ARGSFILE_PYTEST)
-    if setup is not None and version is not None and version < pytest_config.NATIVE_TOML:
-        setup = None  # read before by pytest 9's rules (the softener's): the pytest that runs reads otherwise
     pin = pinned_config(workdir, test_cmd, targets, out_dir, whole, version, setup) if pytest_words(test_cmd) else []
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins, pin=pin)
     if by_file:

@@ -20,6 +20,7 @@ import pytest
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.sandbox import testrun
+from pytest_homefield.sandbox.canary_soft import setup_functions, softened_files
 from pytest_homefield.sandbox.pytest_config import setup_for
 from pytest_homefield.sandbox.testrun import pinned_config, pytest_version, run_python, run_tests
 
@@ -142,3 +143,39 @@ def test_a_run_in_an_older_pytest_reads_the_configuration_it_reads_alone(tmp_pat
         run = run_tests(repo.path, "python -m pytest", ["tests/test_a.py"], out_dir=tmp_path / "out",
                         env={**env, "PATH": path}, sandbox="none")
         assert run.outcomes == {"tests/test_a.py::test_a": "failed"}, (path, run.outcomes, run.error)
+
+
+def test_the_softener_reads_the_configuration_the_running_pytest_reads(tmp_path: Path,
+                                                                        pytest_of: Callable[[str], str]) -> None:
+    """soft44: the softener's reading (:func:`pytest_setup`, whose ``python_functions`` :func:`softened_files`
+    takes) is of the pytest the run starts (:func:`run_version`, the run's ``env``), as the pin's is. A repository
+    keeps a ``pytest.toml`` for pytest 9 (no ``python_functions``) and a ``pyproject.toml`` table for pytest 8
+    naming ``check_*``; a run whose ``PATH`` starts with pytest 8.4.2 collects ``check_a`` and fails it. Before, the
+    setup was read by pytest 9's rules (``pytest.toml``): ``check_a`` was no test function of the softener, its
+    body left as it is, while the pinned pytest 8 ran it as a test (a group's twin there stops at its site)."""
+    python = pytest_of("8.4.2")
+    files = {"pytest.toml": "[pytest]\n",
+             "pyproject.toml": '[tool.pytest.ini_options]\npython_functions = ["check_*"]\n'}
+    check = "def check_a():\n    x = 1\n    assert x == 2\n    assert x == 3\n"
+    root = _tree(tmp_path / "repo", {**files, "tests/test_a.py": check}, [])
+    env = {**os.environ, "PATH": str(Path(python).parent) + os.pathsep + os.environ.get("PATH", "")}
+    assert testrun.run_version(root, "python -m pytest", env) == pytest_version(python)
+    setup = testrun.pytest_setup(root, "python -m pytest", ["tests/test_a.py"], env=env)
+    assert setup.config == "pyproject.toml" and setup.version == pytest_version(python), setup
+    assert "check_*" in setup_functions(setup, "python -m pytest")
+    soft = softened_files({"tests/test_a.py": check.encode()}, root, "python -m pytest", ["tests/test_a.py"],
+                          setup=setup)
+    assert soft["tests/test_a.py"] != check.encode()  # check_a is a test function: softened
+    # the pinned run of that pytest collects it, as the softener read
+    run = run_tests(root, "python -m pytest", ["tests/test_a.py"], out_dir=tmp_path / "out", env=env,
+                    sandbox="none", setup=setup)
+    assert run.outcomes == {"tests/test_a.py::check_a": "failed"}, (run.outcomes, run.error)
+    # the host's pytest 9 reads pytest.toml: no check_a, nothing softened, and its run collects none
+    host = testrun.pytest_setup(root, "python -m pytest", ["tests/test_a.py"])
+    assert host.config == "pytest.toml" and "check_*" not in setup_functions(host, "python -m pytest"), host
+    assert softened_files({"tests/test_a.py": check.encode()}, root, "python -m pytest", ["tests/test_a.py"],
+                          setup=host) == {"tests/test_a.py": check.encode()}
+    # a setup read for another pytest is read again for the one that runs (the pin never takes the wrong one)
+    run = run_tests(root, "python -m pytest", ["tests/test_a.py"], out_dir=tmp_path / "out2", env=env,
+                    sandbox="none", setup=host)
+    assert run.outcomes == {"tests/test_a.py::check_a": "failed"}, (run.outcomes, run.error)

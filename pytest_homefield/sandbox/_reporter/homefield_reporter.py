@@ -592,8 +592,10 @@ def _takes(obj: Any) -> bool:
     made before its ``with`` (``cm = keep()``; ``with cm:``), read by that function; a class, or an object's class,
     whose ``__exit__`` or ``__aexit__`` (Python code) returns anything but nothing, ``None`` or ``False``; and (gatk43)
     one of the expecting functions whose contexts the reporter watches (:func:`_expecting_functions`:
-    ``pytest.raises``, ``unittest``'s ``assertRaises``), under any name. ``False`` for what it cannot read (C code,
-    another function returning some context)."""
+    ``pytest.raises``, ``unittest``'s ``assertRaises``), under any name; and (soft44) a plain function one of whose
+    ``return`` statements returns a call of what takes so (``def expect(kind): return Expect(kind)``), the callable
+    named as a ``with`` item's (:func:`_with_takes`). ``False`` for what it cannot read (C code, a plain function
+    returning anything else: a name, a call of what is not a name or a chain of attributes of one)."""
     try:
         func = getattr(obj, "__func__", obj)
         if isinstance(func, types.FunctionType):
@@ -603,9 +605,10 @@ def _takes(obj: Any) -> bool:
             func = getattr(func, "__func__", func)
             if any(func is f for f in _expecting_functions()):
                 return True  # gatk43: pytest.raises under another name (from pytest import raises as expect_error)
-            if not isinstance(func, types.FunctionType) or not func.__code__.co_flags & (0x20 | 0x200):
-                return False  # not a generator function: what it returns is not read
-            return _code_takes(func, True)
+            if not isinstance(func, types.FunctionType):
+                return False
+            # soft44: a plain function is read through the maker of what it returns
+            return _code_takes(func, True, maker=not func.__code__.co_flags & (0x20 | 0x200))
         gen = getattr(obj, "gen", None)
         if isinstance(gen, _GENERATORS):  # gatk43: a contextmanager's context made before its with
             frame = getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
@@ -649,16 +652,18 @@ class _Generated:
         self.free = {n: v for n, v in frame.f_locals.items() if n in names}
 
 
-def _code_takes(func: Any, generator: bool) -> bool:
+def _code_takes(func: Any, generator: bool, maker: bool = False) -> bool:
     """From ``func``'s source (:func:`_takes`): a generator's ``yield`` inside a ``try`` body with handlers (``except``
     or, gatk43, ``except*``), or inside
     a ``with`` body one of whose contexts takes exceptions (:func:`_with_takes`, gatk43), or (an ``__exit__``) a
-    ``return`` of anything but ``None``/``False``; ``False`` without source. Cached by code (``False`` while it is
-    read: a generator reached again through its own ``with`` adds nothing)."""
+    ``return`` of anything but ``None``/``False``, or (``maker``: a plain function making a context, soft44) a
+    ``return`` of a call whose callable takes (:func:`_made_by`); ``False`` without source. Cached by code (``False``
+    while it is read: a generator reached again through its own ``with`` adds nothing, nor a maker through itself)."""
     code = func.__code__
-    if code in _TAKES:
-        return _TAKES[code]
-    _TAKES[code] = False
+    key: Any = (code, "maker") if maker else code
+    if key in _TAKES:
+        return _TAKES[key]
+    _TAKES[key] = False
     import ast
     import inspect
     import textwrap
@@ -672,7 +677,11 @@ def _code_takes(func: Any, generator: bool) -> bool:
     defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
     if defs:
         for node in _own_nodes(defs[0]):
-            if generator and isinstance(node, tries) and node.handlers:
+            if maker and isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
+                out = _takes_or_not(_made_by(func, node.value.func))
+            elif maker:
+                continue
+            elif generator and isinstance(node, tries) and node.handlers:
                 out = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
             elif generator and isinstance(node, (ast.With, ast.AsyncWith)):
                 out = (any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in node.body for n in _own_nodes(s))
@@ -681,17 +690,44 @@ def _code_takes(func: Any, generator: bool) -> bool:
                 out = not (isinstance(node.value, ast.Constant) and node.value.value in (None, False))
             if out:
                 break
-    _TAKES[code] = out
+    _TAKES[key] = out
     return out
 
 
 def _with_takes(func: Any, node: Any) -> bool:
     """Whether a context of ``node`` (a ``with`` statement of ``func``'s code) takes exceptions (:func:`_takes`, by
-    what makes it: the callable of an item that is a call, else the item, each a name or a chain of attributes of one,
-    the name read in ``func``'s closure, then its module, then the builtins, as the header's ``lambda`` of
-    :func:`soft_block` reads them; gatk43). An item read otherwise takes none."""
+    what makes it: the callable of an item that is a call, else the item, :func:`_made_by`; gatk43). An item read
+    otherwise takes none."""
     import ast
 
+    for item in node.items:
+        expr = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
+        if _takes_or_not(_made_by(func, expr)):
+            return True
+    return False
+
+
+#: What :func:`_made_by` gives for an expression it does not read.
+_UNREAD = object()
+
+
+def _takes_or_not(obj: Any) -> bool:
+    """:func:`_takes` of ``obj``; ``False`` for :data:`_UNREAD`."""
+    return obj is not _UNREAD and _takes(obj)
+
+
+def _made_by(func: Any, expr: Any) -> Any:
+    """What ``expr`` (an expression of ``func``'s code: a name or a chain of attributes of one) names, the name read in
+    ``func``'s closure, then its module, then the builtins, as the header's ``lambda`` of :func:`soft_block` reads
+    them; :data:`_UNREAD` for any other expression, a name unbound or an attribute missing."""
+    import ast
+
+    chain: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        chain.insert(0, expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return _UNREAD
     free: dict[str, Any] | None = getattr(func, "free", None)
     if free is None:
         free = {}
@@ -701,28 +737,18 @@ def _with_takes(func: Any, node: Any) -> bool:
                 free[name] = cells[i].cell_contents
             except ValueError:  # an empty cell
                 continue
-    for item in node.items:
-        expr = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
-        chain: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            chain.insert(0, expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
-            continue
-        try:
-            if expr.id in free:
-                obj = free[expr.id]
-            elif expr.id in func.__globals__:
-                obj = func.__globals__[expr.id]
-            else:
-                obj = func.__builtins__[expr.id]
-            for attr in chain:
-                obj = getattr(obj, attr)
-        except Exception:  # a name unbound, an attribute missing: this context is not read
-            continue
-        if _takes(obj):
-            return True
-    return False
+    try:
+        if expr.id in free:
+            obj = free[expr.id]
+        elif expr.id in func.__globals__:
+            obj = func.__globals__[expr.id]
+        else:
+            obj = func.__builtins__[expr.id]
+        for attr in chain:
+            obj = getattr(obj, attr)
+    except Exception:  # a name unbound, an attribute missing: not read
+        return _UNREAD
+    return obj
 
 
 def _own_nodes(node: Any) -> list[Any]:
