@@ -9,13 +9,18 @@ group's twin passes beside the leaked setting). Used by ``tests/run/test_soft_*.
 from __future__ import annotations
 
 import dataclasses
+import shlex
+import sys
 from pathlib import Path
 
 from helpers.fix_task import build_fix_task
 from pytest_homefield.run.grading import Grade, grade
+from pytest_homefield.sandbox.canary_soft import softened
 from pytest_homefield.sandbox.snapshot import copy_tree
+from pytest_homefield.sandbox.testrun import run_tests
 
-__all__ = ["BEFORE", "FIXED", "PARENT", "REAL_FIX", "SOURCE", "TEST", "grade_modes"]
+__all__ = ["BEFORE", "EXPECTING_TESTS", "FIXED", "PARENT", "REAL_FIX", "SOURCE", "TEST", "grade_modes",
+           "softened_outcomes"]
 
 SOURCE = "src/modes/__init__.py"
 TEST = "tests/test_modes.py"
@@ -26,6 +31,44 @@ FIXED = ("MODE = {'scale': 1}\n\n\ndef compute(x):\n    if x < 0:\n        retur
 BEFORE = "from modes import compute\n\n\ndef test_plain():\n    assert compute(2) == 2\n"
 #: The commit's fix with a comment: a real fix whose text is not the reference's.
 REAL_FIX = FIXED.replace("def compute", "# mirrored\ndef compute")
+#: The commit's tests after an ``expect`` the test file defines (``tests/run/test_soft_*_expecting.py``,
+#: ``test_soft_plain_maker.py``: each its own maker of an expecting context): ``test_negative``'s ``with
+#: expect(TypeError)`` body must end at the real fix's ``TypeError`` (``seen`` holds one item).
+EXPECTING_TESTS = """
+
+def test_scaled():
+    MODE['scale'] = 3
+    assert compute(2) == 7
+    MODE['scale'] = 1
+
+
+def test_negative():
+    seen = []
+    with expect(TypeError):
+        for value in ('a', 'b'):
+            seen.append(value)
+            compute(value)
+    assert seen == ['a']
+    assert compute(-2) == 2
+
+
+def test_plain():
+    assert compute(2) == 2
+"""
+#: The command and file of :func:`softened_outcomes`.
+SOFT_CMD = (f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest "
+            "-p no:anyio")
+CONTEXTS_FILE = "tests/test_contexts.py"
+
+
+def softened_outcomes(tmp_path: Path, source: str) -> tuple[dict[str, str], str]:
+    """``source`` (a test file's text) written softened (:func:`~pytest_homefield.sandbox.canary_soft.softened`) as
+    :data:`CONTEXTS_FILE` of a tree under ``tmp_path`` and run alone by real pytest (``--sandbox none``): ``({test
+    name: outcome}, the run's log)``."""
+    (tmp_path / "p" / "tests").mkdir(parents=True)
+    (tmp_path / "p" / CONTEXTS_FILE).write_text(softened(source), encoding="utf-8")
+    run = run_tests(tmp_path / "p", SOFT_CMD, [CONTEXTS_FILE], out_dir=tmp_path / "out", sandbox="none")
+    return {i.rsplit("::", 1)[1]: o for i, o in run.outcomes.items()}, run.log_path.read_text()
 
 
 def grade_modes(tmp_path: Path, tests: str, seed: int, *, fail_to_pass: list[str] | None = None,

@@ -17,21 +17,24 @@ exception that is no assertion's failure reaches a top soft statement of its bod
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
 from helpers.fix_task import build_fix_task
-from helpers.modes_task import BEFORE, FIXED, PARENT, REAL_FIX, SOURCE, TEST, grade_modes
+from helpers.modes_task import (
+    BEFORE,
+    EXPECTING_TESTS,
+    FIXED,
+    PARENT,
+    REAL_FIX,
+    SOURCE,
+    TEST,
+    grade_modes,
+    softened_outcomes,
+)
 
 from pytest_homefield.run.grading import grade
-from pytest_homefield.sandbox.canary_soft import softened
 from pytest_homefield.sandbox.snapshot import copy_tree
-from pytest_homefield.sandbox.testrun import run_tests
-
-CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
-FILE = "tests/test_contexts.py"
 
 EXPECTING = """from contextlib import contextmanager
 
@@ -45,27 +48,7 @@ def expect(kind):
     except kind:
         return
     raise AssertionError(kind.__name__ + ' not raised')
-
-
-def test_scaled():
-    MODE['scale'] = 3
-    assert compute(2) == 7
-    MODE['scale'] = 1
-
-
-def test_negative():
-    seen = []
-    with expect(TypeError):
-        for value in ('a', 'b'):
-            seen.append(value)
-            compute(value)
-    assert seen == ['a']
-    assert compute(-2) == 2
-
-
-def test_plain():
-    assert compute(2) == 2
-"""
+""" + EXPECTING_TESTS
 
 
 @pytest.mark.slow
@@ -167,13 +150,10 @@ def test_a_context_taking_exceptions_is_told_by_its_code(tmp_path: Path) -> None
     """Softened: ``test_expect`` and ``test_absorb`` pass with nothing after the exception run (before soft42 both
     ran on, ``test_log`` failed), ``test_keep`` and ``test_warnings`` fail at their ``boom()`` with their bodies run
     to the end."""
-    soft = softened(CONTEXTS)
-    (tmp_path / "p" / "tests").mkdir(parents=True)
-    (tmp_path / "p" / FILE).write_text(soft, encoding="utf-8")
-    run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
+    got, log = softened_outcomes(tmp_path, CONTEXTS)
     outcomes = {"test_expect": "passed", "test_absorb": "passed", "test_keep": "failed", "test_warnings": "failed",
                 "test_log": "passed"}
-    assert run.outcomes == {f"{FILE}::{t}": o for t, o in outcomes.items()}, run.log_path.read_text()
+    assert got == outcomes, log
 
 
 #: soft42 left it (a strict xfail), gatk43 closed it: ``pytest.raises`` under a name holding no ``raise`` is a plain
@@ -202,7 +182,5 @@ def test_log():
 def test_an_aliased_raises_ends_its_body_at_what_it_takes(tmp_path: Path) -> None:
     """gatk43: ``expect_error`` is ``pytest.raises``: the body ends at the ``TypeError`` it takes (before, a strict
     xfail: it ran on, ``LOG`` held ``"after"`` and ``test_log`` failed)."""
-    (tmp_path / "p" / "tests").mkdir(parents=True)
-    (tmp_path / "p" / FILE).write_text(softened(ALIASED), encoding="utf-8")
-    run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
-    assert run.outcomes == {f"{FILE}::test_aliased": "passed", f"{FILE}::test_log": "passed"}, run.log_path.read_text()
+    got, log = softened_outcomes(tmp_path, ALIASED)
+    assert got == {"test_aliased": "passed", "test_log": "passed"}, log

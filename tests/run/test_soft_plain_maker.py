@@ -16,18 +16,10 @@ whose maker takes exceptions takes them too; one returning anything else is not 
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.modes_task import grade_modes
-
-from pytest_homefield.sandbox.canary_soft import softened
-from pytest_homefield.sandbox.testrun import run_tests
-
-CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
-FILE = "tests/test_contexts.py"
+from helpers.modes_task import EXPECTING_TESTS, grade_modes, softened_outcomes
 
 #: The commit's test: ``expect`` a plain function returning an ``Expect``, whose ``__exit__`` takes ``kind``.
 PLAIN = """import pytest
@@ -49,27 +41,7 @@ class Expect:
 
 def expect(kind):
     return Expect(kind)
-
-
-def test_scaled():
-    MODE['scale'] = 3
-    assert compute(2) == 7
-    MODE['scale'] = 1
-
-
-def test_negative():
-    seen = []
-    with expect(TypeError):
-        for value in ('a', 'b'):
-            seen.append(value)
-            compute(value)
-    assert seen == ['a']
-    assert compute(-2) == 2
-
-
-def test_plain():
-    assert compute(2) == 2
-"""
+""" + EXPECTING_TESTS
 
 
 @pytest.mark.slow
@@ -184,9 +156,7 @@ def test_a_plain_maker_is_read_through_what_it_returns(tmp_path: Path) -> None:
     """Softened: ``test_expect``, ``test_via`` and ``test_gen`` pass with nothing after the exception run (before,
     each ran on and ``test_log`` failed); ``test_held`` and ``test_lock`` fail at ``boom()`` with their bodies run to
     the end."""
-    (tmp_path / "p" / "tests").mkdir(parents=True)
-    (tmp_path / "p" / FILE).write_text(softened(CONTEXTS), encoding="utf-8")
-    run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
+    got, log = softened_outcomes(tmp_path, CONTEXTS)
     outcomes = {"test_expect": "passed", "test_via": "passed", "test_gen": "passed", "test_held": "failed",
                 "test_lock": "failed", "test_log": "passed"}
-    assert run.outcomes == {f"{FILE}::{t}": o for t, o in outcomes.items()}, run.log_path.read_text()
+    assert got == outcomes, log

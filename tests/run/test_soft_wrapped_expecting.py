@@ -18,18 +18,11 @@ strict xfail (``from pytest import raises as expect_error``) closes with it.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
 import pytest
-from helpers.modes_task import grade_modes
-
-from pytest_homefield.sandbox.canary_soft import softened
-from pytest_homefield.sandbox.testrun import run_tests
-
-CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
-FILE = "tests/test_contexts.py"
+from helpers.modes_task import EXPECTING_TESTS, grade_modes, softened_outcomes
 
 #: The commit's test: ``expect`` is ``pytest.raises`` inside a ``contextmanager`` (no ``try`` of its own).
 WRAPPED = """from contextlib import contextmanager
@@ -43,27 +36,7 @@ from modes import MODE, compute
 def expect(kind):
     with pytest.raises(kind):
         yield
-
-
-def test_scaled():
-    MODE['scale'] = 3
-    assert compute(2) == 7
-    MODE['scale'] = 1
-
-
-def test_negative():
-    seen = []
-    with expect(TypeError):
-        for value in ('a', 'b'):
-            seen.append(value)
-            compute(value)
-    assert seen == ['a']
-    assert compute(-2) == 2
-
-
-def test_plain():
-    assert compute(2) == 2
-"""
+""" + EXPECTING_TESTS
 
 
 @pytest.mark.slow
@@ -158,12 +131,10 @@ def test_a_context_taking_through_its_own_with_is_told_by_its_code(tmp_path: Pat
     """Softened: ``test_expect``, ``test_ignoring`` and ``test_aliased`` pass with nothing after the exception run
     (before, each ran on and ``test_log`` failed); ``test_locked`` and ``test_quiet`` fail at ``boom()`` with their
     bodies run to the end."""
-    (tmp_path / "p" / "tests").mkdir(parents=True)
-    (tmp_path / "p" / FILE).write_text(softened(CONTEXTS), encoding="utf-8")
-    run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
+    got, log = softened_outcomes(tmp_path, CONTEXTS)
     outcomes = {"test_expect": "passed", "test_ignoring": "passed", "test_aliased": "passed", "test_locked": "failed",
                 "test_quiet": "failed", "test_log": "passed"}
-    assert run.outcomes == {f"{FILE}::{t}": o for t, o in outcomes.items()}, run.log_path.read_text()
+    assert got == outcomes, log
 
 
 #: ``except*`` (Python 3.11, ``ast.TryStar``) takes an exception as ``except`` does (a naked one too, in a group).
@@ -199,10 +170,8 @@ def test_log():
 def test_a_context_taking_with_except_star_ends_its_body(tmp_path: Path) -> None:
     """Softened: ``test_grouped`` passes with nothing after the exception run (before, its ``try`` was no ``ast.Try``
     and the body ran on: ``test_log`` failed)."""
-    (tmp_path / "p" / "tests").mkdir(parents=True)
-    (tmp_path / "p" / FILE).write_text(softened(GROUPED), encoding="utf-8")
-    run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
-    assert run.outcomes == {f"{FILE}::test_grouped": "passed", f"{FILE}::test_log": "passed"}, run.log_path.read_text()
+    got, log = softened_outcomes(tmp_path, GROUPED)
+    assert got == {"test_grouped": "passed", "test_log": "passed"}, log
 
 
 #: A ``contextmanager``'s context made before its ``with`` (``cm = keep()``, ``with cm:``) is read by its generator's
@@ -283,8 +252,6 @@ def test_log():
 def test_a_context_made_before_its_with_is_read_by_its_generator(tmp_path: Path) -> None:
     """Softened: ``test_keep`` fails at ``boom()`` with its body run to the end, ``test_expect`` passes with nothing
     after the exception run, ``test_log`` passes (it failed before: ``"off"`` missing)."""
-    (tmp_path / "p" / "tests").mkdir(parents=True)
-    (tmp_path / "p" / FILE).write_text(softened(MADE), encoding="utf-8")
-    run = run_tests(tmp_path / "p", CMD, [FILE], out_dir=tmp_path / "out", sandbox="none")
+    got, log = softened_outcomes(tmp_path, MADE)
     outcomes = {"test_keep": "failed", "test_expect": "passed", "test_quiet": "failed", "test_log": "passed"}
-    assert run.outcomes == {f"{FILE}::{t}": o for t, o in outcomes.items()}, run.log_path.read_text()
+    assert got == outcomes, log
