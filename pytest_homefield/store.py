@@ -10,6 +10,8 @@
 * :func:`write_atomic` / :func:`write_jsonl_atomic` replace a file through a temp file and
   ``os.replace``.
 * :class:`JsonlTail` follows a file that others append to, reading each line once.
+* Every reader and writer here opens the file without following a link as its last component and refuses
+  anything but a regular file (:class:`StoreError`, one line); the folders above may be links.
 * :class:`FolderLock` is an exclusive ``flock`` on a session folder's ``.lock``: a second session on
   the same run (or mine, or ablation) folder is refused with :class:`FolderLocked`.
 """
@@ -46,18 +48,21 @@ def dumps(record: Any) -> str:
         raise StoreError(f"a record holds a number JSON cannot hold ({exc}); not written") from None
 
 
-def _open_regular(path: Path, flags: int, mode: int = 0o644, *, follow: bool = True, blocking: bool = True) -> int:
-    """``os.open`` of ``path`` that never blocks on a fifo and never opens a fifo, socket or device: the
-    descriptor of a regular file (a link to one is followed; with ``follow=False`` a link as the last component is
-    refused, the folders above may be links). The descriptor is switched to blocking reads and writes unless
-    ``blocking=False`` (then a read that would wait raises ``BlockingIOError``). Raises ``FileNotFoundError``,
-    :class:`StoreError` ("not a regular file"; hatk40: under ``--sandbox none`` graded code swapped ``.homefield/``
-    files for fifos, and the host blocked in ``open``; "a symlink, never followed"), ``OSError``."""
-    nofollow = 0 if follow else os.O_NOFOLLOW
+def _open_regular(path: Path, flags: int, mode: int = 0o644, *, blocking: bool = True) -> int:
+    """``os.open`` of ``path`` that never blocks on a fifo, never opens a fifo, socket or device and never follows a
+    link as the last component (the folders above may be links: a linked ``.homefield`` folder is used): the
+    descriptor of a regular file. Every file of this module is one homefield writes itself, so none is a link of
+    the user's (fix45: under ``--sandbox none`` graded code could link a run's ``results.jsonl`` to another file:
+    its lines were read as the run's records and homefield's were appended there, outside ``.homefield``; with
+    ``O_CREAT`` a dangling link is refused, never made). The descriptor is switched to blocking reads and writes
+    unless ``blocking=False`` (then a read that would wait raises ``BlockingIOError``). Raises
+    ``FileNotFoundError``, :class:`StoreError` ("not a regular file"; hatk40: under ``--sandbox none`` graded code
+    swapped ``.homefield/`` files for fifos, and the host blocked in ``open``; "a symlink, never followed"),
+    ``OSError``."""
     try:
-        fd = os.open(path, flags | nofollow | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY, mode)
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY, mode)
     except OSError as exc:
-        if not follow and exc.errno == errno.ELOOP:
+        if exc.errno == errno.ELOOP:
             raise StoreError(f"{path}: a symlink, never followed") from None
         raise
     try:
@@ -129,6 +134,8 @@ def read_jsonl_lines(path: Path, *, strict: bool = False) -> Iterator[tuple[int,
         fh = os.fdopen(_open_regular(path, os.O_RDONLY), encoding="utf-8", errors="surrogateescape")
     except FileNotFoundError:
         return
+    except StoreError:
+        raise
     except OSError as exc:
         raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with fh:
@@ -168,7 +175,7 @@ def read_jsonl_tail(path: Path, max_bytes: int) -> list[dict[str, Any]]:
     not an object is skipped. Raises :class:`StoreError` (a link, not a regular file, unreadable, a read that would
     wait)."""
     try:
-        fd = _open_regular(path, os.O_RDONLY, follow=False, blocking=False)
+        fd = _open_regular(path, os.O_RDONLY, blocking=False)
     except FileNotFoundError:
         return []
     except StoreError:
@@ -227,6 +234,8 @@ class JsonlTail:
             fh = os.fdopen(_open_regular(self.path, os.O_RDONLY), "rb")
         except FileNotFoundError:
             return
+        except StoreError:
+            raise
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
         with fh:

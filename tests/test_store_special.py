@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.store import JsonlTail, StoreError, append_jsonl, read_jsonl
+from pytest_homefield.store import JsonlTail, StoreError, append_jsonl, read_jsonl, read_jsonl_lines
 
 
 @pytest.fixture
@@ -59,10 +59,97 @@ def test_appending_to_a_fifo_is_refused(fifo: Path) -> None:
     _quick(lambda: append_jsonl(fifo, {"outcome": "solved"}))
 
 
-def test_regular_files_and_links_to_them_read_as_before(tmp_path: Path) -> None:
+def test_regular_files_read_as_before(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     append_jsonl(path, {"a": 1})
-    (tmp_path / "link.jsonl").symlink_to(path)
-    assert list(read_jsonl(tmp_path / "link.jsonl")) == [{"a": 1}]
+    assert list(read_jsonl(path)) == [{"a": 1}]
     assert list(JsonlTail(path).new_records()) == [{"a": 1}]
     assert list(read_jsonl(tmp_path / "absent.jsonl")) == []
+
+
+USER_FILE = '{"run_id": "r", "task_id": "t0", "agent": "a", "attempt": 1, "outcome": "solved"}\n'
+
+
+@pytest.fixture
+def linked(tmp_path: Path) -> tuple[Path, Path]:
+    """``runs/r/results.jsonl``, a link to a user's file outside ``.homefield`` holding a forged record."""
+    target = tmp_path / "user-file.jsonl"
+    target.write_text(USER_FILE)
+    path = tmp_path / ".homefield" / "runs" / "r" / "results.jsonl"
+    path.parent.mkdir(parents=True)
+    path.symlink_to(target)
+    return path, target
+
+
+def test_a_linked_file_is_never_read(linked: tuple[Path, Path]) -> None:
+    """fix45: before, the link was followed: the user's file read as the run's records."""
+    path, _ = linked
+    for read in (lambda: list(read_jsonl(path)), lambda: list(read_jsonl_lines(path)),
+                 lambda: list(JsonlTail(path).new_records())):
+        with pytest.raises(StoreError) as err:
+            read()
+        assert str(err.value) == f"{path}: a symlink, never followed"
+
+
+def test_a_linked_file_is_never_appended_to(linked: tuple[Path, Path]) -> None:
+    """fix45: before, the record was appended to the link's target (a write outside ``.homefield``)."""
+    path, target = linked
+    with pytest.raises(StoreError, match="a symlink, never followed"):
+        append_jsonl(path, {"outcome": "solved"})
+    assert target.read_text() == USER_FILE and path.is_symlink()
+
+
+def test_a_dangling_link_is_never_made_a_file(tmp_path: Path) -> None:
+    """fix45: before, ``O_CREAT`` through a dangling link made its target, wherever it pointed."""
+    path = tmp_path / "tries.jsonl"
+    path.symlink_to(tmp_path / "elsewhere" / ".." / "made.jsonl")
+    (tmp_path / "elsewhere").mkdir()
+    with pytest.raises(StoreError, match="a symlink, never followed"):
+        append_jsonl(path, {"event": "start"})
+    assert not (tmp_path / "made.jsonl").exists()
+    assert list(read_jsonl(tmp_path / "absent" / "x.jsonl")) == []
+
+
+def test_a_linked_homefield_folder_is_used(tmp_path: Path) -> None:
+    """The user's link, kept: ``.homefield`` (or a folder in it, such as ``runs``) linked elsewhere; only a link as
+    the file's own last component is refused."""
+    real = tmp_path / "disk" / "homefield"
+    real.mkdir(parents=True)
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / ".homefield").symlink_to(real)
+    path = tmp_path / "repo" / ".homefield" / "runs" / "r" / "results.jsonl"
+    tail = JsonlTail(path)
+    append_jsonl(path, {"a": 1})
+    append_jsonl(path, {"a": 2})
+    assert list(read_jsonl(path)) == [{"a": 1}, {"a": 2}]
+    assert list(tail.new_records()) == [{"a": 1}, {"a": 2}]
+    assert (real / "runs" / "r" / "results.jsonl").read_text() == '{"a":1}\n{"a":2}\n'
+
+
+def test_report_refuses_a_run_whose_results_are_a_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """fix45, ``homefield report`` (``--resume`` reads the same file): before, a run's ``results.jsonl`` linked to a
+    file the graded code wrote was read as the run's records (a forged ``solved``, exit 0). Now one line naming the
+    file, exit 2."""
+    import json
+    import subprocess
+
+    from pytest_homefield.cli import main
+    from pytest_homefield.store import write_jsonl_atomic
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    run = tmp_path / ".homefield" / "runs" / "r"
+    run.mkdir(parents=True)
+    (run / "meta.json").write_text(json.dumps({
+        "run_id": "r", "created_at": "2026-12-01T10:00:00+00:00", "agents": [{"name": "a", "spec": "a"}],
+        "attempts": 1, "task_ids": ["t0"], "cut_short": None}))
+    write_jsonl_atomic(tmp_path / ".homefield" / "tasks.jsonl", [])
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text(USER_FILE)
+    (run / "results.jsonl").symlink_to(forged)
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "r", "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"homefield report: {run / 'results.jsonl'}: a symlink, never followed\n"
+    assert "solved" not in out and "Traceback" not in err
+    assert forged.read_text() == USER_FILE

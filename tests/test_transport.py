@@ -268,3 +268,54 @@ def test_a_worker_starts_and_ends_only_the_item_it_runs(lean_pytester: pytest.Py
     result.stdout.fnmatch_lines(["*homefield: refused what worker gw* sent with *::test_a: a start event: *; "
                                  + EVENT_REFUSED])
     assert result.ret == 1
+
+
+@pytest.mark.slow
+def test_a_results_file_linked_elsewhere_is_never_appended_to(lean_pytester: pytest.Pytester,
+                                                              tmp_path: Path) -> None:
+    """fix45, ``--sandbox none``: graded code (``test_a`` here) replaced the controller's JSON-lines file with a
+    link to a file of the user. Before: the next record was appended to that file (a write outside
+    ``.homefield``). Now the append is refused, the session stops in one line naming the file, the user's file
+    is as it was."""
+    pytester = lean_pytester
+    user_file = tmp_path / "user" / "notes.txt"
+    user_file.parent.mkdir()
+    user_file.write_text("the user's own lines\n")
+    pytester.makeconftest('''
+import pytest
+from pathlib import Path
+from pytest_homefield.transport import ControllerWriter, Scope, TransportPlugin, append_message, post
+
+def pytest_configure(config):
+    home = Path(str(config.rootpath)) / "home"
+    config.pluginmanager.register(TransportPlugin(ControllerWriter(home), is_worker=hasattr(config, "workerinput"),
+                                                  scope=lambda n: Scope(appends={"out.jsonl": {}}),
+                                                  resume_hint=lambda: "homefield run --resume --run-id R"))
+
+@pytest.fixture(autouse=True)
+def _post(request):
+    post(request.node, [append_message("out.jsonl", {"item": request.node.name})])
+''')
+    pytester.makepyfile(f'''
+import os
+from pathlib import Path
+
+def test_a():
+    out = Path(__file__).parent / "home" / "out.jsonl"
+    os.symlink({str(user_file)!r}, str(out) + ".new")
+    os.replace(str(out) + ".new", out)
+
+def test_b():
+    pass
+
+def test_c():
+    pass
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out
+    assert result.ret != 0
+    path = pytester.path / "home" / "out.jsonl"
+    result.stdout.fnmatch_lines([
+        f"*homefield: a record could not be written, the session stopped: {path}: a symlink, never followed"])
+    assert user_file.read_text() == "the user's own lines\n" and path.is_symlink()

@@ -95,15 +95,19 @@ def mine_summaries(home: HomefieldDir) -> list[MineSummary]:
             continue
         if not isinstance(meta, dict):
             continue
-        candidates = sum(1 for _ in read_jsonl(d / "candidates.jsonl"))
-        verdicts: dict[str, bool] = {}
-        for r in read_jsonl(d / "results.jsonl"):
-            if isinstance(r, dict) and r.get("reason") != "not_verified":  # a bound left it: not verified
-                verdicts[str(r.get("id") or "")] = bool(r.get("task"))  # a kept candidate carries its task
-        stopped = meta.get("stopped")
-        why = stopped.get("detail") if isinstance(stopped, dict) else None
         said = meta.get("incomplete")
         incomplete = [one_line(str(x)) for x in said] if isinstance(said, list) else []
+        candidates = 0
+        verdicts: dict[str, bool] = {}
+        try:  # fix45: a file that is a link (never followed) or no regular file is said, never a traceback
+            candidates = sum(1 for _ in read_jsonl(d / "candidates.jsonl"))
+            for r in read_jsonl(d / "results.jsonl"):
+                if isinstance(r, dict) and r.get("reason") != "not_verified":  # a bound left it: not verified
+                    verdicts[str(r.get("id") or "")] = bool(r.get("task"))  # a kept candidate carries its task
+        except (OSError, ValueError) as exc:  # StoreError, RecordError: one line naming the file
+            incomplete.append(f"not read: {one_line(str(exc))}")
+        stopped = meta.get("stopped")
+        why = stopped.get("detail") if isinstance(stopped, dict) else None
         out.append(MineSummary(d.name, d, str(meta.get("created_at") or ""), meta.get("shard"), candidates,
                                len(verdicts), sum(verdicts.values()), None, str(why) if why else None, incomplete))
     out.sort(key=lambda m: (m.created_at, m.mine_id), reverse=True)

@@ -37,11 +37,17 @@ class RunSummary:
     results_file: Path | None = None
     plan: Callable[[str, str, int], str | None] | None = field(default=None, repr=False)
     _counts: tuple[int, int, str | None] | None = field(default=None, repr=False)
+    #: why ``results_file`` could not be read (one line: a link, never followed; not a regular file; fix45), else
+    #: ``None``: the run is then described with 0 finished and that reason, never a traceback
+    unreadable: str | None = field(default=None, repr=False)
 
     def _count(self) -> tuple[int, int, str | None]:
         if self._counts is None:
-            self._counts = (0, 0, None) if self.results_file is None else _count_finished(self.results_file,
-                                                                                           self.plan)
+            try:
+                self._counts = (0, 0, None) if self.results_file is None else _count_finished(self.results_file,
+                                                                                               self.plan)
+            except (OSError, ValueError) as exc:  # StoreError, RecordError: one line naming the file
+                self._counts, self.unreadable = (0, 0, None), " ".join(str(exc).split())
         return self._counts
 
     @property
@@ -73,6 +79,8 @@ class RunSummary:
         if self.cut_short:
             text += f" · cut short: {self.cut_short}"
         n, why = self.outside
+        if self.unreadable:
+            text += f" · results not read: {self.unreadable}"
         if n:
             text += (f" · {plural(n, 'result')} outside its plan, not counted ({why}): lines its session could "
                      "not have written, which homefield report leaves out (and refuses in a merge)")

@@ -256,3 +256,24 @@ def test_status_lists_ablations_and_probes_as_it_lists_runs(ablate_repo: Path, t
     line = status_lines(home)[at + 1]
     assert line.startswith("  oracle  9 calls, 8 scored") and line.endswith(
         " · no verdict yet (a probe in progress, or one stopped before its end: homefield probe --resume finishes it)")
+
+
+def test_status_says_a_linked_results_file_it_did_not_read(tmp_path: Path) -> None:
+    """fix45: a run's (or a mine's) ``results.jsonl`` replaced by a link to a file elsewhere (graded code under
+    ``--sandbox none``) is never followed: the run's line says so, counting none of its lines, and so does the
+    mine's; no traceback. Before: the link's target was read and counted as the run's records."""
+    home = HomefieldDir(tmp_path)
+    _run(home.runs, "r1", "2026-12-01T10:00:00+00:00", finished=0)
+    _mine(home, "m1", "2026-12-01T09:00:00+00:00", candidates=3, verified=0, kept=0)
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("".join(json.dumps({"run_id": "r1", "task_id": f"t{i}", "agent": "noop", "attempt": 1,
+                                          "id": f"{i:012x}", "task": {"id": "x"}, "outcome": "solved"}) + "\n"
+                              for i in range(2)))
+    for results in (home.runs / "r1" / "results.jsonl", home.mine / "m1" / "results.jsonl"):
+        results.unlink()
+        results.symlink_to(forged)
+    lines = status_lines(home)
+    run = next(line for line in lines if line.startswith("  r1  "))
+    assert run.endswith(f"· results not read: {home.runs / 'r1' / 'results.jsonl'}: a symlink, never followed"), run
+    assert "0 of 2 attempts finished" in run, run
+    assert f"    not read: {home.mine / 'm1' / 'results.jsonl'}: a symlink, never followed" in lines, lines
