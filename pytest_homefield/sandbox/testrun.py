@@ -355,13 +355,15 @@ def reads_argsfile(python: str) -> bool:
 
 
 def run_python(test_cmd: str, path: str | None) -> str | None:
-    """The interpreter whose pytest test command ``test_cmd`` runs (:func:`pytest_python` of its first word), a
+    """The interpreter whose pytest test command ``test_cmd`` runs (:func:`pytest_python` of its program's word, past
+    an ``env`` prefix's: :func:`~pytest_homefield.sandbox.pytest_config.program_at`), a
     bare name found on ``path`` (the test run's ``PATH``: a ``--env uv`` environment's ``bin`` first, conf43: the
     host's ``python`` was asked before; the name itself when ``path`` holds none); ``None`` when it cannot tell."""
     try:
-        first = shlex.split(test_cmd or "python -m pytest")[:1]
+        words = shlex.split(test_cmd or "python -m pytest")
     except ValueError:
         return None
+    first = words[pytest_config.program_at(words):][:1]  # gatk45: env A=1 python -m pytest runs that python
     python = pytest_python(first[0], path) if first else None
     if python is not None and "/" not in python:
         python = shutil.which(python, path=path) or python  # none on it: the host's, as before

@@ -143,6 +143,12 @@ def test_a_run_in_an_older_pytest_reads_the_configuration_it_reads_alone(tmp_pat
         run = run_tests(repo.path, "python -m pytest", ["tests/test_a.py"], out_dir=tmp_path / "out",
                         env={**env, "PATH": path}, sandbox="none")
         assert run.outcomes == {"tests/test_a.py::test_a": "failed"}, (path, run.outcomes, run.error)
+    # gatk45: a command whose env prefix sets a variable runs the same python; its pytest was not asked (the
+    # interpreter read from the first word, env), so pytest 8 was pinned by pytest 9's reading and the test passed
+    command = "env PYTHONDONTWRITEBYTECODE=1 python -m pytest"
+    assert run_python(command, env["PATH"]) == python
+    run = run_tests(repo.path, command, ["tests/test_a.py"], out_dir=tmp_path / "out-env", env=env, sandbox="none")
+    assert run.outcomes == {"tests/test_a.py::test_a": "failed"}, (run.outcomes, run.error)
 
 
 def test_the_softener_reads_the_configuration_the_running_pytest_reads(tmp_path: Path,
