@@ -172,7 +172,9 @@ __all__ = [
 #: (soft44) a plain function returning a call of a taking context's maker (``def expect(kind): return Expect(kind)``)
 #: takes as that context does; and the canary runs' files are softened by the configuration the pytest that runs
 #: takes (pytest 8's reading in a pytest 8 environment), the one the pin names.
-VERIFY_VERSION = 24
+#: 25 (gatk45): that pytest is asked of the interpreter of commands 24 asked none of (``env A=1 python -m pytest``,
+#: ``coverage run -m pytest``: by pytest 9's reading before, a pytest 8 run of theirs pinned to ``-c pytest.toml``).
+VERIFY_VERSION = 25
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

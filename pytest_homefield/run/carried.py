@@ -77,22 +77,28 @@ SECTION_MAX_LINE = 300
 
 def _section_of(name: str, text: str) -> str | None:
     """The pytest section(s) of a ``pyproject.toml`` (``tool.pytest*``) or ``setup.cfg``-like text
-    (``[tool:pytest]``, ``[pytest]``) as a comparable string, ``"<unparseable>"`` when it does not
-    parse, or ``text`` itself when it is over :data:`SECTION_MAX_CHARS` or has a line over
-    :data:`SECTION_MAX_LINE` (then any change of the file counts as a change of its pytest section)."""
+    (``[tool:pytest]``, ``[pytest]``) as a comparable string, or ``text`` itself when it does not parse, is over
+    :data:`SECTION_MAX_CHARS` or has a line over :data:`SECTION_MAX_LINE` (then any change of the file counts as a
+    change of its pytest section). Read as pytest reads it: a ``pyproject.toml``'s line ends translated (pytest's
+    ``read_text``: a lone ``\r`` ends a line), a ``setup.cfg``'s BOM dropped (iniconfig). gatk45: a text neither
+    reader here could parse was ``"<unparseable>"`` before and after any change, so with a repository's
+    ``setup.cfg`` starting with a BOM (configparser's ``MissingSectionHeaderError``) or a ``pyproject.toml`` with
+    ``\r`` line ends (tomllib's invalid character), both of which pytest reads, an agent's ``addopts = -p …`` added
+    there was carried into grading and loaded."""
     if len(text) > SECTION_MAX_CHARS or max(map(len, text.splitlines()), default=0) > SECTION_MAX_LINE:
         return text
     if name == "pyproject.toml":
         try:
-            data = tomllib.loads(text)
+            data = tomllib.loads(text.replace("\r\n", "\n").replace("\r", "\n"))
+            tool = data.get("tool", {})
+            return repr({k: v for k, v in tool.items() if k.startswith("pytest")} if isinstance(tool, dict) else tool)
         except Exception:
-            return "<unparseable>"
-        return repr({k: v for k, v in data.get("tool", {}).items() if k.startswith("pytest")})
+            return text
     cp = configparser.ConfigParser(interpolation=None)
     try:
-        cp.read_string(text)
+        cp.read_string(text[1:] if text.startswith("\ufeff") else text)
     except configparser.Error:
-        return "<unparseable>"
+        return text
     view = repr({s: dict(cp[s]) for s in cp.sections() if s in ("tool:pytest", "pytest")})
     lines = _ini_pytest_lines(text)
     return view if not lines else repr((view, lines))

@@ -268,7 +268,8 @@ def config_options(name: str, data: bytes, native: bool = True) -> Options | Non
     options: dict[str, object] = {}
     if name.endswith(".toml"):
         try:
-            doc = tomllib.loads(text)
+            # line ends as pytest's read_text gives them (gatk45: a lone \r ends a line; tomllib refuses it)
+            doc = tomllib.loads(text.replace("\r\n", "\n").replace("\r", "\n"))
         except (tomllib.TOMLDecodeError, RecursionError):  # pytest stops on it (hatk42: a RecursionError too)
             return none
         if name == "pyproject.toml":
@@ -421,11 +422,24 @@ def parse_command(command: str) -> TestCommand:
         # a word naming pytest is the program's after env and NAME=VALUE words only (uv run --with pytest: a value);
         # a Python's -m running pytest is pytest's start wherever it is (gatk43: coverage run -m pytest, python -I
         # -m pytest, /usr/bin/env python3 -m pytest)
-        launched = not plain or not before or (PurePosixPath(before[0]).name == "env" and all(
-            "=" in w and not w.startswith("-") for w in before[1:]))
+        launched = not plain or program_at(words) == n
         return TestCommand(words=tuple(words), at=end, launched=launched, addopts=tuple(_env_addopts(before)),
                            split=split)
     return TestCommand(words=tuple(words), at=0, launched=False, addopts=(), split=split)
+
+
+def program_at(words: Sequence[str]) -> int:
+    """The index in ``words`` (a command's) of the program it starts: past an ``env`` program's name and its
+    ``NAME=VALUE`` words (``env`` runs the word after them), else 0; ``len(words)`` when none follows. The one
+    reading of it, for :func:`parse_command`'s ``launched`` and the interpreter a run's pytest is asked of
+    (:func:`pytest_homefield.sandbox.testrun.run_python`; gatk45: ``env A=1 python -m pytest`` asked none, and a
+    pytest 8 run was pinned by pytest 9's reading)."""
+    if not words or PurePosixPath(words[0]).name != "env":
+        return 0
+    n = 1
+    while n < len(words) and "=" in words[n] and not words[n].startswith("-"):
+        n += 1
+    return n
 
 
 def pytest_args(command: str) -> list[str]:

@@ -355,14 +355,18 @@ def reads_argsfile(python: str) -> bool:
 
 
 def run_python(test_cmd: str, path: str | None) -> str | None:
-    """The interpreter whose pytest test command ``test_cmd`` runs (:func:`pytest_python` of its first word), a
+    """The interpreter whose pytest test command ``test_cmd`` runs (:func:`pytest_python` of its program's word, past
+    an ``env`` prefix's: :func:`~pytest_homefield.sandbox.pytest_config.program_at`), a
     bare name found on ``path`` (the test run's ``PATH``: a ``--env uv`` environment's ``bin`` first, conf43: the
     host's ``python`` was asked before; the name itself when ``path`` holds none); ``None`` when it cannot tell."""
     try:
-        first = shlex.split(test_cmd or "python -m pytest")[:1]
+        words = shlex.split(test_cmd or "python -m pytest")
     except ValueError:
         return None
-    python = pytest_python(first[0], path) if first else None
+    first = words[pytest_config.program_at(words):][:1]  # gatk45: env A=1 python -m pytest runs that python
+    # gatk45: a program whose Python's -m runs pytest (coverage run -m pytest) is read by its #! line too
+    script = pytest_config.parse_command(test_cmd or "python -m pytest").launched
+    python = pytest_python(first[0], path, script) if first else None
     if python is not None and "/" not in python:
         python = shutil.which(python, path=path) or python  # none on it: the host's, as before
     return python
@@ -525,23 +529,24 @@ def pytest_words(test_cmd: str) -> int:
     return 0 if "{junit}" in test_cmd else 1
 
 
-def pytest_python(word: str, path: str | None) -> str | None:
+def pytest_python(word: str, path: str | None, script: bool = False) -> str | None:
     """The interpreter whose pytest a pytest test command's first ``word`` runs, for
     :func:`reads_argsfile`: the word itself when it names a Python (``python``, ``python3.12``,
-    ``.venv/bin/python``); for a ``pytest`` or ``py.test`` script (an absolute path, or a name found on
+    ``.venv/bin/python``); for a ``pytest`` or ``py.test`` script, or (``script``: a command whose program runs
+    pytest, gatk45: ``coverage run -m pytest``) any (an absolute path, or a name found on
     ``path``, the test run's ``PATH``), the interpreter its ``#!`` line names (``#!/v/bin/python``,
     ``#!/usr/bin/env python3``); else ``None`` (``uv run``, ``tox``, a relative script path: the targets stay
     arguments). Reads at most the script's first 512 bytes; never raises."""
     name = Path(word).name
     if "python" in name:
         return word
-    if name not in ("pytest", "py.test") or ("/" in word and not word.startswith("/")):
+    if (name not in ("pytest", "py.test") and not script) or ("/" in word and not word.startswith("/")):
         return None
-    script = word if "/" in word else shutil.which(word, path=path)
-    if script is None:
+    found = word if "/" in word else shutil.which(word, path=path)
+    if found is None:
         return None
     try:
-        with open(script, "rb") as fh:
+        with open(found, "rb") as fh:
             head = fh.readline(512)
     except OSError:
         return None

@@ -92,3 +92,78 @@ def test_a_disguised_section_above_the_copy_is_seen(tmp_path: Path, kind: str) -
 def test_a_file_without_a_pytest_section_reads_as_before() -> None:
     """No pytest section by either reader: ``{}`` as before (``config_above`` and unchanged files rely on it)."""
     assert _section_of("setup.cfg", SETUP_CFG + "\n[flake8]\nmax-line-length = 99  ; [tool:pytest]\n") == "{}"
+
+
+#: gatk45: a repository's own file that pytest reads and this module's readers (configparser, tomllib) could not
+#: parse: ``(name, its text in the parent, the agent's text: a pytest section naming its plugin added, the agent's
+#: text changed outside the pytest section)``. ``setup.cfg`` with a BOM (Windows editors write one; iniconfig drops
+#: it, configparser finds no section header); ``pyproject.toml`` with ``\r`` line ends (pytest's ``read_text``
+#: translates them, tomllib refuses a lone ``\r``).
+UNREAD_PARENT = {
+    "bom-setup.cfg": ("setup.cfg", "\ufeff" + SETUP_CFG, "\ufeff" + SETUP_CFG + "\n[tool:pytest]\n" + ADDOPTS,
+                      "\ufeff" + SETUP_CFG + "version = 2\n"),
+    "cr-pyproject.toml": ("pyproject.toml", '[project]\rname = "circles"\rversion = "0"\r',
+                          '[project]\rname = "circles"\rversion = "0"\r\r[tool.pytest.ini_options]\r'
+                          'addopts = "-p circles._forge"\r',
+                          '[project]\rname = "circles"\rversion = "1"\r'),
+}
+
+
+def _unread_parent(b: FixTask, tmp: Path, kind: str) -> tuple[Path, Path]:
+    """A copy of ``b``'s parent with ``kind``'s file as :data:`UNREAD_PARENT` gives it, and the agent's workspace:
+    that copy with the forging plugin and the file naming it (``(pristine, workspace)``)."""
+    name, parent, agent, _ = UNREAD_PARENT[kind]
+    pristine = copy_tree(b.pristine, tmp / "pristine")
+    (pristine / name).write_bytes(parent.encode("utf-8"))
+    work = copy_tree(pristine, tmp / "work")
+    (work / "src/circles/_forge.py").write_text(FORGE, encoding="utf-8")
+    (work / name).write_bytes(agent.encode("utf-8"))
+    return pristine, work
+
+
+@pytest.mark.parametrize("kind", sorted(UNREAD_PARENT))
+def test_a_pytest_section_added_to_a_file_read_apart_is_not_carried(circles: FixTask, tmp_path: Path,
+                                                                     kind: str) -> None:
+    """gatk45: the parent's file and the agent's both read ``"<unparseable>"`` on c97e2d1, so the agent's added
+    pytest section (``addopts = -p circles._forge``, which pytest reads: checked by a real pytest below) was carried;
+    now dropped. A change outside the pytest section is still carried (the file read as pytest reads it)."""
+    name, _, _, other = UNREAD_PARENT[kind]
+    pristine, work = _unread_parent(circles, tmp_path, kind)
+    carried, dropped, _ = carried_changes(tree_changes(pristine, work), circles.task, pristine, work)
+    assert name in dropped and name not in carried
+    (work / name).write_bytes(other.encode("utf-8"))
+    carried, dropped, _ = carried_changes(tree_changes(pristine, work), circles.task, pristine, work)
+    assert name in carried and name not in dropped
+
+
+@pytest.mark.parametrize("kind", sorted(UNREAD_PARENT))
+def test_pytest_reads_the_section_added_there(tmp_path: Path, kind: str) -> None:
+    """The premise, by the pytest that runs here: such a file's pytest section is read (``python_functions`` of it
+    collects ``check_one``), and ``pytest_config.config_options`` reads it alike (gatk45: a ``\\r``-ended
+    ``pyproject.toml`` read as setting nothing before)."""
+    import subprocess
+    import sys
+
+    from pytest_homefield.sandbox.pytest_config import config_options
+
+    name, parent, _, _ = UNREAD_PARENT[kind]
+    section = ("\n[tool:pytest]\npython_functions = check_*\n" if name == "setup.cfg"
+               else '\r[tool.pytest.ini_options]\rpython_functions = "check_*"\r')
+    data = (parent + section).encode("utf-8")
+    (tmp_path / name).write_bytes(data)
+    (tmp_path / "test_x.py").write_text("def check_one():\n    pass\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly",
+                           "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "test_x.py::check_one" in proc.stdout, proc.stdout + proc.stderr
+    assert config_options(name, data) == (("check_*",), ())
+
+
+@pytest.mark.slow
+def test_the_plugin_added_to_a_bom_setup_cfg_never_loads_at_grading(circles: FixTask, tmp_path: Path) -> None:
+    """Graded (gatk45): on c97e2d1 the plugin the agent named in the parent's BOM-started ``setup.cfg`` loaded and
+    forged (``forged``: the canaries caught it); now the file is dropped and the unfixed code fails."""
+    pristine, work = _unread_parent(circles, tmp_path, "bom-setup.cfg")
+    g = grade(circles.task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", canary_seed=0,
+              run_timeout_s=120)
+    assert g.outcome == "tests_failed", g.error
+    assert "setup.cfg" in g.dropped

@@ -143,6 +143,24 @@ def test_a_run_in_an_older_pytest_reads_the_configuration_it_reads_alone(tmp_pat
         run = run_tests(repo.path, "python -m pytest", ["tests/test_a.py"], out_dir=tmp_path / "out",
                         env={**env, "PATH": path}, sandbox="none")
         assert run.outcomes == {"tests/test_a.py::test_a": "failed"}, (path, run.outcomes, run.error)
+    # gatk45: a command whose env prefix sets a variable runs the same python; its pytest was not asked (the
+    # interpreter read from the first word, env), so pytest 8 was pinned by pytest 9's reading and the test passed
+    command = "env PYTHONDONTWRITEBYTECODE=1 python -m pytest"
+    assert run_python(command, env["PATH"]) == python
+    run = run_tests(repo.path, command, ["tests/test_a.py"], out_dir=tmp_path / "out-env", env=env, sandbox="none")
+    assert run.outcomes == {"tests/test_a.py::test_a": "failed"}, (run.outcomes, run.error)
+    # gatk45: a program whose Python's -m runs pytest (coverage run -m pytest): its #! line names the python; a
+    # script of that venv's that runs a module as coverage's run -m does (coverage itself is not in uv's cache)
+    launcher = tmp_path / "bin" / "coverage"
+    launcher.parent.mkdir()
+    launcher.write_text(f"#!{python}\nimport runpy, sys\n\nsys.argv = sys.argv[3:]\n"
+                        "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n")
+    launcher.chmod(0o755)
+    path = f"{launcher.parent}{os.pathsep}{env['PATH']}"
+    assert run_python("coverage run -m pytest", path) == python
+    run = run_tests(repo.path, "coverage run -m pytest", ["tests/test_a.py"], out_dir=tmp_path / "out-cov",
+                    env={**env, "PATH": path}, sandbox="none")
+    assert run.outcomes == {"tests/test_a.py::test_a": "failed"}, (run.outcomes, run.error)
 
 
 def test_the_softener_reads_the_configuration_the_running_pytest_reads(tmp_path: Path,
