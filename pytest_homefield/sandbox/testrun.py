@@ -51,7 +51,7 @@ What is added to a pytest command, after the user's own arguments:
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
   command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
   or later (which reads arguments from a file named so; probed once per interpreter, isolated,
-  :func:`reads_argsfile`; not when the tree holds a pytest of its own),
+  :func:`run_version`; not when the tree holds a pytest of its own),
   else as separate arguments. The targets name the
   hidden test files and ids, and ``/proc/<pid>/cmdline`` is readable by every process of the machine,
   a Landlock-confined agent's too (atk21: a spy agent read another session's grading's FAIL_TO_PASS ids
@@ -347,26 +347,17 @@ def pytest_version(python: str) -> tuple[int, int] | None:
     return (int(found[1]), int(found[2])) if found is not None else None
 
 
-def reads_argsfile(python: str) -> bool:
-    """Whether the pytest of interpreter ``python`` (:func:`pytest_version`) reads arguments from ``@FILE``
-    (pytest ≥ :data:`ARGSFILE_PYTEST`); ``False`` when it cannot tell."""
-    found = pytest_version(python)
-    return found is not None and found >= ARGSFILE_PYTEST
-
-
 def run_python(test_cmd: str, path: str | None) -> str | None:
     """The interpreter whose pytest test command ``test_cmd`` runs (:func:`pytest_python` of its program's word, past
     an ``env`` prefix's: :func:`~pytest_homefield.sandbox.pytest_config.program_at`), a
     bare name found on ``path`` (the test run's ``PATH``: a ``--env uv`` environment's ``bin`` first, conf43: the
     host's ``python`` was asked before; the name itself when ``path`` holds none); ``None`` when it cannot tell."""
-    try:
-        words = shlex.split(test_cmd or "python -m pytest")
-    except ValueError:
+    command = pytest_config.parse_command(test_cmd or "python -m pytest")
+    if not command.split:
         return None
-    first = words[pytest_config.program_at(words):][:1]  # gatk45: env A=1 python -m pytest runs that python
+    first = command.words[pytest_config.program_at(command.words):][:1]  # gatk45: env A=1 python -m pytest
     # gatk45: a program whose Python's -m runs pytest (coverage run -m pytest) is read by its #! line too
-    script = pytest_config.parse_command(test_cmd or "python -m pytest").launched
-    python = pytest_python(first[0], path, script) if first else None
+    python = pytest_python(first[0], path, command.launched) if first else None
     if python is not None and "/" not in python:
         python = shutil.which(python, path=path) or python  # none on it: the host's, as before
     return python
@@ -531,7 +522,7 @@ def pytest_words(test_cmd: str) -> int:
 
 def pytest_python(word: str, path: str | None, script: bool = False) -> str | None:
     """The interpreter whose pytest a pytest test command's first ``word`` runs, for
-    :func:`reads_argsfile`: the word itself when it names a Python (``python``, ``python3.12``,
+    :func:`run_python`: the word itself when it names a Python (``python``, ``python3.12``,
     ``.venv/bin/python``); for a ``pytest`` or ``py.test`` script, or (``script``: a command whose program runs
     pytest, gatk45: ``coverage run -m pytest``) any (an absolute path, or a name found on
     ``path``, the test run's ``PATH``), the interpreter its ``#!`` line names (``#!/v/bin/python``,
@@ -560,7 +551,7 @@ def pytest_python(word: str, path: str | None, script: bool = False) -> str | No
 
 def _own_pytest(workdir: Path) -> bool:
     """Whether the tree under test holds a pytest of its own at an import root (pytest's own repository):
-    it comes first on ``PYTHONPATH``, so the interpreter's pytest that :func:`reads_argsfile` asked about
+    it comes first on ``PYTHONPATH``, so the interpreter's pytest that :func:`run_version` asks about
     is not the one that runs."""
     return any((workdir / root / name).exists() for root in (".", "src") for name in ("_pytest", "pytest"))
 
