@@ -140,9 +140,7 @@ class Progress:
         self._last_line_at = self.started
         #: when each item in flight started (clock seconds), by key
         self._began: dict[str, float] = {}
-        #: seconds each fresh item took, by group, and how long finished items kept the session busy
-        self._took: dict[str, list[float]] = {}
-        #: the same by group and family
+        #: seconds each fresh item took, by group and family, and how long finished items kept the session busy
         self._took_by: dict[tuple[str, str], list[float]] = {}
         self._busy_s = 0.0
         self._first_start: float | None = None
@@ -186,7 +184,6 @@ class Progress:
             took = max(0.0, self.clock() - began)
             self._busy_s += took
             if fresh and not stopped:
-                self._took.setdefault(self.group(key), []).append(took)
                 self._took_by.setdefault((self.group(key), self.family(key)), []).append(took)
         self._finished.add(key)
         self.done += 1
@@ -228,9 +225,12 @@ class Progress:
 
     def _work_left(self, now: float) -> float | None:
         """:meth:`eta_s` before the time budget: ``None`` while it cannot be told."""
-        if not self.total or not self._took:
+        if not self.total or not self._took_by:
             return None
-        medians = {g: statistics.median(t) for g, t in self._took.items()}
+        took: dict[str, list[float]] = {}  # by group, whatever the family
+        for (g, _), t in self._took_by.items():
+            took.setdefault(g, []).extend(t)
+        medians = {g: statistics.median(t) for g, t in took.items()}
         unseen = statistics.median(medians.values())
         if self._keys is not None:
             left_keys = [k for k in self._keys if k not in self._finished]
