@@ -27,11 +27,16 @@ from pytest_homefield.report.tables import AgentName, Cell, Code, OutcomeHead, S
 __all__ = ["markdown_table", "md_code", "md_escape", "render_markdown"]
 
 _TICKS = re.compile("`+")
-_ESCAPE = str.maketrans({c: "\\" + c for c in "\\`*_[]|$<>#"})
+#: The ASCII punctuation a Markdown renderer may read as syntax in free text: emphasis, code, links, cells,
+#: math, HTML, headings, GFM strikethrough (``~``) and character references (``&``: ``&#x202e;`` in a commit
+#: subject is a right-to-left override once rendered, ``&lt;b&gt;`` a tag's look, though ``visible`` passed
+#: the ASCII through).
+_ESCAPE = str.maketrans({c: "\\" + c for c in "\\`*_[]|$<>#~&"})
 
 
 def md_escape(s: str) -> str:
-    """Escape Markdown punctuation (``| $ * _`` …) in free text such as subjects and error lines."""
+    """Escape Markdown punctuation (``| $ * _ & ~`` …) in free text such as subjects and error lines: a
+    backslash before each (CommonMark shows it as itself), so the text renders as it reads in the file."""
     return one_line(s).translate(_ESCAPE)
 
 

@@ -9,6 +9,7 @@ where the ranking was. Each renderer shows them as escapes (``\\x1b``), as the v
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -23,8 +24,13 @@ PLAYED = ("\x1b", "\r", "\u202e")
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    return _report(tmp_path_factory, SUBJECT)
+
+
+def _report(tmp_path_factory: pytest.TempPathFactory, subject: str) -> dict[str, object]:
+    """The report of one run of agent ``a`` failing one task whose commit subject is ``subject``."""
     t = Task(id="a" * 12, commit="a" * 40, parent="b" * 40, committed_at="", authored_at="", mode="commit",
-             subject=SUBJECT, message=SUBJECT, prompt=SUBJECT, source_files=[], test_files=["tests/t.py"],
+             subject=subject, message=subject, prompt=subject, source_files=[], test_files=["tests/t.py"],
              test_patch="", gold_patch="", FAIL_TO_PASS=["tests/t.py::test_\x1b[2Jx"], PASS_TO_PASS=[])
     run = tmp_path_factory.mktemp("ctl") / "r1"
     run.mkdir()
@@ -43,3 +49,19 @@ def test_a_subjects_control_characters_are_shown_as_escapes(report: dict[str, ob
     out = render(report)  # type: ignore[operator]
     assert "\\x1b" in out  # the subject is there, its ESC written as an escape
     assert [c for c in PLAYED if c in out] == []
+
+
+#: ASCII text that a Markdown renderer turns into what ``visible`` keeps out: character references (GitHub's
+#: renderer writes ``&#x202e;`` as a real U+202E and ``&#x200b;`` as a zero-width space) and GFM strikethrough.
+ENTITIES = "Fix &#x202e;devlos &#x200b;&lt;b&gt; ~~unsolved~~"
+
+
+def test_a_subjects_character_references_are_written_escaped_in_markdown(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every ``&`` and ``~`` of a subject is written ``\\&`` / ``\\~`` (CommonMark shows the character itself), so
+    no renderer of report.md decodes a reference into a right-to-left override or strikes text through."""
+    md = render_markdown(_report(tmp_path_factory, ENTITIES))
+    shown = [line for line in md.splitlines() if "devlos" in line]
+    written = "Fix \\&\\#x202e;devlos \\&\\#x200b;\\&lt;b\\&gt; \\~\\~unsolved\\~\\~"
+    assert shown and all(written in line for line in shown)
+    assert [line for line in shown if re.search(r"(?<!\\)[&~]", line)] == []  # no bare one where the subject is
