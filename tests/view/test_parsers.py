@@ -403,3 +403,23 @@ def test_serve_is_loopback_only_and_stays_in_the_site(tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_key_wrapped_over_lines_is_redacted_whole() -> None:
+    """A client that wraps its output at the terminal's width (rich, aider at 80 columns) splits a long key:
+    before, the shape matched the head alone and the next line showed the rest (67 of the 108 characters of
+    an ``sk-ant-`` key), and a 40-character ``ghp_`` token split anywhere matched nowhere, shown whole. The
+    marker keeps the line break; a whole key ending its line is not joined to the next line's word."""
+    ant = "sk-ant-api03-" + ("a1B2c3D4e5F6g7H8i9J0" * 5)[:93] + "AA"  # 108 characters, as Anthropic's are
+    gh = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+    assert len(ant) == 108 and len(gh) == 40
+    text = (f"Using key {ant[:41]}\n{ant[41:]} from the environment\n"
+            f"token {gh[:20]}\r\n{gh[20:]} ok\n"
+            f"ANTHROPIC_API_KEY={ant}\nOPENAI_API_KEY=unset\n+KEY = {ant}\n+next line\n")
+    out = redact(text)
+    for piece in (ant[20:41], ant[41:], gh[8:20], gh[20:]):
+        assert piece not in out
+    assert out == ("Using key [redacted sk-ant-…]\n from the environment\n"
+                   "token [redacted ghp_…]\n ok\n"
+                   "ANTHROPIC_API_KEY=[redacted sk-ant-…]\nOPENAI_API_KEY=unset\n"
+                   "+KEY = [redacted sk-ant-…]\n+next line\n")
