@@ -10,6 +10,9 @@ module adjusts the test cases of homefield's items once pytest has built them, o
 * the item's ``homefield.*`` properties go to the test case's ``<system-out>`` as ``name: value`` lines
   under pytest's default family ``xunit2`` (whose schema, junit-10.xsd, allows ``<properties>`` only on
   ``<testsuite>``); ``junit_family = xunit1`` (or ``legacy``) keeps them as ``<properties>``;
+* every text and attribute of a homefield test case is made inert (:func:`inert`): a commit subject's
+  U+202E or zero-width space in its ``name``, an agent's in a property, are written as escapes (``\\u202e``),
+  as the terminal and the reports write them (pytest's own writer replaces only what XML forbids);
 * the classname has no leading dot (pytest turns ``.homefield/tasks.jsonl`` into ``.homefield.tasks.jsonl``);
 * :func:`add_gate_case` adds the ``--fail-if-worse-than`` verdict as a test case of its own
   (classname ``homefield``, name ``gate``): passed, or a ``<failure>`` / ``<error>`` with the verdict.
@@ -27,9 +30,9 @@ from typing import Any, Literal
 import pytest
 from _pytest.junitxml import xml_key  # pytest's stash key of its JUnit writer (no public accessor)
 
-from pytest_homefield.records import UNSOLVED_PREFIX
+from pytest_homefield.records import UNSOLVED_PREFIX, visible
 
-__all__ = ["JUNIT_UNSOLVED", "JunitHooks", "add_gate_case", "properties_text"]
+__all__ = ["JUNIT_UNSOLVED", "JunitHooks", "add_gate_case", "inert", "properties_text"]
 
 #: The values of ``--junit-unsolved``: how an unsolved attempt is written.
 JUNIT_UNSOLVED: tuple[str, ...] = ("failure", "skip")
@@ -42,6 +45,22 @@ def properties_text(properties: list[tuple[str, str]]) -> str:
     """``name: value`` lines (one per property, in order, each ending in a newline) for ``<system-out>``.
     A value's own line breaks are kept (the XML text holds them)."""
     return "".join(f"{name}: {value}\n" for name, value in properties)
+
+
+def inert(element: ET.Element) -> None:
+    """``element`` and everything in it changed in place: each attribute value, text and tail through
+    :func:`~pytest_homefield.records.visible` (newline and tab kept), so no control or format character of a
+    commit's subject, a test id or an agent's words (U+202E, which turns ``devlos`` into ``solved`` on a CI
+    dashboard, a zero-width space, a carriage return) reaches a reader of the XML; the one place a homefield
+    test case is finished, whichever hook or property wrote the text (ratk46: the ``name`` kept a subject's
+    U+202E and U+200B)."""
+    for node in element.iter():
+        for key, value in node.attrib.items():
+            node.set(key, visible(value, keep="\n\t"))
+        if node.text:
+            node.text = visible(node.text, keep="\n\t")
+        if node.tail:
+            node.tail = visible(node.tail, keep="\n\t")
 
 
 def _writer(config: pytest.Config) -> Any:
@@ -105,6 +124,7 @@ class JunitHooks:
             ET.SubElement(case, "system-out").text = details
         if unsolved and self.unsolved == "failure":
             self._failure(xml, case, details)
+        inert(case)
 
     @staticmethod
     def _failure(xml: Any, case: ET.Element, details: str) -> None:
@@ -141,5 +161,5 @@ def add_gate_case(config: pytest.Config, verdict: str, lines: list[str]) -> None
         node = ET.Element("system-out")
     else:
         node = ET.Element(kind, message=verdict)
-    node.text = text
+    node.text = visible(text, keep="\n\t")
     reporter.append(node)  # counts a failure or an error in the testsuite's totals

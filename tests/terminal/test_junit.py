@@ -47,12 +47,12 @@ def pytest_sessionfinish(session):
 
 
 def run(pytester: pytest.Pytester, *, unsolved: str = "failure", verdict: str = "pass",
-        args: tuple[str, ...] = ()) -> ET.Element:
-    """The ``<testsuite>`` of an in-process session over :data:`ATTEMPTS` (in ``.homefield/``, so pytest
-    gives its classname a leading dot)."""
+        args: tuple[str, ...] = (), attempts: str = ATTEMPTS) -> ET.Element:
+    """The ``<testsuite>`` of an in-process session over ``attempts`` (:data:`ATTEMPTS`; in ``.homefield/``,
+    so pytest gives its classname a leading dot)."""
     pytester.makeconftest(CONFTEST.format(unsolved=unsolved, verdict=verdict))
     (pytester.path / ".homefield").mkdir()
-    (pytester.path / ".homefield" / "test_attempts.py").write_text(ATTEMPTS)
+    (pytester.path / ".homefield" / "test_attempts.py").write_text(attempts)
     pytester.makefile(".cfg", setup="[tool:pytest]\n")  # no rootdir/ini of the outer suite
     res = pytester.runpytest_inprocess(".homefield/test_attempts.py", "--junitxml=out.xml", "-p", "no:randomly",
                                        "-W", "ignore::pytest.PytestUnknownMarkWarning", *args)
@@ -107,6 +107,40 @@ def test_xunit1_keeps_per_testcase_properties(pytester: pytest.Pytester) -> None
     error = by_name["gate"].find("error")
     assert error is not None and error.get("message") == "error: no run 'base'"
     assert suite.get("errors") == "1"
+
+
+#: Attempts whose words hold what a CI dashboard would play: U+202E turns ``devlos`` into ``solved``, U+200B
+#: hides, a carriage return; a subject in the name (as the run's hook sets it), in a property and in the reason.
+PLAYED = "Fix \u202edevlos\u200b\r!"
+BIDI_ATTEMPTS = f"""
+import pytest
+pytestmark = pytest.mark.homefield
+
+@pytest.fixture(autouse=True)
+def named(request, pytestconfig):
+    from _pytest.junitxml import xml_key
+    xml = pytestconfig.stash[xml_key]
+    xml.node_reporter(request.node.nodeid).add_attribute("name", "noop[1]: " + {PLAYED!r})
+
+def test_solved(request):
+    request.node.user_properties.append(("homefield.subject", {PLAYED!r}))
+
+def test_unsolved(request):
+    request.node.user_properties.append(("homefield.subject", {PLAYED!r}))
+    raise pytest.xfail.Exception("unsolved: tests_failed (" + {PLAYED!r} + ")")
+"""
+
+
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+def test_a_subjects_format_characters_are_escapes_in_the_xml(pytester: pytest.Pytester, family: str) -> None:
+    """A homefield test case's name, properties, message and texts hold no control or format character
+    (pytest's writer replaces only what XML forbids: U+202E, U+200B and a carriage return went through)."""
+    suite = run(pytester, attempts=BIDI_ATTEMPTS, args=("-o", f"junit_family={family}"))
+    xml = (pytester.path / "out.xml").read_text(encoding="utf-8")
+    assert [c for c in "\u202e\u200b\r" if c in xml] == []
+    names = sorted(c.get("name", "") for c in suite.iter("testcase") if c.get("classname") != "homefield")
+    assert names == ["noop[1]: Fix \\u202edevlos\\u200b\\r!"] * 2
+    assert xml.count("Fix \\u202edevlos\\u200b\\r!") >= 5  # two names, two properties, the failure's message
 
 
 def test_properties_text_and_bad_mode() -> None:
