@@ -6,8 +6,9 @@ types in code. ``Task.from_dict`` / ``Result.from_dict`` check every known field
 required ones, JSON type, ``schema_version`` == 1) and raise :class:`RecordError` with one line
 naming the field; unknown keys are ignored. :func:`load_tasks` and :func:`load_results` add the file
 and line to the message. A result's agent-written text fields (``error``, ``model``, ``agent_version``,
-``suspicious_reason``) go through :func:`one_line` whenever a :class:`Result` is made, read back included,
-so no terminal, report or page shows an agent's control characters.
+``suspicious_reason``) go through :func:`one_line` and :func:`~pytest_homefield.key_shapes.redact` whenever a
+:class:`Result` is made, read back included, so no terminal, report or page shows an agent's control characters
+or an API key it printed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.errors import RecordError
+from pytest_homefield.key_shapes import redact
 from pytest_homefield.store import read_jsonl_lines
 
 __all__ = [
@@ -396,14 +398,17 @@ class Result:
         # the agent's words (its usage line, its client's result text, a file name it chose, a test id its
         # code reported): one line each,
         # no control character (contracts §8)
+        # and no API-key shape (``key_shapes.redact``, before a cut could leave a key's head too short to match):
+        # an error line is the last of the agent's stderr, which the terminal, every report, the JUnit XML and
+        # results.jsonl show (ratk46: a client's "401 invalid x-api-key sk-ant-…" was in all of them)
         if self.error is not None:
-            self.error = one_line(self.error)
+            self.error = one_line(redact(self.error))
         if self.suspicious_reason is not None:
-            self.suspicious_reason = one_line(self.suspicious_reason)
+            self.suspicious_reason = one_line(redact(self.suspicious_reason))
         if self.model is not None:
-            self.model = one_line(self.model, NAME_CHARS)
+            self.model = one_line(redact(self.model), NAME_CHARS)
         if self.agent_version is not None:
-            self.agent_version = one_line(self.agent_version, NAME_CHARS)
+            self.agent_version = one_line(redact(self.agent_version), NAME_CHARS)
         if self.canary is not None:  # a test id the test process reported (atk14 A5)
             self.canary = one_line(self.canary, 500)
 

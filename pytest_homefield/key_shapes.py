@@ -1,0 +1,84 @@
+"""API-key shapes, and :func:`redact`, which replaces each with a marker that keeps only its kind.
+
+:func:`redact` replaces every secret-shaped token of a text with a marker that keeps only its
+kind (``[redacted sk-ant-…]``): Anthropic keys (``sk-ant-…``), OpenAI-style keys (``sk-…``,
+``sk-proj-…``), AWS access key ids (``AKIA…``), Google API keys (``AIza…``), GitHub tokens
+(``ghp_…``, ``github_pat_…``), Slack tokens (``xox?-…``) and the token of an ``Authorization:
+Bearer …`` (``bearer``, ``Bearer`` or ``BEARER`` followed by a token). The shapes are the providers'
+published key formats; a shape is matched only where the key has at least 16 characters after its prefix (20 for
+``sk-``), so words such as ``sk-learn`` or ``task-key`` stay. A key a client wrapped over two lines at its
+terminal's width is redacted whole (:data:`WRAPPED`).
+
+A ground module: a result's agent-written words are redacted where the :class:`~pytest_homefield.records.Result`
+is made (an agent's error line is its stderr's last line, which the terminal, every report and the JUnit XML
+show), and ``homefield view`` redacts every text of its pages (:mod:`pytest_homefield.view.redact`).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SECRET_PATTERNS", "WRAPPED", "redact"]
+
+#: (gate, ((kind shown in the marker, pattern), …)). Order matters: ``sk-ant-`` before ``sk-``. The
+#: patterns of a gate run only on texts where the gate (the shapes' literal prefix, without the
+#: ``\b`` that would make the search slow) is found: each gate is one fast scan, about 0.5–1 ms per
+#: MB, and most texts hold none. Eighteen substring checks over every page took a quarter of a large
+#: build's CPU.
+SECRET_PATTERNS: tuple[tuple[re.Pattern[str], tuple[tuple[str, re.Pattern[str]], ...]], ...] = (
+    (re.compile("sk-"), (("sk-ant-", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
+                         ("sk-", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")))),
+    (re.compile("A[KS]IA"), (("AKIA", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),)),
+    (re.compile("AIza"), (("AIza", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),)),
+    (re.compile("gh[pousr]_|github_pat_"),
+     (("ghp_", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")),)),
+    (re.compile("xox[abprs]-"), (("xox", re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}")),)),
+)
+
+#: Keys a client wrapped over two lines (rich and aider wrap their output at the terminal's width): (kind, a head
+#: that ends its line and the next line's run of key characters, the shortest and longest whole key in characters).
+#: The two are one key when the head alone is shorter than a whole key and head and run together are as long as one:
+#: a key ending a line before another line's word (``KEY=sk-…`` then ``OTHER=…``) is not joined to it. Before, the
+#: shape matched the head alone and the next line showed the rest (ratk46: 67 of a 108-character ``sk-ant-`` key),
+#: and a 40-character ``ghp_`` token split anywhere matched nowhere.
+WRAPPED: tuple[tuple[str, re.Pattern[str], int, int], ...] = tuple(
+    (kind, re.compile(rf"\b(?P<head>{head}[{chars}]*)\r?\n(?P<run>[A-Za-z0-9][{chars}]*)"), low, high)
+    for kind, head, chars, low, high in (
+        ("sk-ant-", "sk-ant-", r"A-Za-z0-9_\-", 100, 130),  # sk-ant-api03-…: 108
+        ("sk-", "sk-(?:proj|svcacct|admin)-", r"A-Za-z0-9_\-", 120, 220),  # about 164
+        ("sk-", "sk-", r"A-Za-z0-9_\-", 45, 60),  # the older sk- + 48
+        ("AKIA", "(?:AKIA|ASIA)", "0-9A-Z", 20, 20),
+        ("AIza", "AIza", r"0-9A-Za-z_\-", 39, 39),
+        ("ghp_", "gh[pousr]_", "A-Za-z0-9", 40, 40),
+        ("ghp_", "github_pat_", "A-Za-z0-9_", 80, 100),  # github_pat_ + 82
+    ))
+
+
+def _unwrap(text: str) -> str:
+    """``text`` with each key of :data:`WRAPPED` split over two lines replaced by its marker and the line break."""
+    for kind, pattern, low, high in WRAPPED:
+        def whole(m: re.Match[str], kind: str = kind, low: int = low, high: int = high) -> str:
+            head = len(m.group("head"))
+            return f"[redacted {kind}…]\n" if head < low <= head + len(m.group("run")) <= high else m.group()
+        text = pattern.sub(whole, text)
+    return text
+
+
+#: ``Bearer <token>`` (an ``Authorization`` header as a client may log it); the word is kept.
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)([A-Za-z0-9._~+/\-]{8,}=*)")
+_BEARER_HINTS = ("earer", "EARER")  # two substring scans: a case-blind search is ten times slower
+
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret-shaped token replaced by ``[redacted KIND…]`` (see the module
+    docstring for the shapes); ``text`` itself (not a copy) when it holds none."""
+    found = [patterns for gate, patterns in SECRET_PATTERNS if gate.search(text) is not None]
+    if found and "\n" in text:
+        text = _unwrap(text)
+    for patterns in found:
+        for kind, pattern in patterns:
+            text = pattern.sub(f"[redacted {kind}…]", text)
+    if _BEARER_HINTS[0] in text or _BEARER_HINTS[1] in text:
+        text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted token]", text)
+    return text

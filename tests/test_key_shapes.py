@@ -1,0 +1,62 @@
+"""An API key an agent printed never reaches a reader through a result's words (ratk46).
+
+An agent's ``error`` is its usage line's or the last line of its stderr: a client failing on
+``401 invalid x-api-key sk-ant-…`` put the key in the terminal summary, report.md, report.html, the JUnit
+XML and results.jsonl, which CI keeps and users share; only ``homefield view`` redacted it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.records import Result, Task, load_results
+from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
+from pytest_homefield.store import write_jsonl_atomic
+
+#: 108 characters, as Anthropic's keys are.
+KEY = "sk-ant-api03-" + ("a1B2c3D4e5F6g7H8i9J0" * 5)[:93] + "AA"
+GH = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+
+
+def record(**words: str) -> dict[str, object]:
+    return {"schema_version": 1, "run_id": "r1", "task_id": "a" * 12, "agent": "a", "attempt": 1,
+            "variant": "base", "outcome": "agent_error", "solved": False, "scored": True, **words}
+
+
+def test_a_results_agent_words_hold_no_key_shape() -> None:
+    """Where the result is made (and so where it is written): error, model, version and reason redacted, a key
+    wrapped over two lines of stderr whole, before ``model`` is cut to its 100 characters."""
+    r = Result.from_dict(record(error=f"anthropic.AuthenticationError: 401 invalid x-api-key {KEY[:50]}\n{KEY[50:]}",
+                                model=f"{'m' * 60} {KEY}", agent_version=f"v1 {GH}", suspicious_reason=f"read {GH}"))
+    words = json.dumps(r.to_dict())
+    assert KEY[20:] not in words and KEY[50:] not in words and GH[8:] not in words
+    assert r.error == "anthropic.AuthenticationError: 401 invalid x-api-key [redacted sk-ant-…] "
+    assert r.model == f"{'m' * 60} [redacted sk-ant-…]"
+    assert (r.agent_version, r.suspicious_reason) == ("v1 [redacted ghp_…]", "read [redacted ghp_…]")
+
+
+def test_an_older_records_key_is_redacted_in_every_report(tmp_path: Path) -> None:
+    """A results.jsonl written before holds the key as the agent printed it: read back, no report shows it."""
+    run = tmp_path / "r1"
+    run.mkdir()
+    (run / "meta.json").write_text(json.dumps({"run_id": "r1", "created_at": "2026-12-01T10:00:00+00:00",
+                                               "agents": [{"name": "a", "spec": "cmd:x"}], "attempts": 1,
+                                               "task_ids": ["a" * 12]}))
+    write_jsonl_atomic(run / "results.jsonl", [record(error=f"401 invalid x-api-key {KEY}")])
+    assert [r.error for r in load_results(run / "results.jsonl")] == ["401 invalid x-api-key [redacted sk-ant-…]"]
+    t = Task(id="a" * 12, commit="a" * 40, parent="b" * 40, committed_at="", authored_at="", mode="commit",
+             subject="Fix it", message="Fix it", prompt="Fix it", source_files=[], test_files=["tests/t.py"],
+             test_patch="", gold_patch="", FAIL_TO_PASS=["tests/t.py::test_x"], PASS_TO_PASS=[])
+    report = build_report([run], [t])
+    for render in (render_text_plain, render_markdown, render_html):
+        out = render(report)
+        assert "[redacted sk-ant-" in out, render.__name__  # the error line is shown, its key not
+        assert KEY[20:] not in out, render.__name__
+
+
+@pytest.mark.parametrize("text", ["sk-learn and task-key", "model claude-sonnet-4-5", "no such file"])
+def test_words_without_a_key_are_kept(text: str) -> None:
+    assert Result.from_dict(record(error=text, model=text)).error == text
