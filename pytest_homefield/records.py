@@ -6,7 +6,7 @@ types in code. ``Task.from_dict`` / ``Result.from_dict`` check every known field
 required ones, JSON type, ``schema_version`` == 1) and raise :class:`RecordError` with one line
 naming the field; unknown keys are ignored. :func:`load_tasks` and :func:`load_results` add the file
 and line to the message. A result's agent-written text fields (``error``, ``model``, ``agent_version``,
-``suspicious_reason``) go through :func:`one_line` and :func:`~pytest_homefield.key_shapes.redact` whenever a
+``suspicious_reason``) go through :func:`agent_words` (:func:`one_line`, no API-key shape) whenever a
 :class:`Result` is made, read back included, so no terminal, report or page shows an agent's control characters
 or an API key it printed.
 """
@@ -41,6 +41,7 @@ __all__ = [
     "Task",
     "Result",
     "display_subject",
+    "agent_words",
     "one_line",
     "visible",
     "NAME_CHARS",
@@ -331,6 +332,13 @@ def one_line(text: str, limit: int | None = None) -> str:
     return text
 
 
+def agent_words(text: str, limit: int | None = None) -> str:
+    """An agent's words as every record keeps them (docs/contracts.md §8): each API-key shape its marker
+    (:func:`~pytest_homefield.key_shapes.redact`, first: a cut could leave a key's head too short to match),
+    then :func:`one_line` cut to ``limit`` characters."""
+    return one_line(redact(text), limit)
+
+
 @dataclass
 class Result:
     """One finished attempt (docs/contracts.md §8). Units: USD, tokens, seconds."""
@@ -402,13 +410,13 @@ class Result:
         # an error line is the last of the agent's stderr, which the terminal, every report, the JUnit XML and
         # results.jsonl show (ratk46: a client's "401 invalid x-api-key sk-ant-…" was in all of them)
         if self.error is not None:
-            self.error = one_line(redact(self.error))
+            self.error = agent_words(self.error)
         if self.suspicious_reason is not None:
-            self.suspicious_reason = one_line(redact(self.suspicious_reason))
+            self.suspicious_reason = agent_words(self.suspicious_reason)
         if self.model is not None:
-            self.model = one_line(redact(self.model), NAME_CHARS)
+            self.model = agent_words(self.model, NAME_CHARS)
         if self.agent_version is not None:
-            self.agent_version = one_line(redact(self.agent_version), NAME_CHARS)
+            self.agent_version = agent_words(self.agent_version, NAME_CHARS)
         if self.canary is not None:  # a test id the test process reported (atk14 A5)
             self.canary = one_line(self.canary, 500)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.records import Result, Task, load_results
+from pytest_homefield.records import Result, Task, agent_words, load_results
 from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
 from pytest_homefield.store import write_jsonl_atomic
 
@@ -60,3 +60,10 @@ def test_an_older_records_key_is_redacted_in_every_report(tmp_path: Path) -> Non
 @pytest.mark.parametrize("text", ["sk-learn and task-key", "model claude-sonnet-4-5", "no such file"])
 def test_words_without_a_key_are_kept(text: str) -> None:
     assert Result.from_dict(record(error=text, model=text)).error == text
+
+
+def test_agent_words_redact_before_the_cut() -> None:
+    """A key near the limit is redacted whole before the words are cut: cut first, its head (``sk-ant-api03``)
+    would be too short for any shape and shown (a probe record's ``model`` and ``error`` are made so too)."""
+    assert agent_words("x" * 80 + " " + KEY, 100) == "x" * 80 + " [redacted sk-ant-…]"
+    assert agent_words("x" * 80 + " sk-ant-api03-ab", 100) == "x" * 80 + " sk-ant-api03-ab"  # no key shape: kept

@@ -29,7 +29,7 @@ from pytest_homefield.probe.prompt import gold_lines, probe_prompt
 from pytest_homefield.probe.similarity import ANSWER_CHARS, call_score, code_tokens
 from pytest_homefield.probe.verdicts import Verdict, control_pairs, judge, now_iso, write_verdict
 from pytest_homefield.probe_records import call_key, done_keys, load_probe, probe_path
-from pytest_homefield.records import NAME_CHARS, Task, one_line, tasks_digest
+from pytest_homefield.records import NAME_CHARS, Task, agent_words, tasks_digest
 from pytest_homefield.run.retries import count_tries, last_try_error, spent
 from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.run.session import TaskSelection
@@ -258,9 +258,9 @@ class ProbeSession:
             "score": score, "outcome": outcome, "cost_usd": c.cost_usd, "input_tokens": c.input_tokens,
             "output_tokens": c.output_tokens, "cache_read_tokens": c.cache_read_tokens,
             "cache_write_tokens": c.cache_write_tokens,
-            # the agent's words, as in a result record (contracts §8): one line, no control character
-            "model": None if c.model is None else one_line(c.model, NAME_CHARS), "wall_s": round(wall, 3),
-            "started_at": started_at, "finished_at": now_iso(), "error": None if error is None else one_line(error),
+            # the agent's words, as in a result record (contracts §8): one line, no control character, no key
+            "model": None if c.model is None else agent_words(c.model, NAME_CHARS), "wall_s": round(wall, 3),
+            "started_at": started_at, "finished_at": now_iso(), "error": None if error is None else agent_words(error),
             "answer": answer, "memorized": None,
         }
         self.limits(agent.name).add(record)  # counted at once in this process, as a run's attempt
