@@ -69,10 +69,19 @@ _BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)([A-Za-z0-9._~+/\-]{8,}=*)")
 _BEARER_HINTS = ("earer", "EARER")  # two substring scans: a case-blind search is ten times slower
 
 
+#: Substrings every shape holds (a gate's literal part, the bearer word's): a text without any of them holds no key.
+#: A result is made from each record read, with up to four texts of the agent's: with the gates' regular expressions
+#: on each, reading 100,000 results took 1.99 s of CPU instead of 1.14 s unredacted; with these checks first, 1.4 s.
+_HINTS = ("sk-", "KIA", "SIA", "AIza", "gh", "github_pat_", "xox", "earer", "EARER")
+
 
 def redact(text: str) -> str:
     """``text`` with every secret-shaped token replaced by ``[redacted KIND…]`` (see the module
     docstring for the shapes); ``text`` itself (not a copy) when it holds none."""
+    # most texts: the :data:`_HINTS`, written out (a loop over them costs more than the rest of a result's making)
+    if not ("sk-" in text or "KIA" in text or "SIA" in text or "AIza" in text or "gh" in text
+            or "github_pat_" in text or "xox" in text or "earer" in text or "EARER" in text):
+        return text
     found = [patterns for gate, patterns in SECRET_PATTERNS if gate.search(text) is not None]
     if found and "\n" in text:
         text = _unwrap(text)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.key_shapes import redact
 from pytest_homefield.records import Result, Task, agent_words, load_results
 from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
 from pytest_homefield.store import write_jsonl_atomic
@@ -67,3 +68,17 @@ def test_agent_words_redact_before_the_cut() -> None:
     would be too short for any shape and shown (a probe record's ``model`` and ``error`` are made so too)."""
     assert agent_words("x" * 80 + " " + KEY, 100) == "x" * 80 + " [redacted sk-ant-…]"
     assert agent_words("x" * 80 + " sk-ant-api03-ab", 100) == "x" * 80 + " sk-ant-api03-ab"  # no key shape: kept
+
+
+@pytest.mark.parametrize("key", [KEY, GH, "github_pat_" + "11ABCDEFG" * 3, "AKIAIOSFODNN7EXAMPLE",
+                                 "ASIAIOSFODNN7EXAMPLE", "AIza" + "S" * 35, "xoxb-1234567890-abcdefghij",
+                                 "sk-" + "q" * 40])
+def test_every_shape_passes_the_quick_check(key: str) -> None:
+    """The substring check that lets most texts through without a regular expression misses no shape."""
+    assert redact(f"x {key} y").count("[redacted") == 1
+    assert redact(f"x {key}\ny").count("[redacted") == 1
+
+
+@pytest.mark.parametrize("word", ["Bearer", "bearer", "BEARER"])
+def test_a_bearer_token_passes_the_quick_check(word: str) -> None:
+    assert redact(f"Authorization: {word} abcdefgh12345") == f"Authorization: {word} [redacted token]"
