@@ -1,0 +1,148 @@
+"""satk46: what a sandbox charges to its host user's kernel quotas, which every other sandbox of the user needs.
+
+The kernel charges a user namespace made inside a sandbox (and every namespace made with the capabilities held
+in one) to the sandbox's host uid at every level up to the host's (``user.max_user_namespaces``), and bubblewrap
+starts no sandbox without a user namespace of its own. A sandbox (no capability, ``--cap-drop ALL``) still made
+nested user namespaces with ``unshare`` and held them by descriptor: it took its uid's whole quota, and every
+other sandbox of the uid, a concurrent attempt's agent or graded test run, failed to start while it held them
+("Creating new namespace failed … (ENOSPC)"). Now every sandbox is closed to further user namespaces
+(``--disable-userns``, :func:`pytest_homefield.sandbox.bwrap.userns_args`).
+
+Real bubblewrap (skipped with the probe's reason where it cannot create namespaces).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
+from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.testrun import run_tests
+
+#: Makes user namespaces (a child ``unshare``\\ s, the parent holds it by descriptor) until the kernel refuses one
+#: or it holds ``argv[1]``; prints how many it holds and why it stopped, and holds them until its stdin ends.
+HOG = """
+import ctypes, errno, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+held, why = [], "limit"
+while len(held) < int(sys.argv[1]):
+    said_r, said_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        ok = libc.unshare(0x10000000) == 0  # CLONE_NEWUSER
+        os.write(said_w, b"1" if ok else errno.errorcode.get(ctypes.get_errno(), "?").encode())
+        os.read(go_r, 1)  # stays in it until the parent holds it
+        os._exit(0)
+    said = os.read(said_r, 16)
+    if said == b"1":
+        held.append(os.open(f"/proc/{pid}/ns/user", os.O_RDONLY))
+    os.write(go_w, b"x")
+    os.waitpid(pid, 0)
+    for fd in (said_r, said_w, go_r, go_w):
+        os.close(fd)
+    if said != b"1":
+        why = said.decode()
+        break
+print(json.dumps([len(held), why]), flush=True)
+sys.stdin.read()
+"""
+
+#: Run as root of a user namespace of its own (``unshare -U -r``) whose ``user.max_user_namespaces`` it sets to 6
+#: (the host's, 96,367 here, is every user's: not lowered by a test): starts sandbox A with :data:`HOG`, then
+#: sandbox B (``true``) while A holds what it took; prints A's answer and B's exit status and error.
+DRIVER = """
+import json, subprocess, sys
+from pathlib import Path
+from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
+ws = Path(sys.argv[1])
+Path("/proc/sys/user/max_user_namespaces").write_text("6\\n")
+def argv(cmd):
+    return bwrap_argv(cmd, Policy(cwd=ws, rw=[ws], ro=[Path(p) for p in sys.argv[3:]]), bwrap=sys.argv[2], masks=False)
+a = subprocess.Popen(argv([sys.executable, "hog.py", "100"]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+held = a.stdout.readline().strip()
+b = subprocess.run(argv(["/bin/sh", "-c", ":"]), capture_output=True, text=True, timeout=60)
+a.communicate("", timeout=60)
+print(json.dumps([held, b.returncode, b.stderr.strip()[-300:]]))
+"""
+
+#: Tries to make a user namespace in a child and says how it went (``"made"`` or the errno's name).
+NEST = """
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(w, b"made" if libc.unshare(0x10000000) == 0 else errno.errorcode.get(ctypes.get_errno(), "?").encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+print("NEST" + os.read(r, 16).decode())
+"""
+
+PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+
+
+def _bwrap() -> str:
+    try:
+        return probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def test_a_sandbox_cannot_take_the_user_namespaces_another_needs(tmp_path: Path) -> None:
+    """Under a user namespace limit of 6 (the host's is the same check at 96,367): sandbox A makes nested user
+    namespaces until refused and holds them; sandbox B must still start. Before: A held 5, B exited 1 with
+    bubblewrap's "Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded"."""
+    exe = _bwrap()
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-U", "-r", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no unshare -U -r (user namespaces)")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "hog.py").write_text(HOG)
+    root = str(Path(__file__).resolve().parents[2])
+    proc = subprocess.run([unshare, "-U", "-r", "--fork", sys.executable, "-c", DRIVER, str(ws), exe,
+                           *map(str, python_paths([sys.executable]))], capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": root})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    held, code, err = json.loads(proc.stdout.splitlines()[-1])
+    assert json.loads(held) == [0, "ENOSPC"], held  # before: [5, "ENOSPC"], the quota's rest
+    assert code == 0, err
+
+
+def test_an_agent_cannot_make_a_user_namespace(tmp_path: Path) -> None:
+    exe = _bwrap()
+    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
+    for d in (ws, tmp, home):
+        d.mkdir()
+    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
+                   agent="a")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
+    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", NEST], env, box)
+    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.out",
+                       stderr_path=tmp_path / "agent.err").exit_code
+    assert code == 0, (tmp_path / "agent.err").read_text()
+    assert (tmp_path / "agent.out").read_text().strip() == "NESTENOSPC"  # before: NESTmade
+
+
+def test_a_graded_test_run_cannot_make_a_user_namespace(tmp_path: Path) -> None:
+    _bwrap()
+    work = tmp_path / "w"
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_nest.py").write_text(
+        "import subprocess, sys\n\n\ndef test_probe():\n"
+        f"    out = subprocess.run([sys.executable, '-c', {NEST!r}], capture_output=True, text=True).stdout\n"
+        "    print('\\n' + out)\n    assert False\n")
+    run = run_tests(work, f"{sys.executable} -m pytest -s {PLAIN}", ["tests/test_nest.py"], out_dir=tmp_path / "out",
+                    sandbox="bwrap")
+    log = run.log_path.read_text()
+    assert [ln for ln in log.splitlines() if ln.startswith("NEST")] == ["NESTENOSPC"], log[-3000:]  # before: NESTmade
+
