@@ -146,3 +146,71 @@ def test_a_graded_test_run_cannot_make_a_user_namespace(tmp_path: Path) -> None:
     log = run.log_path.read_text()
     assert [ln for ln in log.splitlines() if ln.startswith("NEST")] == ["NESTENOSPC"], log[-3000:]  # before: NESTmade
 
+
+#: Makes POSIX message queues (10 messages of 8 KiB each, mq_open's default) until the kernel refuses one, prints
+#: how many and why it stopped, and holds them until the file ``release`` appears (30 s at most).
+MQ_HOG = """
+import ctypes, errno, json, os, time
+librt = ctypes.CDLL("librt.so.1", use_errno=True)
+class Attr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long), ("msgsize", ctypes.c_long),
+                ("cur", ctypes.c_long), ("pad", ctypes.c_long * 4)]
+held, why = 0, "limit"
+while held < 1000:
+    if librt.mq_open(f"/hf-satk46-{held}".encode(), os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(Attr(0, 10, 8192))) < 0:
+        why = errno.errorcode.get(ctypes.get_errno(), "?")
+        break
+    held += 1
+print(json.dumps([held, why]), flush=True)
+end = time.time() + 30
+while not os.path.exists("release") and time.time() < end:
+    time.sleep(0.05)
+"""
+
+#: Opens one message queue (in an IPC namespace of its own, so that no name is shared) and says how it went.
+MQ_ONE = """
+import ctypes, errno, os
+librt = ctypes.CDLL("librt.so.1", use_errno=True)
+q = librt.mq_open(b"/hf-satk46-host", os.O_CREAT | os.O_RDWR, 0o600, None)
+print("made" if q >= 0 else errno.errorcode.get(ctypes.get_errno(), "?"))
+librt.mq_unlink(b"/hf-satk46-host")
+"""
+
+
+def test_an_agent_cannot_take_its_users_message_queues(tmp_path: Path) -> None:
+    """An agent's sandbox makes POSIX message queues until refused and holds them; its user, outside, must still
+    make one. Before: the sandbox (an IPC namespace of its own) held 9 queues, the host uid's whole
+    ``RLIMIT_MSGQUEUE`` (819,200 bytes), and the user's ``mq_open`` was ``EMFILE`` (a concurrent sandbox's the same)
+    until it ended. Now no sandbox makes one (``RLIMIT_MSGQUEUE`` 0, set by the reaper)."""
+    import threading
+    import time
+
+    exe = _bwrap()
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("needs unshare")
+    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
+    for d in (ws, tmp, home):
+        d.mkdir()
+    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
+                   agent="a")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
+    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", MQ_HOG], env, box)
+    out = tmp_path / "agent.out"
+    codes: list[int] = []
+    agent = threading.Thread(target=lambda: codes.append(run_process(
+        wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=out, stderr_path=tmp_path / "agent.err").exit_code))
+    agent.start()
+    try:
+        end = time.time() + 60
+        while not (out.exists() and out.read_text().endswith("\n")) and agent.is_alive() and time.time() < end:
+            time.sleep(0.05)
+        held = out.read_text().strip() if out.exists() else ""
+        host = subprocess.run([unshare, "--ipc", sys.executable, "-c", MQ_ONE], capture_output=True, text=True,
+                              timeout=60)
+    finally:
+        (ws / "release").write_text("")
+        agent.join(90)
+    assert codes == [0], (tmp_path / "agent.err").read_text()
+    assert json.loads(held) == [0, "EMFILE"], held  # before: [9, "EMFILE"]
+    assert host.stdout.strip() == "made", host.stdout + host.stderr  # before: EMFILE while the agent held them
