@@ -214,3 +214,71 @@ def test_an_agent_cannot_take_its_users_message_queues(tmp_path: Path) -> None:
     assert codes == [0], (tmp_path / "agent.err").read_text()
     assert json.loads(held) == [0, "EMFILE"], held  # before: [9, "EMFILE"]
     assert host.stdout.strip() == "made", host.stdout + host.stderr  # before: EMFILE while the agent held them
+
+
+#: Blocks ``SIGRTMIN`` and queues it to itself until the kernel queues no more (200,000 sends at most; a
+#: real-time signal past the limit is dropped, ``kill`` says nothing), prints its limit and what it has pending
+#: (``SigQ``: the pending signals of its user, as its user namespace counts them), and waits for ``release``.
+SIG_HOG = """
+import json, os, signal, time
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+for _ in range(200000):
+    os.kill(os.getpid(), signal.SIGRTMIN)
+limit = [ln.split()[3] for ln in open("/proc/self/limits") if ln.startswith("Max pending signals")][0]
+print(json.dumps([limit, open("/proc/self/status").read().split("SigQ:")[1].split()[0]]), flush=True)
+end = time.time() + 30
+while not os.path.exists("release") and time.time() < end:
+    time.sleep(0.05)
+"""
+
+#: Makes a POSIX timer (``timer_create``: the kernel sets aside one queued signal for it, charged to its user)
+#: and says how it went.
+TIMER = """
+import ctypes, errno
+librt = ctypes.CDLL("librt.so.1", use_errno=True)
+timer = ctypes.c_void_p()
+ok = librt.timer_create(1, None, ctypes.byref(timer)) == 0  # CLOCK_MONOTONIC, SIGALRM
+print("made" if ok else errno.errorcode.get(ctypes.get_errno(), "?"))
+"""
+
+
+def test_an_agent_cannot_take_its_users_queued_signals(tmp_path: Path) -> None:
+    """An agent's sandbox queues real-time signals to itself until the kernel queues no more, and holds them; its
+    user, outside, must still make a POSIX timer. Before: the sandbox held 96,367 (``SigQ`` 96367/96367), its host
+    uid's whole ``RLIMIT_SIGPENDING`` (the kernel charges a queued signal at every user namespace level), and the
+    user's ``timer_create`` (every process of root's on the machine, systemd's too) was ``EAGAIN`` until it ended,
+    as was a concurrent sandbox's ``sigqueue``. Now each sandbox holds at most
+    :data:`~pytest_homefield.sandbox._reaper.SIGPENDING` (``RLIMIT_SIGPENDING``, set by the reaper)."""
+    import threading
+    import time
+
+    from pytest_homefield.sandbox._reaper import SIGPENDING
+
+    exe = _bwrap()
+    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
+    for d in (ws, tmp, home):
+        d.mkdir()
+    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
+                   agent="a")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
+    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", SIG_HOG], env, box)
+    out = tmp_path / "agent.out"
+    codes: list[int] = []
+    agent = threading.Thread(target=lambda: codes.append(run_process(
+        wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=out, stderr_path=tmp_path / "agent.err").exit_code))
+    agent.start()
+    try:
+        end = time.time() + 60
+        while not (out.exists() and out.read_text().endswith("\n")) and agent.is_alive() and time.time() < end:
+            time.sleep(0.05)
+        held = out.read_text().strip() if out.exists() else ""
+        host = subprocess.run([sys.executable, "-c", TIMER], capture_output=True, text=True, timeout=60)
+    finally:
+        (ws / "release").write_text("")
+        agent.join(90)
+    assert codes == [0], (tmp_path / "agent.err").read_text()
+    limit, pending = json.loads(held)
+    queued, most = map(int, pending.split("/"))
+    assert int(limit) == most == SIGPENDING and 0 < queued <= SIGPENDING, held  # before: 96362/96367
+    assert host.stdout.strip() == "made", host.stdout + host.stderr  # before: EAGAIN while the agent held them
+
