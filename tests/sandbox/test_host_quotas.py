@@ -14,6 +14,7 @@ Real bubblewrap (skipped with the probe's reason where it cannot create namespac
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -282,3 +283,57 @@ def test_an_agent_cannot_take_its_users_queued_signals(tmp_path: Path) -> None:
     assert int(limit) == most == SIGPENDING and 0 < queued <= SIGPENDING, held  # before: 96362/96367
     assert host.stdout.strip() == "made", host.stdout + host.stderr  # before: EAGAIN while the agent held them
 
+
+#: Makes ``argv[1]`` pipes and keeps their read ends (each holds its 16 pages of buffer, charged to its host
+#: user), then a last one whose size it prints (``F_GETPIPE_SZ``), and holds them until its stdin ends.
+PIPES = """
+import fcntl, os, sys
+held = []
+for _ in range(int(sys.argv[1])):
+    r, w = os.pipe()
+    os.close(w)
+    held.append(r)
+r, w = os.pipe()
+print(fcntl.fcntl(w, 1032), flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="satk46: pipe buffers are charged to the host uid's user_struct (no user "
+                                       "namespace level): once a sandbox holds fs.pipe-user-pages-soft pages "
+                                       "(16,384: 1,024 pipes' read ends) every new pipe of a process of that uid "
+                                       "without CAP_SYS_RESOURCE, a concurrent sandbox's among them, holds 8 KiB, "
+                                       "not 64 KiB, while it runs (a child that writes 20 KB before its parent "
+                                       "reads then blocks until the test times out); no limit of a process bounds "
+                                       "it short of a host uid per sandbox")
+def test_a_sandbox_cannot_shrink_another_sandboxs_pipes(tmp_path: Path) -> None:
+    """Run as a uid of its own (64996: the machine's root and its other sandboxes keep their pipes): sandbox A
+    holds 1,100 pipes; sandbox B, of the same uid, must still get a pipe of 64 KiB."""
+    import tempfile
+
+    from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
+
+    exe = _bwrap()
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None or not os.path.exists("/usr/bin/python3"):
+        pytest.skip("needs root, setpriv and /usr/bin/python3 to run the sandboxes as a uid of their own")
+    ws = Path(tempfile.mkdtemp(prefix="hf-pipes-", dir="/tmp"))  # that uid reaches it (pytest's tmp_path: no)
+    ws.chmod(0o777)
+    (ws / "pipes.py").write_text(PIPES)
+    user = [setpriv, "--reuid", "64996", "--regid", "64996", "--clear-groups", "--inh-caps=-all"]
+
+    def argv(n: int) -> list[str]:
+        return [*user, *bwrap_argv(["/usr/bin/python3", "pipes.py", str(n)], Policy(cwd=ws, rw=[ws]), bwrap=exe,
+                                   masks=False)]
+
+    holder = subprocess.Popen(argv(1100), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, cwd=ws)
+    try:
+        assert holder.stdout is not None
+        if not holder.stdout.readline().strip():
+            pytest.skip(f"bubblewrap does not run as uid 64996 here: {holder.communicate(timeout=30)[1][-300:]}")
+        other = subprocess.run(argv(0), input="", capture_output=True, text=True, timeout=60, cwd=ws)
+        assert other.stdout.strip() == "65536", other.stdout + other.stderr  # now: 8192
+    finally:
+        holder.communicate("", timeout=30)
+        shutil.rmtree(ws, ignore_errors=True)
