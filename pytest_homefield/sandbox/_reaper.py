@@ -15,7 +15,6 @@ session. It
   ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python); its
   ``RLIMIT_CORE`` is always 0, soft and hard (no core file; a piped core handler stores nothing), and so is
   its ``RLIMIT_MSGQUEUE`` (no POSIX message queue: their bytes count against the host user's, across namespaces);
-  its ``RLIMIT_SIGPENDING`` is :data:`SIGPENDING` (queued signals and POSIX timers count the same way);
   with ``pids=N:ROOT`` it makes the cgroup ``ROOT/homefield-<its pid>-<ns>`` with ``pids.max`` ``N``, puts
   the command in it before the ``exec`` (the reaper stays out) and removes it once every process of the
   command is reaped (the process cap, :mod:`pytest_homefield.sandbox.proccap`); a cgroup it cannot make
@@ -58,12 +57,6 @@ if TYPE_CHECKING:  # typing costs this short-lived process; mypy reads it
     from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
-#: The signals a command's processes may have queued at once (its ``RLIMIT_SIGPENDING``, soft and hard; the host
-#: default is ``threads-max`` / 2, 96,367 here): the kernel charges a queued signal, and each POSIX timer, to the
-#: host uid at every user namespace level up to the host's, whatever PID namespace holds it, so a sandbox that held
-#: its host limit's worth left the user (root: every process of the machine's root) no ``timer_create`` nor
-#: ``sigqueue`` while it ran (satk46). With this cap, a sandbox holds this many at most.
-SIGPENDING = 256
 PR_SET_CHILD_SUBREAPER = 36
 #: Whether this process is a child subreaper (set in :func:`main`): then "no child left" means "no
 #: descendant left".
@@ -444,9 +437,6 @@ def main(argv: list[str]) -> int:
         # creator held (819,200 bytes): a sandbox that made 9 queues and kept them took them all, and every
         # other sandbox of the uid, and the user's own processes, got EMFILE from mq_open while it ran
         resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
-        hard = resource.getrlimit(resource.RLIMIT_SIGPENDING)[1]
-        pending = SIGPENDING if hard == resource.RLIM_INFINITY else min(SIGPENDING, hard)
-        resource.setrlimit(resource.RLIMIT_SIGPENDING, (pending, pending))  # SIGPENDING: the host uid's, shared
         if address_space is not None:
             hard = resource.getrlimit(resource.RLIMIT_AS)[1]
             cap = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)

@@ -232,6 +232,15 @@ while not os.path.exists("release") and time.time() < end:
     time.sleep(0.05)
 """
 
+#: Queues ``SIGRTMIN`` (blocked) to itself 100 times and prints how many it has pending (``SigQ``'s count).
+SIG_SOME = """
+import os, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+for _ in range(100):
+    os.kill(os.getpid(), signal.SIGRTMIN)
+print("SIGQ" + open("/proc/self/status").read().split("SigQ:")[1].split()[0].split("/")[0])
+"""
+
 #: Makes a POSIX timer (``timer_create``: the kernel sets aside one queued signal for it, charged to its user)
 #: and says how it went.
 TIMER = """
@@ -245,15 +254,17 @@ print("made" if ok else errno.errorcode.get(ctypes.get_errno(), "?"))
 
 def test_an_agent_cannot_take_its_users_queued_signals(tmp_path: Path) -> None:
     """An agent's sandbox queues real-time signals to itself until the kernel queues no more, and holds them; its
-    user, outside, must still make a POSIX timer. Before: the sandbox held 96,367 (``SigQ`` 96367/96367), its host
-    uid's whole ``RLIMIT_SIGPENDING`` (the kernel charges a queued signal at every user namespace level), and the
-    user's ``timer_create`` (every process of root's on the machine, systemd's too) was ``EAGAIN`` until it ended,
-    as was a concurrent sandbox's ``sigqueue``. Now each sandbox holds at most
-    :data:`~pytest_homefield.sandbox._reaper.SIGPENDING` (``RLIMIT_SIGPENDING``, set by the reaper)."""
+    user, outside, must still make a POSIX timer, and a concurrent sandbox queue 100. Before: the sandbox held
+    96,362 (``SigQ`` 96362/96367), its host uid's whole ``RLIMIT_SIGPENDING`` (the kernel charges a queued signal at
+    every user namespace level), and the user's ``timer_create`` (every process of root's on the machine,
+    systemd's too) was ``EAGAIN`` until it ended, and the other sandbox queued none. With the limit set on
+    bubblewrap (by the reaper), the host kept its own but the other sandbox got 6: the namespace's creator's
+    limit bounds the whole uid's count above it. Now each sandbox holds
+    :data:`~pytest_homefield.sandbox.proccap.SIGPENDING` at most (``RLIMIT_SIGPENDING``, set inside)."""
     import threading
     import time
 
-    from pytest_homefield.sandbox._reaper import SIGPENDING
+    from pytest_homefield.sandbox.proccap import SIGPENDING
 
     exe = _bwrap()
     ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
@@ -274,10 +285,14 @@ def test_an_agent_cannot_take_its_users_queued_signals(tmp_path: Path) -> None:
             time.sleep(0.05)
         held = out.read_text().strip() if out.exists() else ""
         host = subprocess.run([sys.executable, "-c", TIMER], capture_output=True, text=True, timeout=60)
+        other = BwrapBackend(exe).wrap_agent([sys.executable, "-c", SIG_SOME], env, box)
+        other_code = run_process(other.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "other.out",
+                                 stderr_path=tmp_path / "other.err").exit_code
     finally:
         (ws / "release").write_text("")
         agent.join(90)
-    assert codes == [0], (tmp_path / "agent.err").read_text()
+    assert codes == [0] and other_code == 0, (tmp_path / "agent.err").read_text() + (tmp_path / "other.err").read_text()
+    assert (tmp_path / "other.out").read_text().strip() == "SIGQ100"  # before: SIGQ0, or SIGQ6 set on bubblewrap
     limit, pending = json.loads(held)
     queued, most = map(int, pending.split("/"))
     assert int(limit) == most == SIGPENDING and 0 < queued <= SIGPENDING, held  # before: 96362/96367

@@ -212,8 +212,11 @@ def test_the_mark_becomes_the_reapers_option_and_the_cap_follows_max_procs(monke
     monkeypatch.setattr(proccap, "by_rlimit", lambda bwrap="bwrap": True)
     tool = proccap.prlimit_path()
     if tool is not None:
-        assert proccap.inside_argv(["x"]) == [tool, "--nproc=64:64", "--", "x"]
-    monkeypatch.setattr(proccap, "by_rlimit", lambda bwrap="bwrap": False)  # root: exempt, no exec for nothing
+        assert proccap.inside_argv(["x"]) == [tool, "--nproc=64:64", "--sigpending=256:256", "--", "x"]
+    monkeypatch.setattr(proccap, "by_rlimit", lambda bwrap="bwrap": False)  # root: exempt from --nproc
+    if tool is not None:
+        assert proccap.inside_argv(["x"]) == [tool, "--sigpending=256:256", "--", "x"]  # satk46
+    monkeypatch.setattr(proccap, "prlimit_path", lambda: None)
     assert proccap.inside_argv(["x"]) == ["x"]
 
 
@@ -336,7 +339,9 @@ def test_rlimit_nproc_is_no_cap_on_a_kernel_that_counts_the_users_every_process(
     monkeypatch.setattr(proccap, "prlimit_path", lambda: "/usr/bin/prlimit")
     monkeypatch.setattr(proccap, "pids_root", lambda: None)
     kernel("5.10.0-28-amd64")
-    assert not proccap.by_rlimit() and proccap.inside_argv(["x"]) == ["x"] and proccap.cap_by("bwrap") is None
+    assert not proccap.by_rlimit() and proccap.inside_argv(["x"]) == ["/usr/bin/prlimit", "--sigpending=256:256",
+                                                                      "--", "x"]
+    assert proccap.cap_by("bwrap") is None
     note = proccap.no_cap_note({"test runs": "bwrap"})
     assert note is not None and "before 5.14" in note
     kernel("5.14.0-362.el9.x86_64")
