@@ -352,3 +352,75 @@ def test_a_sandbox_cannot_shrink_another_sandboxs_pipes(tmp_path: Path) -> None:
     finally:
         holder.communicate("", timeout=30)
         shutil.rmtree(ws, ignore_errors=True)
+
+
+#: Makes 5,000 pipes, then epoll instances, each watching all 10,000 ends, until the kernel refuses a watch or
+#: ``argv[1]`` are made; prints how many and why it stopped, and holds them until its stdin ends.
+EPOLL = """
+import os, select, sys
+fds = [fd for _ in range(5000) for fd in os.pipe()]
+n, why, held = 0, "limit", []
+try:
+    while n < int(sys.argv[1]):
+        held.append(select.epoll())
+        for fd in fds:
+            held[-1].register(fd, select.EPOLLIN)
+            n += 1
+except OSError as exc:
+    why = exc.strerror
+print(n, why, flush=True)
+sys.stdin.read()
+"""
+
+#: What every asyncio program does first: an event loop (an epoll instance watching its self-pipe).
+ASYNCIO = """
+import asyncio
+try:
+    asyncio.run(asyncio.sleep(0))
+    print("ok")
+except OSError as exc:
+    print(exc.strerror)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="satk46: epoll watches are charged to the host uid's user_struct (no user "
+                                       "namespace level, no capability exempts root) up to fs.epoll.max_user_watches "
+                                       "(5,491,645 here, about 1 GB of kernel memory, under an agent's 4 GiB cap): a "
+                                       "sandbox took them all in 42 s and every epoll_ctl of its uid failed with "
+                                       "ENOSPC while it ran, asyncio.run of a concurrent sandbox's tests and of the "
+                                       "user's own processes (as root: every root process of the machine, "
+                                       "homefield's proxy among them); no limit of a process bounds it short of a "
+                                       "host uid per sandbox")
+def test_a_sandbox_cannot_take_its_users_epoll_watches(tmp_path: Path) -> None:
+    """Run as a uid of its own (64994: the machine's root keeps its watches): sandbox A takes every epoll watch it
+    can and holds them; sandbox B, of the same uid, must still run an asyncio loop. About 45 s."""
+    import tempfile
+
+    from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
+
+    exe = _bwrap()
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None or not os.path.exists("/usr/bin/python3"):
+        pytest.skip("needs root, setpriv and /usr/bin/python3 to run the sandboxes as a uid of their own")
+    ws = Path(tempfile.mkdtemp(prefix="hf-epoll-", dir="/tmp"))  # that uid reaches it (pytest's tmp_path: no)
+    ws.chmod(0o777)
+    (ws / "epoll.py").write_text(EPOLL)
+    (ws / "loop.py").write_text(ASYNCIO)
+    user = [setpriv, "--reuid", "64994", "--regid", "64994", "--clear-groups", "--inh-caps=-all"]
+
+    def argv(*command: str) -> list[str]:
+        return [*user, *bwrap_argv(["/usr/bin/python3", *command], Policy(cwd=ws, rw=[ws]), bwrap=exe, masks=False)]
+
+    holder = subprocess.Popen(argv("epoll.py", "6000000"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=ws)
+    try:
+        assert holder.stdout is not None
+        taken = holder.stdout.readline().strip()
+        if not taken:
+            pytest.skip(f"bubblewrap does not run as uid 64994 here: {holder.communicate(timeout=30)[1][-300:]}")
+        other = subprocess.run(argv("loop.py"), input="", capture_output=True, text=True, timeout=60, cwd=ws)
+        assert other.stdout.strip() == "ok", (taken, other.stdout, other.stderr[-500:])  # now: No space left on device
+    finally:
+        holder.communicate("", timeout=60)
+        shutil.rmtree(ws, ignore_errors=True)
