@@ -13,7 +13,8 @@ session. It
   pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with ``fsize=BYTES`` the
   command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action); with ``as=BYTES`` its
   ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python); its
-  ``RLIMIT_CORE`` is always 0, soft and hard (no core file; a piped core handler stores nothing);
+  ``RLIMIT_CORE`` is always 0, soft and hard (no core file; a piped core handler stores nothing), and so is
+  its ``RLIMIT_MSGQUEUE`` (no POSIX message queue: their bytes count against the host user's, across namespaces);
   with ``pids=N:ROOT`` it makes the cgroup ``ROOT/homefield-<its pid>-<ns>`` with ``pids.max`` ``N``, puts
   the command in it before the ``exec`` (the reaper stays out) and removes it once every process of the
   command is reaped (the process cap, :mod:`pytest_homefield.sandbox.proccap`); a cgroup it cannot make
@@ -431,6 +432,11 @@ def main(argv: list[str]) -> int:
         # memory image stored under /var, a backtrace computed and logged per crash), or wrote a core where its
         # own process raised the limit to the hard one; with 0 they store nothing
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # no POSIX message queue, soft and hard (satk46): the kernel charges a queue's bytes to the host uid at
+        # every user namespace level up to the host's, whatever IPC namespace holds it, against the limit its
+        # creator held (819,200 bytes): a sandbox that made 9 queues and kept them took them all, and every
+        # other sandbox of the uid, and the user's own processes, got EMFILE from mq_open while it ran
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
         if address_space is not None:
             hard = resource.getrlimit(resource.RLIMIT_AS)[1]
             cap = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)

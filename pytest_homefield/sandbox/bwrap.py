@@ -10,7 +10,8 @@ behind an empty file:
 :data:`PROC_MASKED`; its ``/proc/sys`` read-only, :data:`PROC_READ_ONLY`), ``--dev`` and ``--tmpfs /tmp``,
 new PID, IPC and UTS namespaces (``--unshare-pid``,
 ``--unshare-ipc``, ``--unshare-uts``) and a user namespace where the kernel allows one
-(``--unshare-user-try``: its own keyrings, nothing a sandbox adds with ``add_key`` reaches the next),
+(``--unshare-user-try``: its own keyrings, nothing a sandbox adds with ``add_key`` reaches the next;
+closed to further user namespaces, ``--disable-userns``, where bubblewrap can: :func:`userns_args`),
 every capability dropped when homefield runs as root (``--cap-drop ALL``: bubblewrap started by root
 otherwise keeps them all, and a process inside could remount a read-only bind read-write), the
 network kept (``--share-net`` is the default of not
@@ -53,7 +54,7 @@ from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 __all__ = ["Policy", "bwrap_argv", "python_paths", "interpreter_paths", "is_prefix", "program_paths",
            "package_paths", "inside_path", "probe", "system_masks", "BwrapUnavailable", "bwrap_executable",
            "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT", "REPORTER_DIR", "ARGS_MARK", "EMPTY_MARK",
-           "ETC_ENTRIES"]
+           "ETC_ENTRIES", "userns_args"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
 #: recreated as symlinks). Not ``/etc``: only :data:`ETC_ENTRIES` of it. Not ``/opt``: only the
@@ -206,7 +207,7 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     if masks:
         args += _mask_args([*sys_roots, *_norm(policy.ro)], visible=[*sys_roots, *ro, *rw],
                            own=[str(policy.cwd), *rw], via_fd=args_fd)
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-user-try"]
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", *userns_args(bwrap)]
     if os.geteuid() == 0:
         # started by root, bubblewrap keeps every capability: a process inside could remount a read-only
         # bind read-write and write on the host, and share root's keyring with every other sandbox
@@ -220,6 +221,31 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     if args_fd:  # run by the reaper: a pids cgroup of its own where one can be made (proccap)
         return marked([bwrap, "--args", f"{ARGS_MARK}{len(args) - 1}", *args[1:], "--", *command])
     return [*args, "--", *command]
+
+
+@functools.lru_cache(maxsize=8)
+def userns_args(bwrap: str = "bwrap") -> tuple[str, ...]:
+    """The user namespace options of a sandbox of bubblewrap ``bwrap``: ``("--unshare-user", "--disable-userns")``
+    where that bubblewrap (0.8 on) makes a user namespace here and closes it to further ones (checked once per
+    process and executable: a sandbox of ``/bin/sh -c :`` with ``--assert-userns-disabled``, 30 s at most), else
+    ``("--unshare-user-try",)`` (an older bubblewrap, a setuid one, a kernel without user namespaces).
+
+    Why (satk46): the kernel charges a user namespace made in a sandbox, and every namespace a process makes
+    with the capabilities it holds in one, to the sandbox's host uid at every level up to the host's
+    (``user.max_user_namespaces``, 96,367 here; ``max_mnt_namespaces`` and the rest the same), and a sandbox
+    starts no process without them. A sandbox that made nested user namespaces and held them by descriptor
+    (3,000 in 14 s) took its uid's quota, and bubblewrap refused every other sandbox of that uid while it held
+    them ("Creating new namespace failed … (ENOSPC)"): a concurrent attempt's agent or graded test run did not
+    start. ``--disable-userns`` sets the sandbox's namespace's ``user.max_user_namespaces`` so that its
+    processes make none (``unshare`` is ``ENOSPC``), so no other namespace either (they hold no capability
+    outside one)."""
+    try:
+        ok = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-user", "--disable-userns",
+                             "--assert-userns-disabled", "--", "/bin/sh", "-c", ":"], capture_output=True,
+                            timeout=30, stdin=subprocess.DEVNULL).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return ("--unshare-user", "--disable-userns") if ok else ("--unshare-user-try",)
 
 
 #: The files of a fresh ``/proc`` that show other sandboxes' state and that bubblewrap's namespaces do not

@@ -48,7 +48,8 @@ from pathlib import Path
 __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_root", "prlimit_path", "by_rlimit",
            "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
            "no_cap_note", "memory_root", "agent_memory_bytes", "DEFAULT_AGENT_MEMORY_MB", "memory_capped",
-           "no_memory_cap_note", "oom_note", "counts_per_namespace", "cpu_root", "cpu_shared", "no_cpu_share_note"]
+           "no_memory_cap_note", "oom_note", "SIGPENDING", "counts_per_namespace", "cpu_root", "cpu_shared",
+           "no_cpu_share_note"]
 
 #: Processes and threads a sandbox may have at once (``--max-procs``).
 DEFAULT_MAX_PROCS = 512
@@ -221,15 +222,30 @@ def by_rlimit(bwrap: str = "bwrap") -> bool:
     return os.geteuid() != 0 and not _setuid(bwrap) and counts_per_namespace() and prlimit_path() is not None
 
 
+#: The signals a bubblewrap sandbox's processes may have queued at once, and its POSIX timers (each sets one
+#: aside): its ``RLIMIT_SIGPENDING``, soft and hard, set inside its user namespace by :func:`inside_argv`.
+SIGPENDING = 256
+
+
 def inside_argv(command: Sequence[str], bwrap: str = "bwrap") -> list[str]:
-    """``command`` as a bubblewrap sandbox's command: ``[prlimit, --nproc=N:N, --, *command]`` where that
-    caps it (:func:`by_rlimit`: not root, bubblewrap ``bwrap`` not setuid, ``prlimit`` there), else
-    ``command`` (root is exempt: the ``exec`` would cost 1–8 ms a command for nothing)."""
+    """``command`` as a bubblewrap sandbox's command: ``[prlimit, --nproc=N:N, --sigpending=S:S, --, *command]``,
+    ``--nproc`` where it caps (:func:`by_rlimit`: not root, bubblewrap ``bwrap`` not setuid; root is exempt),
+    ``--sigpending`` :data:`SIGPENDING` always; ``command`` when ``prlimit`` is not there.
+
+    ``RLIMIT_SIGPENDING`` (satk46): the kernel charges a queued signal, and each POSIX timer, to the host uid at
+    every user namespace level, and checks each level against the limit the child namespace's creator held (the
+    host's, 96,367 here, ``threads-max`` / 2): a sandbox that queued real-time signals to itself held them all,
+    and every ``timer_create`` and ``sigqueue`` of its host uid (root: every process of the machine's root) and of
+    a concurrent sandbox was ``EAGAIN`` while it ran. Set inside, after bubblewrap made the namespaces, the limit
+    bounds the sandbox's own count only, and the namespaces keep the host's limit for the levels above: a sandbox
+    holds :data:`SIGPENDING` at most, and leaves the rest to the others (set on bubblewrap, the host uid's whole
+    count would be checked against it: one sandbox's 256 would leave another none)."""
     tool = prlimit_path()
-    if tool is None or not by_rlimit(bwrap):
+    if tool is None:
         return list(command)
     n = max_procs()
-    return [tool, f"--nproc={n}:{n}", "--", *command]
+    nproc = [f"--nproc={n}:{n}"] if by_rlimit(bwrap) else []
+    return [tool, *nproc, f"--sigpending={SIGPENDING}:{SIGPENDING}", "--", *command]
 
 
 def marked(argv: Sequence[str]) -> list[str]:
