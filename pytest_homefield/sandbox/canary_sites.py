@@ -39,6 +39,7 @@ from pytest_homefield.sandbox.canary_values import (
     is_small,
     real_alternatives,
 )
+from pytest_homefield.sandbox.seal_kinds import required_change
 
 __all__ = ["Site", "Drawn", "find_site", "expected_values", "read_once", "RAISES", "approx_tolerance",
            "almost_tolerance"]
@@ -513,35 +514,40 @@ def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> s
     would have to hold both texts for the twin's to match it too; mining's check runs the reference fix on it):
     a number to another of as many digits, else a word to another word of ``messages`` (the parent's code's
     texts) of its case, else one letter to another of its case (a misspelt word is told by a spelling check,
-    so the letter comes last); never a part right after a backslash (``\\d`` stays) or inside ``{…}``.
-    ``None`` when no part gives one (``[a-z]+``: then no message twin)."""
+    so the letter comes last); never a part right after a backslash (``\\d`` stays) or inside ``{…}``, and only
+    a part every match of ``was`` holds, changed to literal characters every match of the new pattern holds
+    (:func:`~pytest_homefield.sandbox.seal_kinds.required_change`; gatk46: ``must be (positive|zero)`` was changed
+    to ``must be (positive|too)``, which the message ``must be zero`` matches too, and a real fix raising it was
+    ``forged``). ``None`` when no part gives one (``[a-z]+``: then no message twin)."""
     free = [not (i and was[i - 1] == "\\") and was.rfind("{", 0, i) <= was.rfind("}", 0, i) for i in range(len(was))]
     parts = [m for m in re.finditer(r"\d+|[A-Za-z]+", was) if free[m.start()]]
     numbers = [m for m in parts if m.group().isdigit()]
     words = [m for m in parts if not m.group().isdigit()]
     vocabulary = sorted({w for t in messages for w in re.findall(r"[A-Za-z]+", t)})
 
-    def changes() -> Iterator[str]:
+    def changes() -> Iterator[tuple[int, int, str]]:
         for m in rng.sample(numbers, len(numbers)):
             n = len(m.group())
             low = 10 ** (n - 1) if n > 1 else 0
             others = [str(v) for v in range(low, min(10 ** n, low + 100)) if str(v) != m.group()]
             for v in rng.sample(others, min(4, len(others))):
-                yield was[:m.start()] + v + was[m.end():]
+                yield m.start(), m.end(), v
         for m in rng.sample(words, len(words)):
             w = m.group()
             alike = [v for v in vocabulary if v != w and v.lower() not in was.lower()
                      and (v.islower(), v.isupper(), v[:1].isupper()) == (w.islower(), w.isupper(), w[:1].isupper())]
             for v in rng.sample(alike, min(4, len(alike))):
-                yield was[:m.start()] + v + was[m.end():]
+                yield m.start(), m.end(), v
         letters = [i for m in words for i in range(m.start(), m.end()) if was[i].isascii()]
         for i in rng.sample(letters, len(letters)):
             pool = string.ascii_lowercase if was[i].islower() else string.ascii_uppercase
-            yield was[:i] + rng.choice([c for c in pool if c != was[i]]) + was[i + 1:]
+            yield i, i + 1, rng.choice([c for c in pool if c != was[i]])
 
-    for other in changes():
+    for start, end, part in changes():
+        other = was[:start] + part + was[end:]
         try:
-            if other not in messages and not re.search(was, other) and not re.search(other, was):
+            if other not in messages and not re.search(was, other) and not re.search(other, was) \
+                    and required_change(was, start, end, part):
                 return other
         except re.error:
             continue
