@@ -137,9 +137,10 @@ def required_change(pattern: str, start: int, end: int, new: str) -> bool:
     _made_up_message`): both the replaced characters in ``pattern`` and ``new``'s in the changed pattern are literal
     characters of the regex's top level, its groups or a repeat of at least one, never inside an alternation ``|``,
     a class ``[…]``, an optional or zero-or-more repeat, a look-around, a conditional, a group's name or flags, or a
-    verbose comment. Else a text matching the original need not hold the replaced part at all, and matches the
-    changed pattern too: ``must be (positive|zero)`` changed to ``must be (positive|too)`` is matched by ``must be
-    zero``, a real fix's message (``colou?r`` → ``colox?r`` by ``color``, ``[Ii]nvalid`` → ``[Xi]nvalid`` by
+    verbose comment; and in both, next to another literal character of the same sequence (:func:`_anchored`: the
+    changed word never stands alone). Else a text matching the original need not hold the replaced part at all, and
+    matches the changed pattern too: ``must be (positive|zero)`` changed to ``must be (positive|too)`` is matched by
+    ``must be zero``, a real fix's message (``colou?r`` → ``colox?r`` by ``color``, ``[Ii]nvalid`` → ``[Xi]nvalid`` by
     ``invalid``). ``False`` when either does not parse or nothing is replaced."""
     if not 0 <= start < end <= len(pattern) or not new:
         return False
@@ -147,9 +148,35 @@ def required_change(pattern: str, start: int, end: int, new: str) -> bool:
     for text, n in ((pattern[:start] + mark * (end - start) + pattern[end:], end - start),
                     (pattern[:start] + mark * len(new) + pattern[end:], len(new))):
         parsed = _parse(text)
-        if parsed is None or _required_marks(parsed, ord(mark), 0) != n:
+        if parsed is None or _required_marks(parsed, ord(mark), 0) != n or not _anchored(parsed, ord(mark), 0):
             return False
     return True
+
+
+def _anchored(items: Any, mark: int, depth: int) -> bool:
+    """Whether a ``LITERAL`` of code ``mark`` in ``items`` (a parsed regex), at a place every match passes, has another
+    literal character right before or after it in the same sequence (:func:`required_change`): a twin's changed part
+    must come with text of the original around it, else a real message holding the original's part and, elsewhere,
+    the twin's word matches both (``match="negative"`` changed to ``"must"``, a word of the parent's messages, is
+    matched by ``value must not be negative``: 24 of 40 seeds)."""
+    if depth > 40:
+        return False
+    seq = list(items)
+    for i, (op, av) in enumerate(seq):
+        if op == _sre_c.LITERAL and av == mark:
+            near = [seq[j] for j in (i - 1, i + 1) if 0 <= j < len(seq)]
+            if any(o == _sre_c.LITERAL and v != mark for o, v in near):
+                return True
+        elif op == _sre_c.SUBPATTERN:
+            if _anchored(av[-1], mark, depth + 1):
+                return True
+        elif op == getattr(_sre_c, "ATOMIC_GROUP", None):
+            if _anchored(av, mark, depth + 1):
+                return True
+        elif (op in _REPEATS or (_POSSESSIVE is not None and op == _POSSESSIVE)) and av[0] >= 1:
+            if _anchored(av[2], mark, depth + 1):
+                return True
+    return False
 
 
 def _required_marks(items: Any, mark: int, depth: int) -> int:

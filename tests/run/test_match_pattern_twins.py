@@ -6,8 +6,9 @@ neither text matched the other as a pattern. A part inside an alternation, an op
 in a matching message at all: ``must be (positive|zero)`` became ``must be (positive|too)`` (seed 0) or ``must be
 (the|zero)`` (seed 5), and a real fix raising ``must be positive or zero`` (or the reference's own ``must be zero or
 more``, written otherwise) matched the twin beside its original: ``forged``. Only a part every match holds is changed
-now, to literal characters every match of the twin holds (:func:`~pytest_homefield.sandbox.seal_kinds.
-required_change`).
+now, to literal characters every match of the twin holds, next to text of the original (a lone ``match="negative"``
+became ``must``, a word of the parent's messages that the reference's ``value must not be negative`` holds too:
+``forged`` on seeds 0 and 1) (:func:`~pytest_homefield.sandbox.seal_kinds.required_change`).
 """
 
 from __future__ import annotations
@@ -68,20 +69,33 @@ def test_a_message_twin_is_still_made_where_a_part_is_required() -> None:
     assert all(not re.search(t, m) for t in twins if t for m in ("must be positive", "must be zero"))
 
 
+def test_a_word_standing_alone_is_not_changed_to_another_word() -> None:
+    """``match="negative"`` changed to a word of the parent's messages (``must``) is matched by a real fix's ``value
+    must not be negative``: 24 of 40 seeds before; a part is now changed only next to text of the original around it, so
+    the lone word gets a letter changed (a text no real message holds)."""
+    for seed in range(40):
+        other = _made_up_message("negative", random.Random(seed), ["value must be an int"])
+        assert other is None or not re.search(other, "value must not be negative"), (seed, other)
+
+
 @pytest.mark.parametrize("pattern,start,end,new,required", [
     ("must be positive", 8, 16, "big", True),
+    ("positive", 0, 8, "big", False),
+    ("must.*positive", 6, 14, "big", False),
     ("must be (positive|zero)", 18, 22, "too", False),
     ("colou?r", 4, 5, "x", False),
     ("colour", 4, 5, "x", True),
     ("[Ii]nvalid", 1, 2, "X", False),
     ("(?P<num>x) y", 4, 7, "foo", False),
     ("(?x)a b # note", 10, 14, "nope", False),
-    ("a(bc)+", 2, 4, "xy", True),
+    ("a(bc)+", 2, 4, "xy", False),  # alone in its group: no text of the original beside it
     ("a(bc)*", 2, 4, "xy", False),
     ("(?i)abc", 2, 3, "x", False),
     ("(?i)abc", 4, 5, "x", True),
     ("x(?=ab)ab", 4, 5, "z", False),
-    ("ab{2}", 0, 2, "xyz", True),
+    ("ab{2}", 0, 2, "xyz", False),
+    ("ab{2} c", 0, 2, "xyz", False),
+    ("x ab{2}", 2, 4, "yz", True),
     ("ab?", 0, 2, "xy", False),
     ("(a|b", 1, 2, "c", False),
 ])
@@ -101,6 +115,30 @@ def limits(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
 def test_a_real_fix_matching_another_branch_is_solved(limits: FixTask, tmp_path: Path, fix: str, seed: int) -> None:
     """Both ``forged`` before (their messages matched the twin's other branch); ``solved`` now."""
     g = grade_source(limits, tmp_path, SOURCE, {"same": SAME, "other": OTHER}[fix], canaries=True, canary_seed=seed)
+    assert g.outcome == "solved", g.error
+
+
+#: A test expecting one word, and the parent's message whose words a real fix's message holds.
+WORD_PARENT = PARENT.replace("too big for the limit", "value must be an int")
+WORD_FIXED = WORD_PARENT.replace("    return n\n", "    if n < 0:\n"
+                                                "        raise ValueError(\"value must not be negative\")\n"
+                                                "    return n\n")
+WORD_TESTS = TESTS.replace("must be (positive|zero)", "negative")
+
+
+@pytest.fixture(scope="module")
+def word(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("word"), name="limits", source=SOURCE, parent=WORD_PARENT,
+                          fixed=WORD_FIXED, test=TEST, tests=WORD_TESTS, first="limits",
+                          message="Refuse negative numbers", fail_to_pass=F2P, pass_to_pass=[])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_real_fix_holding_the_parent_s_words_is_solved(word: FixTask, tmp_path: Path, seed: int) -> None:
+    """The reference fix written otherwise: ``forged`` on seeds 0 and 1 before (``negative`` -> a word of ``value must
+    be an int``, which its message holds too)."""
+    g = grade_source(word, tmp_path, SOURCE, WORD_FIXED + "\n# checked\n", canaries=True, canary_seed=seed)
     assert g.outcome == "solved", g.error
 
 
