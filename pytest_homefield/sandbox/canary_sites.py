@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_homefield.sandbox.canary_values import (
+    COUNTED,
     EXACT,
     Tolerance,
     alternatives,
@@ -39,6 +40,7 @@ from pytest_homefield.sandbox.canary_values import (
     is_small,
     real_alternatives,
 )
+from pytest_homefield.sandbox.seal_kinds import required_change
 
 __all__ = ["Site", "Drawn", "find_site", "expected_values", "read_once", "RAISES", "approx_tolerance",
            "almost_tolerance"]
@@ -124,7 +126,7 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
     once = read_once(func)
     for stmt in _statements(func.body):
-        value = _value_site(stmt, k, rng, lambda e: _bound(e, bound, func, k, rng, pool), pool)
+        value = _value_site(stmt, k, rng, lambda e, tol: _bound(e, bound, func, k, rng, pool, tol), pool)
         if value is not None and _may(value, allowed):
             return value
         if flip is None:
@@ -173,14 +175,15 @@ def expected_values(tree: ast.Module) -> list[Any]:
 
 
 def _bound(expr: ast.expr, bound: dict[str, ast.expr], func: ast.FunctionDef | ast.AsyncFunctionDef, k: int,
-           rng: random.Random, pool: Pool = ()) -> Site | None:
+           rng: random.Random, pool: Pool = (), tol: Tolerance = EXACT) -> Site | None:
     """A value site for an expected side that is a name: the literal it was assigned earlier in the
-    test (``expected = [1, 2]``), or its values in a ``parametrize`` decorator of the test."""
+    test (``expected = [1, 2]``), or its values in a ``parametrize`` decorator of the test; ``tol``: its
+    comparison's (:data:`~pytest_homefield.sandbox.canary_values.EXACT` or ``COUNTED``)."""
     if not isinstance(expr, ast.Name):
         return None
     if expr.id in bound:
-        return _values(bound[expr.id], k, rng, pool)
-    return _parametrized(expr.id, func, k, rng)
+        return _values(bound[expr.id], k, rng, pool, tol)
+    return _parametrized(expr.id, func, k, rng, tol)
 
 
 def _with_column(rows: ast.List | ast.Tuple, at: int, width: int, values: Sequence[Any]) -> str:
@@ -196,7 +199,8 @@ def _with_column(rows: ast.List | ast.Tuple, at: int, width: int, values: Sequen
     return ast.unparse(new)
 
 
-def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random) -> Site | None:
+def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
+                  tol: Tolerance = EXACT) -> Site | None:
     """``@pytest.mark.parametrize("a,b,c", [(3, 1, 2), …])`` with ``name`` among the argnames: every
     row's value of ``name`` (a literal) gets its alternatives, twin ``j`` taking the ``j``-th of each."""
     for dec in func.decorator_list:
@@ -220,7 +224,7 @@ def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: in
         values = [_literal(c) for c in cells]
         if not cells or any(v is None for v in values):
             return None
-        shuffled = derangements(values, k, rng)
+        shuffled = derangements(values, k, rng, tol=tol)
         twins: list[tuple[str, str]] = []
         excusable: list[bool] = []
         if shuffled:  # the column's own values, each row given another row's: real outputs, other inputs
@@ -232,7 +236,7 @@ def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: in
             if len(twins) == k:
                 return Site(rows, ast.unparse(rows), twins, True, excusable=excusable)
         # made-up values (all, or the twins the derangements could not give)
-        alts = [alternatives(v, k - len(twins), rng) for v in values]
+        alts = [alternatives(v, k - len(twins), rng, tol) for v in values]
         n = min(len(a) for a in alts)
         if not n:
             return Site(rows, ast.unparse(rows), twins, True, excusable=excusable) if twins else None
@@ -364,7 +368,7 @@ def _values(expr: ast.expr, k: int, rng: random.Random, pool: Pool = (), tol: To
     alts = [a for a, _ in real] or [a for a in _made_up(value, k, rng, drawn.keep, tol)
                                     if tol == EXACT or apart(value, a, tol)]
     excusable = [e if drawn.excusable is None else drawn.excusable for _, e in real] or [True] * len(alts)
-    if tol != EXACT:  # honest wrong code meets a window, not one exact value: no "exactly another's output"
+    if tol not in (EXACT, COUNTED):  # honest wrong code meets a window, not one value: no "exactly another's output"
         excusable = [True] * len(alts)
     if not alts:
         return None
@@ -397,14 +401,25 @@ def _compared_by(expected: ast.expr, other: ast.expr) -> Tolerance | None:
     return EXACT
 
 
-def _bound_exact(expr: ast.expr, other: ast.expr, bound: Callable[[ast.expr], Site | None]) -> Site | None:
-    """``bound(expr)`` (a name's literal or ``parametrize`` column) when ``expr`` is compared exactly, else
-    ``None``: its twins are drawn for ``==``, not for an ``approx`` on the other side (gatk34)."""
-    return bound(expr) if _compared_by(expr, other) == EXACT else None
+def _equals_by(name: str | None, expected: ast.expr, other: ast.expr) -> Tolerance | None:
+    """The comparison ``expected`` is met by as an argument of the ``assert*Equal`` call ``name``:
+    :data:`~pytest_homefield.sandbox.canary_values.COUNTED` for ``assertCountEqual`` (its order is not compared:
+    a twin must hold other items, gatk46), else :func:`_compared_by`."""
+    return COUNTED if name == "assertCountEqual" else _compared_by(expected, other)
+
+
+def _bound_exact(expr: ast.expr, other: ast.expr, bound: Callable[[ast.expr, Tolerance], Site | None],
+                 counted: bool = False) -> Site | None:
+    """``bound(expr)`` (a name's literal or ``parametrize`` column) when ``expr`` is compared exactly (or, ``counted``,
+    by ``assertCountEqual``), else ``None``: its twins are drawn for ``==``, not for an ``approx`` on the other side
+    (gatk34)."""
+    if _compared_by(expr, other) != EXACT:
+        return None
+    return bound(expr, COUNTED if counted else EXACT)
 
 
 def _value_site(stmt: ast.stmt, k: int, rng: random.Random,
-                bound: Callable[[ast.expr], Site | None], pool: Pool = ()) -> Site | None:
+                bound: Callable[[ast.expr, Tolerance], Site | None], pool: Pool = ()) -> Site | None:
     if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
             and isinstance(stmt.test.ops[0], ast.Eq):
         left, right = stmt.test.left, stmt.test.comparators[0]
@@ -417,9 +432,10 @@ def _value_site(stmt: ast.stmt, k: int, rng: random.Random,
         if name in _EQUALS and len(call.args) >= 2:
             a, b = call.args[0], call.args[1]
             first, second = (a, b) if _literal(b) is None and _literal(a) is not None else (b, a)
-            return _values(first, k, rng, pool, _compared_by(first, second)) \
-                or _values(second, k, rng, pool, _compared_by(second, first)) \
-                or _bound_exact(b, a, bound) or _bound_exact(a, b, bound)
+            counted = name == "assertCountEqual"
+            return _values(first, k, rng, pool, _equals_by(name, first, second)) \
+                or _values(second, k, rng, pool, _equals_by(name, second, first)) \
+                or _bound_exact(b, a, bound, counted) or _bound_exact(a, b, bound, counted)
         if name == "assertAlmostEqual" and len(call.args) >= 2:
             v = _literal(call.args[1])
             if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -513,35 +529,40 @@ def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> s
     would have to hold both texts for the twin's to match it too; mining's check runs the reference fix on it):
     a number to another of as many digits, else a word to another word of ``messages`` (the parent's code's
     texts) of its case, else one letter to another of its case (a misspelt word is told by a spelling check,
-    so the letter comes last); never a part right after a backslash (``\\d`` stays) or inside ``{…}``.
-    ``None`` when no part gives one (``[a-z]+``: then no message twin)."""
+    so the letter comes last); never a part right after a backslash (``\\d`` stays) or inside ``{…}``, and only
+    a part every match of ``was`` holds, changed to literal characters every match of the new pattern holds
+    (:func:`~pytest_homefield.sandbox.seal_kinds.required_change`; gatk46: ``must be (positive|zero)`` was changed
+    to ``must be (positive|too)``, which the message ``must be zero`` matches too, and a real fix raising it was
+    ``forged``). ``None`` when no part gives one (``[a-z]+``: then no message twin)."""
     free = [not (i and was[i - 1] == "\\") and was.rfind("{", 0, i) <= was.rfind("}", 0, i) for i in range(len(was))]
     parts = [m for m in re.finditer(r"\d+|[A-Za-z]+", was) if free[m.start()]]
     numbers = [m for m in parts if m.group().isdigit()]
     words = [m for m in parts if not m.group().isdigit()]
     vocabulary = sorted({w for t in messages for w in re.findall(r"[A-Za-z]+", t)})
 
-    def changes() -> Iterator[str]:
+    def changes() -> Iterator[tuple[int, int, str]]:
         for m in rng.sample(numbers, len(numbers)):
             n = len(m.group())
             low = 10 ** (n - 1) if n > 1 else 0
             others = [str(v) for v in range(low, min(10 ** n, low + 100)) if str(v) != m.group()]
             for v in rng.sample(others, min(4, len(others))):
-                yield was[:m.start()] + v + was[m.end():]
+                yield m.start(), m.end(), v
         for m in rng.sample(words, len(words)):
             w = m.group()
             alike = [v for v in vocabulary if v != w and v.lower() not in was.lower()
                      and (v.islower(), v.isupper(), v[:1].isupper()) == (w.islower(), w.isupper(), w[:1].isupper())]
             for v in rng.sample(alike, min(4, len(alike))):
-                yield was[:m.start()] + v + was[m.end():]
+                yield m.start(), m.end(), v
         letters = [i for m in words for i in range(m.start(), m.end()) if was[i].isascii()]
         for i in rng.sample(letters, len(letters)):
             pool = string.ascii_lowercase if was[i].islower() else string.ascii_uppercase
-            yield was[:i] + rng.choice([c for c in pool if c != was[i]]) + was[i + 1:]
+            yield i, i + 1, rng.choice([c for c in pool if c != was[i]])
 
-    for other in changes():
+    for start, end, part in changes():
+        other = was[:start] + part + was[end:]
         try:
-            if other not in messages and not re.search(was, other) and not re.search(other, was):
+            if other not in messages and not re.search(was, other) and not re.search(other, was) \
+                    and required_change(was, start, end, part):
                 return other
         except re.error:
             continue

@@ -48,7 +48,7 @@ from pytest_homefield.sandbox.canary_sites import (
     approx_tolerance,
     read_once,
 )
-from pytest_homefield.sandbox.canary_values import EXACT, Tolerance, _unequal, apart, is_small
+from pytest_homefield.sandbox.canary_values import COUNTED, EXACT, Tolerance, _unequal, apart, is_small
 
 __all__ = ["Target", "value_targets", "find_swap", "cycles", "defined_functions", "literal_counts", "literal_values",
            "value_key"]
@@ -133,6 +133,7 @@ def _stmt_target(stmt: ast.stmt, bound: dict[str, ast.expr]) -> Target | None:
     """The literal a value site of ``stmt`` would contradict (the order of
     :func:`~pytest_homefield.sandbox.canary_sites.find_site`: the literal side, then a name's literal)."""
     pair: tuple[ast.expr, ast.expr] | None = None
+    counted = False
     if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
             and isinstance(stmt.test.ops[0], ast.Eq):
         pair = stmt.test.left, stmt.test.comparators[0]
@@ -140,6 +141,7 @@ def _stmt_target(stmt: ast.stmt, bound: dict[str, ast.expr]) -> Target | None:
         call, name = stmt.value, _call_name(stmt.value)
         if name in _EQUALS and len(call.args) >= 2:
             pair = call.args[0], call.args[1]
+            counted = name == "assertCountEqual"
         elif name == "assertAlmostEqual" and len(call.args) >= 2:
             t = _target(call.args[1], almost_tolerance(call))
             return t if t is not None and isinstance(t.value, (int, float)) and not isinstance(t.value, bool) else None
@@ -149,9 +151,9 @@ def _stmt_target(stmt: ast.stmt, bound: dict[str, ast.expr]) -> Target | None:
     first, second = (a, b) if _literal(b) is None and _literal(a) is not None else (b, a)
     for e in (first, second, b, a):
         if e is first or e is second:
-            t = _target(e, _compared_by(e, second if e is first else first))
+            t = _target(e, COUNTED if counted else _compared_by(e, second if e is first else first))
         else:
-            t = _target(bound[e.id], _compared_by(e, a if e is b else b)) \
+            t = _target(bound[e.id], COUNTED if counted else _compared_by(e, a if e is b else b)) \
                 if isinstance(e, ast.Name) and e.id in bound else None
         if t is not None:
             return t
@@ -219,7 +221,7 @@ def find_swap(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
                 texts[i].append(_value_text(v))
             pairs = ", ".join(f"{_short(t.value)} -> {_short(v)}" for t, v in zip(order, moved, strict=True))
             twins.append((texts[0][-1], f"expected values swapped within the test: {pairs}"[:160]))
-            excusable.append(all(is_small(v) for v in moved) or any(t.tol != EXACT for t in order))
+            excusable.append(all(is_small(v) for v in moved) or any(t.tol not in (EXACT, COUNTED) for t in order))
         others: list[tuple[ast.AST, str, list[str]]] = [(t.node, t.text(), texts[i]) for i, t in enumerate(order) if i]
         return Site(order[0].node, order[0].text(), twins, True, excusable=excusable, others=others)
     return None

@@ -36,10 +36,12 @@ from __future__ import annotations
 import math
 import random
 import string
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["alternatives", "real_alternatives", "derangements", "is_small", "Tolerance", "EXACT", "apart", "spread"]
+__all__ = ["alternatives", "real_alternatives", "derangements", "is_small", "Tolerance", "EXACT", "COUNTED", "apart",
+           "spread"]
 
 #: Characters a changed character is drawn from, by the class of the one it replaces.
 _CLASSES = (string.ascii_lowercase, string.ascii_uppercase, string.digits, " -_.:/,;")
@@ -77,6 +79,11 @@ def alternatives(v: Any, k: int, rng: random.Random, tol: Tolerance | None = Non
 Tolerance = tuple[float, float]
 #: ``==``: no tolerance (:func:`apart` is then :func:`_unequal`).
 EXACT: Tolerance = (0.0, 0.0)
+#: ``assertCountEqual``: two values meet when they hold the same items as many times, in any order (gatk46: a twin
+#: expecting ``[3, 1, 2]``, another test's value, for ``assertCountEqual(f(), [1, 2, 3])`` was passed by every real
+#: fix). Not a window (its ``abs`` is negative, which no real tolerance has): :func:`apart` reads it as its own
+#: rule, :func:`spread` as exact.
+COUNTED: Tolerance = (0.0, -1.0)
 
 
 def _window(e: float, tol: Tolerance) -> float:
@@ -88,7 +95,7 @@ def spread(v: Any, tol: Tolerance | None) -> float:
     """How far (absolute) a twin of the number ``v`` must lie from it so that no value meets both under ``tol``
     (gatk34): ``d > window(v) + window(w)`` holds for every ``w`` at least this far, as ``window(w) <=
     window(v) + rel * d``; ``0`` for an exact comparison, ``inf`` when ``rel >= 1`` (no such distance)."""
-    if tol is None or tol == EXACT or isinstance(v, bool) or not isinstance(v, (int, float)):
+    if tol is None or tol in (EXACT, COUNTED) or isinstance(v, bool) or not isinstance(v, (int, float)):
         return 0.0
     if tol[0] >= 1 or not math.isfinite(v):
         return math.inf
@@ -107,7 +114,33 @@ def apart(v: Any, w: Any, tol: Tolerance | None) -> bool:
         return False
     if tol == EXACT:
         return True
+    if tol == COUNTED:
+        return not _same_items(v, w)
     return _disjoint(v, w, tol)
+
+
+def _same_items(a: Any, b: Any) -> bool:
+    """Whether ``assertCountEqual(a, b)`` holds: the same items as many times, in any order (unittest's own rule:
+    a ``Counter`` of each, or for unhashable items one ``==`` match per item). ``True`` when either is no iterable
+    or a comparison raises (then no twin)."""
+    try:
+        first, second = list(a), list(b)
+    except TypeError:
+        return True
+    try:
+        return Counter(first) == Counter(second)
+    except TypeError:  # an unhashable item: match each of ``first`` to an equal one of ``second``
+        pass
+    try:
+        left = list(second)
+        for x in first:
+            at = next((i for i, y in enumerate(left) if x == y), None)
+            if at is None:
+                return False
+            del left[at]
+        return not left
+    except Exception:  # noqa: BLE001 - a literal's __eq__ should not raise; then no twin
+        return True
 
 
 def _disjoint(v: Any, w: Any, tol: Tolerance) -> bool:
@@ -260,10 +293,11 @@ def real_alternatives(v: Any, pool: Sequence[Any], k: int, rng: random.Random, *
     return [(seen[r], is_small(seen[r])) for r in picked]
 
 
-def derangements(values: Sequence[Any], k: int, rng: random.Random, *, tries: int = 60) -> list[list[int]]:
+def derangements(values: Sequence[Any], k: int, rng: random.Random, *, tries: int = 60,
+                 tol: Tolerance = EXACT) -> list[list[int]]:
     """Up to ``k`` distinct permutations ``perm`` of ``range(len(values))`` in which every position gets
-    another position's value, unequal to its own (:func:`_unequal`); ``[]`` for fewer than two values
-    or when none is found in ``tries`` shuffles."""
+    another position's value, unequal to its own (:func:`_unequal`, and :func:`apart` under the comparison's
+    ``tol``); ``[]`` for fewer than two values or when none is found in ``tries`` shuffles."""
     n = len(values)
     out: list[list[int]] = []
     if n < 2:
@@ -271,7 +305,8 @@ def derangements(values: Sequence[Any], k: int, rng: random.Random, *, tries: in
     for _ in range(tries):
         perm = list(range(n))
         rng.shuffle(perm)
-        if perm not in out and all(_unequal(values[perm[i]], values[i]) for i in range(n)):
+        if perm not in out and all(_unequal(values[perm[i]], values[i]) and apart(values[perm[i]], values[i], tol)
+                                   for i in range(n)):
             out.append(perm)
             if len(out) == k:
                 break

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["SealCheck", "KINDS", "MAX_MATCH_TEXT", "MATCH_WORK", "match_text_cap", "bounded_regex",
+           "required_change",
            "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN", "text_neighbours", "regex_neighbours",
            "NEIGHBOUR_CLASSES", "MAX_LONG_MATCH_TEXT", "regex_search",
            "regex_neighbourhoods", "MAX_NEIGHBOUR_CHARS", "approx_judged_alike", "member_neighbours",
@@ -128,6 +129,73 @@ def _repeats(pattern: str) -> int | None:
         return True
 
     return repeats[0] if ok(parsed, 0) else None
+
+
+def required_change(pattern: str, start: int, end: int, new: str) -> bool:
+    """Whether ``pattern[start:end]`` replaced by ``new`` changes characters every match of ``pattern`` holds
+    (gatk46, a ``raises(match=…)`` twin's made-up message, :func:`~pytest_homefield.sandbox.canary_sites.
+    _made_up_message`): both the replaced characters in ``pattern`` and ``new``'s in the changed pattern are literal
+    characters of the regex's top level, its groups or a repeat of at least one, never inside an alternation ``|``,
+    a class ``[…]``, an optional or zero-or-more repeat, a look-around, a conditional, a group's name or flags, or a
+    verbose comment; and in both, next to another literal character of the same sequence (:func:`_anchored`: the
+    changed word never stands alone). Else a text matching the original need not hold the replaced part at all, and
+    matches the changed pattern too: ``must be (positive|zero)`` changed to ``must be (positive|too)`` is matched by
+    ``must be zero``, a real fix's message (``colou?r`` → ``colox?r`` by ``color``, ``[Ii]nvalid`` → ``[Xi]nvalid`` by
+    ``invalid``). ``False`` when either does not parse or nothing is replaced."""
+    if not 0 <= start < end <= len(pattern) or not new:
+        return False
+    mark = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in pattern and chr(c) not in new)
+    for text, n in ((pattern[:start] + mark * (end - start) + pattern[end:], end - start),
+                    (pattern[:start] + mark * len(new) + pattern[end:], len(new))):
+        parsed = _parse(text)
+        if parsed is None or _required_marks(parsed, ord(mark), 0) != n or not _anchored(parsed, ord(mark), 0):
+            return False
+    return True
+
+
+def _anchored(items: Any, mark: int, depth: int) -> bool:
+    """Whether a ``LITERAL`` of code ``mark`` in ``items`` (a parsed regex), at a place every match passes, has another
+    literal character right before or after it in the same sequence (:func:`required_change`): a twin's changed part
+    must come with text of the original around it, else a real message holding the original's part and, elsewhere,
+    the twin's word matches both (``match="negative"`` changed to ``"must"``, a word of the parent's messages, is
+    matched by ``value must not be negative``: 24 of 40 seeds)."""
+    if depth > 40:
+        return False
+    seq = list(items)
+    for i, (op, av) in enumerate(seq):
+        if op == _sre_c.LITERAL and av == mark:
+            near = [seq[j] for j in (i - 1, i + 1) if 0 <= j < len(seq)]
+            if any(o == _sre_c.LITERAL and v != mark for o, v in near):
+                return True
+        elif op == _sre_c.SUBPATTERN:
+            if _anchored(av[-1], mark, depth + 1):
+                return True
+        elif op == getattr(_sre_c, "ATOMIC_GROUP", None):
+            if _anchored(av, mark, depth + 1):
+                return True
+        elif (op in _REPEATS or (_POSSESSIVE is not None and op == _POSSESSIVE)) and av[0] >= 1:
+            if _anchored(av[2], mark, depth + 1):
+                return True
+    return False
+
+
+def _required_marks(items: Any, mark: int, depth: int) -> int:
+    """How many ``LITERAL`` tokens of code ``mark`` ``items`` (a parsed regex) holds where every match passes
+    (:func:`required_change`): its own sequence, groups, atomic groups and repeats of at least one; none counted
+    inside anything else."""
+    if depth > 40:
+        return 0
+    n = 0
+    for op, av in items:
+        if op == _sre_c.LITERAL:
+            n += av == mark
+        elif op == _sre_c.SUBPATTERN:
+            n += _required_marks(av[-1], mark, depth + 1)
+        elif op == getattr(_sre_c, "ATOMIC_GROUP", None):
+            n += _required_marks(av, mark, depth + 1)
+        elif (op in _REPEATS or (_POSSESSIVE is not None and op == _POSSESSIVE)) and av[0] >= 1:
+            n += _required_marks(av[2], mark, depth + 1)
+    return n
 
 
 def regex_literal_runs(pattern: str) -> list[str]:

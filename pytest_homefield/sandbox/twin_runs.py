@@ -91,7 +91,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_key,
     value_targets,
 )
-from pytest_homefield.sandbox.canary_values import EXACT, alternatives, is_small
+from pytest_homefield.sandbox.canary_values import COUNTED, EXACT, alternatives, is_small
 from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
@@ -610,7 +610,7 @@ def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
     names = ", ".join(f.rsplit("::", 1)[-1] for f, _ in cycle if f != fid)
     text = ast.unparse(ast.parse(repr(v), mode="eval").body)
     how = f"expected {t.wrap}{_short(t.value)} -> {t.wrap}{_short(v)} (values rotated with {names})"
-    return Site(t.node, t.text(), [(text, how)], True, excusable=[is_small(v) or t.tol != EXACT])
+    return Site(t.node, t.text(), [(text, how)], True, excusable=[is_small(v) or t.tol not in (EXACT, COUNTED)])
 
 
 def _runners(tree: ast.Module, path: str, classes: Sequence[str], node: ast.FunctionDef | ast.AsyncFunctionDef,

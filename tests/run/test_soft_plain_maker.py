@@ -52,6 +52,20 @@ def test_a_body_a_plain_maker_s_context_expects_to_raise_stops_there(tmp_path: P
     assert g.outcome == "solved", g
 
 
+#: gatk46: the same maker returning a name it assigned the context to (read as taking none before).
+NAMED = PLAIN.replace("def expect(kind):\n    return Expect(kind)\n",
+                      "def expect(kind):\n    context = Expect(kind)\n    return context\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_maker_returning_a_name_it_assigned_a_taking_context_stops_there(tmp_path: Path, seed: int) -> None:
+    """``solved`` on seeds 0 and 1 (gatk46: ``tests_failed`` on both before, as soft44's case was)."""
+    assert NAMED != PLAIN
+    g = grade_modes(tmp_path, NAMED, seed)
+    assert g.outcome == "solved", g
+
+
 #: Which plain makers' contexts take a top soft statement's exception: ``expect`` (an ``Expect``), ``via`` (``expect``
 #: again, a plain function of a plain function) and ``gen`` (a taking ``contextmanager``) take (the body ends at
 #: ``boom()``, as written); ``held`` (a ``Held``, whose ``__exit__`` returns nothing) and ``lock`` (a

@@ -593,7 +593,8 @@ def _takes(obj: Any) -> bool:
     whose ``__exit__`` or ``__aexit__`` (Python code) returns anything but nothing, ``None`` or ``False``; and (gatk43)
     one of the expecting functions whose contexts the reporter watches (:func:`_expecting_functions`:
     ``pytest.raises``, ``unittest``'s ``assertRaises``), under any name; and (soft44) a plain function one of whose
-    ``return`` statements returns a call of what takes so (``def expect(kind): return Expect(kind)``), the callable
+    ``return`` statements returns a call of what takes so (``def expect(kind): return Expect(kind)``; gatk46: or a
+    name it assigns one, :func:`_returned_calls`), the callable
     named as a ``with`` item's (:func:`_with_takes`). ``False`` for what it cannot read (C code, a plain function
     returning anything else: a name, a call of what is not a name or a chain of attributes of one)."""
     try:
@@ -657,7 +658,8 @@ def _code_takes(func: Any, generator: bool, maker: bool = False) -> bool:
     or, gatk43, ``except*``), or inside
     a ``with`` body one of whose contexts takes exceptions (:func:`_with_takes`, gatk43), or (an ``__exit__``) a
     ``return`` of anything but ``None``/``False``, or (``maker``: a plain function making a context, soft44) a
-    ``return`` of a call whose callable takes (:func:`_made_by`); ``False`` without source. Cached by code (``False``
+    ``return`` of a call whose callable takes (:func:`_made_by`; gatk46: or of a name assigned such a call, or a
+    conditional expression of them, :func:`_returned_calls`); ``False`` without source. Cached by code (``False``
     while it is read: a generator reached again through its own ``with`` adds nothing, nor a maker through itself)."""
     code = func.__code__
     key: Any = (code, "maker") if maker else code
@@ -677,8 +679,8 @@ def _code_takes(func: Any, generator: bool, maker: bool = False) -> bool:
     defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
     if defs:
         for node in _own_nodes(defs[0]):
-            if maker and isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
-                out = _takes_or_not(_made_by(func, node.value.func))
+            if maker and isinstance(node, ast.Return) and node.value is not None:
+                out = any(_takes_or_not(_made_by(func, call.func)) for call in _returned_calls(defs[0], node.value))
             elif maker:
                 continue
             elif generator and isinstance(node, tries) and node.handlers:
@@ -691,6 +693,28 @@ def _code_takes(func: Any, generator: bool, maker: bool = False) -> bool:
             if out:
                 break
     _TAKES[key] = out
+    return out
+
+
+def _returned_calls(func_node: Any, value: Any, depth: int = 0) -> list[Any]:
+    """The calls a plain maker's ``return value`` may return (gatk46, :func:`_code_takes`): ``value`` itself when a
+    call, both sides of a conditional expression, and for a name the calls assigned to it in the function's own code
+    (``context = Expect(kind)``; ``return context``: read as taking none before, a real fix ``tests_failed``); a
+    name's values read so up to 3 names deep."""
+    import ast
+
+    if isinstance(value, ast.Call):
+        return [value]
+    if isinstance(value, ast.IfExp):
+        return _returned_calls(func_node, value.body, depth) + _returned_calls(func_node, value.orelse, depth)
+    if not isinstance(value, ast.Name) or depth >= 3:
+        return []
+    out: list[Any] = []
+    for node in _own_nodes(func_node):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None else []
+        if any(isinstance(t, ast.Name) and t.id == value.id for t in targets):
+            out += _returned_calls(func_node, node.value, depth + 1)
     return out
 
 
