@@ -31,18 +31,18 @@ PASS_TO_PASS. A run cut while still collecting counts every absent id as failing
 error does. The kept task's ``verify.parent_bound`` and the record's detail say so.
 
 Passing without change, decided early (perf46): parent run 1 cut at the probe with nothing failing among what it
-reported (nor a collection error) makes commit run 1 capped at ``cap`` s, HANG_FACTOR × ``cap`` being the whole parent
-run at the probe's pace (× :data:`EARLY_MARGIN`) and at least the probe. Commit run 1 finished within ``cap``: the
-schedule goes on as above with it. Cut there: commit run 1 takes over ``cap`` s, so the bound parent run 1 would get is
-at least HANG_FACTOR × ``cap`` (and above the probe: no hang at the probe), and the parent runs once more in full under
-that (``parent-1-again``). Finished with no test failing and nothing failing to collect, it is parent run 1 and the
-candidate is ``passes_without_change`` at once: the verdict the schedule above reaches, since that parent run would
-finish under its bound too, and an id passing in one parent run is never FAIL_TO_PASS, whatever the commit's runs and
-the stability runs show. Finished with a failure, it is parent run 1 and commit run 1 is made in full; cut at its
-bound (slower than the probe's pace said), the schedule goes on as above from the probe. The capped and cut runs'
-seconds count.
-(Starting commit run 1 beside the parent's run instead is no option: every test run holds its memory cgroup's
-reservation of the machine's budget, ``max_test_memory_mb``, a session's share.)
+reported (nor a collection error) makes commit run 1 capped at ``cap`` s, HANG_FACTOR × ``cap`` being the whole
+parent run at the probe's pace (× :data:`EARLY_MARGIN`), at least the probe and at most ``run_timeout_s``. Commit
+run 1 finished within ``cap``: the schedule goes on as above with it. Cut there: commit run 1 takes over ``cap`` s,
+so the bound parent run 1 would get is at least HANG_FACTOR × ``cap`` (and above the probe: no hang at the probe),
+and the parent runs once more in full under that (``parent-1-again``). Finished with no test failing and nothing
+failing to collect, it is parent run 1 and the candidate is ``passes_without_change`` at once: the verdict the
+schedule above reaches, since that parent run would finish under its bound too, and an id passing in one parent run
+is never FAIL_TO_PASS, whatever the commit's runs and the stability runs show. Finished with a failure, it is parent
+run 1 and commit run 1 is made in full; cut at its bound (slower than the probe's pace said), the schedule goes on
+as above from the probe. The capped and cut runs' seconds count. (Starting commit run 1 beside the parent's run
+instead is no option: every test run holds its memory cgroup's reservation of the machine's budget,
+``max_test_memory_mb``, a session's share.)
 
 The stubbed parent run (verification version 13, ms35; docs/contracts.md §7 "Red only for a missing name"): after
 every run of both states, the candidates still standing run once more at the parent with ``-p homefield_stub``
@@ -877,18 +877,19 @@ def verify_candidate(
         def passes_early(probe: TestRun, commit_base: Path) -> Verification | tuple[str, TestRun] | None:
             """Parent run 1 cut at the probe with nothing seen failing (perf46; the module docstring, "Passing
             without change, decided early"): commit run 1 capped at ``cap`` (s), :data:`~pytest_homefield.sandbox.
-            limits.HANG_FACTOR` times which covers the whole parent by the probe's pace (× :data:`EARLY_MARGIN`)
-            and the probe; cut there, the parent once more in full under ``HANG_FACTOR × cap``. The verdict
-            ``passes_without_change`` when that run finished with no test failing and no collection error;
-            ``("commit", run)`` when the capped run finished (it is commit run 1), ``("parent", run)`` when the
-            parent's full run finished with a failure or a collection error (it is parent run 1); ``None``: the
+            limits.HANG_FACTOR` times which covers the whole parent by the probe's pace (× :data:`EARLY_MARGIN`) and
+            the probe, at most the run timeout; cut there, the parent once more in full under ``HANG_FACTOR × cap``.
+            The verdict ``passes_without_change`` when that run finished with no test failing and no collection
+            error; ``("commit", run)`` when the capped run finished (it is commit run 1), ``("parent", run)`` when
+            the parent's full run finished with a failure or a collection error (it is parent run 1); ``None``: the
             schedule goes on as before (nothing decided here, the runs made are counted)."""
             kept = {i: o for i, o in probe.outcomes.items() if o != "error"}  # "error": the test it was killed in
             if not kept or not probe.collected or probe.collection_error or FAILING & set(kept.values()):
                 return None
-            cap = max(parent_probe_s, probe.wall_s * probe.collected / len(kept) * EARLY_MARGIN) / HANG_FACTOR
-            if cap >= run_timeout_s:
-                return None
+            # never above run_timeout_s / HANG_FACTOR: a commit run 1 longer than that gives the parent the whole run
+            # timeout, the most the schedule ever gives it (a probe that saw few tests under load guesses high)
+            whole = probe.wall_s * probe.collected / len(kept) * EARLY_MARGIN
+            cap = min(run_timeout_s, max(parent_probe_s, whole)) / HANG_FACTOR
             capped = one_run(commit_base, "commit", 1, None, name="commit-1-capped", timeout_s=cap)
             if isinstance(capped, Verification):
                 return _with_times(capped, setup_s, parent_runs, commit_runs, [*unclassified, probe], journal)
