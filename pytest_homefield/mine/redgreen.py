@@ -30,6 +30,20 @@ run by the next parent run, and an id no parent run reached is excluded as ``unf
 PASS_TO_PASS. A run cut while still collecting counts every absent id as failing, as a collection
 error does. The kept task's ``verify.parent_bound`` and the record's detail say so.
 
+Passing without change, decided early (perf46): parent run 1 cut at the probe with nothing failing among what it
+reported (nor a collection error) makes commit run 1 capped at ``cap`` s, HANG_FACTOR × ``cap`` being the whole
+parent run at the probe's pace (× :data:`EARLY_MARGIN`), at least the probe and at most ``run_timeout_s``. Commit
+run 1 finished within ``cap``: the schedule goes on as above with it. Cut there: commit run 1 takes over ``cap`` s,
+so the bound parent run 1 would get is at least HANG_FACTOR × ``cap`` (and above the probe: no hang at the probe),
+and the parent runs once more in full under that (``parent-1-again``). Finished with no test failing and nothing
+failing to collect, it is parent run 1 and the candidate is ``passes_without_change`` at once: the verdict the
+schedule above reaches, since that parent run would finish under its bound too, and an id passing in one parent run
+is never FAIL_TO_PASS, whatever the commit's runs and the stability runs show. Finished with a failure, it is parent
+run 1 and commit run 1 is made in full; cut at its bound (slower than the probe's pace said), the schedule goes on
+as above from the probe. The capped and cut runs' seconds count. (Starting commit run 1 beside the parent's run
+instead is no option: every test run holds its memory cgroup's reservation of the machine's budget,
+``max_test_memory_mb``, a session's share.)
+
 The stubbed parent run (verification version 13, ms35; docs/contracts.md §7 "Red only for a missing name"): after
 every run of both states, the candidates still standing run once more at the parent with ``-p homefield_stub``
 (:data:`STUB_PLUGIN`: every name the copy's own modules lack is a dummy); one that passes there is excluded as
@@ -182,6 +196,9 @@ MAX_SELECTED = 2000
 #: Parent run 1 runs before the commit's time is known: it gets at most this many seconds (and never
 #: more than the run timeout); cut there, commit run 1 is timed and the bound decides.
 PARENT_PROBE_S = 60.0
+#: Parent run 1 cut at the probe with nothing failing (perf46): the whole parent run is estimated at the probe's
+#: pace (its seconds × tests collected / tests reported) times this, for commit run 1's cap.
+EARLY_MARGIN = 1.5
 
 
 class DeadlineReached(Exception):
@@ -199,7 +216,8 @@ class DeadlineReached(Exception):
 
 def run_phrase(log_name: str) -> str:
     """What a run whose log folder is ``log_name`` is, in words for a record's ``detail`` (the folder
-    names are for files: ``parent-1``, ``commit-2-full``, ``parent-1-bounded``, ``parent-1-rest``, ``canaries-1-2``).
+    names are for files: ``parent-1``, ``commit-2-full``, ``parent-1-bounded``, ``parent-1-rest``, ``parent-1-again``,
+    ``commit-1-capped``, ``canaries-1-2``).
     ``"parent-1-bounded"`` -> ``"parent run 1 (again, bounded by the commit's time)"``; a name of no
     known form is returned as it is."""
     name, again = log_name, []
@@ -211,6 +229,10 @@ def run_phrase(log_name: str) -> str:
         name, again = name[: -len("-bounded")], ["bounded by the commit's time", *again]
     if name.endswith("-rest"):
         name, again = name[: -len("-rest")], ["the tests its probe did not reach", *again]
+    if name.endswith("-again"):  # perf46: the parent in full once the capped commit run 1 showed its bound
+        name, again = name[: -len("-again")], ["whole files, after its probe", *again]
+    if name == "commit-1-capped":
+        return "commit run 1 (capped, to show the parent's bound)"
     parts = name.split("-")
     if len(parts) == 2 and parts[0] in ("parent", "commit") and parts[1].isdigit():
         said = f"{parts[0]} run {parts[1]}"
@@ -852,6 +874,45 @@ def verify_candidate(
                 skip_reasons={**probe.skip_reasons, **r.skip_reasons}, stop_lines={**probe.stop_lines, **r.stop_lines},
                 peak_mb=peak_of([probe, r]))
 
+        def passes_early(probe: TestRun, commit_base: Path) -> Verification | tuple[str, TestRun] | None:
+            """Parent run 1 cut at the probe with nothing seen failing (perf46; the module docstring, "Passing
+            without change, decided early"): commit run 1 capped at ``cap`` (s), :data:`~pytest_homefield.sandbox.
+            limits.HANG_FACTOR` times which covers the whole parent by the probe's pace (× :data:`EARLY_MARGIN`) and
+            the probe, at most the run timeout; cut there, the parent once more in full under ``HANG_FACTOR × cap``.
+            The verdict ``passes_without_change`` when that run finished with no test failing and no collection
+            error; ``("commit", run)`` when the capped run finished (it is commit run 1), ``("parent", run)`` when
+            the parent's full run finished with a failure or a collection error (it is parent run 1); ``None``: the
+            schedule goes on as before (nothing decided here, the runs made are counted)."""
+            kept = {i: o for i, o in probe.outcomes.items() if o != "error"}  # "error": the test it was killed in
+            if not kept or not probe.collected or probe.collection_error or FAILING & set(kept.values()):
+                return None
+            # never above run_timeout_s / HANG_FACTOR: a commit run 1 longer than that gives the parent the whole run
+            # timeout, the most the schedule ever gives it (a probe that saw few tests under load guesses high)
+            whole = probe.wall_s * probe.collected / len(kept) * EARLY_MARGIN
+            cap = min(run_timeout_s, max(parent_probe_s, whole)) / HANG_FACTOR
+            capped = one_run(commit_base, "commit", 1, None, name="commit-1-capped", timeout_s=cap)
+            if isinstance(capped, Verification):
+                return _with_times(capped, setup_s, parent_runs, commit_runs, [*unclassified, probe], journal)
+            if not capped.timed_out:
+                broken["commit"].update(capped.collection_errors)
+                return "commit", capped
+            setup_s["commit"] += capped.wall_s  # not classified: its seconds count
+            # commit run 1 takes over cap s: its bound is at least HANG_FACTOR × cap, so a parent finishing within
+            # that would finish under the bound the old schedule gives it, and the probe was no hang
+            again = one_run(parent_base, "parent", 1, None, name="parent-1-again",
+                            timeout_s=min(run_timeout_s, HANG_FACTOR * cap))
+            if isinstance(again, Verification):
+                return _with_times(again, setup_s, parent_runs, commit_runs, [*unclassified, probe], journal)
+            broken["parent"].update(again.collection_errors)
+            if again.timed_out:  # slower than the probe's pace said: as before, commit run 1 decides the bound
+                unclassified.append(again)
+                return None
+            if again.collection_error or FAILING & set(again.outcomes.values()):
+                return "parent", again
+            unclassified.append(probe)
+            parent_runs.append(again)
+            return done()
+
         own = own_top_levels(repo, parent, commit)
 
         stubbed: set[str] = set()  # the candidates the stubbed parent run passed (ms35)
@@ -893,7 +954,18 @@ def verify_candidate(
         gold_files = gold_paths(repo, parent, commit, test_files)
         gold_patch = _diff(Path(repo), parent, commit, gold_files)
         commit_base = copy_tree(parent_base, Path(tempfile.mkdtemp(dir=root)))
-        r = run(commit_base, "commit", 1, None)
+        first: TestRun | None = None  # commit run 1 when the capped one finished (perf46)
+        if probe is not None and probe_s < run_timeout_s:
+            early = passes_early(probe, commit_base)
+            if isinstance(early, Verification):
+                return early
+            if early is not None and early[0] == "commit":
+                first = early[1]
+            elif early is not None:  # the parent once more in full, finished, and something failed: parent run 1
+                unclassified.append(probe)
+                parent_runs.append(early[1])
+                probe = None
+        r = first if first is not None else run(commit_base, "commit", 1, None)
         if isinstance(r, Verification):
             return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
         commit_runs.append(r)

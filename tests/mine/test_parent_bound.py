@@ -175,20 +175,23 @@ def test_a_module_that_cannot_import_at_the_parent_keeps_reruns_targeted(tmp_pat
 SLOW_TESTS = "".join(f"\n\ndef test_slow_{k}():\n    time.sleep(0.6)\n    assert half(4) == 2\n" for k in range(8))
 
 
+THIRD = "\n\ndef test_third_is_whole():\n    assert third(7) == 2\n"
+
+
 @pytest.mark.slow
 def test_a_probe_cut_in_a_slow_suite_keeps_what_it_reported(tmp_path: Path) -> None:
-    """Eight tests of 0.6 s each and one the commit fixes: parent run 1 is cut at the probe (2.5 s), commit run
-    1 takes about 5 s, so the bound (5× that) is above the probe: a slow suite, not a hang. Parent run 1 goes
-    on from where the probe stopped (``parent-1-rest``): the tests the probe reported passing are not run
-    again (before: ``parent-1-bounded`` ran all nine again, the probe's seconds thrown away). The test in
-    progress when the probe was killed reported ``error``: it is run again, and is PASS_TO_PASS."""
+    """Eight tests of 0.6 s each and one the commit fixes, run first: parent run 1 is cut at the probe (2.5 s),
+    having seen it fail; commit run 1 takes about 5 s, so the bound (5× that) is above the probe: a slow suite,
+    not a hang. Parent run 1 goes on from where the probe stopped (``parent-1-rest``): the tests the probe
+    reported are not run again (before: ``parent-1-bounded`` ran all nine again, the probe's seconds thrown
+    away). The test in progress when the probe was killed reported ``error``: it is run again, and is
+    PASS_TO_PASS."""
     repo = GitRepo.init(tmp_path / "r")
     repo.write("pkg/__init__.py", "def half(n):\n    return n // 2\n\n\ndef third(n):\n    return n / 3\n")
     repo.write("tests/test_pkg.py", "import time\n\nfrom pkg import half, third\n" + SLOW_TESTS)
     parent = repo.commit("Add half and third")
     repo.write("pkg/__init__.py", "def half(n):\n    return n // 2\n\n\ndef third(n):\n    return n // 3\n")
-    repo.write("tests/test_pkg.py", "import time\n\nfrom pkg import half, third\n" + SLOW_TESTS
-               + "\n\ndef test_third_is_whole():\n    assert third(7) == 2\n")
+    repo.write("tests/test_pkg.py", "import time\n\nfrom pkg import half, third\n" + THIRD + SLOW_TESTS)
     commit = repo.commit("third: floor division, so that third(7) is the whole number 2")
     tests = ["tests/test_pkg.py"]
     logs = tmp_path / "logs"
@@ -202,4 +205,63 @@ def test_a_probe_cut_in_a_slow_suite_keeps_what_it_reported(tmp_path: Path) -> N
     assert "parent-1-rest" in runs and "parent-1-bounded" not in runs, runs
     events = [json.loads(line) for line in (logs / "parent-1-rest" / "outcomes.jsonl").read_text().splitlines()]
     rest = {e["nodeid"] for e in events if e.get("event") == "phase"}
-    assert "tests/test_pkg.py::test_third_is_whole" in rest and "tests/test_pkg.py::test_slow_0" not in rest, rest
+    assert "tests/test_pkg.py::test_slow_7" in rest and "tests/test_pkg.py::test_third_is_whole" not in rest, rest
+
+
+def _slow_suite(tmp_path: Path, *, fixed: bool) -> tuple[GitRepo, str, str]:
+    """Eight tests of 0.6 s each, then one more the commit adds. ``fixed``: the commit fixes what it tests (red at
+    the parent); else it passes at the parent too. Either way the commit's tests take 1.5 s each, so that its
+    run 1 is slower than the parent's (a fixture of the commit's, say)."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pkg/__init__.py", "PAUSE = 0.6\n\n\ndef half(n):\n    return n // 2\n\n\ndef third(n):\n"
+                                  "    return n / 3\n")
+    slow = SLOW_TESTS.replace("time.sleep(0.6)", "time.sleep(PAUSE)")
+    repo.write("tests/test_pkg.py", "import time\n\nfrom pkg import PAUSE, half, third\n" + slow)
+    parent = repo.commit("Add half and third")
+    repo.write("pkg/__init__.py", "PAUSE = 1.5\n\n\ndef half(n):\n    return n // 2\n\n\ndef third(n):\n"
+                                  f"    return n {'//' if fixed else '/'} 3\n")
+    repo.write("tests/test_pkg.py", "import time\n\nfrom pkg import PAUSE, half, third\n" + slow
+               + ("\n\ndef test_third_is_whole():\n    assert third(7) == 2\n" if fixed else
+                  "\n\ndef test_third_of_nine():\n    assert third(9) == 3\n"))
+    commit = repo.commit("third: floor division" if fixed else "Test third of nine")
+    return repo, parent, commit
+
+
+@pytest.mark.slow
+def test_a_probe_cut_with_nothing_failing_decides_passes_without_change_early(tmp_path: Path) -> None:
+    """perf46 (nu43 on simonw/llm: two candidates that pass without change took 739 s and 944 s, commit run 1 in
+    full made before the parent's tests were all run). Parent run 1 is cut at the probe (2.5 s) with nothing
+    failing; commit run 1 (about 14 s) is cut at its cap (5× which covers the parent at the probe's pace), so its
+    bound is above what the parent needs; the parent runs once more in full, passes, and the candidate is dropped
+    as passes_without_change with no commit run made in full (before: ``commit-1`` in full, then
+    ``parent-1-rest``). The same verdict the whole schedule reaches."""
+    repo, parent, commit = _slow_suite(tmp_path, fixed=False)
+    tests = ["tests/test_pkg.py"]
+    logs = tmp_path / "logs"
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=3, run_timeout_s=100, parent_probe_s=2.5, log_dir=logs)
+    assert v.reason == "passes_without_change", v
+    assert v.detail.startswith("no test failed in 1 parent run: all 9 passed"), v.detail
+    runs = sorted(p.name for p in logs.iterdir())
+    assert runs == ["commit-1-capped", "parent-1", "parent-1-again"], runs
+    capped = [json.loads(line) for line in (logs / "commit-1-capped" / "outcomes.jsonl").read_text().splitlines()]
+    assert sum(e.get("event") == "phase" and e.get("when") == "call" for e in capped) < 9, capped  # cut
+
+
+@pytest.mark.slow
+def test_a_probe_cut_with_nothing_failing_keeps_a_task_red_later(tmp_path: Path) -> None:
+    """The same schedule when the parent's run in full fails (the fixed test comes after what the probe saw): that
+    run is parent run 1, commit run 1 is made in full, and the task is kept as the whole schedule keeps it."""
+    repo, parent, commit = _slow_suite(tmp_path, fixed=True)
+    tests = ["tests/test_pkg.py"]
+    logs = tmp_path / "logs"
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=2, run_timeout_s=100, parent_probe_s=2.5, log_dir=logs)
+    assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_pkg.py::test_third_is_whole"], v
+    assert v.PASS_TO_PASS == [f"tests/test_pkg.py::test_slow_{k}" for k in range(8)], v
+    assert v.parent_bound is None, v.parent_bound
+    runs = sorted(p.name for p in logs.iterdir())
+    assert {"commit-1-capped", "parent-1-again", "commit-1", "parent-2"} <= set(runs), runs
+    assert "parent-1-rest" not in runs and "parent-1-bounded" not in runs, runs
