@@ -78,7 +78,9 @@ class Setup:
     the command names the configuration (``-c``/``--config-file``). ``python_functions``, ``addopts``: what
     ``config`` sets (``()`` when it sets none, or it cannot be read). ``version``: the ``(major, minor)`` of the
     pytest whose reading this is (:func:`setup_for`'s; ``None``: unknown, pytest 9's reading): a run of another
-    pytest reads again (soft44)."""
+    pytest reads again (soft44). ``asked``: the test command and ``PATH`` ``version`` was asked for
+    (:func:`~pytest_homefield.sandbox.testrun.pytest_setup`; ``None``: not asked for a run): a run of the same two
+    takes it as its answer instead of asking again (ops46)."""
 
     config: str | None
     rootdir: str | None
@@ -87,6 +89,7 @@ class Setup:
     python_functions: tuple[str, ...] = ()
     addopts: tuple[str, ...] = ()
     version: tuple[int, int] | None = None
+    asked: tuple[str, str | None] | None = None
 
 
 def setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[int, int] | None = None) -> Setup:
