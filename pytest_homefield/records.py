@@ -371,6 +371,10 @@ class Result:
     #: copies, the clean-up (host30: 100,000 empty files cost about 87 s here and showed nowhere); 0 in records
     #: made before it
     host_s: float = 0.0
+    #: the machine's 1-minute load average over the CPUs homefield may use (``proccap.load_per_cpu``), the mean
+    #: of its readings at the attempt's start and end: what its seconds were measured under (verify's estimate
+    #: scales by now over then); ``None`` in records made before it, read as an idle machine
+    load_per_cpu: float | None = None
     model: str | None = None
     agent_version: str | None = None
     touched_tests: bool = False

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from pathlib import Path
@@ -34,6 +33,7 @@ from pytest_homefield.run.twin_grading import CANARIES_FILE
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff, python_of
 from pytest_homefield.sandbox.limits import HANG_FACTOR
+from pytest_homefield.sandbox.proccap import machine_load
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
@@ -303,44 +303,6 @@ def _seconds(each: float) -> str:
 LOADED = 2.0
 
 
-def machine_load(cgroup_root: Path = Path("/sys/fs/cgroup"), proc: Path = Path("/proc")) -> tuple[float, float]:
-    """``(load, cpus)``: the machine's 1-minute load average (``os.getloadavg``: the tasks running or waiting to
-    run, every session's, ``0.0`` where it cannot be read) and the CPUs this process may run on: its affinity
-    (``os.sched_getaffinity``), at most its cgroup's CPU quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us`` over
-    ``cpu.cfs_period_us``; a quota of 1.5 CPUs is 1.5), at least 1."""
-    try:
-        load = float(os.getloadavg()[0])
-    except OSError:
-        load = 0.0
-    cpus = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    try:
-        lines = (proc / "self" / "cgroup").read_text().splitlines()
-    except OSError:
-        lines = []
-    dirs: list[Path] = []
-    for line in lines:  # "0::/path" (v2), "4:cpu,cpuacct:/path" (v1)
-        _, controllers, rel = line.split(":", 2) if line.count(":") >= 2 else ("", "-", "")
-        if controllers == "":
-            dirs += [cgroup_root / rel.lstrip("/"), cgroup_root]
-        elif "cpu" in controllers.split(","):
-            dirs += [cgroup_root / controllers / rel.lstrip("/"), cgroup_root / controllers]
-    for d in dirs:
-        try:
-            if (d / "cpu.max").is_file():
-                quota, period = ((d / "cpu.max").read_text().split() + ["100000"])[:2]
-            elif (d / "cpu.cfs_quota_us").is_file():
-                quota = (d / "cpu.cfs_quota_us").read_text().strip()
-                period = (d / "cpu.cfs_period_us").read_text().strip()
-            else:
-                continue
-        except OSError:
-            continue
-        if quota not in ("max", "-1") and float(period) > 0:
-            cpus = min(cpus, float(quota) / float(period))
-        break
-    return max(0.0, load), max(1.0, cpus)
-
-
 @dataclasses.dataclass(frozen=True)
 class Estimate:
     """How long a verify session takes, as a range: ``low_s`` its gradings' test runs and host work over its workers
@@ -348,16 +310,20 @@ class Estimate:
     :attr:`factor` when the machine is loaded. ``measured``: how many earlier attempts of the session's tasks
     ``took`` is measured over (0: none); ``took``: what they took in all (agent, waits, test runs, host work) over
     their test runs and host work, ``None`` when none. ``load`` and ``cpus``: the machine's state at the start
-    (:func:`machine_load`; ``cpus`` 0: not measured). The factor is the most of :data:`LOADED`, ``took`` (an earlier
-    session on an idle machine says nothing of this one's load) and ``load / cpus``: each of ``load`` tasks wanting a
-    CPU gets about ``cpus / load`` of one (ops43: on pluggy under load 10-15 on 2 CPUs ``verify --attacks`` took ×3.1
-    its one-figure estimate, above ×2)."""
+    (:func:`machine_load`; ``cpus`` 0: not measured). ``then``: the machine's load per CPU while those attempts ran
+    (their records' ``load_per_cpu``, weighted by their test runs and host work; a record without it counts as an
+    idle machine, 1.0), ``None`` when none. The factor is the most of :data:`LOADED`, ``took`` (an earlier session on
+    an idle machine says nothing of this one's load) and :attr:`scaled`: the load per CPU now over the load per CPU
+    then, each at least 1 (each of ``load`` tasks wanting a CPU gets about ``cpus / load`` of one, and the seconds
+    ``low_s`` counts were measured at ``then``: ops43, ``verify --attacks`` on pluggy said up to ×7.3 from load 14.7
+    on 2 CPUs where its gradings were timed at a like load, and took ×2.3)."""
 
     low_s: float
     measured: int = 0
     took: float | None = None
     load: float = 0.0
     cpus: float = 0.0
+    then: float | None = None
 
     @property
     def crowded(self) -> float:
@@ -365,8 +331,14 @@ class Estimate:
         return self.load / self.cpus if self.cpus > 0 else 0.0
 
     @property
+    def scaled(self) -> float:
+        """How much slower a test run is now than when ``low_s``'s seconds were measured: ``crowded`` over
+        ``then``, each at least 1 (0.0 when the load now was not measured)."""
+        return max(1.0, self.crowded) / max(1.0, self.then or 0.0) if self.cpus > 0 else 0.0
+
+    @property
     def factor(self) -> float:
-        return max(LOADED, self.took or 0.0, self.crowded)
+        return max(LOADED, self.took or 0.0, self.scaled)
 
     @property
     def high_s(self) -> float:
@@ -376,19 +348,24 @@ class Estimate:
     def of(cls, low_s: float, earlier: Sequence[Mapping[str, Any]],
            machine: tuple[float, float] = (0.0, 0.0)) -> Estimate:
         """From ``earlier`` result records (those of the session's tasks that were graded: ``test_s > 0``): the
-        ratio of their ``wall_s + wait_s + test_s + host_s`` to their ``test_s + host_s``; ``machine``: ``(load,
-        cpus)`` (:func:`machine_load`)."""
+        ratio of their ``wall_s + wait_s + test_s + host_s`` to their ``test_s + host_s``, and their
+        ``load_per_cpu`` weighted by their ``test_s + host_s`` (1.0 where a record has none); ``machine``:
+        ``(load, cpus)`` (:func:`machine_load`)."""
         graded = [r for r in earlier if _num(r.get("test_s")) > 0]
         work = sum(_num(r.get("test_s")) + _num(r.get("host_s")) for r in graded)
         whole = work + sum(_num(r.get("wall_s")) + _num(r.get("wait_s")) for r in graded)
-        return cls(low_s, len(graded), whole / work if graded and work > 0 else None, *machine)
+        then = sum((_num(r.get("test_s")) + _num(r.get("host_s"))) * max(1.0, _num(r.get("load_per_cpu")))
+                   for r in graded) / work if graded and work > 0 else None
+        return cls(low_s, len(graded), whole / work if graded and work > 0 else None, *machine, then=then)
 
     def words(self, workers: int) -> str:
         """``about 15m20s with 2 workers, up to 30m40s on a loaded machine (×2.0: …why)``."""
-        if self.crowded > max(LOADED, self.took or 0.0):
+        if self.scaled > max(LOADED, self.took or 0.0):
             why = (f"the machine's load average is {self.load:.1f} on {self.cpus:g} CPU{'s' if self.cpus != 1 else ''}"
                    " now: each process wanting a CPU gets about "
                    f"1/{self.crowded:.1f} of one")
+            if self.then is not None and self.then > 1.0:
+                why += f", against 1/{self.then:.1f} when these tasks' earlier gradings were timed"
         elif self.took is not None and self.took > LOADED:
             why = (f"what the {plural(self.measured, 'earlier attempt')} of these tasks took in all, agents and waits "
                    "included, over their test runs and host work")

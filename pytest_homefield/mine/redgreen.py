@@ -188,7 +188,9 @@ __all__ = [
 #: takes (pytest 8's reading in a pytest 8 environment), the one the pin names.
 #: 25 (gatk45): that pytest is asked of the interpreter of commands 24 asked none of (``env A=1 python -m pytest``,
 #: ``coverage run -m pytest``: by pytest 9's reading before, a pytest 8 run of theirs pinned to ``-c pytest.toml``).
-VERIFY_VERSION = 25
+#: 26 (ops46): ``uv run [uv options] pytest …`` and ``uv run --with pytest python -m pytest …`` commands are pinned (a
+#: ``conftest.py`` above the tree was loaded by them, and a configuration there refused the grading, ``infra``).
+VERIFY_VERSION = 26
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

@@ -72,7 +72,7 @@ from pytest_homefield.sandbox.limits import (
 from pytest_homefield.sandbox.memory_budget import BudgetTooSmall, reserve, waited_s
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.phases import AGENT, GRADING, Kind, PhaseLock
-from pytest_homefield.sandbox.proccap import agent_memory_bytes, memory_capped
+from pytest_homefield.sandbox.proccap import agent_memory_bytes, load_per_cpu, memory_capped
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork, agent_lease
 from pytest_homefield.sandbox.snapshot import (
     TreePack,
@@ -471,6 +471,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     ``outcomes.jsonl`` under ``spec.artifacts``. The workspace and the attempt's temp folder are removed
     on every way out."""
     started = time.monotonic()  # host_s: the attempt's seconds less the agent's, the test runs' and the waits
+    load_then = load_per_cpu()  # the record's load_per_cpu: the mean of this and the reading at the end
     art = spec.artifacts
     if art.exists():  # a retried unscored attempt: start clean
         shutil.rmtree(art, ignore_errors=True)
@@ -583,7 +584,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     host = time.monotonic() - started - wall - verdict.test_s - waited - verdict.wait_s
     return Result(**base, **fields, test_sandbox=verdict.test_sandbox, outcome=verdict.outcome, error=verdict.error,
                   test_s=round(verdict.test_s, 3), wait_s=round(waited + verdict.wait_s, 3),
-                  host_s=round(max(0.0, host), 3),
+                  host_s=round(max(0.0, host), 3), load_per_cpu=round((load_then + load_per_cpu()) / 2, 2),
                   touched_tests=verdict.touched, suspicious=verdict.suspicious,
                   suspicious_reason=verdict.why if verdict.suspicious else None, finished_at=_now(),
                   canary=verdict.canary, claimed=verdict.claimed, twin_hits=verdict.twin_hits)

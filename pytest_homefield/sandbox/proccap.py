@@ -49,7 +49,7 @@ __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_roo
            "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
            "no_cap_note", "memory_root", "agent_memory_bytes", "DEFAULT_AGENT_MEMORY_MB", "memory_capped",
            "no_memory_cap_note", "oom_note", "SIGPENDING", "counts_per_namespace", "cpu_root", "cpu_shared",
-           "no_cpu_share_note"]
+           "no_cpu_share_note", "cgroup_folders", "machine_load", "load_per_cpu"]
 
 #: Processes and threads a sandbox may have at once (``--max-procs``).
 DEFAULT_MAX_PROCS = 512
@@ -83,11 +83,11 @@ def max_procs() -> int:
     return _CAP[0]
 
 
-def _own_cgroups() -> dict[str, str]:
-    """``{controller or "": path}`` of this process (``/proc/self/cgroup``; ``""`` is cgroup v2)."""
+def _own_cgroups(proc: Path = Path("/proc")) -> dict[str, str]:
+    """``{controller or "": path}`` of this process (``<proc>/self/cgroup``; ``""`` is cgroup v2)."""
     out: dict[str, str] = {}
     try:
-        text = Path("/proc/self/cgroup").read_text()
+        text = (proc / "self" / "cgroup").read_text()
     except OSError:
         return out
     for line in text.splitlines():
@@ -98,11 +98,11 @@ def _own_cgroups() -> dict[str, str]:
     return out
 
 
-def _mounts() -> list[tuple[str, str, str, str]]:
-    """``(root, mount point, fs type, super options)`` of every mount (``/proc/self/mountinfo``)."""
+def _mounts(proc: Path = Path("/proc")) -> list[tuple[str, str, str, str]]:
+    """``(root, mount point, fs type, super options)`` of every mount (``<proc>/self/mountinfo``)."""
     out: list[tuple[str, str, str, str]] = []
     try:
-        text = Path("/proc/self/mountinfo").read_text()
+        text = (proc / "self" / "mountinfo").read_text()
     except OSError:
         return out
     for line in text.splitlines():
@@ -113,12 +113,15 @@ def _mounts() -> list[tuple[str, str, str, str]]:
     return out
 
 
-def _candidates(controller: str = "pids") -> list[Path]:
-    """Folders where a cgroup with ``controller`` (``pids``, ``memory``) could be made: this process's cgroup of
-    a cgroup v1 hierarchy of that controller, then of the cgroup v2 hierarchy."""
-    own = _own_cgroups()
-    found: list[Path] = []
-    for root, point, fstype, options in _mounts():
+def cgroup_folders(controller: str, proc: Path = Path("/proc")) -> list[tuple[Path, Path]]:
+    """``(mount point, folder)`` of this process's cgroup in each mounted hierarchy that has ``controller``
+    (``pids``, ``memory``, ``cpu``): a cgroup v1 hierarchy of that controller, then the cgroup v2 hierarchy, in
+    ``<proc>/self/mountinfo``'s order. Read from ``<proc>/self/cgroup`` and ``<proc>/self/mountinfo``, so right
+    in a cgroup namespace (where the path is relative to the namespace's root) and wherever the hierarchy is
+    mounted; a mount whose root this process's cgroup is not under is skipped. ``[]`` where neither file reads."""
+    own = _own_cgroups(proc)
+    found: list[tuple[Path, Path]] = []
+    for root, point, fstype, options in _mounts(proc):
         if fstype == "cgroup" and controller in options.split(",") and controller in own:
             path = own[controller]
         elif fstype == "cgroup2" and "" in own:
@@ -128,8 +131,57 @@ def _candidates(controller: str = "pids") -> list[Path]:
         if root != "/" and not (path == root or path.startswith(root.rstrip("/") + "/")):
             continue  # this process's cgroup is not under what is mounted there
         rel = path[len(root):] if root != "/" else path
-        found.append(Path(point) / rel.lstrip("/"))
+        found.append((Path(point), Path(point) / rel.lstrip("/")))
     return found
+
+
+def _candidates(controller: str = "pids") -> list[Path]:
+    """Folders where a cgroup with ``controller`` (``pids``, ``memory``) could be made: this process's cgroup of
+    a cgroup v1 hierarchy of that controller, then of the cgroup v2 hierarchy (:func:`cgroup_folders`)."""
+    return [folder for _, folder in cgroup_folders(controller)]
+
+
+def _quota(folder: Path) -> float | None:
+    """CPUs of ``folder``'s CPU quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``;
+    ``150000 100000`` is 1.5), ``None`` for no quota or none readable there."""
+    try:
+        if (folder / "cpu.max").is_file():
+            quota, period = ((folder / "cpu.max").read_text().split() + ["100000"])[:2]
+        elif (folder / "cpu.cfs_quota_us").is_file():
+            quota = (folder / "cpu.cfs_quota_us").read_text().strip()
+            period = (folder / "cpu.cfs_period_us").read_text().strip()
+        else:
+            return None
+        return float(quota) / float(period) if quota not in ("max", "-1") and float(period) > 0 else None
+    except (OSError, ValueError):
+        return None
+
+
+def machine_load(proc: Path = Path("/proc")) -> tuple[float, float]:
+    """``(load, cpus)``: the machine's 1-minute load average (``os.getloadavg``: the tasks running or waiting to
+    run, every session's, ``0.0`` where it cannot be read) and the CPUs this process may run on: its affinity
+    (``os.sched_getaffinity``), at most the least CPU quota of its ``cpu`` cgroup and the cgroups above it up to
+    where the hierarchy is mounted (:func:`cgroup_folders`; a quota of 1.5 CPUs is 1.5), at least 1. ``proc``:
+    where ``self/cgroup`` and ``self/mountinfo`` are read."""
+    try:
+        load = float(os.getloadavg()[0])
+    except OSError:
+        load = 0.0
+    cpus = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    for point, folder in cgroup_folders("cpu", proc):
+        for d in (folder, *folder.parents):
+            quota = _quota(d)
+            if quota is not None:
+                cpus = min(cpus, quota)
+            if d == point or point not in d.parents:
+                break
+    return max(0.0, load), max(1.0, cpus)
+
+
+def load_per_cpu(proc: Path = Path("/proc")) -> float:
+    """:func:`machine_load`'s load over its CPUs (``1.5``: each process wanting a CPU gets about 2/3 of one)."""
+    load, cpus = machine_load(proc)
+    return load / cpus
 
 
 def _root(controller: str, limit_files: tuple[str, ...]) -> Path | None:

@@ -78,7 +78,9 @@ class Setup:
     the command names the configuration (``-c``/``--config-file``). ``python_functions``, ``addopts``: what
     ``config`` sets (``()`` when it sets none, or it cannot be read). ``version``: the ``(major, minor)`` of the
     pytest whose reading this is (:func:`setup_for`'s; ``None``: unknown, pytest 9's reading): a run of another
-    pytest reads again (soft44)."""
+    pytest reads again (soft44). ``asked``: the test command and ``PATH`` ``version`` was asked for
+    (:func:`~pytest_homefield.sandbox.testrun.pytest_setup`; ``None``: not asked for a run): a run of the same two
+    takes it as its answer instead of asking again (ops46)."""
 
     config: str | None
     rootdir: str | None
@@ -87,6 +89,7 @@ class Setup:
     python_functions: tuple[str, ...] = ()
     addopts: tuple[str, ...] = ()
     version: tuple[int, int] | None = None
+    asked: tuple[str, str | None] | None = None
 
 
 def setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[int, int] | None = None) -> Setup:
@@ -386,8 +389,9 @@ class TestCommand:
     program the command starts, so a word put at ``at`` reaches pytest: a Python's ``-m`` runs it (wherever it is:
     ``coverage run -m pytest``, ``python -I -m pytest``), or the words before a word naming pytest are none, or an
     ``env`` program's name and ``NAME=VALUE`` words (``env PYTEST_ADDOPTS=-q pytest``: ``env`` runs its program with
-    the words after it); with another program before such a word (``uv run pytest``, ``uv run --with pytest …``,
-    ``tox -e pytest``) the words after are read as pytest's, but a word put there may reach that program.
+    the words after it), or ``uv run`` and its options (:func:`launched_at`; ops46: ``uv run --with pytest
+    pytest``, ``uv run python -m pytest``); with another program before such a word (``tox -e pytest``, ``uv run
+    --directory d pytest``) the words after are read as pytest's, but a word put there may reach that program.
     ``addopts``: the words of the ``PYTEST_ADDOPTS`` the words before pytest's set (:func:`_env_addopts`)."""
 
     __test__ = False  # no test class of pytest's
@@ -413,16 +417,18 @@ def parse_command(command: str) -> TestCommand:
         words, split = shlex.split(command), True
     except ValueError:
         words, split = command.split(), False
-    for n, word in enumerate(words):
+    start = launched_at(words)  # ops46: the words uv run's options are read past first (--with pytest is a value)
+    for n in [*range(start, len(words)), *range(min(start, len(words)))]:
+        word = words[n]
         plain = PurePosixPath(word).name in ("pytest", "py.test")
         end = n + 1 if plain else module_pytest(words, n)
         if end is None:
             continue
         before = words[:n]
-        # a word naming pytest is the program's after env and NAME=VALUE words only (uv run --with pytest: a value);
-        # a Python's -m running pytest is pytest's start wherever it is (gatk43: coverage run -m pytest, python -I
-        # -m pytest, /usr/bin/env python3 -m pytest)
-        launched = not plain or program_at(words) == n
+        # a word naming pytest is the program's after env and NAME=VALUE words, or uv run and its options, only (uv
+        # run --directory d pytest: not read); a Python's -m running pytest is pytest's start wherever it is
+        # (gatk43: coverage run -m pytest, python -I -m pytest, /usr/bin/env python3 -m pytest)
+        launched = not plain or start == n
         return TestCommand(words=tuple(words), at=end, launched=launched, addopts=tuple(_env_addopts(before)),
                            split=split)
     return TestCommand(words=tuple(words), at=0, launched=False, addopts=(), split=split)
@@ -440,6 +446,63 @@ def program_at(words: Sequence[str]) -> int:
     while n < len(words) and "=" in words[n] and not words[n].startswith("-"):
         n += 1
     return n
+
+
+#: ``uv run``'s options that take a value (uv 0.13's ``uv run --help``; ``-w``, ``-i``, ``-f``, ``-P``, ``-C``, ``-p``
+#: short), but ``--directory``, which moves the run out of the working folder the pin's paths are relative to.
+UV_RUN_VALUED = frozenset({
+    "--extra", "--no-extra", "--group", "--no-group", "--only-group", "--no-editable-package", "--env-file", "--with",
+    "--with-editable", "--with-requirements", "--package", "--python-platform", "--index", "--default-index",
+    "--index-url", "--extra-index-url", "--find-links", "--index-strategy", "--keyring-provider", "--upgrade-package",
+    "--upgrade-group", "--resolution", "--prerelease", "--prerelease-package", "--fork-strategy", "--exclude-newer",
+    "--exclude-newer-package", "--no-sources-package", "--reinstall-package", "--link-mode", "--config-setting",
+    "--config-settings-package", "--no-build-isolation-package", "--no-build-package", "--no-binary-package",
+    "--cache-dir", "--refresh-package", "--python", "--color", "--allow-insecure-host", "--project", "--config-file"})
+#: ``uv run``'s options that take none (``--module``: the program is a module, run by the environment's Python), but
+#: ``--script`` and ``--gui-script`` (the program is a script file).
+UV_RUN_FLAGS = frozenset({
+    "--all-extras", "--no-dev", "--only-dev", "--no-default-groups", "--all-groups", "--module", "--no-editable",
+    "--exact", "--no-env-file", "--isolated", "--active", "--no-sync", "--locked", "--frozen", "--all-packages",
+    "--no-project", "--no-index", "--upgrade", "--no-sources", "--reinstall", "--compile-bytecode",
+    "--no-build-isolation", "--no-build", "--no-binary", "--require-build-hashes", "--no-require-build-hashes",
+    "--no-cache", "--refresh", "--managed-python", "--no-managed-python", "--no-python-downloads", "--quiet",
+    "--verbose", "--system-certs", "--offline", "--no-progress", "--no-config"})
+#: ``uv run``'s short options: those that take a value, those that take none (``-m`` is ``--module``).
+UV_RUN_SHORT_VALUED, UV_RUN_SHORT_FLAGS = "wifPCp", "mUnqv"
+
+
+def launched_at(words: Sequence[str]) -> int:
+    """The index in ``words`` (a command's) of the program a word put after it reaches: :func:`program_at`'s, and past
+    ``uv run`` and its options there (ops46: ``uv run --with pytest pytest``, ``uv run -m pytest``, ``uv run --
+    pytest``: uv runs that word with the rest of the command's words after it); ``len(words)`` for a ``uv run``
+    whose options are not all read (one not in uv 0.13's, ``--directory``, ``--script``: a word put after them may
+    not reach a pytest run in the working folder)."""
+    n = program_at(words)
+    if not (n + 1 < len(words) and PurePosixPath(words[n]).name == "uv" and words[n + 1] == "run"):
+        return n
+    n += 2
+    while n < len(words) and words[n].startswith("-") and words[n] != "-":
+        word = words[n]
+        if word == "--":
+            return n + 1
+        name, eq, _ = word.partition("=")
+        if word.startswith("--"):
+            if name in UV_RUN_VALUED:
+                n += 1 if eq else 2
+            elif word in UV_RUN_FLAGS:
+                n += 1
+            else:
+                return len(words)
+            continue
+        for i, flag in enumerate(word[1:], 2):  # a group of short flags, as clap reads it
+            if flag in UV_RUN_SHORT_VALUED:
+                n += 1 if i < len(word) else 2  # the rest of the group, else the next word
+                break
+            if flag not in UV_RUN_SHORT_FLAGS:
+                return len(words)
+        else:
+            n += 1
+    return min(n, len(words))
 
 
 def pytest_args(command: str) -> list[str]:

@@ -80,6 +80,7 @@ variables :func:`host_test_env` keeps reach a test command at all (:data:`TEST_E
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import posixpath
@@ -373,9 +374,19 @@ def run_version(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = No
     when unknown, or when the tree holds a pytest of its own (:func:`_own_pytest`: that one runs). The one place a
     run's pytest is asked for (soft44: the softener's reading, :func:`pytest_setup`, and the pin's, in
     :func:`run_tests`)."""
+    return _version_on(workdir, test_cmd, run_path(workdir, env))
+
+
+def run_path(workdir: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """The ``PATH`` a run in ``workdir`` with ``env`` (:func:`run_tests`'s) has (:func:`scrubbed_env`'s)."""
+    return scrubbed_env(workdir, host_test_env(env)).get("PATH")
+
+
+def _version_on(workdir: Path, test_cmd: str, path: str | None) -> tuple[int, int] | None:
+    """:func:`run_version` for a run whose ``PATH`` is ``path``."""
     if _own_pytest(Path(workdir)):
         return None
-    python = run_python(test_cmd, scrubbed_env(workdir, host_test_env(env)).get("PATH"))
+    python = run_python(test_cmd, path)
     return pytest_version(python) if python is not None else None
 
 
@@ -388,9 +399,16 @@ def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str], whole: Se
     (twin43: a canary run read it twice, for its files and for its pin). Paths relative to ``workdir``, so it holds
     for a copy of it as well. ``env``: the run's (:func:`run_tests`'s ``env``): read for the pytest it runs
     (:func:`run_version`; soft44: read by pytest 9's rules, a pytest 8 run's functions were softened by a file
-    pytest 8 does not read, while its pin named the one it does)."""
-    return pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
-                                   targets if whole is None else whole, run_version(workdir, test_cmd, env))
+    pytest 8 does not read, while its pin named the one it does). The version it was read for is asked here, once
+    for the run: the setup keeps the command and ``PATH`` it was asked for (``asked``), and :func:`run_tests` of the
+    same two takes it instead of asking again (ops46: the ``PATH`` lookup and the script's ``#!`` read were made
+    twice a run). Asked each call, never kept by the process: a ``PATH`` or environment changed between runs is
+    asked again."""
+    path = run_path(workdir, env)
+    version = _version_on(workdir, test_cmd, path)
+    return dataclasses.replace(pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
+                                                       targets if whole is None else whole, version),
+                               asked=(test_cmd, path))
 
 
 def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
@@ -688,8 +706,11 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     log_path = out_dir / LOG_FILE
     run_env = scrubbed_env(workdir, host_test_env(env), test_timeout_s=test_timeout_s)  # no secret of the host
     # the pytest that runs, its version asked once (conf43: the pin names the file it reads; a tree with a pytest
-    # of its own runs that one, unknown), as the softener's reading asked it (soft44: run_version)
-    version = run_version(workdir, test_cmd, env)
+    # of its own runs that one, unknown), as the softener's reading asked it (soft44: run_version); ops46: a setup
+    # asked for this command on this PATH (pytest_setup, for this run) holds the answer
+    path = run_env.get("PATH")
+    version = setup.version if setup is not None and setup.asked == (test_cmd, path) \
+        else _version_on(workdir, test_cmd, path)
     by_file = ("{junit}" not in test_cmd and bool(targets) and not any("\n" in t or "\r" in t for t in targets)
                and version is not None and version >= ARGSFILE_PYTEST)
     pin = pinned_config(workdir, test_cmd, targets, out_dir, whole, version, setup) if pytest_words(test_cmd) else []

@@ -184,7 +184,8 @@ def test_the_pace_is_the_progress_lines_eta_said_after_the_first_graded_attack_a
 def test_the_high_end_scales_with_the_machines_load_now(tmp_path: Path) -> None:
     """ops43: ``verify --attacks`` on pluggy under load 10-15 on 2 CPUs took ×3.1 its one-figure estimate, above the
     range's ×2: the high end is also the load average over the CPUs this process may use (:func:`machine_load`, read
-    from ``os.getloadavg``, the affinity and the cgroup's CPU quota, v2 or v1), when that is more."""
+    from ``os.getloadavg``, the affinity and the cgroup's CPU quota, v2 or v1, its folders found through
+    ``mountinfo`` as the sandboxes' cgroups are: ops46), when that is more."""
     from pytest_homefield.commands.verify import Estimate, machine_load
 
     crowded = Estimate.of(600.0, [], (13.4, 2.0))
@@ -197,24 +198,65 @@ def test_the_high_end_scales_with_the_machines_load_now(tmp_path: Path) -> None:
     assert Estimate.of(600.0, [], (1.0, 2.0)).factor == 2.0  # an idle machine: LOADED
     assert Estimate.of(600.0, [], (9.0, 0.0)).factor == 2.0  # CPUs not measured: no load figure
     affinity = float(len(os.sched_getaffinity(0)))
-    cases = {"v2-quota": ("0::/a/b\n", {"a/b/cpu.max": "150000 100000\n"}, min(affinity, 1.5)),
-             "v2-max": ("0::/a\n", {"a/cpu.max": "max 100000\n"}, affinity),
+    # (proc/self/cgroup, [(mount root, mount point under tmp, fs type, super options)], files, CPUs)
+    v2 = ("/", "cg", "cgroup2", "rw,nsdelegate")
+    cases = {"v2-quota": ("0::/a/b\n", [v2], {"cg/a/b/cpu.max": "150000 100000\n"}, min(affinity, 1.5)),
+             "v2-max": ("0::/a\n", [v2], {"cg/a/cpu.max": "max 100000\n"}, affinity),
+             # a quota above this process's own cgroup bounds it too (it read its own "max" and stopped)
+             "v2-parent-quota": ("0::/a/b\n", [v2], {"cg/a/b/cpu.max": "max 100000\n",
+                                                     "cg/a/cpu.max": "100000 100000\n"}, 1.0),
+             # mounted elsewhere than /sys/fs/cgroup, and a cgroup namespace whose root is this cgroup
+             "v2-elsewhere": ("0::/\n", [("/", "mnt/unified", "cgroup2", "rw")],
+                              {"mnt/unified/cpu.max": "120000 100000\n"}, min(affinity, 1.2)),
              "v1-quota": ("4:cpu,cpuacct:/c\n1:memory:/c\n",
+                          [("/", "cpu,cpuacct", "cgroup", "rw,cpu,cpuacct"), ("/", "memory", "cgroup", "rw,memory")],
                           {"cpu,cpuacct/c/cpu.cfs_quota_us": "50000\n", "cpu,cpuacct/c/cpu.cfs_period_us": "100000\n"},
                           1.0),  # half a CPU is never under one
-             "v1-none": ("4:cpu:/\n", {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"},
-                         affinity),
-             "none": ("", {}, affinity)}
-    for name, (cgroup, files, cpus) in cases.items():
-        root, proc = tmp_path / name / "cgroup", tmp_path / name / "proc"
+             # a container's v1 hierarchy: its cgroup is the mount's root, mounted as "cpu"
+             "v1-container": ("4:cpu,cpuacct:/docker/x\n", [("/docker/x", "cpu", "cgroup", "rw,cpu,cpuacct")],
+                              {"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1.0),
+             "v1-none": ("4:cpu:/\n", [("/", "cpu", "cgroup", "rw,cpu")],
+                         {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, affinity),
+             "none": ("", [], {}, affinity)}
+    for name, (cgroup, mounts, files, cpus) in cases.items():
+        root, proc = tmp_path / name, tmp_path / name / "proc"
         (proc / "self").mkdir(parents=True)
         (proc / "self" / "cgroup").write_text(cgroup)
+        (proc / "self" / "mountinfo").write_text("".join(
+            f"{30 + i} 25 0:{30 + i} {mroot} {root / point} rw,nosuid shared:9 - {fstype} {fstype} {options}\n"
+            for i, (mroot, point, fstype, options) in enumerate(mounts)))
         for rel, text in files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
-        load, got = machine_load(root, proc)
+        load, got = machine_load(proc)
         assert got == pytest.approx(cpus) and load == pytest.approx(os.getloadavg()[0], abs=2.0), name
     assert machine_load()[1] >= 1.0
+
+
+def test_the_high_end_scales_by_the_load_now_over_the_load_its_seconds_were_timed_at() -> None:
+    """ops46 (ops43's pluggy verify): its gradings' seconds were timed at load 10-17 on 2 CPUs and the session
+    started at load 14.7, so the high end said ×7.3 ("up to 1h12m" of 9m50s) where it took ×2.3 (22m35s): the
+    load was counted twice. Each record now keeps the load per CPU it ran at (``load_per_cpu``), and the high
+    end scales by the load per CPU now over then; a record without it counts as an idle machine, as before."""
+    from pytest_homefield.commands.verify import Estimate
+
+    def records(n: int, load: float | None) -> list[dict[str, float]]:  # ×2.3 in all: 13 s of work, 16.9 s more
+        return [{"test_s": 10.0, "host_s": 3.0, "wall_s": 4.9, "wait_s": 12.0,
+                 **({"load_per_cpu": load} if load is not None else {})} for _ in range(n)]
+    now = (14.7, 2.0)
+    timed_loaded = Estimate.of(590.0, records(50, 7.0), now)
+    assert timed_loaded.then == pytest.approx(7.0) and timed_loaded.scaled == pytest.approx(1.05)
+    assert timed_loaded.factor == pytest.approx(2.3)  # what the attempts took in all wins: ×7.35 before
+    assert timed_loaded.words(2).startswith("about 9m50s with 2 workers, up to 22m36s on a loaded machine (×2.3: what")
+    assert Estimate.of(590.0, records(50, None), now).factor == pytest.approx(7.35)  # old records: as before
+    assert Estimate.of(590.0, records(50, 0.4), now).factor == pytest.approx(7.35)  # timed on an idle machine
+    half = Estimate.of(590.0, records(25, 7.0) + records(25, None), now)  # weighted by their seconds: 4.0
+    assert half.then == pytest.approx(4.0) and half.factor == pytest.approx(2.3)
+    quiet = Estimate.of(590.0, records(5, 1.5), (30.0, 2.0))  # much busier now than then: ×10
+    assert quiet.factor == pytest.approx(10.0)
+    assert quiet.words(2).endswith("(×10.0: the machine's load average is 30.0 on 2 CPUs now: each process wanting "
+                                   "a CPU gets about 1/15.0 of one, against 1/1.5 when these tasks' earlier "
+                                   "gradings were timed)")
 
 
 

@@ -134,6 +134,11 @@ def test_oracle_attempt_is_solved_and_recorded(cache: SnapshotCache, task: Task,
     assert r.run_id == "r1"
     assert r.agent_version is not None and r.wall_s is not None and r.test_s > 0
     assert r.started_at <= r.finished_at
+    # ops46: the machine's load over its CPUs while it ran, what verify's estimate scales its seconds by
+    from pytest_homefield.sandbox.proccap import machine_load
+    load, cpus = machine_load()
+    assert r.load_per_cpu is not None and abs(r.load_per_cpu - load / cpus) < 4.0, (r.load_per_cpu, load, cpus)
+    assert Result.from_dict(r.to_dict()).load_per_cpu == r.load_per_cpu
     art = spec.artifacts
     assert art == tmp_path / "run" / "attempts" / task.id / "oracle" / "1"
     assert "+def sub(a, b):" in (art / "diff.patch").read_text()

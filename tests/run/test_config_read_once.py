@@ -8,6 +8,7 @@ started (``testrun._run_private``), both delegating to the real functions."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -60,3 +61,32 @@ def test_a_grading_reads_the_configuration_once_a_run(tmp_path: Path, monkeypatc
     assert g.outcome == "solved", g.error
     runs, reads = calls.count("run"), calls.count("read")
     assert runs >= 3 and 1 <= reads <= runs, calls
+
+
+@pytest.mark.slow
+def test_a_run_asks_which_pytest_it_starts_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops46 (r36's "looked at"): a run asked which pytest it starts twice, for its softened files and its
+    configuration (``testrun.pytest_setup``) and again for its pin (``_run_private``): the ``PATH`` lookup and the
+    script's ``#!`` read, twice. The setup now keeps the command and ``PATH`` it was asked for, and the run takes
+    its answer; a run on another ``PATH`` (a venv changed between runs of one process) asks again, on its own."""
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_one.py").write_text("def test_one():\n    assert True\n")
+    asked: list[str | None] = []
+
+    def ask(test_cmd: str, path: str | None) -> str | None:
+        asked.append(path)
+        return real(test_cmd, path)
+    real = testrun.run_python
+    monkeypatch.setattr(testrun, "run_python", ask)
+    targets = ["tests/test_one.py::test_one"]
+    setup = testrun.pytest_setup(tree, "python -m pytest", targets)
+    run = testrun.run_tests(tree, "python -m pytest", targets, out_dir=tmp_path / "out1", setup=setup)
+    assert run.exit_code == 0, run
+    assert len(asked) == 1, asked  # 2 before: the setup's and the run's
+    other = tmp_path / "bin"
+    other.mkdir()
+    moved = {**testrun.host_test_env(None), "PATH": f"{other}{os.pathsep}{os.environ['PATH']}"}
+    run = testrun.run_tests(tree, "python -m pytest", targets, out_dir=tmp_path / "out2", setup=setup, env=moved)
+    assert run.exit_code == 0, run
+    assert len(asked) == 2 and asked[1] is not None and asked[1].startswith(str(other)), asked

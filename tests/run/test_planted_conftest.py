@@ -247,3 +247,37 @@ def test_a_command_naming_its_configuration_gets_no_pin(tmp_path: Path, command:
     over the command's own)."""
     root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n", "ci/pytest.ini": "[pytest]\n"})
     assert pinned_config(root, command, ["tests/test_a.py"], tmp_path) == []
+
+
+#: ops46: ``uv run [uv options] pytest …`` and ``uv run … python -m pytest …`` commands, pinned as ``env A=1 pytest``
+UV_COMMANDS = ["uv run pytest --junitxml={junit} {files}",
+               "uv run --offline --with pytest pytest -q --junitxml={junit} {files}",
+               "uv run --offline -w pytest python -m pytest --junitxml={junit} {files}",
+               "uv run --no-project -m pytest --junitxml={junit} {files}"]
+
+
+@pytest.mark.slow  # uv and pytest processes: about 1.5 s of CPU a case
+@pytest.mark.parametrize("command", UV_COMMANDS)
+def test_a_uv_run_junit_command_reads_nothing_above_the_tree(tmp_path: Path, command: str) -> None:
+    """Real uv and pytest, as :func:`test_a_junit_pytest_command_reads_nothing_above_the_tree`: a ``uv run`` command
+    (uv's options read past, ``pytest_config.launched_at``) is pinned right after the words that start pytest, so the
+    ``conftest.py`` planted above the tree is not loaded. Before (r36's "left"), in 3 of these 4 (``uv run -m
+    pytest`` was read as a Python's ``-m``): no pin, the planted conftest ran (its rootdir the folder above:
+    ``w.tests.test_a``), and the grading's refusal of a configuration above the copy made such a task's attempts
+    ``infra``."""
+    import os
+    import shutil
+    import sys
+
+    from pytest_homefield.sandbox.testrun import run_tests
+
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    if shutil.which("uv", path=path) is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(f"open({str(tmp_path / 'loaded')!r}, 'w').close()\n")
+    root = _tree(tmp_path / "w", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    run = run_tests(root, command, ["tests/test_a.py::test_a"], out_dir=tmp_path / "out",
+                    env={**os.environ, "PATH": path}, timeout_s=120)
+    assert not (tmp_path / "loaded").exists(), run
+    assert run.outcomes == {"tests.test_a::test_a": "passed"}, (run.outcomes, run.error)

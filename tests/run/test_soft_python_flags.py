@@ -47,8 +47,9 @@ def test_python_short_flags_start_pytest(command: str, args: list[str]) -> None:
     ("python3 -I -m pytest --junitxml={junit}", 4), ("python -W error -mpytest --junitxml={junit}", 4),
     ("python -m pytest --junitxml={junit}", 3), ("pytest --junitxml={junit}", 1),
     ("python -c 'import pytest' --junitxml={junit}", 0), ("python -m other --junitxml={junit}", 0),
-    ("coverage run -m pytest --junitxml={junit}", 4), ("uv run pytest --junitxml={junit}", 0),
-    ("uv run --with pytest python -m pytest --junitxml={junit}", 0),
+    ("coverage run -m pytest --junitxml={junit}", 4), ("uv run pytest --junitxml={junit}", 3),  # ops46: 0 before
+    ("uv run --with pytest python -m pytest --junitxml={junit}", 7),
+    ("uv run --directory d pytest --junitxml={junit}", 0),
     ("env A=1 pytest --junitxml={junit}", 3), ("make test OUT={junit}", 0),
     ("sh -c 'pytest --junitxml={junit}'", 0)])
 def test_a_custom_command_is_pinned_after_python_s_flags(command: str, words: int) -> None:

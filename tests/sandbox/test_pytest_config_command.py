@@ -28,9 +28,21 @@ CASES: dict[str, tuple[int | None, list[str]]] = {
     # gatk43: a Python's -m running pytest starts it wherever it is, its flags read as Python reads them
     "coverage run -m pytest --junitxml={junit}": (4, ["--junitxml={junit}"]),
     "python -I -mpytest --junitxml={junit}": (3, ["--junitxml={junit}"]),
-    # another program first: its options read as pytest's (the widest reading), no word put in for it
-    "uv run pytest -o python_functions=check_* --junitxml={junit}": (None, ["-o", "python_functions=check_*",
-                                                                              "--junitxml={junit}"]),
+    # ops46: uv run and its options start the program after them
+    "uv run pytest -o python_functions=check_* --junitxml={junit}": (3, ["-o", "python_functions=check_*",
+                                                                           "--junitxml={junit}"]),
+    "uv run --with pytest python -m pytest --junitxml={junit}": (7, ["--junitxml={junit}"]),
+    "uv run --with pytest pytest -q --junitxml={junit}": (5, ["-q", "--junitxml={junit}"]),
+    "uv run --frozen -p 3.12 --with=pytest-xdist pytest -x --junitxml={junit}": (7, ["-x", "--junitxml={junit}"]),
+    "uv run -qwpytest -m pytest --junitxml={junit}": (5, ["--junitxml={junit}"]),
+    "uv run -- pytest --junitxml={junit}": (4, ["--junitxml={junit}"]),
+    "env A=1 uv run pytest --junitxml={junit}": (5, ["--junitxml={junit}"]),
+    # another program first: its options read as pytest's (the widest reading), no word put in for it; so a uv run
+    # whose options are not all read (one uv 0.13 has not, --directory moving the run, --script)
+    "uv run --directory sub pytest -q --junitxml={junit}": (None, ["-q", "--junitxml={junit}"]),
+    "uv run --no-such-option pytest --junitxml={junit}": (None, ["--junitxml={junit}"]),
+    "uv run -s pytest --junitxml={junit}": (None, ["--junitxml={junit}"]),
+    "tox -e pytest --junitxml={junit}": (None, ["--junitxml={junit}"]),
     "env -i pytest --junitxml={junit}": (None, ["--junitxml={junit}"]),
     "sh -c 'pytest --junitxml={junit}'": (None, []),
     "tool --junit {junit}": (None, []),
@@ -59,4 +71,5 @@ def test_one_parse_answers_both(command: str, tmp_path: Path) -> None:
 def test_a_command_without_junit_is_always_pinned() -> None:
     """A command without ``{junit}`` is a pytest command whatever starts it (its pin and the reporter's options go at
     its end): as before."""
-    assert pytest_words("uv run pytest") == 1 and pytest_words("") == 3 and pytest_words("'unclosed") == 0
+    assert pytest_words("uv run pytest") == 3 and pytest_words("uv run --directory d pytest") == 1
+    assert pytest_words("") == 3 and pytest_words("'unclosed") == 0
