@@ -190,6 +190,10 @@ __all__ = [
 #: ``coverage run -m pytest``: by pytest 9's reading before, a pytest 8 run of theirs pinned to ``-c pytest.toml``).
 #: 26 (ops46): ``uv run [uv options] pytest …`` and ``uv run --with pytest python -m pytest …`` commands are pinned (a
 #: ``conftest.py`` above the tree was loaded by them, and a configuration there refused the grading, ``infra``).
+#: And every sandbox's test run is closed to user namespaces, POSIX message queues and more than 256 queued signals
+#: (satk46: a repository's tests making either now fail in every arm); and the reporter reads a plain maker returning
+#: a name it assigned a taking context as taking (gatk46), and the canary planner makes no twin a real fix satisfies
+#: (``raises(match=)`` twins change a part every match holds; ``assertCountEqual`` twins hold other items: gatk46).
 VERIFY_VERSION = 26
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
