@@ -497,7 +497,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         cleanup.callback(nofollow.remove_tree, box)
         caps = capabilities_of(spec.agent)
         prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
-        (art / PROMPT_FILE).write_text(prompt, encoding="utf-8")  # exactly as sent, for `homefield view`
+        nofollow.write_bytes(art, PROMPT_FILE, prompt.encode("utf-8"))  # exactly as sent, for `homefield view`
         tmpdir = box / "tmp"
         sandboxes = spec.sandboxes or Sandboxes.choose(spec.sandbox, spec.sandbox_hook)
         try:  # with a hook these never raise: the hook over no sandbox
@@ -557,7 +557,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         try:
             ar = believable(spec.agent.run(ctx))  # its numbers as a record may hold them, whoever made them
         except Exception as exc:
-            (art / "agent.err").write_text(traceback.format_exc())
+            nofollow.write_bytes(art, "agent.err", traceback.format_exc().encode())
             ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
         finally:
             sb.close()
@@ -570,9 +570,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         ar, fault = _judged(ar, folders, spec.limits, baseline, watch, art, free_before)
         base["sandbox"] = sb.recorded
         for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
-            path = art / name
-            if not path.exists():
-                path.write_text(f"({spec.agent.name} runs inside homefield and wrote nothing to {name[6:]})\n")
+            if not os.path.lexists(art / name):  # a link the agent left is its entry, never written through (link46)
+                nofollow.write_bytes(art, name, f"({spec.agent.name} runs inside homefield and wrote nothing to "
+                                                f"{name[6:]})\n".encode())
         fields: dict[str, Any] = dict(
             exit_code=ar.exit_code, cost_usd=ar.cost_usd, cost_partial=ar.cost_partial,
             input_tokens=ar.input_tokens, output_tokens=ar.output_tokens, cache_read_tokens=ar.cache_read_tokens,
@@ -640,13 +640,13 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
         pristine, tampered = cache.checked_pristine(spec.task)
         if fault is not None:  # nothing of the tree is read (a pipe would block, a huge file fill the run)
             v = _Verdict("agent_error", fault)
-            (art / "diff.patch").write_text("")
+            nofollow.write_bytes(art, "diff.patch", b"")  # replaces a link the agent left there (link46)
         elif ar.outcome is not None:
             # the agent's word, §8; the change is kept for auditing, though not graded
             v = _Verdict(ar.outcome, ar.error, claimed=ar.outcome in UNSCORED_OUTCOMES and not ar.established)
             changes = tree_changes(pristine, workspace)
-            (art / "diff.patch").write_text(capped_diff(pristine, workspace, list(changes), changes,
-                                                        spec.limits.output_bytes).text)
+            nofollow.write_bytes(art, "diff.patch", capped_diff(pristine, workspace, list(changes), changes,
+                                                                spec.limits.output_bytes).text.encode("utf-8"))
         else:
             test_env = grading_env(spec, cache)
             seed = task_seed(spec.canary_key or cache.key(), spec.task)

@@ -1,0 +1,128 @@
+"""link46 (issue 30, contracts §9 "host-side file work never follows the agent's links"): under ``--sandbox none``
+the agent and the graded code run as the user and can swap a file of the attempt's folder for a link between two
+of homefield's writes. Before: ``diff.patch`` was written with ``Path.write_text`` (through a link: the user's file
+it named was overwritten), ``agent.out`` was read through a link (another file's last line read as the agent's
+usage line), and the note written into an ``agent.err`` that is missing followed a dangling link (a file made where
+it pointed, outside ``.homefield``). Now each is reached without following a link: a write replaces the entry
+(:func:`~pytest_homefield.sandbox.nofollow.write_bytes`), a read refuses a link
+(:func:`~pytest_homefield.store.open_own`)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import GOOD_CALC, Fixture, build, cmd_agent, task_for, writes_calc
+
+from pytest_homefield.layout import attempt_dir
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.sandbox.modes import SandboxChoice
+
+USER_TEXT = "the user's own notes\n"
+FORGED_USAGE = '{"cost_usd": 123.5, "model": "forged-by-a-link"}\n'
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
+    yield build(tmp_path_factory.mktemp("own-files") / "repo")
+
+
+@pytest.mark.slow
+def test_an_attempt_never_writes_or_reads_through_links_the_agent_put_in_its_folder(repo: Fixture,
+                                                                                       tmp_path: Path) -> None:
+    task = task_for(repo)
+    run_dir = tmp_path / "run"
+    art = attempt_dir(run_dir, task.id, "attack", 1)
+    user = tmp_path / "user"
+    user.mkdir()
+    notes, usage, made = user / "notes.txt", user / "usage.txt", user / "made-by-homefield.txt"
+    notes.write_text(USER_TEXT)
+    usage.write_text(FORGED_USAGE)
+    q = shlex.quote
+    command = " && ".join([
+        writes_calc(GOOD_CALC),
+        f"ln -s {q(str(notes))} {q(str(art / 'diff.patch'))}",  # homefield writes the diff here after the run
+        f"rm {q(str(art / 'agent.err'))} && ln -s {q(str(made))} {q(str(art / 'agent.err'))}",  # dangling
+        f"rm {q(str(art / 'agent.out'))} && ln -s {q(str(usage))} {q(str(art / 'agent.out'))}",
+    ])
+    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=1, run_id="r", run_dir=run_dir,
+                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
+    cache = SnapshotCache(repo=repo.root)
+    try:
+        cache.keep([task])
+        r = run_attempt(spec, cache)
+    finally:
+        cache.close()
+    assert (r.outcome, r.error) == ("solved", None)
+    assert notes.read_text() == USER_TEXT  # before: the diff was written over it
+    assert not made.exists()  # before: the "wrote nothing" note made it, outside the run folder
+    assert r.cost_usd != 123.5 and r.model != "forged-by-a-link"  # before: the linked file's line was read
+    diff = art / "diff.patch"
+    assert not diff.is_symlink() and "src/calc/__init__.py" in diff.read_text()
+
+
+# -- the appenders of an attempt's, a run's and a service's folder ------------------------------------------
+
+
+def _linked(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """``(link, user file)``: ``tmp_path/folder/name`` a link to a file of the user's holding :data:`USER_TEXT`."""
+    user = tmp_path / "user.txt"
+    user.write_text(USER_TEXT)
+    link = tmp_path / "folder" / name
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(user)
+    return link, user
+
+
+@pytest.mark.parametrize("append", [False, True])
+def test_an_output_file_is_never_opened_through_a_link(tmp_path: Path, append: bool) -> None:
+    """``agent.out`` / ``agent.err`` and a test run's log (:class:`CappedSink`). Before: opened with ``open(path,
+    "wb")`` / ``"ab"``, which followed the link: the user's file emptied, the output written into it."""
+    from pytest_homefield.sandbox.streams import CappedSink
+    from pytest_homefield.store import NotOwnFile
+
+    link, user = _linked(tmp_path, "agent.out")
+    with pytest.raises(NotOwnFile) as err:
+        CappedSink(link, 1 << 20, append=append).write(b"output\n")
+    assert str(err.value) == f"{link}: a symlink, never followed"
+    assert user.read_text() == USER_TEXT and link.is_symlink()
+
+
+def test_a_command_output_file_is_never_opened_through_a_link(tmp_path: Path) -> None:
+    """:func:`run_process` without a cap (a service's ``ready`` command's output). Before: ``open(path, "wb")``."""
+    import os
+
+    from pytest_homefield.sandbox.procs import run_process
+    from pytest_homefield.store import NotOwnFile
+
+    link, user = _linked(tmp_path, "ready.tmp")
+    with pytest.raises(NotOwnFile, match="a symlink, never followed"):
+        run_process(["/bin/sh", "-c", "echo hi"], cwd=tmp_path, env=os.environ, timeout_s=30, stdout_path=link,
+                    stderr_path=None)
+    assert user.read_text() == USER_TEXT
+
+
+def test_the_proxy_log_is_never_appended_through_a_link(tmp_path: Path) -> None:
+    """``proxy.log``, opened at each request while the agent runs. Before: ``open(path, "ab")`` followed a link
+    the agent put there and wrote the request lines into the user's file."""
+    from pytest_homefield.sandbox.proxy import ProxyLog
+
+    link, user = _linked(tmp_path, "proxy.log")
+    log = ProxyLog(link)
+    log.write("refused", "CONNECT", "example.com:443", "not on the allowlist")
+    log.write("refused", "CONNECT", "example.org:443", "not on the allowlist")
+    assert user.read_text() == USER_TEXT and log.counts["refused"] == 2
+
+
+def test_a_service_log_is_never_written_through_a_link(tmp_path: Path) -> None:
+    """A service's log. Before: its start line was appended to the user's file through the link (and the server's
+    output after it). Now the start stops in one line naming the log."""
+    from pytest_homefield.sandbox.services import Instance, ServiceError, ServiceSpec, free_port
+
+    link, user = _linked(tmp_path, "svc.log")
+    with pytest.raises(ServiceError) as err:
+        Instance(ServiceSpec("svc", "sleep 30", timeout_s=5), free_port(), link).start()
+    assert str(err.value) == f"service 'svc' cannot write its log {link}: a symlink, never followed"
+    assert user.read_text() == USER_TEXT
