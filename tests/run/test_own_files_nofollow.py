@@ -126,3 +126,27 @@ def test_a_service_log_is_never_written_through_a_link(tmp_path: Path) -> None:
         Instance(ServiceSpec("svc", "sleep 30", timeout_s=5), free_port(), link).start()
     assert str(err.value) == f"service 'svc' cannot write its log {link}: a symlink, never followed"
     assert user.read_text() == USER_TEXT
+
+
+@pytest.mark.slow
+def test_resume_of_a_run_whose_results_are_a_link_exits_2_in_one_line(mined: Path, tmp_path: Path) -> None:
+    """fix45 left: ``--resume`` of a run whose ``results.jsonl`` graded code linked elsewhere refused to start with
+    pytest's usage-error status, 4 (``ERROR: …``), as for a wrong flag. Now exit 2, one line naming the file, as
+    ``homefield report`` of that run; nothing read or written through the link."""
+    from helpers.e2e_repo import copy_mined, homefield
+
+    repo = copy_mined(mined, tmp_path / "repo")
+    base = ["run", "--agent", "noop", "--attempts", "1", "--max-tasks", "1", "--run-id", "r", "-n", "0"]
+    assert homefield(repo, *base).returncode == 0
+    results = repo / ".homefield" / "runs" / "r" / "results.jsonl"
+    forged = tmp_path / "forged.jsonl"
+    forged.write_bytes(results.read_bytes())
+    results.unlink()
+    results.symlink_to(forged)
+    before = forged.read_bytes()
+    proc = homefield(repo, *base, "--resume")
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+    assert (proc.returncode, lines) == (2, [f"Exit: pytest-homefield: {results}: a symlink, never followed"]), lines
+    assert forged.read_bytes() == before and results.is_symlink()
+    report = homefield(repo, "report", "r")
+    assert report.returncode == 2 and report.stderr == f"homefield report: {results}: a symlink, never followed\n"
