@@ -464,6 +464,26 @@ def grading_env(spec: AttemptSpec, cache: SnapshotCache) -> dict[str, str] | Non
                       isolated=True).apply(_setup_env())
 
 
+def _fresh_folder(run_dir: Path, art: Path) -> None:
+    """Make the attempt's folder ``art`` (below ``run_dir``) an empty folder of homefield's: a retried unscored
+    attempt's old folder is removed by descriptor (:func:`~.nofollow.remove_tree`, any depth), a link left where it
+    was (graded code of that attempt runs as the user under ``--sandbox none``) is removed as a link, and the
+    folders from ``run_dir`` down are made without following a link (link46: before, ``shutil.rmtree`` refused the
+    link, ``ignore_errors`` hid it, and ``mkdir(exist_ok=True)`` took the linked folder: the attempt's files were
+    written wherever it pointed). Raises :class:`~.nofollow.LinkInTheWay` when a folder above it is a link."""
+    rel = art.relative_to(run_dir)
+    try:
+        st = os.lstat(art)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        nofollow.remove_tree(art)
+    elif st is not None:
+        nofollow.remove(run_dir, rel.as_posix())  # a link or a file: the entry itself
+    run_dir.mkdir(parents=True, exist_ok=True)
+    nofollow.make_dirs(run_dir, rel.as_posix())
+
+
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     """Run one attempt and grade it. Never raises for agent, snapshot or grading failures: those are
     recorded as outcomes (``infra`` for harness problems). Writes ``prompt.txt`` (the prompt exactly as
@@ -472,9 +492,6 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     on every way out."""
     started = time.monotonic()  # host_s: the attempt's seconds less the agent's, the test runs' and the waits
     art = spec.artifacts
-    if art.exists():  # a retried unscored attempt: start clean
-        shutil.rmtree(art, ignore_errors=True)
-    art.mkdir(parents=True, exist_ok=True)
     base: dict[str, Any] = dict(run_id=spec.run_id, task_id=spec.task.id, agent=spec.agent.name,
                                 attempt=spec.attempt, variant=spec.variant, started_at=_now())
     try:
@@ -485,6 +502,11 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     def infra(error: str) -> Result:
         return Result(**base, outcome="infra", error=error, finished_at=_now(),
                       host_s=round(time.monotonic() - started, 3))
+
+    try:
+        _fresh_folder(spec.run_dir, art)
+    except OSError as exc:  # a link above it (LinkInTheWay): nothing of the attempt is written there
+        return infra(f"cannot make the attempt's folder {art}: {exc}")
 
     with contextlib.ExitStack() as cleanup:  # last out: the workspace and the temp folder, on every way out
         try:

@@ -150,3 +150,53 @@ def test_resume_of_a_run_whose_results_are_a_link_exits_2_in_one_line(mined: Pat
     assert forged.read_bytes() == before and results.is_symlink()
     report = homefield(repo, "report", "r")
     assert report.returncode == 2 and report.stderr == f"homefield report: {results}: a symlink, never followed\n"
+
+
+def _attempt(repo: Fixture, run_dir: Path, command: str) -> tuple[str, str | None]:
+    task = task_for(repo)
+    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=1, run_id="r", run_dir=run_dir,
+                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
+    cache = SnapshotCache(repo=repo.root)
+    try:
+        cache.keep([task])
+        r = run_attempt(spec, cache)
+    finally:
+        cache.close()
+    return r.outcome, r.error
+
+
+@pytest.mark.slow
+def test_a_retried_attempt_whose_folder_was_made_a_link_writes_nothing_through_it(repo: Fixture,
+                                                                                   tmp_path: Path) -> None:
+    """An unscored attempt is made again in the same folder (``--resume``); graded code of the try before ran as
+    the user and replaced that folder with a link to a folder of the user's. Before: ``shutil.rmtree`` refused the
+    link (``ignore_errors`` hid it) and ``mkdir(exist_ok=True)`` took the linked folder: ``prompt.txt``,
+    ``agent.out`` and ``diff.patch`` were written into the user's folder. Now the link is removed as a link and the
+    attempt gets a folder of its own."""
+    task = task_for(repo)
+    run_dir = tmp_path / "run"
+    art = attempt_dir(run_dir, task.id, "attack", 1)
+    art.parent.mkdir(parents=True)
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "notes.txt").write_text(USER_TEXT)
+    art.symlink_to(user)
+    outcome, _ = _attempt(repo, run_dir, "true")
+    assert outcome == "empty_patch"
+    assert sorted(p.name for p in user.iterdir()) == ["notes.txt"] and (user / "notes.txt").read_text() == USER_TEXT
+    assert not art.is_symlink() and (art / "prompt.txt").is_file() and (art / "diff.patch").is_file()
+
+
+@pytest.mark.slow
+def test_an_attempt_below_a_linked_folder_of_the_run_is_infra_and_writes_nothing(repo: Fixture,
+                                                                                  tmp_path: Path) -> None:
+    """The run's ``attempts/`` folder made a link to a folder of the user's (as above, by graded code of an earlier
+    attempt): the attempt is ``infra``, one line naming its folder, and nothing is written through the link."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    user = tmp_path / "user"
+    user.mkdir()
+    (run_dir / "attempts").symlink_to(user)
+    outcome, error = _attempt(repo, run_dir, "true")
+    assert outcome == "infra" and error is not None and "cannot make the attempt's folder" in error
+    assert "\n" not in error and list(user.iterdir()) == []
