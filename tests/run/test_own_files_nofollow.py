@@ -200,3 +200,27 @@ def test_an_attempt_below_a_linked_folder_of_the_run_is_infra_and_writes_nothing
     outcome, error = _attempt(repo, run_dir, "true")
     assert outcome == "infra" and error is not None and "cannot make the attempt's folder" in error
     assert "\n" not in error and list(user.iterdir()) == []
+
+
+def test_an_environment_user_note_is_never_written_or_read_through_a_link(tmp_path: Path) -> None:
+    """The environment cache's ``.users/<key>/<digest>`` notes (which repositories use a built environment; under
+    ``--sandbox none`` graded code can write the cache). Before: ``write_text`` through a link put at a note's
+    path overwrote the user's file with the repository's path, and :func:`_users` read a linked file's text as
+    a user (a link to a fifo blocked it)."""
+    import hashlib
+    import os
+
+    from pytest_homefield.envs.builder import _note_user, _users
+
+    root = tmp_path / "envs"
+    folder = root / ".users" / "k1"
+    folder.mkdir(parents=True)
+    user_file = tmp_path / "notes.txt"
+    user_file.write_text(USER_TEXT)
+    repo_path = "/home/u/repo"
+    (folder / hashlib.sha256(repo_path.encode()).hexdigest()[:16]).symlink_to(user_file)
+    (folder / "0000000000000000").symlink_to(user_file)  # a user read from another file
+    os.mkfifo(folder / "1111111111111111")
+    _note_user(root, "k1", repo_path)
+    assert user_file.read_text() == USER_TEXT
+    assert _users(root, "k1") == {repo_path}
