@@ -33,9 +33,9 @@ from typing import Any, BinaryIO, cast
 
 from pytest_homefield.errors import RecordError, StoreError
 
-__all__ = ["StoreError", "RecordError", "NotOwnFile", "open_own", "open_own_file", "append_jsonl", "lock_holder",
-           "read_jsonl", "read_jsonl_lines", "read_jsonl_tail", "write_atomic", "write_jsonl_atomic", "dumps",
-           "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE"]
+__all__ = ["StoreError", "RecordError", "NotOwnFile", "open_own", "open_own_file", "own_text", "append_jsonl",
+           "lock_holder", "read_jsonl", "read_jsonl_lines", "read_jsonl_tail", "write_atomic", "write_jsonl_atomic",
+           "dumps", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE"]
 
 
 def dumps(record: Any) -> str:
@@ -101,6 +101,14 @@ def open_own_file(path: Path | str, mode: str, *, buffering: int = -1) -> Binary
     except BaseException:
         os.close(fd)
         raise
+
+
+def own_text(path: Path | str) -> str:
+    """The text of the file ``path`` read by :func:`open_own_file` (undecodable bytes replaced): an agent's output
+    file read back (``agent.out``, a client's log), never through a link put in its place, never a fifo or device
+    (link46). Raises ``FileNotFoundError``, :class:`NotOwnFile`, ``OSError``."""
+    with open_own_file(path, "rb") as f:
+        return f.read().decode(errors="replace")
 
 
 def _open_regular(path: Path, flags: int, mode: int = 0o644, *, blocking: bool = True) -> int:

@@ -224,3 +224,17 @@ def test_an_environment_user_note_is_never_written_or_read_through_a_link(tmp_pa
     _note_user(root, "k1", repo_path)
     assert user_file.read_text() == USER_TEXT
     assert _users(root, "k1") == {repo_path}
+
+
+def test_an_agents_output_is_never_read_through_a_link(tmp_path: Path) -> None:
+    """The built-in agents read their output back from the attempt's folder (claude's ``agent.out`` stream and its
+    last line for an error, a recipe client's JSON lines): before, a link put there was followed and another
+    file's lines read as the agent's (a link to a fifo blocked the host)."""
+    from pytest_homefield.agents.claude import _last_line
+    from pytest_homefield.agents.recipes import _json_lines
+
+    user = tmp_path / "user.jsonl"
+    user.write_text('{"cost": 9.5, "main_model": "forged"}\n')
+    link = tmp_path / "agent.out"
+    link.symlink_to(user)
+    assert _last_line(link) == "" and _json_lines(link) == []
