@@ -238,3 +238,17 @@ def test_an_agents_output_is_never_read_through_a_link(tmp_path: Path) -> None:
     link = tmp_path / "agent.out"
     link.symlink_to(user)
     assert _last_line(link) == "" and _json_lines(link) == []
+
+
+@pytest.mark.slow
+def test_an_attempt_in_a_linked_homefield_folder_is_made_as_before(repo: Fixture, tmp_path: Path) -> None:
+    """Users link ``.homefield`` (or ``runs/``) elsewhere: the folders above the run's are followed as before, and the
+    attempt's files land in the linked folder."""
+    real = tmp_path / "real"
+    (real / "runs").mkdir(parents=True)
+    (tmp_path / ".homefield").symlink_to(real)
+    run_dir = tmp_path / ".homefield" / "runs" / "r"
+    outcome, error = _attempt(repo, run_dir, "true")
+    assert (outcome, error) == ("empty_patch", None)
+    art = attempt_dir(real / "runs" / "r", task_for(repo).id, "attack", 1)
+    assert {p.name for p in art.iterdir()} >= {"prompt.txt", "agent.out", "agent.err", "diff.patch"}
