@@ -284,7 +284,8 @@ class Instance:
         by :meth:`start`); its exit status (``None``: timed out). Its output is appended to the
         service's log."""
         assert self.cwd is not None, "only a started instance runs its commands"
-        self._note(f"--- homefield: {log_name}: {fill(command, self.port)}\n")
+        with contextlib.suppress(ServiceError):  # the instance runs: a log refused now is not written, as below
+            self._note(f"--- homefield: {log_name}: {fill(command, self.port)}\n")
         side = self.log.with_suffix(f".{log_name}.tmp")
         try:
             res = run_process(["/bin/sh", "-c", fill(command, self.port)], cwd=self.cwd, env=os.environ,

@@ -252,3 +252,23 @@ def test_an_attempt_in_a_linked_homefield_folder_is_made_as_before(repo: Fixture
     assert (outcome, error) == ("empty_patch", None)
     art = attempt_dir(real / "runs" / "r", task_for(repo).id, "attack", 1)
     assert {p.name for p in art.iterdir()} >= {"prompt.txt", "agent.out", "agent.err", "diff.patch"}
+
+
+def test_a_service_log_made_a_link_while_it_runs_is_never_written_through(tmp_path: Path) -> None:
+    """The log swapped for a link after the service started (its ``ready`` command does it here, as graded code
+    could under ``--sandbox none``): the ``ready`` lines homefield appends are not written (the user's file is
+    untouched) and the service still starts and stops cleanly. Before: appended through the link."""
+    from pytest_homefield.sandbox.services import Instance, ServiceSpec, free_port
+
+    user = tmp_path / "user.txt"
+    user.write_text(USER_TEXT)
+    log = tmp_path / "logs" / "svc.log"
+    q = shlex.quote
+    ready = (f"if [ -e {q(str(tmp_path / 'swapped'))} ]; then exit 0; fi; touch {q(str(tmp_path / 'swapped'))}; "
+             f"rm -f {q(str(log))}; ln -s {q(str(user))} {q(str(log))}; exit 1")
+    inst = Instance(ServiceSpec("svc", "sleep 30", ready=ready, timeout_s=20), free_port(), log).start()
+    try:
+        assert inst.proc is not None and inst.proc.poll() is None
+    finally:
+        inst.stop()
+    assert user.read_text() == USER_TEXT and log.is_symlink()
