@@ -13,6 +13,7 @@ __all__ = [
     "ConfigError",
     "AgentSpecError",
     "RunError",
+    "ResultsUnreadable",
     "ScanError",
     "SnapshotError",
     "PatchError",
@@ -71,6 +72,12 @@ class ProbeError(HomefieldError, ValueError):
 class StoreError(HomefieldError, OSError):
     """A record could not be written or read (full disk, I/O error); ``str(err)`` is one line
     naming the file."""
+
+
+class ResultsUnreadable(StoreError):
+    """``--resume`` of a run whose ``results.jsonl`` cannot be read (a link, never followed; not a regular file; an
+    I/O error): the session refuses to start, one line naming the file, exit 2 as ``homefield report`` of that run
+    (link46: it was pytest's usage-error status, 4, though no flag was wrong)."""
 
 
 class RecordError(HomefieldError, ValueError):

@@ -28,13 +28,12 @@ import datetime as _dt
 import errno
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.errors import RecordError, RunError
 from pytest_homefield.records import check_meta, json_type
-from pytest_homefield.store import write_atomic
+from pytest_homefield.store import open_own, write_atomic
 
 __all__ = [
     "services_dir",
@@ -151,17 +150,13 @@ def read_own_file(path: Path, limit: int = JSON_FILE_MAX_BYTES) -> bytes:
     :func:`~pytest_homefield.store.write_atomic`, never a link): opened without following a link as its last
     component (the folders above may be links: a ``.homefield`` linked elsewhere), never blocking on a fifo or a
     device, which are refused, and read to ``limit`` bytes at most (hatk41: under ``--sandbox none`` graded code
-    runs as the user and can swap a run's ``meta.json`` for a fifo, a link or a huge file). Raises
-    ``FileNotFoundError``, ``OSError`` (with a message saying which of those it is)."""
+    runs as the user and can swap a run's ``meta.json`` for a fifo, a link or a huge file), by
+    :func:`~pytest_homefield.store.open_own`, the one opener of homefield's own files. Raises
+    ``FileNotFoundError``, :class:`~pytest_homefield.store.NotOwnFile` (a link, not a regular file), ``OSError``
+    (``EFBIG``: over ``limit``; a read that would wait: ``BlockingIOError``), each with a ``strerror`` saying
+    which."""
+    fd = open_own(path, os.O_RDONLY, blocking=False)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "a symlink, never followed") from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
         chunks: list[bytes] = []
         size = 0
         while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):

@@ -29,13 +29,13 @@ import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from pytest_homefield.errors import RecordError, StoreError
 
-__all__ = ["StoreError", "RecordError", "append_jsonl", "lock_holder", "read_jsonl", "read_jsonl_lines",
-           "read_jsonl_tail", "write_atomic", "write_jsonl_atomic", "dumps", "JsonlTail", "FolderLock", "FolderLocked",
-           "LOCK_FILE"]
+__all__ = ["StoreError", "RecordError", "NotOwnFile", "open_own", "open_own_file", "own_text", "append_jsonl",
+           "lock_holder", "read_jsonl", "read_jsonl_lines", "read_jsonl_tail", "write_atomic", "write_jsonl_atomic",
+           "dumps", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE"]
 
 
 def dumps(record: Any) -> str:
@@ -48,32 +48,79 @@ def dumps(record: Any) -> str:
         raise StoreError(f"a record holds a number JSON cannot hold ({exc}); not written") from None
 
 
-def _open_regular(path: Path, flags: int, mode: int = 0o644, *, blocking: bool = True) -> int:
-    """``os.open`` of ``path`` that never blocks on a fifo, never opens a fifo, socket or device and never follows a
-    link as the last component (the folders above may be links: a linked ``.homefield`` folder is used): the
-    descriptor of a regular file. Every file of this module is one homefield writes itself, so none is a link of
-    the user's (fix45: under ``--sandbox none`` graded code could link a run's ``results.jsonl`` to another file:
-    its lines were read as the run's records and homefield's were appended there, outside ``.homefield``; with
-    ``O_CREAT`` a dangling link is refused, never made). The descriptor is switched to blocking reads and writes
-    unless ``blocking=False`` (then a read that would wait raises ``BlockingIOError``). Raises
-    ``FileNotFoundError``, :class:`StoreError` ("not a regular file"; hatk40: under ``--sandbox none`` graded code
-    swapped ``.homefield/`` files for fifos, and the host blocked in ``open``; "a symlink, never followed"),
-    ``OSError``."""
+class NotOwnFile(OSError):
+    """The entry where homefield keeps one of its own files is not one: a symlink as the last component (``errno``
+    ``ELOOP``, ``strerror`` ``"a symlink, never followed"``) or not a regular file (``EINVAL``, ``"not a regular
+    file"``: a fifo, socket, device or folder); ``filename``: the path, and ``str()`` is one line,
+    ``"<path>: <strerror>"``."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}" if self.filename is not None else str(self.strerror)
+
+
+def open_own(path: Path | str, flags: int, mode: int = 0o644, *, blocking: bool = True) -> int:
+    """``os.open`` of ``path``, a file homefield writes itself (in ``.homefield/``, a run's or an attempt's folder),
+    that never blocks on a fifo, never opens a fifo, socket or device and never follows a link as the last
+    component (the folders above may be links: a linked ``.homefield`` folder is used): the descriptor of a regular
+    file, close-on-exec. With ``O_CREAT`` a dangling link is refused, never made a file (so an append or a write never
+    lands outside the folder: fix45, link46). The descriptor is switched to blocking reads and writes unless
+    ``blocking=False`` (then a read that would wait raises ``BlockingIOError``). This is the one opener of
+    homefield's own files: :func:`_open_regular` (this module's readers and appenders), ``layout.read_own_file``,
+    the agent's and services' output files and the proxy's log. Raises ``FileNotFoundError``, :class:`NotOwnFile`
+    (a link, not a regular file; hatk40: under ``--sandbox none`` graded code swapped ``.homefield/`` files for
+    fifos, and the host blocked in ``open``), ``OSError``."""
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise StoreError(f"{path}: a symlink, never followed") from None
+            raise NotOwnFile(errno.ELOOP, "a symlink, never followed", str(path)) from None
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise StoreError(f"{path}: not a regular file")
+            raise NotOwnFile(errno.EINVAL, "not a regular file", str(path))
         if blocking:
             os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+_MODES = {"rb": os.O_RDONLY, "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND}
+
+
+def open_own_file(path: Path | str, mode: str, *, buffering: int = -1) -> BinaryIO:
+    """A binary file object of :func:`open_own` (``mode``: ``"rb"``, ``"wb"``: created or emptied, ``"ab"``: created
+    or appended to, ``O_APPEND``), for a file homefield writes in a folder another program can write in too (an
+    attempt's ``agent.out``, ``proxy.log``, a service's log, a test run's log: link46; before, ``open(path, "ab")``
+    followed a link graded code put there under ``--sandbox none`` and wrote homefield's output into the file it
+    named). Raises ``FileNotFoundError``, :class:`NotOwnFile`, ``OSError``."""
+    fd = open_own(path, _MODES[mode])
+    try:
+        return cast(BinaryIO, os.fdopen(fd, mode, buffering=buffering))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def own_text(path: Path | str) -> str:
+    """The text of the file ``path`` read by :func:`open_own_file` (undecodable bytes replaced): an agent's output
+    file read back (``agent.out``, a client's log), never through a link put in its place, never a fifo or device
+    (link46). Raises ``FileNotFoundError``, :class:`NotOwnFile`, ``OSError``."""
+    with open_own_file(path, "rb") as f:
+        return f.read().decode(errors="replace")
+
+
+def _open_regular(path: Path, flags: int, mode: int = 0o644, *, blocking: bool = True) -> int:
+    """:func:`open_own` with its refusal as :class:`StoreError` naming the file (``"<path>: a symlink, never
+    followed"``, ``"<path>: not a regular file"``): every file of this module is one homefield writes itself, so
+    none is a link of the user's (fix45: under ``--sandbox none`` graded code could link a run's ``results.jsonl``
+    to another file: its lines were read as the run's records and homefield's were appended there, outside
+    ``.homefield``). Raises ``FileNotFoundError``, :class:`StoreError`, ``OSError``."""
+    try:
+        return open_own(path, flags, mode, blocking=blocking)
+    except NotOwnFile as exc:
+        raise StoreError(f"{path}: {exc.strerror}") from None
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:

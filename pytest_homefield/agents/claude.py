@@ -58,6 +58,7 @@ from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import scratch
+from pytest_homefield.store import own_text
 
 __all__ = [
     "ANTHROPIC_API_HOST",
@@ -334,11 +335,17 @@ def killed_by_signal(exit_code: int | None) -> bool:
     return exit_code is not None and (exit_code < 0 or exit_code > 128)
 
 
-def _last_line(path: Path) -> str:
+def _own_text(path: Path) -> str:
+    """The text of an output file of the agent's folder (``agent.out``, ``agent.err``); ``""`` when it is missing or
+    is no file of homefield's (a link, never followed; a fifo or device, never opened: link46)."""
     try:
-        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+        return own_text(path)
     except OSError:
         return ""
+
+
+def _last_line(path: Path) -> str:
+    lines = [ln for ln in _own_text(path).splitlines() if ln.strip()]
     return lines[-1].strip()[:300] if lines else ""
 
 
@@ -509,7 +516,7 @@ class ClaudeAgent(Capable):
                                         timeout_s=timeout_s, artifacts=root, limits=box.limits, watch=box.watch)
             except (OSError, BwrapUnavailable) as exc:
                 return Completion(outcome="infra", error=f"cannot prepare the sandbox: {exc}", established=True)
-            summary = summarize_stream((root / "agent.out").read_text(errors="replace"))
+            summary = summarize_stream(_own_text(root / "agent.out"))
         answer = str((summary.result or {}).get("result") or "")
         return Completion.from_result(answer, res, wall_s=time.monotonic() - started)
 
@@ -522,7 +529,7 @@ class ClaudeAgent(Capable):
                              watch=watch, stdin_text=stdin_text)
         except OSError as exc:
             return AgentResult(outcome="infra", error=f"cannot start {self.executable}: {exc}", established=True)
-        summary = summarize_stream(out_path.read_text(errors="replace") if out_path.exists() else "")
+        summary = summarize_stream(_own_text(out_path))
         if proc.timed_out:
             res = summary.estimate()
             res.outcome, res.cost_partial, res.exit_code = "timeout", True, None

@@ -52,6 +52,7 @@ from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import scratch
+from pytest_homefield.store import open_own_file
 
 __all__ = ["CAPABILITIES", "REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line",
            "distrust_infra"]
@@ -99,8 +100,10 @@ def distrust_infra(usage: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tail_lines(path: Path) -> list[str]:
+    """The non-empty lines of the last :data:`TAIL_BYTES` of ``path``, an output file of the agent's folder: never
+    read through a link the agent put in its place, nor from a fifo or device (link46; ``[]``)."""
     try:
-        with open(path, "rb") as f:
+        with open_own_file(path, "rb") as f:
             f.seek(0, 2)
             size = f.tell()
             f.seek(max(0, size - TAIL_BYTES))
@@ -222,7 +225,12 @@ class CommandAgent(Capable):
                                      timeout_s=timeout_s, artifacts=root, limits=box.limits, watch=box.watch)
             except (OSError, BwrapUnavailable) as exc:
                 return Completion(outcome="infra", error=f"cannot start sh: {exc}", established=True)
-            text = out_path.read_text(errors="replace")
+            try:  # never through a link the command put in its place (link46)
+                with open_own_file(out_path, "rb") as fh:
+                    text = fh.read().decode(errors="replace")
+            except OSError as exc:
+                return Completion(outcome="agent_error", error=f"its output cannot be read: {exc}",
+                                  wall_s=time.monotonic() - started)
             err_tail = _tail_lines(err_path)
         wall = time.monotonic() - started
         if proc.timed_out:

@@ -47,6 +47,7 @@ from pytest_homefield.agents.base import (
 )
 from pytest_homefield.agents.environment import agent_passthrough
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import inert_git_env
 from pytest_homefield.sandbox.streams import CappedSink
 
@@ -473,7 +474,7 @@ class OpenAIAgent(Capable):
         log = [f"POST {url} " + " ".join(f"{k}={json.dumps(v) if k == 'stop' else v}" for k, v in body.items()
                                          if k != "messages")]
         out_path, err_path = ctx.artifacts / "agent.out", ctx.artifacts / "agent.err"
-        out_path.write_text("")
+        nofollow.write_bytes(ctx.artifacts, out_path.name, b"")  # replaces a link there, never through it (link46)
         try:
             data = _call_with_deadline(url, body, key, ctx.timeout_s)
             res = self.price(data)
@@ -484,7 +485,7 @@ class OpenAIAgent(Capable):
                 log.append(f"the reply ended at the token cap{cut}")
         except HttpFailure as exc:
             log.append(str(exc))
-            err_path.write_text("\n".join(log) + "\n")
+            nofollow.write_bytes(ctx.artifacts, err_path.name, ("\n".join(log) + "\n").encode())
             return AgentResult(outcome=exc.outcome, error=str(exc)[:300], model=self.model)
         sink = CappedSink(out_path, ctx.limits.output_bytes)  # the cap every agent's stdout has
         sink.write(reply.encode("utf-8", errors="replace"))
@@ -492,7 +493,7 @@ class OpenAIAgent(Capable):
         edits = parse_reply(reply, set(ctx.hint_files))
         applied, apply_log = apply_edits(edits, ctx.workspace, scratch=ctx.artifacts / "scratch")
         log += apply_log
-        err_path.write_text("\n".join(log) + "\n")
+        nofollow.write_bytes(ctx.artifacts, err_path.name, ("\n".join(log) + "\n").encode())
         if not edits:
             res.outcome, res.error = "agent_error", "reply has no file block or diff" + cut
         elif not applied:

@@ -44,6 +44,7 @@ from typing import Any
 
 from pytest_homefield.agents.recipe_hosts import RECIPE_HOSTS
 from pytest_homefield.sandbox.bwrap import program_paths
+from pytest_homefield.store import own_text
 
 __all__ = [
     "RECIPES",
@@ -100,7 +101,7 @@ def _price(usage: dict[str, Any], prices: dict[str, float | None]) -> None:
 def _json_lines(path: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     try:
-        text = path.read_text(errors="replace")
+        text = own_text(path)
     except OSError:
         return out
     for line in text.splitlines():
@@ -134,7 +135,7 @@ def usage_aider(analytics_log: Path, client_log: Path | None = None) -> dict[str
             usage["model"] = str(sends[-1]["main_model"])
     if client_log is not None:
         try:
-            log = client_log.read_text(errors="replace")
+            log = own_text(client_log)
         except OSError:
             log = ""
         errors = _AIDER_ERROR.findall(log)
@@ -281,7 +282,7 @@ def usage_gemini(output: Path, prices: dict[str, float | None] | None = None,
     obj = None
     for path in (output, stderr):
         try:
-            obj = _first_json_object(path.read_text(errors="replace")) if path else None
+            obj = _first_json_object(own_text(path)) if path else None
         except OSError:
             obj = None
         if obj is not None:

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.envs.declaration import Declaration, Interpreter, choose_python, env_key, installed_pythons
+from pytest_homefield.sandbox import nofollow
 
 __all__ = [
     "MARKER",
@@ -188,17 +189,25 @@ def _note_user(root: Path, key: str, user: str | None) -> None:
     """Record that repository ``user`` (its path) uses ``key``: ``.users/<key>/<sha256(user)[:16]>``."""
     if not user:
         return
-    folder = _user_dir(root, key)
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / hashlib.sha256(user.encode()).hexdigest()[:16]).write_text(user + "\n")
+    with contextlib.suppress(OSError):  # never through a link put in its place (link46): the entry is replaced
+        root.mkdir(parents=True, exist_ok=True)
+        nofollow.write_bytes(root, f".users/{key}/{hashlib.sha256(user.encode()).hexdigest()[:16]}",
+                             (user + "\n").encode("utf-8", "surrogateescape"), make_parents=True)
 
 
 def _users(root: Path, key: str) -> set[str]:
+    """The repositories :func:`_note_user` recorded for ``key``; an entry that is a link, a fifo or a device is
+    never read (link46: a fifo blocked the host, a link read another file as a user's path)."""
+    folder = _user_dir(root, key)
+    found: set[str] = set()
     try:
-        return {f.read_text().strip() for f in _user_dir(root, key).iterdir()}
+        names = [f.name for f in folder.iterdir()]
     except OSError:
-        return set()
+        return found
+    for name in names:
+        with contextlib.suppress(OSError):
+            found.add(nofollow.read_bytes(folder, name, limit=1 << 16).decode("utf-8", "surrogateescape").strip())
+    return found
 
 
 #: Seconds between two looks at a key another process is building (:func:`_locked_unless`).

@@ -464,6 +464,26 @@ def grading_env(spec: AttemptSpec, cache: SnapshotCache) -> dict[str, str] | Non
                       isolated=True).apply(_setup_env())
 
 
+def _fresh_folder(run_dir: Path, art: Path) -> None:
+    """Make the attempt's folder ``art`` (below ``run_dir``) an empty folder of homefield's: a retried unscored
+    attempt's old folder is removed by descriptor (:func:`~.nofollow.remove_tree`, any depth), a link left where it
+    was (graded code of that attempt runs as the user under ``--sandbox none``) is removed as a link, and the
+    folders from ``run_dir`` down are made without following a link (link46: before, ``shutil.rmtree`` refused the
+    link, ``ignore_errors`` hid it, and ``mkdir(exist_ok=True)`` took the linked folder: the attempt's files were
+    written wherever it pointed). Raises :class:`~.nofollow.LinkInTheWay` when a folder above it is a link."""
+    rel = art.relative_to(run_dir)
+    try:
+        st = os.lstat(art)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        nofollow.remove_tree(art)
+    elif st is not None:
+        nofollow.remove(run_dir, rel.as_posix())  # a link or a file: the entry itself
+    run_dir.mkdir(parents=True, exist_ok=True)
+    nofollow.make_dirs(run_dir, rel.as_posix())
+
+
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     """Run one attempt and grade it. Never raises for agent, snapshot or grading failures: those are
     recorded as outcomes (``infra`` for harness problems). Writes ``prompt.txt`` (the prompt exactly as
@@ -473,9 +493,6 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     started = time.monotonic()  # host_s: the attempt's seconds less the agent's, the test runs' and the waits
     load_then = load_per_cpu()  # the record's load_per_cpu: the mean of this and the reading at the end
     art = spec.artifacts
-    if art.exists():  # a retried unscored attempt: start clean
-        shutil.rmtree(art, ignore_errors=True)
-    art.mkdir(parents=True, exist_ok=True)
     base: dict[str, Any] = dict(run_id=spec.run_id, task_id=spec.task.id, agent=spec.agent.name,
                                 attempt=spec.attempt, variant=spec.variant, started_at=_now())
     try:
@@ -486,6 +503,11 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     def infra(error: str) -> Result:
         return Result(**base, outcome="infra", error=error, finished_at=_now(),
                       host_s=round(time.monotonic() - started, 3))
+
+    try:
+        _fresh_folder(spec.run_dir, art)
+    except OSError as exc:  # a link above it (LinkInTheWay): nothing of the attempt is written there
+        return infra(f"cannot make the attempt's folder {art}: {exc}")
 
     with contextlib.ExitStack() as cleanup:  # last out: the workspace and the temp folder, on every way out
         try:
@@ -498,7 +520,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         cleanup.callback(nofollow.remove_tree, box)
         caps = capabilities_of(spec.agent)
         prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
-        (art / PROMPT_FILE).write_text(prompt, encoding="utf-8")  # exactly as sent, for `homefield view`
+        nofollow.write_bytes(art, PROMPT_FILE, prompt.encode("utf-8"))  # exactly as sent, for `homefield view`
         tmpdir = box / "tmp"
         sandboxes = spec.sandboxes or Sandboxes.choose(spec.sandbox, spec.sandbox_hook)
         try:  # with a hook these never raise: the hook over no sandbox
@@ -558,7 +580,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         try:
             ar = believable(spec.agent.run(ctx))  # its numbers as a record may hold them, whoever made them
         except Exception as exc:
-            (art / "agent.err").write_text(traceback.format_exc())
+            nofollow.write_bytes(art, "agent.err", traceback.format_exc().encode())
             ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
         finally:
             sb.close()
@@ -571,9 +593,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         ar, fault = _judged(ar, folders, spec.limits, baseline, watch, art, free_before)
         base["sandbox"] = sb.recorded
         for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
-            path = art / name
-            if not path.exists():
-                path.write_text(f"({spec.agent.name} runs inside homefield and wrote nothing to {name[6:]})\n")
+            if not os.path.lexists(art / name):  # a link the agent left is its entry, never written through (link46)
+                nofollow.write_bytes(art, name, f"({spec.agent.name} runs inside homefield and wrote nothing to "
+                                                f"{name[6:]})\n".encode())
         fields: dict[str, Any] = dict(
             exit_code=ar.exit_code, cost_usd=ar.cost_usd, cost_partial=ar.cost_partial,
             input_tokens=ar.input_tokens, output_tokens=ar.output_tokens, cache_read_tokens=ar.cache_read_tokens,
@@ -641,13 +663,13 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
         pristine, tampered = cache.checked_pristine(spec.task)
         if fault is not None:  # nothing of the tree is read (a pipe would block, a huge file fill the run)
             v = _Verdict("agent_error", fault)
-            (art / "diff.patch").write_text("")
+            nofollow.write_bytes(art, "diff.patch", b"")  # replaces a link the agent left there (link46)
         elif ar.outcome is not None:
             # the agent's word, §8; the change is kept for auditing, though not graded
             v = _Verdict(ar.outcome, ar.error, claimed=ar.outcome in UNSCORED_OUTCOMES and not ar.established)
             changes = tree_changes(pristine, workspace)
-            (art / "diff.patch").write_text(capped_diff(pristine, workspace, list(changes), changes,
-                                                        spec.limits.output_bytes).text)
+            nofollow.write_bytes(art, "diff.patch", capped_diff(pristine, workspace, list(changes), changes,
+                                                                spec.limits.output_bytes).text.encode("utf-8"))
         else:
             test_env = grading_env(spec, cache)
             seed = task_seed(spec.canary_key or cache.key(), spec.task)

@@ -371,7 +371,7 @@ def grade(
     changes = tree_changes(pristine, workspace)
     carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs)
     whole = capped_diff(pristine, workspace, list(changes), changes, diff_limit)
-    (out_dir / "diff.patch").write_text(whole.text, encoding="utf-8")
+    nofollow.write_bytes(out_dir, "diff.patch", whole.text.encode("utf-8"))  # replaces a link there (link46)
     # most often every change is carried: the same paths make the same diff, made once (one git process less)
     carried_diff = whole if set(carried) == set(changes) else capped_diff(pristine, workspace, carried, changes,
                                                                           diff_limit)

@@ -28,7 +28,14 @@ from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, same_change_line
 from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
 from pytest_homefield.collect import attempt_key, is_worker, mark_item, redirect_collection, xfail_reason
-from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RecordError, RunError, StoreError
+from pytest_homefield.errors import (
+    AgentSpecError,
+    PredictionsSpecError,
+    RecordError,
+    ResultsUnreadable,
+    RunError,
+    StoreError,
+)
 from pytest_homefield.layout import (
     VERIFY_PREFIX,
     HomefieldDir,
@@ -276,7 +283,7 @@ class RunPlugin(ModePlugin):
             pytest.exit(str(exc), returncode=2)
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
-        except FolderLocked as exc:  # another session runs this run: exit 2, one line
+        except (FolderLocked, ResultsUnreadable) as exc:  # another session runs this run; its records unread: 2
             pytest.exit(str(exc), returncode=2)
         if settings.adaptive and is_worker(config):
             why = adaptive_refusal(shard=None, dist=None, shared=self.session.shared)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunError, StoreError
+from pytest_homefield.errors import ConfigError, ProbeError, RecordError, ResultsUnreadable, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
 from pytest_homefield.records import INTERRUPTED, Result, Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec
@@ -357,10 +357,15 @@ class RunSession:
                 meta["adaptive"] = {"looks": settings.attempts, "alpha": settings.alpha,
                                     "margin": settings.adaptive_margin / 100.0}
             meta["session_token"] = token
-            done = done_keys(results_path(run_dir), settings.max_retries) if settings.resume else set()
-            tries = unscored_tries(results_path(run_dir)) if settings.resume else {}
+            try:
+                done = done_keys(results_path(run_dir), settings.max_retries) if settings.resume else set()
+                tries = unscored_tries(results_path(run_dir)) if settings.resume else {}
+            except StoreError as exc:  # the run's records cannot be read: no usage error (link46)
+                raise ResultsUnreadable(f"pytest-homefield: {exc}") from None
             run_dir.mkdir(parents=True, exist_ok=True)
             write_meta(run_dir, meta)
+        except ResultsUnreadable:
+            raise
         except (RecordError, StoreError) as exc:
             raise RunError(str(exc)) from None
         session = cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,

@@ -44,6 +44,7 @@ from pytest_homefield.sandbox.phases import held_fds
 from pytest_homefield.sandbox.proccap import agent_memory_bytes, oom_note, split_mark, sweep_cgroups
 from pytest_homefield.sandbox.streams import CappedSink, Pump
 from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
+from pytest_homefield.store import open_own_file
 
 __all__ = ["ProcResult", "run_process", "kill_tree", "die_with_parent", "install_stop_handler", "stop_all",
            "REAPER", "guard_session", "signal_processes", "run_agent", "CappedSink", "spawn_process",
@@ -312,8 +313,13 @@ def _run(argv: list[str], capped: list[str], *, cwd: Path | str, env: Mapping[st
     memory reserved."""
     start = time.monotonic()
     pump = Pump.open(stdout_path, stderr_path, output_cap) if output_cap is not None else None
-    out: Any = pump.write_ends[0] if pump else (open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL)
-    err: Any = pump.write_ends[1] if pump else (open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL)
+    out: Any = pump.write_ends[0] if pump else (open_own_file(stdout_path, "wb") if stdout_path else subprocess.DEVNULL)
+    try:  # each never through a link (link46)
+        err: Any = pump.write_ends[1] if pump else (open_own_file(stderr_path, "wb") if stderr_path
+                                                    else subprocess.DEVNULL)
+    except BaseException:
+        _close(out)
+        raise
     rfd, wfd = os.pipe()
     options = [f"fsize={int(file_cap)}"] if file_cap is not None else []
     options += [f"as={int(memory_cap)}"] if memory_cap is not None else []
@@ -515,7 +521,7 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
                 os.close(fd)
             raise
     with contextlib.ExitStack() as files:
-        out: Any = pump.write_ends[0] if pump is not None else files.enter_context(open(stdout_path, "ab"))
+        out: Any = pump.write_ends[0] if pump is not None else files.enter_context(open_own_file(stdout_path, "ab"))
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), *capped,

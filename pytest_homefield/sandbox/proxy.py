@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_homefield.sandbox.relay import _join, close_listener
+from pytest_homefield.store import open_own_file
 
 __all__ = ["HostRule", "Allowlist", "ProxyLog", "FilteringProxy", "parse_host_rule", "proxy_env",
            "DEFAULT_PORTS", "LOG_CAP_BYTES", "LOOPBACK_NAMES", "MAX_CONNECTIONS"]
@@ -208,7 +209,8 @@ class ProxyLog:
     """``proxy.log``: one line per request, ``<UTC time> <allowed|refused|failed> <METHOD> <host:port>
     [<path>] [(<why>)]``; the query string is never written (it may hold a key). The file stops at
     ``cap`` bytes with one last line saying so. ``path`` ``None``: lines are only counted. Thread-safe;
-    write errors (a full disk) stop the logging, never the proxy."""
+    write errors (a full disk; ``path`` made a link or no regular file by another program: never written through,
+    link46) stop the logging, never the proxy."""
 
     def __init__(self, path: Path | None, cap: int = LOG_CAP_BYTES) -> None:
         self.path = path
@@ -232,7 +234,7 @@ class ProxyLog:
                 data = f"{stamp} log full at {self.cap} bytes: later requests are not written\n".encode()
                 self._full = True
             try:
-                with open(self.path, "ab") as f:
+                with open_own_file(self.path, "ab") as f:  # never through a link put in its place (link46)
                     f.write(data)
             except OSError:
                 self._full = True

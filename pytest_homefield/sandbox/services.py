@@ -61,11 +61,12 @@ from typing import Any
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.dropped_env import dropped_variable
 from pytest_homefield.sandbox.modes import parse_network
-from pytest_homefield.sandbox.nofollow import remove_tree
+from pytest_homefield.sandbox.nofollow import read_tail, remove_tree
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
 from pytest_homefield.sandbox.relay import HostPort, HostRelay
 from pytest_homefield.sandbox.service_box import instance_folder, service_argv, service_backend, service_socket
 from pytest_homefield.sandbox.tempdirs import mkdtemp
+from pytest_homefield.store import open_own_file
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
            "parse_services", "parse_test_network", "free_port", "pool_for", "close_pools", "run_network",
@@ -228,10 +229,11 @@ def free_port() -> int:
 
 
 def _tail(path: Path, n: int = LOG_TAIL) -> str:
-    try:
-        lines = [x.strip() for x in path.read_text(encoding="utf-8", errors="replace").splitlines() if x.strip()]
+    try:  # never through a link, never a fifo (link46)
+        text = read_tail(path, SERVICE_LOG_BYTES + (1 << 16)).decode("utf-8", errors="replace")
     except OSError:
         return ""
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
     return " | ".join(lines[-n:])[:600]
 
 
@@ -282,24 +284,33 @@ class Instance:
         by :meth:`start`); its exit status (``None``: timed out). Its output is appended to the
         service's log."""
         assert self.cwd is not None, "only a started instance runs its commands"
-        with open(self.log, "a", encoding="utf-8") as f:
-            f.write(f"--- homefield: {log_name}: {fill(command, self.port)}\n")
+        with contextlib.suppress(ServiceError):  # the instance runs: a log refused now is not written, as below
+            self._note(f"--- homefield: {log_name}: {fill(command, self.port)}\n")
         side = self.log.with_suffix(f".{log_name}.tmp")
         try:
             res = run_process(["/bin/sh", "-c", fill(command, self.port)], cwd=self.cwd, env=os.environ,
                               timeout_s=self.spec.timeout_s, stdout_path=side, stderr_path=None)
         finally:
-            with contextlib.suppress(OSError), open(self.log, "ab") as f:
-                f.write(side.read_bytes())
+            with contextlib.suppress(OSError), open_own_file(side, "rb") as got, open_own_file(self.log, "ab") as f:
+                f.write(got.read(SERVICE_LOG_BYTES))
             side.unlink(missing_ok=True)
         return res.exit_code
+
+    def _note(self, line: str) -> None:
+        """Append ``line`` to the service's log, never through a link put in its place (link46). Raises
+        :class:`ServiceError` (one line naming the log) when it cannot."""
+        try:
+            with open_own_file(self.log, "ab") as f:
+                f.write(line.encode("utf-8", "surrogateescape"))
+        except OSError as exc:
+            raise ServiceError(f"service {self.spec.name!r} cannot write its log {self.log}: "
+                               f"{exc.strerror or exc}") from None
 
     def start(self) -> Instance:
         """Start the command and wait until it is ready (``spec.timeout_s``). Raises
         :class:`ServiceError` (the instance stopped) when it cannot start, exits or is not ready in time."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "a", encoding="utf-8") as f:
-            f.write(f"--- homefield: start on port {self.port}: {fill(self.spec.command, self.port)}\n")
+        self._note(f"--- homefield: start on port {self.port}: {fill(self.spec.command, self.port)}\n")
         if _port_open(self.port):  # else `ready: tcp` would take another server (another worker's) for this one
             raise self._fail(f"cannot start: port {self.port} of 127.0.0.1 is already in use (a fixed port "
                              "without a sandbox serves one process: run with -n 0 or in the sandbox)")

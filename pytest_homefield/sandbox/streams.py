@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.store import open_own_file
+
 __all__ = ["TAIL_KEEP", "CappedSink", "Pump"]
 
 
@@ -29,7 +31,9 @@ class CappedSink:
     min(:data:`TAIL_KEEP`, cap / 2)). The file never exceeds ``cap`` plus the marker line. A write
     error (a full disk) stops the writing; the rest counts as cut. ``append``: the file is opened for
     appending (``O_APPEND``: what others append to it meanwhile is kept, and not counted); ``why``: the
-    setting named at the end of the marker line."""
+    setting named at the end of the marker line. The file is opened without following a link as its last
+    component and must be a regular file (:func:`~pytest_homefield.store.open_own_file`: link46; raises
+    :class:`~pytest_homefield.store.NotOwnFile`), so output never lands in a file another program linked there."""
 
     def __init__(self, path: Path, cap: int, name: str | None = None, *, append: bool = False,
                  why: str = "--max-output-mb") -> None:
@@ -38,7 +42,7 @@ class CappedSink:
         self._head_left = self.cap - self.keep
         self._tail = bytearray()
         self.cut = 0
-        self._file: Any = open(path, "ab" if append else "wb", buffering=0)
+        self._file: Any = open_own_file(path, "ab" if append else "wb", buffering=0)  # never through a link
 
     def write(self, data: bytes) -> None:
         """Take the next ``data`` of the stream."""
@@ -95,11 +99,19 @@ class Pump:
         sinks: list[CappedSink | None] = []
         reads: list[int] = []
         writes: list[int] = []
-        for path in (stdout_path, stderr_path):
-            r, w = os.pipe()
-            reads.append(r)
-            writes.append(w)
-            sinks.append(CappedSink(path, cap) if path is not None else None)
+        try:
+            for path in (stdout_path, stderr_path):
+                sinks.append(CappedSink(path, cap) if path is not None else None)
+                r, w = os.pipe()
+                reads.append(r)
+                writes.append(w)
+        except BaseException:  # a refused file (a link: link46): nothing left open
+            for sink in sinks:
+                if sink is not None:
+                    sink.close()
+            for fd in reads + writes:
+                os.close(fd)
+            raise
         return cls(sinks, reads, writes)
 
     def start(self) -> None:

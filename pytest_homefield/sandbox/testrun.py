@@ -759,7 +759,9 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             if watch is not None and proc.stopped is None and not timed_out:
                 watch.settle()  # once more at its end, with a walk: held to the cap however short it was
         except OSError as exc:
-            log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
+            with contextlib.suppress(OSError):  # the entry replaced, never written through (link46)
+                nofollow.write_bytes(log_path.parent, log_path.name,
+                                     f"cannot start {argv[0]}: {exc}\n".encode("utf-8", "replace"))
             exit_code, timed_out, wall_s, oom_kills, peak = 127, False, time.monotonic() - start, 0, None
     finally:
         services.close()
