@@ -55,12 +55,16 @@ Filters, in the order they are applied; the first that fails names the reason (d
 11. ``diff_too_large``: more than ``max_diff_lines`` added + removed lines in the non-test files
     (the gold patch; binary files count 0). Counted only when ``max_diff_lines`` is set, for the
     commits that passed 1-10, by one more ``git log --no-walk --stdin --numstat`` process.
+12. ``duplicate_change``: a candidate whose whole change has the ``git patch-id --stable`` of a newer
+    candidate's of the same mode (a commit rebased or cherry-picked beside its original, both reachable): one
+    fix would be two tasks. The newest stays. One ``git log --no-walk --stdin -p`` and one ``git patch-id``
+    process, for the candidates that passed 1-11, when a mode has two of them.
 
 A shallow clone's boundary commits are skipped (their parents are missing): they are counted in
 ``ScanResult.shallow_skipped`` and the summary says so (``git fetch --unshallow`` to mine them).
 Paths under ``.homefield/`` (homefield's own records, if committed) are not part of any change.
 
-This module holds the records, the walk and filters 1, 2 and 9-11; the git processes and the parsing of
+This module holds the records, the walk and filters 1, 2 and 9-12; the git processes and the parsing of
 their output are :mod:`.scan_git`'s, filters 3-9 for one commit :mod:`.scan_rules`'.
 """
 
@@ -90,6 +94,7 @@ from pytest_homefield.mine.scan_git import (
     diff_lines,
     first_error_line,
     open_repo,
+    patch_ids,
     read_blobs,
     resolve_commit,
     shallow_commits,
@@ -128,6 +133,7 @@ REASONS = (
     "message_too_short",
     "root_commit",
     "diff_too_large",
+    "duplicate_change",
 )
 
 @dataclass(kw_only=True)
@@ -383,6 +389,7 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
         _filter_test_configuration(outcomes, checks, blobs)
         if options.max_diff_lines is not None:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
+        _filter_duplicates(repo, outcomes)
         newest = str(repo.git.log("-1", "--format=%aI", head)).strip() if not outcomes and since else None
     finally:
         repo.close()
@@ -542,6 +549,30 @@ def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], cla
             if outcome.diff_lines > limit:
                 outcomes[i] = Rejected(outcome.commit, outcome.subject, outcome.authored_at,
                                        "diff_too_large", f"{outcome.diff_lines} lines > {limit}")
+
+
+def _filter_duplicates(repo: git.Repo, outcomes: list[Candidate | Rejected]) -> None:
+    """Filter 12, in place: a candidate whose change is a newer candidate's of the same mode (the same ``git
+    patch-id --stable``: a commit rebased or cherry-picked beside its original, both in history; two merges
+    of one change) is ``duplicate_change``; the newest stays. Two such tasks are one fix counted twice: its
+    outcome weighs double in every rate and paired test, whose tasks must be independent (nu46: simonw/llm
+    since 2026-01 lists 3 such pairs among its candidates). A merge and a commit it merges are compared with
+    neither: ``merges`` without ``first_parent`` offers both on purpose. No git process unless some mode has
+    two candidates."""
+    modes: dict[str, list[str]] = {}
+    for o in outcomes:
+        if isinstance(o, Candidate):
+            modes.setdefault(o.mode, []).append(o.commit)
+    shas = [sha for group in modes.values() if len(group) > 1 for sha in group]
+    ids = patch_ids(repo, shas) if shas else {}
+    first: dict[tuple[str, str], str] = {}
+    for i, outcome in enumerate(outcomes):  # newest first
+        if not isinstance(outcome, Candidate) or outcome.commit not in ids:
+            continue
+        kept = first.setdefault((outcome.mode, ids[outcome.commit]), outcome.commit)
+        if kept != outcome.commit:
+            outcomes[i] = Rejected(outcome.commit, outcome.subject, outcome.authored_at, "duplicate_change",
+                                   f"the same change as {kept[:12]}")
 
 
 # --- rendering ---------------------------------------------------------------------------------

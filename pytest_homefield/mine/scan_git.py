@@ -269,6 +269,29 @@ def diff_lines(repo: git.Repo, shas: list[str], classifier: Classifier) -> dict[
     return counts
 
 
+def patch_ids(repo: git.Repo, shas: list[str]) -> dict[str, str]:
+    """Filter 12: each commit's ``git patch-id --stable`` (its whole diff against its first parent, line numbers
+    and white space ignored), by sha; a commit whose diff is empty has none. Two git processes: ``git log
+    --no-walk --stdin -p`` spooled to a file, read by ``git patch-id``."""
+    if not shas:
+        return {}
+    args = ["--no-walk=unsorted", "--stdin", "-p", "--binary", "--diff-merges=first-parent", "--no-renames", "--root",
+            "--no-color", "--no-ext-diff", "--no-show-signature", "--format=commit %H"]
+    with tempfile.TemporaryDirectory(prefix="homefield-patch-ids-") as folder, _sha_file(shas) as stdin:
+        out = Path(folder) / "log"
+        try:
+            repo.git.log(f"--output={out}", *args, istream=stdin)
+            with out.open("rb") as log:
+                text = repo.git.patch_id("--stable", istream=log)
+        except git.GitCommandError as exc:
+            raise ScanError(f"git patch-id failed: {first_error_line(exc)}") from None
+    ids: dict[str, str] = {}
+    for line in text.splitlines():
+        patch, _, sha = line.partition(" ")
+        ids[sha.strip()] = patch
+    return ids
+
+
 def open_repo(repo_path: Path) -> git.Repo:
     try:
         return git.Repo(repo_path)

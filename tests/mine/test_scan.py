@@ -516,12 +516,16 @@ def test_one_streaming_git_log_per_walk(prs: tuple[Path, dict[str, str]],
 
     monkeypatch.setattr(git.cmd.Git, "execute", spy)
     repo, _ = prs
-    # merge candidates add one log for all their branches' commits (merge_prompt.branch_messages)
+    # merge candidates add one log for all their branches' commits (merge_prompt.branch_messages); where a
+    # mode has two candidates, one more reads their patches for their patch ids (filter 12, duplicate_change)
     for options, n in [(ScanOptions(), 1), (ScanOptions(first_parent=True, merges=True), 2),
                        (ScanOptions(merges=True), 3), (ScanOptions(merges=True, max_diff_lines=5), 4)]:
         calls.clear()
-        scan(repo, options)
-        assert sum(1 for cmd in calls if "log" in cmd) == n, options
+        result = scan(repo, options)
+        modes = [c.mode for c in result.candidates]
+        patches = int(any(modes.count(m) > 1 for m in modes))
+        assert sum(1 for cmd in calls if "log" in cmd) == n + patches, options
+        assert sum(1 for cmd in calls if "log" in cmd and "-p" in cmd) == patches, options
 
 
 def test_env_uv_keeps_python_dependency_changes(zoo: tuple[Path, dict[str, str]]) -> None:

@@ -1,0 +1,79 @@
+"""Filter 12 of the scan, ``duplicate_change`` (nu46): one change applied twice in history is one candidate.
+
+simonw/llm's history holds commits rebased beside their originals, both reachable (``bd645da55193`` and
+``1b99533ff83a``, "llm tools now displays dynamic toolboxes usefully, closes #1580": the same patch id):
+both were candidates, so one fix would have been two tasks, weighing double in every rate and paired test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.gitrepo import GitRepo
+
+from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
+
+TEST = "from pkg.core import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+
+
+def _history(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """base; the fix of ``double`` with its test; a revert of it; the same fix again (as a cherry-pick
+    writes it, another date); a fix of ``triple`` whose message repeats the first one's (another change)."""
+    repo = GitRepo.init(tmp_path / "repo")
+    shas: dict[str, str] = {}
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/core.py", "def double(x):\n    return x\n")
+    repo.write("tests/test_old.py", "def test_old():\n    pass\n")
+    repo.commit("Start the package")
+    repo.write("pkg/core.py", "def double(x):\n    return 2 * x\n")
+    repo.write("tests/test_core.py", TEST)
+    shas["original"] = repo.commit("Fix double() to return twice its argument")
+    repo.write("pkg/core.py", "def double(x):\n    return x\n")
+    repo.rm("tests/test_core.py")
+    repo.commit("Revert the fix of double() for the release")
+    repo.write("pkg/core.py", "def double(x):\n    return 2 * x\n")
+    repo.write("tests/test_core.py", TEST)
+    shas["again"] = repo.commit("Fix double() to return twice its argument (picked again)")
+    repo.write("pkg/core.py", "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n")
+    repo.write("tests/test_triple.py",
+               "from pkg.core import triple\n\n\ndef test_triple():\n    assert triple(1) == 3\n")
+    shas["other"] = repo.commit("Fix double() to return twice its argument")
+    return repo.path, shas
+
+
+def test_a_change_applied_twice_is_one_candidate_the_newest(tmp_path: Path) -> None:
+    path, shas = _history(tmp_path)
+    result = scan(path, ScanOptions())
+    assert [c.commit for c in result.candidates] == [shas["other"], shas["again"]]
+    (dup,) = [r for r in result.rejected if r.reason == "duplicate_change"]
+    assert (dup.commit, dup.detail) == (shas["original"], f"the same change as {shas['again'][:12]}")
+    assert result.counts["duplicate_change"] == 1
+    assert "duplicate change 1" in format_scan(result)
+
+
+def test_the_filter_holds_for_merges_of_the_first_parent_walk(tmp_path: Path) -> None:
+    """``--first-parent --merges`` (more-itertools' mode): a merge's change is its diff against its first
+    parent, and two merged branches making the same change are one candidate too."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/core.py", "def double(x):\n    return x\n")
+    repo.write("tests/test_old.py", "def test_old():\n    pass\n")
+    repo.commit("Start the package")
+    merges = []
+    for n in (1, 2):
+        repo.git("checkout", "-q", "-b", f"fix{n}")
+        repo.write("pkg/core.py", "def double(x):\n    return 2 * x\n")
+        repo.write("tests/test_core.py", TEST)
+        repo.commit(f"Fix double() to return twice its argument, take {n}")
+        repo.git("checkout", "-q", "main")
+        repo.git("-c", "user.name=Dev", "-c", "user.email=dev@example.org", "merge", "-q", "--no-ff",
+                 "-m", f"Merge pull request #{n} from dev/fix{n}", f"fix{n}")
+        merges.append(repo.head())
+        if n == 1:  # undone on main before the second branch is merged
+            repo.write("pkg/core.py", "def double(x):\n    return x\n")
+            repo.rm("tests/test_core.py")
+            repo.commit("Revert the fix of double() for the release")
+    result = scan(repo.path, ScanOptions(first_parent=True, merges=True))
+    assert [c.commit for c in result.candidates] == [merges[1]]
+    assert [(r.commit, r.reason) for r in result.rejected if r.reason == "duplicate_change"] == [
+        (merges[0], "duplicate_change")]
