@@ -1037,7 +1037,9 @@ def verify_candidate(
                         if n == 0 and not whole:
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
                                                parent=before, parent_text=parent_text,
-                                               pass_to_pass=v.PASS_TO_PASS)
+                                               pass_to_pass=v.PASS_TO_PASS,  # ids from pytest's rootdir (root47)
+                                               rootdir=pytest_setup(wd, test_cmd, [], list(runnable_tests),
+                                                                    env).rootdir)
                         targets = [*runnable_tests] if whole or not plan.placement else plan.selectors()
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
                         # the configuration pytest reads for the task's whole run, the one every run is pinned to

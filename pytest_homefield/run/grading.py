@@ -76,7 +76,7 @@ from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, with
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
-from pytest_homefield.sandbox.testrun import TestRun, pytest_words, run_tests
+from pytest_homefield.sandbox.testrun import TestRun, pytest_setup, pytest_words, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
 __all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
@@ -433,6 +433,8 @@ def grade(
         if canaries and "{junit}" not in (test_cmd or task.test_cmd) and not reference_fix:
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             before, text = parent_tests(pristine, task.test_files), ParentText(pristine)
+            # the ids are pytest's, from the rootdir of the whole run (root47: a tests/pytest.ini): as mining planned
+            rootdir = pytest_setup(gdir, test_cmd or task.test_cmd, [], hidden, env).rootdir
 
             def plan_for(s: int, stops: Mapping[str, int] | None = None,
                          near: Mapping[str, tuple[str, str, str]] | None = None,
@@ -441,7 +443,7 @@ def grade(
                 # a task mined before canaries never had its rewrites checked against the reference fix
                 return plan_twins(gdir, task.FAIL_TO_PASS, seed=s, parent=before, parent_text=text,
                                   pass_to_pass=task.PASS_TO_PASS, stops=stops, near=near, order=order, rows=rows,
-                                  **twin_options(task))
+                                  rootdir=rootdir, **twin_options(task))
 
             def told(p: TwinPlan) -> ParentSeen | None:
                 return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
@@ -463,7 +465,8 @@ def grade(
         # plan's bytes of their test files (their functions whole, every other group as a run apart holds it)
         rows_ids = rows_apart_ids(plan, [i for i in task.PASS_TO_PASS if i not in flaky])
         try:
-            rows_bytes: dict[str, bytes] | None = rows_files(gdir, rows_ids, getattr(plan, "rows", None))
+            rows_bytes: dict[str, bytes] | None = rows_files(gdir, rows_ids, getattr(plan, "rows", None),
+                                                                 getattr(plan, "rootdir", "."))
         except OSError:  # not a regular file there (the change made a link on its way): not checked, not passed
             rows_bytes = None
         # what the run of the rows gives when it cannot be judged (outcome, error): applied past the forged verdict
@@ -635,9 +638,9 @@ def grade(
             if rows_bytes is not None:
                 try:
                     rows = rows_run(rows_ids, rows_bytes, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                    whole=hidden, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
-                                    sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
-                                    write_mb=write_mb, box_mb=box_mb)
+                                    whole=hidden, rootdir=getattr(plan, "rootdir", "."), timeout_s=bound.seconds,
+                                    test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                                    memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
                 except ServiceError as exc:
                     rows_note = ("infra", str(exc))
                 else:

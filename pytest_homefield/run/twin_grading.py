@@ -59,7 +59,7 @@ from pytest_homefield.sandbox.memory_budget import reserve
 from pytest_homefield.sandbox.outcomes import decode_event
 from pytest_homefield.sandbox.phases import _NOTICE
 from pytest_homefield.sandbox.procs import stop_all
-from pytest_homefield.sandbox.pytest_config import Setup
+from pytest_homefield.sandbox.pytest_config import Setup, from_top
 from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
@@ -526,11 +526,12 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
     if built is not None:
         files, names = built
         selected = sorted({names[f][m + i] for f, (m, count, _) in probed.items() for i in range(count)})
-        setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
-        folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
+        at = [plan.target(i) for i in selected]  # from the tree's top (root47)
+        setup = pytest_setup(tree, test_cmd, at, run.get("whole"), run.get("env"))
+        folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=at, test_cmd=test_cmd,
                              tests=[*plan.selectors(), *selected], setup=setup)
         try:
-            made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup, **run)
+            made = run_tests(folder, test_cmd, at, out_dir=out, setup=setup, **run)
         finally:
             nofollow.remove_tree(folder.parent)
         if not made.timed_out and run_completes(made):
@@ -592,11 +593,12 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
         return set()
     files, names = built
     selected = sorted({names[f][m + i] for f, m in probed.items() for i in (0, 1)})
-    setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
-    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
+    at = [plan.target(i) for i in selected]  # from the tree's top (root47)
+    setup = pytest_setup(tree, test_cmd, at, run.get("whole"), run.get("env"))
+    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=at, test_cmd=test_cmd,
                          tests=[*plan.selectors(), *selected], setup=setup)
     try:
-        made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup, **run)
+        made = run_tests(folder, test_cmd, at, out_dir=out, setup=setup, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     if made.timed_out or not run_completes(made):
@@ -1009,16 +1011,18 @@ def rows_apart_ids(plan: TwinPlan | None, pass_to_pass: Collection[str]) -> list
     return sorted(i for i in pass_to_pass if any(i in plan.kept.get(g, ()) for g in groups))
 
 
-def rows_files(gdir: Path, ids: Collection[str], planned: Mapping[str, bytes] | None = None) -> dict[str, bytes]:
+def rows_files(gdir: Path, ids: Collection[str], planned: Mapping[str, bytes] | None = None,
+               rootdir: str | None = ".") -> dict[str, bytes]:
     """The bytes of the test files holding ``ids`` (node ids) for :func:`rows_run`: the plan's
     (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.rows`, ``planned``: the functions whose rows are apart
     whole, every other group as one run apart holds it), else the file in ``gdir`` (the grading copy with
     the hidden tests applied), read before any test process of the grading ran, so that :func:`rows_run` writes
-    them whatever a run wrote into the grading copy afterwards. ``OSError``: one cannot be read (never through a
-    link)."""
+    them whatever a run wrote into the grading copy afterwards. ``rootdir``: pytest's, which the ids' paths are
+    relative to (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.rootdir`); the files are keyed by their paths in
+    ``gdir`` (root47). ``OSError``: one cannot be read (never through a link)."""
     planned = planned or {}
     return {p: planned[p] if p in planned else nofollow.read_bytes(gdir, p)
-            for p in sorted({i.split("::", 1)[0] for i in ids})}
+            for p in sorted({from_top(rootdir, i.split("::", 1)[0]) for i in ids})}
 
 
 class RowsChecked(NamedTuple):
@@ -1032,7 +1036,7 @@ class RowsChecked(NamedTuple):
 
 
 def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-             whole: Sequence[str] | None = None, **run: Any) -> RowsChecked:
+             whole: Sequence[str] | None = None, rootdir: str | None = ".", **run: Any) -> RowsChecked:
     """The PASS_TO_PASS rows set apart (``ids``, :func:`rows_apart_ids`) checked *with* the assertion the commit
     added (docs/contracts.md §7, "rows set apart"): one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`)
     holding ``files`` (:func:`rows_files`: the functions of ``ids`` as the hidden tests give them, every row and
@@ -1060,8 +1064,10 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     task's test files (the grading's whole run): the run reads the configuration and rootdir pytest takes for
     them, softened and pinned so (:func:`run_tests`'s ``whole``; conf42: rows of ``tests/test_a.py`` alone had
     pytest read a ``tests/tox.ini`` the whole run did not, rootdir ``tests/``, and report ids of no row: every row
-    ``error``). Raises :class:`ServiceError` as :func:`run_tests` does."""
-    targets = sorted({function_id(i) for i in ids})
+    ``error``). ``rootdir``: pytest's, which the ids' paths are relative to (:attr:`~pytest_homefield.sandbox.
+    twin_runs.TwinPlan.rootdir`): the run's targets are from the tree's top (root47). Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
+    targets = sorted({from_top(rootdir, function_id(i)) for i in ids})  # ``rootdir``: the ids' (root47)
     setup = pytest_setup(gdir, test_cmd, targets, whole, run.get("env"))
     folder = _fresh_copy(gdir, tmp, files, targets=targets, test_cmd=test_cmd, tests=ids, whole=whole, setup=setup)
     into = tmp / "rows-out"
@@ -1480,12 +1486,12 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     instance met by one of its original's exceptions ``failed``, as in the runs apart:
     :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.also_original`)."""
     files, names = built
-    selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
-    if targets:
-        selected = sorted({*targets, *files})
+    chosen = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
+    # as targets of a run at the tree's top (root47: the ids are relative to pytest's rootdir)
+    selected = sorted({*targets, *files}) if targets else [plan.target(i) for i in chosen]
     setup = pytest_setup(tree, test_cmd, selected, run.get("whole"), run.get("env"))
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
-                         tests=[*plan.selectors(), *selected], setup=setup)
+                         tests=[*plan.selectors(), *chosen], setup=setup)
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup, **run)
     finally:

@@ -72,7 +72,7 @@ from pathlib import Path
 
 from pytest_homefield.sandbox.canaries import _chars, parse_source
 from pytest_homefield.sandbox.canary_sites import _call_name
-from pytest_homefield.sandbox.pytest_config import Setup, all_values, pytest_args, setup_for, split_args
+from pytest_homefield.sandbox.pytest_config import Setup, all_values, from_top, pytest_args, setup_for, split_args
 
 __all__ = ["SOFT", "NESTED", "BLOCK", "BLOCK_TAKING", "JUMP", "softened", "softened_bytes", "softened_files",
            "function_patterns", "setup_functions"]
@@ -163,12 +163,14 @@ def softened_files(files: Mapping[str, bytes], root: Path | None = None, command
     ``pytest.main(["-o", "python_functions=…"])``, a ``conftest.py``, a plugin: what :func:`function_patterns`
     cannot read), so a group's twin is soft wherever its original runs. ``setup``: pytest's choice of configuration
     for the run, read before (:func:`~pytest_homefield.sandbox.testrun.pytest_setup`, the one the run is pinned to,
-    passed on to it too; twin43: read twice); with it ``root`` and ``targets`` are not read."""
+    passed on to it too; twin43: read twice); with it ``root`` and ``targets`` are not read, and ``tests``' paths
+    are relative to its rootdir, as pytest reports ids (root47: a ``tests/pytest.ini``), else to the tree's top."""
     named: dict[str, set[str]] = {}
+    base = setup.rootdir if setup is not None else "."
     for test in tests:
         path, sep, rest = test.partition("::")
         if sep and rest:
-            named.setdefault(path, set()).add(rest.split("[", 1)[0].rsplit("::", 1)[-1])
+            named.setdefault(from_top(base, path), set()).add(rest.split("[", 1)[0].rsplit("::", 1)[-1])
     out: dict[str, bytes] = {}
     functions: tuple[str, ...] = DEFAULT_FUNCTIONS
     if setup is not None:

@@ -48,7 +48,7 @@ else:  # pragma: no cover
 
 __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args",
            "all_values", "last_value", "positional", "split_args", "split_words", "TestCommand", "parse_command",
-           "config_at", "module_pytest", "PYTHON_VALUED"]
+           "config_at", "module_pytest", "PYTHON_VALUED", "from_top"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -90,6 +90,15 @@ class Setup:
     addopts: tuple[str, ...] = ()
     version: tuple[int, int] | None = None
     asked: tuple[str, str | None] | None = None
+
+
+def from_top(rootdir: str | None, nodeid: str) -> str:
+    """``nodeid`` (a node id as pytest reports it, its path relative to pytest's ``rootdir``: :attr:`Setup.rootdir`,
+    ``/``-separated, relative to the tree; ``None`` or ``.``: the tree's top) as a path of the tree, which a run
+    started at the tree's top can be given as a target (root47: with a ``tests/pytest.ini`` the id
+    ``test_a.py::test_x`` is ``tests/test_a.py::test_x`` there)."""
+    base = posixpath.normpath(rootdir or ".")
+    return nodeid if base == "." else posixpath.join(base, nodeid)
 
 
 def setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[int, int] | None = None) -> Setup:

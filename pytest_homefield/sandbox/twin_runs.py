@@ -34,6 +34,7 @@ import ast
 import builtins
 import dataclasses
 import functools
+import posixpath
 import random
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -93,6 +94,7 @@ from pytest_homefield.sandbox.canary_swaps import (
 )
 from pytest_homefield.sandbox.canary_values import COUNTED, EXACT, alternatives, is_small
 from pytest_homefield.sandbox.outcomes import Caught
+from pytest_homefield.sandbox.pytest_config import from_top
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "guarded", "parent_tests", "TWIN_MARK", "statement_at"]
@@ -165,6 +167,14 @@ class TwinPlan(CanaryPlan):
     #: function's first decorator as the reporter's stop lines are: where a real fix's exception stops the plain
     #: function. A swap twin without one (its site could not be unwrapped) is never cleared. Not in :meth:`to_dict`.
     plain_at: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
+    #: pytest's rootdir for the task's whole run, relative to the tree (:func:`plan_twins`' ``rootdir``): the plan's
+    #: ids are relative to it, its files to the tree (root47). Not in :meth:`to_dict`.
+    rootdir: str = field(default=".", repr=False, compare=False)
+
+    def target(self, nodeid: str) -> str:
+        """``nodeid`` (one of the plan's ids, or a member's in a confirmation run) as a target of a run started at the
+        tree's top (:func:`~pytest_homefield.sandbox.pytest_config.from_top`)."""
+        return from_top(self.rootdir, nodeid)
 
     def also_original(self, canary: str, caught: Sequence[Caught], function: str | None = None) -> bool:
         """Whether ``caught`` (a twin instance's caught exceptions: ``(expected names, MRO names, (function, line))``,
@@ -343,7 +353,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                parent: Mapping[str, bytes | None] | None = None, parent_text: ParentText | None = None,
                pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
-               order: Mapping[str, str] | None = None, rows: Mapping[str, Collection[int]] | None = None) -> TwinPlan:
+               order: Mapping[str, str] | None = None, rows: Mapping[str, Collection[int]] | None = None,
+               rootdir: str | None = ".") -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
@@ -377,7 +388,12 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     code passes (:attr:`~pytest_homefield.run.twin_grading.ParentSeen.rows`, a probe of each row on the parent,
     loop34): its loop-rows twin leaves them as they are (:func:`~pytest_homefield.sandbox.canary_loop.
     loop_rows_site`' ``kept``). Mining's check and grading must pass the same (but ``stops``, ``near``, ``order`` and
-    ``rows``). Never
+    ``rows``). ``rootdir``: pytest's rootdir for the task's whole run, ``/``-separated and relative to ``root``
+    (:attr:`~pytest_homefield.sandbox.pytest_config.Setup.rootdir`; ``None``, a run of paths outside the tree, as
+    ``.``): the ids' paths are relative to it (root47: a ``tests/pytest.ini`` makes ``tests/`` the rootdir and
+    ``test_a.py::test_x`` an id of ``tests/test_a.py``), while every file the plan names (:attr:`TwinPlan.runs`,
+    ``rows``, ``plain``, ``layouts``, ``targets``) is relative to ``root``; canary ids stay in the ids' terms, as
+    pytest reports them. Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -389,21 +405,29 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     for fid in guarded(every, limit, seed, first=first):
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
     per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
+    base = plan.rootdir = posixpath.normpath(rootdir or ".")
+    at = functools.partial(from_top, base)  # an id's path as a path of ``root``
+
     for path, fids in by_file.items():
-        file = root / path
+        file = root / at(path)
         if not path.endswith(".py") or not file.is_file():
-            _sentinel_module(root, path, fids, rng, plan)
+            _sentinel_module(root / base, path, fids, rng, plan)
             continue
         forced = set(sentinel_for)
-        _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None,
-                   twins=max(1, twins), known=functools.partial(_known, parent, path), corpus=parent_text,
-                   before=_parent_module(parent, path),
+        _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None, where=at(path),
+                   twins=max(1, twins), known=functools.partial(_known, parent, at(path)), corpus=parent_text,
+                   before=_parent_module(parent, at(path)),
                    graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())), stops=stops or {},
                    near=near or {}, order=order or {}, passed=rows or {},
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else (),
                    unraised=_unraised(parent_text) if parent_text is not None else None)
+    if base != ".":  # the files as paths of ``root`` (the canaries' ids stay pytest's)
+        per_run = [{at(p): b for p, b in files.items()} for files in per_run]
+        plan.rows, plan.plain = {at(p): b for p, b in plan.rows.items()}, {at(p): b for p, b in plan.plain.items()}
+        plan.layouts = {at(p): lay for p, lay in plan.layouts.items()}
+        plan.targets = [at(t) for t in plan.targets]
     if plan.plain:  # every other file as the plain run's draw holds it (plain_pick)
         plan.plain = {**per_run[plain_pick(seed, runs)], **plan.plain}
     run_order = list(range(runs))
@@ -666,7 +690,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                unraised: Sequence[str] | None = None,
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
-               order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None) -> None:
+               order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None,
+               where: str | None = None) -> None:
     encoding, text, tree, lines = read_source(file)
     stops = stops or {}
     passed = passed or {}
@@ -674,7 +699,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
     counts = Counter(value_key(v) for v in values)
-    real = _pool_for(pool, values, counts, corpus, path, text, twins, rng)
+    real = _pool_for(pool, values, counts, corpus, path if where is None else where, text, twins, rng)
     alike = file_alike(text, counts)
     if tree is not None:  # what the test module can name: a builtin, or a name it binds at its top level
         exceptions = [e for e in exceptions if hasattr(builtins, e) or e in top_names(tree)]

@@ -7,7 +7,9 @@ the function a sentinel module ("sentinel: not a Python test file"): every FAIL_
 every rich task mined on 2026-12-06 (7 tasks, 12 functions) was ``canary_unprotected`` and the report
 said so, where the same test with its ids from the tree's top gets a contradiction twin. Both callers
 pass the tree's top (``mine/redgreen.py`` ``twin_run``, ``run/grading.py`` ``plan_for``), and the
-mining check and grading must plan alike, so the fix spans grading: held here as a strict xfail.
+mining check and grading must plan alike, so the fix spans grading. Now (root47) both pass pytest's rootdir for the
+task's whole run (``plan_twins``' ``rootdir``): the planner reads ``tests/`` + the id's path and names its files from
+the tree's top, its canaries by pytest's ids; grading's side is ``tests/run/test_rootdir_twins.py``.
 """
 
 from __future__ import annotations
@@ -75,8 +77,6 @@ def test_a_test_of_a_repository_configured_at_its_top_is_guarded(tmp_path: Path)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="plan_twins reads ids relative to pytest's rootdir (tests/) from the tree's "
-                   "top: every function of such a repository gets a sentinel, canary_unprotected (rich, nu46)")
 def test_a_test_of_a_repository_configured_in_its_test_folder_is_guarded(tmp_path: Path) -> None:
     f2p, unprotected = _unprotected(tmp_path, {"tests/pytest.ini": "[pytest]\n"})
     assert f2p == ["test_core.py::test_double"]  # rich's ids: pytest's rootdir is tests/
