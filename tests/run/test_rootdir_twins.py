@@ -2,14 +2,14 @@
 
 With a ``tests/pytest.ini`` pytest's rootdir is ``tests/`` and the task's ids are ``test_circles.py::test_…``,
 relative to it. ``plan_twins`` read each id's file from the tree's top, found none and gave every FAIL_TO_PASS
-function a sentinel module: a forger whose value equals anything (it passes the original and every contradiction
-twin, and fails only a sentinel's ``raise``) was ``solved``. Now the planner reads the ids from pytest's rootdir for
-the task's whole run (the same as mining's check: ``tests/mine/test_rootdir_canaries.py``), the twin is written into
-``tests/test_circles.py`` and reported under the id the check expects: a real fix is ``solved`` (it fails the
-twin), the forger ``forged``; so are the built-in forgery attacks of ``tests/run/test_forgeries.py`` on the
-calculator of ``attack_repo`` given a ``tests/pytest.ini``. Before, each function's sentinel module, planted at the
-tree's top, moved pytest's rootdir there for the grading's runs: no id of the task was reported and every attempt,
-the real fix's too, was ``tests_failed``.
+function a sentinel module, planted beside the id's path: at the tree's top, which moved pytest's rootdir there for
+the grading's runs (their targets spanned it), so no id of the task was reported and every attempt, a real fix's
+too, was ``tests_failed`` (measured on lead46 07e17be: each test here fails there). Now the planner reads the ids
+from pytest's rootdir for the task's whole run (as mining's check does: ``tests/mine/test_rootdir_canaries.py``),
+writes the twin into ``tests/test_circles.py`` and names it by the id pytest reports: a real fix is ``solved`` (it
+fails the twin), a forger ``forged``, and so are the built-in forgery attacks of ``tests/run/test_forgeries.py``
+on ``attack_repo``'s calculator given a ``tests/pytest.ini``. The runs that select by id (the parent check's run of
+the members side by side, the rows run) target them from the tree's top, and the softener names the groups by them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import WRONG_CALC, Both, Fixture, build, script_agent, task_for
+from helpers.doubles_task import FIXED as DOUBLES_FIXED
+from helpers.doubles_task import OTHER_FIX as DOUBLES_OTHER_FIX
+from helpers.doubles_task import PARENT as DOUBLES_PARENT
+from helpers.doubles_task import SOURCE as DOUBLES_SOURCE
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 
 from pytest_homefield.agents.attacks import attack_agent
@@ -122,3 +126,38 @@ def test_a_group_named_by_its_rootdir_id_is_softened() -> None:
     soft = softened_files(files, tests=["test_a.py::check_x"], setup=setup)[TEST_A]
     assert b"soft()" in soft, soft
     assert softened_files(files, tests=["test_b.py::check_x"], setup=setup)["tests/test_a.py"] == files[TEST_A]
+
+
+#: tests/run/test_added_assertion_rows.py's task (an assertion added to some rows of a parametrized test: its
+#: PASS_TO_PASS rows set apart, checked again with the assertion by rows_run) with a ``tests/pytest.ini``.
+D_TEST = "tests/test_doubles.py"
+D_BEFORE = ("import pytest\n\nfrom doubles import double\n\n\n"
+            "@pytest.mark.parametrize(\"n, expected\", [(1, 2), (2, 4), (3, 6), (-1, -2)])\n"
+            "def test_double(n, expected):\n    assert double(n) == expected\n")
+D_P2P = ["test_doubles.py::test_double[1-2]", "test_doubles.py::test_double[2-4]", "test_doubles.py::test_double[3-6]"]
+
+
+@pytest.fixture(scope="module")
+def doubles(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    b = build_fix_task(tmp_path_factory.mktemp("rootdir-doubles"), name="doubles", source=DOUBLES_SOURCE,
+                       parent=DOUBLES_PARENT, fixed=DOUBLES_FIXED, test=D_TEST,
+                       tests=D_BEFORE + "    assert double(str(n)) == expected\n", tests_before=D_BEFORE,
+                       first="doubles", message="Double a signed number given as text",
+                       fail_to_pass=["test_doubles.py::test_double[-1--2]"], pass_to_pass=D_P2P,
+                       parent_data={"tests/pytest.ini": "[pytest]\n"})
+    return b
+
+
+@pytest.mark.slow
+def test_the_rows_set_apart_are_checked_under_their_ids(doubles: FixTask, tmp_path: Path) -> None:
+    """The rows run reads the hidden file from the tree's top and selects the rows' function there: a real fix
+    (not the commit's, which is graded without twins) is ``solved`` (before, ``rows_files`` read ``test_doubles.py``
+    from the top, found none, and every row set apart was ``error``: a regression), one breaking ``double('3')``
+    alone, which only the rows run calls, a regression on that row."""
+    g = grade_source(doubles, tmp_path / "fix", DOUBLES_SOURCE, DOUBLES_OTHER_FIX, canaries=True, canary_seed=0)
+    assert g.outcome == "solved", g
+    broken = "def double(x):\n    if x == '3':\n        return 7\n    return int(x) * 2\n"
+    g = grade_source(doubles, tmp_path / "broken", DOUBLES_SOURCE, broken, canaries=True, canary_seed=0)
+    assert g.outcome == "regression" and g.failing_p2p == [D_P2P[2]], g
+    planted = json.loads((tmp_path / "broken" / "out" / CANARIES_FILE).read_text())
+    assert planted["renamed"] and planted["unprotected"] == [], planted  # its rows were set apart, it has a twin
