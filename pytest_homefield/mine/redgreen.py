@@ -1040,7 +1040,8 @@ def verify_candidate(
                                                pass_to_pass=v.PASS_TO_PASS,  # ids from pytest's rootdir (root47)
                                                rootdir=pytest_setup(wd, test_cmd, [], list(runnable_tests),
                                                                     env).rootdir)
-                        targets = [*runnable_tests] if whole or not plan.placement else plan.selectors()
+                        targets = [*runnable_tests] if whole or not plan.placement else \
+                            [plan.target(s) for s in plan.selectors()]  # from the tree's top (root47)
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
                         # the configuration pytest reads for the task's whole run, the one every run is pinned to
                         # (soft41, conf42): read once, for its files and its pin (twin43)

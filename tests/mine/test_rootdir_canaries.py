@@ -52,7 +52,8 @@ def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
 
 def _unprotected(tmp_path: Path, config: dict[str, str]) -> tuple[list[str], list[str]]:
     """Mine one fix of ``double`` (its test added with it) in a repository holding ``config``: the task's
-    FAIL_TO_PASS ids and its ``canary_unprotected``."""
+    FAIL_TO_PASS ids and its ``canary_unprotected``. Each targeted canary run found the group functions it selected
+    (none made again on the whole files, ``-full``: root47, the ids given from the tree's top)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
@@ -63,8 +64,10 @@ def _unprotected(tmp_path: Path, config: dict[str, str]) -> tuple[list[str], lis
     (tmp_path / "work").mkdir()
     v = verify_candidate(repo, commit=commit, parent=parent, test_files=["tests/test_core.py"],
                          runnable_tests=["tests/test_core.py"], test_cmd=CMD, setup_cmd=None, stability_runs=1,
-                         run_timeout_s=60, work_root=tmp_path / "work")
+                         run_timeout_s=60, work_root=tmp_path / "work", log_dir=tmp_path / "logs")
     assert v.reason is None, v.detail
+    runs = sorted(p.name for p in (tmp_path / "logs").iterdir() if p.name.startswith("canaries-"))
+    assert runs == ["canaries-1-1", "canaries-1-2"], runs
     return v.FAIL_TO_PASS, v.canary_unprotected
 
 
