@@ -76,7 +76,7 @@ from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
 from pytest_homefield.sandbox.outcomes import SealScope
-from pytest_homefield.sandbox.pytest_config import Setup
+from pytest_homefield.sandbox.pytest_config import Setup, from_top
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     passing_sites,
@@ -249,15 +249,19 @@ def run_phrase(log_name: str) -> str:
     return said + (f" (again, {', '.join(again)})" if again else "")
 
 
-def _targets(select: Sequence[str], broken: Collection[str]) -> list[str]:
+def _targets(select: Sequence[str], broken: Collection[str], rootdir: str | None = None) -> list[str]:
     """The targets of a targeted run: the ids of ``select``, but a module in ``broken`` (it failed to
     collect in an earlier run of the state) as its path, once: pytest aborts a run given ids of a module
-    that cannot be imported (exit 4), which would cost a full rerun."""
+    that cannot be imported (exit 4), which would cost a full rerun. Both are as pytest reports them, relative
+    to its ``rootdir`` (:attr:`~pytest_homefield.sandbox.pytest_config.Setup.rootdir`); the targets are paths of
+    the tree, where the run starts (root47: with a ``tests/pytest.ini``, ``test_a.py::test_x`` is given as
+    ``tests/test_a.py::test_x``: given as reported, the stubbed parent run found nothing, and a targeted run was
+    made again on the whole files)."""
     out: list[str] = []
     seen: set[str] = set()
     for i in select:
         module = i.split("::", 1)[0]
-        target = module if module in broken else i
+        target = from_top(rootdir, module if module in broken else i)
         if target not in seen:
             seen.add(target)
             out.append(target)
@@ -765,10 +769,14 @@ def verify_candidate(
                     except PatchError as exc:
                         return Verification(reason="setup_failed", detail="the commit's changes do not apply to the "
                                             f"parent after setup_cmd, as grading applies them: {exc}")
-                targets = _targets(select, broken[state]) if select is not None else list(runnable_tests)
                 config: Setup | None = None  # pytest's configuration for the run, read by ``prepare`` (twin43)
                 if prepare is not None:
                     targets, config = prepare(wd)
+                elif select is not None:  # the ids from pytest's rootdir for the whole run, read once (root47)
+                    config = pytest_setup(wd, test_cmd, [], list(runnable_tests), env)
+                    targets = _targets(select, broken[state], config.rootdir)
+                else:
+                    targets = list(runnable_tests)
                 where = run_phrase(name or f"{state}-{k}")
                 limit, cut = within(timeout_s or run_timeout_s, where)
                 try:

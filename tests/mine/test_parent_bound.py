@@ -34,6 +34,13 @@ def test_targets_name_a_broken_module_as_a_path() -> None:
     assert _targets(select, {"t/test_a.py"}) == ["t/test_a.py", "t/test_b.py::y"]
 
 
+def test_targets_are_paths_of_the_tree_from_pytests_rootdir() -> None:
+    """root47: with a ``tests/pytest.ini`` pytest reports ``test_a.py::x``; the run starts at the tree's top."""
+    select = ["test_a.py::x", "test_b.py::y"]
+    assert _targets(select, set(), ".") == select
+    assert _targets(select, {"test_a.py"}, "tests") == ["tests/test_a.py", "tests/test_b.py::y"]
+
+
 # -- a parent run stopped at its bound: the pure classification ------------------------------------
 
 def _run(outcomes: dict[str, str], *, timed_out: bool = False, collected: int | None = None,

@@ -4,9 +4,8 @@ With a ``tests/pytest.ini`` the ids are relative to ``tests/`` (``test_mul.py::t
 runs give them as targets from the tree's top, where pytest finds no such file. A targeted parent or commit run that
 reports a selected id of no collection error is made again on the whole files (a cost: one more run each), but the
 stubbed parent run has no such fallback: it reports nothing, and a test red at the parent only because a name its
-module imports is missing (``passes_with_stub``) is kept as FAIL_TO_PASS. Held here as a strict xfail: the fix is
-``mine/redgreen.py``'s targeting (``_targets``: the ids from pytest's rootdir, ``pytest_config.from_top``), which
-perf47 was changing this round.
+module imports is missing (``passes_with_stub``) was kept as FAIL_TO_PASS. The targets are now the ids from
+pytest's rootdir for the whole run (``redgreen._targets``, ``pytest_config.from_top``).
 """
 
 from __future__ import annotations
@@ -58,8 +57,6 @@ def test_a_test_red_for_a_missing_name_alone_is_excluded_at_the_top(tmp_path: Pa
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="mining's targeted runs give pytest's rootdir-relative ids from the tree's top: "
-                   "the stubbed parent run finds none and passes_with_stub is never seen (root47)")
 def test_a_test_red_for_a_missing_name_alone_is_excluded_in_the_test_folder(tmp_path: Path) -> None:
     f2p, excluded = _excluded(tmp_path, {"tests/pytest.ini": "[pytest]\n"})
     assert f2p == ["test_mul.py::test_mul"]
