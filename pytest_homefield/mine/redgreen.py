@@ -194,6 +194,9 @@ __all__ = [
 #: (satk46: a repository's tests making either now fail in every arm); and the reporter reads a plain maker returning
 #: a name it assigned a taking context as taking (gatk46), and the canary planner makes no twin a real fix satisfies
 #: (``raises(match=)`` twins change a part every match holds; ``assertCountEqual`` twins hold other items: gatk46).
+#: And on a repository whose pytest rootdir is not the tree's top (a ``tests/pytest.ini``: ids ``test_a.py::…``) the
+#: canaries are planned from the rootdir (root47: every FAIL_TO_PASS function was a sentinel, unguarded) and the
+#: targeted and stubbed parent runs select the ids pytest reports (a test red for a missing name alone was kept).
 VERIFY_VERSION = 26
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
