@@ -194,6 +194,8 @@ __all__ = [
 #: (satk46: a repository's tests making either now fail in every arm); and the reporter reads a plain maker returning
 #: a name it assigned a taking context as taking (gatk46), and the canary planner makes no twin a real fix satisfies
 #: (``raises(match=)`` twins change a part every match holds; ``assertCountEqual`` twins hold other items: gatk46).
+#: And (gatk47) it reads the contexts a softened ``with`` entered, not only what made them: ``with expect():`` of a
+#: maker returning ``pytest.raises(kind) if kind else nullcontext()`` keeps its body's exception and runs on.
 VERIFY_VERSION = 26
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"

@@ -11,11 +11,10 @@ real fix's ``TypeError`` through, the body stops at the twin's site and leaves w
 ``regression`` on seeds 0 and 1 (twin37's shape). Before gatk46 (dbc83b7) the maker was read as taking nothing for
 every call, and ``with expect(TypeError):`` had soft44's fault instead (the body ran on past the real fix's expected
 exception): ``tests_failed``. Which of the two a call makes is known only from the context it returned, never from the
-maker's code, and the reporter reads what makes a ``with``'s contexts (``soft_block``'s ``takers``), not the contexts
-the ``with`` entered: open, strict xfails. A construction that closes it: the softened header hands the reporter each
-context it entered (an item ``expect()`` written ``__import__('homefield_reporter').entered(expect())``, returning its
-argument itself after noting it for the ``soft_block`` entered next), and ``_taken`` reads those objects
-(``_takes(obj)``: a ``nullcontext``'s ``__exit__`` returns nothing, pytest's ``RaisesContext`` takes).
+maker's code: the softened header now hands the reporter each context it entered (an item ``expect()`` written
+``__import__('homefield_reporter').through(expect())``, its argument itself, noted for the ``soft_block`` entered
+next, given their number), and ``_taken`` reads those objects (``_takes(obj)``: a ``nullcontext``'s ``__exit__``
+returns nothing, pytest's ``raises`` context takes).
 """
 
 from __future__ import annotations
@@ -82,13 +81,11 @@ def test_log():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="gatk47: a maker returning a nullcontext or a taking context by its argument "
-                   "is read as taking for every call: with expect(): ends its body at an exception (as written) where "
-                   "the context taking nothing keeps it and runs the body on (LOG holds 'on', 'on')")
 def test_a_maker_s_context_taking_nothing_keeps_the_exception(tmp_path: Path) -> None:
     """Softened: ``test_expect_none`` and ``test_maybe_none`` fail at ``boom()`` with their bodies run to the end (as
     ``test_held`` of ``test_soft_plain_maker.py``), ``test_expect_kind`` and ``test_maybe_kind`` pass with nothing
-    after the exception run. On 47373fc the two ``none`` bodies end at ``boom()``: ``test_log`` fails."""
+    after the exception run. On 47373fc the two ``none`` bodies ended at ``boom()`` (``test_log`` failed); on dbc83b7
+    the two ``kind`` bodies ran on (``test_log`` failed)."""
     got, log = softened_outcomes(tmp_path, CONTEXTS)
     outcomes = {"test_expect_none": "failed", "test_maybe_none": "failed", "test_expect_kind": "passed",
                 "test_maybe_kind": "passed", "test_log": "passed"}
@@ -114,12 +111,56 @@ def test_scaled():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk47: with expect(): read as taking (a maker returning pytest.raises or "
-                   "a nullcontext): the exception twin's run stops test_scaled's body at its site, MODE['scale'] stays "
-                   "3, and test_plain after it fails: the real fix regression (tests_failed before gatk46)")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_real_fix_under_a_maker_s_context_taking_nothing_is_solved(tmp_path: Path, seed: int) -> None:
-    """``regression`` on seeds 0 and 1 on 47373fc (``test_plain`` failing), ``tests_failed`` on dbc83b7."""
+    """``solved``: ``regression`` on seeds 0 and 1 on 47373fc (``test_plain`` failing), ``tests_failed`` on dbc83b7."""
     assert "def test_scaled():\n    with expect():" in TESTS and TESTS.count("def test_scaled") == 1
     g = grade_modes(tmp_path, TESTS, seed)
     assert g.outcome == "solved", g
+
+
+#: ``with`` headers of every shape the softener edits: ``as``, a parenthesized one (its first item right after the
+#: ``(``, where the soft context goes too), a trailing comma, an item over two lines, an ``async with``.
+HEADERS = '''import contextlib
+
+
+def test_as():
+    with contextlib.nullcontext(1) as one, contextlib.nullcontext():
+        assert one == 1
+
+
+def test_parenthesized():
+    with (contextlib.nullcontext(2) as two, contextlib.nullcontext()):
+        assert two == 2
+
+
+def test_trailing_comma():
+    with (contextlib.nullcontext(),
+          contextlib.nullcontext(3) as three,):
+        assert three == 3
+
+
+async def run():
+    async with contextlib.AsyncExitStack(
+    ) as stack:
+        assert stack is not None
+
+
+def test_async():
+    import asyncio
+    asyncio.run(run())
+'''
+
+
+def test_each_entered_context_is_handed_through_in_its_place(tmp_path: Path) -> None:
+    """Every item's context of a top ``with`` is written ``through(<context>)``, after the soft context and before its
+    ``as``, the count given to the ``soft_block``; the file runs as written."""
+    from pytest_homefield.sandbox.canary_soft import THROUGH, softened
+
+    text = softened(HEADERS)
+    assert text.count(THROUGH) == 6, text
+    assert "soft(), __import__('homefield_reporter').through(contextlib.nullcontext(2)) as two" in text, text
+    assert text.count(", 2)") == 3 and text.count(", 1)") == 0, text  # run() is no test: left as it is
+    got, log = softened_outcomes(tmp_path, HEADERS)
+    assert got == {"test_as": "passed", "test_parenthesized": "passed", "test_trailing_comma": "passed",
+                   "test_async": "passed"}, log
