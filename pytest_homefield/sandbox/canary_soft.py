@@ -89,7 +89,12 @@ BLOCK = "__import__('homefield_reporter').soft_block()"
 #: :data:`BLOCK` of a ``with`` at a test's top whose body holds top soft statements (soft42): ``{}`` is the text of what
 #: makes its contexts (:func:`_takers`), read only when an exception that is no assertion's failure reaches one of them,
 #: which goes on as written when a context's own code takes exceptions (the reporter's ``_takes``).
-BLOCK_TAKING = "__import__('homefield_reporter').soft_block(lambda: ({}))"
+BLOCK_TAKING = "__import__('homefield_reporter').soft_block(lambda: ({}), {})"
+#: Around each item's context of a ``with`` given :data:`BLOCK_TAKING` (gatk47): the context itself, noted for the
+#: reporter, which reads the contexts the ``with`` entered (its ``through``; the second field of
+#: :data:`BLOCK_TAKING` is their number), not only what made them (a maker returning ``pytest.raises(kind) if kind
+#: else nullcontext()`` takes by its arguments). Its name sorts after :data:`SOFT`'s, inserted at the same place.
+THROUGH = "__import__('homefield_reporter').through("
 #: Put right before a ``return``, ``break`` or ``continue`` that leaves the bodies of ``{}`` ``with`` statements
 #: :data:`BLOCK` ends (soft40): each keeps its body's failure further out rather than raise it and undo the jump.
 JUMP = "__import__('homefield_reporter').soft_jump({}); "
@@ -294,9 +299,12 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str],
             # (``canary_sites._statements``): its statements keep what a top statement keeps
             body_ctx = None if ctx is None and not _may_take(stmt) else nested
             inner = _soft_edits(stmt.body, body_ctx, lines, blocked) if edit else []
-            block = _block_edit(stmt, lines, _takers(stmt) if body_ctx is None else "") if inner else None
+            taking = body_ctx is None and bool(_takers(stmt))
+            through = _through_edits(stmt, lines) if taking and inner else []
+            block = _block_edit(stmt, lines, _takers(stmt) if taking else "", len(stmt.items) if through else 0) \
+                if inner else None
             if block is not None:
-                out += [*inner, block]
+                out += [*inner, *through, block]
                 if blocked is not None:
                     blocked.add(id(stmt))
         elif isinstance(stmt, (ast.If, ast.For, ast.AsyncFor)):
@@ -447,11 +455,28 @@ def _parenthesized(stmt: ast.With | ast.AsyncWith,
     return None  # pragma: no cover - the tree is the text's
 
 
-def _block_edit(stmt: ast.With | ast.AsyncWith, lines: list[str], takers: str = "") -> tuple[int, int, str] | None:
+def _through_edits(stmt: ast.With | ast.AsyncWith, lines: list[str]) -> list[tuple[int, int, str]]:
+    """The edits writing each item's context of ``stmt`` as ``through(<context>)`` (:data:`THROUGH`, gatk47): its
+    opening before the context's first character, ``)`` after its last (before an ``as``); none when an item's
+    place cannot be read (then the reporter reads what made the contexts, as before)."""
+    out: list[tuple[int, int, str]] = []
+    for item in stmt.items:
+        expr = item.context_expr
+        first, last = expr.lineno, expr.end_lineno or 0
+        if not (0 < first <= last <= len(lines)) or expr.end_col_offset is None:
+            return []
+        out += [(first, _chars(lines[first - 1], expr.col_offset), THROUGH),
+                (last, _chars(lines[last - 1], expr.end_col_offset), ")")]
+    return out
+
+
+def _block_edit(stmt: ast.With | ast.AsyncWith, lines: list[str], takers: str = "",
+                entered: int = 0) -> tuple[int, int, str] | None:
     """Where :data:`BLOCK` goes as the last item of ``stmt``'s header (right after its last item, the ``:`` next
     there); ``None`` when the ``:`` is not next (a comment, a line continued). ``takers`` (:func:`_takers`): when not
-    empty, :data:`BLOCK_TAKING` with them goes there instead."""
-    block = BLOCK_TAKING.format(takers) if takers else BLOCK
+    empty, :data:`BLOCK_TAKING` with them goes there instead, ``entered`` the number of contexts
+    :func:`_through_edits` wrote (gatk47)."""
+    block = BLOCK_TAKING.format(takers, entered) if takers else BLOCK
     paren = _parenthesized(stmt, lines)
     if paren is not None:  # before the closing parenthesis (after a trailing comma, or with one of its own)
         (lineno, at), comma = paren[1], paren[2]

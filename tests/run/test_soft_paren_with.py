@@ -34,7 +34,7 @@ def test_a_parenthesized_with_is_soft(header: str, takers: str) -> None:
     gatk40: its body's statements (a ``with`` expecting no exception, at the top) are top soft statements too."""
     text = f"def test_x():\n    {header}\n        y = 1\n        assert x == y\n"
     out = softened(text)
-    block = BLOCK_TAKING.format(takers)
+    block = BLOCK_TAKING.format(takers, takers.count(","))  # gatk47: each item's context handed through
     assert out.count(SOFT) == 3 and out.count(block) == 1 and out.count(NESTED.format("")) == 0, out
     assert BLOCK not in out
     assert out.count("\n") == text.count("\n")

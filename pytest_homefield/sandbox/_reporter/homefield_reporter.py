@@ -397,8 +397,12 @@ _called: list[Any] = [None]
 _wrapped: list[tuple[Any, ...]] = [()]
 _blocks: list[list[Any]] = []
 _left: list[bool] = []
-#: Per :data:`_blocks` entry: what returns the callables making the ``with``'s contexts (soft42), or ``None``.
+#: Per :data:`_blocks` entry: what returns the callables making the ``with``'s contexts (soft42), or ``None``; or
+#: (gatk47) the contexts the ``with`` entered, a list (:func:`through`).
 _block_takers: list[Any] = []
+#: The contexts the items of a softened ``with`` header made, noted by :func:`through` until its :func:`soft_block`
+#: is entered, which takes them (gatk47).
+_through: list[Any] = []
 _nested: list[int] = [0]
 #: Failures nested soft statements (inside a ``while``, ``try`` or ``with``) take in one call phase at most; the next
 #: goes through as without the context (a loop whose condition waits on what failed ends as it did).
@@ -571,8 +575,8 @@ def _taken() -> bool:
     for takers in reversed(_block_takers):
         if takers is None:
             continue
-        try:
-            objs = takers()
+        try:  # gatk47: the contexts the with entered, else what made them
+            objs = takers if isinstance(takers, list) else takers()
         except Exception:  # what made a context cannot be read again: as not taking
             continue
         if any(_takes(obj) for obj in objs):
@@ -905,13 +909,17 @@ def soft(caught: Any = None) -> Any:
 class _Block:
     """The context of one ``with`` (or ``async with``) body holding soft statements (:func:`soft_block`)."""
 
-    def __init__(self, takers: Any = None) -> None:
+    def __init__(self, takers: Any = None, entered: int = 0) -> None:
         self._takers = takers
+        self._entered = entered
 
     def __enter__(self) -> None:
         _blocks.append([])
         _left.append(False)
-        _block_takers.append(self._takers)
+        # gatk47: the contexts the header's items made (noted by :func:`through`), read in place of what made them
+        objs = _through[len(_through) - self._entered:] if 0 < self._entered <= len(_through) else None
+        del _through[:]
+        _block_takers.append(objs if objs is not None else self._takers)
 
     def __exit__(self, exc_type: Any, exc_val: Any, tb: Any) -> None:
         __tracebackhide__ = True
@@ -948,15 +956,26 @@ class _Block:
         raise kept[0]
 
 
-def soft_block(takers: Any = None) -> Any:
+def through(context: Any) -> Any:
+    """``context`` itself, noted for the :func:`soft_block` its ``with`` header enters next (gatk47): a softened
+    header at a test's top writes each item's context as ``through(<item>)``, so that :func:`_taken` reads the
+    context the ``with`` entered (``_takes`` of the object: its class's ``__exit__``, a ``contextmanager``'s
+    generator), never only what made it: a maker returning ``pytest.raises(kind) if kind else nullcontext()`` makes
+    a taking context or one taking nothing by its arguments, which its code cannot tell."""
+    _through.append(context)
+    return context
+
+
+def soft_block(takers: Any = None, entered: int = 0) -> Any:
     """The last context of a ``with`` statement whose body holds nested soft statements (contracts §7): the first
     failure one kept in the body (:func:`soft`) is raised at the body's end (in place of what the body raised after
     it, an ``exit`` or ``KeyboardInterrupt`` apart), so the ``with``'s own contexts meet it as they met it at its
     statement (a ``pytest.raises`` or ``assertRaises`` takes it, a ``subTest`` reports it), the rest of the body having
     run. ``takers`` (soft42; a ``with`` at a test's top whose body holds top soft statements): what returns the
     callables making the ``with``'s contexts, read when an exception that is no assertion's failure reaches such a
-    statement (:func:`_taken`)."""
-    return _Block(takers)
+    statement (:func:`_taken`); ``entered`` (gatk47): how many of the header's items :func:`through` noted, the
+    contexts read then in place of ``takers``."""
+    return _Block(takers, entered)
 
 
 def soft_jump(blocks: int) -> None:
@@ -994,7 +1013,7 @@ def pytest_runtest_call(item: Any) -> Any:
     a ``SkipTest``: pytest's ``TestCaseFunction._excinfo``), unless it ended with an ``exit`` or a
     ``KeyboardInterrupt``."""
     _last_compare[0] = None
-    del _soft_first[:], _blocks[:], _unmatched[:], _left[:], _block_takers[:]
+    del _soft_first[:], _blocks[:], _unmatched[:], _left[:], _block_takers[:], _through[:]
     _nested[0] = 0
     _called[0], _wrapped[0] = _called_code(item), _wrapped_code(item)
     _in_call[0] = not _expecting_failure(item)
