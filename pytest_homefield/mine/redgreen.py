@@ -197,8 +197,8 @@ __all__ = [
 #: And on a repository whose pytest rootdir is not the tree's top (a ``tests/pytest.ini``: ids ``test_a.py::…``) the
 #: canaries are planned from the rootdir (root47: every FAIL_TO_PASS function was a sentinel, unguarded) and the
 #: targeted and stubbed parent runs select the ids pytest reports (a test red for a missing name alone was kept).
-#: And (gatk47) it reads the contexts a softened ``with`` entered, not only what made them: ``with expect():`` of a
-#: maker returning ``pytest.raises(kind) if kind else nullcontext()`` keeps its body's exception and runs on.
+#: And (gatk47) the reporter reads the contexts a softened ``with`` entered, not only what made them: ``with
+#: expect():`` of a maker returning ``pytest.raises(kind) if kind else nullcontext()`` keeps its body's exception.
 VERIFY_VERSION = 26
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
