@@ -7,6 +7,7 @@ memory, …). :mod:`pytest_homefield.agents.attacks` runs them as agents; the gr
 
 from __future__ import annotations
 
+import ast
 import base64
 from pathlib import Path
 
@@ -150,12 +151,22 @@ for _n, _v in list(globals().items()):
 
 
 def reporter_forgery() -> str:
-    """Our own reporter module with every phase outcome written as "passed"."""
+    """Our own reporter module with every phase outcome written as "passed", as code alone (its comments and
+    docstrings dropped, as a forger carrying it would: the attack's program is one word of a command, and the
+    reporter's prose passed a quarter of that word's limit, ``attacks.MAX_WORD``). Raises ``RuntimeError`` when
+    the reporter no longer writes its outcomes as the forgery expects."""
     text = (Path(REPORTER_DIR) / "homefield_reporter.py").read_text(encoding="utf-8")
     forged = text.replace('"outcome": report.outcome,', '"outcome": "passed",')
     if forged == text:
         raise RuntimeError("the reporter changed: the forgery no longer applies")
-    return forged
+    tree = ast.parse(forged)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree) + "\n"
 
 
 def dist_info(root: str = "") -> dict[str, str]:
