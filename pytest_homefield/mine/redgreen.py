@@ -35,7 +35,14 @@ reported (nor a collection error) makes commit run 1 capped at ``cap`` s, HANG_F
 parent run at the probe's pace (× :data:`EARLY_MARGIN`), at least the probe and at most ``run_timeout_s``. Commit
 run 1 finished within ``cap``: the schedule goes on as above with it. Cut there: commit run 1 takes over ``cap`` s,
 so the bound parent run 1 would get is at least HANG_FACTOR × ``cap`` (and above the probe: no hang at the probe),
-and the parent runs once more in full under that (``parent-1-again``). Finished with no test failing and nothing
+and the parent runs once more under that: only the ids the probe collected (its reporter's ``collected_ids``) and
+did not report but ``error``, in collection order (perf47, ``parent-1-again-rest``; the probe's reports and that
+run's are parent run 1, as ``parent-1-rest``'s are), else in full (``parent-1-again``: the probe's ids not known,
+more than :data:`MAX_SELECTED` left, or an id the rest run did not report). Running the rest without the probe's
+tests before them makes a parent test's outcome depend on the tests before it no more than before perf46: the
+schedule then made the very same rest run for such a candidate (commit run 1 over ``cap`` puts the bound above the
+probe, so :func:`rest_of_probe` ran the ids the probe had not reported; commit run 1's ids then, the parent's own now,
+which adds only ids the commit lacks, none of them ever FAIL_TO_PASS). Finished with no test failing and nothing
 failing to collect, it is parent run 1 and the candidate is ``passes_without_change`` at once: the verdict the
 schedule above reaches, since that parent run would finish under its bound too, and an id passing in one parent run
 is never FAIL_TO_PASS, whatever the commit's runs and the stability runs show. Finished with a failure, it is parent
@@ -228,7 +235,7 @@ class DeadlineReached(Exception):
 def run_phrase(log_name: str) -> str:
     """What a run whose log folder is ``log_name`` is, in words for a record's ``detail`` (the folder
     names are for files: ``parent-1``, ``commit-2-full``, ``parent-1-bounded``, ``parent-1-rest``, ``parent-1-again``,
-    ``commit-1-capped``, ``canaries-1-2``).
+    ``parent-1-again-rest``, ``commit-1-capped``, ``canaries-1-2``).
     ``"parent-1-bounded"`` -> ``"parent run 1 (again, bounded by the commit's time)"``; a name of no
     known form is returned as it is."""
     name, again = log_name, []
@@ -240,8 +247,9 @@ def run_phrase(log_name: str) -> str:
         name, again = name[: -len("-bounded")], ["bounded by the commit's time", *again]
     if name.endswith("-rest"):
         name, again = name[: -len("-rest")], ["the tests its probe did not reach", *again]
-    if name.endswith("-again"):  # perf46: the parent in full once the capped commit run 1 showed its bound
-        name, again = name[: -len("-again")], ["whole files, after its probe", *again]
+    if name.endswith("-again"):  # perf46: the parent once more after the capped commit run 1 showed its bound
+        # perf47: ``-again-rest`` ran the ids its probe did not reach, ``-again`` the whole files
+        name, again = name[: -len("-again")], ["after its probe" if again else "whole files, after its probe", *again]
     if name == "commit-1-capped":
         return "commit run 1 (capped, to show the parent's bound)"
     parts = name.split("-")
@@ -918,19 +926,56 @@ def verify_candidate(
             setup_s["commit"] += capped.wall_s  # not classified: its seconds count
             # commit run 1 takes over cap s: its bound is at least HANG_FACTOR × cap, so a parent finishing within
             # that would finish under the bound the old schedule gives it, and the probe was no hang
-            again = one_run(parent_base, "parent", 1, None, name="parent-1-again",
-                            timeout_s=min(run_timeout_s, HANG_FACTOR * cap))
+            bound = min(run_timeout_s, HANG_FACTOR * cap)
+            rest = rest_of_collected(probe, kept) if can_select else None
+            again: TestRun | Verification | None = None
+            if rest:  # perf47: only the ids the probe did not reach, as parent-1-rest runs them
+                again = one_run(parent_base, "parent", 1, rest, name="parent-1-again-rest", timeout_s=bound)
+                if isinstance(again, TestRun) and not again.timed_out and any(
+                        i not in again.outcomes and i.split("::", 1)[0] not in again.collection_errors for i in rest):
+                    unclassified.append(again)  # an id it could not address: the whole files instead
+                    again = None
+            if again is None and rest != []:
+                again = one_run(parent_base, "parent", 1, None, name="parent-1-again", timeout_s=bound)
             if isinstance(again, Verification):
                 return _with_times(again, setup_s, parent_runs, commit_runs, [*unclassified, probe], journal)
-            broken["parent"].update(again.collection_errors)
-            if again.timed_out:  # slower than the probe's pace said: as before, commit run 1 decides the bound
-                unclassified.append(again)
-                return None
+            if again is not None:
+                broken["parent"].update(again.collection_errors)
+                if again.timed_out:  # slower than the probe's pace said: as before, commit run 1 decides the bound
+                    unclassified.append(again)
+                    return None
+            if again is None or again.selected is not None:  # the probe's reports stand, and the rest's
+                again = with_probe(probe, kept, again)
+            else:  # the whole files once more: parent run 1 alone
+                unclassified.append(probe)
+            parent_runs.append(again)
             if again.collection_error or FAILING & set(again.outcomes.values()):
                 return "parent", again
-            unclassified.append(probe)
-            parent_runs.append(again)
             return done()
+
+        def rest_of_collected(probe: TestRun, kept: Mapping[str, str]) -> list[str] | None:
+            """The ids the probe collected (the reporter's ``collected_ids``, in collection order) that it did not
+            report but ``error`` (perf47), when it named all it collected and every id it reported is one of them
+            and there are at most :data:`MAX_SELECTED`; else ``None`` (the whole files are run)."""
+            ids = probe.collected_ids
+            if ids is None or not set(kept) <= set(ids):
+                return None
+            rest = [i for i in ids if i not in kept]
+            return rest if len(rest) <= MAX_SELECTED else None
+
+        def with_probe(probe: TestRun, kept: Mapping[str, str], r: TestRun | None) -> TestRun:
+            """The probe's reports (but ``error``: ``kept``) and run ``r`` of the ids it did not reach, as one run of
+            the whole files (``selected``: every id collected); ``r`` ``None``: the probe reported every id."""
+            if r is None:
+                return dataclasses.replace(probe, outcomes=dict(kept), timed_out=False, error=None,
+                                           selected=frozenset(kept), finished=True)
+            return dataclasses.replace(
+                r, outcomes={**kept, **r.outcomes}, selected=(r.selected or frozenset()) | frozenset(kept),
+                wall_s=probe.wall_s + r.wall_s, collected=probe.collected, collected_ids=probe.collected_ids,
+                collection_error=probe.collection_error or r.collection_error,
+                collection_errors={**probe.collection_errors, **r.collection_errors},
+                skip_reasons={**probe.skip_reasons, **r.skip_reasons}, stop_lines={**probe.stop_lines, **r.stop_lines},
+                peak_mb=peak_of([probe, r]))
 
         own = own_top_levels(repo, parent, commit)
 
@@ -980,9 +1025,7 @@ def verify_candidate(
                 return early
             if early is not None and early[0] == "commit":
                 first = early[1]
-            elif early is not None:  # the parent once more in full, finished, and something failed: parent run 1
-                unclassified.append(probe)
-                parent_runs.append(early[1])
+            elif early is not None:  # the parent's run finished, and something failed: parent run 1 (kept there)
                 probe = None
         r = first if first is not None else run(commit_base, "commit", 1, None)
         if isinstance(r, Verification):

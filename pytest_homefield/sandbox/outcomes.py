@@ -122,6 +122,9 @@ class Parsed:
     found: bool  # the outcome file / XML existed and was readable
     started: bool  # the reporter's start event (reporter mode) / any testcase (JUnit)
     skip_reasons: dict[str, str] = field(default_factory=dict)
+    #: the ids collected, in collection order (the reporter's ``collected_ids``), when exactly ``collected`` of them
+    #: were read; else ``None`` (JUnit XML, a run cut before they were all sent, a line the host ignored)
+    collected_ids: list[str] | None = None
     finished: bool = False  # the reporter's finish event / the XML was written
     ignored: int = 0  # channel lines that did not count (parse_events)
     over: str | None = None  # why the run sent more than one run may (EventTally), else None
@@ -213,6 +216,9 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
             and isinstance(x[2], list) and len(x[2]) == 2 and isinstance(x[2][0], str)
             and len(x[2][0]) <= MAX_CAUGHT_NAME and _is_int(x[2][1])
             for x in caught)):
+        return False
+    ids = ev.get("ids")
+    if ids is not None and not (isinstance(ids, list) and all(isinstance(x, str) for x in ids)):
         return False
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
 
@@ -339,6 +345,8 @@ class EventTally:
         self._caught_cost = 0
         self._names: dict[str, str] = {}  # one object per distinct name the records hold
         self._collected: int | None = None
+        self._ids: list[str] = []  # the collected ids, in order (perf47)
+        self._ids_spoiled = False  # more ids came than were collected: none is read
         self._kept: list[str] = []
         self._finish_line: str | None = None
         self._kept_bytes = 0
@@ -445,8 +453,18 @@ class EventTally:
                 return
             self._errors[key] = str(ev.get("message") or "collection failed")[:_MAX_MESSAGE]
         elif kind == "collected":
-            self._collected = max(self._collected or 0, int(ev.get("count") or 0))
+            count = int(ev.get("count") or 0)
+            if self._collected is None or count > self._collected:  # the ids that follow are this count's
+                self._ids, self._ids_spoiled = [], False
+            self._collected = max(self._collected or 0, count)
+        elif kind == "collected_ids" and isinstance(ev.get("ids"), list) and not self._ids_spoiled:
+            if len(self._ids) + len(ev["ids"]) > min(self._collected or 0, self._max_ids):
+                self._ids, self._ids_spoiled = [], True  # more than were collected: none of them is read
+            else:
+                self._ids.extend(ev["ids"])
         self._counted += 1
+        if kind == "collected_ids":  # counted, not kept for people: a long suite's ids would crowd out its outcomes
+            return
         if kind == "finish":  # kept whatever came before it, last
             self._finish_line = line
         elif self._kept_bytes + len(line) + 1 <= self._keep:
@@ -512,7 +530,9 @@ class EventTally:
                                                  f"(outcomes.jsonl keeps {self._keep} bytes)"}))
         if self._finish_line is not None:
             kept.append(self._finish_line)
+        ids = list(self._ids) if self._collected is not None and len(self._ids) == self._collected else None
         return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
+                      collected_ids=ids,
                       skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over,
                       stop_lines=dict(self._lines), stop_operands=dict(self._operands),
                       seal_reports={n: {k: list(v) for k, v in d.items()} for n, d in self._sealed.items()},

@@ -222,6 +222,9 @@ class TestRun:
       (exit 2, 3 or 4) before any test ran — ids absent from this run may count as failing.
     ``collection_errors``: path (or collector node id) → one-line message, from the reporter.
     ``collected``: number of tests collected (0 for pytest exit status 5).
+    ``collected_ids``: the ids collected, in collection order, when the reporter named exactly ``collected`` of
+      them (:attr:`~pytest_homefield.sandbox.outcomes.Parsed.collected_ids`), else ``None``; read only by mining's
+      parent run after its probe (perf47).
     ``wall_s``: seconds. ``log_path``: stdout+stderr of the command.
     ``error``: one line when the run looks wrong (no outcome file, exit status contradicting the
       outcomes, killed by a signal, timeout), else ``None``.
@@ -290,6 +293,7 @@ class TestRun:
     peak_mb: float | None = None
     seal_reports: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     caught: dict[str, list[Caught]] = field(default_factory=dict)
+    collected_ids: list[str] | None = None
 
     def cap_note(self) -> str | None:
         """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`,
@@ -933,6 +937,7 @@ def _cross_check(
         collection_errors=dict(parsed.collection_errors),
         test_timeouts=parsed.test_timeouts,
         skip_reasons=dict(parsed.skip_reasons),
+        collected_ids=parsed.collected_ids,
         stop_lines=dict(parsed.stop_lines),
         stop_operands=dict(parsed.stop_operands),
         caught=dict(parsed.caught),

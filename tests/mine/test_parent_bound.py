@@ -251,9 +251,20 @@ def test_a_probe_cut_with_nothing_failing_decides_passes_without_change_early(tm
     assert v.reason == "passes_without_change", v
     assert v.detail.startswith("no test failed in 1 parent run: all 9 passed"), v.detail
     runs = sorted(p.name for p in logs.iterdir())
-    assert runs == ["commit-1-capped", "parent-1", "parent-1-again"], runs
+    assert runs == ["commit-1-capped", "parent-1", "parent-1-again-rest"], runs
     capped = [json.loads(line) for line in (logs / "commit-1-capped" / "outcomes.jsonl").read_text().splitlines()]
     assert sum(e.get("event") == "phase" and e.get("when") == "call" for e in capped) < 9, capped  # cut
+    # perf47: the parent's run after the capped one runs only what its probe did not report (before: all nine again)
+    assert _called(logs / "parent-1") | _called(logs / "parent-1-again-rest") == {
+        f"tests/test_pkg.py::test_slow_{k}" for k in range(8)} | {"tests/test_pkg.py::test_third_of_nine"}
+    assert not _called(logs / "parent-1") & _called(logs / "parent-1-again-rest")
+
+
+def _called(log: Path) -> set[str]:
+    """The ids whose call phase a run's ``outcomes.jsonl`` reports passed (the probe's last test, killed, did not)."""
+    events = [json.loads(line) for line in (log / "outcomes.jsonl").read_text().splitlines()]
+    return {e["nodeid"] for e in events if e.get("event") == "phase" and e.get("when") == "call"
+            and e.get("outcome") == "passed"}
 
 
 @pytest.mark.slow
@@ -270,5 +281,6 @@ def test_a_probe_cut_with_nothing_failing_keeps_a_task_red_later(tmp_path: Path)
     assert v.PASS_TO_PASS == [f"tests/test_pkg.py::test_slow_{k}" for k in range(8)], v
     assert v.parent_bound is None, v.parent_bound
     runs = sorted(p.name for p in logs.iterdir())
-    assert {"commit-1-capped", "parent-1-again", "commit-1", "parent-2"} <= set(runs), runs
-    assert "parent-1-rest" not in runs and "parent-1-bounded" not in runs, runs
+    assert {"commit-1-capped", "parent-1-again-rest", "commit-1", "parent-2"} <= set(runs), runs
+    assert "parent-1-rest" not in runs and "parent-1-bounded" not in runs and "parent-1-again" not in runs, runs
+    assert not _called(logs / "parent-1") & _called(logs / "parent-1-again-rest")  # perf47: the rest alone

@@ -94,6 +94,8 @@ def test_a_run_the_time_budget_cut_is_named_in_words() -> None:
     assert run_phrase("parent-1-bounded-full") == "parent run 1 (again, bounded by the commit's time, whole files)"
     assert run_phrase("canaries-1-2") == "canary run 2 of commit run 1"
     assert run_phrase("parent-1-again") == "parent run 1 (again, whole files, after its probe)"  # perf46
+    assert run_phrase("parent-1-again-rest") == (  # perf47
+        "parent run 1 (again, after its probe, the tests its probe did not reach)")
     assert run_phrase("commit-1-capped") == "commit run 1 (capped, to show the parent's bound)"
     assert run_phrase("canaries-1-2-full") == "canary run 2 of commit run 1 (again, whole files)"
     assert str(DeadlineReached(run_phrase("parent-1-bounded"))) == (

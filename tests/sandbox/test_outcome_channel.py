@@ -380,3 +380,45 @@ def test_caught_records_past_their_cost_are_not_kept() -> None:
     kept = sum(len(n) for recs in parsed.caught.values() for e, m, w in recs for n in (*e, *m, w[0]))
     assert kept <= outcomes.MAX_CAUGHT_COST, kept
     assert peak < 8 * 2**20, peak
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_a_run_names_the_ids_it_collected_in_order(tmp_path: Path, xdist: bool) -> None:
+    """perf47: after ``collected`` the reporter names the ids, in collection order, some lines of them (a long
+    parametrized suite's ids over 32,000 characters); the run has them when it read as many as were collected (mining's
+    parent run after its probe runs only those the probe did not reach). The lines count, and are not kept in
+    ``outcomes.jsonl``. The same from an xdist worker's collection."""
+    tests = ("import pytest\n\n\ndef test_z():\n    pass\n\n\n"
+             "@pytest.mark.parametrize('v', range(40), ids=['caf\\u00e9-' + 'x' * 1000 + str(k) for k in range(40)])\n"
+             "def test_long(v):\n    pass\n\n\ndef test_a():\n    pass\n")
+    proj = _project(tmp_path / "p", {"tests/test_a.py": tests})
+    if xdist:
+        pytest.importorskip("xdist")
+    run = run_tests(proj, CMD + (" -n 1" if xdist else ""), ["tests/test_a.py"], out_dir=tmp_path / "out",
+                    sandbox="none")
+    want = ["tests/test_a.py::test_z", *(f"tests/test_a.py::test_long[caf\\xe9-{'x' * 1000}{k}]" for k in range(40)),
+            "tests/test_a.py::test_a"]  # pytest escapes a non-ASCII id
+    assert run.collected == 42 and run.collected_ids == want == list(run.outcomes), run.collected_ids
+    kept = (tmp_path / "out" / "outcomes.jsonl").read_text()
+    assert '"collected_ids"' not in kept and '"collected"' in kept
+
+
+def test_collected_ids_are_read_only_when_as_many_as_were_collected() -> None:
+    """A run cut while sending them, a line the host ignored (fewer ids than ``count``), more ids than ``count``, or
+    an ``ids`` that is not a list of texts (that event does not count): no ids are read. A larger ``count`` (an xdist
+    worker that collected more) starts them again."""
+    def ids(*lines: str) -> list[str] | None:
+        return parse_events("\n".join([_ev("start"), *lines, _ev("finish", exitstatus=0)]) + "\n")[0].collected_ids
+
+    assert ids(_ev("collected", count=2), _ev("collected_ids", ids=["t::a"]), _ev("collected_ids", ids=["t::b"])) \
+        == ["t::a", "t::b"]
+    assert ids(_ev("collected", count=2), _ev("collected_ids", ids=["t::a"])) is None
+    assert ids(_ev("collected", count=1), _ev("collected_ids", ids=["t::a", "t::b"])) is None
+    assert ids(_ev("collected", count=2), _ev("collected_ids", ids=["t::a", "t::b"]),
+               _ev("collected_ids", ids=["t::c"])) is None  # more than counted: none, even before them
+    assert ids(_ev("collected", count=1), _ev("collected_ids", ids=[1])) is None
+    assert ids(_ev("collected", count=1), _ev("collected_ids", ids="t::a")) is None
+    assert ids(_ev("collected", count=1), _ev("collected_ids", ids=["t::a"]), _ev("collected", count=2),
+               _ev("collected_ids", ids=["t::a", "t::b"])) == ["t::a", "t::b"]
+    assert ids(_ev("collected_ids", ids=["t::a"])) is None  # before any count
+    assert parse_events(_ev("start") + "\n" + _ev("collected", count=1) + "\n")[0].collected_ids is None  # no ids

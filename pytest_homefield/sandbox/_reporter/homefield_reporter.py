@@ -13,7 +13,9 @@ import does not find it there. It writes one JSON object per line, each with the
   collection (an import error in a test module, a broken ``conftest.py`` — also an initial
   conftest that fails before the session starts, with ``nodeid`` ``""``);
 * ``{"event": "collected", "count": int}`` once collection is done (under xdist: per worker, the
-  largest count is the number collected);
+  largest count is the number collected), followed by ``{"event": "collected_ids", "ids": [str, ...]}`` lines
+  naming those ``count`` test ids in collection order, at most :data:`_IDS_PER_LINE` characters of ids a line
+  (perf47: mining's parent run after its probe runs only the ids the probe did not reach);
 * ``{"event": "phase", "nodeid": str, "when": "setup"|"call"|"teardown", "outcome":
   "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
   "subtest": bool, "timeout": bool, "line": int|null, "operands": [str, str, str]|null}`` for every test phase;
@@ -66,6 +68,9 @@ import pytest
 
 ENV_VAR = "HOMEFIELD_OUTCOMES_FD"
 _MAX_MESSAGE = 500
+#: Characters of JSON-written ids one ``collected_ids`` line carries at most (one longer id alone on its line; the
+#: host ignores a line over 64 KiB, and then the ids it read are fewer than ``count``: not used).
+_IDS_PER_LINE = 32000
 
 
 def _take_channel() -> int | None:
@@ -1073,16 +1078,27 @@ class _Writer:
             )
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._collected(len(session.items))
+        self._collected([item.nodeid for item in session.items])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        self._collected(len(ids))
+        self._collected([str(i) for i in ids])
 
-    def _collected(self, count: int) -> None:
-        if count > self._max_collected:
-            self._max_collected = count
-            self.write({"event": "collected", "count": count})
+    def _collected(self, ids: list[str]) -> None:
+        if len(ids) > self._max_collected:
+            self._max_collected = len(ids)
+            self.write({"event": "collected", "count": len(ids)})
+            chunk: list[str] = []
+            size = 0
+            for nodeid in ids:  # a line stays well under the host's longest (64 KiB)
+                cost = len(json.dumps(nodeid, ensure_ascii=True)) + 2
+                if chunk and size + cost > _IDS_PER_LINE:
+                    self.write({"event": "collected_ids", "ids": chunk})
+                    chunk, size = [], 0
+                chunk.append(nodeid)
+                size += cost
+            if chunk:
+                self.write({"event": "collected_ids", "ids": chunk})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         message = _message(report)
