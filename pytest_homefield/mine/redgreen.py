@@ -1139,7 +1139,9 @@ def verify_candidate(
             v.canary_unprotected = check.unprotected
             # the sealed sites the reference fix passes sealed (contracts §7 "Sealed sites"): one more targeted run
             try:
-                sites = sealable_sites(commit_base, test_files, v.FAIL_TO_PASS, before)
+                # the ids from pytest's rootdir for the whole run (seal47), as grading's _sealed_first reads them
+                sites = sealable_sites(commit_base, test_files, v.FAIL_TO_PASS, before,
+                                       pytest_setup(commit_base, test_cmd, [], list(runnable_tests), env).rootdir)
                 sealed, ids = sealed_files(commit_base, sites, test_files) if sites else ({}, {})
                 # as grading's sealed run: no hidden data file of the commit (sealed_grading.plan_seals)
                 sealed = {**withheld_data(commit_base, test_files, before), **sealed} if sites else sealed

@@ -50,7 +50,7 @@ from pytest_homefield.sandbox.seal_sites import (
     withheld_data,
 )
 from pytest_homefield.sandbox.tempdirs import scratch
-from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
+from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, pytest_setup, run_tests
 from pytest_homefield.sandbox.twin_runs import parent_tests
 
 __all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_run", "judge_sealed",
@@ -98,12 +98,14 @@ class SealPlan:
 
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
-               keep: Collection[str] | None = None) -> SealPlan | None:
+               keep: Collection[str] | None = None, *, rootdir: str | None = ".") -> SealPlan | None:
     """The sealed run of ``task``'s sealable sites in ``root`` (a tree with the hidden tests applied; ``parent``:
     :func:`~pytest_homefield.sandbox.twin_runs.parent_tests` of the task's test files), only those whose key is in
-    ``keep`` when given; ``None`` when there is none. ``OSError``/``ValueError`` as
+    ``keep`` when given; ``None`` when there is none. ``rootdir``: pytest's rootdir for the task's whole run in
+    ``root``, the ids' paths relative to it (seal47: :func:`~pytest_homefield.sandbox.seal_sites.sealable_sites`).
+    ``OSError``/``ValueError`` as
     :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` raises them."""
-    sites = sealable_sites(root, task.test_files, task.FAIL_TO_PASS, parent)
+    sites = sealable_sites(root, task.test_files, task.FAIL_TO_PASS, parent, rootdir)
     if keep is not None:  # hole41: a cover with a site it covers
         sites = [s for s in sites if (s.key in keep if not s.cover else any(k in keep for k in s.covering))]
     if not sites:
@@ -300,7 +302,9 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
     with scratch(suffix="sealcheck-") as tmp:
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
-            plan = plan_seals(ref, task, parent_tests(pristine, task.test_files))
+            # the ids from pytest's rootdir for the whole run of the hidden tests (seal47), as grading reads them
+            rootdir = pytest_setup(ref, test_cmd, [], targets, run.get("env")).rootdir
+            plan = plan_seals(ref, task, parent_tests(pristine, task.test_files), rootdir=rootdir)
         except (PatchError, OSError, ValueError):
             return None
         if plan is None:

@@ -70,6 +70,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import _find, function_id, parse_source
 from pytest_homefield.sandbox.canary_added import fixed_lines
+from pytest_homefield.sandbox.pytest_config import from_top
 from pytest_homefield.sandbox.seal_kinds import (
     APPROX_OPTIONS,
     SealCheck,
@@ -112,8 +113,10 @@ SEAL_RAISES_CALL = "__hf_raises__"
 #: for neighbours its decimal spelling with one digit changed beside ``± 1`` (``seal_kinds._number_mates``), so a
 #: reference value holding one of those is opaque and its site no longer sealed; 13 (hole41): a plain ``==`` site whose
 #: value only other ``==`` assertions' literals of the hidden test files hold is sealed with those statements
-#: (covers, :func:`_covers`: sealed unjudged beside it), not left unsealed as readable elsewhere.
-SEAL_RULES = 13
+#: (covers, :func:`_covers`: sealed unjudged beside it), not left unsealed as readable elsewhere; 14 (seal47): the
+#: ids' paths are read from pytest's rootdir for the task's whole run (:func:`sealable_sites`' ``rootdir``: a
+#: ``tests/pytest.ini``'s task had no site, and its record under 13 says ``[]``).
+SEAL_RULES = 14
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 
@@ -352,12 +355,17 @@ def _decoded(data: bytes) -> tuple[str, str] | None:
 
 
 def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequence[str],
-                   parent: Mapping[str, bytes | None]) -> list[SealSite]:
+                   parent: Mapping[str, bytes | None], rootdir: str | None = ".") -> list[SealSite]:
     """The sealable sites (module docstring) of the ``fail_to_pass`` functions in ``root`` (a tree with the hidden
     tests applied), at most :data:`MAX_SEAL_SITES`, in file and line order. ``test_files``: the task's hidden test
     files (read without following a link; one that cannot be read is searched as empty; one that does not decode
     has no site and is searched as UTF-8 and Latin-1 text: a data file of the hidden tests too); ``parent``: their
-    bytes in the parent (``None``: new; :func:`~.twin_runs.parent_tests`). Never raises for a file that does not
+    bytes in the parent (``None``: new; :func:`~.twin_runs.parent_tests`). ``rootdir``: pytest's rootdir for the
+    task's whole run, ``/``-separated and relative to ``root`` (:attr:`~.pytest_config.Setup.rootdir`; ``None``, a
+    run of paths outside the tree, as ``.``): the ids' paths are relative to it (seal47, as root47's twins: a
+    ``tests/pytest.ini`` makes ``test_a.py::test_x`` an id of ``tests/test_a.py``); a site's :attr:`SealSite.path`
+    is a path of ``root`` (as ``test_files`` and ``parent``'s keys), its function and key stay in the ids' terms, as
+    pytest reports them. Mining's check and grading must pass the same. Never raises for a file that does not
     parse (it has no site)."""
     texts: dict[str, str] = {}
     encodings: dict[str, str] = {}
@@ -380,8 +388,8 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
     plain = {p: _plain_counts(v) for p, v in values.items()}
     parent_plain = [_plain_counts(v) for v in parent_values]
     by_file: dict[str, list[str]] = {}
-    for fid in dict.fromkeys(function_id(i) for i in fail_to_pass if "::" in i):
-        by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
+    for fid in dict.fromkeys(function_id(i) for i in fail_to_pass if "::" in i):  # by file, a path of ``root``
+        by_file.setdefault(from_top(rootdir, fid.split("::", 1)[0]), []).append(fid)
     sites: list[SealSite] = []
     # hole41: the covers of the sites sealed with them, by their file and first line (one may cover several sites)
     covers: dict[tuple[str, int], SealSite] = {}

@@ -50,10 +50,11 @@ def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
     return _git(repo, "rev-parse", "HEAD").strip()
 
 
-def _unprotected(tmp_path: Path, config: dict[str, str]) -> tuple[list[str], list[str]]:
+def _unprotected(tmp_path: Path, config: dict[str, str]) -> tuple[list[str], list[str], list[str] | None]:
     """Mine one fix of ``double`` (its test added with it) in a repository holding ``config``: the task's
-    FAIL_TO_PASS ids and its ``canary_unprotected``. Each targeted canary run found the group functions it selected
-    (none made again on the whole files, ``-full``: root47, the ids given from the tree's top)."""
+    FAIL_TO_PASS ids, its ``canary_unprotected`` and its ``sealed_sites`` (seal47). Each targeted canary run found
+    the group functions it selected (none made again on the whole files, ``-full``: root47, the ids given from the
+    tree's top)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
@@ -68,19 +69,23 @@ def _unprotected(tmp_path: Path, config: dict[str, str]) -> tuple[list[str], lis
     assert v.reason is None, v.detail
     runs = sorted(p.name for p in (tmp_path / "logs").iterdir() if p.name.startswith("canaries-"))
     assert runs == ["canaries-1-1", "canaries-1-2"], runs
-    return v.FAIL_TO_PASS, v.canary_unprotected
+    return v.FAIL_TO_PASS, v.canary_unprotected, v.sealed_sites
 
 
 @pytest.mark.slow
 def test_a_test_of_a_repository_configured_at_its_top_is_guarded(tmp_path: Path) -> None:
     """The control: ids from the tree's top, the function gets a contradiction twin."""
-    f2p, unprotected = _unprotected(tmp_path, {"pytest.ini": "[pytest]\n"})
+    f2p, unprotected, sealed = _unprotected(tmp_path, {"pytest.ini": "[pytest]\n"})
     assert f2p == ["tests/test_core.py::test_double"]
     assert unprotected == []
+    assert sealed == ["tests/test_core.py::test_double@5"]
 
 
 @pytest.mark.slow
 def test_a_test_of_a_repository_configured_in_its_test_folder_is_guarded(tmp_path: Path) -> None:
-    f2p, unprotected = _unprotected(tmp_path, {"tests/pytest.ini": "[pytest]\n"})
+    """seal47: and its site is sealed (the reference fix passed it sealed), keyed by pytest's id as grading reads it
+    (before, ``sealable_sites`` looked ``test_core.py`` up at the tree's top: ``sealed_sites`` was ``[]``)."""
+    f2p, unprotected, sealed = _unprotected(tmp_path, {"tests/pytest.ini": "[pytest]\n"})
     assert f2p == ["test_core.py::test_double"]  # rich's ids: pytest's rootdir is tests/
     assert unprotected == []
+    assert sealed == ["test_core.py::test_double@5"]

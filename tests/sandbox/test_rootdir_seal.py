@@ -6,14 +6,13 @@ task's test files, which are paths from the tree's top (``tests/test_core.py``):
 no such task has a sealed run (contracts §7 "sealed run"), where the same test with its ids from the tree's top has
 one. The planner of the twins reads ids from pytest's rootdir since root47 (``plan_twins``' ``rootdir``); the seal
 planner, its callers (grading's ``_sealed_first``, ``sealed_grading.plan_seals``, mining's record of
-``sealed_sites``) and its ids are not changed yet: held here as a strict xfail.
+``sealed_sites``) and its ids were not changed: a strict xfail until seal47 gave ``sealable_sites`` (and
+``plan_seals``) the rootdir of the task's whole run, read by mining and grading alike.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from pytest_homefield.sandbox.seal_sites import sealable_sites
 
@@ -34,8 +33,17 @@ def test_a_site_of_a_repository_configured_at_its_top_is_sealable(tmp_path: Path
     assert [(s.path, s.actual, s.expected) for s in sites] == [(TEST, "double(2)", "4")]
 
 
-@pytest.mark.xfail(strict=True, reason="sealable_sites looks the ids' paths (relative to pytest's rootdir, tests/) "
-                   "up among the test files' paths from the tree's top: no site, no sealed run (root47)")
 def test_a_site_of_a_repository_configured_in_its_test_folder_is_sealable(tmp_path: Path) -> None:
-    sites = sealable_sites(_tree(tmp_path, "tests/pytest.ini"), [TEST], ["test_core.py::test_double"], {TEST: None})
-    assert [(s.path, s.actual, s.expected) for s in sites] == [(TEST, "double(2)", "4")]
+    """seal47: the ids read from pytest's rootdir (``tests/``) find the site, its path from the tree's top, its
+    function and key as pytest reports them."""
+    sites = sealable_sites(_tree(tmp_path, "tests/pytest.ini"), [TEST], ["test_core.py::test_double"], {TEST: None},
+                           rootdir="tests")
+    assert [(s.path, s.function, s.actual, s.expected) for s in sites] == [
+        (TEST, "test_core.py::test_double", "double(2)", "4")]
+    assert [s.key for s in sites] == ["test_core.py::test_double@5"]
+
+
+def test_ids_from_the_rootdir_read_from_the_top_find_no_site(tmp_path: Path) -> None:
+    """The same ids read from the tree's top (the default ``rootdir``) name no file of the task: no site."""
+    assert sealable_sites(_tree(tmp_path, "tests/pytest.ini"), [TEST], ["test_core.py::test_double"],
+                          {TEST: None}) == []
