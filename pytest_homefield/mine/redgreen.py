@@ -203,7 +203,8 @@ __all__ = [
 #: (``raises(match=)`` twins change a part every match holds; ``assertCountEqual`` twins hold other items: gatk46).
 #: And on a repository whose pytest rootdir is not the tree's top (a ``tests/pytest.ini``: ids ``test_a.py::…``) the
 #: canaries are planned from the rootdir (root47: every FAIL_TO_PASS function was a sentinel, unguarded) and the
-#: targeted and stubbed parent runs select the ids pytest reports (a test red for a missing name alone was kept).
+#: targeted and stubbed parent runs select the ids pytest reports (a test red for a missing name alone was kept),
+#: and so are its sealed sites (seal47, ``SEAL_RULES`` 14: such a task recorded none, and grading sealed nothing).
 #: And (gatk47) the reporter reads the contexts a softened ``with`` entered, not only what made them: ``with
 #: expect():`` of a maker returning ``pytest.raises(kind) if kind else nullcontext()`` keeps its body's exception.
 VERIFY_VERSION = 26
