@@ -72,6 +72,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
+from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, setup_for
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -79,7 +80,7 @@ from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import TestRun, pytest_setup, pytest_words, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
-__all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
+__all__ = ["Grade", "setup_moves", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
            "suspicious_reasons", "grade", "control_sound", "parent_hangs", "SPOILED_PRISTINE"]
 
 #: The error (after ``hidden tests: ``) of an attempt whose graded code changed the pristine snapshot of the task's
@@ -266,6 +267,33 @@ def _applies_to_parent(pristine: Path, patch: str, folder: Path) -> bool:
     return True
 
 
+def setup_moves(pristine: Path, gdir: Path, carried: Sequence[str], changes: Mapping[str, str], command: str,
+                targets: Sequence[str]) -> list[str]:
+    """The carried changes (of ``changes``, ``rel`` → ``"added"``/``"modified"``/``"deleted"``) that move pytest's
+    setup (its configuration file or rootdir, :func:`~pytest_homefield.sandbox.pytest_config.setup_for` of
+    ``command`` on ``targets``, the task's test files) in the grading copy ``gdir`` away from the parent's tree
+    ``pristine``'s, each put back there as the parent has it (gatk48): ``[]`` when the setup is the parent's. The task's
+    ids are pytest's, relative to the rootdir the reference was mined with; a ``setup.py`` a change added or deleted
+    on pytest's rootdir search (a repository with no configuration: a real fix adding ``pkg/setup.py`` made
+    ``pkg/`` the rootdir of ``pkg/tests/``, no id of the task was reported and the fix was ``tests_failed``) is read
+    by name, as every file that search reads (:data:`~pytest_homefield.sandbox.pytest_config.CONFIG_NAMES`, held back
+    already when their pytest section changes). Raises ``OSError`` when the grading copy cannot be written."""
+    names = {"setup.py", *CONFIG_NAMES}
+    toggled = [r for r in carried if r.rsplit("/", 1)[-1] in names and changes.get(r) != "modified"]
+    if not toggled:  # a file's text alone never moves the rootdir; a configuration's pytest section is held back
+        return []
+    before = setup_for(Path(os.path.abspath(pristine)), command, targets)
+    after = setup_for(Path(os.path.abspath(gdir)), command, targets)
+    if (before.config, before.rootdir) == (after.config, after.rootdir):
+        return []
+    for rel in toggled:  # back to the parent's
+        if changes.get(rel) == "deleted":
+            nofollow.copy_entry(pristine, rel, gdir)
+        else:
+            nofollow.remove(gdir, rel)
+    return toggled
+
+
 def grade(
     task: Task,
     *,
@@ -391,6 +419,14 @@ def grade(
         with nofollow.EntryCopier(workspace, gdir) as copier:  # a folder reached once for its entries
             for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
                 apply_change(workspace, gdir, rel, changes[rel], copier)
+        # pytest's rootdir is the parent's, as the task's ids are (gatk48): a carried file its search reads is held back
+        moved = setup_moves(pristine, gdir, carried, changes, test_cmd or task.test_cmd,
+                            runnable_tests(task.test_files, list(test_globs)))
+        if moved:
+            carried = [r for r in carried if r not in moved]
+            g.carried, g.dropped = carried, [*dropped, *moved]
+            if not carried:  # nothing else: the parent's tree, an empty patch
+                return g
         try:
             apply_patch(gdir, task.test_patch)
         except PatchError as exc:
