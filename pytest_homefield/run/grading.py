@@ -23,7 +23,7 @@ from typing import Any
 from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task
-from pytest_homefield.run.carried import carried_changes, config_above
+from pytest_homefield.run.carried import carried_changes, config_above, setup_moved
 from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.run.originals_run import (
@@ -72,7 +72,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
-from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, setup_for
+from pytest_homefield.sandbox.pytest_config import setup_for
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -269,29 +269,17 @@ def _applies_to_parent(pristine: Path, patch: str, folder: Path) -> bool:
 
 def setup_moves(pristine: Path, gdir: Path, carried: Sequence[str], changes: Mapping[str, str], command: str,
                 targets: Sequence[str]) -> list[str]:
-    """The carried changes (of ``changes``, ``rel`` → ``"added"``/``"modified"``/``"deleted"``) that move pytest's
-    setup (its configuration file or rootdir, :func:`~pytest_homefield.sandbox.pytest_config.setup_for` of
-    ``command`` on ``targets``, the task's test files) in the grading copy ``gdir`` away from the parent's tree
-    ``pristine``'s, each put back there as the parent has it (gatk48): ``[]`` when the setup is the parent's. The task's
-    ids are pytest's, relative to the rootdir the reference was mined with; a ``setup.py`` a change added or deleted
-    on pytest's rootdir search (a repository with no configuration: a real fix adding ``pkg/setup.py`` made
-    ``pkg/`` the rootdir of ``pkg/tests/``, no id of the task was reported and the fix was ``tests_failed``) is read
-    by name, as every file that search reads (:data:`~pytest_homefield.sandbox.pytest_config.CONFIG_NAMES`, held back
-    already when their pytest section changes). Raises ``OSError`` when the grading copy cannot be written."""
-    names = {"setup.py", *CONFIG_NAMES}
-    toggled = [r for r in carried if r.rsplit("/", 1)[-1] in names and changes.get(r) != "modified"]
-    if not toggled:  # a file's text alone never moves the rootdir; a configuration's pytest section is held back
-        return []
+    """:func:`~pytest_homefield.run.carried.setup_moved` of the grading copy ``gdir`` against the parent's tree
+    ``pristine``, each of those changes put back in ``gdir`` as the parent has it (gatk48). Raises ``OSError`` when
+    the grading copy cannot be written."""
     before = setup_for(Path(os.path.abspath(pristine)), command, targets)
-    after = setup_for(Path(os.path.abspath(gdir)), command, targets)
-    if (before.config, before.rootdir) == (after.config, after.rootdir):
-        return []
-    for rel in toggled:  # back to the parent's
+    moved = setup_moved(before, gdir, carried, changes, command, targets)
+    for rel in moved:  # back to the parent's
         if changes.get(rel) == "deleted":
             nofollow.copy_entry(pristine, rel, gdir)
         else:
             nofollow.remove(gdir, rel)
-    return toggled
+    return moved
 
 
 def grade(
