@@ -12,12 +12,14 @@ task's hidden tests is held back, as a test configuration is: the grading copy's
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.run.grading import grade
+from pytest_homefield.sandbox.pytest_config import setup_for
 from pytest_homefield.sandbox.snapshot import copy_tree
 
 SOURCE = "pkg/circles.py"
@@ -93,3 +95,52 @@ def test_a_change_of_setup_py_alone_is_an_empty_patch(circles: FixTask, tmp_path
     g = grade(circles.task, workspace=work, pristine=circles.pristine, out_dir=tmp_path / "out", run_timeout_s=120,
               canaries=False)
     assert g.outcome == "empty_patch" and g.dropped == ["pkg/setup.py"] and g.carried == [], g
+
+
+def test_the_commands_own_rootdir_is_the_setups(tmp_path: Path) -> None:
+    """A test command naming ``--rootdir`` (the user's, or in the ``PYTEST_ADDOPTS`` it sets) makes that pytest's
+    rootdir, the ids relative to it; the setup read it as the configuration's folder or the tree's top (a141586),
+    so grading planned the twins of ``test_a.py::test_x`` from the top while pytest reported them from ``tests/``.
+    A ``--rootdir`` in a configuration's ``addopts`` moves nothing (pytest reads the rootdir before them)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_x():\n    assert 1\n")
+    read = setup_for(tmp_path, "python -m pytest --rootdir=tests", ["tests/test_a.py"])
+    assert read.rootdir == "tests", read
+    read = setup_for(tmp_path, "env PYTEST_ADDOPTS='--rootdir tests' python -m pytest", ["tests/test_a.py"])
+    assert read.rootdir == "tests", read
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --rootdir=tests\n")
+    read = setup_for(tmp_path, "python -m pytest -c pytest.ini --rootdir tests", ["tests/test_a.py"])
+    assert (read.config, read.rootdir) == ("pytest.ini", "tests"), read
+    read = setup_for(tmp_path, "python -m pytest", ["tests/test_a.py"])
+    assert (read.config, read.rootdir) == ("pytest.ini", "."), read
+
+
+#: A wrong fix whose value equals anything: every assertion comparing it passes, a twin's too.
+FORGER = ("class _Any(float):\n    def __eq__(self, other):\n        return True\n\n    __hash__ = float.__hash__\n\n\n"
+          "def area(r):\n    return _Any(3 * r * r)\n")
+
+
+@pytest.fixture(scope="module")
+def named_root(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """A task whose test command names ``--rootdir=tests``: its ids are relative to ``tests/``."""
+    b = build_fix_task(tmp_path_factory.mktemp("rootdir-named"), name="circles", source="circles.py", parent=PARENT,
+                       fixed=FIXED, test="tests/test_circles.py", tests=TESTS.replace("pkg.circles", "circles"),
+                       first="circles", message="Use pi for a circle's area",
+                       fail_to_pass=["test_circles.py::test_unit_circle"], pass_to_pass=[])
+    b.task = dataclasses.replace(b.task, test_cmd=f"{b.task.test_cmd} --rootdir=tests")
+    return b
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(FIXED + "# the same fix, a comment more\n", "solved"),
+                                                 (FORGER, "forged")])
+def test_a_command_naming_its_rootdir_has_its_twins(named_root: FixTask, tmp_path: Path, source: str,
+                                                    outcome: str) -> None:
+    """Grading plans the twins from the command's rootdir: a real fix ``solved``, a forger equal to anything
+    ``forged`` (on a141586 the planner read ``test_circles.py`` from the tree's top, found none, and planted a
+    sentinel: the forger was never met by a twin)."""
+    work = copy_tree(named_root.pristine, tmp_path / "work")
+    (work / "circles.py").write_text(source, encoding="utf-8")
+    g = grade(named_root.task, workspace=work, pristine=named_root.pristine, out_dir=tmp_path / "out",
+              run_timeout_s=120, canaries=True, canary_seed=0)
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
