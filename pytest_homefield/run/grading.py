@@ -270,15 +270,18 @@ def _applies_to_parent(pristine: Path, patch: str, folder: Path) -> bool:
 def setup_moves(pristine: Path, gdir: Path, carried: Sequence[str], changes: Mapping[str, str], command: str,
                 targets: Sequence[str]) -> list[str]:
     """:func:`~pytest_homefield.run.carried.setup_moved` of the grading copy ``gdir`` against the parent's tree
-    ``pristine``, each of those changes put back in ``gdir`` as the parent has it (gatk48). Raises ``OSError`` when
-    the grading copy cannot be written."""
+    ``pristine``, each of those changes put back in ``gdir`` as the parent has it (gatk48; a deleted file whose way
+    in ``gdir`` the change made a link is left out). Raises ``OSError`` when the grading copy cannot be written."""
     before = setup_for(Path(os.path.abspath(pristine)), command, targets)
     moved = setup_moved(before, gdir, carried, changes, command, targets)
     for rel in moved:  # back to the parent's
-        if changes.get(rel) == "deleted":
-            nofollow.copy_entry(pristine, rel, gdir)
-        else:
+        if changes.get(rel) != "deleted":
             nofollow.remove(gdir, rel)
+            continue
+        try:
+            nofollow.copy_entry(pristine, rel, gdir)
+        except nofollow.LinkInTheWay:  # the change made a link on its way: left as the change has it
+            pass
     return moved
 
 
