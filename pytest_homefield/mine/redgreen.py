@@ -76,14 +76,14 @@ from pathlib import Path
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.mine.run_journal import RunJournal
-from pytest_homefield.run.carried import carried_changes
+from pytest_homefield.run.carried import carried_changes, setup_moved
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
 from pytest_homefield.sandbox.outcomes import SealScope
-from pytest_homefield.sandbox.pytest_config import Setup, from_top
+from pytest_homefield.sandbox.pytest_config import Setup, from_top, setup_for
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     passing_sites,
@@ -779,7 +779,8 @@ def verify_candidate(
                 if state == "commit":  # as grading builds it: the parent after setup_cmd, then the change (nu22)
                     try:  # as grading carries it: without the test configuration it changes (nu38)
                         held_back.update(_apply_as_graded(wd, gold_patch, gold_files, test_files,
-                                                          Path(tempfile.mkdtemp(dir=root))))
+                                                          Path(tempfile.mkdtemp(dir=root)), test_cmd,
+                                                          list(runnable_tests)))
                     except PatchError as exc:
                         return Verification(reason="setup_failed", detail="the commit's changes do not apply to the "
                                             f"parent after setup_cmd, as grading applies them: {exc}")
@@ -1306,7 +1307,7 @@ class _Files:
 
 
 def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Sequence[str],
-                     scratch: Path) -> list[str]:
+                     scratch: Path, command: str | None = None, targets: Sequence[str] = ()) -> list[str]:
     """Apply the reference fix ``patch`` (changing ``paths``) to the copy ``wd`` as grading carries it into a
     grading copy (:func:`~pytest_homefield.run.carried.carried_changes`): each file it changes that grading
     leaves out of any change (test configuration: a ``pyproject.toml`` / ``setup.cfg`` whose pytest section
@@ -1314,7 +1315,11 @@ def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Seq
     ``[]``: the whole patch stands). ``scratch``: an empty folder for the earlier versions, removed here.
     nu38: pallets/click 777a89e232d5 registers the marker of its new tests in ``pyproject.toml`` under
     ``filterwarnings = error``; the commit runs passed with it, grading left it out and the oracle failed.
+    ``command``: the test command; given, a ``setup.py`` (or configuration file) the patch adds or deletes is put back
+    too when it moves pytest's configuration or rootdir for ``targets`` (the runnable test files; gatk48,
+    :func:`~pytest_homefield.run.carried.setup_moved`), as grading holds it back.
     Raises ``PatchError`` when the patch does not apply."""
+    before = setup_for(Path(os.path.abspath(wd)), command, targets) if command is not None else None
     try:
         for rel in paths:
             src = wd / rel
@@ -1324,7 +1329,9 @@ def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Seq
         apply_patch(wd, patch)
         changes = {rel: ("added" if not os.path.lexists(scratch / rel)
                          else "deleted" if not os.path.lexists(wd / rel) else "modified") for rel in paths}
-        _, dropped, _ = carried_changes(changes, _Files(test_files, paths), scratch, wd)
+        carried, dropped, _ = carried_changes(changes, _Files(test_files, paths), scratch, wd)
+        if before is not None and command is not None:  # gatk48: pytest's rootdir is the parent's, as at grading
+            dropped += setup_moved(before, wd, carried, changes, command, targets)
         for rel in dropped:
             target = wd / rel
             if target.is_symlink() or target.is_file():

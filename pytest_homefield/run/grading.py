@@ -23,7 +23,7 @@ from typing import Any
 from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task
-from pytest_homefield.run.carried import carried_changes, config_above
+from pytest_homefield.run.carried import carried_changes, config_above, setup_moved
 from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.run.originals_run import (
@@ -72,6 +72,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
+from pytest_homefield.sandbox.pytest_config import setup_for
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -79,7 +80,7 @@ from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import TestRun, pytest_setup, pytest_words, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
-__all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
+__all__ = ["Grade", "setup_moves", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
            "suspicious_reasons", "grade", "control_sound", "parent_hangs", "SPOILED_PRISTINE"]
 
 #: The error (after ``hidden tests: ``) of an attempt whose graded code changed the pristine snapshot of the task's
@@ -268,6 +269,24 @@ def _applies_to_parent(pristine: Path, patch: str, folder: Path) -> bool:
     return True
 
 
+def setup_moves(pristine: Path, gdir: Path, carried: Sequence[str], changes: Mapping[str, str], command: str,
+                targets: Sequence[str]) -> list[str]:
+    """:func:`~pytest_homefield.run.carried.setup_moved` of the grading copy ``gdir`` against the parent's tree
+    ``pristine``, each of those changes put back in ``gdir`` as the parent has it (gatk48; a deleted file whose way
+    in ``gdir`` the change made a link is left out). Raises ``OSError`` when the grading copy cannot be written."""
+    before = setup_for(Path(os.path.abspath(pristine)), command, targets)
+    moved = setup_moved(before, gdir, carried, changes, command, targets)
+    for rel in moved:  # back to the parent's
+        if changes.get(rel) != "deleted":
+            nofollow.remove(gdir, rel)
+            continue
+        try:
+            nofollow.copy_entry(pristine, rel, gdir)
+        except nofollow.LinkInTheWay:  # the change made a link on its way: left as the change has it
+            pass
+    return moved
+
+
 def grade(
     task: Task,
     *,
@@ -393,6 +412,14 @@ def grade(
         with nofollow.EntryCopier(workspace, gdir) as copier:  # a folder reached once for its entries
             for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
                 apply_change(workspace, gdir, rel, changes[rel], copier)
+        # pytest's rootdir is the parent's, as the task's ids are (gatk48): a carried file its search reads is held back
+        moved = setup_moves(pristine, gdir, carried, changes, test_cmd or task.test_cmd,
+                            runnable_tests(task.test_files, list(test_globs)))
+        if moved:
+            carried = [r for r in carried if r not in moved]
+            g.carried, g.dropped = carried, [*dropped, *moved]
+            if not carried:  # nothing else: the parent's tree, an empty patch
+                return g
         try:
             apply_patch(gdir, task.test_patch)
         except PatchError as exc:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import os
 import posixpath
 import re
 import shlex
@@ -108,8 +109,15 @@ def setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[i
     suffix as pytest does (``.ini`` as a ``pytest.ini``, ``.cfg`` as a ``setup.cfg``, ``.toml`` as a
     ``pyproject.toml`` but for a ``pytest.toml`` / ``.pytest.toml`` from pytest 9), none looked for, its folder the
     rootdir. ``version``: the ``(major, minor)`` of the pytest that runs (``None``: unknown, pytest 9's reading;
-    the module docstring), kept as the setup's ``version``."""
-    return dataclasses.replace(_setup_for(root, command, targets, version), version=version)
+    the module docstring), kept as the setup's ``version``. A ``--rootdir`` the command names (its last, in the
+    ``PYTEST_ADDOPTS`` it sets too) is pytest's rootdir (gatk48: the ids are relative to it; it was read as the
+    configuration's folder or the tree's top, and grading planned the twins from there), when it lies inside
+    ``root`` (outside, the setup's ``rootdir`` is left as read); a ``--rootdir`` in a configuration's ``addopts`` moves
+    nothing, as pytest reads the rootdir before them."""
+    setup = _setup_for(root, command, targets, version)
+    named = last_value(pytest_args(command), "", "--rootdir")
+    inside = _inside(root, os.path.expandvars(named)) if named is not None and setup.rootdir is not None else None
+    return dataclasses.replace(setup, version=version, rootdir=setup.rootdir if inside is None else inside)
 
 
 def _setup_for(root: Path, command: str, targets: Sequence[str], version: tuple[int, int] | None) -> Setup:

@@ -39,15 +39,17 @@ class FixTask:
 def build_fix_task(dest: Path, *, name: str, source: str, parent: str, fixed: str, test: str, tests: str,
                    first: str, message: str, fail_to_pass: list[str], pass_to_pass: list[str],
                    data: dict[str, str] | None = None, parent_data: dict[str, str] | None = None,
-                   tests_before: str | None = None) -> FixTask:
+                   tests_before: str | None = None, project: bool = True) -> FixTask:
     """In ``dest``/repo: commit 1 (``first``) adds ``source`` as ``parent``, a passing ``tests/test_other.py``
     and a ``pyproject.toml`` of project ``name`` (and ``test`` as ``tests_before`` when given); commit 2
     (``message``) makes ``source`` ``fixed`` and ``test`` ``tests`` (and ``data``, path → text: more hidden test
     files, ``parent_data`` their versions in commit 1). The task (one canary, as mined with the canary check) and
-    the parent's snapshot in ``dest``/pristine."""
+    the parent's snapshot in ``dest``/pristine. ``project``: whether commit 1 adds the ``pyproject.toml`` (gatk48: a
+    repository with no pytest configuration at all, whose rootdir pytest takes from a ``setup.py``)."""
     repo = GitRepo.init(dest / "repo")
     first_files = {source: parent, "tests/test_other.py": "def test_ok():\n    assert True\n",
-                   "pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n', **(parent_data or {})}
+                   **({"pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n'} if project else {}),
+                   **(parent_data or {})}
     for rel, text in first_files.items():
         repo.write(rel, text)
     if tests_before is not None:
