@@ -205,6 +205,9 @@ __all__ = [
 #: canaries are planned from the rootdir (root47: every FAIL_TO_PASS function was a sentinel, unguarded) and the
 #: targeted and stubbed parent runs select the ids pytest reports (a test red for a missing name alone was kept),
 #: and so are its sealed sites (seal47, ``SEAL_RULES`` 14: such a task recorded none, and grading sealed nothing).
+#: And (gatk48) a ``--rootdir`` the test command names is the setup's rootdir (its twins were planned from the top:
+#: every function a sentinel, a forger equal to anything ``solved``), and a carried ``setup.py`` added or deleted
+#: that moves pytest's rootdir is held back in the commit runs as in grading (such a commit was ``reference_fails``).
 #: And (gatk47) the reporter reads the contexts a softened ``with`` entered, not only what made them: ``with
 #: expect():`` of a maker returning ``pytest.raises(kind) if kind else nullcontext()`` keeps its body's exception.
 VERIFY_VERSION = 26
