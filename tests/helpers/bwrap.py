@@ -1,12 +1,19 @@
 """Whether the real bubblewrap works on this machine, for tests that run both with and without it; a
-stand-in agent for the sandbox choice."""
+stand-in agent for the sandbox choice; an agent's sandbox and a graded test run for probe programs."""
 
 from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from pytest_homefield.sandbox import proccap
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
+from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.testrun import run_tests
 
 
 def bwrap_works() -> bool:
@@ -41,3 +48,76 @@ class ProcessAgent:
 
     def runs_commands(self, allow_shell: bool) -> bool:
         return self.shell
+
+
+#: pytest options of a graded test run in these tests: none of the machine's plugins.
+PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+
+
+def bwrap_or_skip() -> str:
+    """The path of a working bubblewrap (:func:`~pytest_homefield.sandbox.bwrap.probe`); skips the calling test,
+    saying why, where there is none."""
+    try:
+        return probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@dataclass
+class AgentSandbox:
+    """An agent's bubblewrap sandbox made in ``tmp_path`` (its ``ws``, ``tmp`` and ``home`` folders; no network;
+    the running Python read-only), in which a test runs Python programs as the agent would run commands."""
+
+    backend: BwrapBackend
+    box: AgentBox
+    env: dict[str, str]
+    tmp_path: Path
+
+    @property
+    def ws(self) -> Path:
+        return self.box.workspace
+
+    def argv(self, program: str, *args: str) -> list[str]:
+        """The command running ``python -c program args…`` in the sandbox."""
+        return self.backend.wrap_agent([sys.executable, "-c", program, *args], self.env, self.box).argv
+
+    def run(self, program: str, *args: str, name: str = "agent", timeout_s: float = 60) -> int:
+        """Run ``program`` in the sandbox through the reaper (``run_process``) to its end: its exit status; its
+        output in ``tmp_path/<name>.out`` and ``.err``."""
+        return run_process(self.argv(program, *args), cwd=self.ws, env=self.env, timeout_s=timeout_s,
+                           stdout_path=self.tmp_path / f"{name}.out",
+                           stderr_path=self.tmp_path / f"{name}.err").exit_code
+
+    def says(self, program: str, *args: str) -> str:
+        """What ``program`` wrote to stdout, once it exited 0 (asserted, its stderr shown otherwise)."""
+        assert self.run(program, *args) == 0, (self.tmp_path / "agent.err").read_text()
+        return (self.tmp_path / "agent.out").read_text()
+
+
+def agent_sandbox(tmp_path: Path) -> AgentSandbox:
+    """An :class:`AgentSandbox` in ``tmp_path``; skips the calling test where bubblewrap does not work."""
+    backend = BwrapBackend(bwrap_or_skip())
+    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
+    for d in (ws, tmp, home):
+        d.mkdir()
+    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
+                   agent="a")
+    return AgentSandbox(backend, box, {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}, tmp_path)
+
+
+def graded_says(tmp_path: Path, program: str) -> list[str]:
+    """The lines ``program`` (run with Python by the one test of a graded test run in bubblewrap, ``run_tests``)
+    wrote to stdout, read from the run's log; skips the calling test where bubblewrap does not work."""
+    bwrap_or_skip()
+    work = tmp_path / "w"
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_probe.py").write_text(
+        "import subprocess, sys\n\n\ndef test_probe():\n"
+        f"    out = subprocess.run([sys.executable, '-c', {program!r}], capture_output=True, text=True).stdout\n"
+        "    print(''.join('\\nSAYS' + line for line in out.splitlines()))\n    assert False\n")
+    run = run_tests(work, f"{sys.executable} -m pytest -s {PLAIN}", ["tests/test_probe.py"], out_dir=tmp_path / "out",
+                    sandbox="bwrap")
+    log = run.log_path.read_text()
+    said = [line[4:] for line in log.splitlines() if line.startswith("SAYS")]
+    assert said, log[-3000:]
+    return said

@@ -21,11 +21,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import agent_sandbox, bwrap_or_skip, graded_says
 
-from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
-from pytest_homefield.sandbox.procs import run_process
-from pytest_homefield.sandbox.testrun import run_tests
+from pytest_homefield.sandbox.bwrap import python_paths
 
 #: Makes user namespaces (a child ``unshare``\\ s, the parent holds it by descriptor) until the kernel refuses one
 #: or it holds ``argv[1]``; prints how many it holds and why it stopped, and holds them until its stdin ends.
@@ -88,21 +86,11 @@ os.waitpid(pid, 0)
 print("NEST" + os.read(r, 16).decode())
 """
 
-PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
-
-
-def _bwrap() -> str:
-    try:
-        return probe()
-    except BwrapUnavailable as exc:
-        pytest.skip(str(exc))
-
-
 def test_a_sandbox_cannot_take_the_user_namespaces_another_needs(tmp_path: Path) -> None:
     """Under a user namespace limit of 6 (the host's is the same check at 96,367): sandbox A makes nested user
     namespaces until refused and holds them; sandbox B must still start. Before: A held 5, B exited 1 with
     bubblewrap's "Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded"."""
-    exe = _bwrap()
+    exe = bwrap_or_skip()
     unshare = shutil.which("unshare")
     if unshare is None or subprocess.run([unshare, "-U", "-r", "true"], capture_output=True).returncode != 0:
         pytest.skip("no unshare -U -r (user namespaces)")
@@ -120,32 +108,11 @@ def test_a_sandbox_cannot_take_the_user_namespaces_another_needs(tmp_path: Path)
 
 
 def test_an_agent_cannot_make_a_user_namespace(tmp_path: Path) -> None:
-    exe = _bwrap()
-    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
-    for d in (ws, tmp, home):
-        d.mkdir()
-    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
-                   agent="a")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
-    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", NEST], env, box)
-    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.out",
-                       stderr_path=tmp_path / "agent.err").exit_code
-    assert code == 0, (tmp_path / "agent.err").read_text()
-    assert (tmp_path / "agent.out").read_text().strip() == "NESTENOSPC"  # before: NESTmade
+    assert agent_sandbox(tmp_path).says(NEST).strip() == "NESTENOSPC"  # before: NESTmade
 
 
 def test_a_graded_test_run_cannot_make_a_user_namespace(tmp_path: Path) -> None:
-    _bwrap()
-    work = tmp_path / "w"
-    (work / "tests").mkdir(parents=True)
-    (work / "tests" / "test_nest.py").write_text(
-        "import subprocess, sys\n\n\ndef test_probe():\n"
-        f"    out = subprocess.run([sys.executable, '-c', {NEST!r}], capture_output=True, text=True).stdout\n"
-        "    print('\\n' + out)\n    assert False\n")
-    run = run_tests(work, f"{sys.executable} -m pytest -s {PLAIN}", ["tests/test_nest.py"], out_dir=tmp_path / "out",
-                    sandbox="bwrap")
-    log = run.log_path.read_text()
-    assert [ln for ln in log.splitlines() if ln.startswith("NEST")] == ["NESTENOSPC"], log[-3000:]  # before: NESTmade
+    assert graded_says(tmp_path, NEST) == ["NESTENOSPC"]  # before: NESTmade
 
 
 #: Makes POSIX message queues (10 messages of 8 KiB each, mq_open's default) until the kernel refuses one, prints
@@ -186,21 +153,13 @@ def test_an_agent_cannot_take_its_users_message_queues(tmp_path: Path) -> None:
     import threading
     import time
 
-    exe = _bwrap()
+    sandbox = agent_sandbox(tmp_path)
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("needs unshare")
-    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
-    for d in (ws, tmp, home):
-        d.mkdir()
-    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
-                   agent="a")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
-    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", MQ_HOG], env, box)
     out = tmp_path / "agent.out"
     codes: list[int] = []
-    agent = threading.Thread(target=lambda: codes.append(run_process(
-        wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=out, stderr_path=tmp_path / "agent.err").exit_code))
+    agent = threading.Thread(target=lambda: codes.append(sandbox.run(MQ_HOG)))
     agent.start()
     try:
         end = time.time() + 60
@@ -210,7 +169,7 @@ def test_an_agent_cannot_take_its_users_message_queues(tmp_path: Path) -> None:
         host = subprocess.run([unshare, "--ipc", sys.executable, "-c", MQ_ONE], capture_output=True, text=True,
                               timeout=60)
     finally:
-        (ws / "release").write_text("")
+        (sandbox.ws / "release").write_text("")
         agent.join(90)
     assert codes == [0], (tmp_path / "agent.err").read_text()
     assert json.loads(held) == [0, "EMFILE"], held  # before: [9, "EMFILE"]
@@ -266,18 +225,10 @@ def test_an_agent_cannot_take_its_users_queued_signals(tmp_path: Path) -> None:
 
     from pytest_homefield.sandbox.proccap import SIGPENDING
 
-    exe = _bwrap()
-    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
-    for d in (ws, tmp, home):
-        d.mkdir()
-    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
-                   agent="a")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
-    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", SIG_HOG], env, box)
+    sandbox = agent_sandbox(tmp_path)
     out = tmp_path / "agent.out"
     codes: list[int] = []
-    agent = threading.Thread(target=lambda: codes.append(run_process(
-        wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=out, stderr_path=tmp_path / "agent.err").exit_code))
+    agent = threading.Thread(target=lambda: codes.append(sandbox.run(SIG_HOG)))
     agent.start()
     try:
         end = time.time() + 60
@@ -285,11 +236,9 @@ def test_an_agent_cannot_take_its_users_queued_signals(tmp_path: Path) -> None:
             time.sleep(0.05)
         held = out.read_text().strip() if out.exists() else ""
         host = subprocess.run([sys.executable, "-c", TIMER], capture_output=True, text=True, timeout=60)
-        other = BwrapBackend(exe).wrap_agent([sys.executable, "-c", SIG_SOME], env, box)
-        other_code = run_process(other.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "other.out",
-                                 stderr_path=tmp_path / "other.err").exit_code
+        other_code = sandbox.run(SIG_SOME, name="other")
     finally:
-        (ws / "release").write_text("")
+        (sandbox.ws / "release").write_text("")
         agent.join(90)
     assert codes == [0] and other_code == 0, (tmp_path / "agent.err").read_text() + (tmp_path / "other.err").read_text()
     assert (tmp_path / "other.out").read_text().strip() == "SIGQ100"  # before: SIGQ0, or SIGQ6 set on bubblewrap
@@ -328,7 +277,7 @@ def test_a_sandbox_cannot_shrink_another_sandboxs_pipes(tmp_path: Path) -> None:
 
     from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
 
-    exe = _bwrap()
+    exe = bwrap_or_skip()
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None or not os.path.exists("/usr/bin/python3"):
         pytest.skip("needs root, setpriv and /usr/bin/python3 to run the sandboxes as a uid of their own")
@@ -399,7 +348,7 @@ def test_a_sandbox_cannot_take_its_users_epoll_watches(tmp_path: Path) -> None:
 
     from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
 
-    exe = _bwrap()
+    exe = bwrap_or_skip()
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None or not os.path.exists("/usr/bin/python3"):
         pytest.skip("needs root, setpriv and /usr/bin/python3 to run the sandboxes as a uid of their own")

@@ -21,11 +21,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import agent_sandbox, bwrap_or_skip, graded_says
 
-from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
-from pytest_homefield.sandbox.procs import run_process
-from pytest_homefield.sandbox.testrun import run_tests
+from pytest_homefield.sandbox.bwrap import python_paths
 
 #: Opens each setting for writing (never writes: opening changes nothing) and says how it went; lists the
 #: network namespace's interfaces as ``/proc/sys`` shows them.
@@ -45,16 +43,6 @@ for name in ("kernel/core_pattern", "kernel/core_uses_pid", "kernel/pid_max", "f
 print(json.dumps([seen, sorted(os.listdir("/proc/sys/net/ipv4/conf")), open("/proc/sys/kernel/core_pattern").read()]))
 """
 
-PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
-
-
-def _bwrap() -> str:
-    try:
-        return probe()
-    except BwrapUnavailable as exc:
-        pytest.skip(str(exc))
-
-
 def _check(out: str) -> None:
     seen, interfaces, core_pattern = json.loads(out)
     assert seen and not [k for k, v in seen.items() if v == "writable"], seen
@@ -64,34 +52,11 @@ def _check(out: str) -> None:
 
 
 def test_an_agent_cannot_write_the_hosts_sysctls(tmp_path: Path) -> None:
-    exe = _bwrap()
-    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
-    for d in (ws, tmp, home):
-        d.mkdir()
-    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
-                   agent="a")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
-    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", PROBE], env, box)
-    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.out",
-                       stderr_path=tmp_path / "agent.err").exit_code
-    assert code == 0, (tmp_path / "agent.err").read_text()
-    _check((tmp_path / "agent.out").read_text())
+    _check(agent_sandbox(tmp_path).says(PROBE))
 
 
 def test_a_graded_test_run_cannot_write_the_hosts_sysctls(tmp_path: Path) -> None:
-    _bwrap()
-    work = tmp_path / "w"
-    (work / "tests").mkdir(parents=True)
-    (work / "tests" / "test_sysctl.py").write_text(
-        "import subprocess, sys\n\n\ndef test_probe():\n"
-        f"    out = subprocess.run([sys.executable, '-c', {PROBE!r}], capture_output=True, text=True).stdout\n"
-        "    print('\\nPROBE' + out)\n    assert False\n")
-    run = run_tests(work, f"{sys.executable} -m pytest -s {PLAIN}", ["tests/test_sysctl.py"], out_dir=tmp_path / "out",
-                    sandbox="bwrap")
-    log = run.log_path.read_text()
-    line = next((ln for ln in log.splitlines() if ln.startswith("PROBE")), None)
-    assert line is not None, log[-3000:]
-    _check(line[5:])
+    _check(graded_says(tmp_path, PROBE)[0])
 
 
 #: Raises its core limit as far as it may, says the limits, then dies of ``SIGSEGV`` in a child.
@@ -113,20 +78,10 @@ def test_a_crash_in_the_sandbox_leaves_no_core(tmp_path: Path) -> None:
     where it ran; under a piped ``kernel.core_pattern`` (systemd-coredump, apport) the kernel starts the host's
     handler outside every namespace and cgroup of the sandbox, as root, which stores the image under ``/var``
     and logs a backtrace per crash. With 0 a file pattern writes nothing and those handlers store nothing."""
-    exe = _bwrap()
-    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
-    for d in (ws, tmp, home):
-        d.mkdir()
-    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
-                   agent="a")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
-    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", CRASH], env, box)
-    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.out",
-                       stderr_path=tmp_path / "agent.err").exit_code
-    assert code == 0, (tmp_path / "agent.err").read_text()
-    out = (tmp_path / "agent.out").read_text()
+    sandbox = agent_sandbox(tmp_path)
+    out = sandbox.says(CRASH)
     assert out.splitlines() == ["(0, 0)", "0"], out  # before: (-1, -1) and 128, the child's core dumped
-    assert not [p.name for p in ws.iterdir() if p.name.startswith("core")], list(ws.iterdir())
+    assert not [p.name for p in sandbox.ws.iterdir() if p.name.startswith("core")], list(sandbox.ws.iterdir())
 
 
 #: Takes inotify instances until the kernel says no, says how many, and holds them until its stdin ends.
@@ -156,7 +111,7 @@ def test_a_sandbox_cannot_take_its_users_inotify_instances(tmp_path: Path) -> No
 
     from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
 
-    exe = _bwrap()
+    exe = bwrap_or_skip()
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None or not os.path.exists("/usr/bin/python3"):
         pytest.skip("needs root, setpriv and /usr/bin/python3 to run the sandbox as nobody")
@@ -197,7 +152,7 @@ def test_a_sandbox_cannot_read_another_sandboxs_key_count(tmp_path: Path) -> Non
 
     from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
 
-    exe = _bwrap()
+    exe = bwrap_or_skip()
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "keys.py").write_text(KEYS)
