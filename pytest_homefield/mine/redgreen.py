@@ -741,6 +741,11 @@ def verify_candidate(
         except PatchError as exc:
             return Verification(reason="setup_failed", detail=f"the commit's test files do not apply: {exc}")
 
+        def whole_setup(tree: Path) -> Setup:
+            """pytest's configuration and rootdir for the task's whole run (its runnable test files) in ``tree``, as
+            grading reads them (root47: the rootdir its node ids are relative to)."""
+            return pytest_setup(tree, test_cmd, [], list(runnable_tests), env)
+
         def within(timeout: float, where: str) -> tuple[float, bool]:
             """``timeout`` (s) cut to what is left before ``deadline``, and whether it was cut; raises
             :class:`DeadlineReached` when nothing is left."""
@@ -791,7 +796,7 @@ def verify_candidate(
                 if prepare is not None:
                     targets, config = prepare(wd)
                 elif select is not None:  # the ids from pytest's rootdir for the whole run, read once (root47)
-                    config = pytest_setup(wd, test_cmd, [], list(runnable_tests), env)
+                    config = whole_setup(wd)
                     targets = _targets(select, broken[state], config.rootdir)
                 else:
                     targets = list(runnable_tests)
@@ -893,18 +898,12 @@ def verify_candidate(
                 return run(parent_base, "parent", 1, None, name="parent-1-bounded")
             rest = [i for i in commit_runs[0].outcomes if i not in kept]
             if not rest:
-                return dataclasses.replace(probe, outcomes=kept, timed_out=False, error=None, selected=frozenset(kept),
-                                           finished=True)
+                return with_probe(probe, kept, None)
             r = run(parent_base, "parent", 1, rest, name="parent-1-rest")
             if isinstance(r, Verification) or r.selected is None:  # a full rerun replaced the rest
                 unclassified.append(probe)
                 return r
-            return dataclasses.replace(
-                r, outcomes={**kept, **r.outcomes}, selected=r.selected | frozenset(kept),
-                wall_s=probe.wall_s + r.wall_s, collection_error=probe.collection_error or r.collection_error,
-                collection_errors={**probe.collection_errors, **r.collection_errors},
-                skip_reasons={**probe.skip_reasons, **r.skip_reasons}, stop_lines={**probe.stop_lines, **r.stop_lines},
-                peak_mb=peak_of([probe, r]))
+            return with_probe(probe, kept, r)
 
         def passes_early(probe: TestRun, commit_base: Path) -> Verification | tuple[str, TestRun] | None:
             """Parent run 1 cut at the probe with nothing seen failing (perf46; the module docstring, "Passing
@@ -970,7 +969,8 @@ def verify_candidate(
 
         def with_probe(probe: TestRun, kept: Mapping[str, str], r: TestRun | None) -> TestRun:
             """The probe's reports (but ``error``: ``kept``) and run ``r`` of the ids it did not reach, as one run of
-            the whole files (``selected``: every id collected); ``r`` ``None``: the probe reported every id."""
+            the whole files (``selected``: every id collected); ``r`` ``None``: the probe reported every id. Parent
+            run 1 of :func:`rest_of_probe` (``parent-1-rest``) and of :func:`passes_early` (``parent-1-again-rest``)."""
             if r is None:
                 return dataclasses.replace(probe, outcomes=dict(kept), timed_out=False, error=None,
                                            selected=frozenset(kept), finished=True)
@@ -1099,8 +1099,7 @@ def verify_candidate(
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
                                                parent=before, parent_text=parent_text,
                                                pass_to_pass=v.PASS_TO_PASS,  # ids from pytest's rootdir (root47)
-                                               rootdir=pytest_setup(wd, test_cmd, [], list(runnable_tests),
-                                                                    env).rootdir)
+                                               rootdir=whole_setup(wd).rootdir)
                         targets = [*runnable_tests] if whole or not plan.placement else \
                             [plan.target(s) for s in plan.selectors()]  # from the tree's top (root47)
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
@@ -1145,8 +1144,8 @@ def verify_candidate(
             # the sealed sites the reference fix passes sealed (contracts §7 "Sealed sites"): one more targeted run
             try:
                 # the ids from pytest's rootdir for the whole run (seal47), as grading's _sealed_first reads them
-                sites = sealable_sites(commit_base, test_files, v.FAIL_TO_PASS, before,
-                                       pytest_setup(commit_base, test_cmd, [], list(runnable_tests), env).rootdir)
+                rootdir = whole_setup(commit_base).rootdir
+                sites = sealable_sites(commit_base, test_files, v.FAIL_TO_PASS, before, rootdir)
                 sealed, ids = sealed_files(commit_base, sites, test_files) if sites else ({}, {})
                 # as grading's sealed run: no hidden data file of the commit (sealed_grading.plan_seals)
                 sealed = {**withheld_data(commit_base, test_files, before), **sealed} if sites else sealed
