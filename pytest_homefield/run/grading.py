@@ -72,7 +72,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
-from pytest_homefield.sandbox.pytest_config import setup_for
+from pytest_homefield.sandbox.pytest_config import Setup, setup_for
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -198,7 +198,7 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-                  store: Path | None, targets: Sequence[str], **run: Any) -> SealChecked | None:
+                  store: Path | None, targets: Sequence[str], whole: Setup, **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
     ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining when it recorded them
     under the current rules, ``sealed_rules`` :data:`~.seal_sites.SEAL_RULES`, and ``gdir`` holds no hidden data
@@ -207,11 +207,12 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     ``None`` when there is no such site (or the reference fix's check could not be made; a task with no sealable
     site in ``gdir`` has no reference check either: the hidden test files are the reference's). A site the
     reference passes that cannot be sealed in ``gdir`` (its files unreadable there) gives ``error`` for the
-    FAIL_TO_PASS ids of its function: never passed. ``run``: :func:`run_tests`'s options.
-    Raises :class:`ServiceError` as :func:`run_tests` does."""
+    FAIL_TO_PASS ids of its function: never passed. ``whole``: pytest's setup for the hidden tests' whole run in
+    ``gdir`` (``testrun.pytest_setup``, read once a grading): its rootdir is the one the ids are relative to (seal47:
+    a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``run``: :func:`run_tests`'s
+    options. Raises :class:`ServiceError` as :func:`run_tests` does."""
     parent = parent_tests(pristine, task.test_files)
-    # the ids are pytest's, from the rootdir of the hidden tests' whole run (seal47: a tests/pytest.ini), as mining's
-    rootdir = pytest_setup(gdir, test_cmd, [], targets, run.get("env")).rootdir
+    rootdir = whole.rootdir
     sites = sealable_sites(gdir, task.test_files, task.FAIL_TO_PASS, parent, rootdir)
     if not sites:  # most tasks: no copy, no run
         return None
@@ -237,7 +238,7 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
         return SealChecked({i: "error" for i in ids}, {}, {i: f"not sealed: {exc}" for i in ids}, set(), none)
     if sealed_plan is None:
         return None
-    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets, **run)
+    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets, setup=whole, **run)
 
 
 def _sealed_why(seal: SealChecked | None, failing: Collection[str]) -> str | None:
@@ -441,12 +442,18 @@ def grade(
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         hidden = list(targets)  # the hidden test files alone (the control runs have no canary)
         reference_fix = is_reference_fix(task, pristine, gdir, carried)
+        checks = "{junit}" not in (test_cmd or task.test_cmd) and not reference_fix  # a sealed run, canaries
+        # pytest's setup for the hidden tests' whole run, read once a grading: the rootdir the ids are relative to,
+        # for the sealed run's sites and the canaries' plan (seal47, root47), and the sealed run's pin
+        hidden_setup = pytest_setup(gdir, test_cmd or task.test_cmd, [], hidden, env) \
+            if checks and (sealed or canaries) else None
         seal: SealChecked | None = None
-        if sealed and "{junit}" not in (test_cmd or task.test_cmd) and not reference_fix:
+        if sealed and hidden_setup is not None:
             # first: a fresh copy made before any other run of the grading, holding no sealed expected value
             try:
                 seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                     parent_checks, targets, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
+                                     parent_checks, targets, hidden_setup, timeout_s=bound.seconds,
+                                     test_timeout_s=test_timeout_s,
                                      sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
                                      write_mb=write_mb, box_mb=box_mb)
             except ServiceError as exc:
@@ -459,11 +466,10 @@ def grade(
                     g.outcome, g.error = "agent_error", f"hidden tests (the sealed run): {stopped}"
                     return g
         plan: TwinPlan | None = None
-        if canaries and "{junit}" not in (test_cmd or task.test_cmd) and not reference_fix:
+        if canaries and hidden_setup is not None:
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             before, text = parent_tests(pristine, task.test_files), ParentText(pristine)
-            # the ids are pytest's, from the rootdir of the whole run (root47: a tests/pytest.ini): as mining planned
-            rootdir = pytest_setup(gdir, test_cmd or task.test_cmd, [], hidden, env).rootdir
+            rootdir = hidden_setup.rootdir  # the ids are pytest's, from it (root47: a tests/pytest.ini), as mining's
 
             def plan_for(s: int, stops: Mapping[str, int] | None = None,
                          near: Mapping[str, tuple[str, str, str]] | None = None,

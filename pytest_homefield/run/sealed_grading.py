@@ -302,16 +302,17 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
     with scratch(suffix="sealcheck-") as tmp:
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
-            # the ids from pytest's rootdir for the whole run of the hidden tests (seal47), as grading reads them
-            rootdir = pytest_setup(ref, test_cmd, [], targets, run.get("env")).rootdir
-            plan = plan_seals(ref, task, parent_tests(pristine, task.test_files), rootdir=rootdir)
+            # pytest's setup for the whole run of the hidden tests: its rootdir the one the ids are relative to
+            # (seal47), as grading reads them; the sealed run's pin
+            whole = pytest_setup(ref, test_cmd, [], targets, run.get("env"))
+            plan = plan_seals(ref, task, parent_tests(pristine, task.test_files), rootdir=whole.rootdir)
         except (PatchError, OSError, ValueError):
             return None
         if plan is None:
             found: frozenset[str] = frozenset()
         else:
             checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,
-                                 sandbox=sandbox, **run)
+                                 sandbox=sandbox, **{**run, "setup": whole})
             if not run_completes(checked.run):
                 return None
             found = frozenset(passing_sites(plan.ids, task.FAIL_TO_PASS, checked.run.outcomes,
