@@ -3,7 +3,11 @@ stand-in agent for the sandbox choice; an agent's sandbox and a graded test run 
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +91,24 @@ class AgentSandbox:
         return run_process(self.argv(program, *args), cwd=self.ws, env=self.env, timeout_s=timeout_s,
                            stdout_path=self.tmp_path / f"{name}.out",
                            stderr_path=self.tmp_path / f"{name}.err").exit_code
+
+    @contextlib.contextmanager
+    def holding(self, program: str) -> Iterator[tuple[str, list[int]]]:
+        """Run ``program`` in the sandbox in a thread, as the agent (:meth:`run`), until it printed its first line:
+        ``(that line, stripped; "" if none came within 60 s, [its exit status once it ended])``. On exit the file
+        ``release`` is made in the workspace (the program's cue to end) and the thread joined (90 s at most)."""
+        out = self.tmp_path / "agent.out"
+        codes: list[int] = []
+        agent = threading.Thread(target=lambda: codes.append(self.run(program)))
+        agent.start()
+        try:
+            end = time.time() + 60
+            while not (out.exists() and out.read_text().endswith("\n")) and agent.is_alive() and time.time() < end:
+                time.sleep(0.05)
+            yield (out.read_text().strip() if out.exists() else ""), codes
+        finally:
+            (self.ws / "release").write_text("")
+            agent.join(90)
 
     def says(self, program: str, *args: str) -> str:
         """What ``program`` wrote to stdout, once it exited 0 (asserted, its stderr shown otherwise)."""

@@ -150,27 +150,13 @@ def test_an_agent_cannot_take_its_users_message_queues(tmp_path: Path) -> None:
     make one. Before: the sandbox (an IPC namespace of its own) held 9 queues, the host uid's whole
     ``RLIMIT_MSGQUEUE`` (819,200 bytes), and the user's ``mq_open`` was ``EMFILE`` (a concurrent sandbox's the same)
     until it ended. Now no sandbox makes one (``RLIMIT_MSGQUEUE`` 0, set by the reaper)."""
-    import threading
-    import time
-
     sandbox = agent_sandbox(tmp_path)
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("needs unshare")
-    out = tmp_path / "agent.out"
-    codes: list[int] = []
-    agent = threading.Thread(target=lambda: codes.append(sandbox.run(MQ_HOG)))
-    agent.start()
-    try:
-        end = time.time() + 60
-        while not (out.exists() and out.read_text().endswith("\n")) and agent.is_alive() and time.time() < end:
-            time.sleep(0.05)
-        held = out.read_text().strip() if out.exists() else ""
+    with sandbox.holding(MQ_HOG) as (held, codes):
         host = subprocess.run([unshare, "--ipc", sys.executable, "-c", MQ_ONE], capture_output=True, text=True,
                               timeout=60)
-    finally:
-        (sandbox.ws / "release").write_text("")
-        agent.join(90)
     assert codes == [0], (tmp_path / "agent.err").read_text()
     assert json.loads(held) == [0, "EMFILE"], held  # before: [9, "EMFILE"]
     assert host.stdout.strip() == "made", host.stdout + host.stderr  # before: EMFILE while the agent held them
@@ -220,26 +206,12 @@ def test_an_agent_cannot_take_its_users_queued_signals(tmp_path: Path) -> None:
     bubblewrap (by the reaper), the host kept its own but the other sandbox got 6: the namespace's creator's
     limit bounds the whole uid's count above it. Now each sandbox holds
     :data:`~pytest_homefield.sandbox.proccap.SIGPENDING` at most (``RLIMIT_SIGPENDING``, set inside)."""
-    import threading
-    import time
-
     from pytest_homefield.sandbox.proccap import SIGPENDING
 
     sandbox = agent_sandbox(tmp_path)
-    out = tmp_path / "agent.out"
-    codes: list[int] = []
-    agent = threading.Thread(target=lambda: codes.append(sandbox.run(SIG_HOG)))
-    agent.start()
-    try:
-        end = time.time() + 60
-        while not (out.exists() and out.read_text().endswith("\n")) and agent.is_alive() and time.time() < end:
-            time.sleep(0.05)
-        held = out.read_text().strip() if out.exists() else ""
+    with sandbox.holding(SIG_HOG) as (held, codes):
         host = subprocess.run([sys.executable, "-c", TIMER], capture_output=True, text=True, timeout=60)
         other_code = sandbox.run(SIG_SOME, name="other")
-    finally:
-        (sandbox.ws / "release").write_text("")
-        agent.join(90)
     assert codes == [0] and other_code == 0, (tmp_path / "agent.err").read_text() + (tmp_path / "other.err").read_text()
     assert (tmp_path / "other.out").read_text().strip() == "SIGQ100"  # before: SIGQ0, or SIGQ6 set on bubblewrap
     limit, pending = json.loads(held)
