@@ -30,7 +30,8 @@ else:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["TaskFiles", "BLOCKED_NAMES", "METADATA_SUFFIXES", "IMPORT_ROOTS", "RUNNER_MODULES", "SECTION_MAX_CHARS",
-           "SECTION_MAX_LINE", "carried_changes", "config_above", "blocked_name", "in_metadata", "setup_moved"]
+           "SECTION_MAX_LINE", "carried_changes", "config_above", "blocked_name", "in_metadata", "setup_moved",
+           "setup_toggles"]
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -253,19 +254,28 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
     return carried, dropped, touched
 
 
+def setup_toggles(carried: Sequence[str], changes: Mapping[str, str]) -> list[str]:
+    """The entries of ``carried`` (of ``changes``: ``rel`` → ``"added"``/``"modified"``/``"deleted"``) whose being
+    there or not pytest's rootdir search reads by name: a ``setup.py`` or one of
+    :data:`~pytest_homefield.sandbox.pytest_config.CONFIG_NAMES` the change added or deleted, in order
+    (:func:`setup_moved`'s candidates)."""
+    names = {"setup.py", *CONFIG_NAMES}
+    return [r for r in carried if r.rsplit("/", 1)[-1] in names and changes.get(r) != "modified"]
+
+
 def setup_moved(before: Setup, tree: Path, carried: Sequence[str], changes: Mapping[str, str],
                 command: str, targets: Sequence[str]) -> list[str]:
     """The carried changes (``carried``, of ``changes``: ``rel`` → ``"added"``/``"modified"``/``"deleted"``) to be
     held back because pytest's setup moved (gatk48): ``tree`` holds them, and pytest's configuration file or rootdir
     for ``command`` on ``targets`` (the task's test files; :func:`~pytest_homefield.sandbox.pytest_config.setup_for`)
-    there is not ``before``'s (the parent's tree's); then every one of them that pytest's rootdir search reads by
+    there is not ``before``'s (the parent's tree with the task's test files, as the commit runs have it: gatk49); then
+    every one of them that pytest's rootdir search reads by
     name, a ``setup.py`` or one of :data:`~pytest_homefield.sandbox.pytest_config.CONFIG_NAMES` the change added or
     deleted (a file's text alone never moves it: a configuration whose pytest section changed is held back already),
     else ``[]``. The task's ids are pytest's, relative to the rootdir the reference was mined with: in a repository
     with no pytest configuration a real fix adding ``pkg/setup.py`` made ``pkg/`` the rootdir of ``pkg/tests/``, no
     id of the task was reported and the fix was ``tests_failed``."""
-    names = {"setup.py", *CONFIG_NAMES}
-    toggled = [r for r in carried if r.rsplit("/", 1)[-1] in names and changes.get(r) != "modified"]
+    toggled = setup_toggles(carried, changes)
     if not toggled:
         return []
     after = setup_for(Path(os.path.abspath(tree)), command, targets)

@@ -23,7 +23,7 @@ from typing import Any
 from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task
-from pytest_homefield.run.carried import carried_changes, config_above, setup_moved
+from pytest_homefield.run.carried import carried_changes, config_above, setup_moved, setup_toggles
 from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.run.originals_run import (
@@ -270,13 +270,24 @@ def _applies_to_parent(pristine: Path, patch: str, folder: Path) -> bool:
     return True
 
 
-def setup_moves(pristine: Path, gdir: Path, carried: Sequence[str], changes: Mapping[str, str], command: str,
-                targets: Sequence[str]) -> list[str]:
-    """:func:`~pytest_homefield.run.carried.setup_moved` of the grading copy ``gdir`` against the parent's tree
-    ``pristine``, each of those changes put back in ``gdir`` as the parent has it (gatk48; a deleted file whose way
-    in ``gdir`` the change made a link is left out). Raises ``OSError`` when the grading copy cannot be written."""
-    before = setup_for(Path(os.path.abspath(pristine)), command, targets)
-    moved = setup_moved(before, gdir, carried, changes, command, targets)
+def setup_moves(pristine: Path, workspace: Path, gdir: Path, toggles: Sequence[str], changes: Mapping[str, str],
+                command: str, targets: Sequence[str]) -> list[str]:
+    """Carry ``toggles`` (:func:`~pytest_homefield.run.carried.setup_toggles` of the carried changes, of ``changes``)
+    from ``workspace`` into the grading copy ``gdir``, which holds the rest of the change and the hidden tests, and
+    return those of them :func:`~pytest_homefield.run.carried.setup_moved` holds back, each put back in ``gdir`` as
+    the parent ``pristine`` has it (gatk48; a deleted file whose way in ``gdir`` the change made a link is left out).
+    pytest's setup before them is read from ``gdir`` with the hidden tests, as mining's commit runs read it with the
+    commit's test files (gatk49: read from the parent's tree without them, a real fix adding ``pkg/setup.py`` where
+    the hidden tests delete ``pkg/tests/pytest.ini`` moved nothing there, was carried, and made ``pkg/`` the rootdir
+    of the hidden tests: no id of the task reported, ``tests_failed``). Raises ``OSError`` when the grading copy
+    cannot be written."""
+    if not toggles:
+        return []
+    before = setup_for(Path(os.path.abspath(gdir)), command, targets)
+    with nofollow.EntryCopier(workspace, gdir) as copier:
+        for rel in toggles:
+            apply_change(workspace, gdir, rel, changes[rel], copier)
+    moved = setup_moved(before, gdir, toggles, changes, command, targets)
     for rel in moved:  # back to the parent's
         if changes.get(rel) != "deleted":
             nofollow.remove(gdir, rel)
@@ -410,17 +421,12 @@ def grade(
     box_mb = task_memory_mb(task.verify.get("peak_mb"), memory_mb)  # the task's memory cap (contracts §7)
     with scratch() as tmp:  # graded code may have written there: no link followed, any depth
         gdir = copy_tree(pristine, Path(tmp) / "w")
+        # a setup.py or configuration file the change adds or deletes is carried after the hidden tests (gatk49)
+        toggles = setup_toggles(carried, changes)
         with nofollow.EntryCopier(workspace, gdir) as copier:  # a folder reached once for its entries
             for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
-                apply_change(workspace, gdir, rel, changes[rel], copier)
-        # pytest's rootdir is the parent's, as the task's ids are (gatk48): a carried file its search reads is held back
-        moved = setup_moves(pristine, gdir, carried, changes, test_cmd or task.test_cmd,
-                            runnable_tests(task.test_files, list(test_globs)))
-        if moved:
-            carried = [r for r in carried if r not in moved]
-            g.carried, g.dropped = carried, [*dropped, *moved]
-            if not carried:  # nothing else: the parent's tree, an empty patch
-                return g
+                if rel not in toggles:
+                    apply_change(workspace, gdir, rel, changes[rel], copier)
         try:
             apply_patch(gdir, task.test_patch)
         except PatchError as exc:
@@ -431,6 +437,15 @@ def grade(
             else:
                 g.outcome, g.error = "infra", f"hidden tests could not be applied: {exc}"
             return g
+        # pytest's rootdir is the parent's with the hidden tests, as the task's ids are (gatk48, gatk49): a carried
+        # file its search reads is held back when it moves it
+        moved = setup_moves(pristine, workspace, gdir, toggles, changes, test_cmd or task.test_cmd,
+                            runnable_tests(task.test_files, list(test_globs)))
+        if moved:
+            carried = [r for r in carried if r not in moved]
+            g.carried, g.dropped = carried, [*dropped, *moved]
+            if not carried:  # nothing else: the parent's tree, an empty patch
+                return g
         # a pytest command's configuration is pinned (testrun.pinned_config): nothing above the copy is read, so
         # nothing planted there is a reason to refuse (hatk42: graded code under --sandbox none that left a
         # pytest.ini in /tmp made its own attempt and every later one `infra`, unscored); a custom command of
