@@ -558,11 +558,17 @@ def parse_events(text: str) -> tuple[Parsed, list[str]]:
 
 
 def _outcome(ph: Mapping[str, _Phase]) -> str:
-    """One id's outcome from its phases (``setup``/``call``/``teardown``)."""
+    """One id's outcome from its phases (``setup``/``call``/``teardown``). A call that passed, and whose teardown
+    failed, is ``error``, as pytest reports it (``ERROR``, exit status 1, an ``<error>`` in its JUnit XML, which
+    :func:`parse_junit` reads as ``error``): gatk49, counted ``passed`` before, a hidden test's own check after the
+    test (a fixture's assertion past its ``yield``: a spy asserting it was called) checked nothing, and a change
+    returning the expected value without the work was ``solved``."""
     call = ph.get("call")
     if call is not None:
         outcome, xfail = call[0], call[1]
         if outcome == "passed":
+            if ph.get("teardown", ("",))[0] == "failed":
+                return "error"
             return "xpassed" if xfail else "passed"
         if outcome == "skipped":
             return "xfailed" if xfail else "skipped"

@@ -214,8 +214,10 @@ class TestRun:
     """Outcome of one test-command run.
 
     ``outcomes``: node id as pytest prints it → ``"passed"``, ``"failed"``, ``"error"`` (setup
-      failed, or the test was interrupted after setup), ``"skipped"``, ``"xfailed"`` or ``"xpassed"``.
-      A test passes iff its call phase ran and passed (a teardown error does not change that).
+      failed, teardown failed after a passing call, or the test was interrupted after setup), ``"skipped"``,
+      ``"xfailed"`` or ``"xpassed"``.
+      A test passes iff its call phase ran and passed and its teardown did not fail (a teardown error is
+      ``"error"``, as pytest reports it: gatk49).
     ``exit_code``: the command's exit status (``None`` when killed on timeout; negative: signal).
     ``timed_out``: the whole run hit ``timeout_s`` and its process group was killed.
     ``collection_error``: a test module or conftest failed to import/collect, or the command failed

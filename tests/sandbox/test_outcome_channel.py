@@ -126,6 +126,21 @@ def test_a_failed_phase_keeps_its_first_stop_line_an_int_or_nothing() -> None:
     assert parsed.outcomes == {"t::a": "failed", "t::b": "passed", "t::c": "failed"}
 
 
+def test_a_teardown_that_failed_after_a_passing_call_is_an_error() -> None:
+    """gatk49: pytest's ``ERROR`` (exit status 1, a JUnit ``<error>``), ``passed`` before; a call that failed or was
+    skipped keeps its own outcome."""
+    def ph(nodeid: str, call: str, teardown: str, **extra: object) -> list[str]:
+        return [_ev("phase", nodeid=nodeid, when="setup", outcome="passed"),
+                _ev("phase", nodeid=nodeid, when="call", outcome=call, **extra),
+                _ev("phase", nodeid=nodeid, when="teardown", outcome=teardown)]
+    lines = [_ev("start"), *ph("t::a", "passed", "failed"), *ph("t::b", "passed", "failed", xfail=True),
+             *ph("t::c", "failed", "failed"), *ph("t::d", "skipped", "failed"), *ph("t::e", "passed", "passed"),
+             _ev("finish", exitstatus=1)]
+    parsed, _ = parse_events("\n".join(lines) + "\n")
+    assert parsed.outcomes == {"t::a": "error", "t::b": "error", "t::c": "failed", "t::d": "skipped",
+                               "t::e": "passed"}, parsed
+
+
 def test_a_start_without_an_int_pid_does_not_open_the_session() -> None:
     parsed, counted = parse_events("\n".join([json.dumps({"event": "start", "pid": True}),
                                               *_phase("t::a", "passed", pid=True)]))  # type: ignore[arg-type]

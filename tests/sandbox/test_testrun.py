@@ -90,7 +90,7 @@ EXPECTED = {
     "tests/test_mixed.py::test_param[FAILED]": "failed",
     "tests/test_mixed.py::test_param[x::y]": "passed",
     "tests/test_mixed.py::test_setup_error": "error",
-    "tests/test_mixed.py::test_teardown_error": "passed",  # the call phase passed (contracts §7)
+    "tests/test_mixed.py::test_teardown_error": "error",  # the call passed, the teardown failed: pytest's ERROR
     "tests/test_mixed.py::test_skip": "skipped",
     "tests/test_mixed.py::test_skipif": "skipped",
     "tests/test_mixed.py::test_xfail": "xfailed",
