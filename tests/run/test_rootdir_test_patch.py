@@ -25,7 +25,7 @@ from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import grade
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
+from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree, make_snapshot
 
 SOURCE = "pkg/circles.py"
 TEST = "pkg/tests/test_circles.py"
@@ -38,29 +38,41 @@ TESTS = ("import pytest\n\nfrom pkg.circles import area\n\n\n"
 SETUP_PY = "from setuptools import setup\n\nsetup(name='pkg')\n"
 
 
-@pytest.fixture(scope="module")
-def ini_deleted(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+def _task(dest: Path, *, commit_setup_py: bool) -> FixTask:
     """The parent holds ``pkg/tests/pytest.ini`` (ids relative to ``pkg/tests/``); the commit fixes ``area``, adds
-    its test and deletes that file: the task's ids are from the tree's top."""
-    dest = tmp_path_factory.mktemp("rootdir-test-patch")
+    its test and deletes that file (and adds ``pkg/setup.py`` with its fix when ``commit_setup_py``: mining's commit
+    runs hold it back, gatk48): the task's ids are from the tree's top."""
     repo = GitRepo.init(dest / "repo")
     for rel, text in {"pkg/__init__.py": "", SOURCE: PARENT, INI: "[pytest]\n",
                       TEST: "def test_ok():\n    assert True\n"}.items():
         repo.write(rel, text)
     c1 = repo.commit("circles", committer_date="2026-01-01T12:00:00+00:00")
     repo.write(SOURCE, FIXED)
+    if commit_setup_py:
+        repo.write("pkg/setup.py", SETUP_PY)
     repo.write(TEST, TESTS)
     repo.rm(INI)
     c2 = repo.commit("Use pi for a circle's area", committer_date="2026-01-02T12:00:00+00:00")
     hidden = [TEST, INI]
     task = Task(id=c2[:12], commit=c2, parent=c1, committed_at="2026-01-02T12:00:00+00:00",
                 authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject="pi", message="pi",
-                prompt=clean_prompt("Use pi for a circle's area"), source_files=[SOURCE], test_files=hidden,
+                prompt=clean_prompt("Use pi for a circle's area"),
+                source_files=[SOURCE, *(["pkg/setup.py"] if commit_setup_py else [])], test_files=hidden,
                 test_patch=make_test_patch(repo.path, c1, c2, hidden),
                 gold_patch=make_gold_patch(repo.path, c1, c2, hidden),
                 FAIL_TO_PASS=[f"{TEST}::test_unit_circle"], PASS_TO_PASS=[],
                 test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))
+
+
+@pytest.fixture(scope="module")
+def ini_deleted(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _task(tmp_path_factory.mktemp("rootdir-test-patch"), commit_setup_py=False)
+
+
+@pytest.fixture(scope="module")
+def reference_adds_setup_py(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _task(tmp_path_factory.mktemp("rootdir-test-patch-ref"), commit_setup_py=True)
 
 
 @pytest.mark.slow
@@ -77,3 +89,15 @@ def test_a_real_fix_adding_setup_py_where_the_hidden_tests_drop_a_config_is_solv
               run_timeout_s=120, canaries=False)
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
     assert g.carried == [SOURCE] and g.dropped == (["pkg/setup.py"] if with_setup_py else []), g
+
+
+@pytest.mark.slow
+def test_the_reference_fix_adding_setup_py_is_solved(reference_adds_setup_py: FixTask, tmp_path: Path) -> None:
+    """The oracle: the commit's own fix, ``pkg/setup.py`` with it, graded (mining held that file back reading with
+    the test patch; grading, reading without it, carried it: ``tests_failed`` before)."""
+    b = reference_adds_setup_py
+    work = copy_tree(b.pristine, tmp_path / "work")
+    apply_patch(work, b.task.gold_patch)
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+    assert g.carried == [SOURCE] and g.dropped == ["pkg/setup.py"], g
