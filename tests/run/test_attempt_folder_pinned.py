@@ -130,3 +130,21 @@ def test_a_link_below_a_pinned_folder_is_refused_with_the_users_line(tmp_path: P
         with pytest.raises(nofollow.LinkInTheWay):
             nofollow.write_bytes(art / "net", "log", b"x")
     assert os.listdir(outside / "1") == []
+
+
+def test_an_openai_replys_diff_is_never_written_through_a_link_in_its_scratch_folder(tmp_path: Path) -> None:
+    """The ``openai:`` agent's diff files (``<attempt>/scratch/reply-N.patch``, N the count of those there). Before:
+    ``Path.write_text`` wrote the reply's diff into the user's file a link there named."""
+    from pytest_homefield.agents.openai_compat import Edits, apply_edits
+
+    work, scratch = tmp_path / "work", tmp_path / "art" / "scratch"
+    work.mkdir()
+    (work / "a.txt").write_text("one\n")
+    scratch.mkdir(parents=True)
+    user = tmp_path / "user.txt"
+    user.write_text("the user's own notes\n")
+    (scratch / "reply-1.patch").symlink_to(user)  # one reply file there already: the next is reply-1
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n"
+    applied, _ = apply_edits(Edits(diffs=[diff]), work, scratch=scratch)
+    assert user.read_text() == "the user's own notes\n"
+    assert applied == 1 and (work / "a.txt").read_text() == "two\n"
