@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from pytest_homefield.errors import RecordError, StoreError
+from pytest_homefield.pins import open_in_pinned
 
 __all__ = ["StoreError", "RecordError", "NotOwnFile", "open_own", "open_own_file", "own_text", "append_jsonl",
            "lock_holder", "read_jsonl", "read_jsonl_lines", "read_jsonl_tail", "write_atomic", "write_jsonl_atomic",
@@ -61,16 +62,21 @@ class NotOwnFile(OSError):
 def open_own(path: Path | str, flags: int, mode: int = 0o644, *, blocking: bool = True) -> int:
     """``os.open`` of ``path``, a file homefield writes itself (in ``.homefield/``, a run's or an attempt's folder),
     that never blocks on a fifo, never opens a fifo, socket or device and never follows a link as the last
-    component (the folders above may be links: a linked ``.homefield`` folder is used): the descriptor of a regular
-    file, close-on-exec. With ``O_CREAT`` a dangling link is refused, never made a file (so an append or a write never
-    lands outside the folder: fix45, link46). The descriptor is switched to blocking reads and writes unless
-    ``blocking=False`` (then a read that would wait raises ``BlockingIOError``). This is the one opener of
+    component (the folders above may be links: a linked ``.homefield`` folder is used; below a folder pinned by
+    :func:`~pytest_homefield.pins.pinned`, an attempt's, no folder on the way from the pin is followed
+    either, link48): the descriptor of a regular file, close-on-exec. With ``O_CREAT`` a dangling link is refused,
+    never made a file (so an append or a write never lands outside the folder: fix45, link46). The descriptor is
+    switched to blocking reads and writes unless ``blocking=False`` (then a read that would wait raises
+    ``BlockingIOError``). This is the one opener of
     homefield's own files: :func:`_open_regular` (this module's readers and appenders), ``layout.read_own_file``,
     the agent's and services' output files and the proxy's log. Raises ``FileNotFoundError``, :class:`NotOwnFile`
     (a link, not a regular file; hatk40: under ``--sandbox none`` graded code swapped ``.homefield/`` files for
     fifos, and the host blocked in ``open``), ``OSError``."""
+    how = flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY, mode)
+        fd = open_in_pinned(path, how, mode)  # below a pinned folder (an attempt's): no link on the way (link48)
+        if fd is None:
+            fd = os.open(path, how, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise NotOwnFile(errno.ELOOP, "a symlink, never followed", str(path)) from None

@@ -108,3 +108,26 @@ def test_new_id_is_utc_time_and_a_random_suffix() -> None:
     a, b = new_id(), new_id()
     assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", a)
     assert a != b or a[:-4] == b[:-4]
+
+
+@pytest.mark.parametrize("where", ["exclude", "info"])
+def test_ensure_never_appends_through_a_link_in_the_git_folder(tmp_path: Path, where: str) -> None:
+    """link48: under ``--sandbox none`` graded code can write in the repository's ``.git``. Before, a link at
+    ``.git/info/exclude`` (or ``.git/info``) made ``ensure`` append ``/.homefield/`` to the user's file it named.
+    Now the link is never followed (nothing listed); the folder is made as before."""
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "exclude").write_text("the user's own lines\n")
+    info = tmp_path / "repo" / ".git" / "info"
+    if where == "exclude":
+        (info / "exclude").unlink()
+        (info / "exclude").symlink_to(user / "exclude")
+    else:
+        for f in info.iterdir():
+            f.unlink()
+        info.rmdir()
+        info.symlink_to(user)
+    assert HomefieldDir(tmp_path / "repo").ensure() == tmp_path / "repo" / ".homefield"
+    assert (user / "exclude").read_text() == "the user's own lines\n"
+    assert (tmp_path / "repo" / ".homefield").is_dir()

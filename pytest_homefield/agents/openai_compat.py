@@ -217,7 +217,9 @@ def _apply_diff(diff: str, workspace: Path, scratch: Path, log: list[str]) -> bo
     (:func:`inert_git_env`): it refuses paths into ``.git``, absolute or climbing out with ``..``, and
     paths beyond a symlink."""
     patch_file = scratch / f"reply-{len(list(scratch.glob('reply-*.patch')))}.patch"
-    patch_file.write_text(diff)
+    # the entry replaced, never written through a link put there (link48: the attempt's folder, which graded code of
+    # another attempt can write in under --sandbox none)
+    nofollow.write_bytes(scratch, patch_file.name, diff.encode("utf-8"))
     for label, args in (("git apply", []), ("git apply -C0", ["-C0", "--ignore-whitespace"])):
         ok, out = _git_apply(args, patch_file, workspace)
         log.append(f"{label}: {'ok' if ok else out}")

@@ -52,6 +52,7 @@ from typing import Any
 
 from pytest_homefield.envs.declaration import Declaration, Interpreter, choose_python, env_key, installed_pythons
 from pytest_homefield.sandbox import nofollow
+from pytest_homefield.store import NotOwnFile, open_own_file
 
 __all__ = [
     "MARKER",
@@ -298,10 +299,8 @@ def _ensure(decl: Declaration, tree: Callable[[], contextlib.AbstractContextMana
             marker = {"key": key, "python": py.version, "interpreter": py.path, "how": how, "extras": ex,
                       "groups": gr, "as_of": as_of, "files": sorted(decl.files), "build_s": round(build_s, 3),
                       "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-            with open(tmp / MARKER, "w") as fh:
-                json.dump(marker, fh, indent=1)
-                fh.flush()
-                os.fsync(fh.fileno())
+            # the entry replaced, never written through a link the project's build left there (link48)
+            nofollow.write_bytes(tmp, MARKER, json.dumps(marker, indent=1).encode(), sync=True)
             os.rename(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -332,7 +331,11 @@ def _run_uv(args: list[str], *, cwd: Path, env: Mapping[str, str], deadline: flo
     uv stays in the caller's process group (unlike test runs): when the builder is killed with its
     group (an xdist worker, a CI job), uv and the build backends it started die with it instead of
     writing on into a temporary folder that a later builder has cleared."""
-    with open(log, "ab") as out:
+    try:  # never through a link the project's build (its backend, its setup.py) put there (link48)
+        out = open_own_file(log, "ab")
+    except NotOwnFile as exc:
+        raise EnvBuildError(f"cannot write the build log {exc}") from None
+    with out:
         out.write(("$ " + " ".join(args) + "\n").encode())
         out.flush()
         start = out.tell()
@@ -344,7 +347,11 @@ def _run_uv(args: list[str], *, cwd: Path, env: Mapping[str, str], deadline: flo
             proc.kill()
             proc.wait()
             raise EnvBuildError(f"uv timed out: {' '.join(args[1:3])}") from None
-    with open(log, "rb") as fh:
+    try:
+        fh = open_own_file(log, "rb")
+    except NotOwnFile as exc:
+        raise EnvBuildError(f"cannot read the build log {exc}") from None
+    with fh:
         fh.seek(start)
         text = fh.read().decode(errors="replace")
     if code != 0:
@@ -402,7 +409,7 @@ def _build(decl: Declaration, src: Path, dest: Path, py: Interpreter, extras: li
     deadline = time.monotonic() + timeout_s
     dest.parent.mkdir(parents=True, exist_ok=True)
     build_log = dest.parent / f"{dest.name}.log"
-    build_log.write_text("")
+    nofollow.write_bytes(build_log.parent, build_log.name, b"")  # its own entry, whatever was there
     try:
         _run_uv([uv, "venv", "--relocatable", "--quiet", "--python", py.path, "--python-preference", "only-system",
                  str(dest)], cwd=dest.parent, env=env, deadline=deadline, log=build_log)
@@ -449,13 +456,27 @@ def _build(decl: Declaration, src: Path, dest: Path, py: Interpreter, extras: li
                     cwd=src, env=env, deadline=deadline,
                     log=build_log)
             how += " +pytest"
-        shutil.copyfile(build_log, dest / "build.log")
+        # copies replace their entries, never written through a link the project's build left (link48: before,
+        # shutil.copyfile wrote the log into the file a link at <env>/build.log named)
+        nofollow.write_bytes(dest, "build.log", _own_bytes(build_log))
         return how
     finally:
-        if log is not None and build_log.exists():
-            log.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(build_log, log)
-        build_log.unlink(missing_ok=True)
+        if log is not None:
+            with contextlib.suppress(FileNotFoundError, EnvBuildError):  # the build's own error said it
+                data = _own_bytes(build_log)
+                log.parent.mkdir(parents=True, exist_ok=True)
+                nofollow.write_bytes(log.parent, log.name, data)
+        nofollow.remove(build_log.parent, build_log.name)  # a link there removed as the link
+
+
+def _own_bytes(path: Path) -> bytes:
+    """The bytes of the build log ``path``, never read through a link (:func:`~pytest_homefield.store.open_own`).
+    Raises ``FileNotFoundError``, :class:`EnvBuildError` (a link there, or not a regular file)."""
+    try:
+        with open_own_file(path, "rb") as fh:
+            return fh.read()
+    except NotOwnFile as exc:
+        raise EnvBuildError(f"cannot read the build log {exc}") from None
 
 
 def _strip_project_code(env: Path, src: Path) -> bool:

@@ -67,6 +67,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -77,6 +78,7 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.mine.run_journal import RunJournal
 from pytest_homefield.run.carried import carried_changes, setup_moved
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.canary_soft import softened_files
@@ -792,9 +794,14 @@ def verify_candidate(
                     except PatchError as exc:
                         return Verification(reason="setup_failed", detail="the commit's changes do not apply to the "
                                             f"parent after setup_cmd, as grading applies them: {exc}")
+                    except nofollow.LinkInTheWay as exc:
+                        return Verification(reason="setup_failed", detail=_linked(state, exc))
                 config: Setup | None = None  # pytest's configuration for the run, read by ``prepare`` (twin43)
                 if prepare is not None:
-                    targets, config = prepare(wd)
+                    try:
+                        targets, config = prepare(wd)
+                    except nofollow.LinkInTheWay as exc:
+                        return Verification(reason="setup_failed", detail=_linked(state, exc))
                 elif select is not None:  # the ids from pytest's rootdir for the whole run, read once (root47)
                     config = whole_setup(wd)
                     targets = _targets(select, broken[state], config.rootdir)
@@ -1109,7 +1116,7 @@ def verify_candidate(
                         for rel, data in softened_files(plan.runs[n] if n < len(plan.runs) else {}, wd,
                                                         test_cmd, list(runnable_tests), plan.selectors(),
                                                         config).items():
-                            (wd / rel).write_bytes(data)
+                            _write_into(wd, rel, data)
                         return targets, config
                     return prepare
 
@@ -1156,7 +1163,7 @@ def verify_candidate(
             elif sites:
                 def seal_prepare(wd: Path) -> tuple[list[str], Setup | None]:
                     for rel, data in sealed.items():
-                        (wd / rel).write_bytes(data)
+                        _write_into(wd, rel, data)
                     return list(runnable_tests), None  # the test files whole, as grading's sealed run selects them
 
                 r = one_run(commit_base, "commit", 1, None, name="sealed", prepare=seal_prepare,
@@ -1323,27 +1330,51 @@ def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Seq
     Raises ``PatchError`` when the patch does not apply."""
     before = setup_for(Path(os.path.abspath(wd)), command, targets) if command is not None else None
     try:
+        # every entry reached by folder descriptors, never through a link the commit's tree or its setup_cmd left
+        # on the way (link48: before, a linked folder led the copies, the removal and the putting back outside wd)
         for rel in paths:
-            src = wd / rel
-            if os.path.lexists(src) and not src.is_dir():
-                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, scratch / rel, follow_symlinks=False)
+            if _kind_at(wd, rel) in ("file", "link"):
+                nofollow.copy_entry(wd, rel, scratch)
         apply_patch(wd, patch)
-        changes = {rel: ("added" if not os.path.lexists(scratch / rel)
-                         else "deleted" if not os.path.lexists(wd / rel) else "modified") for rel in paths}
+        changes = {rel: ("added" if _kind_at(scratch, rel) is None
+                         else "deleted" if _kind_at(wd, rel) is None else "modified") for rel in paths}
         carried, dropped, _ = carried_changes(changes, _Files(test_files, paths), scratch, wd)
         if before is not None and command is not None:  # gatk48: pytest's rootdir is the parent's, as at grading
             dropped += setup_moved(before, wd, carried, changes, command, targets)
         for rel in dropped:
-            target = wd / rel
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-            if os.path.lexists(scratch / rel):
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(scratch / rel, target, follow_symlinks=False)
+            if _kind_at(wd, rel) in ("file", "link"):
+                nofollow.remove(wd, rel)
+            if _kind_at(scratch, rel) is not None:
+                nofollow.copy_entry(scratch, rel, wd)
         return sorted(dropped)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        nofollow.remove_tree(scratch)
+
+
+def _linked(state: str, exc: OSError) -> str:
+    """The detail of a candidate whose copy at ``state`` holds a link where mining writes a file (link48)."""
+    return f"the copy at the {state} (after setup_cmd) has a link where homefield writes: {exc.strerror}"
+
+
+def _kind_at(root: Path, rel: str) -> str | None:
+    """``file``, ``link``, ``dir`` or ``other`` of the entry ``root/rel`` reached without following a link
+    (:func:`~pytest_homefield.sandbox.nofollow.lstat`); ``None`` when absent or behind a link."""
+    st = nofollow.lstat(root, rel)
+    if st is None:
+        return None
+    return "file" if stat.S_ISREG(st.st_mode) else "link" if stat.S_ISLNK(st.st_mode) else \
+        "dir" if stat.S_ISDIR(st.st_mode) else "other"
+
+
+def _write_into(wd: Path, rel: str, data: bytes) -> None:
+    """Make ``wd/rel`` (a copy's test file, a twin or a sealed file) hold ``data``, its permission bits kept: the
+    entry replaced, reached without following a link (:func:`~pytest_homefield.sandbox.nofollow.write_bytes`;
+    link48: before, ``Path.write_bytes`` wrote through a link the commit's tree or its ``setup_cmd`` left there, or
+    on the way, into the file it named). Raises :class:`~pytest_homefield.sandbox.nofollow.LinkInTheWay`,
+    ``OSError``."""
+    st = nofollow.lstat(wd, rel)
+    mode = stat.S_IMODE(st.st_mode) if st is not None and stat.S_ISREG(st.st_mode) else 0o644
+    nofollow.write_bytes(wd, rel, data, mode=mode)
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")

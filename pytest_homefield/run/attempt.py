@@ -44,6 +44,7 @@ from pytest_homefield.envs.builder import EnvBuildError
 from pytest_homefield.envs.stage import as_of_date, commit_env
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import HomefieldDir, attempt_dir
+from pytest_homefield.pins import pinned
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.run.canary_key import canary_key, task_seed
@@ -464,13 +465,16 @@ def grading_env(spec: AttemptSpec, cache: SnapshotCache) -> dict[str, str] | Non
                       isolated=True).apply(_setup_env())
 
 
-def _fresh_folder(run_dir: Path, art: Path) -> None:
+def _fresh_folder(run_dir: Path, art: Path) -> int:
     """Make the attempt's folder ``art`` (below ``run_dir``) an empty folder of homefield's: a retried unscored
     attempt's old folder is removed by descriptor (:func:`~.nofollow.remove_tree`, any depth), a link left where it
     was (graded code of that attempt runs as the user under ``--sandbox none``) is removed as a link, and the
     folders from ``run_dir`` down are made without following a link (link46: before, ``shutil.rmtree`` refused the
     link, ``ignore_errors`` hid it, and ``mkdir(exist_ok=True)`` took the linked folder: the attempt's files were
-    written wherever it pointed). Raises :class:`~.nofollow.LinkInTheWay` when a folder above it is a link."""
+    written wherever it pointed). Returns the folder's descriptor (``O_DIRECTORY | O_NOFOLLOW``, reached from
+    ``run_dir`` without following a link), which :func:`run_attempt` pins (:func:`~pytest_homefield.pins.pinned`)
+    for the attempt's host-side work (link48). Raises :class:`~.nofollow.LinkInTheWay` when a folder above it is a
+    link."""
     rel = art.relative_to(run_dir)
     try:
         st = os.lstat(art)
@@ -482,6 +486,17 @@ def _fresh_folder(run_dir: Path, art: Path) -> None:
         nofollow.remove(run_dir, rel.as_posix())  # a link or a file: the entry itself
     run_dir.mkdir(parents=True, exist_ok=True)
     nofollow.make_dirs(run_dir, rel.as_posix())
+    return nofollow.open_folder(run_dir, rel.as_posix())
+
+
+def _moved(run_dir: Path, art: Path, fd: int) -> str | None:
+    """The fault when the attempt's folder ``art`` is no longer the folder ``fd`` pins, reached from ``run_dir``
+    without following a link (a folder on the way swapped for a symlink or another folder, or removed: under
+    ``--sandbox none`` the agent and the graded code run as the user), else ``None``. The host's own work in it went
+    to the pinned folder, never through the link; what a test run was handed by path would not (link48)."""
+    if nofollow.still_at(run_dir, art.relative_to(run_dir).as_posix(), fd):
+        return None
+    return f"a folder on the way to the attempt's folder {art} was replaced or moved: never followed"
 
 
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
@@ -505,11 +520,14 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                       host_s=round(time.monotonic() - started, 3))
 
     try:
-        _fresh_folder(spec.run_dir, art)
+        art_fd = _fresh_folder(spec.run_dir, art)
     except OSError as exc:  # a link above it (LinkInTheWay): nothing of the attempt is written there
         return infra(f"cannot make the attempt's folder {art}: {exc}")
 
     with contextlib.ExitStack() as cleanup:  # last out: the workspace and the temp folder, on every way out
+        # every file of the attempt's folder the host opens, reached from its descriptor: a link swapped in for a
+        # folder on the way while it runs is never followed (link48); released last
+        cleanup.enter_context(pinned(art, art_fd))
         try:
             workspace = cache.workspace(spec.task)
             cleanup.callback(nofollow.remove_tree, workspace.parent)
@@ -590,10 +608,11 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         for _, root in folders.roots():  # what it made unreadable is read, counted, graded and removed (atk19)
             with contextlib.suppress(OSError):
                 nofollow.restore_access(root)
-        ar, fault = _judged(ar, folders, spec.limits, baseline, watch, art, free_before)
+        ar, fault = _judged(ar, folders, spec.limits, baseline, watch, art, free_before,
+                            moved=_moved(spec.run_dir, art, art_fd))
         base["sandbox"] = sb.recorded
         for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
-            if not os.path.lexists(art / name):  # a link the agent left is its entry, never written through (link46)
+            if nofollow.lstat(art, name) is None:  # a link the agent left is its entry, never written through (link46)
                 nofollow.write_bytes(art, name, f"({spec.agent.name} runs inside homefield and wrote nothing to "
                                                 f"{name[6:]})\n".encode())
         fields: dict[str, Any] = dict(
@@ -602,6 +621,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
         )
         verdict = _verdict(spec, cache, ar, fault, workspace, test_backend, modelless=caps.modelless)
+        moved = _moved(spec.run_dir, art, art_fd)
+        if moved is not None and verdict.outcome not in ("agent_error", "forged"):  # by the graded code (link48)
+            verdict.outcome, verdict.error = "agent_error", f"hidden tests: {moved}"
     # after the workspace and the temp folder are removed (the ExitStack above): that is the host's work too
     host = time.monotonic() - started - wall - verdict.test_s - waited - verdict.wait_s
     return Result(**base, **fields, test_sandbox=verdict.test_sandbox, outcome=verdict.outcome, error=verdict.error,
@@ -613,12 +635,12 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
 
 
 def _judged(ar: AgentResult, folders: AgentFolders, limits: WriteLimits, baseline: Baseline, watch: DiskWatch,
-            art: Path, free_before: int | None) -> tuple[AgentResult, str | None]:
+            art: Path, free_before: int | None, *, moved: str | None = None) -> tuple[AgentResult, str | None]:
     """The agent's result as scored, and the fault of its own doing if any (``None``): a stopped disk
     watch, a workspace root swapped, a folder over its caps, a cost over the cap. A fault makes it
-    ``agent_error`` whatever it reported (its cost believed up to the cap); a run folder that filled up is
-    ``agent_error`` when the agent filled it, else ``infra``."""
-    fault = watch.stopped or swapped_root(folders) \
+    ``agent_error`` whatever it reported (its cost believed up to the cap; ``moved``: :func:`_moved`'s fault); a run
+    folder that filled up is ``agent_error`` when the agent filled it, else ``infra``."""
+    fault = moved or watch.stopped or swapped_root(folders) \
         or getattr(check_folders(folders, limits, baseline), "reason", None) or over_cost_cap(ar.cost_usd)
     if fault is not None:  # the agent's own doing, whatever it reported: scored, never graded
         capped = None if ar.cost_usd is None else min(ar.cost_usd, MAX_ATTEMPT_USD)

@@ -509,6 +509,9 @@ def grade(
             except ServiceError as exc:
                 g.outcome, g.error = "infra", str(exc)
                 return g
+            except nofollow.LinkInTheWay as exc:  # the change's link where a sentinel module goes (link48)
+                g.outcome, g.error = "agent_error", f"hidden tests: {exc}"
+                return g
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         # the PASS_TO_PASS rows set apart, checked again with the assertion the commit added (rows_run): the

@@ -25,6 +25,7 @@ Sentinel names are drawn from the words of the file's own test names (``_Namer``
 from __future__ import annotations
 
 import ast
+import posixpath
 import random
 import re
 import tokenize
@@ -33,6 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pytest_homefield.sandbox import nofollow
 
 __all__ = ["IDLE", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id", "parse_source",
            "read_source"]
@@ -267,21 +270,24 @@ def _replace(segment: str, lines: Sequence[str], start: int, node: ast.AST, new:
     return segment[:a] + new + segment[b:]
 
 
-def _sentinel_module(root: Path, path: str, fids: list[str], rng: random.Random, plan: CanaryPlan) -> None:
-    """Sentinels in a new module beside ``path`` (a test file that is not Python, or missing)."""
+def _sentinel_module(root: Path, path: str, fids: list[str], rng: random.Random, plan: CanaryPlan,
+                     base: str = ".") -> None:
+    """Sentinels in a new module beside ``path`` (a test file that is not Python, or missing; relative to the folder
+    ``base`` of ``root``, pytest's rootdir), written without following a link (link48: a link a graded copy holds on
+    the way, the agent's, or a commit's, is never written through: before, the module was made in the folder it
+    named). Raises :class:`~pytest_homefield.sandbox.nofollow.LinkInTheWay` for such a link, ``OSError``."""
     namer = _Namer(rng, "", None)
     folder = Path(path).parent
     while True:
         module = (folder / f"{namer.name('test_x')}.py").as_posix()
-        if not (root / module).exists():
+        if nofollow.lstat(root, posixpath.join(base, module)) is None:
             break
     blocks = []
     for fid in fids:
         name = namer.name("test_x")
         blocks.append(_sentinel_def(name, namer.message(), indent="", method=False))
         plan.canaries.append(Canary(f"{module}::{name}", fid, "sentinel", "sentinel: not a Python test file"))
-    (root / module).parent.mkdir(parents=True, exist_ok=True)
-    (root / module).write_text("\n\n".join(blocks), encoding="utf-8")
+    nofollow.write_bytes(root, posixpath.join(base, module), "\n\n".join(blocks).encode("utf-8"), make_parents=True)
     plan.targets.append(module)
 
 

@@ -41,7 +41,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["LinkInTheWay", "Entry", "rel_parts", "opened_dir", "lstat", "read_bytes", "read_tail", "read_link",
+from pytest_homefield.pins import folder_fd
+
+__all__ = ["LinkInTheWay", "Entry", "rel_parts", "still_at", "opened_dir", "open_folder", "lstat",
+           "read_bytes", "read_tail", "read_link",
            "write_bytes", "make_dirs", "remove", "remove_tree", "rmdir", "walk", "same_entry", "copy_entry",
            "EntryCopier", "copy_tree", "copy_trees", "restore_access", "MAX_DEPTH"]
 
@@ -91,8 +94,34 @@ def rel_parts(rel: str | PurePosixPath) -> tuple[str, ...]:
 
 
 def _open_root(root: Path | str) -> int:
-    # the root is homefield's own folder; its last component must not be a link either
-    return os.open(os.fspath(root), _DIR_FLAGS)
+    # the root is homefield's own folder; its last component must not be a link either; at or below a pinned folder
+    # (pins.pinned: an attempt's) it is reached from the pin's descriptor (link48)
+    try:
+        fd = folder_fd(root)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise LinkInTheWay(exc.errno, f"not a folder (a symlink is never followed): {root}") from None
+        raise
+    return os.open(os.fspath(root), _DIR_FLAGS) if fd is None else fd
+
+
+def still_at(root: Path | str, rel: str | PurePosixPath, fd: int) -> bool:
+    """Whether ``root/rel``, reached one component at a time without following a link (and never through a pin), is
+    still the folder ``fd`` holds (same device and inode): ``False`` when a component of it was swapped for a link,
+    another folder or removed since ``fd`` was opened."""
+    try:
+        sub = os.open(os.fspath(root), _DIR_FLAGS)
+        for name in rel_parts(rel):
+            nxt = _open_sub(sub, name, name)
+            os.close(sub)
+            sub = nxt
+    except OSError:
+        return False
+    try:
+        a, b = os.fstat(sub), os.fstat(fd)
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+    finally:
+        os.close(sub)
 
 
 def _open_sub(fd: int, name: str, rel: str) -> int:
@@ -117,6 +146,12 @@ def opened_dir(root: Path | str, rel: str | PurePosixPath = "", *, create: bool 
         yield fd
     finally:
         os.close(fd)
+
+
+def open_folder(root: Path | str, rel: str | PurePosixPath = "") -> int:
+    """The descriptor of :func:`opened_dir` (without ``create``), for the caller to close (or to hand to
+    :func:`pinned`). Raises as :func:`opened_dir`."""
+    return _open_dir(root, rel)
 
 
 def _open_dir(root: Path | str, rel: str | PurePosixPath = "", *, create: bool = False,
@@ -228,7 +263,7 @@ def read_link(root: Path | str, rel: str | PurePosixPath) -> str:
         return os.readlink(name, dir_fd=fd)
 
 
-def _replace_at(fd: int, name: str, data: bytes, mode: int) -> None:
+def _replace_at(fd: int, name: str, data: bytes, mode: int, sync: bool = False) -> None:
     tmp = f".{name[:40]}.hf-{os.getpid()}-{os.urandom(4).hex()}.tmp"
     f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
     try:
@@ -237,6 +272,8 @@ def _replace_at(fd: int, name: str, data: bytes, mode: int) -> None:
             while view:
                 view = view[os.write(f, view):]
             os.fchmod(f, stat.S_IMODE(mode))
+            if sync:
+                os.fsync(f)
         finally:
             os.close(f)
         os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
@@ -249,16 +286,17 @@ def _replace_at(fd: int, name: str, data: bytes, mode: int) -> None:
 
 
 def write_bytes(root: Path | str, rel: str | PurePosixPath, data: bytes, *, mode: int = 0o644,
-                make_parents: bool = False) -> list[str]:
+                make_parents: bool = False, sync: bool = False) -> list[str]:
     """Make ``root/rel`` a regular file holding ``data`` with permission bits ``mode``: written to a
     temp file in its folder and renamed over the entry (a symlink or hard link there is replaced,
-    never written through). ``make_parents``: create missing folders. Returns the folders made
+    never written through). ``make_parents``: create missing folders. ``sync``: the data is on disk
+    (``fsync``) before the rename. Returns the folders made
     (relative, outermost first). Raises :class:`LinkInTheWay`, ``FileNotFoundError`` (a missing
     folder without ``make_parents``), ``IsADirectoryError`` when ``rel`` is a folder."""
     folder, name = _split(rel)
     made: list[str] = []
     with opened_dir(root, folder, create=make_parents, made=made) as fd:
-        _replace_at(fd, name, data, mode)
+        _replace_at(fd, name, data, mode, sync)
     return made
 
 
@@ -323,7 +361,7 @@ def remove_tree(path: Path | str) -> None:
     is then the folder it came down from. A folder it cannot enter, even after giving the owner's access
     back, is left with what holds it."""
     try:
-        fd = os.open(path, _DIR_FLAGS)
+        fd = _open_root(path)
     except OSError:  # absent, or a link or a file where the folder was: left, as rmtree leaves it
         return
     names: list[str] = []  # the folders it went down through, from path

@@ -411,7 +411,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     for path, fids in by_file.items():
         file = root / at(path)
         if not path.endswith(".py") or not file.is_file():
-            _sentinel_module(root / base, path, fids, rng, plan)
+            _sentinel_module(root, path, fids, rng, plan, base=base)  # no link on the way followed (link48)
             continue
         forced = set(sentinel_for)
         _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None, where=at(path),

@@ -1,0 +1,98 @@
+"""Folders pinned by descriptor while the host works in them (issue 30, link48; docs/contracts.md §9).
+
+An attempt's folder (``runs/<run>/attempts/<task>/<agent>/<n>/``) is one an agent or graded code can reach under
+``--sandbox none``: while the attempt runs it can move ``<agent>/`` away and put a symlink in its place, and a path
+spelled from the run's folder then leads the host into the folder the link names, whatever ``O_NOFOLLOW`` does for
+the path's last component. :func:`pinned` binds the folder's absolute path (as spelled, no link resolved) to a
+descriptor opened once, reached without following a link; :func:`folder_fd` opens any folder at or below it from
+that descriptor, one component at a time with ``O_DIRECTORY | O_NOFOLLOW``. The openers of homefield's own files
+(:func:`pytest_homefield.store.open_own`, :mod:`pytest_homefield.sandbox.nofollow`) go through it, so every file
+of the folder is reached through the descriptor, never through a link swapped in above it or below it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["pinned", "folder_fd", "open_in_pinned"]
+
+#: absolute path (``os.path.abspath``: no link resolved) → the folder's descriptor, while pinned
+_PINS: dict[str, int] = {}
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@contextmanager
+def pinned(path: Path | str, fd: int) -> Iterator[None]:
+    """Pin the folder ``path`` to ``fd`` (its descriptor, ``O_DIRECTORY | O_NOFOLLOW``, opened by the caller without
+    following a link) for the block; ``fd`` is closed after it (also when this raises). Process-wide (every
+    thread); pins of distinct paths may nest. Raises ``ValueError`` when ``path`` is pinned already."""
+    key = os.path.abspath(path)
+    if key in _PINS:
+        os.close(fd)
+        raise ValueError(f"folder pinned already: {key}")
+    _PINS[key] = fd
+    try:
+        yield
+    finally:
+        del _PINS[key]
+        os.close(fd)
+
+
+def folder_fd(path: Path | str) -> int | None:
+    """A new descriptor (``O_DIRECTORY``, close-on-exec, for the caller to close) of the folder ``path`` when it is a
+    pinned folder or below one, reached from the pin's descriptor one component at a time without following a link;
+    ``None`` when no pinned folder holds it (the caller opens the path as it would). Costs one dictionary look-up per
+    component of ``path`` while anything is pinned, none otherwise. Raises ``OSError``: ``ELOOP`` (a component below
+    the pin is a symlink), ``ENOTDIR`` (not a folder), ``ENOENT``."""
+    if not _PINS:
+        return None
+    head = os.path.abspath(path)
+    below: list[str] = []
+    while (pin := _PINS.get(head)) is None:
+        up, name = os.path.split(head)
+        if up == head:
+            return None
+        below.append(name)
+        head = up
+    fd = os.open(".", _DIR_FLAGS, dir_fd=pin)
+    try:
+        for name in reversed(below):
+            sub = _open_sub(fd, name)
+            os.close(fd)
+            fd = sub
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_sub(fd: int, name: str) -> int:
+    """The folder ``name`` of folder ``fd``; a symlink there raises ``OSError`` ``ELOOP`` (Linux says ``ENOTDIR``
+    for ``O_DIRECTORY | O_NOFOLLOW`` on a link)."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except NotADirectoryError:
+        if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            raise OSError(errno.ELOOP, "a symlink, never followed", name) from None
+        raise
+
+
+def open_in_pinned(path: Path | str, flags: int, mode: int = 0o644) -> int | None:
+    """``os.open(path, flags, mode)`` of an entry at or below a pinned folder, its folder reached by
+    :func:`folder_fd` (``flags`` should hold ``O_NOFOLLOW`` for the entry itself); ``None`` when no pinned folder
+    holds ``path`` (nothing opened). Raises ``OSError`` as :func:`folder_fd` and ``os.open`` do."""
+    if not _PINS:
+        return None
+    folder, name = os.path.split(os.path.abspath(path))
+    fd = folder_fd(folder)
+    if fd is None:
+        return None
+    try:
+        return os.open(name, flags, mode, dir_fd=fd)
+    finally:
+        os.close(fd)
