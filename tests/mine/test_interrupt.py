@@ -101,6 +101,12 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
     if workers == "0":  # and once for run (its header): noop is not graded, so this is cheap
         run = homefield(repo.path, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--sandbox", "none")
         assert f"homefield: {note}" in run.stdout, run.stdout + run.stderr
+        # and the saved report, from the run's meta.json (mine48: only the header said it)
+        (run_dir,) = (repo.path / ".homefield" / "runs").iterdir()
+        assert json.loads((run_dir / "meta.json").read_text())["partial_mine"]["not_verified"] == 3
+        assert note.removeprefix("Note: ") in (run_dir / "report.md").read_text()
+        assert any(n.startswith(note.removeprefix("Note: ")) for n in json.loads((run_dir / "report.json").read_text())[
+            "notes"]), (run_dir / "report.json").read_text()
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
