@@ -645,7 +645,8 @@ class MineSession:
                              kept=kept, command=command, earlier=sum(1 for t in tasks if t.id not in now),
                              reverify=self.settings.reverify,
                              setup_failed=sum(1 for r in verified if r.get("reason") == "setup_failed"),
-                             resumable=[int(r.get("runs_kept") or 0) for r in every if r.get("in_flight")])
+                             resumable=[int(r.get("runs_kept") or 0) for r in every if r.get("in_flight")],
+                             cheapest=self.settings.time_budget is not None and self.settings.mine_max_tasks is None)
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
         cut = in_flight_line(every, first=stop.why if stop is not None else None)
         where = tasks_path.relative_to(self.settings.root)

@@ -86,7 +86,8 @@ def test_a_time_budget_verifies_the_cheapest_candidates_first(three_candidates: 
     if "--stop-after-tasks" in bounds:
         assert [(r["reason"], r.get("stop")) for r in records] == [
             (None, None), ("not_verified", "stop_after_tasks"), ("not_verified", "stop_after_tasks")], records
-        assert "Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified" in proc.stdout, proc.stdout
+        assert ("Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified (those with the largest test "
+                "files: a time budget verifies the smallest first)") in proc.stdout, proc.stdout
     else:
         assert all(r["reason"] is None for r in records)
 

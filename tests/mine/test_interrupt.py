@@ -249,7 +249,8 @@ def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, 
     assert proc.returncode == 0, out + proc.stderr
     assert elapsed < budget + 40, (elapsed, out)  # the hang would hold it for 60 s (parent run 1's probe) or more
     assert "Mined 3 tasks from 3 of 5 candidates" in out, out
-    assert f"Stopped: time budget {budget}s reached; 2 of 5 candidates not verified: tasks.jsonl is partial" in out, out
+    assert (f"Stopped: time budget {budget}s reached; 2 of 5 candidates not verified (those with the largest test "
+            "files: a time budget verifies the smallest first): tasks.jsonl is partial") in out, out
     new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
     records = {r["subject"]: r for r in read_jsonl(new / "results.jsonl")}
     hangs = [records[f"Add h{n} returning the number {n}"] for n in (1, 2)]
