@@ -93,7 +93,8 @@ def test_a_new_mine_removes_the_older_copy_an_earlier_mine_kept(tmp_path: Path) 
     picked copy): the next mine's scan sets the older aside as ``duplicate_change``, and before it left that task in
     ``tasks.jsonl`` (only this mine's dropped candidates were removed), so the fix went on counting twice. Now the
     mine removes it and says so. The older copy's record is the newer one's under the older commit, as a mine before
-    the filter wrote it (the same change, the same tests)."""
+    the filter wrote it (the same change, the same tests). A run over the file before that mine says the two are one
+    change in its header (it runs the file as it is)."""
     path, shas = _history(tmp_path)
     (path / ".homefield.yml").write_text(
         f"test_cmd: {json.dumps(f'{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}')}\n")
@@ -107,6 +108,11 @@ def test_a_new_mine_removes_the_older_copy_an_earlier_mine_kept(tmp_path: Path) 
            "parent": subprocess.run(["git", "rev-parse", f"{shas['original']}^"], cwd=path, capture_output=True,
                                     text=True, check=True).stdout.strip()}
     write_jsonl_atomic(tasks_path, [*tasks, old])
+    # a run over the file as it is says so in its header (noop: nothing graded)
+    run = homefield(path, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--sandbox", "none")
+    pair = ", ".join(t["id"] for t in read_jsonl(tasks_path) if t["id"] in (old["id"], again["id"]))
+    assert run.returncode in (0, 1) and (f"homefield: tasks.jsonl holds one change as 2 tasks ({pair}: the same patch, "
+                                         "a commit rebased or picked beside its original)") in run.stdout, run.stdout
     second = homefield(path, *args)
     assert second.returncode == 0, second.stdout + second.stderr
     ids = [t["id"] for t in read_jsonl(tasks_path)]
