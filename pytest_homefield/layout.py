@@ -56,6 +56,8 @@ __all__ = [
     "read_meta",
     "write_meta",
     "partial_mine_note",
+    "partial_mine",
+    "partial_mine_line",
     "max_tasks_note",
 ]
 
@@ -234,10 +236,11 @@ def newest_run(runs_root: Path) -> str | None:
     return best[1] if best else None
 
 
-def partial_mine_note(home: HomefieldDir) -> str | None:
-    """One line when the newest mining session of ``home`` (by its ``meta.json`` ``created_at``) stopped
-    before verifying every candidate (``stopped`` in its ``meta.json``, docs/contracts.md §4): the task set
-    is partial. ``None`` otherwise, and when no ``meta.json`` can be read."""
+def partial_mine(home: HomefieldDir) -> dict[str, Any] | None:
+    """What a run freezes in its ``meta.json`` as ``partial_mine`` (docs/contracts.md §4) when the newest mining
+    session of ``home`` (by its ``meta.json`` ``created_at``) stopped before verifying every candidate
+    (``stopped`` in its ``meta.json``): ``{"mine": <mine_id>, "why", "detail", "not_verified", "candidates",
+    "continue"}`` (those of ``stopped`` it has). ``None`` otherwise, and when no ``meta.json`` can be read."""
     best: tuple[str, str, dict[str, Any]] | None = None
     for d in home.mine_dirs():
         try:
@@ -251,12 +254,28 @@ def partial_mine_note(home: HomefieldDir) -> str | None:
     stopped = best[2].get("stopped") if best is not None else None
     if best is None or not isinstance(stopped, dict):
         return None
-    why = str(stopped.get("detail") or stopped.get("why") or "stopped early")
-    again = f"; continue with: {stopped['continue']}" if stopped.get("continue") and stopped.get("why") != \
+    return {"mine": best[1], **{k: stopped[k] for k in ("why", "detail", "not_verified", "candidates", "continue")
+                                if k in stopped}}
+
+
+def partial_mine_line(partial: Any) -> str | None:
+    """``'Note: the task set is partial: mine M stopped (time budget 8m reached) with 2 of 9 candidates not
+    verified; continue with: …'`` for a :func:`partial_mine` record (a run's ``meta.json`` ``partial_mine``);
+    ``None`` for anything else."""
+    if not isinstance(partial, dict) or not isinstance(partial.get("mine"), str):
+        return None
+    why = str(partial.get("detail") or partial.get("why") or "stopped early")
+    again = f"; continue with: {partial['continue']}" if partial.get("continue") and partial.get("why") != \
         "fail_fast" else ""
-    return (f"Note: the task set is partial: mine {best[1]} stopped ({why}) with {stopped.get('not_verified', '?')} "
-            f"of {stopped.get('candidates', '?')} candidate{'' if stopped.get('candidates') == 1 else 's'} not "
-            f"verified{again}")
+    return (f"Note: the task set is partial: mine {partial['mine']} stopped ({why}) with "
+            f"{partial.get('not_verified', '?')} of {partial.get('candidates', '?')} "
+            f"candidate{'' if partial.get('candidates') == 1 else 's'} not verified{again}")
+
+
+def partial_mine_note(home: HomefieldDir) -> str | None:
+    """:func:`partial_mine_line` of :func:`partial_mine` of ``home``: one line when the newest mining session
+    stopped before verifying every candidate (the task set is partial), else ``None``."""
+    return partial_mine_line(partial_mine(home))
 
 
 def max_tasks_note(cut: Any) -> str | None:

@@ -229,6 +229,7 @@ def pytest_configure(config: pytest.Config) -> None:
         verifying = bool(getattr(plugin, "verifying", False))  # homefield verify: a run of oracle (and attacks)
         config.pluginmanager.register(ProgressHooks(
             config, "mine" if mine else "run", label_for=plugin.item_label, subject_for=plugin.item_subject,
+            size_for=getattr(plugin, "item_size", None),  # a mine's candidates: their test bytes weigh the ETA
             name="verify" if verifying else None, selected_line=plugin.selected_line if verifying else None,
             # a shard's part with --shard; an ablation (which has no shards) may have no session yet
             budget_usd=None if mine else settings.budget if ablate else plugin.session.budget_usd,

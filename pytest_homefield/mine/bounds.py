@@ -150,7 +150,7 @@ def flag_in(command: str, name: str) -> str:
 
 def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_verified: int,
                kept: int, command: str, earlier: int = 0, reverify: bool = False,
-               setup_failed: int = 0, resumable: Sequence[int] = ()) -> list[str]:
+               setup_failed: int = 0, resumable: Sequence[int] = (), cheapest: bool = False) -> list[str]:
     """The summary lines of a mine that ended early (``[]`` when it verified every candidate it was
     meant to): how many of ``n_candidates`` were not verified and why, that ``tasks.jsonl`` holds a
     partial task set (``kept`` tasks from the ``n_verified`` verified, and ``earlier`` tasks that earlier
@@ -159,12 +159,17 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
     ``setup_failed`` of them dropped as ``setup_failed`` (never reused:
     :data:`~pytest_homefield.mine.reuse.NOT_SETTLED`), and the finished test runs of the candidates the time
     budget stopped in flight that the command reads back (``resumable``: one count of runs per candidate stopped
-    in flight, 0 for one that holds none, ``mine-runs/``; a ``--reverify`` mine makes them again)."""
+    in flight, 0 for one that holds none, ``mine-runs/``; a ``--reverify`` mine makes them again). ``cheapest``: the
+    candidates were verified cheapest first (``--time-budget``, :mod:`~pytest_homefield.mine.cost_order`): those not
+    verified are the ones with the largest test files, not the oldest, and the line says so (mine48: a budget mine's
+    summary named no order, and newer candidates left unverified beside older ones kept read as a fault)."""
     if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
         return []
     head = {INTERRUPTED: "Interrupted", FAIL_FAST: "Stopped (fail-fast)"}.get(stop.why, "Stopped")
     older = f", {earlier} kept from earlier mines" if earlier else ""
-    lines = [f"{head}: {stop.detail}; {n_not_verified} of {plural(n_candidates, 'candidate')} not verified: "
+    order = (" (those with the largest test files: a time budget verifies the smallest first)" if cheapest
+             and stop.why != FAIL_FAST else "")
+    lines = [f"{head}: {stop.detail}; {n_not_verified} of {plural(n_candidates, 'candidate')} not verified{order}: "
              f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified{older})."]
     if stop.why == FAIL_FAST:
         lines.append("Fix the test environment for that error (a Hint, Setup failed or Missing modules line below "

@@ -118,6 +118,16 @@ class MinePlugin(ModePlugin):
         """The commit subject of the candidate item ``nodeid`` (``""`` when unknown)."""
         return self._subjects().get(nodeid.rsplit("::", 1)[-1], "")
 
+    def item_size(self, nodeid: str) -> float | None:
+        """The bytes of the runnable test files of the candidate item ``nodeid`` (``candidates.jsonl``
+        ``test_bytes``, what ``--time-budget`` orders by): the ETA weighs each candidate left by them
+        (:meth:`~pytest_homefield.terminal.progress.Progress.pace`); ``None`` when unknown."""
+        if not hasattr(self, "_bytes_by_id"):
+            self._bytes_by_id: dict[str, float] = {
+                str(c["commit"])[:12]: float(c["test_bytes"]) for c in read_jsonl(self.session.candidates_path)
+                if isinstance(c.get("test_bytes"), (int, float)) and not isinstance(c.get("test_bytes"), bool)}
+        return self._bytes_by_id.get(nodeid.rsplit("::", 1)[-1])
+
     def item_label(self, nodeid: str) -> str:
         """``<commit[:12]> <subject>`` for the progress line."""
         cid = nodeid.rsplit("::", 1)[-1]

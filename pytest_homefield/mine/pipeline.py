@@ -17,7 +17,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -334,10 +334,13 @@ def _languages(paths: Iterable[str]) -> list[str]:
     return sorted(langs) or ["other"]
 
 
-def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None) -> list[Task]:
+def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None,
+                duplicates: Collection[str] = ()) -> list[Task]:
     """Rewrite ``tasks.jsonl`` atomically (raises :class:`~pytest_homefield.records.RecordError`, writing
     nothing, when a record already in it is not valid): tasks verified in this session replace or add records by id;
-    candidates of this session that were dropped are removed; all other records are kept unchanged.
+    candidates of this session that were dropped are removed, and so are the ids of ``duplicates`` (commits this
+    session's scan set aside as ``duplicate_change``: a copy of a newer commit's change, which a mine before that
+    filter may have kept beside the newer one, one fix counted twice); all other records are kept unchanged.
     Ordered newest commit first (``committed_at``); ``max_tasks`` keeps the newest N of this
     session's tasks. Returns the tasks written."""
     load_tasks(tasks_path)  # RecordError for a bad record: never write back what did not validate
@@ -347,7 +350,7 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
                   reverse=True)
     if max_tasks is not None:
         kept = kept[:max_tasks]
-    merged = {i: t for i, t in existing.items() if i not in session_ids}
+    merged = {i: t for i, t in existing.items() if i not in session_ids and i not in duplicates}
     merged.update({t["id"]: t for t in kept})
     # ties of committed_at broken by id, so that the order never depends on which record came first
     ordered = sorted(merged.values(), key=lambda t: (t.get("committed_at", ""), t.get("id", "")), reverse=True)
@@ -614,8 +617,11 @@ class MineSession:
                 stop = Stop(why, budget_detail(why, self.settings))
         n_max = len({r["commit"] for r in every if r.get("reason") == "max_tasks"} - {r["commit"] for r in verified})
         tasks_path = self.settings.tasks_path
+        scanned = list(read_jsonl(scan_path(self.mine_dir)))
+        duplicates = {str(r["commit"])[:12] for r in scanned if r.get("reason") == "duplicate_change"}
+        held = {t["id"] for t in read_jsonl(tasks_path)} & duplicates if duplicates and tasks_path.exists() else set()
         try:
-            tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks)
+            tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks, duplicates=duplicates)
         except (RecordError, OSError) as exc:  # nothing was written: tasks.jsonl is as it was
             self.tasks_error = str(exc)
             return [f"tasks.jsonl not updated: {exc}",
@@ -626,7 +632,7 @@ class MineSession:
             # the same bound stops at once: raised, also when a Ctrl-C came after it was reached (nu43, simonw/llm:
             # Ctrl-C while the last candidate in flight finished named the same --stop-after-tasks 3 over 3 kept)
             command = with_task_bound(command, kept + n_bound)
-        scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
+        scan_reasons = [r["reason"] for r in scanned]
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)
         # a -k / -m mine's bounds and counts are over the candidates it selected (those with a record: a bound gives
@@ -639,7 +645,8 @@ class MineSession:
                              kept=kept, command=command, earlier=sum(1 for t in tasks if t.id not in now),
                              reverify=self.settings.reverify,
                              setup_failed=sum(1 for r in verified if r.get("reason") == "setup_failed"),
-                             resumable=[int(r.get("runs_kept") or 0) for r in every if r.get("in_flight")])
+                             resumable=[int(r.get("runs_kept") or 0) for r in every if r.get("in_flight")],
+                             cheapest=self.settings.time_budget is not None and self.settings.mine_max_tasks is None)
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
         cut = in_flight_line(every, first=stop.why if stop is not None else None)
         where = tasks_path.relative_to(self.settings.root)
@@ -666,6 +673,10 @@ class MineSession:
         dropped = dropped_line([r.get("reason") for r in verified], scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
+        if held:
+            lines.append(f"Removed from tasks.jsonl: {plural(len(held), 'task')} ({', '.join(sorted(held))}) that an "
+                         "earlier mine kept, whose change a newer commit repeats (duplicate change: one fix counted "
+                         "twice); the newest copy stays a candidate")
         vague = vague_line(tasks, self.settings.spec_threshold)
         if vague:
             lines.append(vague)

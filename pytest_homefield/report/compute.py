@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield import __version__
-from pytest_homefield.layout import max_tasks_note, mde_path, results_path
+from pytest_homefield.layout import max_tasks_note, mde_path, partial_mine_line, results_path
 from pytest_homefield.records import (
     MAX_COUNT,
     OUTCOMES,
@@ -446,7 +446,9 @@ def compute_report(
         notes.insert(0, memo_note)
     # --max-tasks N: the first N of tasks.jsonl only, said first (nu20: a run of 2 of 6 read as the whole set)
     max_notes = list(dict.fromkeys(c for m in metas if (c := max_tasks_note(m.get("max_tasks")))))
-    notes[:0] = [c.removeprefix("Note: ") for c in max_notes]
+    # a task set from a mine a bound or Ctrl-C stopped, as of the run's start (mine48: only the run's header said it)
+    mine_notes = list(dict.fromkeys(c for m in metas if (c := partial_mine_line(m.get("partial_mine")))))
+    notes[:0] = [c.removeprefix("Note: ") for c in [*mine_notes, *max_notes]]
     flaky = sorted({(tid, test) for m in metas if isinstance(m.get("flaky_p2p"), dict)
                     for tid, ids in m["flaky_p2p"].items() for test in (ids if isinstance(ids, list) else [])})
     if flaky:

@@ -56,6 +56,7 @@ from pytest_homefield.records import (
 )
 from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
+from pytest_homefield.run.one_change import one_change_line
 from pytest_homefield.run.retries import crash_result
 from pytest_homefield.run.rounds import (
     adaptive_refusal,
@@ -458,6 +459,9 @@ class RunPlugin(ModePlugin):
         partial = partial_mine_note(HomefieldDir(self.settings.root))
         if partial:
             lines.append(f"homefield: {partial}")
+        twice = None if is_worker(config) else one_change_line(s.tasks)  # one git process (mine48)
+        if twice:
+            lines.append(f"homefield: {twice}")
         cut = max_tasks_note(s.max_tasks)
         if cut:
             lines.append(f"homefield: {cut}")

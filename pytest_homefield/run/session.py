@@ -21,7 +21,15 @@ from typing import Any, Protocol
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.errors import ConfigError, ProbeError, RecordError, ResultsUnreadable, RunError, StoreError
-from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
+from pytest_homefield.layout import (
+    HomefieldDir,
+    attempt_dir,
+    new_id,
+    partial_mine,
+    read_meta,
+    results_path,
+    write_meta,
+)
 from pytest_homefield.records import INTERRUPTED, Result, Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
@@ -347,6 +355,9 @@ class RunSession:
                     meta["excluded_memorized"] = dict(excluded)
                 if cut_from is not None and settings.run_max_tasks is not None:
                     meta["max_tasks"] = {"n": settings.run_max_tasks, "of": cut_from}
+                partial = partial_mine(home)  # the saved report says so too, as of the run's start (mine48)
+                if partial is not None:
+                    meta["partial_mine"] = partial
                 flaky = freeze_flaky(meta, home.flaky, tasks)
                 meta["shard"] = str(shard) if shard else None
                 if shard:

@@ -211,7 +211,8 @@ class ProgressHooks:
     """pytest hooks that feed a :class:`Progress` from the controller's reports and draw it.
 
     ``label_for(nodeid)`` names an item for people (id and subject); ``subject_for(nodeid)`` gives its
-    subject alone (``""`` when unknown). Register only on the controller.
+    subject alone (``""`` when unknown); ``size_for(nodeid)`` its size for the ETA (:class:`Progress` ``size``: a
+    mine's candidate's test bytes), ``None`` when unknown. Register only on the controller.
 
     The live line is also redrawn every ``tick_s`` seconds by a daemon thread, so elapsed time moves
     while long items run (the xdist controller waits on its workers without calling any hook); only
@@ -233,7 +234,8 @@ class ProgressHooks:
                  subject_for: Callable[[str], str], budget_usd: float | None = None,
                  full_total: int | None = None, clock: Callable[[], float] = time.monotonic,
                  selected_line: Callable[[list[str]], str] | None = None, name: str | None = None,
-                 goal: tuple[str, int] | None = None, budget_s: float | None = None) -> None:
+                 goal: tuple[str, int] | None = None, budget_s: float | None = None,
+                 size_for: Callable[[str], float | None] | None = None) -> None:
         self.config = config
         self.kind = kind
         self.label_for = label_for
@@ -244,7 +246,7 @@ class ProgressHooks:
         # (its families: its agents, nu43: noop's second said nothing of the oracle's grading)
         group = (lambda nodeid: nodeid.rsplit("::", 1)[0]) if kind == "run" else None
         self.progress = Progress(kind, budget_usd=budget_usd, clock=clock, name=name, goal=goal, budget_s=budget_s,
-                                 group=group, family=run_family if kind == "run" else None)
+                                 group=group, family=run_family if kind == "run" else None, size=size_for)
         self._status: dict[str, str] = {}
         self._cost: dict[str, float] = {}
         self._reused: set[str] = set()

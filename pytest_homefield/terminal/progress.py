@@ -107,14 +107,18 @@ class Progress:
     of an item's key, whose items take about as long as each other (a run's task, for its agents and attempts;
     default: the key itself). ``family``: the family of an item's key, whose items in one group take about as
     long as each other, and in another group as its other groups' (a run's agent: ``noop`` a second, ``oracle`` a
-    grading; default: one family for all). Not thread-safe.
+    grading; default: one family for all). ``size``: an item's size (a mine's candidate: the bytes of its runnable
+    test files, ``candidates.jsonl`` ``test_bytes``), ``None`` when not known: an item left of a group not seen yet
+    is then weighed by its own size at the pace the fresh items showed (:meth:`pace`). Not thread-safe.
     """
 
     def __init__(self, kind: str, total: int = 0, *, budget_usd: float | None = None,
                  clock: Callable[[], float] = time.monotonic, name: str | None = None,
                  goal: tuple[str, int] | None = None, budget_s: float | None = None,
-                 group: Callable[[str], str] | None = None, family: Callable[[str], str] | None = None) -> None:
+                 group: Callable[[str], str] | None = None, family: Callable[[str], str] | None = None,
+                 size: Callable[[str], float | None] | None = None) -> None:
         self.kind = kind
+        self.size: Callable[[str], float | None] = size or (lambda key: None)
         self.group: Callable[[str], str] = group or (lambda key: key)
         self.family: Callable[[str], str] = family or (lambda key: "")
         self.goal = goal
@@ -142,6 +146,8 @@ class Progress:
         self._began: dict[str, float] = {}
         #: seconds each fresh item took, by group and family, and how long finished items kept the session busy
         self._took_by: dict[tuple[str, str], list[float]] = {}
+        #: ``(size, seconds)`` of each fresh item whose size is known
+        self._sized: list[tuple[float, float]] = []
         self._busy_s = 0.0
         self._first_start: float | None = None
         #: the keys of the items this session will run, when known (:meth:`set_total`); the finished ones
@@ -185,6 +191,9 @@ class Progress:
             self._busy_s += took
             if fresh and not stopped:
                 self._took_by.setdefault((self.group(key), self.family(key)), []).append(took)
+                size = self.size(key)
+                if size is not None:
+                    self._sized.append((float(size), took))
         self._finished.add(key)
         self.done += 1
         self.fresh += bool(fresh)
@@ -201,27 +210,43 @@ class Progress:
     def eta_s(self) -> float | None:
         """Seconds left: the work of the items left over the number of items the session runs at once.
 
-        Each item left is taken to last the median of its group's fresh items of its family (the seconds they
-        took, start to finish), else of its family's in the other groups (the median of their medians), else of
-        its group's, else, for a group none of whose items did its work yet, the median of the groups' medians,
-        less what an item in flight has run already (nu43: a run of oracle, noop and ``sim:0.5`` said ``ETA 1s``
-        at 8 of 15 items: a task's noop and sim items, a second each, set the median its oracle's grading left was
-        weighed by, a minute or two); items that were reused or skipped took no time and say nothing
-        of the rest. The session runs ``busy / wall`` items at once: the seconds finished and in-flight items
-        ran, over the seconds since the first one started (``-n 2``: about 2; one process: about 1, less the
-        time between items). ``None`` (``ETA ?``) without a total, and until the items of :data:`ETA_AFTER`
-        groups did their work, unless every item left is of a group seen. Before (ops40) it was ``elapsed /
-        fresh × remaining``: one slow first task (or candidate) made it off by its own length for every
-        item left, for minutes. With a ``goal`` met by some items already, the items it still needs at the
-        rate seen (``(n − met) × done / met`` items at the mean item's seconds) when sooner; with a
-        ``budget_s``, never past it (nu21: a mine with ``--stop-after-tasks 12`` showed the ETA of all 82
-        candidates), and the budget's end while nothing else can be told."""
+        Each item left is taken to last the median of its group's fresh items of its family (the seconds they took,
+        start to finish), else, given its ``size``, that size at the :meth:`pace` seen (never less than the quickest
+        fresh item of known size took), else the median of its family's in the other groups (the median of their
+        medians), else of its group's, else, for a group none of whose items did its work yet, the median of the
+        groups' medians, less what an item in flight has run already (nu43: a run of oracle, noop and ``sim:0.5``
+        said ``ETA 1s`` at 8 of 15 items: a task's noop and sim items, a second each, set the median its oracle's
+        grading left was weighed by, a minute or two); items that were reused or skipped took no time and say
+        nothing of the rest. The session runs ``busy / wall`` items at once: the seconds finished and in-flight
+        items ran, over the seconds since the first one started (``-n 2``: about 2; one process: about 1, less the
+        time between items). ``None`` (``ETA ?``) without a total, and until the items of :data:`ETA_AFTER` groups
+        did their work, unless every item left is of a group seen. Before (ops40) it was ``elapsed / fresh ×
+        remaining``: one slow first task (or candidate) made it off by its own length for every item left, for
+        minutes. With a ``goal`` met by some items already, the items it still needs at the rate seen (``(n − met) ×
+        done / met`` items at the mean item's seconds) when sooner; with a ``budget_s``, never past it (nu21: a mine
+        with ``--stop-after-tasks 12`` showed the ETA of all 82 candidates), and the budget's end while nothing else
+        can be told."""
         now = self.clock()
         left = self._work_left(now)
         if self.budget_s is not None and self._budget_from is not None and self.total:
             end = max(0.0, self.budget_s - (now - self._budget_from))
             left = end if left is None else min(left, end)
         return left
+
+    def pace(self) -> float | None:
+        """Seconds per unit of size (a mine: per byte of runnable test files) of the fresh items of known size:
+        their seconds summed over their sizes summed, so that an item left twice the size of the mean one done
+        is taken to last twice the mean time; ``None`` while no fresh item has a size over 0. A mine under
+        ``--time-budget`` verifies its cheapest candidates first, often quick drops (one parent run that
+        passes): their median said nothing of the larger candidates left (toolz, r37: ``ETA 1m13s`` at 7m04s of
+        an 8m budget that then stopped the mine with 2 candidates left). Bytes for bytes overstates a large
+        item where a run's fixed cost (a snapshot, an environment, pytest's start) dominates, rather than
+        understate it; a least-squares line through the items done would take that cost from the quick drops,
+        whose seconds do not grow with their bytes, and say the same as their median."""
+        sized = [(s, t) for s, t in self._sized if s > 0]
+        if not sized:
+            return None
+        return sum(t for _, t in sized) / sum(s for s, _ in sized)
 
     def _work_left(self, now: float) -> float | None:
         """:meth:`eta_s` before the time budget: ``None`` while it cannot be told."""
@@ -243,9 +268,17 @@ class Progress:
                 by_family.setdefault(f, []).append(m)
             family = {f: statistics.median(ms) for f, ms in by_family.items()}
 
+            pace = self.pace()
+            quickest = min((t for _, t in self._sized), default=0.0)  # the fixed cost of an item, at least
+
             def one(k: str) -> float:
                 g, f = self.group(k), self.family(k)
-                return paired.get((g, f), family.get(f, medians.get(g, unseen)))
+                if (g, f) in paired:
+                    return paired[(g, f)]
+                size = self.size(k) if pace is not None else None
+                if pace is not None and size is not None:
+                    return max(quickest, pace * float(size))
+                return family.get(f, medians.get(g, unseen))
 
             work = sum(max(0.0, one(k) - (now - self._began.get(k, now))) for k in left_keys)
             n_left = len(left_keys)

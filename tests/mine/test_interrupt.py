@@ -101,6 +101,12 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
     if workers == "0":  # and once for run (its header): noop is not graded, so this is cheap
         run = homefield(repo.path, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--sandbox", "none")
         assert f"homefield: {note}" in run.stdout, run.stdout + run.stderr
+        # and the saved report, from the run's meta.json (mine48: only the header said it)
+        (run_dir,) = (repo.path / ".homefield" / "runs").iterdir()
+        assert json.loads((run_dir / "meta.json").read_text())["partial_mine"]["not_verified"] == 3
+        assert note.removeprefix("Note: ") in (run_dir / "report.md").read_text()
+        assert any(n.startswith(note.removeprefix("Note: ")) for n in json.loads((run_dir / "report.json").read_text())[
+            "notes"]), (run_dir / "report.json").read_text()
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
@@ -243,7 +249,8 @@ def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, 
     assert proc.returncode == 0, out + proc.stderr
     assert elapsed < budget + 40, (elapsed, out)  # the hang would hold it for 60 s (parent run 1's probe) or more
     assert "Mined 3 tasks from 3 of 5 candidates" in out, out
-    assert f"Stopped: time budget {budget}s reached; 2 of 5 candidates not verified: tasks.jsonl is partial" in out, out
+    assert (f"Stopped: time budget {budget}s reached; 2 of 5 candidates not verified (those with the largest test "
+            "files: a time budget verifies the smallest first): tasks.jsonl is partial") in out, out
     new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
     records = {r["subject"]: r for r in read_jsonl(new / "results.jsonl")}
     hangs = [records[f"Add h{n} returning the number {n}"] for n in (1, 2)]

@@ -284,3 +284,39 @@ def test_a_probe_cut_with_nothing_failing_keeps_a_task_red_later(tmp_path: Path)
     assert {"commit-1-capped", "parent-1-again-rest", "commit-1", "parent-2"} <= set(runs), runs
     assert "parent-1-rest" not in runs and "parent-1-bounded" not in runs and "parent-1-again" not in runs, runs
     assert not _called(logs / "parent-1") & _called(logs / "parent-1-again-rest")  # perf47: the rest alone
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("why", ["unaddressable", "over_max_selected"])
+def test_a_rest_the_parent_cannot_select_is_run_as_the_whole_files(tmp_path: Path, why: str) -> None:
+    """perf47's fall-backs: the ids the probe collected and did not report are run alone (``parent-1-again-rest``),
+    unless there are over :data:`MAX_SELECTED` of them (2100 quick ones after the slow tests: no rest run) or that
+    run cannot address one of them (the last test's id drawn from its process, a parametrize id of the process id as
+    a timestamp or a random seed would be: the rest run names an id its own collection never makes); then the whole
+    files run (``parent-1-again``), whose outcomes stand. The verdict is the one the whole schedule reaches; without
+    the fall-back (removed, tried) the rest's outcome was missing and the schedule went on to a full commit run."""
+    repo, parent, commit = _slow_suite(tmp_path, fixed=False)
+    extra = ("\n\nimport os\n\n\n@pytest.mark.parametrize('n', [9], ids=[f'pid{os.getpid()}'])\n"
+             "def test_drawn(n):\n    assert half(n) == 4\n") if why == "unaddressable" else (
+             "\n\n@pytest.mark.parametrize('n', range(2100))\ndef test_many(n):\n    assert half(2 * n) == n\n")
+    text = (repo.path / "tests" / "test_pkg.py").read_text()
+    repo.write("tests/test_pkg.py", text.replace("import time\n", "import time\n\nimport pytest\n", 1) + extra)
+    commit = repo.commit("Test half of more numbers")
+    tests = ["tests/test_pkg.py"]
+    logs = tmp_path / "logs"
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=3, run_timeout_s=100 if why == "unaddressable" else 30,
+                         parent_probe_s=2.5 if why == "unaddressable" else 3.5,  # 2109 tests take a while to collect
+                         log_dir=logs)
+    runs = sorted(p.name for p in logs.iterdir())
+    rest = ["parent-1-again-rest"] if why == "unaddressable" else []
+    assert runs == ["commit-1-capped", "parent-1", "parent-1-again", *rest], (runs, v)
+    assert v.reason == "passes_without_change", v
+    n = 10 if why == "unaddressable" else 2109
+    assert v.detail.startswith(f"no test failed in 1 parent run: all {n} passed"), v.detail
+    whole = _called(logs / "parent-1-again")
+    assert whole >= {f"tests/test_pkg.py::test_slow_{k}" for k in range(8)} and len(whole) >= n - 4, len(whole)
+    if rest:
+        drawn = {i for i in whole if "test_drawn" in i}
+        assert len(drawn) == 1 and not drawn & _called(logs / "parent-1-again-rest"), drawn

@@ -7,11 +7,19 @@ both were candidates, so one fix would have been two tasks, weighing double in e
 
 from __future__ import annotations
 
+import json
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+from helpers.attack_repo import NO_PLUGINS
+from helpers.e2e_repo import homefield
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
+from pytest_homefield.store import read_jsonl, write_jsonl_atomic
 
 TEST = "from pkg.core import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
 
@@ -77,3 +85,37 @@ def test_the_filter_holds_for_merges_of_the_first_parent_walk(tmp_path: Path) ->
     assert [c.commit for c in result.candidates] == [merges[1]]
     assert [(r.commit, r.reason) for r in result.rejected if r.reason == "duplicate_change"] == [
         (merges[0], "duplicate_change")]
+
+
+@pytest.mark.slow
+def test_a_new_mine_removes_the_older_copy_an_earlier_mine_kept(tmp_path: Path) -> None:
+    """A ``tasks.jsonl`` mined before filter 12 may hold both copies of one fix (the original and its rebased or
+    picked copy): the next mine's scan sets the older aside as ``duplicate_change``, and before it left that task in
+    ``tasks.jsonl`` (only this mine's dropped candidates were removed), so the fix went on counting twice. Now the
+    mine removes it and says so. The older copy's record is the newer one's under the older commit, as a mine before
+    the filter wrote it (the same change, the same tests). A run over the file before that mine says the two are one
+    change in its header (it runs the file as it is)."""
+    path, shas = _history(tmp_path)
+    (path / ".homefield.yml").write_text(
+        f"test_cmd: {json.dumps(f'{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}')}\n")
+    args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", "0"]
+    first = homefield(path, *args)
+    assert first.returncode == 0, first.stdout + first.stderr
+    tasks_path = path / ".homefield" / "tasks.jsonl"
+    tasks = list(read_jsonl(tasks_path))
+    again = next(t for t in tasks if t["id"] == shas["again"][:12])
+    old = {**again, "id": shas["original"][:12], "commit": shas["original"],
+           "parent": subprocess.run(["git", "rev-parse", f"{shas['original']}^"], cwd=path, capture_output=True,
+                                    text=True, check=True).stdout.strip()}
+    write_jsonl_atomic(tasks_path, [*tasks, old])
+    # a run over the file as it is says so in its header (noop: nothing graded)
+    run = homefield(path, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--sandbox", "none")
+    pair = ", ".join(t["id"] for t in read_jsonl(tasks_path) if t["id"] in (old["id"], again["id"]))
+    assert run.returncode in (0, 1) and (f"homefield: tasks.jsonl holds one change as 2 tasks ({pair}: the same patch, "
+                                         "a commit rebased or picked beside its original)") in run.stdout, run.stdout
+    second = homefield(path, *args)
+    assert second.returncode == 0, second.stdout + second.stderr
+    ids = [t["id"] for t in read_jsonl(tasks_path)]
+    assert shas["original"][:12] not in ids and shas["again"][:12] in ids, ids
+    assert (f"Removed from tasks.jsonl: 1 task ({shas['original'][:12]}) that an earlier mine kept, whose change a "
+            "newer commit repeats") in second.stdout, second.stdout

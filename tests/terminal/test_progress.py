@@ -475,3 +475,45 @@ def test_a_log_gets_a_heartbeat_while_a_mine_scans_history(tmp_path: Path) -> No
     rc, out = run_on_pty(argv, repo, env=env)
     assert rc == 5, out
     assert "running scan of history" not in out, out
+
+
+def _mine_etas(sizes: dict[str, float] | None, ids: list[str],
+               secs: dict[str, float]) -> list[tuple[float, float | None]]:
+    """A mine of ``ids`` verified one at a time (``secs`` each, a scripted clock), its items of ``sizes`` (``None``:
+    none known): ``(seconds truly left, ETA)`` after each candidate finished with some left."""
+    clock = Clock()
+    p = Progress("mine", clock=clock, size=None if sizes is None else sizes.get)
+    p.set_total(len(ids), ids)
+    seen = []
+    for n, key in enumerate(ids[:-1]):
+        p.start(key, key)
+        clock.t += secs[key]
+        p.finish(key, "kept" if secs[key] > 10 else "dropped")
+        seen.append((sum(secs[k] for k in ids[n + 1:]), p.eta_s()))
+    return seen
+
+
+def test_a_mines_eta_weighs_each_candidate_left_by_its_test_bytes() -> None:
+    """r37 on toolz (``--time-budget 8m``): ``ETA 1m13s`` at 7m04s, and the budget then stopped the mine with 2
+    candidates left. Cheapest first, the first candidates verified are the small ones, often quick drops (one
+    parent run that passes, 6 s here), and their median was taken for the large ones left (40-70 s, kept after
+    their runs). Each candidate left now counts its own test bytes at the pace seen (seconds per byte of the
+    candidates done): every ETA told is within 0.6 and 1.5 times the truth; by the median (no sizes, as before)
+    one said under a fifth of it."""
+    ids = [f"c{i}" for i in range(8)]
+    sizes = dict(zip(ids, [1500.0, 1800.0, 2000.0, 2200.0, 2500.0, 12000.0, 16000.0, 20000.0], strict=True))
+    secs = dict(zip(ids, [6.0, 6.0, 6.0, 6.0, 6.0, 40.0, 55.0, 70.0], strict=True))
+    new = _mine_etas(sizes, ids, secs)
+    told = [(truth, eta) for truth, eta in new if eta is not None]
+    assert len(told) == 5 and all(0.6 * truth <= eta <= 1.5 * truth for truth, eta in told), new
+    old = _mine_etas(None, ids, secs)
+    assert any(eta is not None and eta < truth / 5 for truth, eta in old), old
+    # a candidate smaller than those done counts no less than the quickest one took (its fixed cost)
+    clock = Clock()
+    p = Progress("mine", clock=clock, size={"a": 1000.0, "b": 1000.0, "c": 1000.0, "d": 10.0}.get)
+    p.set_total(4, "abcd")
+    for key in "abc":
+        p.start(key, key)
+        clock.t += 5
+        p.finish(key, "dropped")
+    assert p.pace() == 15 / 3000 and p.eta_s() == 5.0
