@@ -131,9 +131,9 @@ def test_the_eta_weighs_the_candidates_left_by_their_test_bytes(quick_drops_firs
     """r37 on toolz (``--time-budget 8m``): ``ETA 1m13s`` at 7m04s, and the budget then stopped the mine with 2
     candidates left: cheapest first, the quick drops came first and their median was taken for every candidate
     left. Each candidate left now counts its own test bytes at the pace seen (seconds per byte of those done): a
-    log's lines (``CI``, a heartbeat line a second) once the four quick drops are done say an ETA within 0.35 and
-    2.5 times the seconds the mine then took (about 0.6-0.9 times on a shared host; before: about 3 s of 24-30,
-    one eighth)."""
+    log's lines (``CI``, a heartbeat line a second) once the four quick drops are done say an ETA within 0.25 and
+    3 times the seconds the mine then took (about 0.6-0.9 times on a shared host; before: about 3 s of 24-30,
+    one eighth; the band is wide for a loaded CI host and still excludes the old eighth)."""
     repo = tmp_path / "repo"
     shutil.copytree(quick_drops_first.path, repo, symlinks=True)
     env = {**cli_env(), "HOMEFIELD_HEARTBEAT_S": "1", "CI": "true"}
@@ -147,4 +147,4 @@ def test_the_eta_weighs_the_candidates_left_by_their_test_bytes(quick_drops_firs
     after = [(end - at, eta) for done, at, eta in lines if done == 4]  # the quick drops done, the kept ones left
     assert after and all(isinstance(eta, int) for _, eta in after), proc.stdout
     truth, eta = after[0]
-    assert truth >= 6 and 0.35 * truth <= eta <= 2.5 * truth, (after, proc.stdout)
+    assert truth >= 3 and 0.25 * truth <= eta <= 3 * truth, (after, proc.stdout)
