@@ -42,7 +42,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES
+from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, counts_solved
 from pytest_homefield.report.family import COST_REPORTED, cost_measured, is_reference_spec
 from pytest_homefield.report.picks import SOLVES_PER_HIT, picked_outcomes
 from pytest_homefield.report.sequential import Look, futile, look_stats
@@ -79,9 +79,11 @@ def counted_failed(last: Mapping[Key, Record], claimed: set[Key]) -> dict[Key, R
 
 
 def _solved(r: Record | None) -> int | None:
+    """1 for an attempt the report counts solved (a suspicious solve is not: ``records.counts_solved``), 0 for
+    another scored one, ``None`` for none or an unscored one."""
     if r is None or r.get("outcome") not in SCORED_OUTCOMES:
         return None
-    return int(r.get("outcome") == "solved")
+    return int(counts_solved(r))
 
 
 def pair_rounds(last: Mapping[tuple[str, str, int], Record], a: str, b: str, rounds: int) -> list[list[int]]:
