@@ -85,11 +85,14 @@ def reported_count(value: Any) -> int | None:
     return value if 0 <= value <= MAX_COUNT else None
 
 
-def counts_solved(record: Mapping[str, Any]) -> bool:
-    """Whether a result record (a ``results.jsonl`` line's dict) counts as solved in a rate or a comparison: its
-    outcome ``solved`` and not flagged ``suspicious`` (docs/contracts.md §10: a suspicious attempt is shown apart
-    and never counted as solved). The one rule of the report's (``report/compute.counts_solved``, on a
-    :class:`Result`), the ablation's tables and the adaptive run's looks (ratk48: the two counted it solved)."""
+def counts_solved(record: Result | Mapping[str, Any]) -> bool:
+    """Whether a result (a :class:`Result`, or a ``results.jsonl`` line's dict) counts as solved in a rate, a
+    comparison or a gate: its outcome ``solved`` and not flagged ``suspicious`` (docs/contracts.md §10: a
+    suspicious attempt is shown apart and never counted as solved). The one rule of the report, the
+    ``--fail-if-worse-than`` gate, the ablation's tables and the adaptive run's looks (ratk48: all but the
+    report counted a flagged solve as solved)."""
+    if isinstance(record, Result):
+        return record.solved and not record.suspicious
     return record.get("outcome") == "solved" and not record.get("suspicious")
 
 

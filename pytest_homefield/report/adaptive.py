@@ -227,11 +227,11 @@ def _counted(last: Mapping[Key, Record], agent: str, opponent: str, retried: set
         if k[1] == agent:
             mine.setdefault(k[0], []).append(k)
         elif k[1] == opponent:
-            theirs.setdefault(k[0], []).append(int(r.get("outcome") == "solved"))
+            theirs.setdefault(k[0], []).append(int(counts_solved(r)))
     hits = {t: [int(last[k].get("twin_hits") or 0) for k in ks] for t, ks in mine.items()}
     if not any(h for v in hits.values() for h in v):
         return out
-    outcomes = {t: [int(out[k].get("outcome") == "solved") for k in ks] for t, ks in mine.items()}
+    outcomes = {t: [int(counts_solved(out[k])) for k in ks] for t, ks in mine.items()}
     picked, _hits, _flipped = picked_outcomes(outcomes, hits, [theirs])
     for t, ks in mine.items():
         for k, was, now in zip(ks, outcomes[t], picked[t], strict=True):

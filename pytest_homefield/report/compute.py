@@ -34,6 +34,7 @@ from pytest_homefield.records import (
     UNSCORED_OUTCOMES,
     Result,
     Task,
+    counts_solved,
     display_subject,
 )
 from pytest_homefield.report import notes as say
@@ -135,12 +136,6 @@ def _percentile(xs: Sequence[float], q: float) -> float | None:
     lo = math.floor(pos)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
-def counts_solved(r: Result) -> bool:
-    """Whether an attempt counts as solved in pass@1 and the comparisons: ``solved`` and not flagged
-    ``suspicious`` (a suspicious attempt is shown apart, never silently counted; issue 15)."""
-    return r.solved and not r.suspicious
 
 
 # ------------------------------------------------------------------------------------ report
