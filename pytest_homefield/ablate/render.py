@@ -227,7 +227,7 @@ def render_markdown(document: Doc) -> str:
                  "recorded. Effect = "
                  "pass@1 with the rule − without it (positive: the rule helps); the test and CI are the report's "
                  "paired test over tasks, p Holm-adjusted across the rules of one agent. Tokens per turn: "
-                 f"{e(doc['tokenizer'])}.")
+                 f"{doc['tokenizer']}.")  # homefield's own words
     if doc.get("cut_short"):
         lines += ["", f"**Cut short:** {e(str(doc.get('cut_short')))}; continue with `--resume`."]
     if _shard_lines(doc):
