@@ -382,11 +382,13 @@ def compute_report(
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
+    # a task whose only solves are flagged ``suspicious`` is unsolved by all, as every rate counts it (ratk48: it
+    # was left out of the list, "every task was solved by some agent")
     unsolved_by_all = [
-        row.id
-        for row in task_rows
-        if not any(o == "solved" for outs in row.attempts.values() for o in outs)
-        and any(o in SCORED_OUTCOMES for outs in row.attempts.values() for o in outs)
+        tid
+        for tid in task_ids
+        if not any(counts_solved(a.result) for n in order for a in by_agent[n].get(tid, []))
+        and any(a.result.outcome in SCORED_OUTCOMES for n in order for a in by_agent[n].get(tid, []))
     ]
 
     # --- well-specified subset

@@ -81,6 +81,17 @@ def test_the_gate_counts_a_flagged_solve_as_the_report_does(tmp_path: Path) -> N
     assert gate_summary([g]).startswith("gate: fail (x worse than base-f")
 
 
+def test_a_task_only_a_flagged_solve_solved_is_unsolved_by_all(tmp_path: Path) -> None:
+    """ratk48: a task whose only solve was flagged ``suspicious`` (counted unsolved in every rate) was left out
+    of "Unsolved by every agent": the report said "every task was solved by some agent"."""
+    run = _run(tmp_path / "u", ["x"], [("t0", "x", "solved"), ("t1", "x", "solved")])
+    rows = [{**json.loads(line), "suspicious": json.loads(line)["task_id"] == "t0"}
+            for line in (run / "results.jsonl").read_text().splitlines()]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = build_report([run], [plain_task(t) for t in IDS])
+    assert report["unsolved_by_all"] == ["t0"]
+
+
 def _claimed_then(folder: Path, rows: list[tuple[str, str, list[str]]]) -> Path:
     """A run folder of :data:`IDS` × the agents of ``rows`` × 1 attempt whose results hold, per (task,
     agent), the claimed rate limits ``--resume`` retried and then the scored outcome (``rows``: task, agent,
