@@ -107,3 +107,24 @@ def test_a_key_written_with_json_escapes_is_redacted() -> None:
                                   '{"k":"KEY\\u002dvalue\\r\\n"}'])
 def test_escapes_without_a_key_are_kept_as_written(text: str) -> None:
     assert redact(text) == text and Result.from_dict(record(error=text)).error == text
+
+
+def test_a_key_wrapped_over_an_agents_last_lines_is_redacted_whole(tmp_path: Path) -> None:
+    """ratk48: the error line is taken from the agent's output before the result is made, and the taking broke a
+    key its client wrapped: a command's exit error and claude's took the last line of stderr alone (the key's
+    tail, 58 characters, no shape left), a usage line's ``error`` was joined into one line (the key's head
+    redacted, its tail shown after it), and so was a recipe helper's line of its client's error. Each is now
+    redacted before its lines are taken or joined."""
+    from pytest_homefield.agents.claude import _last_line
+    from pytest_homefield.agents.cmd_agent import exit_error, parse_usage_line
+    from pytest_homefield.agents.recipes import _one_line as recipe_line
+
+    err = f"anthropic.AuthenticationError: 401 invalid x-api-key {KEY[:50]}\n{KEY[50:]}\n"
+    (tmp_path / "agent.err").write_text(err)
+    usage = parse_usage_line(json.dumps({"error": err, "cost_usd": 0.1}))
+    lines = [exit_error(1, err.splitlines()), _last_line(tmp_path / "agent.err"), usage["error"],
+             recipe_line(err)]  # the line a recipe's helper writes of its client's error (aider's, codex's, gemini's)
+    for line in lines:
+        words = Result.from_dict(record(error=line)).error
+        assert words is not None and KEY[50:] not in words and "[redacted sk-ant-…]" in words, line
+    assert lines[0] == "command exited 1: anthropic.AuthenticationError: 401 invalid x-api-key [redacted sk-ant-…]"
