@@ -495,9 +495,10 @@ def _task_row(tid: str, t: Task | None, attempts: dict[str, list[Attempt]]) -> T
 
 
 def _similarity_split(measured: Sequence[Attempt]) -> SimilaritySplit:
-    """Mean edit-F1 of the ``measured`` scored attempts, solved and not."""
-    return SimilaritySplit(_r(_mean([a.f1 for a in measured if a.f1 is not None and a.result.solved])),
-                           _r(_mean([a.f1 for a in measured if a.f1 is not None and not a.result.solved])))
+    """Mean edit-F1 of the ``measured`` scored attempts, solved and not (as every rate counts them: a solve flagged
+    ``suspicious`` is not, :func:`~pytest_homefield.records.counts_solved`)."""
+    return SimilaritySplit(_r(_mean([a.f1 for a in measured if a.f1 is not None and counts_solved(a.result)])),
+                           _r(_mean([a.f1 for a in measured if a.f1 is not None and not counts_solved(a.result)])))
 
 
 def _sandbox_counts(results: Sequence[Result]) -> SandboxCounts | None:
