@@ -69,9 +69,42 @@ _BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)([A-Za-z0-9._~+/\-]{8,}=*)")
 _BEARER_HINTS = ("earer", "EARER")  # two substring scans: a case-blind search is ten times slower
 
 
+#: A run of key characters holding at least one JSON string escape that could stand in a key: ``\u00XX`` of a
+#: letter, digit, ``-`` or ``_`` (``sk-ant-api03-\u0041…``: JSON text may escape any character, and the key's head
+#: then ended at the backslash, too short for any shape), or ``\n`` / ``\r`` (a key a client wrapped over two
+#: lines, as a JSON log line holds it). A run starts where key characters do (the look-behind: each word is
+#: scanned once) and only where 16 key characters or backslashes follow (no key is shorter; ``one\ntwo`` of an
+#: error's JSON is let be).
+_KEY_ESCAPE = r"\\u00(?:3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|2[Dd]|5[Ff])"
+_ESCAPED_RUN = re.compile(r"(?<![A-Za-z0-9_\-])(?=[A-Za-z0-9_\-\\]{16})[A-Za-z0-9_\-]*"
+                          rf"(?:(?:{_KEY_ESCAPE}|\\[nr])[A-Za-z0-9_\-]*)+")
+_ONE_ESCAPE = re.compile(rf"(?:{_KEY_ESCAPE}|\\[nr])")
+_LINE_ESCAPES = {"\\n": "\n", "\\r": "\r"}
+
+
+def _escaped_keys(text: str) -> str:
+    """``text`` with each run of :data:`_ESCAPED_RUN` that holds a key once its escapes are decoded replaced by
+    the redacted decoded run (its line breaks written ``\\n`` again, so a JSON line stays one line); every other
+    run is kept as written (a diff's ``"\\u0041"`` is the code it shows)."""
+    def decoded(m: re.Match[str]) -> str:
+        run = m.group()
+        plain = _ONE_ESCAPE.sub(lambda e: _LINE_ESCAPES.get(e.group()) or chr(int(e.group()[2:], 16)), run)
+        shown = _redact(plain)
+        return run if shown == plain else shown.replace("\r", "\\r").replace("\n", "\\n")
+    return _ESCAPED_RUN.sub(decoded, text)
+
+
 def redact(text: str) -> str:
     """``text`` with every secret-shaped token replaced by ``[redacted KIND…]`` (see the module
-    docstring for the shapes); ``text`` itself (not a copy) when it holds none."""
+    docstring for the shapes), a key written with JSON string escapes too (:data:`_ESCAPED_RUN`); ``text``
+    itself (not a copy) when it holds none."""
+    if "\\" in text and ("\\u00" in text or "\\n" in text or "\\r" in text):
+        text = _escaped_keys(text)
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
+    """:func:`redact` but for keys written with escapes."""
     # a substring every shape holds (a gate's literal part, the bearer word's), or none: most texts, let through
     # without a regular expression. A result redacts up to four texts of the agent's, on each record read: with the
     # gates first, reading 100,000 results took 1.99 s of CPU (1.14 s unredacted); with these checks, 1.4 s (a loop

@@ -19,6 +19,7 @@ import hashlib
 import math
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ __all__ = [
     "MAX_COUNT",
     "reported_usd",
     "reported_count",
+    "counts_solved",
 ]
 
 SCHEMA_VERSION = 1
@@ -81,6 +83,17 @@ def reported_count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if 0 <= value <= MAX_COUNT else None
+
+
+def counts_solved(record: Result | Mapping[str, Any]) -> bool:
+    """Whether a result (a :class:`Result`, or a ``results.jsonl`` line's dict) counts as solved in a rate, a
+    comparison or a gate: its outcome ``solved`` and not flagged ``suspicious`` (docs/contracts.md §10: a
+    suspicious attempt is shown apart and never counted as solved). The one rule of the report, the
+    ``--fail-if-worse-than`` gate, the ablation's tables and the adaptive run's looks (ratk48: all but the
+    report counted a flagged solve as solved)."""
+    if isinstance(record, Result):
+        return record.solved and not record.suspicious
+    return record.get("outcome") == "solved" and not record.get("suspicious")
 
 
 #: The empty tree's ids (SHA-1, SHA-256): the ``parent`` of a task mined from a root commit by a

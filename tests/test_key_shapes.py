@@ -82,3 +82,49 @@ def test_every_shape_passes_the_quick_check(key: str) -> None:
 @pytest.mark.parametrize("word", ["Bearer", "bearer", "BEARER"])
 def test_a_bearer_token_passes_the_quick_check(word: str) -> None:
     assert redact(f"Authorization: {word} abcdefgh12345") == f"Authorization: {word} [redacted token]"
+
+
+def test_a_key_written_with_json_escapes_is_redacted() -> None:
+    """ratk48: an agent's stderr line of JSON text (a client's error body, a JSON log) may write any character of a
+    key as ``\\u00XX`` and a key its client wrapped as ``\\n``: the key's head ended at the backslash, too short for
+    any shape, and the whole key reached every report. Each run of key characters and such escapes is decoded
+    where the result is made; one holding a key is its marker, any other is kept as written."""
+    escaped = KEY[:13] + "".join(f"\\u{ord(c):04x}" for c in KEY[13:16]) + KEY[16:]
+    lines = {
+        f'{{"error":"invalid x-api-key {escaped}"}}': '{"error":"invalid x-api-key [redacted sk-ant-…]"}',
+        f'{{"e":"\\u0073k-ant-{KEY[7:]}\\u0022"}}': '{"e":"[redacted sk-ant-…]\\u0022"}',
+        # the wrap's break kept, as a wrapped key's is
+        f'{{"log":"key {KEY[:60]}\\n{KEY[60:]}\\nnext"}}': '{"log":"key [redacted sk-ant-…]\\n\\nnext"}',
+        f'{{"t":"{GH[:20]}\\r\\n{GH[20:]}"}}': '{"t":"[redacted ghp_…]\\n"}',
+    }
+    for line, shown in lines.items():
+        r = Result.from_dict(record(error=line, model=line))
+        assert (r.error, redact(line)) == (shown, shown)
+        assert KEY[20:40] not in json.dumps(r.to_dict()) and GH[8:] not in json.dumps(r.to_dict())
+
+
+@pytest.mark.parametrize("text", ['print("\\u0041\\n")', 'x = "sk-learn\\nfoo"', "a\\\\nb sk-\\u0041",
+                                  '{"k":"KEY\\u002dvalue\\r\\n"}'])
+def test_escapes_without_a_key_are_kept_as_written(text: str) -> None:
+    assert redact(text) == text and Result.from_dict(record(error=text)).error == text
+
+
+def test_a_key_wrapped_over_an_agents_last_lines_is_redacted_whole(tmp_path: Path) -> None:
+    """ratk48: the error line is taken from the agent's output before the result is made, and the taking broke a
+    key its client wrapped: a command's exit error and claude's took the last line of stderr alone (the key's
+    tail, 58 characters, no shape left), a usage line's ``error`` was joined into one line (the key's head
+    redacted, its tail shown after it), and so was a recipe helper's line of its client's error. Each is now
+    redacted before its lines are taken or joined."""
+    from pytest_homefield.agents.claude import _last_line
+    from pytest_homefield.agents.cmd_agent import exit_error, parse_usage_line
+    from pytest_homefield.agents.recipes import _one_line as recipe_line
+
+    err = f"anthropic.AuthenticationError: 401 invalid x-api-key {KEY[:50]}\n{KEY[50:]}\n"
+    (tmp_path / "agent.err").write_text(err)
+    usage = parse_usage_line(json.dumps({"error": err, "cost_usd": 0.1}))
+    lines = [exit_error(1, err.splitlines()), _last_line(tmp_path / "agent.err"), usage["error"],
+             recipe_line(err)]  # the line a recipe's helper writes of its client's error (aider's, codex's, gemini's)
+    for line in lines:
+        words = Result.from_dict(record(error=line)).error
+        assert words is not None and KEY[50:] not in words and "[redacted sk-ant-…]" in words, line
+    assert lines[0] == "command exited 1: anthropic.AuthenticationError: 401 invalid x-api-key [redacted sk-ant-…]"

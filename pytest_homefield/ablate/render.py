@@ -28,7 +28,7 @@ from pytest_homefield.ablate.tokens import tokenizer_name
 from pytest_homefield.layout import read_meta
 from pytest_homefield.records import one_line, visible
 from pytest_homefield.report.html import html_table
-from pytest_homefield.report.markdown import markdown_table
+from pytest_homefield.report.markdown import markdown_table, md_escape
 from pytest_homefield.report.tables import Column, Row, Table, Text, Tone
 from pytest_homefield.report.text import Line, text_table
 from pytest_homefield.store import read_jsonl
@@ -219,20 +219,23 @@ def _n(n: int, word: str) -> str:
 def render_markdown(document: Doc) -> str:
     """The report as Markdown."""
     doc = cast(AblationDoc, document)
-    lines = [f"# Ablation {doc['ablate_id']}: {doc['rules_file']}", ""]
+    # the report's one escaper for every free text (a rule's, a path's, an agent's name): a rule holding
+    # ``<img src=x onerror=…>``, ``[link](…)`` or ``**all load-bearing**`` reads as itself (ratk48: only ``|`` was)
+    e = md_escape
+    lines = [f"# Ablation {e(doc['ablate_id'])}: {e(doc['rules_file'])}", ""]
     lines.append(f"{_n(doc['tasks'], 'task')} × {_n(doc['attempts'], 'attempt')}; {_n(doc['results'], 'attempt')} "
                  "recorded. Effect = "
                  "pass@1 with the rule − without it (positive: the rule helps); the test and CI are the report's "
                  "paired test over tasks, p Holm-adjusted across the rules of one agent. Tokens per turn: "
-                 f"{doc['tokenizer']}.")
+                 f"{doc['tokenizer']}.")  # homefield's own words
     if doc.get("cut_short"):
-        lines += ["", f"**Cut short:** {doc.get('cut_short')}; continue with `--resume`."]
+        lines += ["", f"**Cut short:** {e(str(doc.get('cut_short')))}; continue with `--resume`."]
     if _shard_lines(doc):
-        lines += ["", *_shard_lines(doc)]
+        lines += ["", *map(e, _shard_lines(doc))]
     for a in doc["agents"]:
-        lines += ["", f"## {_agent_title(doc, a)}", ""]
-        lines += markdown_table(agent_table(a), escape=lambda s: s.replace("|", "\\|"), compact=True)
-        lines += ["", _slim_sentence(doc, a)]
+        lines += ["", f"## {e(_agent_title(doc, a))}", ""]
+        lines += markdown_table(agent_table(a), compact=True)
+        lines += ["", e(_slim_sentence(doc, a))]
         if _power_sentence(a):
             lines += ["", _power_sentence(a)]
     lines += ["", CAVEAT, ""]

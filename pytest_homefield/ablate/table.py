@@ -42,7 +42,7 @@ from typing import Any, TypedDict
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.ablate.variants import BASE, SLIM, Variant
-from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES
+from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES, counts_solved
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
@@ -123,7 +123,8 @@ def label_gap(n_tasks: int, attempts: int, base_rate: float, level: float) -> fl
 def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: bool = False,
                         field: str = "", cut: Collection[Key] = ()) -> dict[str, dict[str, dict[str, list[int]]]]:
     """``{agent: {variant: {task: [0/1, …]}}}`` from result records (the last record per (task, agent,
-    attempt, variant) wins; only scored outcomes). ``claims_failed``: an attempt with an earlier line
+    attempt, variant) wins; only scored outcomes; a solve flagged ``suspicious`` is 0, as in the report:
+    :func:`~pytest_homefield.records.counts_solved`). ``claims_failed``: an attempt with an earlier line
     recorded unscored at the agent's word (``claimed``: tried again by ``--resume`` after its claim) is 0,
     and so is one of ``cut`` (task, agent, attempt, variant: a try of it an interrupted session cut short).
     ``field``: each attempt's integer ``field`` (``twin_hits``) instead of 0/1, 0 where it is missing."""
@@ -137,7 +138,7 @@ def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: 
             if field:
                 out[agent][variant][task].append(int(r.get(field) or 0))
             else:
-                out[agent][variant][task].append(1 if r.get("outcome") == "solved" and key not in claimed else 0)
+                out[agent][variant][task].append(1 if counts_solved(r) and key not in claimed else 0)
     return out
 
 

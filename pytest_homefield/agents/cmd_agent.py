@@ -49,6 +49,7 @@ from pytest_homefield.agents.base import (
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.agents.recipes import ClientSandbox
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.key_shapes import redact
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import scratch
@@ -86,7 +87,8 @@ def parse_usage_line(line: str) -> dict[str, Any]:
     if obj.get("outcome") in REPORTABLE_OUTCOMES:
         out["outcome"] = obj["outcome"]
     if isinstance(obj.get("error"), str) and obj["error"].strip():
-        out["error"] = " ".join(obj["error"].split())[:300]
+        # redacted before its lines are joined: a wrapped key is one key only while its line break is there (ratk48)
+        out["error"] = " ".join(redact(obj["error"]).split())[:300]
     return out
 
 
@@ -115,8 +117,11 @@ def _tail_lines(path: Path) -> list[str]:
 
 def exit_error(exit_code: int, err_tail: list[str]) -> str:
     """The one-line ``error`` of a command that exited ``exit_code`` (non-zero): the status and the last
-    line of its stderr (``err_tail``: :func:`_tail_lines`), cut at 200 characters."""
-    return f"command exited {exit_code}" + (f": {err_tail[-1][:200]}" if err_tail else "")
+    line of its stderr (``err_tail``: :func:`_tail_lines`), cut at 200 characters. The lines are redacted
+    together first (:func:`~pytest_homefield.key_shapes.redact`): a key its client wrapped over the last two
+    lines is one key there, where the last line alone would be its tail, with no key shape (ratk48)."""
+    lines = [ln for ln in redact("\n".join(err_tail)).splitlines() if ln.strip()] if err_tail else []
+    return f"command exited {exit_code}" + (f": {lines[-1][:200]}" if lines else "")
 
 
 def read_usage_line(path: Path) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.recipe_hosts import RECIPE_HOSTS
+from pytest_homefield.key_shapes import redact
 from pytest_homefield.sandbox.bwrap import program_paths
 from pytest_homefield.store import own_text
 
@@ -80,7 +81,9 @@ def classify_error_text(text: str) -> str:
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    return " ".join(str(text).split())[:limit]
+    """``text`` as one line of at most ``limit`` characters, its key shapes redacted first (a key the client
+    wrapped over two lines is one key only while its line break is there; ratk48)."""
+    return " ".join(redact(str(text)).split())[:limit]
 
 
 def _price(usage: dict[str, Any], prices: dict[str, float | None]) -> None:

@@ -23,7 +23,7 @@ from pytest_homefield.probe.session import resume_state
 from pytest_homefield.probe.similarity import code_tokens
 from pytest_homefield.probe.verdicts import control_pairs
 from pytest_homefield.probe_records import probe_path
-from pytest_homefield.records import SCORED_OUTCOMES, Task, load_tasks
+from pytest_homefield.records import SCORED_OUTCOMES, Task, counts_solved, load_tasks
 from pytest_homefield.report.family import is_reference_spec
 from pytest_homefield.report.power import power_line
 from pytest_homefield.report.runs import load_meta, load_results
@@ -182,7 +182,7 @@ def earlier_base_rate(settings: Settings) -> tuple[float, str] | None:
             continue
         if scored:
             agents = ", ".join(sorted({r.agent for r in scored}))
-            return (sum(r.solved for r in scored) / len(scored),
+            return (sum(counts_solved(r) for r in scored) / len(scored),
                     f"from run {d.name} ({len(scored)} scored attempts of {agents})")
     return None
 

@@ -42,7 +42,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES
+from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, counts_solved
 from pytest_homefield.report.family import COST_REPORTED, cost_measured, is_reference_spec
 from pytest_homefield.report.picks import SOLVES_PER_HIT, picked_outcomes
 from pytest_homefield.report.sequential import Look, futile, look_stats
@@ -79,9 +79,11 @@ def counted_failed(last: Mapping[Key, Record], claimed: set[Key]) -> dict[Key, R
 
 
 def _solved(r: Record | None) -> int | None:
+    """1 for an attempt the report counts solved (a suspicious solve is not: ``records.counts_solved``), 0 for
+    another scored one, ``None`` for none or an unscored one."""
     if r is None or r.get("outcome") not in SCORED_OUTCOMES:
         return None
-    return int(r.get("outcome") == "solved")
+    return int(counts_solved(r))
 
 
 def pair_rounds(last: Mapping[tuple[str, str, int], Record], a: str, b: str, rounds: int) -> list[list[int]]:
@@ -225,11 +227,11 @@ def _counted(last: Mapping[Key, Record], agent: str, opponent: str, retried: set
         if k[1] == agent:
             mine.setdefault(k[0], []).append(k)
         elif k[1] == opponent:
-            theirs.setdefault(k[0], []).append(int(r.get("outcome") == "solved"))
+            theirs.setdefault(k[0], []).append(int(counts_solved(r)))
     hits = {t: [int(last[k].get("twin_hits") or 0) for k in ks] for t, ks in mine.items()}
     if not any(h for v in hits.values() for h in v):
         return out
-    outcomes = {t: [int(out[k].get("outcome") == "solved") for k in ks] for t, ks in mine.items()}
+    outcomes = {t: [int(counts_solved(out[k])) for k in ks] for t, ks in mine.items()}
     picked, _hits, _flipped = picked_outcomes(outcomes, hits, [theirs])
     for t, ks in mine.items():
         for k, was, now in zip(ks, outcomes[t], picked[t], strict=True):

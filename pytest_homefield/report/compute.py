@@ -34,6 +34,7 @@ from pytest_homefield.records import (
     UNSCORED_OUTCOMES,
     Result,
     Task,
+    counts_solved,
     display_subject,
 )
 from pytest_homefield.report import notes as say
@@ -135,12 +136,6 @@ def _percentile(xs: Sequence[float], q: float) -> float | None:
     lo = math.floor(pos)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
-def counts_solved(r: Result) -> bool:
-    """Whether an attempt counts as solved in pass@1 and the comparisons: ``solved`` and not flagged
-    ``suspicious`` (a suspicious attempt is shown apart, never silently counted; issue 15)."""
-    return r.solved and not r.suspicious
 
 
 # ------------------------------------------------------------------------------------ report
@@ -387,11 +382,13 @@ def compute_report(
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
+    # a task whose only solves are flagged ``suspicious`` is unsolved by all, as every rate counts it (ratk48: it
+    # was left out of the list, "every task was solved by some agent")
     unsolved_by_all = [
-        row.id
-        for row in task_rows
-        if not any(o == "solved" for outs in row.attempts.values() for o in outs)
-        and any(o in SCORED_OUTCOMES for outs in row.attempts.values() for o in outs)
+        tid
+        for tid in task_ids
+        if not any(counts_solved(a.result) for n in order for a in by_agent[n].get(tid, []))
+        and any(a.result.outcome in SCORED_OUTCOMES for n in order for a in by_agent[n].get(tid, []))
     ]
 
     # --- well-specified subset
@@ -500,9 +497,10 @@ def _task_row(tid: str, t: Task | None, attempts: dict[str, list[Attempt]]) -> T
 
 
 def _similarity_split(measured: Sequence[Attempt]) -> SimilaritySplit:
-    """Mean edit-F1 of the ``measured`` scored attempts, solved and not."""
-    return SimilaritySplit(_r(_mean([a.f1 for a in measured if a.f1 is not None and a.result.solved])),
-                           _r(_mean([a.f1 for a in measured if a.f1 is not None and not a.result.solved])))
+    """Mean edit-F1 of the ``measured`` scored attempts, solved and not (as every rate counts them: a solve flagged
+    ``suspicious`` is not, :func:`~pytest_homefield.records.counts_solved`)."""
+    return SimilaritySplit(_r(_mean([a.f1 for a in measured if a.f1 is not None and counts_solved(a.result)])),
+                           _r(_mean([a.f1 for a in measured if a.f1 is not None and not counts_solved(a.result)])))
 
 
 def _sandbox_counts(results: Sequence[Result]) -> SandboxCounts | None:

@@ -643,7 +643,8 @@ def unsolved_status(report: pytest.TestReport) -> tuple[str, str, tuple[str, dic
 class AttemptItem(pytest.Item):
     """What an attempt item of a run or an ablation reports from its ``result`` (a :class:`Result`
     set in setup): solved passes, ``rate_limited`` is skipped with the reason, anything else is
-    ``UNSOLVED`` (an xfail whose report carries only its reason)."""
+    ``UNSOLVED`` (an xfail whose report carries only its reason), a solve flagged ``suspicious`` too
+    (``unsolved: suspicious (solved, flagged: REASON)``), as the report counts it."""
 
     result: Result | None
 
@@ -652,6 +653,11 @@ class AttemptItem(pytest.Item):
         assert result is not None
         if result.outcome == "rate_limited":
             raise pytest.skip.Exception(f"{RATE_LIMITED}: {result.error or 'provider unavailable'}")
+        if result.solved and result.suspicious:
+            # counted unsolved in every rate, comparison and gate (contracts §10): not a passed test either, in the
+            # terminal, its progress line or the JUnit XML (ratk48: "PASSED", "solved 1", a passed test case)
+            raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}suspicious (solved, flagged: "
+                                         f"{result.suspicious_reason or 'suspicious'})")
         if not result.solved:
             raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
                                          + (f" ({result.error})" if result.error else ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -30,7 +31,7 @@ def _doc() -> dict[str, Any]:
 def test_markdown_json_html_and_terminal_say_the_same_thing() -> None:
     doc = _doc()
     md = render_markdown(doc)
-    assert "| 1 | KEY <script>alert(1)</script> \\| pipe | " in md and "**load-bearing**" in md
+    assert "| 1 | KEY \\<script\\>alert(1)\\</script\\> \\| pipe | " in md and "**load-bearing**" in md
     assert "no detectable effect (could detect ≥" in md and CAVEAT in md and "**Cut short:**" in md
     assert "a (reads CLAUDE.md): base pass@1 100% over 8 tasks × 1 attempt" in md
     assert "decided once every per-rule attempt has finished" in md
@@ -51,8 +52,29 @@ def test_a_rules_escape_sequences_are_shown_not_played() -> None:
             for v in ("base", "rule-1", "rule-2")]
     doc["agents"] = tables_to_dict(build_tables(recs, rules, ["a"]))
     lines = [text for text, _ in render_lines(doc, width=100)]
-    for out in (render_markdown(doc), "\n".join(lines), render_html(doc)):
+    md = render_markdown(doc)  # Markdown: the escape's backslash and the bracket escaped, read as "\x1b[2J"
+    assert "\\\\x1b\\[2J" in md and "\x1b" not in md and "\u202e" not in md
+    for out in ("\n".join(lines), render_html(doc)):
         assert "\\x1b[2J" in out and "\x1b" not in out and "\u202e" not in out
+
+
+def test_a_rules_markdown_reads_as_its_text() -> None:
+    """ratk48: the Markdown report escaped only ``|`` of a rule's text, so a rule of the repository's rules file
+    rendered as markup on GitHub or any Markdown viewer: an image fetched from anywhere, a link, a bold line
+    that reads as a verdict. Every rule, path and name now goes through the report's one escaper."""
+    doc = _doc()
+    rules = split_rules("- ![x](https://evil.example/p.png) [ok](https://evil.example)\n"
+                        "- **ALL LOAD-BEARING** <img src=x onerror=alert(1)>\n- &#x202e; ~~gone~~\n")
+    recs = [{"variant": v, "task_id": "t0", "agent": "a", "attempt": 1, "outcome": "solved"}
+            for v in ("base", "rule-1", "rule-2", "rule-3")]
+    doc["agents"] = tables_to_dict(build_tables(recs, rules, ["a"]))
+    doc["rules_paths"] = {"a": "<b>x</b>.md"}
+    md = render_markdown(doc)
+    for raw in ("[x]", "[ok]", "*ALL", "<img", "&#x202e;", "~gone", "<b>"):  # none without its backslash
+        assert re.search(r"(?<!\\)" + re.escape(raw), md) is None, raw
+    assert "| !\\[x\\](https://evil.example/p.png) \\[ok\\](https://evil.example) |" in md
+    assert "| \\*\\*ALL LOAD-BEARING\\*\\* \\<img src=x onerror=alert(1)\\> |" in md
+    assert "| \\&\\#x202e; \\~\\~gone\\~\\~ |" in md and "## a (reads \\<b\\>x\\</b\\>.md)" in md
 
 
 def test_tokens_use_a_real_tokenizer_when_one_loads(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -75,6 +75,23 @@ def test_outcomes_by_variant_keeps_the_last_line_and_only_scored_attempts() -> N
     assert by["a"]["base"] == {"t1": [1]} and by["a"]["rule-1"] == {"t1": [0]}
 
 
+def test_a_suspicious_solve_counts_as_the_report_counts_it() -> None:
+    """ratk48: the report counts a solve flagged ``suspicious`` as unsolved (contracts §10), the ablation's
+    tables counted it solved: a rule keeping the agent off pytest's internals, whose removal made it solve every
+    task by patching them (each solve flagged), read 'no detectable effect' (100 % with and without) and the
+    slimmer file dropped it. Now it is load-bearing, as the report's numbers say."""
+    rules = split_rules("- Never touch pytest's internals.\n- filler.\n")
+    tasks = [f"t{i}" for i in range(10)]
+    recs = []
+    for t in tasks:
+        recs += [_record("base", t, "solved"), {**_record("rule-1", t, "solved"), "suspicious": True},
+                 _record("rule-2", t, "solved")]
+    assert outcomes_by_variant(recs)["a"]["rule-1"] == {t: [0] for t in tasks}
+    table = build_tables(recs, rules, ["a"])[0]
+    assert [r.verdict for r in table.rows] == [LOAD_BEARING, NO_EFFECT] and table.rows[0].without_rule == 0.0
+    assert slim_keep([table]) == {1}
+
+
 def test_build_tables_labels_rows_and_measures_the_slimmer_file() -> None:
     rules = split_rules("# R\n\n- KEY RULE always.\n- filler one.\n- filler two.\n")
     tasks = [f"t{i}" for i in range(10)]

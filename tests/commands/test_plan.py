@@ -205,17 +205,18 @@ def test_cli_flags(settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: 
 
 
 def test_plan_power_uses_the_earlier_runs_base_rate(settings: Settings) -> None:
-    """issue 32: the power is stated at the solve rate the user's newest earlier run shows (else 50%, said)."""
+    """issue 32: the power is stated at the solve rate the user's newest earlier run shows (else 50%, said); a
+    solve flagged ``suspicious`` (2 here) is not one, as the report counts it (ratk48: 40% before)."""
     settings.agents = ["oracle", "claude"]
     assert "Base rate: 50% assumed (no earlier run" in plan_text(settings)
     for rid, when, solved in (("old", "2026-01-01T00:00:00+00:00", [1, 1, 1, 1]),
-                              ("new", "2026-02-01T00:00:00+00:00", [1, 1, 1, 0, 0, 0, 0, 0, 0, 0])):
+                              ("new", "2026-02-01T00:00:00+00:00", [1, 1, 1, 2, 0, 0, 0, 0, 0, 0])):
         run = settings.root / ".homefield" / "runs" / rid
         run.mkdir(parents=True)
         (run / "meta.json").write_text(json.dumps({"run_id": rid, "created_at": when, "attempts": 1,
                                                    "tasks_digest": "x", "task_ids": []}))
         recs = [{"run_id": rid, "task_id": f"t{i}", "agent": "claude", "attempt": 1,
-                 "outcome": "solved" if s else "tests_failed"} for i, s in enumerate(solved)]
+                 "outcome": "solved" if s else "tests_failed", "suspicious": s == 2} for i, s in enumerate(solved)]
         recs.append({"run_id": rid, "task_id": "t0", "agent": "oracle", "attempt": 2, "outcome": "solved"})
         write_jsonl_atomic(run / "results.jsonl", recs)
     lines = plan_text(settings).splitlines()

@@ -66,6 +66,32 @@ def test_the_gate_counts_a_candidates_unrun_attempts_as_failed(tmp_path: Path) -
     assert gate_summary([g]).startswith("gate: fail (x worse than base-x")
 
 
+def test_the_gate_counts_a_flagged_solve_as_the_report_does(tmp_path: Path) -> None:
+    """ratk48: the report counts a solve flagged ``suspicious`` as unsolved (contracts §10); the gate counted it
+    solved: a candidate whose every solve was flagged (pass@1 0 % in its report, 100 % in the baseline's) read
+    ``1.00 vs 1.00``, ``gate: pass``, exit 0 and a passed ``homefield``/``gate`` test case in the JUnit XML."""
+    base = _run(tmp_path / "base-f", ["x"], [(t, "x", "solved") for t in IDS])
+    cand = _run(tmp_path / "cand-f", ["x"], [(t, "x", "solved") for t in IDS])
+    rows = [{**json.loads(line), "suspicious": True, "suspicious_reason": "pytest hooks"}
+            for line in (cand / "results.jsonl").read_text().splitlines()]
+    (cand / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert build_report([cand], [plain_task(t) for t in IDS])["agents"]["x"]["pass_at_1"] == 0.0
+    (g,) = worse_than([cand], base)
+    assert (g.candidate, g.baseline, g.worse) == (0.0, 1.0, True), g
+    assert gate_summary([g]).startswith("gate: fail (x worse than base-f")
+
+
+def test_a_task_only_a_flagged_solve_solved_is_unsolved_by_all(tmp_path: Path) -> None:
+    """ratk48: a task whose only solve was flagged ``suspicious`` (counted unsolved in every rate) was left out
+    of "Unsolved by every agent": the report said "every task was solved by some agent"."""
+    run = _run(tmp_path / "u", ["x"], [("t0", "x", "solved"), ("t1", "x", "solved")])
+    rows = [{**json.loads(line), "suspicious": json.loads(line)["task_id"] == "t0"}
+            for line in (run / "results.jsonl").read_text().splitlines()]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = build_report([run], [plain_task(t) for t in IDS])
+    assert report["unsolved_by_all"] == ["t0"]
+
+
 def _claimed_then(folder: Path, rows: list[tuple[str, str, list[str]]]) -> Path:
     """A run folder of :data:`IDS` × the agents of ``rows`` × 1 attempt whose results hold, per (task,
     agent), the claimed rate limits ``--resume`` retried and then the scored outcome (``rows``: task, agent,

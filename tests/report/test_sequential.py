@@ -122,6 +122,18 @@ def test_not_needed_decisions() -> None:
     assert not_needed_reason(recs, [("a", "cmd:x"), ("oracle", "oracle")], "a", 2, looks=5) is None  # no pair
 
 
+def test_a_suspicious_solve_settles_nothing_the_report_would_not() -> None:
+    """ratk48: the report counts a solve flagged ``suspicious`` as unsolved (contracts §10); the adaptive looks
+    counted it solved, so an agent whose every solve was flagged (c: 20 of 20 here, the report's pass@1 0 %,
+    tied with a) settled its pair 'difference' from a at look 1 and its later attempts were not run. Counted as the
+    report counts it, the pair is tied: futility, the same verdict as the report's."""
+    tasks = [f"t{i}" for i in range(20)]
+    recs = [_rec(t, "a", n, "tests_failed") for t in tasks for n in (1, 2)]
+    recs += [{**_rec(t, "c", n, "solved"), "suspicious": True} for t in tasks for n in (1, 2)]
+    pair = {(p.a, p.b): p for p in adaptive_pairs(recs, [("a", "cmd:x"), ("c", "cmd:z")], looks=5)}[("a", "c")]
+    assert pair.why.startswith("futility")
+
+
 def test_section_and_savings() -> None:
     recs = [_rec("t1", "a", 1, "tests_failed", 0.5), _rec("t1", "a", 2, "not_needed"),
             _rec("t1", "b", 1, "tests_failed", 0.25), _rec("t1", "b", 2, "not_needed")]

@@ -11,8 +11,10 @@ import pytest
 
 from pytest_homefield.layout import HomefieldDir, attempt_dir, similarity_path
 from pytest_homefield.paths import classify_path
-from pytest_homefield.records import load_tasks
+from pytest_homefield.records import Result, load_tasks
 from pytest_homefield.report import build_report
+from pytest_homefield.report.compute import _similarity_split
+from pytest_homefield.report.runs import Attempt
 from pytest_homefield.report.similarity import changed_lines, is_test_path, similarity, similarity_of_lines
 
 PATHS = [
@@ -94,3 +96,14 @@ def test_similarity_of_lines_is_similarity() -> None:
     gold = _patch("pkg/a.py", "x = 1") + _patch("pkg/b.py", "y = 2")
     agent = _patch("pkg/a.py", "x = 1") + _patch("tests/test_a.py", "z")
     assert similarity(agent, gold) == similarity_of_lines(changed_lines(agent), changed_lines(gold))
+
+
+def test_a_flagged_solve_is_in_the_unsolved_similarity_mean(tmp_path: Path) -> None:
+    """ratk48: the mean edit-F1 "of solved attempts" held a solve flagged ``suspicious``, which every rate counts
+    unsolved (0.9 here, the flagged solve's; it is the unsolved mean's now)."""
+    def attempt(f1: float, **flags: bool) -> Attempt:
+        return Attempt(Result(run_id="r", task_id="t", agent="a", attempt=1, outcome="solved", **flags),
+                       tmp_path, None, f1)
+
+    split = _similarity_split([attempt(0.9, suspicious=True), attempt(0.5)])
+    assert (split.mean_f1_solved, split.mean_f1_unsolved) == (0.5, 0.9)

@@ -7,7 +7,7 @@ import pytest
 
 from pytest_homefield.ablate.ablate_plugin import AblateItem
 from pytest_homefield.collect import xfail_reason
-from pytest_homefield.records import UNSOLVED_PREFIX
+from pytest_homefield.records import UNSOLVED_PREFIX, Result
 from pytest_homefield.run.run_plugin import RunItem
 
 
@@ -28,3 +28,18 @@ def test_only_an_xfail_has_a_reason() -> None:
     assert xfail_reason(_raised(pytest.xfail.Exception("unsolved: empty_patch"))) == "unsolved: empty_patch"
     assert xfail_reason(_raised(pytest.fail.Exception("homefield infra error: x", pytrace=False))) is None
     assert xfail_reason(_raised(ValueError("boom"))) is None
+
+
+@pytest.mark.parametrize("item_class", [RunItem, AblateItem])
+def test_a_flagged_solve_is_not_a_passed_test(item_class: type) -> None:
+    """ratk48: the report counts a solve flagged ``suspicious`` as unsolved (contracts §10), its item passed:
+    ``PASSED`` in the terminal, ``solved`` on the progress line, a passed test case in the JUnit XML a CI
+    dashboard counts. Now it is unsolved there too, with the flag's reason; a clean solve still passes."""
+    item = object.__new__(item_class)
+    item.result = Result(run_id="r", task_id="t", agent="a", attempt=1, outcome="solved", suspicious=True,
+                         suspicious_reason="pytest hooks")
+    with pytest.raises(pytest.xfail.Exception) as excinfo:
+        item_class.runtest(item)
+    assert xfail_reason(excinfo) == f"{UNSOLVED_PREFIX}suspicious (solved, flagged: pytest hooks)"
+    item.result = Result(run_id="r", task_id="t", agent="a", attempt=1, outcome="solved")
+    item_class.runtest(item)
