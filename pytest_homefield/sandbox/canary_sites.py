@@ -493,40 +493,47 @@ def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[st
     return Site(expr, ast.unparse(expr), [(other, f"{EXCEPTION_SWAP} {_short(ast.unparse(expr))} -> {other}")], False)
 
 
+def _expected_pattern(call: ast.Call) -> ast.Constant | None:
+    """The literal pattern ``call`` expects the exception's message to match (``re.search``): ``match=`` of a
+    ``raises``, the second positional argument or ``expected_regex=`` of an ``assertRaisesRegex`` (can49: read from
+    ``match=`` only, it got no message twin); ``None`` when there is no such ``str`` literal."""
+    node: ast.expr | None = None
+    if _call_name(call) in ("assertRaisesRegex", "assertRaisesRegexp"):
+        node = call.args[1] if len(call.args) >= 2 else None
+        keyword = "expected_regex"
+    else:
+        keyword = "match"
+    node = node if node is not None else next((k.value for k in call.keywords if k.arg == keyword), None)
+    return node if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) -> Site | None:
-    """A site expecting another message of the same exception: the literal ``match=`` of ``call`` (a
-    ``raises``) given a text that it does not match and that does not match it: another of ``messages``
-    (the texts the parent's code raises with) when the original's is one of them, else a made-up one
-    (:func:`_made_up_message`; xatk32: drawn from ``messages`` whatever the original, the twin was told by
-    "a message the code raises already", since a commit's new test mostly expects the message its fix adds;
-    as leak A for values, :mod:`~pytest_homefield.sandbox.canary_parent`); ``None`` without such a keyword
-    or text."""
-    kw = next((k for k in call.keywords if k.arg == "match" and isinstance(k.value, ast.Constant)
-               and isinstance(k.value.value, str)), None)
-    if kw is None:
+    """A site expecting another message of the same exception: the literal pattern of ``call``
+    (:func:`_expected_pattern`: ``match=`` of a ``raises``, the pattern of an ``assertRaisesRegex``) given a
+    made-up text (:func:`_made_up_message`) that it does not match, that does not match it, and that no text of
+    ``messages`` (the parent's code raises with) matches. ``None`` without such a pattern or text, and when the
+    pattern is one of ``messages``: no message twin is then both sound and as much one of the code's as the
+    original (can49: the twin was another of ``messages``, text a real fix's message may well hold beside the
+    original's, ``invalid port: port out of range`` matching ``invalid port`` and its twin ``port out of range``: a
+    real fix ``forged``; a made-up one there is told by "the message the code raises already is the original's",
+    xatk32 the other way round), so the site falls to another exception, else the expected exception unwrapped,
+    twins no real fix raising what the original expects passes."""
+    node = _expected_pattern(call)
+    if node is None or node.value in messages:
         return None
-    was = str(kw.value.value)  # type: ignore[attr-defined]
-    if was not in messages:
-        other = _made_up_message(was, rng, messages)
-        if other is None:
-            return None
-        return Site(kw.value, ast.unparse(kw.value), [(repr(other), f"the expected message {_short(was)} -> "
-                                                       f"{_short(other)} (made up)")], False)
-    try:
-        choices = [m for m in messages if m != was and not re.search(was, m) and not re.search(m, was)]
-    except re.error:
+    was = str(node.value)
+    other = _made_up_message(was, rng, messages)
+    if other is None:
         return None
-    if not choices:
-        return None
-    other = rng.choice(choices)
-    return Site(kw.value, ast.unparse(kw.value), [(repr(other), f"the expected message {_short(was)} -> "
-                                                   f"{_short(other)} (a message of the parent's code)")], False)
+    return Site(node, ast.unparse(node), [(repr(other), f"the expected message {_short(was)} -> {_short(other)} "
+                                                        "(made up)")], False)
 
 
 def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> str | None:
-    """``was`` (a ``match=`` pattern) with one part changed, the first drawn whose text is a valid pattern, none
-    of ``messages``, and neither matching the other (a real fix's message, which the original's pattern matches,
-    would have to hold both texts for the twin's to match it too; mining's check runs the reference fix on it):
+    """``was`` (a ``match=`` pattern) with one part changed, the first drawn whose text is a valid pattern matching no
+    text of ``messages`` (can49: a real fix may raise one of the code's messages, or one holding it), and neither
+    matching the other (a real fix's message, which the original's pattern matches, would have to hold both texts
+    for the twin's to match it too; mining's check runs the reference fix on it):
     a number to another of as many digits, else a word to another word of ``messages`` (the parent's code's
     texts) of its case, else one letter to another of its case (a misspelt word is told by a spelling check,
     so the letter comes last); never a part right after a backslash (``\\d`` stays) or inside ``{…}``, and only
@@ -561,8 +568,8 @@ def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> s
     for start, end, part in changes():
         other = was[:start] + part + was[end:]
         try:
-            if other not in messages and not re.search(was, other) and not re.search(other, was) \
-                    and required_change(was, start, end, part):
+            if not re.search(was, other) and not re.search(other, was) \
+                    and not any(re.search(other, m) for m in messages) and required_change(was, start, end, part):
                 return other
         except re.error:
             continue
@@ -607,7 +614,9 @@ def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
             return Site(call.func, ast.unparse(call.func), [(ast.unparse(func), f"{name} -> {func.attr}")], False)
         at = 2 if name.startswith("assertRaisesRegex") else 1  # (exc, [regex,] callable, *args)
         if name in RAISES and len(call.args) > at and not call.keywords:
-            other = _other_exception(call.args[0], rng, exceptions, lineage, unraised=unraised)
+            other = _other_exception(call.args[0], rng, exceptions, lineage, kind_only=True, unraised=unraised) \
+                or (_other_match(call, rng, messages) if at == 2 else None) \
+                or _other_exception(call.args[0], rng, exceptions, lineage, unraised=unraised)
             if other is not None:
                 return other
             unwrapped = ast.Call(func=call.args[at], args=list(call.args[at + 1:]), keywords=[])
