@@ -849,11 +849,13 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)
-            for j, ((text, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
+            # can49: the twin's text is no ``text`` (the file's, which the confirmation run's names are drawn from)
+            for j, ((expects, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
                 members.append(member(j - 1))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{j}", fid, "contradiction", how, site.strong, ok))
                 if how.startswith(EXCEPTION_SWAP):
-                    plan.swaps[canaries[-1].node] = (_exception_names(site.node), text, _site_where(node, site.node))
+                    plan.swaps[canaries[-1].node] = (_exception_names(site.node), expects,
+                                                     _site_where(node, site.node))
                     bare = _unwrapped(node, site.node) if split is None and not site.others \
                         and not _stops_pytest(_exception_names(site.node)) else None
                     if bare is not None:  # the plain run's member (neg35): the site with no raises
