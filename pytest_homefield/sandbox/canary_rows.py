@@ -303,12 +303,14 @@ def _as_column(site: Site, node: ast.FunctionDef | ast.AsyncFunctionDef,
 
 def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, fid: str, fail_to_pass: Collection[str],
               pass_to_pass: Collection[str], k: int, rng: random.Random,
-              may: Callable[[ast.AST], bool] | None = None) -> Site | None:
+              may: Callable[[ast.AST], bool] | None = None, fed: Collection[str] = ()) -> Site | None:
     """``site`` remade so that its twins change only the rows of ``node``'s FAIL_TO_PASS instances, for
     a function ``fid`` with PASS_TO_PASS instances (``pass_to_pass``: the task's ids); ``None`` when
     that cannot be made (the site is no ``parametrize`` column of a single decorator, nor a flip of ``L == NAME``
     for such a column, :func:`_as_column`; the rows do not match the task's ids one for one, or no twin keeps its
-    changed rows' ids off the PASS_TO_PASS ones). ``may``: what any site must pass (lines the commit added)."""
+    changed rows' ids off the PASS_TO_PASS ones; can49: the column is a name of ``fed``, which a fixture the test
+    runs requests, as :func:`~pytest_homefield.sandbox.canary_sites.find_site`'s columns). ``may``: what any site
+    must pass (lines the commit added)."""
     kept = {i for i in pass_to_pass if i.startswith(fid + "[")}
     if site is None or not kept:
         return site
@@ -336,7 +338,7 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     if made is None or {f"{fid}[{i}]" for i in made} != ours | kept or len(set(made)) != len(made):
         return None
     at = _column(site, site.node, len(names))
-    if at is None:
+    if at is None or names[at] in fed:
         return None
     change = [n for n, i in enumerate(made) if f"{fid}[{i}]" in ours]
     computed = [n for n in change if not literal[n][at]]

@@ -26,7 +26,7 @@ import random
 import re
 import string
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,8 +42,8 @@ from pytest_homefield.sandbox.canary_values import (
 )
 from pytest_homefield.sandbox.seal_kinds import required_change
 
-__all__ = ["Site", "Drawn", "find_site", "expected_values", "read_once", "RAISES", "approx_tolerance",
-           "almost_tolerance"]
+__all__ = ["Site", "Drawn", "find_site", "expected_values", "fixture_requests", "fed_columns", "read_once", "RAISES",
+           "approx_tolerance", "almost_tolerance"]
 
 _EQUALS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
            "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
@@ -106,7 +106,7 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
               pool: Pool = (), exceptions: Sequence[str] | None = None,
               allowed: Callable[[ast.AST], bool] | None = None,
               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
-              unraised: Sequence[str] | None = None) -> Site | None:
+              unraised: Sequence[str] | None = None, fed: Collection[str] = ()) -> Site | None:
     """The first value site of ``func`` with ``k`` (or fewer, when the value has fewer) alternatives,
     else its first flip site; ``None`` when no statement can be contradicted. ``pool``: real expected
     values of the same file (:func:`expected_values`): a value site's twins take those of its type
@@ -121,12 +121,14 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     a ``raises(E, match=…)`` with no other exception to expect matches one of them instead. ``unraised``: what
     an exception twin expects instead when the original's exception is none of ``exceptions`` (the parent's
     code does not raise it by name: a class its fix adds a ``raise`` of), names the parent's code does not
-    raise either (:func:`_other_exception`); ``None``: ``exceptions`` whatever the original's."""
+    raise either (:func:`_other_exception`); ``None``: ``exceptions`` whatever the original's. ``fed``: names the
+    fixtures ``func`` runs request (:func:`fed_columns`): no ``parametrize`` column of those is a site
+    (:func:`_parametrized`)."""
     flip: Site | None = None
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
     once = read_once(func)
     for stmt in _statements(func.body):
-        value = _value_site(stmt, k, rng, lambda e, tol: _bound(e, bound, func, k, rng, pool, tol), pool)
+        value = _value_site(stmt, k, rng, lambda e, tol: _bound(e, bound, func, k, rng, pool, tol, fed), pool)
         if value is not None and _may(value, allowed):
             return value
         if flip is None:
@@ -175,15 +177,88 @@ def expected_values(tree: ast.Module) -> list[Any]:
 
 
 def _bound(expr: ast.expr, bound: dict[str, ast.expr], func: ast.FunctionDef | ast.AsyncFunctionDef, k: int,
-           rng: random.Random, pool: Pool = (), tol: Tolerance = EXACT) -> Site | None:
+           rng: random.Random, pool: Pool = (), tol: Tolerance = EXACT, fed: Collection[str] = ()) -> Site | None:
     """A value site for an expected side that is a name: the literal it was assigned earlier in the
     test (``expected = [1, 2]``), or its values in a ``parametrize`` decorator of the test; ``tol``: its
-    comparison's (:data:`~pytest_homefield.sandbox.canary_values.EXACT` or ``COUNTED``)."""
+    comparison's (:data:`~pytest_homefield.sandbox.canary_values.EXACT` or ``COUNTED``); ``fed``: names a fixture
+    requests (:func:`_parametrized`)."""
     if not isinstance(expr, ast.Name):
         return None
     if expr.id in bound:
         return _values(bound[expr.id], k, rng, pool, tol)
-    return _parametrized(expr.id, func, k, rng, tol)
+    return _parametrized(expr.id, func, k, rng, tol, fed)
+
+
+def fixture_requests(trees: Iterable[ast.Module]) -> dict[str, set[str]]:
+    """The fixtures of ``trees`` (test modules, ``conftest.py`` files), each name with the names it requests: every
+    function decorated by ``fixture`` (``@pytest.fixture``, ``@pytest.fixture(scope=…)``, ``@fixture``,
+    ``pytest_asyncio.fixture``) at a module's top level or in its top-level classes, by its own name (or a literal
+    ``name=``), its parameters but ``self``, ``cls`` and ``request``; an ``autouse=`` one (not a literal ``False``)
+    also under ``""``, which every test requests. Fixtures of one name are merged (over-reading only keeps a column
+    from being a site: :func:`fed_columns`)."""
+    out: dict[str, set[str]] = {}
+    for tree in trees:
+        bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
+        for body in bodies:
+            for fn in body:
+                if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                decs = [d for d in fn.decorator_list
+                        if (_call_name(d) if isinstance(d, ast.Call) else _dotted_last(d)) == "fixture"]
+                if not decs:
+                    continue
+                a = fn.args
+                asked = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self", "cls", "request"}
+                keywords = {kw.arg: kw.value for d in decs if isinstance(d, ast.Call) for kw in d.keywords}
+                named = _literal(keywords["name"]) if "name" in keywords else None
+                out.setdefault(named if isinstance(named, str) else fn.name, set()).update(asked)
+                if "autouse" in keywords and _literal(keywords["autouse"]) is not False:
+                    out.setdefault("", set()).update(asked)
+    return out
+
+
+def fed_columns(func: ast.FunctionDef | ast.AsyncFunctionDef, fixtures: Mapping[str, Collection[str]]) -> set[str]:
+    """The names the fixtures ``func`` runs request (``fixtures``: :func:`fixture_requests`): those its parameters
+    and ``usefixtures`` marks name and the autouse ones, and what those request in turn. A ``parametrize`` column of
+    such a name is handed to that fixture as well as to the test (:func:`_parametrized`)."""
+    a = func.args
+    todo = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)] + [""]
+    for dec in func.decorator_list:
+        if isinstance(dec, ast.Call) and _call_name(dec) == "usefixtures":
+            todo += [v for v in map(_literal, dec.args) if isinstance(v, str)]
+    seen: set[str] = set()
+    out: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        asked = fixtures.get(name, ())
+        out.update(asked)
+        todo += list(asked)
+    return out
+
+
+def _dotted_last(node: ast.expr) -> str | None:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+
+
+def _indirect(dec: ast.Call, name: str) -> bool:
+    """Whether the ``parametrize`` decorator ``dec`` hands its column ``name`` to a fixture of that name
+    (``indirect=True``, or a literal list naming it; its third positional argument too): anything but a literal
+    ``False``, ``None``, or a literal list or tuple of texts without ``name`` counts as yes (not known)."""
+    given = dec.args[2] if len(dec.args) > 2 else next((kw.value for kw in dec.keywords if kw.arg == "indirect"), None)
+    if given is None:
+        return False
+    try:
+        value = ast.literal_eval(given)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return True
+    if value is False or value is None:
+        return False
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return name in value
+    return True
 
 
 def _with_column(rows: ast.List | ast.Tuple, at: int, width: int, values: Sequence[Any]) -> str:
@@ -200,9 +275,17 @@ def _with_column(rows: ast.List | ast.Tuple, at: int, width: int, values: Sequen
 
 
 def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
-                  tol: Tolerance = EXACT) -> Site | None:
+                  tol: Tolerance = EXACT, fed: Collection[str] = ()) -> Site | None:
     """``@pytest.mark.parametrize("a,b,c", [(3, 1, 2), …])`` with ``name`` among the argnames: every
-    row's value of ``name`` (a literal) gets its alternatives, twin ``j`` taking the ``j``-th of each."""
+    row's value of ``name`` (a literal) gets its alternatives, twin ``j`` taking the ``j``-th of each. ``None``
+    when the column is an input too (can49; mining's check made a sentinel of the function, whatever other site it
+    had, and a grading with no such check ``forged`` a real fix): a fixture the test runs requests ``name`` (``fed``,
+    :func:`fed_columns`: ``def doubled(value): return double(value)``, which a twin's value reaches as well), the
+    decorator hands it to a fixture (``indirect=``, :func:`_indirect`). Left: the test handing the column to the code
+    itself (``assert half(double(value)) == value``): told from a read that is no input (``size = len(expected)``)
+    only by what the call is, it stays a site, and mining's check makes a sentinel of the function."""
+    if name in fed:
+        return None
     for dec in func.decorator_list:
         if _call_name(dec) != "parametrize" or not isinstance(dec, ast.Call) or len(dec.args) < 2:
             continue
@@ -212,6 +295,8 @@ def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: in
         if not isinstance(names, (list, tuple)) or name not in names \
                 or not isinstance(dec.args[1], (ast.List, ast.Tuple)):
             continue
+        if _indirect(dec, name):
+            return None
         at, rows = names.index(name), dec.args[1]
         cells: list[ast.expr] = []
         for row in rows.elts:
@@ -493,40 +578,47 @@ def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[st
     return Site(expr, ast.unparse(expr), [(other, f"{EXCEPTION_SWAP} {_short(ast.unparse(expr))} -> {other}")], False)
 
 
+def _expected_pattern(call: ast.Call) -> ast.Constant | None:
+    """The literal pattern ``call`` expects the exception's message to match (``re.search``): ``match=`` of a
+    ``raises``, the second positional argument or ``expected_regex=`` of an ``assertRaisesRegex`` (can49: read from
+    ``match=`` only, it got no message twin); ``None`` when there is no such ``str`` literal."""
+    node: ast.expr | None = None
+    if _call_name(call) in ("assertRaisesRegex", "assertRaisesRegexp"):
+        node = call.args[1] if len(call.args) >= 2 else None
+        keyword = "expected_regex"
+    else:
+        keyword = "match"
+    node = node if node is not None else next((k.value for k in call.keywords if k.arg == keyword), None)
+    return node if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) -> Site | None:
-    """A site expecting another message of the same exception: the literal ``match=`` of ``call`` (a
-    ``raises``) given a text that it does not match and that does not match it: another of ``messages``
-    (the texts the parent's code raises with) when the original's is one of them, else a made-up one
-    (:func:`_made_up_message`; xatk32: drawn from ``messages`` whatever the original, the twin was told by
-    "a message the code raises already", since a commit's new test mostly expects the message its fix adds;
-    as leak A for values, :mod:`~pytest_homefield.sandbox.canary_parent`); ``None`` without such a keyword
-    or text."""
-    kw = next((k for k in call.keywords if k.arg == "match" and isinstance(k.value, ast.Constant)
-               and isinstance(k.value.value, str)), None)
-    if kw is None:
+    """A site expecting another message of the same exception: the literal pattern of ``call``
+    (:func:`_expected_pattern`: ``match=`` of a ``raises``, the pattern of an ``assertRaisesRegex``) given a
+    made-up text (:func:`_made_up_message`) that it does not match, that does not match it, and that no text of
+    ``messages`` (the parent's code raises with) matches. ``None`` without such a pattern or text, and when the
+    pattern is one of ``messages``: no message twin is then both sound and as much one of the code's as the
+    original (can49: the twin was another of ``messages``, text a real fix's message may well hold beside the
+    original's, ``invalid port: port out of range`` matching ``invalid port`` and its twin ``port out of range``: a
+    real fix ``forged``; a made-up one there is told by "the message the code raises already is the original's",
+    xatk32 the other way round), so the site falls to another exception, else the expected exception unwrapped,
+    twins no real fix raising what the original expects passes."""
+    node = _expected_pattern(call)
+    if node is None or node.value in messages:
         return None
-    was = str(kw.value.value)  # type: ignore[attr-defined]
-    if was not in messages:
-        other = _made_up_message(was, rng, messages)
-        if other is None:
-            return None
-        return Site(kw.value, ast.unparse(kw.value), [(repr(other), f"the expected message {_short(was)} -> "
-                                                       f"{_short(other)} (made up)")], False)
-    try:
-        choices = [m for m in messages if m != was and not re.search(was, m) and not re.search(m, was)]
-    except re.error:
+    was = str(node.value)
+    other = _made_up_message(was, rng, messages)
+    if other is None:
         return None
-    if not choices:
-        return None
-    other = rng.choice(choices)
-    return Site(kw.value, ast.unparse(kw.value), [(repr(other), f"the expected message {_short(was)} -> "
-                                                   f"{_short(other)} (a message of the parent's code)")], False)
+    return Site(node, ast.unparse(node), [(repr(other), f"the expected message {_short(was)} -> {_short(other)} "
+                                                        "(made up)")], False)
 
 
 def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> str | None:
-    """``was`` (a ``match=`` pattern) with one part changed, the first drawn whose text is a valid pattern, none
-    of ``messages``, and neither matching the other (a real fix's message, which the original's pattern matches,
-    would have to hold both texts for the twin's to match it too; mining's check runs the reference fix on it):
+    """``was`` (a ``match=`` pattern) with one part changed, the first drawn whose text is a valid pattern matching no
+    text of ``messages`` (can49: a real fix may raise one of the code's messages, or one holding it), and neither
+    matching the other (a real fix's message, which the original's pattern matches, would have to hold both texts
+    for the twin's to match it too; mining's check runs the reference fix on it):
     a number to another of as many digits, else a word to another word of ``messages`` (the parent's code's
     texts) of its case, else one letter to another of its case (a misspelt word is told by a spelling check,
     so the letter comes last); never a part right after a backslash (``\\d`` stays) or inside ``{…}``, and only
@@ -561,8 +653,8 @@ def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> s
     for start, end, part in changes():
         other = was[:start] + part + was[end:]
         try:
-            if other not in messages and not re.search(was, other) and not re.search(other, was) \
-                    and required_change(was, start, end, part):
+            if not re.search(was, other) and not re.search(other, was) \
+                    and not any(re.search(other, m) for m in messages) and required_change(was, start, end, part):
                 return other
         except re.error:
             continue
@@ -607,7 +699,9 @@ def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
             return Site(call.func, ast.unparse(call.func), [(ast.unparse(func), f"{name} -> {func.attr}")], False)
         at = 2 if name.startswith("assertRaisesRegex") else 1  # (exc, [regex,] callable, *args)
         if name in RAISES and len(call.args) > at and not call.keywords:
-            other = _other_exception(call.args[0], rng, exceptions, lineage, unraised=unraised)
+            other = _other_exception(call.args[0], rng, exceptions, lineage, kind_only=True, unraised=unraised) \
+                or (_other_match(call, rng, messages) if at == 2 else None) \
+                or _other_exception(call.args[0], rng, exceptions, lineage, unraised=unraised)
             if other is not None:
                 return other
             unwrapped = ast.Call(func=call.args[at], args=list(call.args[at + 1:]), keywords=[])

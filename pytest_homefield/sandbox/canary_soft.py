@@ -299,9 +299,11 @@ def _soft_edits(body: list[ast.stmt], ctx: _Ctx, lines: list[str],
             # (``canary_sites._statements``): its statements keep what a top statement keeps
             body_ctx = None if ctx is None and not _may_take(stmt) else nested
             inner = _soft_edits(stmt.body, body_ctx, lines, blocked) if edit else []
-            taking = body_ctx is None and bool(_takers(stmt))
-            through = _through_edits(stmt, lines) if taking and inner else []
-            block = _block_edit(stmt, lines, _takers(stmt) if taking else "", len(stmt.items) if through else 0) \
+            # can49: the contexts entered are handed through whatever made them (``sys.modules[__name__].Expect(k)``
+            # names no maker ``_takers`` can spell); the makers' names are read only where they cannot be
+            through = _through_edits(stmt, lines) if body_ctx is None and inner else []
+            takers = _takers(stmt) if body_ctx is None else ""
+            block = _block_edit(stmt, lines, takers, len(stmt.items) if through else 0) \
                 if inner else None
             if block is not None:
                 out += [*inner, *through, block]
@@ -474,9 +476,9 @@ def _block_edit(stmt: ast.With | ast.AsyncWith, lines: list[str], takers: str = 
                 entered: int = 0) -> tuple[int, int, str] | None:
     """Where :data:`BLOCK` goes as the last item of ``stmt``'s header (right after its last item, the ``:`` next
     there); ``None`` when the ``:`` is not next (a comment, a line continued). ``takers`` (:func:`_takers`): when not
-    empty, :data:`BLOCK_TAKING` with them goes there instead, ``entered`` the number of contexts
-    :func:`_through_edits` wrote (gatk47)."""
-    block = BLOCK_TAKING.format(takers, entered) if takers else BLOCK
+    empty, or ``entered`` (the number of contexts :func:`_through_edits` wrote, gatk47) not 0, :data:`BLOCK_TAKING`
+    with them goes there instead (can49: the contexts entered are read whatever made them)."""
+    block = BLOCK_TAKING.format(takers, entered) if takers or entered else BLOCK
     paren = _parenthesized(stmt, lines)
     if paren is not None:  # before the closing parenthesis (after a trailing comma, or with one of its own)
         (lineno, at), comma = paren[1], paren[2]

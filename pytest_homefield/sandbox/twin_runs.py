@@ -81,7 +81,9 @@ from pytest_homefield.sandbox.canary_sites import (
     Site,
     _short,
     expected_values,
+    fed_columns,
     find_site,
+    fixture_requests,
 )
 from pytest_homefield.sandbox.canary_swaps import (
     Target,
@@ -681,6 +683,24 @@ def _no_assertion_pool(rng: random.Random, raised: Sequence[str], unraised: Sequ
     return pools[0] if len(pools) == 1 else pools[rng.randrange(2)]
 
 
+def _fixtures(tree: ast.Module | None, corpus: ParentText | None, where: str) -> dict[str, set[str]]:
+    """The fixtures a test file's functions may run, each with the names it requests (can49,
+    :func:`~pytest_homefield.sandbox.canary_sites.fixture_requests`): the file's own (``tree``) and those of the
+    parent's ``conftest.py`` files in the folders from the root down to the file's (``where``, relative to the root;
+    read from ``corpus``, the parent's text, which no agent writes and mining reads as grading does)."""
+    trees = [tree] if tree is not None else []
+    files = corpus.files() if corpus is not None else {}
+    folders = where.split("/")[:-1]
+    for n in range(len(folders) + 1):
+        text = files.get("/".join([*folders[:n], "conftest.py"]))
+        if text is not None:
+            try:
+                trees.append(ast.parse(text))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+    return fixture_requests(trees)
+
+
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
                per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int,
                known: Callable[[], set[str] | None] = lambda: None, corpus: ParentText | None = None,
@@ -700,6 +720,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     values = literal_values(tree) if tree is not None else []
     counts = Counter(value_key(v) for v in values)
     real = _pool_for(pool, values, counts, corpus, path if where is None else where, text, twins, rng)
+    fixtures = _fixtures(tree, corpus, path if where is None else where)
     alike = file_alike(text, counts)
     if tree is not None:  # what the test module can name: a builtin, or a name it binds at its top level
         exceptions = [e for e in exceptions if hasattr(builtins, e) or e in top_names(tree)]
@@ -749,23 +770,26 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         may = allow(fixed_lines(node, parents[fid])) if parents[fid] is not None else None
 
         rows = any(i.startswith(fid + "[") for i in ids[1])
+        fed = fed_columns(node, fixtures)
 
         def pick(may: Callable[[ast.AST], bool] | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node,
-                 classes: list[str] = classes, rows: bool = rows, fid: str = fid) -> Site | None:
+                 classes: list[str] = classes, rows: bool = rows, fid: str = fid,
+                 fed: set[str] = fed) -> Site | None:
             # a loop's rows are twinned only when no PASS_TO_PASS instance runs them (canary_loop), those the
             # parent passes as they are once a probe found them (loop34)
             return keep_relation(find_swap(node, twins, rng, counts, may), node, twins, rng) \
-                or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage, messages, unraised), node,
-                                 twins, rng, alike) \
+                or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage, messages, unraised,
+                                           fed), node, twins, rng, alike) \
                 or (loop_rows_site(node, twins, rng, may, passed.get(fid), counts) if not rows else None) \
                 or (no_assertion_site(node, rng, raises_call(tree, classes, node),
                                       _no_assertion_pool(rng, exceptions, unraised), may)
                     if tree is not None else None)
 
         def settled(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node, fid: str = fid,
-                    rows: bool = rows, may: Callable[[ast.AST], bool] | None = may) -> Site | None:
+                    rows: bool = rows, may: Callable[[ast.AST], bool] | None = may, fed: set[str] = fed) -> Site | None:
             # instances the parent passes already: a twin changing them is told by running them (atk26)
-            return rows_only(site, node, fid, ids[0], ids[1], twins, rng, may) if site is not None and rows else site
+            return rows_only(site, node, fid, ids[0], ids[1], twins, rng, may, fed) if site is not None and rows \
+                else site
         site = None
         if fid in stops and fid not in forced:  # on the statement where the parent stopped, else before its end
             lo, hi = statement_at(node, span[0] + stops[fid])
@@ -849,11 +873,13 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)
-            for j, ((text, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
+            # can49: the twin's text is no ``text`` (the file's, which the confirmation run's names are drawn from)
+            for j, ((expects, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
                 members.append(member(j - 1))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{j}", fid, "contradiction", how, site.strong, ok))
                 if how.startswith(EXCEPTION_SWAP):
-                    plan.swaps[canaries[-1].node] = (_exception_names(site.node), text, _site_where(node, site.node))
+                    plan.swaps[canaries[-1].node] = (_exception_names(site.node), expects,
+                                                     _site_where(node, site.node))
                     bare = _unwrapped(node, site.node) if split is None and not site.others \
                         and not _stops_pytest(_exception_names(site.node)) else None
                     if bare is not None:  # the plain run's member (neg35): the site with no raises
