@@ -449,15 +449,16 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     except ValueError:
         return []
     command = test_cmd or "python -m pytest"
-    # the options pytest reads as its own (a group of short flags, the PYTEST_ADDOPTS the command sets: hatk42)
-    args = pytest_config.pytest_args(command)
+    if setup is None or setup.version != version:  # read for another pytest (soft44): read for this one
+        setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command,
+                                        targets if whole is None else whole, version)
+    # the options pytest reads as its own (a group of short flags, the PYTEST_ADDOPTS the command sets: hatk42; that
+    # of a uv run --env-file: ops48)
+    args = setup.args(command)
     if pytest_config.all_values(args, "-c", "--config-file") or pytest_config.all_values(args, "", "--inifile"):
         return []  # the command names its configuration: pytest looks for none
     named_root = pytest_config.all_values(args, "", "--rootdir")
     named_cut = pytest_config.all_values(args, "", "--confcutdir")
-    if setup is None or setup.version != version:  # read for another pytest (soft44): read for this one
-        setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command,
-                                        targets if whole is None else whole, version)
     if setup.rootdir is None:
         return []
     if setup.config is not None:  # pytest's own choice, named (hatk42): never left to a search above the tree
