@@ -523,6 +523,10 @@ UV_RUN_ASIDE = frozenset({"--directory", "--script", "--gui-script", "--help"})
 #: ``uv run``'s short options: those that take a value, those that take none (``-m`` is ``--module``), those
 #: :data:`UV_RUN_ASIDE` names (``-s`` is ``--script``, ``-h`` ``--help``).
 UV_RUN_SHORT_VALUED, UV_RUN_SHORT_FLAGS, UV_RUN_SHORT_ASIDE = "wifPCp", "mUnqv", "sh"
+#: The long name of each of ``uv run``'s short options.
+UV_RUN_SHORT_NAMES = {"w": "--with", "i": "--index-url", "f": "--find-links", "P": "--upgrade-package",
+                      "C": "--config-setting", "p": "--python", "m": "--module", "U": "--upgrade", "n": "--no-cache",
+                      "q": "--quiet", "v": "--verbose", "s": "--script", "h": "--help"}
 
 
 @dataclass(frozen=True)
@@ -532,13 +536,15 @@ class UvRun:
     ``read``: every option is one of uv's (:data:`UV_OPTIONS_OF`) and none of :data:`UV_RUN_ASIDE`. ``unknown``: the
     first option that is none of uv's, ``None`` with none. ``env_files``: the values of its ``--env-file`` options,
     in order (uv reads each, a later file's variable over an earlier's, ops48); ``()`` after a ``--no-env-file``.
-    ``options``: the words of its options (those before ``program``)."""
+    ``options``: the words of its options (those before ``program``). ``given``: its options read, in order, each
+    by its long name with its value (``None`` for a flag; ``-p 3.12`` is ``("--python", "3.12")``)."""
 
     program: int
     read: bool
     unknown: str | None
     env_files: tuple[str, ...]
     options: tuple[str, ...]
+    given: tuple[tuple[str, str | None], ...] = ()
 
 
 def uv_run(words: Sequence[str]) -> UvRun | None:
@@ -553,10 +559,11 @@ def uv_run(words: Sequence[str]) -> UvRun | None:
         return None
     first = n = n + 2
     files: list[str] = []
+    given: list[tuple[str, str | None]] = []
     no_files = aside = False
 
     def stop(unknown: str | None) -> UvRun:
-        return UvRun(len(words), False, unknown, (), tuple(words[first:n]))
+        return UvRun(len(words), False, unknown, (), tuple(words[first:n]), tuple(given))
 
     while n < len(words) and words[n].startswith("-") and words[n] != "-":
         word = words[n]
@@ -570,9 +577,11 @@ def uv_run(words: Sequence[str]) -> UvRun | None:
                     value = words[n + 1] if n + 1 < len(words) else ""
                 if name == "--env-file":
                     files.append(value)
+                given.append((name, value))
                 aside = aside or name == "--directory"
                 n += 1 if eq else 2
             elif word in UV_RUN_FLAGS or word in UV_RUN_ASIDE:
+                given.append((word, None))
                 no_files = no_files or word == "--no-env-file"
                 aside = aside or word in UV_RUN_ASIDE
                 n += 1
@@ -581,8 +590,12 @@ def uv_run(words: Sequence[str]) -> UvRun | None:
             continue
         for i, flag in enumerate(word[1:], 2):  # a group of short flags, as clap reads it
             if flag in UV_RUN_SHORT_VALUED:
+                rest = word[i:].removeprefix("=") if i < len(word) else words[n + 1] if n + 1 < len(words) else ""
+                given.append((UV_RUN_SHORT_NAMES[flag], rest))
                 n += 1 if i < len(word) else 2  # the rest of the group, else the next word
                 break
+            if flag in UV_RUN_SHORT_FLAGS or flag in UV_RUN_SHORT_ASIDE:
+                given.append((UV_RUN_SHORT_NAMES[flag], None))
             if flag in UV_RUN_SHORT_ASIDE:
                 aside = True
             elif flag not in UV_RUN_SHORT_FLAGS:
@@ -590,7 +603,8 @@ def uv_run(words: Sequence[str]) -> UvRun | None:
         else:
             n += 1
     n = min(n, len(words))
-    return UvRun(len(words) if aside else n, not aside, None, () if no_files else tuple(files), tuple(words[first:n]))
+    return UvRun(len(words) if aside else n, not aside, None, () if no_files else tuple(files), tuple(words[first:n]),
+                 tuple(given))
 
 
 def launched_at(words: Sequence[str]) -> int:
