@@ -199,3 +199,41 @@ def test_the_time_bound_is_the_tasks_grading_bound(task: Task) -> None:
     script = eval_script(hangs, F2P, time_limit=eval_time_limit(hangs, 300))
     assert "timeout --verbose -k 10 40 python" in script and "s bound of 40 s (5× the 8.0 s" in script
     assert "timeout" not in eval_script(plain, F2P, time_limit=None)
+
+
+def test_a_setup_py_that_moves_pytests_rootdir_is_held_back_as_grading_holds_it(fx: Fixture, task: Task,
+                                                                               tmp_path: Path) -> None:
+    """gatk48 in the export (ops48): in a repository with no pytest configuration whose root ``conftest.py`` gives
+    the tests a fixture, a fix that also adds ``src/calc/setup.py`` beside the hidden test file makes ``src/calc/``
+    pytest's rootdir and its ``confcutdir``: the root ``conftest.py`` is not loaded and the tests error. homefield's
+    grading holds such a file back (``carried.setup_moved``: the reference fix with it is solved); the exported
+    ``eval.sh`` kept it and the same fix was unresolved there (every id ``ERROR``). The undo step asks the image's
+    pytest (its own ``determine_setup``) for the rootdir and configuration with and without the patch's added or
+    deleted setup files and puts them back as at the base commit when they move; a ``setup.py`` that moves nothing
+    (at the top, already the rootdir) is kept."""
+    repo = tmp_path / "bare"
+    git(tmp_path, "clone", "-q", str(fx.root), str(repo))
+    git(repo, "checkout", "-q", task.parent)
+    git(repo, "rm", "-q", "pyproject.toml")  # no pytest configuration anywhere: the setup.py search decides
+    (repo / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n")
+    git(repo, "add", "conftest.py")
+    git(repo, "commit", "-q", "-m", "A fixture for every test", date="2026-01-01T13:00:00+00:00")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    rel = "src/calc/test_sub.py"
+    lines = ["from calc import add, sub", "", "", "def test_sub(two):", "    assert sub(5, 3) == two", "", "",
+             "def test_add(two):", "    assert add(1, 1) == two"]
+    patch = (f"diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n"
+             f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
+    beside = dataclasses.replace(task, parent=base, test_files=[rel], test_patch=patch)
+    ids = [f"{rel}::test_sub", f"{rel}::test_add"]
+    bare = dataclasses.replace(fx, root=repo)
+    setup = "from setuptools import setup\n\nsetup()\n"
+    status, log = _evaluate(bare, beside, tmp_path / "c", {"src/calc/__init__.py": GOOD_CALC,
+                                                            "src/calc/setup.py": setup}, ids)
+    assert "homefield: undo src/calc/setup.py (it moves pytest's rootdir" in log, log
+    assert not (tmp_path / "c" / "src" / "calc" / "setup.py").exists()
+    assert [status.get(i) for i in ids] == ["PASSED"] * 2, log
+    status, log = _evaluate(bare, beside, tmp_path / "d", {"src/calc/__init__.py": GOOD_CALC, "setup.py": setup},
+                            ids)
+    assert "homefield: undo setup.py" not in log and (tmp_path / "d" / "setup.py").exists()
+    assert [status.get(i) for i in ids] == ["PASSED"] * 2, log
