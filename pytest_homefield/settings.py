@@ -30,6 +30,7 @@ from pytest_homefield.agents.openai_compat import sampling_error
 from pytest_homefield.agents.recipes import recipe_agents
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.sandbox.modes import parse_hosts, parse_network
+from pytest_homefield.sandbox.pytest_config import command_problem
 from pytest_homefield.sandbox.services import TestNetwork, parse_services, parse_test_network
 from pytest_homefield.settings_table import (
     CHECKS,
@@ -355,6 +356,8 @@ def _validate(s: Settings) -> None:
         if decl.choices and getattr(s, decl.name) not in decl.choices:
             raise ConfigError(f"{decl.pytest_option or decl.yml} {getattr(s, decl.name)!r}: use one of "
                               f"{', '.join(decl.choices)}")
+    if problem := command_problem(s.test_cmd):  # ops48: one line at the start, never a run read past an option
+        raise ConfigError(f"test_cmd: {problem}")
     for check in CHECKS:
         for decl in SETTINGS:
             if decl.check != check:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ from pytest_homefield.terminal.hooks import end_open_line
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["run_verify", "verify_run_lines", "oracle_line", "Pace", "Estimate", "machine_load", "time_estimate",
-           "unprotected_lines", "graded_unprotected",
+           "process_age", "unprotected_lines", "graded_unprotected",
            "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
 
 
@@ -316,7 +317,10 @@ class Estimate:
     an idle machine says nothing of this one's load) and :attr:`scaled`: the load per CPU now over the load per CPU
     then, each at least 1 (each of ``load`` tasks wanting a CPU gets about ``cpus / load`` of one, and the seconds
     ``low_s`` counts were measured at ``then``: ops43, ``verify --attacks`` on pluggy said up to ×7.3 from load 14.7
-    on 2 CPUs where its gradings were timed at a like load, and took ×2.3)."""
+    on 2 CPUs where its gradings were timed at a like load, and took ×2.3). ``startup_s``: what the session took to
+    start before the estimate is said (the process's age then, :func:`process_age`: pytest, the run's folder, the
+    xdist workers, collection; ops48: 8.4 s of a 13.7 s verify of one grading at ``-n 2``, 10 s of r37's 34 s, which
+    the line left out), counted in both ends as it was measured (:attr:`first_s`, :attr:`last_s`)."""
 
     low_s: float
     measured: int = 0
@@ -324,6 +328,7 @@ class Estimate:
     load: float = 0.0
     cpus: float = 0.0
     then: float | None = None
+    startup_s: float = 0.0
 
     @property
     def crowded(self) -> float:
@@ -344,19 +349,30 @@ class Estimate:
     def high_s(self) -> float:
         return self.low_s * self.factor
 
+    @property
+    def first_s(self) -> float:
+        """The whole session's low end: ``startup_s`` and ``low_s``."""
+        return self.startup_s + self.low_s
+
+    @property
+    def last_s(self) -> float:
+        """The whole session's high end: ``startup_s`` and ``high_s``."""
+        return self.startup_s + self.high_s
+
     @classmethod
     def of(cls, low_s: float, earlier: Sequence[Mapping[str, Any]],
-           machine: tuple[float, float] = (0.0, 0.0)) -> Estimate:
+           machine: tuple[float, float] = (0.0, 0.0), startup_s: float = 0.0) -> Estimate:
         """From ``earlier`` result records (those of the session's tasks that were graded: ``test_s > 0``): the
         ratio of their ``wall_s + wait_s + test_s + host_s`` to their ``test_s + host_s``, and their
         ``load_per_cpu`` weighted by their ``test_s + host_s`` (1.0 where a record has none); ``machine``:
-        ``(load, cpus)`` (:func:`machine_load`)."""
+        ``(load, cpus)`` (:func:`machine_load`); ``startup_s``: :attr:`startup_s`."""
         graded = [r for r in earlier if _num(r.get("test_s")) > 0]
         work = sum(_num(r.get("test_s")) + _num(r.get("host_s")) for r in graded)
         whole = work + sum(_num(r.get("wall_s")) + _num(r.get("wait_s")) for r in graded)
         then = sum((_num(r.get("test_s")) + _num(r.get("host_s"))) * max(1.0, _num(r.get("load_per_cpu")))
                    for r in graded) / work if graded and work > 0 else None
-        return cls(low_s, len(graded), whole / work if graded and work > 0 else None, *machine, then=then)
+        return cls(low_s, len(graded), whole / work if graded and work > 0 else None, *machine, then=then,
+                   startup_s=max(0.0, startup_s))
 
     def words(self, workers: int) -> str:
         """``about 15m20s with 2 workers, up to 30m40s on a loaded machine (×2.0: …why)``."""
@@ -372,8 +388,22 @@ class Estimate:
         else:
             why = ("an attempt also runs its agent and waits for the machine's phase lock and memory, which other "
                    "sessions set")
-        return (f"about {fmt_duration(self.low_s)} with {plural(workers, 'worker')}, up to "
-                f"{fmt_duration(self.high_s)} on a loaded machine (×{self.factor:.1f}: {why})")
+        started = (f" ({fmt_duration(self.startup_s)} of it the session's start, measured)"
+                   if self.startup_s >= 0.5 else "")
+        return (f"about {fmt_duration(self.first_s)} with {plural(workers, 'worker')}{started}, up to "
+                f"{fmt_duration(self.last_s)} on a loaded machine (×{self.factor:.1f}: {why})")
+
+
+def process_age() -> float:
+    """Seconds since this process started (``/proc/self/stat``'s start time, in clock ticks since boot, against
+    ``CLOCK_BOOTTIME``): a verify session's start-up when its estimate is said (:attr:`Estimate.startup_s`); 0.0 where
+    it cannot tell."""
+    try:
+        stat = Path("/proc/self/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, counted after the command's name
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
 
 
 def _num(value: Any) -> float:
@@ -393,17 +423,18 @@ def earlier_attempts(runs_root: Path, task_ids: Collection[str]) -> list[dict[st
 
 def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]], *,
               attacks: int = 0, canaried: dict[str, list[float]] | None = None, ungraded: int = 0,
-              earlier: Sequence[Mapping[str, Any]] = (), machine: tuple[float, float] = (0.0, 0.0)) -> str | None:
+              earlier: Sequence[Mapping[str, Any]] = (), machine: tuple[float, float] = (0.0, 0.0),
+              startup_s: float = 0.0) -> str | None:
     """:func:`time_estimate`'s line alone."""
     said = time_estimate(tasks, gradings, workers, graded, attacks=attacks, canaried=canaried, ungraded=ungraded,
-                         earlier=earlier, machine=machine)
+                         earlier=earlier, machine=machine, startup_s=startup_s)
     return None if said is None else said[0]
 
 
 def time_estimate(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]], *,
                   attacks: int = 0, canaried: dict[str, list[float]] | None = None, ungraded: int = 0,
                   earlier: Sequence[Mapping[str, Any]] = (),
-                  machine: tuple[float, float] = (0.0, 0.0)) -> tuple[str, Estimate] | None:
+                  machine: tuple[float, float] = (0.0, 0.0), startup_s: float = 0.0) -> tuple[str, Estimate] | None:
     """``('homefield verify: 46 gradings on 1 task, about 40s each (measured at mining …): about 15m20s with 2
     workers, up to 30m40s on a loaded machine (×2.0: …)'``: what the session will take, said when collection ends
     (nu22: a verify of simonw/llm ran 27 minutes without a word of it). Seconds per grading from
@@ -419,23 +450,27 @@ def time_estimate(tasks: Sequence[Task], gradings: int, workers: int, graded: di
     false), named at the end of the line. The total is a range (:class:`Estimate`, from ``earlier``: the result
     records of these tasks' earlier attempts, and ``machine``, :func:`machine_load`'s ``(load, cpus)`` now): these
     figures alone came out about half of what a session took on a loaded machine (ops41). Returns the line and that
-    :class:`Estimate` (:class:`Pace` says it again beside the pace seen), ``None`` when nothing is known."""
+    :class:`Estimate` (:class:`Pace` says it again beside the pace seen), ``None`` when nothing is known.
+    ``startup_s``: what the session took to start (:attr:`Estimate.startup_s`), in both ends. The gradings are shared
+    by at most as many workers as there are gradings (ops48: one grading at ``-n 2`` was said to take half its
+    seconds)."""
     each, how = grading_seconds(tasks, None, graded)
     attacks = max(0, min(attacks, gradings))
     twin_each, twin_how = grading_seconds(tasks, None, graded, canaried=canaried or {}) if attacks else (None, "")
     if gradings <= 0 or (each is None and twin_each is None):
         return None
     workers = max(1, workers)
+    share = max(1, min(workers, gradings))  # a worker with no grading shortens nothing
     head = f"homefield verify: {plural(gradings, 'grading')} on {plural(len(tasks), 'task')}, "
     tail = (f"; {plural(ungraded, 'more attack attempt')} {'ends' if ungraded == 1 else 'end'} before grading"
             if ungraded > 0 else "")
     if twin_each is None or each is None:
         one = each if each is not None else twin_each
         assert one is not None
-        e = Estimate.of(one * gradings / workers, earlier, machine)
+        e = Estimate.of(one * gradings / share, earlier, machine, startup_s)
         return (f"{head}about {_seconds(one)} each ({how if each is not None else twin_how}): "
                 f"{e.words(workers)}{tail}", e)
-    e = Estimate.of((each * (gradings - attacks) + twin_each * attacks) / workers, earlier, machine)
+    e = Estimate.of((each * (gradings - attacks) + twin_each * attacks) / share, earlier, machine, startup_s)
     return (f"{head}about {_seconds(each)} each for oracle ({how}) and {_seconds(twin_each)} for each of "
             f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): {e.words(workers)}{tail}", e)
 
@@ -483,12 +518,14 @@ class _Selected:
             said = time_estimate(tasks, gradings, workers if isinstance(workers, int) else 1,
                                  graded_seconds_by_task(self.home.runs, canaries=False), attacks=attacks,
                                  canaried=graded_seconds_by_task(self.home.runs, canaries=True), ungraded=ungraded,
-                                 earlier=earlier_attempts(self.home.runs, self.tasks), machine=machine_load())
+                                 earlier=earlier_attempts(self.home.runs, self.tasks), machine=machine_load(),
+                                 startup_s=process_age())
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             if said and reporter is not None:
                 reporter.write_line(said[0])
         if first:
-            self._pace = Pace(len(ids), time.monotonic(), self._eta, None if said is None else said[1])
+            # the pace counts from the session's start, as the estimate it says again does (ops48)
+            self._pace = Pace(len(ids), time.monotonic() - process_age(), self._eta, None if said is None else said[1])
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if session.items or self.tasks is None:  # an xdist controller collects nothing itself
@@ -554,7 +591,7 @@ class Pace:
         left = self.eta()
         if left is None:
             return head + "no ETA yet (the progress line's: ETA ?)"
-        said = (f"; said at the start: about {fmt_duration(self.said.low_s)}, up to {fmt_duration(self.said.high_s)}"
+        said = (f"; said at the start: about {fmt_duration(self.said.first_s)}, up to {fmt_duration(self.said.last_s)}"
                 if self.said is not None else "")
         return head + (f"about {fmt_duration(left)} more by the progress line's ETA ({fmt_duration(elapsed + left)} "
                        f"in all{said})")

@@ -34,10 +34,11 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_homefield.paths import classify_path
+from pytest_homefield.paths import classify_path, runnable_tests
 from pytest_homefield.records import Task
 from pytest_homefield.run import carried
 from pytest_homefield.run.changes import IGNORED_DIRS, IGNORED_SUFFIXES
+from pytest_homefield.sandbox import pytest_config
 
 __all__ = ["PROGRAM", "split_test_paths", "undo_config", "undo_lines"]
 
@@ -108,14 +109,57 @@ def dropped(rel, added):
     return added and any(m in OUTSIDE and m not in C["own"] for m in _top_modules(rel, "."))
 
 
+def setup_of(ref):
+    """pytest's (rootdir, configuration file) for the task's run, relative to the checkout, as this image's pytest
+    determines it (its own determine_setup) in a copy of every file its search reads by name (C["setup_names"]) of
+    the working tree (ref None) or of commit ref, the targets there (empty files where none is); None without pytest."""
+    try:
+        import inspect, tempfile
+        from pathlib import Path
+        from _pytest.config.findpaths import determine_setup
+    except Exception:
+        return None
+    if ref is None:
+        paths = [p for p in git("ls-files", "-c", "-o", "-z").split("\0") if p and os.path.isfile(p)]
+    else:
+        paths = [p for p in git("ls-tree", "-r", "-z", "--name-only", ref).split("\0") if p]
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as top:
+        for rel in sorted({p for p in paths if p.rsplit("/", 1)[-1] in C["setup_names"]}):
+            data = open(rel, "rb").read() if ref is None else subprocess.run(
+                ("git", "show", ref + ":" + rel), stdout=subprocess.PIPE, check=True).stdout
+            os.makedirs(os.path.join(top, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(top, rel), "wb") as fh:
+                fh.write(data)
+        for rel in C["targets"]:
+            os.makedirs(os.path.join(top, os.path.dirname(rel)), exist_ok=True)
+            open(os.path.join(top, rel), "ab").close()
+        given = {"inifile": C["inifile"], "override_ini": None, "args": C["args"], "rootdir_cmd_arg": C["rootdir"],
+                 "invocation_dir": Path(top), "config": None}
+        os.chdir(top)
+        try:
+            found = determine_setup(**{k: v for k, v in given.items()
+                                       if k in inspect.signature(determine_setup).parameters})
+            real = os.path.realpath(top)
+            out = tuple(None if p is None else os.path.relpath(os.path.realpath(str(p)), real) for p in found[:2])
+        except Exception as exc:
+            out = ("error", str(exc))
+        finally:
+            os.chdir(here)
+    return out
+
+
 C = json.loads(sys.stdin.readline())
 IMPORT_ROOTS = tuple(C["import_roots"])
 OUTSIDE = outside()
 tracked = [p for p in git("diff", "--no-renames", "--name-only", "-z", C["base"]).split("\0") if p]
 untracked = [p.rstrip("/") for p in git("ls-files", "-o", "-z").split("\0") if p]
 known = set(tracked)
+toggled = []
 for rel in untracked + tracked:  # an untracked link or file where a tracked folder was goes first
     if not dropped(rel, rel not in known):
+        if rel.rsplit("/", 1)[-1] in C["setup_names"] and (rel not in known or not os.path.lexists(rel)):
+            toggled.append(rel)  # added or deleted: it may move pytest's rootdir (gatk48, below)
         continue
     sys.stderr.write("homefield: undo " + rel + " (homefield's grading does not carry it)\n")
     if os.path.isdir(rel) and not os.path.islink(rel):
@@ -124,6 +168,16 @@ for rel in untracked + tracked:  # an untracked link or file where a tracked fol
         os.unlink(rel)
     if rel in known:
         subprocess.run(("git", "checkout", "-q", C["base"], "--", rel), stderr=subprocess.DEVNULL)
+# gatk48, as grading holds them back (run.carried.setup_moved): a setup.py or configuration file the patch added or
+# deleted, when pytest's rootdir or configuration for the task's tests is not the base commit's with them
+if toggled and setup_of(None) != setup_of(C["base"]):
+    for rel in toggled:
+        sys.stderr.write("homefield: undo " + rel + " (it moves pytest's rootdir or configuration from the base "
+                         "commit's: homefield's grading holds it back)\n")
+        if os.path.lexists(rel):
+            os.unlink(rel)
+        if rel in known:
+            subprocess.run(("git", "checkout", "-q", C["base"], "--", rel), stderr=subprocess.DEVNULL)
 '''
 
 _PRELUDE = """from __future__ import annotations
@@ -170,14 +224,23 @@ def undo_config(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = 
     ``tracked`` (:func:`split_test_paths`), the hidden test files (also apart: an entry below one is undone, as
     grading drops it) and their folders, the top-level modules
     the reference fix defines, and the stdlib's names when the image's ``python`` (``X.Y``) is older
-    than 3.10 (which has no ``sys.stdlib_module_names``)."""
+    than 3.10 (which has no ``sys.stdlib_module_names``). And for the check of a moved setup (gatk48,
+    :func:`~pytest_homefield.run.carried.setup_moved`): the names pytest's rootdir search reads, the task's runnable
+    test files (``targets``, grading's), and of its test command the paths, ``-c`` and ``--rootdir`` it gives
+    pytest (``args``: the paths then the targets, ``inifile``, ``rootdir``)."""
     folders, files = split_test_paths(tracked, test_globs)
     hidden = sorted(task.test_files)
     hidden_dirs = sorted({"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)})
     with tempfile.TemporaryDirectory() as empty:  # no entry is a link there: N.py / N/__init__.py count
         own = sorted({m for p in task.source_files for m in carried._top_modules(p, Path(empty))})
     old = python is not None and tuple(int(x) for x in python.split(".")[:2]) < (3, 10)
-    return {"base": task.parent, "test_dirs": folders, "test_files": sorted(set(files) | set(hidden)),
+    args = pytest_config.pytest_args(task.test_cmd or "python -m pytest")
+    targets = runnable_tests(task.test_files, list(test_globs))
+    return {"setup_names": sorted({"setup.py", *pytest_config.CONFIG_NAMES}), "targets": targets,
+            "args": [*pytest_config.positional(args), *targets],
+            "inifile": pytest_config.last_value(args, "-c", "--config-file"),
+            "rootdir": pytest_config.last_value(args, "", "--rootdir"),
+            "base": task.parent, "test_dirs": folders, "test_files": sorted(set(files) | set(hidden)),
             "hidden": hidden, "hidden_dirs": hidden_dirs, "blocked": sorted(carried.BLOCKED_NAMES | {"conftest.py"}),
             "metadata": list(carried.METADATA_SUFFIXES), "ignored_dirs": sorted(IGNORED_DIRS),
             "ignored_suffixes": list(IGNORED_SUFFIXES), "import_roots": list(carried.IMPORT_ROOTS),

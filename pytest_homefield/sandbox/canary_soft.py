@@ -72,7 +72,7 @@ from pathlib import Path
 
 from pytest_homefield.sandbox.canaries import _chars, parse_source
 from pytest_homefield.sandbox.canary_sites import _call_name
-from pytest_homefield.sandbox.pytest_config import Setup, all_values, from_top, pytest_args, setup_for, split_args
+from pytest_homefield.sandbox.pytest_config import Setup, all_values, from_top, setup_for, split_args
 
 __all__ = ["SOFT", "NESTED", "BLOCK", "BLOCK_TAKING", "JUMP", "softened", "softened_bytes", "softened_files",
            "function_patterns", "setup_functions"]
@@ -209,8 +209,9 @@ def setup_functions(setup: Setup, command: str = "") -> tuple[str, ...]:
     """:func:`function_patterns` of a configuration read before (``setup``, :func:`~pytest_homefield.sandbox.
     pytest_config.setup_for` of the run's tree, ``command`` and targets): its ``python_functions``, or the last
     ``-o python_functions=…`` of its ``addopts``, ``PYTEST_ADDOPTS`` and ``command``, after
-    :data:`DEFAULT_FUNCTIONS`."""
-    args = pytest_args(command)
+    :data:`DEFAULT_FUNCTIONS` (a ``uv run --env-file``'s ``PYTEST_ADDOPTS`` before the command's, ops48:
+    :meth:`~pytest_homefield.sandbox.pytest_config.Setup.args`)."""
+    args = setup.args(command)
     override = None
     for value in all_values([*setup.addopts, *args], "-o", "--override-ini"):
         key, eq, setting = value.partition("=")

@@ -26,6 +26,8 @@ _DROP_EXACT = {
     "GIT_NAMESPACE",
     "GIT_PREFIX",
     "GIT_CONFIG_PARAMETERS",
+    # ops48: uv run reads the env files it names, whose PYTEST_ADDOPTS the setup's reading (``--env-file``) never sees
+    "UV_ENV_FILE",
 }
 #: dropped by prefix
 _DROP_PREFIXES = ("PYTEST_XDIST_", "COV_CORE_", "HOMEFIELD_")

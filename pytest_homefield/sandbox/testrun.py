@@ -380,20 +380,77 @@ def run_version(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = No
     when unknown, or when the tree holds a pytest of its own (:func:`_own_pytest`: that one runs). The one place a
     run's pytest is asked for (soft44: the softener's reading, :func:`pytest_setup`, and the pin's, in
     :func:`run_tests`)."""
-    return _version_on(workdir, test_cmd, run_path(workdir, env))
+    run_env = scrubbed_env(workdir, host_test_env(env))
+    return _version_on(workdir, test_cmd, run_env.get("PATH"), run_env.get("VIRTUAL_ENV"))
 
 
-def run_path(workdir: Path, env: Mapping[str, str] | None = None) -> str | None:
-    """The ``PATH`` a run in ``workdir`` with ``env`` (:func:`run_tests`'s) has (:func:`scrubbed_env`'s)."""
-    return scrubbed_env(workdir, host_test_env(env)).get("PATH")
-
-
-def _version_on(workdir: Path, test_cmd: str, path: str | None) -> tuple[int, int] | None:
-    """:func:`run_version` for a run whose ``PATH`` is ``path``."""
+def _version_on(workdir: Path, test_cmd: str, path: str | None, venv: str | None = None) -> tuple[int, int] | None:
+    """:func:`run_version` for a run whose ``PATH`` is ``path`` and ``VIRTUAL_ENV`` ``venv``: a ``uv run`` command's
+    pytest is that of the interpreter uv runs it with (:func:`uv_run_python`; ops48: it was asked of the ``uv`` word,
+    unknown, and pytest 9's reading pinned a pytest 8 run)."""
     if _own_pytest(Path(workdir)):
         return None
-    python = run_python(test_cmd, path)
+    python = run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, venv)
     return pytest_version(python) if python is not None else None
+
+
+#: ``uv run``'s options that choose its interpreter, given to ``uv python find`` as they are (:func:`uv_run_python`).
+UV_FIND_PASSED = frozenset({"--no-project", "--project", "--no-config", "--config-file", "--managed-python",
+                            "--no-managed-python", "--python-preference", "--no-python-downloads", "--offline"})
+#: ``uv run``'s options that run the program in an environment of its own (a ``--with`` requirement may be pytest
+#: itself): its pytest is not the interpreter's that ``uv python find`` names.
+UV_FIND_UNKNOWN = frozenset({"--with", "--with-editable", "--with-requirements", "--isolated"})
+
+
+def uv_run_python(workdir: Path, test_cmd: str, path: str | None, venv: str | None = None) -> str | None:
+    """The interpreter the ``uv run`` of ``test_cmd`` (:func:`~pytest_homefield.sandbox.pytest_config.uv_run`, all
+    its options read) in ``workdir`` runs its program with, as ``uv python find`` answers it (the run's ``uv`` on
+    ``path``, else the ``env`` extra's; in ``workdir``, ``PATH`` ``path``; the command's ``--python``/``-p`` its
+    request, :data:`UV_FIND_PASSED` passed on; no cache, no download, 30 s): in a project (a ``pyproject.toml`` at
+    ``workdir`` or ``--project``, without ``--no-project``/``--active``) only a project environment it names
+    (``…/.venv/bin/python``: uv runs in it; with none uv would make one and sync it, its pytest unknown), else
+    with ``VIRTUAL_ENV`` ``venv`` (the run's active environment, which uv takes first). ``None`` for another command,
+    :data:`UV_FIND_UNKNOWN`, or when uv cannot tell. Reads nothing of the tree but what uv's discovery reads; runs
+    no code of it (uv asks the interpreter it finds, as :func:`pytest_version` does)."""
+    try:
+        words = shlex.split(test_cmd)
+    except ValueError:
+        return None
+    found = pytest_config.uv_run(words)
+    if found is None or not found.read:
+        return None
+    args: list[str] = []
+    request: str | None = None
+    project = (Path(workdir) / "pyproject.toml").is_file()
+    for name, value in found.given:
+        if name in UV_FIND_UNKNOWN:
+            return None
+        if name == "--python":
+            request = value
+        elif name in UV_FIND_PASSED:
+            args += [name] if value is None else [name, value or ""]
+        project = (project or name == "--project") and name not in ("--no-project", "--active")
+    uv = shutil.which("uv", path=path) if path else None
+    if uv is None:
+        from pytest_homefield.envs.builder import EnvBuildError, find_uv  # the env extra's uv, only for a uv run
+
+        try:
+            uv = find_uv()
+        except EnvBuildError:
+            return None
+    env = {"PATH": path or os.defpath, "HOME": os.environ.get("HOME", "/"), "UV_PYTHON_DOWNLOADS": "never"}
+    if venv and not project:
+        env["VIRTUAL_ENV"] = venv
+    try:
+        out = subprocess.run([uv, "python", "find", "--no-cache", *args, *([request] if request else [])],
+                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, cwd=workdir,
+                             env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    python = out.stdout.strip() if out.returncode == 0 else ""
+    if not python or "\n" in python or (project and Path(python).parent.parent.name != ".venv"):
+        return None
+    return python
 
 
 def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str], whole: Sequence[str] | None = None,
@@ -410,8 +467,9 @@ def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str], whole: Se
     same two takes it instead of asking again (ops46: the ``PATH`` lookup and the script's ``#!`` read were made
     twice a run). Asked each call, never kept by the process: a ``PATH`` or environment changed between runs is
     asked again."""
-    path = run_path(workdir, env)
-    version = _version_on(workdir, test_cmd, path)
+    run_env = scrubbed_env(workdir, host_test_env(env))
+    path = run_env.get("PATH")
+    version = _version_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     return dataclasses.replace(pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
                                                        targets if whole is None else whole, version),
                                asked=(test_cmd, path))
@@ -451,15 +509,16 @@ def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir:
     except ValueError:
         return []
     command = test_cmd or "python -m pytest"
-    # the options pytest reads as its own (a group of short flags, the PYTEST_ADDOPTS the command sets: hatk42)
-    args = pytest_config.pytest_args(command)
+    if setup is None or setup.version != version:  # read for another pytest (soft44): read for this one
+        setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command,
+                                        targets if whole is None else whole, version)
+    # the options pytest reads as its own (a group of short flags, the PYTEST_ADDOPTS the command sets: hatk42; that
+    # of a uv run --env-file: ops48)
+    args = setup.args(command)
     if pytest_config.all_values(args, "-c", "--config-file") or pytest_config.all_values(args, "", "--inifile"):
         return []  # the command names its configuration: pytest looks for none
     named_root = pytest_config.all_values(args, "", "--rootdir")
     named_cut = pytest_config.all_values(args, "", "--confcutdir")
-    if setup is None or setup.version != version:  # read for another pytest (soft44): read for this one
-        setup = pytest_config.setup_for(Path(os.path.abspath(workdir)), command,
-                                        targets if whole is None else whole, version)
     if setup.rootdir is None:
         return []
     if setup.config is not None:  # pytest's own choice, named (hatk42): never left to a search above the tree
@@ -716,7 +775,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     # asked for this command on this PATH (pytest_setup, for this run) holds the answer
     path = run_env.get("PATH")
     version = setup.version if setup is not None and setup.asked == (test_cmd, path) \
-        else _version_on(workdir, test_cmd, path)
+        else _version_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     by_file = ("{junit}" not in test_cmd and bool(targets) and not any("\n" in t or "\r" in t for t in targets)
                and version is not None and version >= ARGSFILE_PYTEST)
     pin = pinned_config(workdir, test_cmd, targets, out_dir, whole, version, setup) if pytest_words(test_cmd) else []

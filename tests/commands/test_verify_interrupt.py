@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,38 @@ def test_the_time_line_is_gradings_times_seconds_over_workers() -> None:
                               "machine's phase lock and memory, which other sessions set)")
     assert "about 0.6s each" in str(time_line([task], 46, 2, {"t1": [0.6]}))  # under 10 s: tenths
     assert time_line([plain_task("t2")], 46, 2, {}) is None  # nothing known: no guess
+
+
+def test_the_estimate_counts_the_sessions_start_and_no_idle_worker() -> None:
+    """ops48: a verify of one grading at ``-n 2`` said "about 2s …, up to 4s" and took 11.9 s: 8.4 s went before the
+    line (pytest, the run's folder, the xdist workers, collection) and the grading's 4.3 s were halved over a worker
+    that had none. The line counts the session's start as measured (``startup_s``, in both ends) and shares the
+    gradings among no more workers than there are gradings; the pace says it again so."""
+    from helpers.report_tasks import plain_task
+
+    from pytest_homefield.commands.verify import Pace, time_estimate
+
+    said = time_estimate([plain_task("t1")], 1, 2, {"t1": [4.0]}, startup_s=8.0)
+    assert said is not None
+    line, e = said
+    assert line.endswith("about 4.0s each (earlier graded attempts (1 task)): about 12s with 2 workers (8s of it the "
+                         "session's start, measured), up to 16s on a loaded machine (×2.0: an attempt also runs its "
+                         "agent and waits for the machine's phase lock and memory, which other sessions set)"), line
+    assert (e.first_s, e.last_s) == (12.0, 16.0)
+    pace = Pace(4, 0.0, lambda: 5.0, e)
+    assert pace.done(False, 9.0) == ("homefield verify: 1 of 4 attempts ended in 9s; about 5s more by the progress "
+                                     "line's ETA (14s in all; said at the start: about 12s, up to 16s)")
+    assert "about 2m00s with 2 workers, up to" in str(time_estimate([plain_task("t1")], 60, 2, {"t1": [4.0]}))
+
+
+def test_the_process_age_is_the_time_since_the_process_started() -> None:
+    """:func:`process_age` in a process that slept 1.5 s after its start says at least that, and not much more."""
+    code = ("import time; time.sleep(1.5); from pytest_homefield.commands.verify import process_age; "
+            "print(process_age())")
+    began = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    took = time.monotonic() - began
+    assert 1.5 <= float(out.stdout) <= took + 0.1
 
 
 def test_the_estimate_is_a_range_whose_high_end_is_the_load_seen() -> None:
@@ -278,8 +311,8 @@ def test_a_verify_says_the_progress_lines_eta_on_lines_of_their_own(tmp_path: Pa
                           cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=600)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
-    start = re.search(r"^homefield verify: 4 gradings on 1 task, .*: about (\S+) with 1 worker, up to (\S+) on a "
-                      r"loaded machine \(×\d+\.\d: .*\)$", out, re.M)
+    start = re.search(r"^homefield verify: 4 gradings on 1 task, .*: about (\S+) with 1 worker \(\S+ of it the "
+                      r"session's start, measured\), up to (\S+) on a loaded machine \(×\d+\.\d: .*\)$", out, re.M)
     assert start, out[-3000:]
     paces = re.findall(r"^homefield verify: (\d) of 4 attempts ended in \S+; about \S+ more by the progress line's "
                        rf"ETA \(\S+ in all; said at the start: about {start[1]}, up to {start[2]}\)$", out, re.M)

@@ -7,6 +7,7 @@ evaluation already in its working tree as a harness leaves it. On main a patch t
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -46,7 +47,7 @@ def task(fx: Fixture) -> Task:
 
 def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str],
               ids: list[str] | None = None, memory_mb: float | None = 4096.0,
-              time_limit: tuple[float, str] | None = (600.0, "600 s"), wait_s: float = 120
+              time_limit: tuple[float, str] | None = (600.0, "600 s"), wait_s: float = 120, undo: bool = True
               ) -> tuple[dict[str, str], str]:
     """Clone at the base commit, write ``files`` (the patch under evaluation), run the exported
     ``eval.sh`` there; ``({test id: status}, the whole log)``."""
@@ -56,8 +57,8 @@ def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str],
         (where / rel).parent.mkdir(parents=True, exist_ok=True)
         (where / rel).write_text(text, encoding="utf-8")
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
-    script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked), memory_mb=memory_mb,
-                         time_limit=time_limit)
+    script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked) if undo else "",
+                         memory_mb=memory_mb, time_limit=time_limit)
     script = script.replace("\ncd /testbed\n", f"\ncd {where}\n", 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "GIT_"))}
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
@@ -199,3 +200,89 @@ def test_the_time_bound_is_the_tasks_grading_bound(task: Task) -> None:
     script = eval_script(hangs, F2P, time_limit=eval_time_limit(hangs, 300))
     assert "timeout --verbose -k 10 40 python" in script and "s bound of 40 s (5× the 8.0 s" in script
     assert "timeout" not in eval_script(plain, F2P, time_limit=None)
+
+
+def _rootdir_moved(fx: Fixture, task: Task, tmp_path: Path) -> tuple[Fixture, Task, list[str]]:
+    """gatk48's case (ops48): a repository with no pytest configuration whose root ``conftest.py`` gives the tests a
+    fixture, and a task whose hidden test file is new beside the code (``src/calc/test_sub.py``, using it); the
+    repository (its clone), the task and its ids."""
+    repo = tmp_path / "bare"
+    git(tmp_path, "clone", "-q", str(fx.root), str(repo))
+    git(repo, "checkout", "-q", task.parent)
+    git(repo, "rm", "-q", "pyproject.toml")  # no pytest configuration anywhere: the setup.py search decides
+    (repo / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n")
+    git(repo, "add", "conftest.py")
+    git(repo, "commit", "-q", "-m", "A fixture for every test", date="2026-01-01T13:00:00+00:00")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    rel = "src/calc/test_sub.py"
+    lines = ["from calc import add, sub", "", "", "def test_sub(two):", "    assert sub(5, 3) == two", "", "",
+             "def test_add(two):", "    assert add(1, 1) == two"]
+    patch = (f"diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n"
+             f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
+    ids = [f"{rel}::test_sub", f"{rel}::test_add"]
+    beside = dataclasses.replace(task, parent=base, test_files=[rel], test_patch=patch, FAIL_TO_PASS=ids[:1],
+                                 PASS_TO_PASS=ids[1:])
+    return dataclasses.replace(fx, root=repo), beside, ids
+
+
+#: A ``setup.py`` a fix may add.
+SETUP_PY = "from setuptools import setup\n\nsetup()\n"
+
+
+def test_a_setup_py_that_moves_pytests_rootdir_is_held_back_as_grading_holds_it(fx: Fixture, task: Task,
+                                                                               tmp_path: Path) -> None:
+    """gatk48 in the export (ops48, :func:`_rootdir_moved`): a fix that also adds ``src/calc/setup.py`` beside the
+    hidden test file makes ``src/calc/`` pytest's rootdir and its ``confcutdir``: the root ``conftest.py`` is not
+    loaded and the tests error. homefield's grading holds such a file back (``carried.setup_moved``: the reference fix
+    with it is solved); the exported ``eval.sh`` kept it and the same fix was unresolved there (every id ``ERROR``).
+    The undo step asks the image's pytest (its own ``determine_setup``) for the rootdir and configuration with and
+    without the patch's added or deleted setup files and puts them back as at the base commit when they move; a
+    ``setup.py`` that moves nothing (at the top, already the rootdir) is kept."""
+    bare, beside, ids = _rootdir_moved(fx, task, tmp_path)
+    status, log = _evaluate(bare, beside, tmp_path / "c", {"src/calc/__init__.py": GOOD_CALC,
+                                                            "src/calc/setup.py": SETUP_PY}, ids)
+    assert "homefield: undo src/calc/setup.py (it moves pytest's rootdir" in log, log
+    assert not (tmp_path / "c" / "src" / "calc" / "setup.py").exists()
+    assert [status.get(i) for i in ids] == ["PASSED"] * 2, log
+    status, log = _evaluate(bare, beside, tmp_path / "d", {"src/calc/__init__.py": GOOD_CALC, "setup.py": SETUP_PY},
+                            ids)
+    assert "homefield: undo setup.py" not in log and (tmp_path / "d" / "setup.py").exists()
+    assert [status.get(i) for i in ids] == ["PASSED"] * 2, log
+
+
+#: swebench 5's grading of one log: the instance (a JSON line), the log's path; prints ``resolved``.
+GRADE = """
+import json, sys
+from swebench.harness.grading import get_eval_report
+from swebench.harness.utils import make_test_spec
+inst = json.loads(open(sys.argv[1]).read())
+report = get_eval_report(make_test_spec(inst), {"instance_id": inst["instance_id"], "model_name_or_path": "gold",
+                         "model_patch": inst["patch"]}, sys.argv[2], include_tests_status=False)
+print(json.dumps(report[inst["instance_id"]]["resolved"]))
+"""
+
+
+@pytest.mark.clients
+def test_swebench_grades_the_held_back_setup_py_as_homefield_does(swebench_python: str, fx: Fixture, task: Task,
+                                                                  tmp_path: Path) -> None:
+    """The real swebench package (``make_test_spec``, ``get_eval_report``) reads the exported ``eval.sh``'s log of
+    :func:`test_a_setup_py_that_moves_pytests_rootdir_is_held_back_as_grading_holds_it`'s fix: resolved, as
+    homefield's grading solves it; with the undo step as it was (none for a moved setup: here no undo step at all
+    beyond the lines before it), not resolved."""
+    from pytest_homefield.export.swebench import instance
+    from pytest_homefield.export.taskrepo import EVAL_TYPE, LOG_PARSER
+
+    bare, beside, ids = _rootdir_moved(fx, task, tmp_path)
+    verdicts = []
+    for name, with_undo in (("held", True), ("kept", False)):
+        status, log = _evaluate(bare, beside, tmp_path / name, {"src/calc/__init__.py": GOOD_CALC,
+                                                                 "src/calc/setup.py": SETUP_PY}, ids, undo=with_undo)
+        row = dict(instance(beside, "me/calc"), image="homefield/x", image_name="homefield/x",
+                   eval_script="", log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
+        (tmp_path / f"{name}.json").write_text(json.dumps(row))
+        (tmp_path / f"{name}.log").write_text(log)
+        graded = subprocess.run([swebench_python, "-c", GRADE, str(tmp_path / f"{name}.json"),
+                                 str(tmp_path / f"{name}.log")], capture_output=True, text=True, timeout=120)
+        assert graded.returncode == 0, graded.stderr[-3000:]
+        verdicts.append(json.loads(graded.stdout.strip().splitlines()[-1]))
+    assert verdicts == [True, False]

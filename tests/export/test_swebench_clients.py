@@ -10,10 +10,8 @@ neither does a patch adding only a forging ``conftest.py`` (atk11 E1).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,25 +48,6 @@ report = get_eval_report(make_test_spec(inst), {"instance_id": iid, "model_name_
                          "model_patch": patch}, log, include_tests_status=False)
 print(json.dumps(report[iid]))
 """.replace("FORGE", repr(FORGE))
-
-
-@pytest.fixture(scope="module")
-def swebench_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A Python that imports swebench 5: this one, else a new uv environment (skip when it cannot be made)."""
-    if importlib.util.find_spec("swebench") is not None:
-        return sys.executable
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("swebench is not installed and uv is not there to install it")
-    env_dir = tmp_path_factory.mktemp("swebench") / "venv"
-    try:
-        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(env_dir)], check=True, capture_output=True,
-                       timeout=120)
-        subprocess.run([uv, "pip", "install", "-q", "--python", str(env_dir / "bin" / "python"), "swebench>=5,<6"],
-                       check=True, capture_output=True, timeout=600)
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"could not install swebench: {exc}")
-    return str(env_dir / "bin" / "python")
 
 
 @pytest.fixture(scope="module")

@@ -197,3 +197,36 @@ def test_the_softener_reads_the_configuration_the_running_pytest_reads(tmp_path:
     run = run_tests(root, "python -m pytest", ["tests/test_a.py"], out_dir=tmp_path / "out2", env=env,
                     sandbox="none", setup=host)
     assert run.outcomes == {"tests/test_a.py::check_a": "failed"}, (run.outcomes, run.error)
+
+
+def test_a_uv_run_commands_pytest_is_the_one_uv_runs(tmp_path: Path, pytest_of: Callable[[str], str]) -> None:
+    """ops48: ``uv run pytest`` in a project whose ``.venv`` holds pytest 8.4.2 (configuration kept for both pytests,
+    warnings as errors, a test that warns): its pytest is asked of the interpreter uv runs it with (``uv python
+    find``), 8.4, and the run fails the test as pytest 8.4.2 does alone. Before, the ``uv`` word was asked, unknown,
+    pytest 9's reading pinned ``-c pytest.toml`` (empty to pytest 8) and the test passed. A project without its
+    ``.venv`` (uv would make and sync one) and a ``--with`` run stay unknown, and nothing is written in the tree."""
+    pytest_of("8.4.2")  # in uv's cache from here on
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    assert uv is not None
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pytest.toml", '[pytest]\nfilterwarnings = ["error"]\n')
+    repo.write("pyproject.toml", '[project]\nname = "x"\nversion = "0"\nrequires-python = ">=3.8"\n\n'
+                                 '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n')
+    repo.write("tests/test_a.py", "import warnings\n\n\ndef test_a():\n    warnings.warn('old', DeprecationWarning)\n")
+    repo.commit("A test that warns, warnings as errors")
+    env = {**os.environ, "PATH": os.path.dirname(uv) + os.pathsep + os.environ.get("PATH", "")}
+    env.pop("VIRTUAL_ENV", None)
+    command = "uv run --offline --no-sync pytest"
+    assert testrun.run_version(repo.path, command, env) is None  # no .venv: uv would make one
+    assert not (repo.path / ".venv").exists()
+    subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(repo.path / ".venv")], check=True, timeout=120)
+    subprocess.run([uv, "pip", "install", "-q", "--offline", "-p", str(repo.path / ".venv" / "bin" / "python"),
+                    "pytest==8.4.2"], check=True, timeout=300)
+    assert testrun.run_version(repo.path, command, env) == (8, 4)
+    assert testrun.run_version(repo.path, "uv run --with pytest pytest", env) is None
+    run = run_tests(repo.path, command, ["tests/test_a.py"], out_dir=tmp_path / "out", env=env, sandbox="none")
+    assert run.outcomes == {"tests/test_a.py::test_a": "failed"}, (run.outcomes, run.error)
+    # --no-project: the active environment's (VIRTUAL_ENV), here this venv's pytest 9
+    venv = str(Path(sys.executable).parent.parent)
+    assert testrun.run_version(repo.path, "uv run --no-project pytest", {**env, "VIRTUAL_ENV": venv}) == \
+        pytest_version(sys.executable)
