@@ -4,7 +4,9 @@ A variant is the rules file with some rules removed: ``base`` (nothing removed, 
 ``rule-N`` (rule N removed) and, once the per-rule results are in, ``slim`` (every rule that is not
 load-bearing for any agent removed). The variant's text replaces the rules file in the attempt's
 snapshot, at the path the agent reads (:func:`rules_path_for`) and at the ablated file's own path;
-the user's file is never written.
+the user's file is never written. The snapshot's git commit then holds the variant too, and its repository
+no object of the file replaced (:func:`~pytest_homefield.sandbox.snapshot.commit_files`): ``git diff`` showed
+the removed rule and ``git show HEAD:CLAUDE.md`` the whole file (aatk49).
 :class:`RulesFileAgent` does that around any agent and puts the snapshot's own file back afterwards
 when the agent left it as given, so neither the diff nor grading sees the variant. Both steps go
 through :mod:`pytest_homefield.sandbox.nofollow`: a folder of the workspace the agent replaced by a
@@ -28,8 +30,9 @@ from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX
 from pytest_homefield.agents.registry import KINDS, parse_spec
 from pytest_homefield.capabilities import Capabilities, capabilities_of
-from pytest_homefield.errors import AgentSpecError
+from pytest_homefield.errors import AgentSpecError, SnapshotError
 from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.snapshot import commit_files
 from pytest_homefield.settings import Settings
 
 __all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "agent_rows",
@@ -122,14 +125,17 @@ def _safe_relpath(rel: str) -> PurePosixPath:
 class RulesFileAgent:
     """``inner`` with the variant's ``text`` written, before it runs, to ``relpath`` in the workspace
     (the file the agent reads) and to each of ``also`` (the ablated file's own path when it differs:
-    otherwise a removed rule could still be read from the snapshot's copy of that file).
+    otherwise a removed rule could still be read from the snapshot's copy of that file), and committed in
+    the workspace's git repository when it has one (:func:`~pytest_homefield.sandbox.snapshot.commit_files`:
+    git shows the variant as the commit, and holds no object of the file it replaced).
 
     Afterwards, each file that still holds exactly ``text`` gets the snapshot's own version back (or
     is removed, with the folders made for it, when the snapshot had none), so the change graded is
     the agent's alone. A file the agent edited, or moved behind a symlink, is left as the agent left
     it; nothing is read, written or deleted through a link. Attribute reads fall through to ``inner``.
     Raises ``ValueError`` for a path that is absolute or leaves the workspace; :meth:`run` raises
-    ``RuntimeError`` when the snapshot's file is not a regular file or lies under a symlink."""
+    ``RuntimeError`` when the snapshot's file is not a regular file or lies under a symlink, or git could not
+    commit the variant (the snapshot's files are put back first)."""
 
     def __init__(self, inner: Agent, relpath: str, text: str, also: Sequence[str] = ()) -> None:
         self.inner = inner
@@ -159,6 +165,14 @@ class RulesFileAgent:
     def run(self, ctx: AgentContext) -> AgentResult:
         data = self.text.encode("utf-8")
         placed = [self._place(Path(ctx.workspace), rel, data) for rel in self.paths]
+        git_dir = nofollow.lstat(Path(ctx.workspace), ".git")
+        if git_dir is not None and stat.S_ISDIR(git_dir.st_mode):  # the snapshot's repository (none: files only)
+            try:
+                commit_files(Path(ctx.workspace), [str(rel) for rel in self.paths])
+            except SnapshotError as exc:
+                for rel, before, mode, made in placed:
+                    _restore(Path(ctx.workspace), rel, data, before, mode, made)
+                raise RuntimeError(f"the variant could not be committed in the snapshot: {exc}") from None
         try:
             return self.inner.run(ctx)
         finally:

@@ -47,7 +47,7 @@ from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
 from pytest_homefield.store import open_own_file
 
 __all__ = ["ProcResult", "run_process", "kill_tree", "die_with_parent", "install_stop_handler", "stop_all",
-           "REAPER", "guard_session", "signal_processes", "run_agent", "CappedSink", "spawn_process",
+           "descendants", "REAPER", "guard_session", "signal_processes", "run_agent", "CappedSink", "spawn_process",
            "stop_process"]
 
 #: Seconds between SIGTERM and SIGKILL when a process tree is stopped on timeout.
@@ -84,6 +84,11 @@ class ProcResult:
     oom_kills: int = 0
     over_memory: str | None = None
     peak_bytes: int | None = None
+
+
+def descendants(root_pid: int) -> list[int]:
+    """PIDs of every live descendant of ``root_pid`` (Linux ``/proc``; empty elsewhere)."""
+    return _descendants(root_pid)
 
 
 def _descendants(root_pid: int) -> list[int]:

@@ -62,7 +62,7 @@ from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.dropped_env import dropped_variable
 from pytest_homefield.sandbox.modes import parse_network
 from pytest_homefield.sandbox.nofollow import read_tail, remove_tree
-from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
+from pytest_homefield.sandbox.procs import descendants, run_process, spawn_process, stop_process
 from pytest_homefield.sandbox.relay import HostPort, HostRelay
 from pytest_homefield.sandbox.service_box import instance_folder, service_argv, service_backend, service_socket
 from pytest_homefield.sandbox.tempdirs import mkdtemp
@@ -70,7 +70,7 @@ from pytest_homefield.store import open_own_file
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
            "parse_services", "parse_test_network", "free_port", "pool_for", "close_pools", "run_network",
-           "services_digest", "check_services", "agent_lease", "failure_lines"]
+           "services_digest", "check_services", "agent_lease", "failure_lines", "listens_itself"]
 
 SCOPES = ("worker", "run")
 #: Keys of one ``services.<name>`` entry.
@@ -237,6 +237,42 @@ def _tail(path: Path, n: int = LOG_TAIL) -> str:
     return " | ".join(lines[-n:])[:600]
 
 
+def _listening_inodes(port: int) -> set[str]:
+    """The inodes of the TCP sockets listening on ``port`` of this network namespace (``/proc/net/tcp`` and
+    ``tcp6``: the local address's port in hex, state ``0A``, the inode in the tenth field)."""
+    found: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            f = row.split()
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                found.add(f[9])
+    return found
+
+
+def listens_itself(root_pid: int, port: int) -> bool:
+    """Whether a process of ``root_pid``'s tree (itself and its live descendants) holds a socket listening on
+    TCP ``port`` of this network namespace (its ``/proc/<pid>/fd`` links ``socket:[inode]``); ``False`` when no
+    socket listens there, when another process's does, or when the tree's descriptors cannot be read."""
+    inodes = {f"socket:[{i}]" for i in _listening_inodes(port)}
+    if not inodes:
+        return False
+    for pid in (root_pid, *descendants(root_pid)):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                    return True
+    return False
+
+
 def _port_open(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -268,6 +304,8 @@ class Instance:
     memory_bytes: int | None = None
     #: its reaper keeps the memory reserved for the run that starts it (a fresh instance: stopped inside it)
     hold_memory: bool = False
+    #: the backend that confines it (:func:`~.service_box.service_backend` of ``sandbox``), set by :meth:`start`
+    backend: str = "none"
 
     @property
     def address(self) -> int:
@@ -317,7 +355,7 @@ class Instance:
         try:
             # confined as a test run is (atk18 F1: a server runs what its clients ask, the agent among them),
             # under bubblewrap in a network of its own, its port carried out (service_box)
-            backend = service_backend(self.sandbox)
+            backend = self.backend = service_backend(self.sandbox)
             self.cwd = instance_folder(self.port, backend)  # never shared: what one instance saves, no other loads
             self.sock = service_socket(self.cwd, self.port, backend)
             if self.sock is not None:
@@ -340,15 +378,28 @@ class Instance:
                 self.stop()
                 raise self._fail(f"exited with status {code} before it was ready")
             if self.spec.ready == "tcp":
-                if self.sock.exists() if self.sock is not None else _port_open(self.port):
+                if self.sock.exists() if self.sock is not None else self._its_port():
                     return self
-            elif self._shell(self.spec.ready, "ready") == 0:
+            elif self._shell(self.spec.ready, "ready") == 0 and self._its_port():
                 return self
             if time.monotonic() > deadline:
                 self.stop()
                 raise self._fail(f"was not ready after {self.spec.timeout_s:g} s (ready: {self.spec.ready})")
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
+
+    def _its_port(self) -> bool:
+        """Whether the instance's port is its own to take for ready: under bubblewrap the host half of its relay
+        holds the port from before the start (:class:`~.relay.HostPort`); under Landlock a socket of the
+        instance's own process tree must listen there (aatk49: another process, a graded test's or an agent's
+        that took the port between :func:`free_port` and the server's ``bind``, answered ``ready`` and then the
+        tests' every command; the server, its port taken, exits and the start fails); with ``--sandbox none``
+        (nothing confined: a server started through another, ``docker run -p``) whatever listens there."""
+        if self.sock is not None:
+            return True
+        if self.proc is None or not _port_open(self.port):
+            return False
+        return self.backend != "landlock" or listens_itself(self.proc.pid, self.port)
 
     def alive(self) -> bool:
         """Whether the service's process is still running."""

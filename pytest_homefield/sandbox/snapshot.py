@@ -49,6 +49,7 @@ __all__ = [
     "borrowed_gitdir",
     "inert_git_env",
     "make_snapshot",
+    "commit_files",
     "TreePack",
     "PACK_SEALS",
     "tree_of",
@@ -491,6 +492,36 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path, isolated: bool = Fals
     tree = git("write-tree", cwd=dest, isolated=True).strip()  # the tree as checked out (no .homefield/)
     sha = git("commit-tree", "--no-gpg-sign", "-m", SNAPSHOT_MESSAGE, tree, cwd=dest, env=who, isolated=True).strip()
     git("-c", "core.logAllRefUpdates=false", "update-ref", "refs/heads/main", sha, cwd=dest, isolated=True)
+
+
+def commit_files(dest: Path, rels: Iterable[str]) -> None:
+    """Make the snapshot at ``dest`` (:func:`make_snapshot` with ``init_git``, before any agent ran in it: its
+    ``.git`` is homefield's) hold the working tree's ``rels`` (relative POSIX paths of regular files) as they
+    are now in its one commit: the index takes them (new ones added), the commit is replaced by one of the
+    same author, date and message on the new tree, and the objects are packed again from that commit
+    alone, so git holds no object of a file it replaced (``git cat-file --batch-all-objects``). An ablation
+    writes a variant of a rules file over the snapshot's (aatk49: ``git diff`` showed the rule removed, ``git
+    show HEAD:CLAUDE.md`` the whole file). Raises :class:`SnapshotError` when git fails."""
+    rels = list(rels)
+    info = Path(dest) / ".git" / "info"
+    who = {"GIT_AUTHOR_NAME": SNAPSHOT_AUTHOR[0], "GIT_AUTHOR_EMAIL": SNAPSHOT_AUTHOR[1],
+           "GIT_AUTHOR_DATE": SNAPSHOT_DATE, "GIT_COMMITTER_NAME": SNAPSHOT_AUTHOR[0],
+           "GIT_COMMITTER_EMAIL": SNAPSHOT_AUTHOR[1], "GIT_COMMITTER_DATE": SNAPSHOT_DATE}
+    try:
+        info.mkdir(exist_ok=True)
+        (info / "attributes").write_text(_RAW_ATTRIBUTES)  # the bytes as they are, as the checkout wrote them
+        git(*_RAW_GIT, "update-index", "--add", "--", *rels, cwd=dest, isolated=True)
+        tree = git("write-tree", cwd=dest, isolated=True).strip()
+        sha = git("commit-tree", "--no-gpg-sign", "-m", SNAPSHOT_MESSAGE, tree, cwd=dest, env=who,
+                  isolated=True).strip()
+        git("-c", "core.logAllRefUpdates=false", "update-ref", "refs/heads/main", sha, cwd=dest, isolated=True)
+        # one pack of what the new commit and the index reach; the old pack (the replaced blobs, tree, commit) goes
+        git("-c", "gc.auto=0", "repack", "-a", "-d", "-q", cwd=dest, isolated=True)
+        git("prune", "--expire=now", cwd=dest, isolated=True)
+    except OSError as exc:
+        raise SnapshotError(f"cannot commit {', '.join(rels)} in the snapshot: {exc}") from exc
+    finally:
+        shutil.rmtree(info, ignore_errors=True)
 
 
 def copy_tree(src: Path, dest: Path, *, atime_is_mtime: bool = False) -> Path:

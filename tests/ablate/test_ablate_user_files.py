@@ -91,3 +91,32 @@ def test_a_user_file_changed_during_the_session_is_reported_as_changed(tmp_path:
     assert (f"CHANGED: docs/NEW.md: sha256 {_sha(UNTRACKED)} before, sha256 {_sha(after)} after"
             in proc.stdout)
     assert "was not changed" not in proc.stdout
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_variant_s_attempt_cannot_read_the_removed_rule_from_the_snapshot_s_git(mode: str, tmp_path: Path) -> None:
+    """aatk49, through ``homefield ablate`` with a ``cmd:`` agent in the default sandbox: the snapshot is a
+    one-commit git repository whose commit held the rules file as the task's parent has it, and the variant
+    was written over it, so the ``rule-1`` attempt's ``git diff`` showed the removed rule (``-- A committed
+    rule.``) and ``git status`` ``M docs/RULES.md``. The agent writes what git tells it into its change
+    (``seen.txt``, in its ``diff.patch``): now git shows the variant as the commit and holds no other text of
+    the file. The same with ``--sandbox none``: the workspace's git is the snapshot's there too."""
+    if mode == "bwrap":
+        try:
+            probe()
+        except BwrapUnavailable as exc:
+            pytest.skip(str(exc))
+    repo = _repo(tmp_path / "repo")
+    (repo / "docs" / "RULES.md").write_text(COMMITTED + "\n- A second rule, kept.\n")
+    asks = ("git status --porcelain > seen.txt; git diff HEAD >> seen.txt; "
+            "git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)' | "
+            "while read t o; do [ $t = blob ] && git cat-file -p $o >> seen.txt; done; true")
+    proc = homefield(repo, "ablate", "docs/RULES.md", "--sandbox", mode, "--agent", "cmd:sh -c " + shlex.quote(asks),
+                     "--attempts", "1", "--yes", "--run-id", "git", "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    variants = repo / ".homefield" / "ablate" / "git" / "variants"
+    seen = {p.parts[-6]: p.read_text() for p in variants.glob("*/attempts/*/*/1/diff.patch")}
+    assert {"base", "rule-1", "rule-2"} <= set(seen), seen
+    assert "A second rule, kept." in seen["rule-1"]  # the agent read git's objects: the variant it was shown
+    assert "A committed rule." not in seen["rule-1"] and "docs/RULES.md" not in seen["rule-1"], seen["rule-1"]
+    assert "A second rule, kept." not in seen["rule-2"], seen["rule-2"]

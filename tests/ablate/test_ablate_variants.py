@@ -212,3 +212,55 @@ def test_a_rules_file_under_a_folder_the_agent_made_unreadable_gets_its_snapshot
     proc = subprocess.run([*as_user, sys.executable, "-c", LOCKED_CHILD, str(ws)], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0 and proc.stdout == "historical rules\n", proc.stdout + proc.stderr[-2000:]
+
+
+class GitReader:
+    """An agent that asks the workspace's git what the rules file was, as an agent does with ``git status``,
+    ``git diff`` and ``git show`` (Claude Code puts ``git status`` in its own context when it starts), and
+    reads every object git holds (``git cat-file --batch-all-objects``), as an attacker's agent would."""
+
+    name, spec, simulated, hinted = "git", "git", False, False
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def version(self) -> str | None:
+        return "1"
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        import subprocess
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+        for key, argv in (("status", ["status", "--porcelain"]), ("diff", ["diff", "HEAD"]),
+                          ("head", ["show", "HEAD:CLAUDE.md"]),
+                          ("objects", ["cat-file", "--batch-all-objects", "--batch"])):
+            self.seen[key] = subprocess.run(["git", *argv], cwd=ctx.workspace, env=env, capture_output=True,
+                                            check=False).stdout.decode("utf-8", "replace")
+        return AgentResult()
+
+
+def test_the_workspace_git_shows_the_variant_and_holds_no_removed_rule(tmp_path: Path) -> None:
+    """aatk49: the snapshot is a one-commit git repository whose commit holds the rules file as the task's
+    commit has it; the variant was written over it, so in a ``rule-2`` attempt ``git status`` showed
+    ``M CLAUDE.md``, ``git diff`` the removed rule as a ``-`` line and ``git show HEAD:CLAUDE.md`` the whole
+    file: the removed rule was one ``git diff`` away. Now the snapshot's commit holds the variant and its
+    repository no object of the file it replaced; the snapshot's own file is still what is put back."""
+    from helpers.gitrepo import GitRepo
+
+    from pytest_homefield.sandbox.snapshot import make_snapshot
+
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("CLAUDE.md", "# R\n\n- keep tabs\n- SECRET-RULE-two\n- three\n")
+    repo.write("docs/AGENTS.md", "- SECRET-RULE-two too\n")
+    repo.write("pkg/mod.py", "x = 1\n")
+    sha = repo.commit("c")
+    ws = make_snapshot(repo.path, sha, dest=tmp_path / "ws", init_git=True)
+    inner = GitReader()
+    RulesFileAgent(inner, "CLAUDE.md", "# R\n\n- keep tabs\n- three\n", also=["docs/AGENTS.md"]).run(_ctx(ws))
+    assert inner.seen["status"] == "", inner.seen["status"]
+    assert inner.seen["diff"] == "", inner.seen["diff"]
+    assert inner.seen["head"] == "# R\n\n- keep tabs\n- three\n"
+    assert "keep tabs" in inner.seen["objects"] and "SECRET-RULE" not in inner.seen["objects"]
+    assert (ws / "CLAUDE.md").read_text() == "# R\n\n- keep tabs\n- SECRET-RULE-two\n- three\n"
+    assert (ws / "docs" / "AGENTS.md").read_text() == "- SECRET-RULE-two too\n"

@@ -166,3 +166,65 @@ def test_a_redis_instance_writes_into_no_other_redis_of_the_host(mode: str, long
     else:
         assert migrated.startswith(b"-IOERR"), migrated
         assert planted == b"$-1\r\n", planted
+
+
+@pytest.mark.parametrize("ready", ["tcp", "sh"])
+def test_a_port_another_process_took_before_the_instance_is_never_its_ready(ready: str, tmp_path: Path) -> None:
+    """aatk49, under Landlock (no network namespace of its own: the instance listens on the host's loopback): a
+    process that is not the instance (a graded test's or an agent's of another attempt: they may listen on a
+    loopback port) took the instance's port between homefield's choice of it and the server's ``bind``, and
+    ``ready: tcp`` (or a ``ready`` command asking the port) took that listener for the instance: the lease's
+    tests then talked to it. Here the server binds half a second after it started (as a slow launcher does) and
+    the other listener comes once it started: now the start fails (the server, its port taken, exits) instead."""
+    import threading
+
+    from pytest_homefield.sandbox.services import Instance
+
+    works("landlock")
+    script = tmp_path / "server.py"
+    script.write_text("import time\nopen('started', 'w').close()\ntime.sleep(0.5)\n" + SERVER)
+    body: dict[str, object] = {"command": f"{sys.executable} {script} {{port}}", "timeout": 5}
+    if ready == "sh":
+        body["ready"] = f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {{port}}), 1)\""
+    (spec,) = parse_services({"srv": body})
+    port = free_port()
+    other = socket.socket()
+    other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+    def take() -> None:  # once the server runs (after the start's own check that the port is free)
+        deadline = time.monotonic() + 10
+        while not (inst.cwd is not None and (inst.cwd / "started").exists()) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        other.bind(("127.0.0.1", port))
+        other.listen(4)
+
+    taker = threading.Thread(target=take)
+    inst = Instance(spec, port, tmp_path / "logs" / "srv.log", sandbox="landlock")
+    try:
+        taker.start()
+        with pytest.raises(ServiceError, match="exited with status|was not ready"):
+            inst.start()
+    finally:
+        inst.stop()
+        taker.join()
+        other.close()
+
+
+def test_the_instance_s_own_listener_is_its_ready(tmp_path: Path) -> None:
+    """The check of the test above takes the instance's own socket (a process of its tree) for ready."""
+    from pytest_homefield.sandbox.services import Instance, listens_itself
+
+    works("landlock")
+    script = tmp_path / "server.py"
+    script.write_text(SERVER)
+    (spec,) = parse_services({"srv": {"command": f"{sys.executable} {script} {{port}}", "timeout": 10}})
+    port = free_port()
+    inst = Instance(spec, port, tmp_path / "logs" / "srv.log", sandbox="landlock").start()
+    try:
+        assert inst.proc is not None and listens_itself(inst.proc.pid, port)
+        with subprocess.Popen(["sleep", "30"]) as sibling:  # a process outside the instance's tree
+            assert not listens_itself(sibling.pid, port)
+            sibling.kill()
+        assert ask(port, f"READ {script}").lstrip().startswith("import json")  # its own server answers
+    finally:
+        inst.stop()
