@@ -24,7 +24,7 @@ __all__ = ["EventTally", "OutcomeChannel", "Parsed", "SealScope", "parse_events"
            "read_outcomes", "write_counted", "seal_verdict", "MAX_SEALS",
            "MAX_SEAL_TEXT", "SEAL_VERDICTS", "SEAL_LOOSE",
            "MAX_EVENT_BYTES", "MAX_EVENT_IDS", "MAX_LINE_BYTES", "KEEP_COUNTED_BYTES",
-           "CHANNEL_DRAIN_S"]
+           "CHANNEL_DRAIN_S", "MAX_TORN", "MAX_TORN_ID", "spread_torn", "within_scope"]
 
 #: Bytes one run may send on its outcome channel (an honest phase event is about 250 bytes: some 90,000 tests).
 #: Past it nothing more counts and the run is over the cap (:attr:`EventTally.over`).
@@ -350,7 +350,7 @@ class EventTally:
         self._row_reports: dict[str, int] = {}
         self._sealed: dict[str, dict[str, list[str]]] = {}
         self._caught: dict[str, list[Caught]] = {}
-        self._torn: set[str] = set()  # the scopes above a test whose finalizers raised (gatk50: _spread_torn)
+        self._torn: set[str] = set()  # the scopes above a test whose finalizers raised (gatk50: spread_torn)
         self._caught_cost = 0
         self._names: dict[str, str] = {}  # one object per distinct name the records hold
         self._collected: int | None = None
@@ -448,7 +448,7 @@ class EventTally:
                 if ev.get("caught"):  # well_formed: two lists of short texts and [text, int] each
                     self._caught_records(nodeid, ev["caught"])
                 if phase == "teardown" and outcome == "failed" and ev.get("torn"):  # well_formed: a few texts
-                    self._torn.update(n for n in ev["torn"] if n != nodeid and _within(nodeid, n))
+                    self._torn.update(n for n in ev["torn"] if n != nodeid and within_scope(nodeid, n))
                 stop = ev.get("line")
                 if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
                         and nodeid not in self._lines:  # its first failure's
@@ -534,7 +534,7 @@ class EventTally:
             return Parsed({}, {}, None, [], found=False, started=False, over=self.over), []
         outcomes = {nodeid: _outcome(ph) for nodeid, ph in self._phases.items()}
         if self._torn:
-            _spread_torn(outcomes, self._torn)
+            spread_torn(outcomes, self._torn)
         timeouts = [n for n, ph in self._phases.items() if any(p[2] for p in ph.values())]
         skips = {n: str(p[3]).removeprefix("Skipped: ") for n, ph in self._phases.items() if outcomes[n] == "skipped"
                  for p in ph.values() if p[0] == "skipped" and p[3]}
@@ -570,13 +570,13 @@ def parse_events(text: str) -> tuple[Parsed, list[str]]:
     return tally.result()
 
 
-def _within(nodeid: str, scope: str) -> bool:
+def within_scope(nodeid: str, scope: str) -> bool:
     """Whether the test ``nodeid`` is in the collector ``scope`` (a node id: ``""`` the session; ``tests`` a
     folder or package; ``tests/test_m.py`` a module; ``tests/test_m.py::TestX`` a class)."""
     return scope == "" or nodeid.startswith((scope + "::", scope + "/"))
 
 
-def _spread_torn(outcomes: dict[str, str], torn: Collection[str]) -> None:
+def spread_torn(outcomes: dict[str, str], torn: Collection[str]) -> None:
     """gatk50, in place: every id of ``outcomes`` inside a scope of ``torn`` (collectors whose own finalizers
     raised in some test's teardown: a class-, module-, package- or session-scoped fixture's teardown failed) that
     ``passed`` or ``xpassed`` is ``error``. pytest reports such a failure on the one test whose teardown ended the
