@@ -17,7 +17,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,7 +157,8 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     write_jsonl_atomic(
         scan_path(mine_dir),
         (
-            {"commit": r.commit, "subject": r.subject, "reason": r.reason, "detail": r.detail}
+            {"commit": r.commit, "subject": r.subject, "reason": r.reason, "detail": r.detail,
+             **({"same_as": r.same_as} if r.same_as else {})}
             for r in result.rejected
         ),
     )
@@ -335,12 +336,14 @@ def _languages(paths: Iterable[str]) -> list[str]:
 
 
 def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None,
-                duplicates: Collection[str] = ()) -> list[Task]:
+                duplicates: Mapping[str, str] | None = None) -> list[Task]:
     """Rewrite ``tasks.jsonl`` atomically (raises :class:`~pytest_homefield.records.RecordError`, writing
     nothing, when a record already in it is not valid): tasks verified in this session replace or add records by id;
-    candidates of this session that were dropped are removed, and so are the ids of ``duplicates`` (commits this
-    session's scan set aside as ``duplicate_change``: a copy of a newer commit's change, which a mine before that
-    filter may have kept beside the newer one, one fix counted twice); all other records are kept unchanged.
+    candidates of this session that were dropped are removed, and so are the ids of ``duplicates`` (task id → the
+    id of the newer copy: commits this session's scan set aside as ``duplicate_change``, a copy of a newer commit's
+    change, which a mine before that filter may have kept beside the newer one, one fix counted twice) whose newer
+    copy is a task in the file written (gatk50: never before; a mine that verified not the newer copy, or dropped
+    it, removed a good task and kept nothing of its fix); all other records are kept unchanged.
     Ordered newest commit first (``committed_at``); ``max_tasks`` keeps the newest N of this
     session's tasks. Returns the tasks written."""
     load_tasks(tasks_path)  # RecordError for a bad record: never write back what did not validate
@@ -350,8 +353,11 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
                   reverse=True)
     if max_tasks is not None:
         kept = kept[:max_tasks]
-    merged = {i: t for i, t in existing.items() if i not in session_ids and i not in duplicates}
+    merged = {i: t for i, t in existing.items() if i not in session_ids}
     merged.update({t["id"]: t for t in kept})
+    for old, new in (duplicates or {}).items():
+        if new in merged and new != old:
+            merged.pop(old, None)
     # ties of committed_at broken by id, so that the order never depends on which record came first
     ordered = sorted(merged.values(), key=lambda t: (t.get("committed_at", ""), t.get("id", "")), reverse=True)
     write_jsonl_atomic(tasks_path, ordered)
@@ -618,14 +624,17 @@ class MineSession:
         n_max = len({r["commit"] for r in every if r.get("reason") == "max_tasks"} - {r["commit"] for r in verified})
         tasks_path = self.settings.tasks_path
         scanned = list(read_jsonl(scan_path(self.mine_dir)))
-        duplicates = {str(r["commit"])[:12] for r in scanned if r.get("reason") == "duplicate_change"}
-        held = {t["id"] for t in read_jsonl(tasks_path)} & duplicates if duplicates and tasks_path.exists() else set()
+        # an older copy and the newer copy it repeats (a scan.jsonl frozen before same_as was written: none)
+        duplicates = {str(r["commit"])[:12]: str(r["same_as"])[:12] for r in scanned
+                      if r.get("reason") == "duplicate_change" and isinstance(r.get("same_as"), str) and r["same_as"]}
+        before = {t["id"] for t in read_jsonl(tasks_path)} if duplicates and tasks_path.exists() else set()
         try:
             tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks, duplicates=duplicates)
         except (RecordError, OSError) as exc:  # nothing was written: tasks.jsonl is as it was
             self.tasks_error = str(exc)
             return [f"tasks.jsonl not updated: {exc}",
                     f"Verification records: {self.results_path.relative_to(self.settings.root)}"]
+        held = before & duplicates.keys() - {t.id for t in tasks}  # removed: their newer copies are tasks now
         kept = sum(1 for r in verified if r.get("task"))
         n_bound = self.settings.stop_after_tasks
         if stop is not None and n_bound and (stop.why == STOP_AFTER_TASKS or kept >= n_bound):
@@ -676,7 +685,7 @@ class MineSession:
         if held:
             lines.append(f"Removed from tasks.jsonl: {plural(len(held), 'task')} ({', '.join(sorted(held))}) that an "
                          "earlier mine kept, whose change a newer commit repeats (duplicate change: one fix counted "
-                         "twice); the newest copy stays a candidate")
+                         "twice); the newer copy is a task in its place")
         vague = vague_line(tasks, self.settings.spec_threshold)
         if vague:
             lines.append(vague)

@@ -202,13 +202,15 @@ class Candidate:
 
 @dataclass
 class Rejected:
-    """A commit a filter turned down: ``reason`` is one of :data:`REASONS`, ``detail`` one line."""
+    """A commit a filter turned down: ``reason`` is one of :data:`REASONS`, ``detail`` one line; ``same_as``, for a
+    ``duplicate_change`` only, the full sha of the newer candidate whose change it repeats (else ``""``)."""
 
     commit: str
     subject: str
     authored_at: str
     reason: str
     detail: str = ""
+    same_as: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON primitives only."""
@@ -572,7 +574,7 @@ def _filter_duplicates(repo: git.Repo, outcomes: list[Candidate | Rejected]) -> 
         kept = first.setdefault((outcome.mode, ids[outcome.commit]), outcome.commit)
         if kept != outcome.commit:
             outcomes[i] = Rejected(outcome.commit, outcome.subject, outcome.authored_at, "duplicate_change",
-                                   f"the same change as {kept[:12]}")
+                                   f"the same change as {kept[:12]}", same_as=kept)
 
 
 # --- rendering ---------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ __all__ = ["EventTally", "OutcomeChannel", "Parsed", "SealScope", "parse_events"
            "read_outcomes", "write_counted", "seal_verdict", "MAX_SEALS",
            "MAX_SEAL_TEXT", "SEAL_VERDICTS", "SEAL_LOOSE",
            "MAX_EVENT_BYTES", "MAX_EVENT_IDS", "MAX_LINE_BYTES", "KEEP_COUNTED_BYTES",
-           "CHANNEL_DRAIN_S"]
+           "CHANNEL_DRAIN_S", "MAX_TORN", "MAX_TORN_ID", "spread_torn", "within_scope"]
 
 #: Bytes one run may send on its outcome channel (an honest phase event is about 250 bytes: some 90,000 tests).
 #: Past it nothing more counts and the run is over the cap (:attr:`EventTally.over`).
@@ -170,6 +170,10 @@ MAX_CAUGHT = 32
 MAX_CAUGHT_NAMES = 32
 MAX_CAUGHT_NAME = 200
 MAX_CAUGHT_PER_ID = 64
+#: Node ids one failed teardown's ``torn`` may name (the reporter's cap) and characters of each (gatk50); the scopes
+#: kept for a run are those enclosing the reporting id, so at most the ids' own depth each.
+MAX_TORN = 16
+MAX_TORN_ID = 4096
 #: What the caught records one run keeps may cost at most, counted as their names' characters plus
 #: :data:`CAUGHT_OVERHEAD` per name and per record (the host's memory stays bounded whatever the test process sends:
 #: atk19; some 5,000 records of a five-class MRO). Later records are not kept: a twin they would excuse is judged
@@ -219,6 +223,10 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
         return False
     ids = ev.get("ids")
     if ids is not None and not (isinstance(ids, list) and all(isinstance(x, str) for x in ids)):
+        return False
+    torn = ev.get("torn")
+    if torn is not None and not (isinstance(torn, list) and len(torn) <= MAX_TORN
+                                 and all(isinstance(x, str) and len(x) <= MAX_TORN_ID for x in torn)):
         return False
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
 
@@ -342,6 +350,7 @@ class EventTally:
         self._row_reports: dict[str, int] = {}
         self._sealed: dict[str, dict[str, list[str]]] = {}
         self._caught: dict[str, list[Caught]] = {}
+        self._torn: set[str] = set()  # the scopes above a test whose finalizers raised (gatk50: spread_torn)
         self._caught_cost = 0
         self._names: dict[str, str] = {}  # one object per distinct name the records hold
         self._collected: int | None = None
@@ -438,6 +447,8 @@ class EventTally:
                     self._seal_reports(nodeid, ev["seals"])
                 if ev.get("caught"):  # well_formed: two lists of short texts and [text, int] each
                     self._caught_records(nodeid, ev["caught"])
+                if phase == "teardown" and outcome == "failed" and ev.get("torn"):  # well_formed: a few texts
+                    self._torn.update(n for n in ev["torn"] if n != nodeid and within_scope(nodeid, n))
                 stop = ev.get("line")
                 if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
                         and nodeid not in self._lines:  # its first failure's
@@ -522,6 +533,8 @@ class EventTally:
         if not counted and not ignored:
             return Parsed({}, {}, None, [], found=False, started=False, over=self.over), []
         outcomes = {nodeid: _outcome(ph) for nodeid, ph in self._phases.items()}
+        if self._torn:
+            spread_torn(outcomes, self._torn)
         timeouts = [n for n, ph in self._phases.items() if any(p[2] for p in ph.values())]
         skips = {n: str(p[3]).removeprefix("Skipped: ") for n, ph in self._phases.items() if outcomes[n] == "skipped"
                  for p in ph.values() if p[0] == "skipped" and p[3]}
@@ -555,6 +568,38 @@ def parse_events(text: str) -> tuple[Parsed, list[str]]:
     if not text.endswith(("\n", "\r")):
         tally.feed(b"\n")
     return tally.result()
+
+
+def within_scope(nodeid: str, scope: str) -> bool:
+    """Whether the test ``nodeid`` is in the collector ``scope`` (a node id: ``""`` the session; ``tests`` a
+    folder or package; ``tests/test_m.py`` a module; ``tests/test_m.py::TestX`` a class)."""
+    return scope == "" or nodeid.startswith((scope + "::", scope + "/"))
+
+
+def spread_torn(outcomes: dict[str, str], torn: Collection[str]) -> None:
+    """gatk50, in place: every id of ``outcomes`` inside a scope of ``torn`` (collectors whose own finalizers
+    raised in some test's teardown: a class-, module-, package- or session-scoped fixture's teardown failed) that
+    ``passed`` or ``xpassed`` is ``error``. pytest reports such a failure on the one test whose teardown ended the
+    scope, the last of it this run ran (under xdist, each worker's last, as it scheduled them): that id alone was
+    ``error`` and its siblings ``passed``, so a subset (mining's targeted twin runs) or another schedule moved the
+    error onto another id, a FAIL_TO_PASS id of a real fix among them; the scope's failure is every one of its ids'.
+    The cost is the ids times their depth (each id's enclosing scopes looked up)."""
+    for nodeid, outcome in outcomes.items():
+        if outcome not in ("passed", "xpassed"):
+            continue
+        if "" in torn or any(scope in torn for scope in _scopes(nodeid)):
+            outcomes[nodeid] = "error"
+
+
+def _scopes(nodeid: str) -> list[str]:
+    """The collector node ids enclosing the test ``nodeid`` (``a/b.py::C::t[x]`` → ``a``, ``a/b.py``,
+    ``a/b.py::C``), the session's ``""`` left out."""
+    path, _, rest = nodeid.partition("::")
+    parts = path.split("/")
+    out = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    names = rest.split("[", 1)[0].split("::")[:-1]
+    out += [path + "::" + "::".join(names[:i]) for i in range(1, len(names) + 1)]
+    return out
 
 
 def _outcome(ph: Mapping[str, _Phase]) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from pytest_homefield.sandbox.outcomes import spread_torn, within_scope
 from pytest_homefield.store import open_own
 
 __all__ = ["AttemptFiles", "GradingRun", "IdStatus", "READ_CAP", "json_lines", "read_capped", "id_statuses",
@@ -74,8 +75,10 @@ class IdStatus(NamedTuple):
 def id_statuses(events_text: str) -> tuple[dict[str, IdStatus], list[tuple[str, str]], bool]:
     """``(status per node id, collection errors as (node id or path, message), finished)`` from the
     text of ``outcomes.jsonl`` (the reporter's events, written for people after the run: one JSON
-    object per line; other lines skipped). A test passes iff its call phase passed (§7)."""
+    object per line; other lines skipped). A test passes iff its call phase passed and its teardown did not fail, nor
+    that of a scope around it (a failed teardown's ``torn``, gatk50: as grading reads it, §7)."""
     phases: dict[str, dict[str, dict[str, Any]]] = {}
+    torn: set[str] = set()
     collect: list[tuple[str, str]] = []
     finished = False
     for ev in json_lines(events_text):
@@ -86,6 +89,10 @@ def id_statuses(events_text: str) -> tuple[dict[str, IdStatus], list[tuple[str, 
             if when == "call" and when in slot and slot[when].get("outcome") == "failed":
                 continue  # a subtest failed: keep the failure
             slot[when] = ev
+            scopes = ev.get("torn")
+            if when == "teardown" and ev.get("outcome") == "failed" and isinstance(scopes, list):
+                torn.update(n for n in scopes if isinstance(n, str) and n != ev["nodeid"]
+                            and within_scope(ev["nodeid"], n))
         elif kind == "collect_error":
             collect.append((str(ev.get("nodeid") or ev.get("path") or ""), str(ev.get("message") or "")))
         elif kind == "finish":
@@ -106,6 +113,12 @@ def id_statuses(events_text: str) -> tuple[dict[str, IdStatus], list[tuple[str, 
                 out[nodeid] = IdStatus(nodeid, "xfailed" if skip.get("xfail") else "skipped", skip.get("message"))
             else:
                 out[nodeid] = IdStatus(nodeid, "not run")
+    if torn:  # a scope's failed teardown is every one of its ids' (gatk50)
+        passing = {n: "passed" for n, st in out.items() if st.status == "passed"}
+        spread_torn(passing, torn)
+        for nodeid, status in passing.items():
+            if status == "error":
+                out[nodeid] = out[nodeid]._replace(status="error", message="the teardown of its scope failed")
     return out, collect, finished
 
 

@@ -119,3 +119,33 @@ def test_a_new_mine_removes_the_older_copy_an_earlier_mine_kept(tmp_path: Path) 
     assert shas["original"][:12] not in ids and shas["again"][:12] in ids, ids
     assert (f"Removed from tasks.jsonl: 1 task ({shas['original'][:12]}) that an earlier mine kept, whose change a "
             "newer commit repeats") in second.stdout, second.stdout
+
+
+@pytest.mark.slow
+def test_an_older_copy_stays_while_its_newer_copy_is_no_task(tmp_path: Path) -> None:
+    """gatk50: the older copy of a change is removed from ``tasks.jsonl`` only once its newer copy is a task there. A
+    mine that verifies not the newer copy (a ``-k`` mine of another candidate here; a time budget, ``--max-tasks``, a
+    Ctrl-C, or the newer copy dropped by its own verification likewise) removed the older, a task an earlier mine
+    verified (mined before the fix was reverted and picked again), and kept nothing of that fix: one good task lost.
+    The next mine that keeps the newer copy removes the older."""
+    path, shas = _history(tmp_path)
+    (path / ".homefield.yml").write_text(
+        f"test_cmd: {json.dumps(f'{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}')}\n")
+    args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", "0"]
+    tasks_path = path / ".homefield" / "tasks.jsonl"
+    # the earlier mine, when history ended at the original fix: it verified and kept it
+    subprocess.run(["git", "checkout", "-q", shas["original"]], cwd=path, check=True)
+    first = homefield(path, *args)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert [t["id"] for t in read_jsonl(tasks_path)] == [shas["original"][:12]]
+    subprocess.run(["git", "checkout", "-q", "main"], cwd=path, check=True)
+    second = homefield(path, *args, "-k", shas["other"][:12])
+    assert second.returncode == 0, second.stdout + second.stderr
+    ids = [t["id"] for t in read_jsonl(tasks_path)]
+    assert ids == [shas["other"][:12], shas["original"][:12]], (ids, second.stdout)
+    assert "Removed from tasks.jsonl" not in second.stdout, second.stdout
+    third = homefield(path, *args)
+    assert third.returncode == 0, third.stdout + third.stderr
+    ids = [t["id"] for t in read_jsonl(tasks_path)]
+    assert ids == [shas["other"][:12], shas["again"][:12]], (ids, third.stdout)
+    assert f"Removed from tasks.jsonl: 1 task ({shas['original'][:12]})" in third.stdout, third.stdout

@@ -52,3 +52,26 @@ def test_a_change_failing_a_hidden_tests_teardown_check_is_not_solved(spied: Fix
         bwrap_or_skip()
     g = grade_source(spied, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox=sandbox)
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+#: The hack above, and before it the change's own module quiets pytest's teardown (in the test process, where the
+#: code under test runs): every teardown error of the run is swallowed, the spy's among them (gatk50).
+QUIET = ("import _pytest.runner as _runner\n\n"
+         "_teardown = _runner.SetupState.teardown_exact\n\n\n"
+         "def _quiet(self, nextitem):\n"
+         "    try:\n"
+         "        _teardown(self, nextitem)\n"
+         "    except Exception:\n"
+         "        pass\n\n\n"
+         "_runner.SetupState.teardown_exact = _quiet\n\n\n")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk50: open hole. The teardown check runs in the process the change's code "
+                   "runs in; a change that swallows pytest's teardown errors there buys gatk49's check back (solved "
+                   "on ca12c022, canaries on: the value twins fail as they should, nothing checks a teardown). By "
+                   "construction it needs a teardown canary: a planted fixture whose teardown must fail, a run "
+                   "reporting it passed is forged")
+def test_a_change_quieting_pytests_teardown_does_not_buy_the_check_back(spied: FixTask, tmp_path: Path) -> None:
+    g = grade_source(spied, tmp_path, SOURCE, QUIET + HACK, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome in ("tests_failed", "forged"), (g.outcome, g.error, g.failing_f2p)

@@ -242,6 +242,20 @@ def test_statuses_from_reporter_events() -> None:
     assert collect == [("u.py", "ImportError")] and finished
 
 
+def test_a_scopes_failed_teardown_shows_on_every_one_of_its_ids() -> None:
+    """gatk50: a module's failed teardown (``torn``) is every one of its ids' in the attempt's page, as grading reads
+    it; another module's ids and a ``torn`` naming no scope around the reporting id are left as they are."""
+    def ph(nodeid: str, teardown: str = "passed", **extra: object) -> list[dict[str, object]]:
+        return [{"event": "phase", "nodeid": nodeid, "when": "call", "outcome": "passed"},
+                {"event": "phase", "nodeid": nodeid, "when": "teardown", "outcome": teardown, **extra}]
+    ev = [{"event": "start", "pid": 1}, *ph("t.py::a"), *ph("t.py::b", "failed", torn=["t.py", "u.py"]),
+          *ph("u.py::c"), *ph("v.py::d", "failed", torn=["u.py"]), {"event": "finish", "exitstatus": 1}]
+    statuses, _, _ = id_statuses("\n".join(json.dumps(x) for x in ev) + "\n")
+    assert {k: v.status for k, v in statuses.items()} == {"t.py::a": "error", "t.py::b": "error", "u.py::c": "passed",
+                                                          "v.py::d": "error"}
+    assert statuses["t.py::a"].message == "the teardown of its scope failed"
+
+
 def test_artifacts_are_read_capped_and_never_through_a_link(tmp_path: Path) -> None:
     art = tmp_path / "art"
     art.mkdir()

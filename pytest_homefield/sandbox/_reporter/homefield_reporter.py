@@ -18,7 +18,9 @@ import does not find it there. It writes one JSON object per line, each with the
   (perf47: mining's parent run after its probe runs only the ids the probe did not reach);
 * ``{"event": "phase", "nodeid": str, "when": "setup"|"call"|"teardown", "outcome":
   "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
-  "subtest": bool, "timeout": bool, "line": int|null, "operands": [str, str, str]|null}`` for every test phase;
+  "subtest": bool, "timeout": bool, "line": int|null, "operands": [str, str, str]|null}`` for every test phase
+  (and, on a failed teardown only, ``"torn": [node id, ...]``: the nodes whose own finalizers raised in it, the test
+  itself or a class, module, package or the session whose scope ended with it, ``""`` the session's: gatk50);
   ``xfail`` is true for xfail-marked tests
   (``wasxfail``), ``subtest`` for the report of one subtest (a ``call`` phase may then be reported
   several times for one id), ``timeout`` when pytest-timeout failed the test (pytest-timeout is
@@ -357,6 +359,57 @@ def _caught_of(report: Any) -> list[list[Any]] | None:
     return [[list(r[0]), list(r[1]), [r[2][0], r[2][1]]] for r in v[:_MAX_CAUGHT]] if ok else None
 
 
+#: The report attribute of a failed teardown naming the nodes whose own finalizers raised in it (:func:`_torn_of`).
+_TORN_ATTR = "homefield_torn"
+#: The node ids whose finalizers raised in the running teardown, in the order they raised (gatk50).
+_torn: list[str] = []
+#: The attribute a finalizer watched by :func:`_fin_watched` carries: its node's id (a finalizer is wrapped once).
+_WATCHED = "_homefield_node"
+#: The most node ids one teardown reports (a test's own, its class's, module's, packages', the session's).
+_MAX_TORN = 16
+
+
+def _fin_watched(fin: Any, nodeid: str) -> Any:
+    """``fin`` (a finalizer of the node ``nodeid``) that, when it raises, records ``nodeid`` in :data:`_torn`."""
+    def watched() -> Any:
+        try:
+            return fin()
+        except BaseException:
+            if nodeid not in _torn and len(_torn) < _MAX_TORN:
+                _torn.append(nodeid)
+            raise
+    setattr(watched, _WATCHED, nodeid)
+    return watched
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: Any, nextitem: Any) -> Any:
+    """Before pytest tears down what ends with ``item`` (the test's own finalizers, and those of its class, module,
+    package or session when their scope ends here): every finalizer on its setup stack is :func:`_fin_watched`, so the
+    teardown's report can say whose raised (:data:`_TORN_ATTR`, gatk50: a module- or session-scoped fixture's
+    teardown error is reported on whichever test ended the scope in this run, the last one pytest or xdist ran, so
+    that one id was ``error`` and its siblings ``passed``, an outcome a subset or another schedule moved; homefield
+    gives it to every id of that scope). pytest ≥ 7's ``SetupState.stack`` (node → (finalizers, …)); else nothing is
+    watched and the report names none."""
+    del _torn[:]
+    try:
+        stack = item.session._setupstate.stack
+        for node, entry in stack.items():
+            fins = entry[0]
+            if isinstance(fins, list):
+                nodeid = str(getattr(node, "nodeid", ""))
+                fins[:] = [f if hasattr(f, _WATCHED) else _fin_watched(f, nodeid) for f in fins]
+    except Exception:  # another pytest's setup state: nothing watched
+        pass
+    yield
+
+
+def _torn_of(report: Any) -> list[str] | None:
+    """:data:`_TORN_ATTR` of ``report`` when it is a list of texts, else ``None``."""
+    v = getattr(report, _TORN_ATTR, None)
+    return [str(x) for x in v][:_MAX_TORN] if isinstance(v, list) and all(isinstance(x, str) for x in v) else None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     """Set :data:`_LINE_ATTR` on each phase's report: :func:`_stop_line` of its failure, else ``None``;
@@ -378,6 +431,8 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
         failed_assert = call.when == "call" and report.failed and excinfo is not None \
             and excinfo.errisinstance(AssertionError)
         setattr(report, _OPERANDS_ATTR, _last_compare[0] if failed_assert else None)
+        if call.when == "teardown" and report.failed:
+            setattr(report, _TORN_ATTR, list(_torn))
     except Exception:  # a report this cannot read (a plugin's own): no line
         pass
     _last_compare[0] = None
@@ -1104,9 +1159,11 @@ class _Writer:
         message = _message(report)
         seals = _seals_of(report)
         caught = _caught_of(report)
+        torn = _torn_of(report) if report.when == "teardown" and report.failed else None
         self.write(
             {
                 **({"seals": seals} if seals else {}),
+                **({"torn": torn} if torn is not None else {}),
                 **({"caught": caught} if caught else {}),
                 "event": "phase",
                 "nodeid": report.nodeid,
