@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.bwrap import agent_sandbox, bwrap_or_skip, graded_says
+from helpers.bwrap import AgentSandbox, agent_sandbox, bwrap_or_skip, graded_says, own_uids
 
 from pytest_homefield.sandbox.bwrap import python_paths
 
@@ -241,8 +241,9 @@ sys.stdin.read()
                                        "without CAP_SYS_RESOURCE, a concurrent sandbox's among them, holds 8 KiB, "
                                        "not 64 KiB, while it runs (a child that writes 20 KB before its parent "
                                        "reads then blocks until the test times out); no limit of a process bounds "
-                                       "it short of a host uid per sandbox")
-def test_a_sandbox_cannot_shrink_another_sandboxs_pipes(tmp_path: Path) -> None:
+                                       "it: the default, sandboxes of one uid (HOMEFIELD_SANDBOX_UIDS unset; set, "
+                                       "test_a_sandbox_cannot_shrink_another_sandboxs_pipes passes)")
+def test_sandboxes_of_one_uid_shrink_each_others_pipes(tmp_path: Path) -> None:
     """Run as a uid of its own (64996: the machine's root and its other sandboxes keep their pipes): sandbox A
     holds 1,100 pipes; sandbox B, of the same uid, must still get a pipe of 64 KiB."""
     import tempfile
@@ -273,6 +274,45 @@ def test_a_sandbox_cannot_shrink_another_sandboxs_pipes(tmp_path: Path) -> None:
     finally:
         holder.communicate("", timeout=30)
         shutil.rmtree(ws, ignore_errors=True)
+
+
+def two_sandboxes(tmp_path: Path) -> tuple[AgentSandbox, AgentSandbox]:
+    """Two agents' sandboxes, in ``tmp_path/a`` and ``tmp_path/b``."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    return agent_sandbox(tmp_path / "a"), agent_sandbox(tmp_path / "b")
+
+
+#: Holds 1,100 pipes' read ends (each 16 pages of buffer, charged to its host uid), says so, and waits for
+#: ``release`` (30 s at most).
+PIPES_HELD = """
+import os, time
+held = []
+for _ in range(1100):
+    r, w = os.pipe()
+    os.close(w)
+    held.append(r)
+print(len(held), flush=True)
+end = time.time() + 30
+while not os.path.exists("release") and time.time() < end:
+    time.sleep(0.05)
+"""
+
+#: Prints the size of a new pipe (``F_GETPIPE_SZ``).
+PIPE_SIZE = "import fcntl, os\nr, w = os.pipe()\nprint(fcntl.fcntl(w, 1032))"
+
+
+def test_a_sandbox_cannot_shrink_another_sandboxs_pipes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each sandbox under a host uid of its own (host_uids): sandbox A holds 1,100 pipes (17,600 pages, past
+    ``fs.pipe-user-pages-soft``); sandbox B must still get a pipe of 64 KiB. Sharing a uid, B got 8 KiB
+    (test_sandboxes_of_one_uid_shrink_each_others_pipes)."""
+    own_uids(monkeypatch)
+    a, b = two_sandboxes(tmp_path)
+    with a.holding(PIPES_HELD) as (held, codes):
+        code = b.run(PIPE_SIZE, name="other")
+    assert held == "1100" and codes == [0], (held, (tmp_path / "a" / "agent.err").read_text())
+    assert code == 0 and (tmp_path / "b" / "other.out").read_text().strip() == "65536", \
+        (tmp_path / "b" / "other.out").read_text() + (tmp_path / "b" / "other.err").read_text()
 
 
 #: Makes 5,000 pipes, then epoll instances, each watching all 10,000 ends, until the kernel refuses a watch or
@@ -311,8 +351,9 @@ except OSError as exc:
                                        "sandbox took them all in 42 s and every epoll_ctl of its uid failed with "
                                        "ENOSPC while it ran, asyncio.run of a concurrent sandbox's tests and of the "
                                        "user's own processes (as root: every root process of the machine, "
-                                       "homefield's proxy among them); no limit of a process bounds it short of a "
-                                       "host uid per sandbox")
+                                       "homefield's proxy among them); no limit of a process bounds it: the "
+                                       "default, sandboxes of one uid (HOMEFIELD_SANDBOX_UIDS unset; set, "
+                                       "test_a_sandbox_under_a_uid_of_its_own_leaves_epoll_to_others passes)")
 def test_a_sandbox_cannot_take_its_users_epoll_watches(tmp_path: Path) -> None:
     """Run as a uid of its own (64994: the machine's root keeps its watches): sandbox A takes every epoll watch it
     can and holds them; sandbox B, of the same uid, must still run an asyncio loop. About 45 s."""
@@ -345,3 +386,25 @@ def test_a_sandbox_cannot_take_its_users_epoll_watches(tmp_path: Path) -> None:
     finally:
         holder.communicate("", timeout=60)
         shutil.rmtree(ws, ignore_errors=True)
+
+
+#: :data:`EPOLL` until ``release`` appears (90 s at most) rather than its stdin's end.
+EPOLL_HELD = EPOLL.replace("sys.stdin.read()", """import time
+end = time.time() + 90
+while not os.path.exists("release") and time.time() < end:
+    time.sleep(0.05)""").replace("int(sys.argv[1])", "6000000")
+
+
+@pytest.mark.slow
+def test_a_sandbox_under_a_uid_of_its_own_leaves_epoll_to_others(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each sandbox under a host uid of its own (host_uids): sandbox A takes every epoll watch it can and holds
+    them; sandbox B must still run an asyncio loop. Sharing a uid, B's was ``No space left on device``
+    (test_a_sandbox_cannot_take_its_users_epoll_watches). About 45 s."""
+    own_uids(monkeypatch)
+    a, b = two_sandboxes(tmp_path)
+    with a.holding(EPOLL_HELD) as (taken, codes):
+        code = b.run(ASYNCIO, name="other")
+    assert taken and int(taken.split()[0]) > 1000000, (taken, (tmp_path / "a" / "agent.err").read_text())
+    assert code == 0 and (tmp_path / "b" / "other.out").read_text().strip() == "ok", \
+        (tmp_path / "b" / "other.out").read_text() + (tmp_path / "b" / "other.err").read_text()
