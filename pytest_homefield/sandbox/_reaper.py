@@ -1,8 +1,8 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [--pass-fds=N,M] -- ARGV...`` in a new
-session. It
+GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BASE:COUNT:DIR own=HEX,…]
+[--pass-fds=N,M] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
   command — including one that called ``setsid`` or double-forked — stays below it;
@@ -32,6 +32,12 @@ session. It
   empty environment: the sandbox's PID 1 inherits bubblewrap's command line
   and environment, which then name no bound host path and hold none of the user's variables (bubblewrap
   gives the command the environment its ``--setenv`` options set);
+* with ``uid=BASE:COUNT:DIR`` (a sandbox under a host uid of its own, ``host_uids``): leases the first uid of the
+  pool whose lock file in ``DIR`` it can ``flock`` (held until it exits; none: ``E11``, the command does not
+  start), puts it in place of each ``@homefield-uid`` of ``ARGV`` (``setpriv``'s), hands the folders of ``own``
+  (their paths' bytes in hex) to it before the start and back to each folder's owner once every process is
+  reaped (:func:`hand_over`: ``lchown`` by descriptor, no link followed), and moves the inner bubblewrap's
+  ``--args`` behind ``setpriv`` into memfds too;
 * when the command exits: kills whatever it left behind, reaps it, and exits with the command's
   status (or re-raises the command's terminating signal);
 * on ``SIGTERM`` (a timeout): ``SIGTERM`` to the whole tree, ``GRACE`` seconds, then ``SIGKILL``;
@@ -204,7 +210,93 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], list[int]]:
     while view:
         view = view[os.write(fds[0], view):]
     os.lseek(fds[0], 0, os.SEEK_SET)
+    # a two-bubblewrap sandbox (host_uids): root's bubblewrap runs setpriv, which runs the inner one with --args
+    tail = rest[2:2 + len(SETPRIV_TAIL)]
+    if len(rest) > len(SETPRIV_TAIL) + 2 and rest[0] == "--" and len(tail) == len(SETPRIV_TAIL) and \
+            all(w == t or (t == UID_MARK and w.isdigit()) for w, t in zip(tail, SETPRIV_TAIL, strict=True)):
+        at = 2 + len(SETPRIV_TAIL)
+        inner, inner_fds = args_via_fd(rest[at:])
+        rest = [*rest[:at], *inner]
+        fds += inner_fds
     return [cmd[0], "--args", str(fds[0]), *rest], fds
+
+
+#: The words of ``setpriv`` after its path in a two-bubblewrap sandbox (``host_uids.setpriv_argv``), the leased
+#: uid's place marked by :data:`UID_MARK`.
+UID_MARK = "@homefield-uid"
+SETPRIV_TAIL = ["--reuid", UID_MARK, "--regid", UID_MARK, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+                "--"]
+
+
+def lease(base: int, count: int, folder: str) -> tuple[int, int] | None:
+    """``(uid, fd)``: the first uid of ``base`` … ``base+count-1`` whose lock file in ``folder`` this process
+    could lock (``flock``, held while ``fd`` is open: until this process exits), else ``None``."""
+    import fcntl
+    for uid in range(base, base + count):
+        try:
+            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid, fd
+        except OSError:
+            os.close(fd)
+    return None
+
+
+def owner(path: str) -> tuple[int, int] | None:
+    """``(uid, gid)`` of ``path`` (no link followed), ``None`` when it cannot be read."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_uid, st.st_gid
+
+
+def hand_over(paths: list[str], uid: int, gid: int) -> None:
+    """Every entry of the folders ``paths`` and the folders themselves owned by ``uid`` and ``gid``: ``lchown``
+    (no link followed) while walking by descriptor, depth first (``O_NOFOLLOW`` opens, ``dir_fd``; one
+    descriptor a level open at once), so a link or a folder swapped for one leads nowhere outside; an entry that
+    vanishes or cannot be changed is left as it is (a folder past the descriptors this process may hold: its
+    entries too)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    for path in paths:
+        try:
+            top = os.open(path, flags)
+        except OSError:
+            continue
+        try:
+            os.chown(top, uid, gid)
+        except OSError:
+            pass
+        stack: list[tuple[int, list[tuple[str, bool]]]] = [(top, _entries(top))]
+        while stack:
+            fd, names = stack[-1]
+            if not names:
+                os.close(fd)
+                stack.pop()
+                continue
+            name, is_dir = names.pop()
+            try:
+                os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                pass
+            if is_dir:
+                try:
+                    child = os.open(name, flags, dir_fd=fd)
+                except OSError:
+                    continue
+                stack.append((child, _entries(child)))
+
+
+def _entries(fd: int) -> list[tuple[str, bool]]:
+    """The names in the folder ``fd`` and whether each is a folder (not through a link); ``[]`` when unreadable."""
+    try:
+        with os.scandir(fd) as entries:
+            return [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+    except OSError:
+        return []
 
 
 def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
@@ -442,10 +534,39 @@ def main(argv: list[str]) -> int:
             cap = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
+    owned: list[str] = []
+    owners: list[tuple[int, int] | None] = []
+    if "uid" in options:  # a sandbox under a host uid of its own (host_uids): leased for this process's life
+        base, count, folder = options["uid"].split(":", 2)
+        leased = lease(int(base), int(count), folder)
+        if leased is None:
+            os.write(fd, b"E11")  # EAGAIN: every uid of the pool is in use
+            return 127
+        uid = leased[0]
+        cmd = [str(uid) if word == UID_MARK else word for word in cmd]
+        owned = [os.fsdecode(bytes.fromhex(h)) for h in options.get("own", "").split(",") if h]
+        owners = [owner(p) for p in owned]
+        hand_over(owned, uid, uid)
+    try:
+        status = _main(cmd, options, fd, keep, child_setup, pending, armed, grace, cgroups)
+    finally:
+        # every process of the sandbox is reaped: each folder, and all it holds now, back to the folder's owner
+        for path, was in zip(owned, owners, strict=True):
+            if was is not None:
+                hand_over([path], *was)
+    return exit_like(status)
+
+
+def _main(cmd: list[str], options: dict[str, str], fd: int, keep: list[int], child_setup: Callable[[], None],
+          pending: list[int], armed: list[bool], grace: float, cgroups: list[str]) -> int:
+    """:func:`main` once the uid is leased: the cgroups (made into ``cgroups``, which ``child_setup`` reads),
+    :func:`supervise`, the report; the command's status (``os.waitstatus_to_exitcode``), 127 when it could not
+    start."""
     memory: str | None = None
     if "pids" in options or "mem" in options or "cpu" in options:
         try:
-            cgroups, memory = make_cgroups(options)
+            made, memory = make_cgroups(options)
+            cgroups.extend(made)
         except (OSError, ValueError) as exc:
             os.write(fd, f"E{getattr(exc, 'errno', None) or 1}".encode())
             return 127
@@ -461,7 +582,7 @@ def main(argv: list[str]) -> int:
     finally:
         for cgroup in cgroups:
             remove_cgroup(cgroup)
-    return exit_like(status)
+    return status
 
 
 def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[], None], pending: list[int],

@@ -250,7 +250,8 @@ class BwrapBackend:
             command = scoped_argv(sys.executable, command)
             ro.append(Path(command[3]))  # the script itself, wherever this package is
         policy = Policy(cwd=box.workspace, rw=[box.workspace, box.tmpdir, box.home], ro=ro, env=inner,
-                        network=box.network, tmpfs_bytes=box.tmpfs_bytes)
+                        network=box.network, tmpfs_bytes=box.tmpfs_bytes,
+                        owned=[box.relay.folder] if box.relay is not None else [])  # host_uids: its sockets
         return Wrapped(bwrap_argv(command, policy, bwrap=self.exe, args_fd=True), self.name)
 
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:

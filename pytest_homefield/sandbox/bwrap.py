@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.sandbox import host_uids
 from pytest_homefield.sandbox.copies_by_content import content_copies
 from pytest_homefield.sandbox.proccap import inside_argv, marked
 from pytest_homefield.sandbox.project_copies import copies_of_protected
@@ -108,7 +109,9 @@ class Policy:
     * ``tmpfs``: folders that get an empty, private tmpfs (``/tmp`` by default);
     * ``dirs``: empty folders created inside the tmpfs (e.g. a ``HOME``);
     * ``tmpfs_bytes``: when set, each tmpfs holds at most this many bytes, ``/dev/shm`` is a tmpfs
-      of that size too and the rest of ``/dev`` is read-only (an agent cannot fill memory there).
+      of that size too and the rest of ``/dev`` is read-only (an agent cannot fill memory there);
+    * ``owned``: folders besides ``rw`` handed to the sandbox's host uid for its run where it has one of its own
+      (:mod:`.host_uids`: a test run's copy, a relay's socket folder), and back after.
     """
 
     cwd: Path
@@ -119,6 +122,7 @@ class Policy:
     tmpfs: Sequence[Path] = (Path("/tmp"),)
     dirs: Sequence[Path] = ()
     tmpfs_bytes: int | None = None
+    owned: Sequence[Path] = ()
 
 
 def _system_args() -> list[str]:
@@ -183,15 +187,11 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     """
     sys_roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
     hidden = [str(p) for p in protected() if _under(str(p), sys_roots)]
-    args = [bwrap, *_system_args(), *[a for p in hidden for a in ("--tmpfs", p)], "--proc", "/proc",
-            *_proc_masks(args_fd), "--dev", "/dev"]
+    files = [*_system_args(), *[a for p in hidden for a in ("--tmpfs", p)]]
     size = [] if policy.tmpfs_bytes is None else ["--size", str(int(policy.tmpfs_bytes))]
-    if size:
-        args += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-    for t in policy.tmpfs:
-        args += [*size, "--tmpfs", str(t)]
-    for d in policy.dirs:
-        args += ["--dir", str(d)]
+    dev = ["--dev", "/dev", *([*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"] if size else [])]
+    tmpfs = [a for t in policy.tmpfs for a in (*size, "--tmpfs", str(t))] + [a for d in policy.dirs
+                                                                              for a in ("--dir", str(d))]
     rw = _norm(policy.rw)
     ro = [p for p in _norm(policy.ro) if p not in rw and not holds_protected(p)]
     binds: list[tuple[int, str, str]] = []
@@ -202,25 +202,65 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
             continue
         binds.append((p.count("/"), "--ro-bind", p))
     binds += [(p.count("/"), "--bind", p) for p in rw]
-    for _, opt, p in sorted(binds, key=lambda b: (b[0], b[2])):
-        args += [opt, p, p]
-    if masks:
-        args += _mask_args([*sys_roots, *_norm(policy.ro)], visible=[*sys_roots, *ro, *rw],
-                           own=[str(policy.cwd), *rw], via_fd=args_fd)
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", *userns_args(bwrap)]
-    if os.geteuid() == 0:
-        # started by root, bubblewrap keeps every capability: a process inside could remount a read-only
-        # bind read-write and write on the host, and share root's keyring with every other sandbox
-        args += ["--cap-drop", "ALL"]
-    if not policy.network:
-        args.append("--unshare-net")
-    args += ["--die-with-parent", "--new-session", "--chdir", str(policy.cwd), "--clearenv"]
-    for k, v in policy.env.items():
-        args += ["--setenv", k, v]
+    ordered = sorted(binds, key=lambda b: (b[0], b[2]))
+    bind_args = [a for _, opt, p in ordered for a in (opt, p, p)]
+    mask_args = _mask_args([*sys_roots, *_norm(policy.ro)], visible=[*sys_roots, *ro, *rw],
+                           own=[str(policy.cwd), *rw], via_fd=args_fd) if masks else []
+    spaces = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", *userns_args(bwrap)]
+    # started by root, bubblewrap keeps every capability: a process inside could remount a read-only bind
+    # read-write and write on the host, and share root's keyring with every other sandbox
+    caps = ["--cap-drop", "ALL"] if os.geteuid() == 0 else []
+    tail = [*([] if policy.network else ["--unshare-net"]), "--die-with-parent", "--new-session", "--chdir",
+            str(policy.cwd), "--clearenv", *[a for k, v in policy.env.items() for a in ("--setenv", k, v)]]
     command = inside_argv(command, bwrap)  # RLIMIT_NPROC set in the sandbox's own user namespace
+    if args_fd and "--disable-userns" in spaces and host_uids.pool() is not None:
+        # a host uid of its own (satk48): root's bubblewrap makes the files, the leased uid's the rest
+        # the outer: the host's /proc (a fresh one, which bubblewrap covers in part, would keep the inner from
+        # mounting its own) and /dev under the files, as the inner finds them; the inner: its own /proc, /dev and
+        # tmpfs folders, and again the binds they cover (from the outer's root)
+        points = [a for t in policy.tmpfs for a in ("--dir", str(t))]  # the inner's tmpfs folders: root's
+        outer = ["--bind", "/proc", "/proc", "--dev", "/dev", *_parents_args([*files, *bind_args, *points]),
+                 *points, *files, *bind_args, *mask_args, "--die-with-parent"]
+        covered = [str(t) for t in policy.tmpfs] + ["/dev"]
+        again = [a for _, opt, p in ordered if _under(p, covered) for a in (opt, p, p)]
+        inner = ["--bind", "/", "/", "--proc", "/proc", *_proc_masks(args_fd), *dev, *tmpfs, *again, *spaces,
+                 "--uid", "0", "--gid", "0", "--cap-drop", "ALL", *tail]
+        owned = [*rw, *_norm(policy.owned)]
+        return marked(host_uids.marked([bwrap, "--args", f"{ARGS_MARK}{len(outer)}", *outer, "--",
+                                        *host_uids.setpriv_argv(), bwrap, "--args", f"{ARGS_MARK}{len(inner)}",
+                                        *inner, "--", *command], owned))
+    args = [bwrap, *files, "--proc", "/proc", *_proc_masks(args_fd), *dev, *tmpfs, *bind_args, *mask_args, *spaces,
+            *caps, *tail]
     if args_fd:  # run by the reaper: a pids cgroup of its own where one can be made (proccap)
         return marked([bwrap, "--args", f"{ARGS_MARK}{len(args) - 1}", *args[1:], "--", *command])
     return [*args, "--", *command]
+
+
+def _parents_args(args: Sequence[str]) -> list[str]:
+    """``--dir`` (``0755``) for each folder above a destination of ``args`` (bubblewrap's options: binds,
+    symlinks, tmpfs) that no system folder or bind of ``args`` holds: bubblewrap makes such a folder ``0700``,
+    which the leased uid (:mod:`.host_uids`) of a two-bubblewrap sandbox could not pass."""
+    dests: list[str] = []
+    bound: list[str] = []  # binds: what lies below shows the host's folders and modes
+    i = 0
+    while i < len(args):
+        if args[i] in ("--ro-bind", "--bind", "--symlink"):
+            dests.append(args[i + 2])
+            bound += [args[i + 2]] if args[i] != "--symlink" else []
+            i += 3
+        elif args[i] in ("--tmpfs", "--dir"):
+            dests.append(args[i + 1])
+            i += 2
+        else:
+            i += 1
+    roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    out: list[str] = []
+    for dest in dests:
+        for parent in reversed(list(Path(dest).parents)[:-1]):
+            p = str(parent)
+            if p not in out and p not in dests and not _under(p, [*roots, *bound]):
+                out.append(p)
+    return [a for p in sorted(out, key=lambda q: (q.count("/"), q)) for a in ("--dir", p)]
 
 
 @functools.lru_cache(maxsize=8)
@@ -598,7 +638,8 @@ def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Ma
     first = [Path(p).parent for p in pythons[:1] if os.path.isabs(p)]
     inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=first)
     policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False,
-                    dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")], tmpfs_bytes=tmpfs_bytes)
+                    dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")], tmpfs_bytes=tmpfs_bytes,
+                    owned=[Path(workdir), *ro_extra])  # a uid of its own reads its copy and relays (host_uids)
     # bubblewrap's options through --args FD (the reaper's memfd): PID 1's command line names no host path
     return bwrap_argv(argv, policy, bwrap=exe, args_fd=True)
 

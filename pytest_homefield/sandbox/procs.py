@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.sandbox import host_uids
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.memory_budget import MIB, reserve
 from pytest_homefield.sandbox.memory_budget import held_fds as memory_fds
@@ -303,6 +304,8 @@ def run_process(
     if isinstance(cmd, str) and not shell:
         argv = [cmd]
     capped, argv = split_mark(argv, box_memory)  # type: ignore[arg-type]  # shell=True takes a str  # a sandbox's argv: its cgroups, made by the reaper
+    leased, argv = host_uids.split_mark(argv)  # a host uid of its own, leased by the reaper (satk48)
+    capped += leased
     # a memory cgroup's cap is reserved from the machine's budget first (sandbox/memory_budget.py): not timed
     with reserve(box_memory / MIB if box_memory and any(o.startswith("mem=") for o in capped) else 0):
         return _run(argv, capped, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=stdout_path,

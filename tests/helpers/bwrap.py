@@ -116,6 +116,22 @@ class AgentSandbox:
         return (self.tmp_path / "agent.out").read_text()
 
 
+#: The uids the tests' sandboxes lease when each runs under a host uid of its own (:func:`own_uids`).
+TEST_UIDS = "1900000000:16"
+
+
+def own_uids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every sandbox the calling test builds runs under a host uid of its own (:mod:`~pytest_homefield.sandbox.
+    host_uids`, :data:`TEST_UIDS`); skips where that cannot be: not root, no ``setpriv``, or a bubblewrap that
+    cannot close a sandbox to further user namespaces."""
+    from pytest_homefield.sandbox import host_uids
+    from pytest_homefield.sandbox.bwrap import userns_args
+
+    monkeypatch.setenv(host_uids.ENV, TEST_UIDS)
+    if host_uids.pool() is None or "--disable-userns" not in userns_args(bwrap_or_skip()):
+        pytest.skip("a host uid per sandbox needs root, setpriv and a bubblewrap with --disable-userns")
+
+
 def agent_sandbox(tmp_path: Path) -> AgentSandbox:
     """An :class:`AgentSandbox` in ``tmp_path``; skips the calling test where bubblewrap does not work."""
     backend = BwrapBackend(bwrap_or_skip())

@@ -101,7 +101,10 @@ sys.stdin.read()
                                        "namespace's counters to every ancestor's, so an agent holding them all "
                                        "denies inotify to the user's other processes (another attempt's agent, "
                                        "the user's tools, systemd as root) for its whole attempt; bubblewrap "
-                                       "offers no step to lower the sandbox namespace's own user.max_inotify_instances")
+                                       "offers no step to lower the sandbox namespace's own "
+                                       "user.max_inotify_instances: the default, sandboxes of one uid "
+                                       "(HOMEFIELD_SANDBOX_UIDS unset; set, "
+                                       "test_a_sandbox_under_a_uid_of_its_own_leaves_inotify_to_others passes)")
 def test_a_sandbox_cannot_take_its_users_inotify_instances(tmp_path: Path) -> None:
     """Run as ``nobody`` (so the machine's own user keeps its instances): a sandbox takes every inotify
     instance it can and holds them; the same user outside must still get one."""
@@ -133,6 +136,46 @@ def test_a_sandbox_cannot_take_its_users_inotify_instances(tmp_path: Path) -> No
     finally:
         holder.communicate("", timeout=30)
         shutil.rmtree(ws, ignore_errors=True)
+
+
+#: Takes inotify instances until the kernel says no, says how many, and waits for ``release`` (30 s at most).
+HOLD_UNTIL = """
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while libc.inotify_init() >= 0 and n < 100000:
+    n += 1
+print(n, flush=True)
+end = time.time() + 30
+while not os.path.exists("release") and time.time() < end:
+    time.sleep(0.05)
+"""
+
+#: Makes one inotify instance and prints its descriptor (-1: refused).
+INOTIFY_ONE = "import ctypes; print(ctypes.CDLL(None).inotify_init())"
+
+
+def test_a_sandbox_under_a_uid_of_its_own_leaves_inotify_to_others(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each sandbox under a host uid of its own (host_uids: its user namespace is that uid's, so the host's
+    level charges it): sandbox A takes every inotify instance it can and holds them; sandbox B and the machine's
+    root must still get one. Sharing a uid, the other got -1, ``EMFILE``
+    (test_a_sandbox_cannot_take_its_users_inotify_instances)."""
+    import subprocess
+
+    from helpers.bwrap import own_uids
+
+    own_uids(monkeypatch)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    a, b = agent_sandbox(tmp_path / "a"), agent_sandbox(tmp_path / "b")
+    with a.holding(HOLD_UNTIL) as (taken, codes):
+        code = b.run(INOTIFY_ONE, name="other")
+        host = subprocess.run([sys.executable, "-c", INOTIFY_ONE], capture_output=True, text=True, timeout=30)
+    assert codes == [0] and int(taken) > 0, (taken, (tmp_path / "a" / "agent.err").read_text())
+    assert code == 0 and int((tmp_path / "b" / "other.out").read_text()) >= 0, \
+        (tmp_path / "b" / "other.out").read_text() + (tmp_path / "b" / "other.err").read_text()
+    assert int(host.stdout) >= 0, host.stdout + host.stderr
 
 
 #: Adds keys to its user keyring (``add_key(2)``, x86_64's 248, into ``@u``), says so, and holds them.

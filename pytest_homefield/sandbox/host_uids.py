@@ -1,0 +1,99 @@
+"""Each sandbox under a host uid of its own (satk48; opt-in: ``HOMEFIELD_SANDBOX_UIDS=BASE:COUNT``, root only).
+
+Some of the kernel's per-user quotas have no user namespace level: pipe buffers (``fs.pipe-user-pages-soft``),
+epoll watches (``fs.epoll.max_user_watches``) and file descriptors in flight over Unix sockets (checked against
+the sender's ``RLIMIT_NOFILE``) are charged to the process's real uid on the host; inotify instances and
+fanotify groups are charged, at the host's level, to the uid that made the sandbox's user namespace. A sandbox
+that holds them all takes them from every other process of that uid while it runs: as root, from every
+concurrent sandbox (and for the last two from the machine's root itself). No limit of a process bounds them; a
+host uid per sandbox does: what a sandbox holds is then charged to a uid that no other process has.
+
+With the variable set and homefield running as root, :func:`~pytest_homefield.sandbox.bwrap.bwrap_argv` builds a
+sandbox of two bubblewraps: the outer one, run by root, makes the sandbox's filesystem (it can bind what only
+root reaches, an interpreter under ``/root/.pyenv``), and runs ``setpriv`` to the leased uid (no group, no
+capability, an empty bounding set), which runs the inner one, unprivileged: the user namespace (owned by the
+leased uid, mapping it to 0 inside, closed to further namespaces), the PID, IPC, UTS and network namespaces, a
+fresh ``/proc``, ``/dev`` and the tmpfs folders. The reaper (:mod:`._reaper`) leases the uid (a lock file per
+uid in :func:`lock_dir`, held by ``flock`` for the reaper's life: race-free across processes and xdist
+workers, given back when the reaper exits, however it exits), hands the sandbox's own folders
+(:attr:`~pytest_homefield.sandbox.bwrap.Policy.owned`: its workspace, ``HOME`` and ``TMPDIR``, a test run's
+output folder and copy) to it before the start (``lchown``, no link followed) and back to its own uid and gid
+once every process of the sandbox is reaped (which clears any set-user-ID bit the sandbox set).
+
+Inside, the sandbox is uid 0 as before; files of the host's root show as 65534 (``nobody``), which a test
+checking the owner of a system file sees. Not for a non-root user: bubblewrap maps only the caller's uid, and a
+subordinate uid (``newuidmap``, ``/etc/subuid``) is no real uid of the caller's: giving a sandbox one needs a
+user namespace made through ``newuidmap`` around the outer bubblewrap, which is not built.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["ENV", "UID_MARK", "OWN_MARK", "pool", "lock_dir", "setpriv_argv", "marked", "split_mark"]
+
+#: The setting: ``BASE:COUNT``, the uids ``BASE`` … ``BASE+COUNT-1`` (no account, no file of the host's may have
+#: them: the sandbox can read and write whatever they own). Unset, empty or ``0``: off.
+ENV = "HOMEFIELD_SANDBOX_UIDS"
+#: Stands for the leased uid in the argv (``setpriv``'s ``--reuid`` and ``--regid``); the reaper replaces it.
+UID_MARK = "@homefield-uid"
+#: In front of a sandbox's argv (:func:`marked`): the folders handed to its uid.
+OWN_MARK = "@homefield-own:"
+#: Where the lock files are, root's alone (made ``0700``; refused when it is anything else).
+LOCK_DIR = Path("/run/homefield-uids") if os.path.isdir("/run") else Path("/tmp/.homefield-uids-0")
+
+
+def pool() -> tuple[int, int] | None:
+    """``(BASE, COUNT)`` when sandboxes run under a host uid of their own here: :data:`ENV` set, this process
+    root, ``setpriv`` installed; else ``None``. Raises ``ValueError`` for a setting that is no ``BASE:COUNT``
+    of uids from 1 to 2**31-1."""
+    value = os.environ.get(ENV, "").strip()
+    if value in ("", "0") or os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return None
+    base_s, _, count_s = value.partition(":")
+    base, count = int(base_s), int(count_s or "1")
+    if not (0 < base and 0 < count and base + count <= 2**31 - 1):
+        raise ValueError(f"{ENV}={value!r}: not BASE:COUNT of uids from 1 to 2**31-1")
+    return base, count
+
+
+def lock_dir() -> Path:
+    """:data:`LOCK_DIR`, made ``0700`` when missing; raises ``PermissionError`` when it is a link, not a folder,
+    not root's or open to anyone else."""
+    try:
+        os.mkdir(LOCK_DIR, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(LOCK_DIR)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o077:
+        raise PermissionError(f"{LOCK_DIR} is no folder of root's alone: no sandbox uid is leased there")
+    return LOCK_DIR
+
+
+def setpriv_argv() -> list[str]:
+    """``setpriv`` to the leased uid (:data:`UID_MARK`) with no supplementary group, no inheritable capability
+    and an empty bounding set, then ``--``."""
+    return [shutil.which("setpriv") or "setpriv", "--reuid", UID_MARK, "--regid", UID_MARK, "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+def marked(argv: Sequence[str], owned: Sequence[Path | str]) -> list[str]:
+    """``argv`` with the folders ``owned`` in front: one word, :data:`OWN_MARK` and their paths' bytes in hex,
+    comma-separated."""
+    return [OWN_MARK + ",".join(os.fsencode(str(p)).hex() for p in owned), *argv]
+
+
+def split_mark(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(reaper options, argv)`` for a :func:`marked` argv: ``uid=BASE:COUNT:LOCKDIR`` (:func:`pool`,
+    :func:`lock_dir`) and ``own=HEX,HEX…``; ``([], argv)`` for any other argv. Raises ``PermissionError`` from
+    :func:`lock_dir`, ``ValueError`` when the pool is off (an argv built while it was on)."""
+    if not argv or not argv[0].startswith(OWN_MARK):
+        return [], list(argv)
+    uids = pool()
+    if uids is None:
+        raise ValueError(f"a sandbox built for a uid of its own, but {ENV} is off")
+    return [f"uid={uids[0]}:{uids[1]}:{lock_dir()}", f"own={argv[0][len(OWN_MARK):]}"], list(argv[1:])
