@@ -212,7 +212,18 @@ __all__ = [
 #: that moves pytest's rootdir is held back in the commit runs as in grading (such a commit was ``reference_fails``).
 #: And (gatk47) the reporter reads the contexts a softened ``with`` entered, not only what made them: ``with
 #: expect():`` of a maker returning ``pytest.raises(kind) if kind else nullcontext()`` keeps its body's exception.
-VERIFY_VERSION = 26
+#: 27 (gatk49): a test whose call passed and whose teardown failed is ``error`` (pytest's reading: the parser said
+#: ``passed``, so a hidden test's check after its call checked nothing), and (gatk50) a failed teardown of a class,
+#: module, package or session scope counts against every test of that scope in the run (the reporter's ``torn``), not
+#: the one pytest happened to run last; grading reads the setup for a held-back ``setup.py`` with the hidden tests
+#: applied, as mining does (gatk49). The canary planner (can49): no message twin where the pattern is one of the
+#: parent's messages, made-up twins match none of them, positional ``assertRaisesRegex`` patterns get one, a
+#: ``parametrize`` column a fixture requests (or ``indirect=``) is no value site, the confirmation run's member names
+#: are drawn from the test file's text (not the last twin's), and contexts made through ``sys.modules[...]`` are read
+#: as entered. A link in the way of mining's scratch writes is ``setup_failed`` (link48). ``uv run`` commands: uv
+#: 0.13.9's option lists, a ``--env-file``'s ``PYTEST_ADDOPTS``, and the pytest version of the interpreter uv runs
+#: (ops48: a pytest 8 ``.venv`` was read by pytest 9's rules).
+VERIFY_VERSION = 27
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
