@@ -380,7 +380,7 @@ class Instance:
             if self.spec.ready == "tcp":
                 if self.sock.exists() if self.sock is not None else self._its_port():
                     return self
-            elif self._shell(self.spec.ready, "ready") == 0 and self._its_port():
+            elif self._shell(self.spec.ready, "ready") == 0 and self._not_taken():
                 return self
             if time.monotonic() > deadline:
                 self.stop()
@@ -400,6 +400,12 @@ class Instance:
         if self.proc is None or not _port_open(self.port):
             return False
         return self.backend != "landlock" or listens_itself(self.proc.pid, self.port)
+
+    def _not_taken(self) -> bool:
+        """Whether a ``ready`` command's 0 may be believed: nothing listens on the instance's port (a service
+        that serves no TCP, a socket file, a worker: the command alone decides, as before aatk49), or what listens
+        there is the instance's own (:meth:`_its_port`: under Landlock another process may have taken it)."""
+        return self.sock is not None or self.backend != "landlock" or not _port_open(self.port) or self._its_port()
 
     def alive(self) -> bool:
         """Whether the service's process is still running."""

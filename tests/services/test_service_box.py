@@ -228,3 +228,20 @@ def test_the_instance_s_own_listener_is_its_ready(tmp_path: Path) -> None:
         assert ask(port, f"READ {script}").lstrip().startswith("import json")  # its own server answers
     finally:
         inst.stop()
+
+
+@pytest.mark.parametrize("sandbox", ["none", "landlock"])
+def test_a_ready_command_of_a_service_serving_no_tcp_is_believed(sandbox: str, tmp_path: Path) -> None:
+    """A service that listens on no TCP port (a worker, a socket file) is ready when its ``ready`` command says so,
+    under Landlock too: aatk49's check that the listener is the instance's own asked the port to be open, and such a
+    service was never ready (20 s, then ``ServiceError``: ``test_own_files_nofollow``'s service, lead48)."""
+    from pytest_homefield.sandbox.services import Instance
+
+    if sandbox == "landlock":
+        works("landlock")
+    (spec,) = parse_services({"srv": {"command": "sleep 30", "ready": "true", "timeout": 5}})
+    inst = Instance(spec, free_port(), tmp_path / "logs" / "srv.log", sandbox=sandbox).start()
+    try:
+        assert inst.proc is not None and inst.proc.poll() is None
+    finally:
+        inst.stop()
