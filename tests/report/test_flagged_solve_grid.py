@@ -84,3 +84,15 @@ def test_the_view_grid_marks_a_flagged_solve(run: Path) -> None:
     assert links == {"t0": [("o-suspicious", "!")], "t1": [("o-solved", "✓")], "t2": [("o-tests_failed", "✗")]}, \
         links  # before: t0 o-solved ✓
     assert f'<span class="o-suspicious">!</span> {WORDS}' in page
+
+
+def test_the_views_task_and_attempt_pages_name_a_flagged_solve(run: Path) -> None:
+    """The task page (every agent's attempts side by side) and the attempt page's title said ``✓ solved`` of a
+    flagged solve, the task page nothing of its flag."""
+    build_site([run], [plain_task(t) for t in IDS], run / "view")
+    heads = {t: re.findall(r'<span class="(o-[a-z_]+)">([^<]*)</span>', (run / "view" / "tasks" / f"{t}.html")
+                           .read_text()) for t in IDS}
+    assert heads == {"t0": [("o-suspicious", f"! {WORDS}")], "t1": [("o-solved", "✓ solved")],
+                     "t2": [("o-tests_failed", "✗ tests failed")]}, heads  # before: t0 o-solved ✓ solved
+    title = re.search(r"<h1>.*?</h1>", (run / "view" / "attempts" / "t0--x--1.html").read_text())
+    assert title is not None and f'<span class="o-suspicious">! {WORDS}</span>' in title[0], title
