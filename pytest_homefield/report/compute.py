@@ -12,7 +12,7 @@ Keys beyond docs/contracts.md §10 (documented in :func:`compute_report`): ``alp
 ``model``, ``version``, ``tasks_solved``, ``unscored``, ``attempts_per_task``, ``cost_missing``,
 ``tokens_missing``, ``errors``, ``similarity_exact``, ``similarity_n``; per comparison those of
 ``stats.Comparison.to_dict`` (``alpha``, ``attempts``, ``b_c`` = tasks won by a / by b, ``ties``,
-``sd_diff``, ``exact``, ``significant``, ``note``); per task ``known`` and ``similarity``; under
+``sd_diff``, ``exact``, ``significant``, ``note``); per task ``known``, ``suspicious`` and ``similarity``; under
 ``well_specified`` ``excluded`` and ``pass_at_1_ci``.
 """
 
@@ -492,6 +492,7 @@ def _task_row(tid: str, t: Task | None, attempts: dict[str, list[Attempt]]) -> T
         languages=list(t.languages) if t else [],
         known=t is not None,
         attempts={n: [a.result.outcome for a in atts] for n, atts in attempts.items()},
+        suspicious={n: [bool(a.result.suspicious) for a in atts] for n, atts in attempts.items()},
         similarity={n: [_r(a.f1) for a in atts] for n, atts in attempts.items()},
     )
 

@@ -13,6 +13,8 @@ from pytest_homefield.terminal.progress import plural
 
 __all__ = [
     "DASH",
+    "SUSPICIOUS_SOLVE_SYMBOL",
+    "SUSPICIOUS_SOLVE_WORDS",
     "fmt_ci",
     "fmt_p",
     "fmt_pct",
@@ -21,6 +23,8 @@ __all__ = [
     "fmt_test",
     "fmt_tokens",
     "fmt_usd",
+    "grid_flagged_solves",
+    "grid_symbol",
     "memorization_lines",
     "no_cost_data",
     "no_time_data",
@@ -32,6 +36,24 @@ __all__ = [
 ]
 
 DASH = "—"
+#: The per-task grid's mark of a solve flagged ``suspicious`` (``tasks[].suspicious``, docs/contracts.md §10):
+#: every rate counts it unsolved (:func:`~pytest_homefield.records.counts_solved`), so the grid never shows it
+#: as the ``✓`` of a solve (grid50: it did, a flagged solve read as solved). Single-width in a terminal.
+SUSPICIOUS_SOLVE_SYMBOL = "!"
+#: The legend's words for :data:`SUSPICIOUS_SOLVE_SYMBOL`.
+SUSPICIOUS_SOLVE_WORDS = "solved but flagged suspicious, counted unsolved"
+
+
+def grid_symbol(outcome: str, suspicious: bool, legend: Mapping[str, str]) -> str:
+    """The per-task grid's one character for an attempt: :data:`SUSPICIOUS_SOLVE_SYMBOL` for a solve flagged
+    ``suspicious``, else ``legend[outcome]`` (``?`` for an outcome it lacks)."""
+    return SUSPICIOUS_SOLVE_SYMBOL if outcome == "solved" and suspicious else legend.get(outcome, "?")
+
+
+def grid_flagged_solves(report: Report) -> int:
+    """How many attempts of the report's per-task grid are solves flagged suspicious (``tasks[].suspicious``)."""
+    return sum(o == "solved" and sus for t in report.tasks for n, outs in t.attempts.items()
+               for o, sus in zip(outs, t.suspicious.get(n, ()), strict=False))
 
 
 def fmt_pct(x: float | None, nd: int = 0) -> str:

@@ -18,12 +18,15 @@ from pytest_homefield.records import OUTCOMES, visible
 from pytest_homefield.report import tables
 from pytest_homefield.report.fmt import (
     DASH,
+    SUSPICIOUS_SOLVE_SYMBOL,
+    SUSPICIOUS_SOLVE_WORDS,
     family_sentence,
     fmt_p,
     fmt_p_adjusted,
     fmt_pct,
     fmt_pp,
     fmt_usd,
+    grid_flagged_solves,
     memorization_lines,
     no_cost_data,
     outcome_words,
@@ -70,7 +73,7 @@ code, .grid td:nth-child(n+3) { font-family: ui-monospace, SFMono-Regular, Menlo
 .grid td:nth-child(n+3) span { display: inline-block; min-width: 1.1em; text-align: center; }
 .o-solved { color: var(--ok); } .o-tests_failed, .o-regression { color: var(--bad); }
 .o-empty_patch, .o-timeout, .o-test_timeout, .o-agent_error, .o-budget_exceeded { color: var(--warn); }
-.o-infra, .o-rate_limited { color: var(--unscored); }
+.o-infra, .o-rate_limited { color: var(--unscored); } .o-suspicious { color: var(--bad); font-weight: 700; }
 svg { font: 12px system-ui, sans-serif; fill: var(--fg); max-width: 100%; height: auto; }
 svg .axis, svg .grid-line { stroke: var(--line); }
 svg .zero { stroke: var(--bad); stroke-dasharray: 4 3; }
@@ -127,16 +130,18 @@ def html_cell(cell: Cell, *, strong: bool = True) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _attempt_span(i: int, o: str, sym: str, f1: str) -> str:
-    """One attempt's symbol with its tooltip; cached: a 1,000-task report has 25,000 attempts and only a
-    few thousand distinct spans (issue 35)."""
-    tip = f"attempt {i + 1}: {outcome_words(o)}; edit-F1 {f1}"
-    return f'<span class="o-{o}" title="{_e(tip)}">{_e(sym)}</span>'
+def _attempt_span(i: int, o: str, sym: str, f1: str, flagged_solve: bool = False) -> str:
+    """One attempt's symbol with its tooltip (a solve flagged suspicious: class ``o-suspicious``, its own
+    words); cached: a 1,000-task report has 25,000 attempts and only a few thousand distinct spans (issue 35)."""
+    what, css = (SUSPICIOUS_SOLVE_WORDS, "suspicious") if flagged_solve else (outcome_words(o), o)
+    tip = f"attempt {i + 1}: {what}; edit-F1 {f1}"
+    return f'<span class="o-{css}" title="{_e(tip)}">{_e(sym)}</span>'
 
 
 def _attempts_cell(cell: Attempts) -> str:
     f1_texts = [DASH if s is None else f"{s:.2f}" for s in cell.f1]
-    spans = [_attempt_span(i, o, sym, f1_texts[i] if i < len(f1_texts) else DASH)
+    spans = [_attempt_span(i, o, sym, f1_texts[i] if i < len(f1_texts) else DASH,
+                           i < len(cell.flagged_solve) and cell.flagged_solve[i])
              for i, (o, sym) in enumerate(zip(cell.outcomes, cell.symbols, strict=True))]
     f1s = " ".join(f1_texts)
     out = "".join(spans) or "·"
@@ -424,6 +429,8 @@ def render_html(report: Report | JsonObject) -> str:
     b.append(
         '<p class="note">'
         + " · ".join(f'<span class="o-{o}">{_e(rep.legend[o])}</span> {_e(outcome_words(o))}' for o in used_t)
+        + (f' · <span class="o-suspicious">{_e(SUSPICIOUS_SOLVE_SYMBOL)}</span> {_e(SUSPICIOUS_SOLVE_WORDS)}'
+           if grid_flagged_solves(rep) else "")
         + " · · no attempt. Hover a symbol for the attempt's edit-F1 against the gold patch (secondary); "
         "the small numbers are the same F1 values.</p>"
     )

@@ -14,7 +14,10 @@ from pytest_homefield.records import OUTCOMES, one_line, visible
 from pytest_homefield.report import tables
 from pytest_homefield.report.fmt import (
     DASH,
+    SUSPICIOUS_SOLVE_SYMBOL,
+    SUSPICIOUS_SOLVE_WORDS,
     family_sentence,
+    grid_flagged_solves,
     memorization_lines,
     outcome_words,
     sandbox_line,
@@ -150,7 +153,9 @@ def _render_markdown(report: Report | JsonObject) -> str:
     used_t = [o for o in OUTCOMES if any(o in outs for t in rep.tasks for outs in t.attempts.values())]
     out += ["## Per task", ""]
     out += [
-        "Legend: " + " · ".join(f"`{legend[o]}` {outcome_words(o)}" for o in used_t) + " · `·` no attempt. "
+        "Legend: " + " · ".join(f"`{legend[o]}` {outcome_words(o)}" for o in used_t)
+        + (f" · `{SUSPICIOUS_SOLVE_SYMBOL}` {SUSPICIOUS_SOLVE_WORDS}" if grid_flagged_solves(rep) else "")
+        + " · `·` no attempt. "
         "Beside each cell: the edit-F1 of each attempt's diff against the gold patch (secondary; "
         "— when no diff was found). *vague*: not a well-specified task."
         + (" *red by import error*: its tests failed at the parent only because their module could not be "

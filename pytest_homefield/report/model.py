@@ -208,7 +208,9 @@ class ComparisonRow(_Record):
 
 @dataclass
 class TaskRow(_Record):
-    """One task, ``tasks[]``: outcomes and edit-F1 per attempt, per agent in rank order."""
+    """One task, ``tasks[]``: outcomes, ``suspicious`` flags (one per outcome: the attempt was flagged
+    ``suspicious``; a solve so flagged is counted unsolved and has its own grid mark) and edit-F1 per
+    attempt, per agent in rank order."""
 
     id: str
     subject: str
@@ -217,6 +219,7 @@ class TaskRow(_Record):
     languages: list[str]
     known: bool
     attempts: dict[str, list[str]]
+    suspicious: dict[str, list[bool]]
     similarity: dict[str, list[float | None]]
 
 

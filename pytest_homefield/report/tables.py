@@ -24,6 +24,7 @@ from pytest_homefield.report.fmt import (
     fmt_test,
     fmt_tokens,
     fmt_usd,
+    grid_symbol,
     no_cost_data,
     no_time_data,
     outcome_words,
@@ -97,12 +98,14 @@ class OutcomeHead:
 
 @dataclass(frozen=True)
 class Attempts:
-    """One agent's attempts at one task in attempt order: outcome, its symbol, and the edit-F1 of each
-    diff against the gold patch (``None``: no diff)."""
+    """One agent's attempts at one task in attempt order: outcome, its symbol (a solve flagged suspicious:
+    :data:`~.fmt.SUSPICIOUS_SOLVE_SYMBOL`), the edit-F1 of each diff against the gold patch (``None``:
+    no diff), and whether each is a solve flagged suspicious (counted unsolved)."""
 
     outcomes: tuple[str, ...]
     symbols: tuple[str, ...]
     f1: tuple[float | None, ...]
+    flagged_solve: tuple[bool, ...] = ()
 
 
 Cell = Text | Code | AgentName | Subject | OutcomeHead | Attempts
@@ -378,7 +381,9 @@ def _subject(t: TaskRow) -> Subject:
 
 def _attempts(report: Report, t: TaskRow, agent: str) -> Attempts:
     outs = t.attempts.get(agent, [])
-    return Attempts(tuple(outs), tuple(report.legend.get(o, "?") for o in outs), tuple(t.similarity.get(agent, [])))
+    flags = [o == "solved" and sus for o, sus in zip(outs, t.suspicious.get(agent, [False] * len(outs)), strict=True)]
+    return Attempts(tuple(outs), tuple(grid_symbol(o, f, report.legend) for o, f in zip(outs, flags, strict=True)),
+                    tuple(t.similarity.get(agent, [])), tuple(flags))
 
 
 def per_task(report: Report) -> Table:

@@ -15,8 +15,11 @@ from pytest_homefield.report import tables
 from pytest_homefield.report.family import COST_REPORTED
 from pytest_homefield.report.fmt import (
     DASH,
+    SUSPICIOUS_SOLVE_SYMBOL,
+    SUSPICIOUS_SOLVE_WORDS,
     fmt_pct,
     fmt_tokens,
+    grid_flagged_solves,
     memorization_lines,
     no_cost_data,
     no_time_data,
@@ -241,6 +244,8 @@ def _verbose_lines(rep: Report, width: int) -> list[Line]:
     """The per-task grid with its legend, the well-specified subset, per language, flagged attempts."""
     used = {o for row in rep.tasks for outs in row.attempts.values() for o in outs}
     key = "  ".join(f"{rep.legend[o]} {outcome_words(o)}" for o in OUTCOMES if o in used)
+    if grid_flagged_solves(rep):
+        key += f"  {SUSPICIOUS_SOLVE_SYMBOL} {SUSPICIOUS_SOLVE_WORDS}"
     out: list[Line] = [(f"per task ({key}  · no attempt):", {"bold": True}), *text_table(tables.task_grid(rep),
                                                                                            width=width)]
     ws = rep.well_specified

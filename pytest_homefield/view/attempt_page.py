@@ -238,7 +238,8 @@ def render_attempt(ref: AttemptRef, task: Task | None, spec: str | None, nav: Na
     sections = failure_sections(files.tests_log or "")
     title = f"{r.task_id} · {r.agent} · attempt {r.attempt}"
     where = str(folder)
-    b: list[str | Redacted] = [f'<h1>{e(title)}: {outcome_span(r.outcome, SYMBOLS.get(r.outcome, ""))}</h1>']
+    head = outcome_span(r.outcome, SYMBOLS.get(r.outcome, ""), flagged_solve=r.outcome == "solved" and r.suspicious)
+    b: list[str | Redacted] = [f"<h1>{e(title)}: {head}</h1>"]
     subject = task.subject if task else "(task not in tasks.jsonl)"
     b.append(f'<p><a href="../{task_page_name(r.task_id)}">{e(r.task_id)}</a> {e(subject)} · agent '
              f"<code>{e(r.agent)}</code> <span class=\"muted\">{e(spec or '')}</span></p>")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_homefield.records import UNSCORED_OUTCOMES
-from pytest_homefield.report.fmt import outcome_words
+from pytest_homefield.report.fmt import SUSPICIOUS_SOLVE_SYMBOL, SUSPICIOUS_SOLVE_WORDS, outcome_words
 from pytest_homefield.view.highlight import diff_html, text_html
 from pytest_homefield.view.redact import Redacted, cap, clean_join, redact
 
@@ -75,8 +75,12 @@ def diff_block(text: str | Redacted, limit: int, where: str) -> Redacted:
     return Redacted(f'<pre class="diff">{diff_html(body)}</pre>')
 
 
-def outcome_span(outcome: str, symbol: str = "") -> str:
-    """The outcome in its colour (the report's ``o-<outcome>`` classes), unscored ones marked."""
+def outcome_span(outcome: str, symbol: str = "", *, flagged_solve: bool = False) -> str:
+    """The outcome in its colour (the report's ``o-<outcome>`` classes), unscored ones marked; ``flagged_solve``
+    (a solve flagged suspicious, counted unsolved): the grid's own mark and words, class ``o-suspicious``."""
+    if flagged_solve:
+        sym = f"{e(SUSPICIOUS_SOLVE_SYMBOL)} " if symbol else ""
+        return f'<span class="o-suspicious">{sym}{e(SUSPICIOUS_SOLVE_WORDS)}</span>'
     extra = " <em>(unscored)</em>" if outcome in UNSCORED_OUTCOMES else ""
     sym = f"{e(symbol)} " if symbol else ""
     return f'<span class="o-{e(outcome)}">{sym}{e(outcome_words(outcome))}</span>{extra}'

@@ -15,7 +15,15 @@ from urllib.parse import quote
 from pytest_homefield.records import OUTCOMES
 from pytest_homefield.report import tables
 from pytest_homefield.report.compute import SYMBOLS
-from pytest_homefield.report.fmt import memorization_lines, outcome_words, title_line
+from pytest_homefield.report.fmt import (
+    SUSPICIOUS_SOLVE_SYMBOL,
+    SUSPICIOUS_SOLVE_WORDS,
+    grid_flagged_solves,
+    grid_symbol,
+    memorization_lines,
+    outcome_words,
+    title_line,
+)
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.html import forest_svg, html_table
 from pytest_homefield.report.model import Report, TaskRow
@@ -65,8 +73,12 @@ def _grid(data: SiteData, rows: Sequence[TaskRow], extra_ids: Sequence[str]) -> 
         cells = []
         for a in agents:
             links = []
-            for ref in by_agent.get(a, []):
-                links.append(_attempt_link(data, ref))
+            refs = by_agent.get(a, [])
+            # the report's own flags (``tasks[].suspicious``, one per attempt in attempt order, as ``refs``);
+            # a task the report lacks has only its records
+            marks = row.suspicious.get(a, []) if row is not None else [bool(r.result.suspicious) for r in refs]
+            for i, ref in enumerate(refs):
+                links.append(_attempt_link(data, ref, ref.result.outcome == "solved" and i < len(marks) and marks[i]))
             cells.append(f'<td data-agent="{e(a)}">{"".join(links) or "·"}</td>')
         body.append(f'<tr data-task="{e(tid)}" data-subject="{e(subject)}" data-ws="{ws}" '
                     f'data-flagged="{"1" if flagged else ""}"><td><a class="task" href="{task_page_name(tid)}">'
@@ -75,12 +87,17 @@ def _grid(data: SiteData, rows: Sequence[TaskRow], extra_ids: Sequence[str]) -> 
             + "\n".join(body) + "</tbody></table>")
 
 
-def _attempt_link(data: SiteData, ref: AttemptRef) -> str:
+def _attempt_link(data: SiteData, ref: AttemptRef, flagged_solve: bool = False) -> str:
+    """One attempt's grid symbol linking to its page; ``flagged_solve``: a solve flagged suspicious (the report's
+    ``tasks[].suspicious``), shown with its own mark and class ``o-suspicious``."""
     r = ref.result
     flag = " flag" if data.flagged(ref) else ""
-    tip = f"attempt {r.attempt}: {outcome_words(r.outcome)}" + (f" — {r.error}" if r.error else "")
-    return (f'<a class="att o-{r.outcome}{flag}" data-outcome="{r.outcome}" title="{e(tip[:200])}" '
-            f'href="{attempt_page_name(r.task_id, r.agent, r.attempt)}">{SYMBOLS.get(r.outcome, "?")}</a>')
+    css = "suspicious" if flagged_solve else r.outcome
+    words = SUSPICIOUS_SOLVE_WORDS if flagged_solve else outcome_words(r.outcome)
+    tip = f"attempt {r.attempt}: {words}" + (f" — {r.error}" if r.error else "")
+    sym = grid_symbol(r.outcome, flagged_solve, SYMBOLS)
+    return (f'<a class="att o-{css}{flag}" data-outcome="{r.outcome}" title="{e(tip[:200])}" '
+            f'href="{attempt_page_name(r.task_id, r.agent, r.attempt)}">{sym}</a>')
 
 
 def _flagged(data: SiteData) -> str:
@@ -172,6 +189,8 @@ def render_run_pages(data: SiteData, view_command: str, per_page: int = TASKS_PE
         b.append(f'<h2 id="tasks">Per task <small class="muted">{n} task{"s" if n != 1 else ""}</small></h2>')
         legend = " · ".join(f'<span class="o-{o}">{SYMBOLS[o]}</span> {e(outcome_words(o))}' for o in OUTCOMES
                             if o in SYMBOLS and any(o in a.outcomes for a in rep.agents.values()))
+        if grid_flagged_solves(rep):
+            legend += f' · <span class="o-suspicious">{SUSPICIOUS_SOLVE_SYMBOL}</span> {e(SUSPICIOUS_SOLVE_WORDS)}'
         b.append(f'<p class="note">{legend}. Every symbol opens its attempt; a task id opens the task with every '
                  "agent's attempts side by side. Dashed: flagged.</p>")
         b += [_filters(rep, data.agents), _pager(page, pages), _grid(data, rows, extra_here), _pager(page, pages)]

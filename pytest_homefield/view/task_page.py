@@ -104,13 +104,17 @@ def render_task(task_id: str, task: Task | None, row: TaskRow | None, agents: Se
             continue
         cols.append(f'<section data-agent="{e(agent)}"><h3><code>{e(agent)}</code></h3>')
         f1s = row.similarity.get(agent, []) if row else []
+        # the report's flags (``tasks[].suspicious``, in attempt order as ``attempts``); else the records'
+        marks = row.suspicious.get(agent, []) if row else [bool(x.result.suspicious) for x in attempts]
         for i, ref in enumerate(attempts):
             r = ref.result
+            flagged_solve = r.outcome == "solved" and i < len(marks) and marks[i]
             s = summaries.get(ref.key) or AttemptSummary((), Redacted(""), False)
             link = "../" + attempt_page_name(r.task_id, r.agent, r.attempt)
             f1 = f1s[i] if i < len(f1s) else None
             head = (f'<a class="att-link" data-outcome="{e(r.outcome)}" href="{e(link)}">attempt {r.attempt}</a>: '
-                    f"{outcome_span(r.outcome, SYMBOLS.get(r.outcome, ''))} · {e(fmt_usd(r.cost_usd, r.cost_partial))}"
+                    f"{outcome_span(r.outcome, SYMBOLS.get(r.outcome, ''), flagged_solve=flagged_solve)} · "
+                    f"{e(fmt_usd(r.cost_usd, r.cost_partial))}"
                     + (f" ({COST_REPORTED})" if r.cost_usd is not None and not cost_measured((specs or {}).get(agent))
                        else "")
                     + (f" · edit-F1 {f1:.2f}" if isinstance(f1, float) else ""))

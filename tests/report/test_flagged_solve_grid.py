@@ -1,0 +1,98 @@
+"""grid50: a solve flagged ``suspicious`` is counted unsolved by every rate (``records.counts_solved``), yet the
+per-task grid showed it as ``✓`` in every format (terminal, report.md, report.html, ``homefield view``), the
+list of flagged attempts below it: a reader scanning the grid read it as solved. Now ``tasks[].suspicious`` (one
+flag per attempt) gives it its own mark, ``!``, named in each legend. Over one run folder of hand-written result
+records: ``t0`` solved and flagged, ``t1`` solved clean, ``t2`` failed and flagged."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers.report_tasks import plain_task
+
+from pytest_homefield.records import Result
+from pytest_homefield.report import compute_report, render_html, render_json, render_markdown, render_text_plain
+from pytest_homefield.report.model import Report
+from pytest_homefield.view import build_site
+
+IDS = ["t0", "t1", "t2"]
+ROWS = [("t0", "solved", True), ("t1", "solved", False), ("t2", "tests_failed", True)]
+WORDS = "solved but flagged suspicious, counted unsolved"
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    folder = tmp_path / ".homefield" / "runs" / "r1"
+    folder.mkdir(parents=True)
+    results = [Result(run_id="r1", task_id=t, agent="x", attempt=1, outcome=o, suspicious=s,
+                      suspicious_reason="deleted the assertion" if s else None) for t, o, s in ROWS]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
+    (folder / "meta.json").write_text(json.dumps({"run_id": "r1", "attempts": 1, "task_ids": IDS,
+                                                  "agents": [{"name": "x", "spec": "x"}]}))
+    return folder
+
+
+def _report(run: Path) -> Report:
+    return compute_report([run], [plain_task(t) for t in IDS])
+
+
+def test_the_report_json_flags_each_attempt(run: Path) -> None:
+    doc = json.loads(render_json(_report(run)))
+    assert {t["id"]: t["suspicious"] for t in doc["tasks"]} == {"t0": {"x": [True]}, "t1": {"x": [False]},
+                                                               "t2": {"x": [True]}}
+    assert Report.from_dict(doc).to_dict() == doc
+
+
+def test_the_terminal_grid_marks_a_flagged_solve(run: Path) -> None:
+    text = render_text_plain(_report(run))
+    cells = {m[1]: m[2] for m in re.finditer(r"^(t\d)\s+(\S+)\s+\[vague\] p$", text, re.M)}
+    assert cells == {"t0": "!", "t1": "✓", "t2": "✗"}, text  # before: t0 ✓
+    head = next(line for line in text.splitlines() if line.startswith("per task ("))
+    assert f"! {WORDS}" in head, head
+
+
+def test_the_markdown_grid_marks_a_flagged_solve(run: Path) -> None:
+    md = render_markdown(_report(run))
+    cells = {m[1]: m[2] for m in re.finditer(r"^\| `(t\d)` \| p \*vague\* \| `([^`]*)`", md, re.M)}
+    assert cells == {"t0": "!", "t1": "✓", "t2": "✗"}, md  # before: t0 ✓
+    legend = next(line for line in md.splitlines() if line.startswith("Legend: "))
+    assert f"`!` {WORDS}" in legend
+
+
+def test_the_html_grid_marks_a_flagged_solve(run: Path) -> None:
+    page = render_html(_report(run))
+    grid = page[page.index('<table class="grid">'):]
+    grid = grid[:grid.index("</table>")]
+    rows = {m[1]: m[2] for m in re.finditer(r"<tr><td><code>(t\d)</code></td>(.*?)</tr>", grid)}
+    spans = {t: re.findall(r'<span class="(o-[a-z_]+)" title="([^"]*)">([^<]*)</span>', row) for t, row in rows.items()}
+    assert [(c, s) for c, _, s in spans["t0"]] == [("o-suspicious", "!")], page  # before: o-solved ✓
+    assert WORDS in html.unescape(spans["t0"][0][1])
+    assert [(c, s) for c, _, s in spans["t1"]] == [("o-solved", "✓")]
+    assert [(c, s) for c, _, s in spans["t2"]] == [("o-tests_failed", "✗")]
+    assert f'<span class="o-suspicious">!</span> {WORDS}' in page
+
+
+def test_the_view_grid_marks_a_flagged_solve(run: Path) -> None:
+    build_site([run], [plain_task(t) for t in IDS], run / "view")
+    page = (run / "view" / "index.html").read_text()
+    rows = {m[1]: m[2] for m in re.finditer(r'<tr data-task="(t\d)"(.*?)</tr>', page)}
+    links = {t: re.findall(r'<a class="att (o-[a-z_]+)[^"]*"[^>]*>([^<]*)</a>', row) for t, row in rows.items()}
+    assert links == {"t0": [("o-suspicious", "!")], "t1": [("o-solved", "✓")], "t2": [("o-tests_failed", "✗")]}, \
+        links  # before: t0 o-solved ✓
+    assert f'<span class="o-suspicious">!</span> {WORDS}' in page
+
+
+def test_the_views_task_and_attempt_pages_name_a_flagged_solve(run: Path) -> None:
+    """The task page (every agent's attempts side by side) and the attempt page's title said ``✓ solved`` of a
+    flagged solve, the task page nothing of its flag."""
+    build_site([run], [plain_task(t) for t in IDS], run / "view")
+    heads = {t: re.findall(r'<span class="(o-[a-z_]+)">([^<]*)</span>', (run / "view" / "tasks" / f"{t}.html")
+                           .read_text()) for t in IDS}
+    assert heads == {"t0": [("o-suspicious", f"! {WORDS}")], "t1": [("o-solved", "✓ solved")],
+                     "t2": [("o-tests_failed", "✗ tests failed")]}, heads  # before: t0 o-solved ✓ solved
+    title = re.search(r"<h1>.*?</h1>", (run / "view" / "attempts" / "t0--x--1.html").read_text())
+    assert title is not None and f'<span class="o-suspicious">! {WORDS}</span>' in title[0], title
