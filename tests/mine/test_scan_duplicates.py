@@ -77,3 +77,34 @@ def test_the_filter_holds_for_merges_of_the_first_parent_walk(tmp_path: Path) ->
     assert [c.commit for c in result.candidates] == [merges[1]]
     assert [(r.commit, r.reason) for r in result.rejected if r.reason == "duplicate_change"] == [
         (merges[0], "duplicate_change")]
+
+
+def test_a_backport_whose_changelog_entry_differs_is_the_same_change(tmp_path: Path) -> None:
+    """pallets/werkzeug (nu48): "always set accept-ranges header" is on main twice, 664deb6a58c8 on the stable
+    branch (merged back) and b913d68db589 on main: the same source and test change, but each writes its
+    ``CHANGES.rst`` entry under another release's heading, so the whole diffs' patch ids differed and one fix
+    was two candidates. Docs files are no part of a task's change (the scan classifies them apart), so the
+    patch id is taken without them."""
+    repo = GitRepo.init(tmp_path / "repo")
+    changes = "Version 1.1\n-----------\n\nUnreleased\n\n\nVersion 1.0\n-----------\n\nReleased\n"
+    repo.write("CHANGES.rst", changes)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/core.py", "def double(x):\n    return x\n")
+    repo.write("tests/test_old.py", "def test_old():\n    pass\n")
+    repo.commit("Start the package")
+    repo.write("pkg/core.py", "def double(x):\n    return 2 * x\n")
+    repo.write("tests/test_core.py", TEST)
+    repo.write("CHANGES.rst", changes.replace("Released\n", "Released\n\n-   Fix double().\n"))
+    original = repo.commit("Fix double() to return twice its argument")
+    repo.write("pkg/core.py", "def double(x):\n    return x\n")
+    repo.rm("tests/test_core.py")
+    repo.write("CHANGES.rst", changes)
+    repo.commit("Revert the fix of double() on main, to pick it again")
+    repo.write("pkg/core.py", "def double(x):\n    return 2 * x\n")
+    repo.write("tests/test_core.py", TEST)
+    repo.write("CHANGES.rst", changes.replace("Unreleased\n", "Unreleased\n\n-   Fix double().\n"))
+    again = repo.commit("Fix double() to return twice its argument (picked)")
+    result = scan(repo.path, ScanOptions())
+    assert [c.commit for c in result.candidates] == [again]
+    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
+        (original, f"the same change as {again[:12]}")]
