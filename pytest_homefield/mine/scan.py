@@ -56,8 +56,9 @@ Filters, in the order they are applied; the first that fails names the reason (d
     (the gold patch; binary files count 0). Counted only when ``max_diff_lines`` is set, for the
     commits that passed 1-10, by one more ``git log --no-walk --stdin --numstat`` process.
 12. ``duplicate_change``: a candidate whose change without its docs files has the ``git patch-id --stable`` of
-    a newer candidate's of the same mode (a commit rebased or cherry-picked beside its original, both reachable;
-    a backport whose changelog entry sits under another release's heading): one fix would be two tasks.
+    a newer candidate's of the same mode, taken without context lines (a commit rebased or cherry-picked beside
+    its original, both reachable; a backport beside other lines, or whose changelog entry sits under another
+    release's heading): one fix would be two tasks.
     The newest stays. One ``git log --no-walk --stdin -p`` and one ``git patch-id``
     process, for the candidates that passed 1-11, when a mode has two of them.
 
@@ -554,10 +555,11 @@ def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], cla
 
 def _filter_duplicates(repo: git.Repo, outcomes: list[Candidate | Rejected]) -> None:
     """Filter 12, in place: a candidate whose change is a newer candidate's of the same mode (the same ``git
-    patch-id --stable`` of the change without its docs files: a commit rebased or cherry-picked beside its
-    original, both in history; two merges of one change; a backport whose changelog entry sits under another
-    release's heading, nu48: pallets/werkzeug 664deb6a58c8 and b913d68db589) is ``duplicate_change``; the
-    newest stays. Two such tasks are one fix counted twice: its
+    patch-id --stable`` of the change without its docs files and context lines: a commit rebased or
+    cherry-picked beside its original, both in history; two merges of one change; a backport whose changelog
+    entry sits under another release's heading or whose changes sit beside other lines, nu48: pallets/werkzeug
+    664deb6a58c8 and b913d68db589, de546be7144c and d3d3df56c98b) is ``duplicate_change``; the newest stays.
+    Two such tasks are one fix counted twice: its
     outcome weighs double in every rate and paired test, whose tasks must be independent (nu46: simonw/llm
     since 2026-01 lists 3 such pairs among its candidates). A merge and a commit it merges are compared with
     neither: ``merges`` without ``first_parent`` offers both on purpose. No git process unless some mode has

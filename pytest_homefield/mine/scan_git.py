@@ -271,16 +271,18 @@ def diff_lines(repo: git.Repo, shas: list[str], classifier: Classifier) -> dict[
 
 def patch_ids(repo: git.Repo, shas: list[str],
               leave_out: Mapping[str, Collection[str]] | None = None) -> dict[str, str]:
-    """Filter 12: each commit's ``git patch-id --stable`` (its diff against its first parent, line numbers
-    and white space ignored), by sha; a commit whose diff is empty has none. ``leave_out`` maps a sha to
+    """Filter 12: each commit's ``git patch-id --stable`` (its diff against its first parent without context
+    lines, ``-U0``, line numbers and white space ignored), by sha; a commit whose diff is empty has none. Without
+    context: a backport makes the same changes beside other lines (pallets/werkzeug "validate host characters",
+    de546be7144c and d3d3df56c98b, one hunk's line above differs). ``leave_out`` maps a sha to
     repository paths whose file diffs are no part of its id (a candidate's docs files: a backport writes its
     changelog entry under another release's heading, pallets/werkzeug 664deb6a58c8 and b913d68db589). Two
     git processes: ``git log --no-walk --stdin -p`` spooled to a file, read by ``git patch-id`` (through a
     second file without the left-out sections when ``leave_out`` names any)."""
     if not shas:
         return {}
-    args = ["--no-walk=unsorted", "--stdin", "-p", "--binary", "--diff-merges=first-parent", "--no-renames", "--root",
-            "--no-color", "--no-ext-diff", "--no-show-signature", "--format=commit %H"]
+    args = ["--no-walk=unsorted", "--stdin", "-p", "--unified=0", "--binary", "--diff-merges=first-parent",
+            "--no-renames", "--root", "--no-color", "--no-ext-diff", "--no-show-signature", "--format=commit %H"]
     with tempfile.TemporaryDirectory(prefix="homefield-patch-ids-") as folder, _sha_file(shas) as stdin:
         out = Path(folder) / "log"
         try:
