@@ -82,7 +82,7 @@ from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.memory_budget import BudgetWaitExpired, reserve
-from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
+from pytest_homefield.sandbox.nethint import network_hint, read_only_hint, semaphore_hint
 from pytest_homefield.sandbox.outcomes import SealScope
 from pytest_homefield.sandbox.pytest_config import Setup, from_top, setup_for
 from pytest_homefield.sandbox.seal_sites import (
@@ -1219,8 +1219,9 @@ def without_stubbed(v: Verification, stubbed: Collection[str]) -> Verification:
 
 def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification:
     """``v`` with :attr:`Verification.network_hint` (and its detail extended) when it is dropped and
-    the logs of its sandboxed runs (no network there) show connections the tests could not make, or
-    (Landlock runs) ``multiprocessing`` locks they could not make."""
+    the logs of its sandboxed runs (no network there) show connections the tests could not make,
+    or (Landlock runs) ``multiprocessing`` locks they could not make; and its detail extended when they show writes
+    into the read-only tree (:func:`~pytest_homefield.sandbox.nethint.read_only_hint`, nu48)."""
     if v.reason is None:
         return v
     hints = [network_hint([r.log_path for r in runs if r.sandbox != "none"]),
@@ -1229,6 +1230,10 @@ def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification
     if hint:
         v.network_hint = hint
         v.detail = f"{v.detail}; {hint}" if v.detail else hint
+    # the detail only: the summary's Network: line counts network_hint as connection errors
+    tree = read_only_hint([r.log_path for r in runs if r.sandbox in ("bwrap", "landlock")])
+    if tree:
+        v.detail = f"{v.detail}; {tree}" if v.detail else tree
     return v
 
 
