@@ -17,7 +17,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -334,10 +334,14 @@ def _languages(paths: Iterable[str]) -> list[str]:
     return sorted(langs) or ["other"]
 
 
-def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None) -> list[Task]:
+def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None,
+                duplicates: Collection[str] = ()) -> list[Task]:
     """Rewrite ``tasks.jsonl`` atomically (raises :class:`~pytest_homefield.records.RecordError`, writing
     nothing, when a record already in it is not valid): tasks verified in this session replace or add records by id;
-    candidates of this session that were dropped are removed; all other records are kept unchanged.
+    candidates of this session that were dropped are removed, and so are the tasks of the commits (full shas) in
+    ``duplicates``, which this session's scan rejected as ``duplicate_change`` (nu48: a werkzeug task mined before
+    the scan knew it for a backport stayed beside the task of the same fix, "kept from earlier mines"); all other
+    records are kept unchanged.
     Ordered newest commit first (``committed_at``); ``max_tasks`` keeps the newest N of this
     session's tasks. Returns the tasks written."""
     load_tasks(tasks_path)  # RecordError for a bad record: never write back what did not validate
@@ -347,7 +351,8 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
                   reverse=True)
     if max_tasks is not None:
         kept = kept[:max_tasks]
-    merged = {i: t for i, t in existing.items() if i not in session_ids}
+    gone = set(duplicates)
+    merged = {i: t for i, t in existing.items() if i not in session_ids and t.get("commit") not in gone}
     merged.update({t["id"]: t for t in kept})
     # ties of committed_at broken by id, so that the order never depends on which record came first
     ordered = sorted(merged.values(), key=lambda t: (t.get("committed_at", ""), t.get("id", "")), reverse=True)
@@ -615,7 +620,9 @@ class MineSession:
         n_max = len({r["commit"] for r in every if r.get("reason") == "max_tasks"} - {r["commit"] for r in verified})
         tasks_path = self.settings.tasks_path
         try:
-            tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks)
+            duplicates = [r.commit for r in self.scan_result.rejected if r.reason == "duplicate_change"] \
+                if self.scan_result is not None else []
+            tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks, duplicates=duplicates)
         except (RecordError, OSError) as exc:  # nothing was written: tasks.jsonl is as it was
             self.tasks_error = str(exc)
             return [f"tasks.jsonl not updated: {exc}",
