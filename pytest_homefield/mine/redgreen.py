@@ -83,7 +83,8 @@ from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
-from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
+from pytest_homefield.sandbox.memory_budget import BudgetWaitExpired, reserve
+from pytest_homefield.sandbox.nethint import network_hint, read_only_hint, semaphore_hint
 from pytest_homefield.sandbox.outcomes import SealScope
 from pytest_homefield.sandbox.pytest_config import Setup, from_top, setup_for
 from pytest_homefield.sandbox.seal_sites import (
@@ -105,7 +106,15 @@ from pytest_homefield.sandbox.snapshot import (
     setup_error_line,
 )
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
-from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, pytest_setup, run_tests, scrubbed_env
+from pytest_homefield.sandbox.testrun import (
+    FAILING,
+    PASSING,
+    TestRun,
+    pytest_setup,
+    run_reservation_mb,
+    run_tests,
+    scrubbed_env,
+)
 from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, parent_tests, plan_twins
 
 __all__ = [
@@ -819,25 +828,32 @@ def verify_candidate(
                 else:
                     targets = list(runnable_tests)
                 where = run_phrase(name or f"{state}-{k}")
-                limit, cut = within(timeout_s or run_timeout_s, where)
                 try:
-                    r = run_tests(
-                        wd,
-                        test_cmd,
-                        targets,
-                        out_dir=out,
-                        timeout_s=limit,
-                        test_timeout_s=test_timeout_s,
-                        env=env,
-                        sandbox=sandbox,
-                        network=network,
-                        memory_mb=memory_mb,
-                        write_mb=write_mb,
-                        seals=seals,
-                        plugins=plugins,
-                        whole=list(runnable_tests),  # conf42: the configuration of the whole run, every run
-                        setup=config,
-                    )
+                    # the run's memory reserved first, its wait bounded by the deadline, and the run's time what is
+                    # left after it (run_tests' own reservation draws from this one): other sessions' sandboxes
+                    # holding the machine's memory pushed a run past the deadline by their whole runs (nu48: an 8m
+                    # budget ended at 9m54s)
+                    with reserve(run_reservation_mb(sandbox, memory_mb, network), until=deadline):
+                        limit, cut = within(timeout_s or run_timeout_s, where)
+                        r = run_tests(
+                            wd,
+                            test_cmd,
+                            targets,
+                            out_dir=out,
+                            timeout_s=limit,
+                            test_timeout_s=test_timeout_s,
+                            env=env,
+                            sandbox=sandbox,
+                            network=network,
+                            memory_mb=memory_mb,
+                            write_mb=write_mb,
+                            seals=seals,
+                            plugins=plugins,
+                            whole=list(runnable_tests),  # conf42: the configuration of the whole run, every run
+                            setup=config,
+                        )
+                except BudgetWaitExpired:
+                    raise DeadlineReached(where) from None
                 except ServiceError as exc:
                     return Verification(reason="setup_failed", detail=str(exc))
                 if r.over_writes:  # nothing but the repository's own code ran: a real, if odd, repository
@@ -1221,8 +1237,9 @@ def without_stubbed(v: Verification, stubbed: Collection[str]) -> Verification:
 
 def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification:
     """``v`` with :attr:`Verification.network_hint` (and its detail extended) when it is dropped and
-    the logs of its sandboxed runs (no network there) show connections the tests could not make, or
-    (Landlock runs) ``multiprocessing`` locks they could not make."""
+    the logs of its sandboxed runs (no network there) show connections the tests could not make,
+    or (Landlock runs) ``multiprocessing`` locks they could not make; and its detail extended when they show writes
+    into the read-only tree (:func:`~pytest_homefield.sandbox.nethint.read_only_hint`, nu48)."""
     if v.reason is None:
         return v
     hints = [network_hint([r.log_path for r in runs if r.sandbox != "none"]),
@@ -1231,6 +1248,10 @@ def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification
     if hint:
         v.network_hint = hint
         v.detail = f"{v.detail}; {hint}" if v.detail else hint
+    # the detail only: the summary's Network: line counts network_hint as connection errors
+    tree = read_only_hint([r.log_path for r in runs if r.sandbox in ("bwrap", "landlock")])
+    if tree:
+        v.detail = f"{v.detail}; {tree}" if v.detail else tree
     return v
 
 

@@ -55,9 +55,11 @@ Filters, in the order they are applied; the first that fails names the reason (d
 11. ``diff_too_large``: more than ``max_diff_lines`` added + removed lines in the non-test files
     (the gold patch; binary files count 0). Counted only when ``max_diff_lines`` is set, for the
     commits that passed 1-10, by one more ``git log --no-walk --stdin --numstat`` process.
-12. ``duplicate_change``: a candidate whose whole change has the ``git patch-id --stable`` of a newer
-    candidate's of the same mode (a commit rebased or cherry-picked beside its original, both reachable): one
-    fix would be two tasks. The newest stays. One ``git log --no-walk --stdin -p`` and one ``git patch-id``
+12. ``duplicate_change``: a candidate whose change without its docs files has the ``git patch-id --stable`` of
+    a newer candidate's of the same mode, taken without context lines (a commit rebased or cherry-picked beside
+    its original, both reachable; a backport beside other lines, or whose changelog entry sits under another
+    release's heading): one fix would be two tasks.
+    The newest stays. One ``git log --no-walk --stdin -p`` and one ``git patch-id``
     process, for the candidates that passed 1-11, when a mode has two of them.
 
 A shallow clone's boundary commits are skipped (their parents are missing): they are counted in
@@ -555,18 +557,23 @@ def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], cla
 
 def _filter_duplicates(repo: git.Repo, outcomes: list[Candidate | Rejected]) -> None:
     """Filter 12, in place: a candidate whose change is a newer candidate's of the same mode (the same ``git
-    patch-id --stable``: a commit rebased or cherry-picked beside its original, both in history; two merges
-    of one change) is ``duplicate_change``; the newest stays. Two such tasks are one fix counted twice: its
+    patch-id --stable`` of the change without its docs files and context lines: a commit rebased or
+    cherry-picked beside its original, both in history; two merges of one change; a backport whose changelog
+    entry sits under another release's heading or whose changes sit beside other lines, nu48: pallets/werkzeug
+    664deb6a58c8 and b913d68db589, de546be7144c and d3d3df56c98b) is ``duplicate_change``; the newest stays.
+    Two such tasks are one fix counted twice: its
     outcome weighs double in every rate and paired test, whose tasks must be independent (nu46: simonw/llm
     since 2026-01 lists 3 such pairs among its candidates). A merge and a commit it merges are compared with
     neither: ``merges`` without ``first_parent`` offers both on purpose. No git process unless some mode has
     two candidates."""
     modes: dict[str, list[str]] = {}
+    docs: dict[str, list[str]] = {}
     for o in outcomes:
         if isinstance(o, Candidate):
             modes.setdefault(o.mode, []).append(o.commit)
+            docs[o.commit] = o.docs_files
     shas = [sha for group in modes.values() if len(group) > 1 for sha in group]
-    ids = patch_ids(repo, shas) if shas else {}
+    ids = patch_ids(repo, shas, docs) if shas else {}
     first: dict[tuple[str, str], str] = {}
     for i, outcome in enumerate(outcomes):  # newest first
         if not isinstance(outcome, Candidate) or outcome.commit not in ids:

@@ -48,8 +48,8 @@ from pathlib import Path
 from pytest_homefield.sandbox.phases import _NOTICE, PhaseLock, phase_folder, session_key
 from pytest_homefield.sandbox.proccap import memory_root
 
-__all__ = ["MIB", "MemoryBudget", "Reservation", "BudgetTooSmall", "budget_mb", "configure", "default_budget_mb",
-           "held_fds", "machine_mb", "reserve", "waited_s", "margin_mb", "POLL_S", "largest_mb"]
+__all__ = ["MIB", "BudgetWaitExpired", "MemoryBudget", "Reservation", "BudgetTooSmall", "budget_mb", "configure",
+           "default_budget_mb", "held_fds", "machine_mb", "reserve", "waited_s", "margin_mb", "POLL_S", "largest_mb"]
 
 MIB = 1 << 20
 #: Seconds between two looks at the budget (or the gate) while waiting for memory.
@@ -212,6 +212,11 @@ class _Shared:
 _SHARED: list[_Shared] = []
 
 
+class BudgetWaitExpired(TimeoutError):
+    """A wait for memory reached its ``until`` (a mine's ``--time-budget`` deadline) before the memory was free:
+    nothing is held."""
+
+
 class MemoryBudget:
     """The machine's budget of ``total_mb`` MiB (default :func:`budget_mb`) kept in ``folder`` (default the
     phase lock's, :func:`~.phases.phase_folder`)."""
@@ -235,13 +240,16 @@ class MemoryBudget:
         finally:
             os.close(fd)
 
-    def take(self, mb: int, *, say: Callable[[str], bool] | None = None) -> tuple[int, float]:
+    def take(self, mb: int, *, say: Callable[[str], bool] | None = None,
+             until: float | None = None) -> tuple[int, float]:
         """Wait until ``mb`` MiB of the budget are free, lock them; returns ``(descriptor holding them, seconds
-        waited)``. ``say`` is called with a line when it has waited for memory over :data:`SAY_MEMORY_AFTER_S`,
-        or for the gate over :data:`SAY_AFTER_S` (once; it returns whether the line was shown), and once more
-        when it got the memory after a line shown. Raises :class:`BudgetTooSmall` when
-        ``mb`` is more than the whole budget, :class:`OSError` when the files cannot be used; an interrupt
-        while waiting leaves nothing held."""
+        waited)``. ``until``: a wall-clock time (``time.time()``, s) past which it waits no more and raises
+        :class:`BudgetWaitExpired` (nothing held): a mine's deadline, which the other sessions' sandboxes holding
+        the memory would otherwise push back by their whole runs (nu48). ``say`` is called with a line when it
+        has waited for memory over :data:`SAY_MEMORY_AFTER_S`, or for the gate over :data:`SAY_AFTER_S` (once; it
+        returns whether the line was shown), and once more when it got the memory after a line shown. Raises
+        :class:`BudgetTooSmall` when ``mb`` is more than the whole budget, :class:`OSError` when the files cannot
+        be used; an interrupt while waiting leaves nothing held."""
         assert self.total_mb is not None
         if mb > self.total_mb:
             raise BudgetTooSmall(f"a sandbox set needs {mb} MiB of memory, more than the machine's budget of "
@@ -257,6 +265,7 @@ class MemoryBudget:
                     break
                 except BlockingIOError:
                     pass
+                _check_until(until, mb)
                 if not asked and time.monotonic() - t0 >= SAY_AFTER_S:
                     asked = True
                     if say is not None:
@@ -268,6 +277,7 @@ class MemoryBudget:
                 free = free_ranges(fd, 0, self.total_mb)
                 if sum(b - a for a, b in free) >= mb:
                     break
+                _check_until(until, mb)
                 if say is not None and not asked and time.monotonic() - t0 >= SAY_MEMORY_AFTER_S:
                     asked = True
                     held = self.total_mb - sum(b - a for a, b in free)
@@ -294,6 +304,12 @@ class MemoryBudget:
         return fd, waited
 
 
+def _check_until(until: float | None, mb: int) -> None:
+    """Raise :class:`BudgetWaitExpired` once the wall clock is past ``until`` (``None``: never)."""
+    if until is not None and time.time() >= until:
+        raise BudgetWaitExpired(f"{mb} MiB of the machine's memory budget were not free before the deadline")
+
+
 def _say(line: str) -> bool:
     """Say ``line`` through the session's notice of the phase lock (:func:`~.phases.set_notice`: a line on the
     terminal) unless a process of this session said that it waits for memory less than a minute ago
@@ -311,14 +327,15 @@ def _say(line: str) -> bool:
 
 
 @contextlib.contextmanager
-def reserve(mb: float, *, shared: bool = False) -> Iterator[Reservation]:
+def reserve(mb: float, *, shared: bool = False, until: float | None = None) -> Iterator[Reservation]:
     """Hold ``mb`` MiB of the machine's budget (:class:`MemoryBudget`) for the ``with`` block: the reapers of
     the commands this thread runs meanwhile inherit it (:func:`held_fds`). Inside a reservation of the same
     thread (a test run's, around its sandbox's command) it reserves nothing more: the outer one counted it.
     ``shared``: the other threads of this process draw their reservations from it while it is held (a
     grading's twin runs: one reservation of every run's memory, each run's thread its part; never a second
     reservation, so a holder never waits for memory); a draw past it raises :class:`RuntimeError` (homefield
-    sized it wrong). Nothing is held when ``mb`` is 0 or there is no budget. Raises :class:`BudgetTooSmall`
+    sized it wrong). Nothing is held when ``mb`` is 0 or there is no budget. ``until``: a wall-clock time past
+    which it waits no more (:meth:`MemoryBudget.take`). Raises :class:`BudgetTooSmall`, :class:`BudgetWaitExpired`
     and :class:`OSError` as :meth:`MemoryBudget.take` does."""
     need = int(-(-mb // 1))  # whole MiB, rounded up
     if getattr(_THREAD, "inside", 0):  # this thread holds or drew its part already: a command of that part
@@ -330,7 +347,7 @@ def reserve(mb: float, *, shared: bool = False) -> Iterator[Reservation]:
         return
     _THREAD.inside = 1
     try:
-        with _reserve(need, shared) as got:
+        with _reserve(need, shared, until) as got:
             yield got
     finally:
         _THREAD.inside = 0
@@ -338,7 +355,7 @@ def reserve(mb: float, *, shared: bool = False) -> Iterator[Reservation]:
 
 
 @contextlib.contextmanager
-def _reserve(need: int, shared: bool) -> Iterator[Reservation]:
+def _reserve(need: int, shared: bool, until: float | None = None) -> Iterator[Reservation]:
     """:func:`reserve` of ``need`` MiB for a thread that holds none."""
     with _LOCK:
         outer = _SHARED[0] if _SHARED else None
@@ -360,7 +377,7 @@ def _reserve(need: int, shared: bool) -> Iterator[Reservation]:
     if budget.total_mb is None:
         yield Reservation(0, 0.0)
         return
-    fd, waited = budget.take(need, say=_say)
+    fd, waited = budget.take(need, say=_say, until=until)
     _THREAD.fd = fd
     mine = _Shared(need, fd)
     with _LOCK:

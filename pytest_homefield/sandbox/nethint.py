@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from pathlib import Path
 
-__all__ = ["tried_addresses", "network_hint", "semaphore_hint"]
+__all__ = ["tried_addresses", "network_hint", "semaphore_hint", "read_only_hint"]
 
 #: Errors of a connection the tests could not make (refused, unreachable, no such name).
 _NET_ERRORS = re.compile(r"Connection refused|Errno 111|Errno 101|Network is unreachable|Name or service not known|"
@@ -25,6 +25,8 @@ _NET_ERRORS = re.compile(r"Connection refused|Errno 111|Errno 101|Network is unr
 #: A ``multiprocessing`` lock or semaphore refused: ``_multiprocessing.SemLock(`` in a traceback ending in
 #: ``PermissionError`` (``sem_open`` in ``/dev/shm``, which Landlock never allows).
 _SEMLOCK = re.compile(r"_multiprocessing\.SemLock\((?:.*\n){0,12}?.*PermissionError", re.I)
+#: A write refused because the file system is read-only (Python's ``OSError`` text), with the path it names.
+_READ_ONLY = re.compile(r"\[Errno 30\] Read-only file system: (?P<path>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")")
 _HOST = r"(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[?::1\]?|[A-Za-z][\w.-]*\.[A-Za-z]{2,}|[a-z][\w-]*)"
 _ADDRESS_PATTERNS = (
     re.compile(r"host='(?P<host>[^']+)', port=(?P<port>\d{1,5})"),            # urllib3 / requests
@@ -129,4 +131,19 @@ def semaphore_hint(logs: Sequence[Path]) -> str | None:
         if _SEMLOCK.search(text):
             return ("the tests make multiprocessing locks (POSIX semaphores in /dev/shm), which Landlock cannot "
                     "give a test run: grade this repository with bubblewrap")
+    return None
+
+
+def read_only_hint(logs: Sequence[Path]) -> str | None:
+    """The one-line hint for sandboxed test runs (``tests.log`` paths) whose tests wrote into the tree under test,
+    which bubblewrap and Landlock keep read-only (docs/contracts.md §7 "Sandbox"; a grading's runs alike, so such a
+    commit's tests cannot pass there either): the first ``[Errno 30] Read-only file system: 'PATH'`` a log shows;
+    ``None`` when none does. nu48: pyparsing b9d10de6bda5, whose example parser writes its railroad diagram into
+    the working folder when imported, was dropped as ``reference_fails`` with a collection error and no word of
+    why."""
+    for text in _log_texts(logs):
+        found = _READ_ONLY.search(text)
+        if found:
+            return (f"the tests write into the repository's tree ({found.group(0)}), which every sandboxed test run "
+                    "keeps read-only (mining's and grading's): tests that write there cannot pass in the sandbox")
     return None

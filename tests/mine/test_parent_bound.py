@@ -7,11 +7,13 @@ fixes a hang is a task, and says so. The time budget cuts a verification in flig
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
@@ -25,6 +27,9 @@ from pytest_homefield.mine.redgreen import (
     unreached,
     verify_candidate,
 )
+from pytest_homefield.sandbox import memory_budget
+from pytest_homefield.sandbox.memory_budget import reserve
+from pytest_homefield.sandbox.proccap import memory_capped
 from pytest_homefield.sandbox.testrun import TestRun
 
 
@@ -320,3 +325,40 @@ def test_a_rest_the_parent_cannot_select_is_run_as_the_whole_files(tmp_path: Pat
     if rest:
         drawn = {i for i in whole if "test_drawn" in i}
         assert len(drawn) == 1 and not drawn & _called(logs / "parent-1-again-rest"), drawn
+
+
+def _hold_the_budget(mb: int, seconds: float, ready: Any) -> None:
+    """Another homefield process (another session's sandbox) holding ``mb`` MiB of a 100 MiB budget."""
+    memory_budget.configure(100)
+    with reserve(mb):
+        ready.set()
+        time.sleep(seconds)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not memory_capped("bwrap"), reason="no memory cgroup here: a run reserves no memory")
+def test_the_time_budget_bounds_a_wait_for_the_machines_memory(hang_fix: tuple[GitRepo, str, str]) -> None:
+    """nu48: a ``--time-budget`` mine of more-itertools (8m, ``-n 2``, a machine other homefield sessions shared)
+    kept a candidate that finished at 9m54s: a test run that started before the deadline waited for the machine's
+    memory budget (held by the other sessions' sandboxes) before its timeout's clock started, so neither the wait
+    nor the run after it was cut. Now the wait is bounded by the deadline too, and a run's time is what is left
+    after it: here another process holds the budget for 20 s, and the verification stops at the deadline (2 s)."""
+    repo, parent, commit = hang_fix
+    ready = multiprocessing.get_context("fork").Event()
+    holder = multiprocessing.get_context("fork").Process(target=_hold_the_budget, args=(80, 20.0, ready), daemon=True)
+    before = memory_budget._BUDGET[0], memory_budget._FLOOR[0]
+    memory_budget.configure(100)
+    holder.start()
+    try:
+        assert ready.wait(30)
+        started = time.monotonic()
+        with pytest.raises(DeadlineReached):
+            verify_candidate(repo.path, commit=commit, parent=parent, test_files=["tests/test_retry.py"],
+                             runnable_tests=["tests/test_retry.py"], test_cmd=f"{shlex.quote(sys.executable)} -m "
+                             f"pytest {NO_PLUGINS}", setup_cmd=None, run_timeout_s=100, sandbox="bwrap",
+                             memory_mb=60, deadline=time.time() + 2)
+        assert time.monotonic() - started < 10  # before: 20 s of waiting, then the run
+    finally:
+        holder.kill()
+        holder.join(10)
+        memory_budget._BUDGET[0], memory_budget._FLOOR[0] = before

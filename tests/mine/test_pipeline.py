@@ -150,6 +150,20 @@ def test_merge_tasks_replaces_adds_removes_and_orders(tmp_path: Path) -> None:
     assert [r["id"] for r in read_jsonl(path)] == ["c", "a", "keep"]
 
 
+def test_merge_tasks_removes_a_task_the_scan_now_rejects_as_a_duplicate(tmp_path: Path) -> None:
+    """nu48, pallets/werkzeug: de546be7144c was kept by a mine before the scan knew it for a backport of
+    d3d3df56c98b; the next mine's scan rejected it as ``duplicate_change`` and still left its task in tasks.jsonl
+    ("8 tasks … 1 kept from earlier mines"), one fix twice. A task of another window stays, and (gatk50) the older
+    copy stays while its newer copy is no task in the file written."""
+    path = tmp_path / "tasks.jsonl"
+    write_jsonl_atomic(path, [_task("dup", "2026-02-23"), _task("new", "2026-03-23"), _task("keep", "2025-06-01")])
+    verified = [{"id": "new", "task": _task("new", "2026-03-23")}]
+    tasks = merge_tasks(path, verified, duplicates={"dup": "new"})
+    assert [t.id for t in tasks] == ["new", "keep"]
+    write_jsonl_atomic(path, [_task("dup", "2026-02-23"), _task("keep", "2025-06-01")])
+    assert [t.id for t in merge_tasks(path, [], duplicates={"dup": "new"})] == ["dup", "keep"]
+
+
 def test_merge_tasks_max_tasks_keeps_the_newest_of_this_session(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     write_jsonl_atomic(path, [_task("old", "2020-01-01")])

@@ -149,3 +149,59 @@ def test_an_older_copy_stays_while_its_newer_copy_is_no_task(tmp_path: Path) -> 
     ids = [t["id"] for t in read_jsonl(tasks_path)]
     assert ids == [shas["other"][:12], shas["again"][:12]], (ids, third.stdout)
     assert f"Removed from tasks.jsonl: 1 task ({shas['original'][:12]})" in third.stdout, third.stdout
+
+
+def test_a_backport_whose_changelog_entry_differs_is_the_same_change(tmp_path: Path) -> None:
+    """pallets/werkzeug (nu48): "always set accept-ranges header" is on main twice, 664deb6a58c8 on the stable
+    branch (merged back) and b913d68db589 on main: the same source and test change, but each writes its
+    ``CHANGES.rst`` entry under another release's heading, so the whole diffs' patch ids differed and one fix
+    was two candidates. Docs files are no part of a task's change (the scan classifies them apart), so the
+    patch id is taken without them."""
+    repo = GitRepo.init(tmp_path / "repo")
+    changes = "Version 1.1\n-----------\n\nUnreleased\n\n\nVersion 1.0\n-----------\n\nReleased\n"
+    repo.write("CHANGES.rst", changes)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/core.py", "def double(x):\n    return x\n")
+    repo.write("tests/test_old.py", "def test_old():\n    pass\n")
+    repo.commit("Start the package")
+    repo.write("pkg/core.py", "def double(x):\n    return 2 * x\n")
+    repo.write("tests/test_core.py", TEST)
+    repo.write("CHANGES.rst", changes.replace("Released\n", "Released\n\n-   Fix double().\n"))
+    original = repo.commit("Fix double() to return twice its argument")
+    repo.write("pkg/core.py", "def double(x):\n    return x\n")
+    repo.rm("tests/test_core.py")
+    repo.write("CHANGES.rst", changes)
+    repo.commit("Revert the fix of double() on main, to pick it again")
+    repo.write("pkg/core.py", "def double(x):\n    return 2 * x\n")
+    repo.write("tests/test_core.py", TEST)
+    repo.write("CHANGES.rst", changes.replace("Unreleased\n", "Unreleased\n\n-   Fix double().\n"))
+    again = repo.commit("Fix double() to return twice its argument (picked)")
+    result = scan(repo.path, ScanOptions())
+    assert [c.commit for c in result.candidates] == [again]
+    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
+        (original, f"the same change as {again[:12]}")]
+
+
+def test_a_backport_onto_other_surrounding_code_is_the_same_change(tmp_path: Path) -> None:
+    """pallets/werkzeug (nu48): "validate host characters" is on main twice, de546be7144c (stable) and
+    d3d3df56c98b (main), both kept as tasks (FAIL_TO_PASS 6, PASS_TO_PASS 23 each): the same lines added and
+    removed, but one hunk's context differs (the line above the change is another on each branch), and the
+    patch id counts context. It is taken of the changed lines only (``-U0``)."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/core.py", "def double(x):\n    # on os\n    return x\n")
+    repo.write("tests/test_old.py", "def test_old():\n    pass\n")
+    repo.commit("Start the package")
+    repo.write("pkg/core.py", "def double(x):\n    # on os\n    return 2 * x\n")
+    repo.write("tests/test_core.py", TEST)
+    original = repo.commit("Fix double() to return twice its argument")
+    repo.write("pkg/core.py", "def double(x):\n    # on sys\n    return x\n")
+    repo.rm("tests/test_core.py")
+    repo.commit("Revert the fix of double() on main, and say sys instead of os")
+    repo.write("pkg/core.py", "def double(x):\n    # on sys\n    return 2 * x\n")
+    repo.write("tests/test_core.py", TEST)
+    again = repo.commit("Fix double() to return twice its argument (picked)")
+    result = scan(repo.path, ScanOptions())
+    assert [c.commit for c in result.candidates] == [again]
+    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
+        (original, f"the same change as {again[:12]}")]

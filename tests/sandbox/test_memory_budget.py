@@ -17,7 +17,7 @@ import pytest
 from helpers.line_log import append_line
 
 from pytest_homefield.sandbox import memory_budget
-from pytest_homefield.sandbox.memory_budget import BudgetTooSmall, MemoryBudget, reserve
+from pytest_homefield.sandbox.memory_budget import BudgetTooSmall, BudgetWaitExpired, MemoryBudget, reserve
 from pytest_homefield.sandbox.phases import phase_folder, set_notice
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
 
@@ -249,3 +249,23 @@ def test_two_threads_of_one_process_take_turns(tmp_path: Path, budget: MemoryBud
     for t in threads:
         t.join()
     assert _most_at_once(_intervals(log)) == 60
+
+
+def test_a_wait_for_memory_stops_at_its_deadline_and_holds_nothing(budget: MemoryBudget) -> None:
+    """``until`` (a mine's ``--time-budget`` deadline, nu48): the wait for memory another process holds ends there
+    with :class:`BudgetWaitExpired`, holding nothing; memory free at once is had whatever the deadline."""
+    ready = CTX.Event()
+    proc = _start(_hold_until_killed, 80, ready)
+    try:
+        assert ready.wait(30)
+        started = time.monotonic()
+        with pytest.raises(BudgetWaitExpired):
+            with reserve(40, until=time.time() + 0.3):
+                pytest.fail("reserved past another process's 80 of 100 MiB")
+        assert 0.25 < time.monotonic() - started < 5
+        assert budget.held_mb() == 80
+        with reserve(20, until=time.time() - 1) as got:  # free: no wait, so no deadline to meet
+            assert got.mb == 20 and budget.held_mb() == 100
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(10)
