@@ -52,6 +52,7 @@ from typing import Any
 
 from pytest_homefield.envs.declaration import Declaration, Interpreter, choose_python, env_key, installed_pythons
 from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.uv_bin import uv_binary
 from pytest_homefield.store import NotOwnFile, open_own_file
 
 __all__ = [
@@ -124,15 +125,9 @@ def cache_root() -> Path:
 
 
 def find_uv() -> str:
-    """The ``uv`` binary: the ``uv`` package's (``pip install pytest-homefield[env]``), else ``uv`` on
-    ``PATH``. Raises :class:`EnvBuildError` when there is none."""
-    try:
-        import uv  # the wheel that ships the binary; optional (the env extra)
-
-        return str(uv.find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        pass
-    found = shutil.which("uv")
+    """The ``uv`` binary (:func:`~pytest_homefield.sandbox.uv_bin.uv_binary`). Raises :class:`EnvBuildError` when
+    there is none."""
+    found = uv_binary()
     if not found:
         raise EnvBuildError("uv is not installed: pip install 'pytest-homefield[env]'")
     return found

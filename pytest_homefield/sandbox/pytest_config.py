@@ -43,6 +43,7 @@ from pathlib import Path, PurePosixPath
 import iniconfig
 
 from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.uv_bin import uv_binary
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -673,11 +674,8 @@ def uv_dotenv_addopts(files: tuple[bytes, ...]) -> str | None:
     --no-project --no-config --offline``, which runs this interpreter (``-I``) printing it, in an environment of
     ``PATH`` alone. ``None`` when they set none, or uv cannot tell (no uv, a file it refuses, 30 s). Cached by the
     files' contents (a grading reads its setup a few times)."""
-    from pytest_homefield.envs.builder import EnvBuildError, find_uv  # uv's, only for a command naming env files
-
-    try:
-        uv = find_uv()
-    except EnvBuildError:
+    uv = uv_binary()
+    if uv is None:
         return None
     with tempfile.TemporaryDirectory(prefix="homefield-envfile-") as tmp:
         names: list[str] = []

@@ -125,6 +125,7 @@ from pytest_homefield.sandbox.proccap import cap_by, max_procs, memory_capped, o
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath
 from pytest_homefield.sandbox.services import TestNetwork, run_network
+from pytest_homefield.sandbox.uv_bin import uv_binary
 
 __all__ = [
     "TestRun",
@@ -432,11 +433,8 @@ def uv_run_python(workdir: Path, test_cmd: str, path: str | None, venv: str | No
         project = (project or name == "--project") and name not in ("--no-project", "--active")
     uv = shutil.which("uv", path=path) if path else None
     if uv is None:
-        from pytest_homefield.envs.builder import EnvBuildError, find_uv  # the env extra's uv, only for a uv run
-
-        try:
-            uv = find_uv()
-        except EnvBuildError:
+        uv = uv_binary()  # the env extra's uv
+        if uv is None:
             return None
     env = {"PATH": path or os.defpath, "HOME": os.environ.get("HOME", "/"), "UV_PYTHON_DOWNLOADS": "never"}
     if venv and not project:
