@@ -106,7 +106,7 @@ from pytest_homefield.sandbox.snapshot import (
 )
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, pytest_setup, run_tests, scrubbed_env
-from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, parent_tests, plan_twins
+from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, parent_tests, plan_twins, teardown_nodes
 
 __all__ = [
     "Verification",
@@ -1106,9 +1106,10 @@ def verify_candidate(
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
                                                parent=before, parent_text=parent_text,
                                                pass_to_pass=v.PASS_TO_PASS,  # ids from pytest's rootdir (root47)
-                                               rootdir=whole_setup(wd).rootdir)
+                                               rootdir=whole_setup(wd).rootdir, teardown=True)
+                        # the group functions and the teardown canary (tcan50), from the tree's top (root47)
                         targets = [*runnable_tests] if whole or not plan.placement else \
-                            [plan.target(s) for s in plan.selectors()]  # from the tree's top (root47)
+                            [plan.target(s) for s in [*plan.selectors(), *teardown_nodes(plan)]]
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
                         # the configuration pytest reads for the task's whole run, the one every run is pinned to
                         # (soft41, conf42): read once, for its files and its pin (twin43)
