@@ -115,7 +115,7 @@ from pytest_homefield.sandbox.testrun import (
     run_tests,
     scrubbed_env,
 )
-from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, parent_tests, plan_twins
+from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, parent_tests, plan_twins, teardown_nodes
 
 __all__ = [
     "Verification",
@@ -231,7 +231,8 @@ __all__ = [
 #: are drawn from the test file's text (not the last twin's), and contexts made through ``sys.modules[...]`` are read
 #: as entered. A link in the way of mining's scratch writes is ``setup_failed`` (link48). ``uv run`` commands: uv
 #: 0.13.9's option lists, a ``--env-file``'s ``PYTEST_ADDOPTS``, and the pytest version of the interpreter uv runs
-#: (ops48: a pytest 8 ``.venv`` was read by pytest 9's rules).
+#: (ops48: a pytest 8 ``.venv`` was read by pytest 9's rules). And (tcan50) the teardown canary: every canary run
+#: plants a test whose fixture's teardown must fail, and the reference fix must fail it (a task counts one more).
 VERIFY_VERSION = 27
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
@@ -1133,9 +1134,10 @@ def verify_candidate(
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
                                                parent=before, parent_text=parent_text,
                                                pass_to_pass=v.PASS_TO_PASS,  # ids from pytest's rootdir (root47)
-                                               rootdir=whole_setup(wd).rootdir)
+                                               rootdir=whole_setup(wd).rootdir, teardown=True)
+                        # the group functions and the teardown canary (tcan50), from the tree's top (root47)
                         targets = [*runnable_tests] if whole or not plan.placement else \
-                            [plan.target(s) for s in plan.selectors()]  # from the tree's top (root47)
+                            [plan.target(s) for s in [*plan.selectors(), *teardown_nodes(plan)]]
                         # softened as every canary run's files (twin37, grading's twin_grading._fresh_copies), by
                         # the configuration pytest reads for the task's whole run, the one every run is pinned to
                         # (soft41, conf42): read once, for its files and its pin (twin43)

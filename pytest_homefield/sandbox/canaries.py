@@ -25,6 +25,7 @@ Sentinel names are drawn from the words of the file's own test names (``_Namer``
 from __future__ import annotations
 
 import ast
+import keyword
 import posixpath
 import random
 import re
@@ -37,8 +38,8 @@ from typing import Any
 
 from pytest_homefield.sandbox import nofollow
 
-__all__ = ["IDLE", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id", "parse_source",
-           "read_source"]
+__all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
+           "parse_source", "read_source"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -62,10 +63,18 @@ LIMIT_V4 = 10
 IDLE = ("skipped", "xfailed")
 
 
+#: The kind of the **teardown canary** (tcan50; docs/contracts.md §7): a planted test whose body passes and whose own
+#: fixture's teardown fails, which pytest reports ``error`` for any code under test; a run reporting it ``passed`` had
+#: its teardown errors swallowed in the test process (a wrapped ``SetupState.teardown_exact`` or
+#: ``FixtureDef.finish``), which buys back every teardown check of the hidden tests (gatk49): ``forged``.
+TEARDOWN = "teardown"
+
+
 @dataclass(frozen=True)
 class Canary:
     """One planted canary. ``node``: its node id without parameters (``path::[Class::]name``);
-    ``source``: the FAIL_TO_PASS function it copies; ``kind``: ``contradiction`` or ``sentinel``;
+    ``source``: the FAIL_TO_PASS function it copies; ``kind``: ``contradiction``, ``sentinel`` or
+    :data:`TEARDOWN` (``source``: a FAIL_TO_PASS function of the file it is planted in);
     ``how``: the rewrite in words (``expected 2 -> 7``, ``In flipped``, ``sentinel: no assertion``);
     ``strong``: the rewrite also catches forged values (always-equal objects, read expectations);
     ``excusable``: honest code computing a wrong value could well pass it (a flip, a made-up or small
@@ -113,8 +122,8 @@ class CanaryPlan:
 
     def forged(self, outcomes: Mapping[str, str],
                fail_to_pass: Sequence[str] | None = None) -> list[tuple[Canary, str]]:
-        """The instances of :meth:`passed` that only a forgery explains: a sentinel; or a twin whose
-        original did not fail (its instance with the same parameters, else every instance of it:
+        """The instances of :meth:`passed` that only a forgery explains: a sentinel or a teardown canary; or a twin
+        whose original did not fail (its instance with the same parameters, else every instance of it:
         passed, or not reported at all). Honest code that computes a wrong value runs the original and
         the twin alike: the original fails, and the twin passes when the wrong value is the twin's (a
         sign error meeting a twin ``5`` of ``-5``, a flipped ``in``); such a twin is :meth:`excused`
@@ -147,7 +156,7 @@ class CanaryPlan:
         out: list[tuple[Canary, str]] = []
         excused: list[tuple[Canary, str]] = []
         for c, tid in self.passed(outcomes):
-            if c.kind == "sentinel" or not c.excusable:
+            if c.kind in ("sentinel", TEARDOWN) or not c.excusable:
                 out.append((c, tid))
                 continue
             params = tid[len(c.node):]
@@ -291,6 +300,16 @@ def _sentinel_module(root: Path, path: str, fids: list[str], rng: random.Random,
     plan.targets.append(module)
 
 
+def _teardown_def(test: str, fixture: str, held: str, message: str, pytest_name: str, imported: bool) -> str:
+    """The teardown canary's text (module level): a fixture ``fixture`` yielding an empty list ``held`` and asserting
+    at teardown that it is not empty, and a test ``test`` requesting it whose body passes; ``pytest_name``: what names
+    the ``pytest`` module there, imported first unless ``imported``."""
+    head = "" if imported else (f"import pytest as {pytest_name}\n\n\n" if pytest_name != "pytest"
+                                else "import pytest\n\n\n")
+    return (f"{head}@{pytest_name}.fixture\ndef {fixture}():\n    {held} = []\n    yield {held}\n"
+            f"    assert {held}, {message!r}\n\n\ndef {test}({fixture}):\n    assert not {fixture}\n")
+
+
 def _sentinel_def(name: str, message: str, *, indent: str, method: bool) -> str:
     return f"{indent}def {name}({'self' if method else ''}):\n{indent}    raise AssertionError({message!r})\n"
 
@@ -359,6 +378,20 @@ class _Namer:
                 self.taken.add(name)
                 return name
         raise RuntimeError("no free canary name")  # pragma: no cover - 200 draws with a number appended
+
+    def plain(self, most: int = 3) -> str:
+        """A free name of 1 to ``most`` words of the file joined by ``_`` that is no keyword and does not start with
+        ``test`` (a fixture's, a local's); a number appended after 50 draws."""
+        for attempt in range(200):
+            picked = self.rng.sample(self.words, min(len(self.words), self.rng.randint(1, most)))
+            if attempt > 50:
+                picked.append(str(self.rng.randint(2, 99)))
+            name = "_".join(picked)
+            if name not in self.taken and name.isidentifier() and not keyword.iskeyword(name) \
+                    and not keyword.issoftkeyword(name) and not name.startswith("test"):
+                self.taken.add(name)
+                return name
+        raise RuntimeError("no free name")  # pragma: no cover - 200 draws with a number appended
 
     def token(self) -> str:
         """A word of the file's test names and a number (``"sub-417"``): a sentinel's made-up constant."""

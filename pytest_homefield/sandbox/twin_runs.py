@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import dataclasses
 import functools
 import posixpath
@@ -43,7 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox.canaries import (
+    _LINE,
     LIMIT,
+    TEARDOWN,
     Canary,
     CanaryPlan,
     Group,
@@ -54,6 +57,7 @@ from pytest_homefield.sandbox.canaries import (
     _replace,
     _sentinel_def,
     _sentinel_module,
+    _teardown_def,
     function_id,
     parse_source,
     read_source,
@@ -99,7 +103,8 @@ from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.pytest_config import from_top
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
-__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "guarded", "parent_tests", "TWIN_MARK", "statement_at"]
+__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "plant_teardown", "teardown_nodes", "guarded", "parent_tests",
+           "TWIN_MARK", "statement_at"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
 #: one, not the three once planted beside the original: a forger that
@@ -237,6 +242,7 @@ class TwinPlan(CanaryPlan):
         late: dict[str, str] = {}  # a PASS_TO_PASS id's worst outcome among its runs after a twin
         f2p = {g: [i for i in fail_to_pass if function_id(i) == g] for g in self.placement}
         p2p = set(pass_to_pass)
+        torn = set(teardown_nodes(self))  # a teardown canary passed in any run is passed (tcan50), as a twin
         for r, outcomes in enumerate(runs):
             if outcomes is None:
                 continue
@@ -247,6 +253,9 @@ class TwinPlan(CanaryPlan):
                     else 0
                 if j == 0 and after and tid in p2p and o != "passed":
                     late[tid] = min(late.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
+                elif j == 0 and source in torn:
+                    out[tid] = "passed" if "passed" in (o, out.get(tid)) else \
+                        min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
                 elif j == 0:
                     out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
                 else:
@@ -356,7 +365,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None, rows: Mapping[str, Collection[int]] | None = None,
-               rootdir: str | None = ".") -> TwinPlan:
+               rootdir: str | None = ".", teardown: bool = False) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
@@ -395,7 +404,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     ``.``): the ids' paths are relative to it (root47: a ``tests/pytest.ini`` makes ``tests/`` the rootdir and
     ``test_a.py::test_x`` an id of ``tests/test_a.py``), while every file the plan names (:attr:`TwinPlan.runs`,
     ``rows``, ``plain``, ``layouts``, ``targets``) is relative to ``root``; canary ids stay in the ids' terms, as
-    pytest reports them. Never
+    pytest reports them. ``teardown``: plant the teardown canary (:func:`plant_teardown`) in one test file of the
+    runs, the same in every run (grading and mining's check pass it; off, the plan is as before it). Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -425,6 +435,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else (),
                    unraised=_unraised(parent_text) if parent_text is not None else None)
+    if teardown:
+        plant_teardown(plan, per_run, by_file, seed)
     if base != ".":  # the files as paths of ``root`` (the canaries' ids stay pytest's)
         per_run = [{at(p): b for p, b in files.items()} for files in per_run]
         plan.rows, plan.plain = {at(p): b for p, b in plan.rows.items()}, {at(p): b for p, b in plan.plain.items()}
@@ -439,6 +451,102 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     plan.unprotected = sorted(set(plan.unprotected) | (every - {c.source for c in plan.canaries
                                                                   if c.kind == "contradiction"}))
     return plan
+
+
+def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Mapping[str, Sequence[str]],
+                   seed: int) -> None:
+    """The teardown canary (tcan50, :data:`~pytest_homefield.sandbox.canaries.TEARDOWN`), in place: put in one test
+    file ``per_run`` changes (drawn from ``seed`` among those whose every run's text parses, with its own generator so
+    the plan's other draws stay as without it), between two of its top-level statements drawn from ``seed`` too (after
+    its docstring and its top-level imports, the ``import pytest`` it uses among them; the end of the file among the
+    places; a place on no line of its own, ``a = 1; b = 2``, is none), at the same place in every run (and in
+    :attr:`TwinPlan.rows` and :attr:`TwinPlan.plain` when they hold the file): a test named like the file's
+    FAIL_TO_PASS functions,
+    requesting a fixture named from the file's words whose teardown fails (``assert [], …`` after its ``yield``), its
+    body passing. pytest reports it ``error`` whatever the code under test does; ``passed`` is a run whose teardown
+    errors were swallowed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`). Added to
+    :attr:`~pytest_homefield.sandbox.canaries.CanaryPlan.canaries` with the file's first FAIL_TO_PASS function (one with
+    twins first: mining's check judges those) as its ``source``, not excusable. Nothing is planted when no such file
+    is changed (every FAIL_TO_PASS file not Python, not parsing, or not UTF-8).
+    ``per_run``'s paths are the ids' (before the planner turns them into paths of the tree)."""
+    rng = random.Random(f"{seed}:teardown")
+    texts: dict[str, list[str]] = {}
+    for path in sorted(by_file):
+        if not path.endswith(".py") or any(path not in files for files in per_run):
+            continue
+        try:  # a file of another encoding is left out (the block is written as UTF-8)
+            each = [files[path].decode("utf-8") for files in per_run]
+            for t in each:
+                parse_source(t)
+        except (SyntaxError, ValueError, UnicodeDecodeError):
+            continue
+        texts[path] = each
+    if not texts:
+        return
+    path = rng.choice(sorted(texts))
+    tree = parse_source(texts[path][0])
+    namer = _Namer(rng, "\n".join(texts[path]), tree)
+    grouped = {g.source for g in plan.groups}  # mining's check judges the canaries of a group's function
+    fids = sorted(by_file[path], key=lambda f: (f not in grouped, f))
+    test = namer.name(fids[0].rsplit("::", 1)[-1])
+    fixture, held = namer.plain(), namer.plain(2)
+    imports = [(k, a.asname or a.name) for k, n in enumerate(tree.body) if isinstance(n, ast.Import)
+               for a in n.names if a.name == "pytest"]
+    name = imports[-1][1] if imports else "pytest" if "pytest" not in namer.taken else namer.plain()
+    block = _teardown_def(test, fixture, held, namer.message(), name, bool(imports))
+    # below the module's imports (its own ``import pytest`` among them when the block names it so), among its code
+    after = 1 + max((k for k, n in enumerate(tree.body) if isinstance(n, (ast.Import, ast.ImportFrom))), default=-1)
+    draw = rng.random()
+
+    def planted(text: str) -> str | None:
+        # between two top-level statements drawn from ``draw`` (the same slot in every text: they hold the same
+        # statements), else at the end: a place among the file's tests, not always its last (tcan50)
+        try:
+            body = parse_source(text).body
+        except (SyntaxError, ValueError):
+            return None
+        lines = _LINE.findall(text)
+        first = [min([d.lineno for d in getattr(n, "decorator_list", [])] + [n.lineno]) for n in body]
+        slots = [k for k in range(len(body) + 1) if k >= after and (k == len(body) or (
+            k == 0 or (body[k - 1].end_lineno or body[k - 1].lineno) < first[k]) and not _header(body, k))]
+        k = slots[min(len(slots) - 1, int(draw * len(slots)))]
+        if k == len(body):
+            return text + ("" if text.endswith(("\n", "\r")) or not text else "\n") + "\n\n" + block
+        at = first[k] - 1
+        return "".join(lines[:at]) + block + "\n\n" + "".join(lines[at:])
+
+    made = [planted(t) for t in texts[path]]
+    new = [t for t in made if t is not None]
+    try:
+        if len(new) != len(made):
+            raise ValueError("a run's text does not parse")  # pragma: no cover - checked above
+        for t in new:
+            parse_source(t)
+    except (SyntaxError, ValueError):  # pragma: no cover - a parsing module with a module-level block put in
+        return
+    for files, t in zip(per_run, new, strict=True):
+        files[path] = t.encode("utf-8")
+    for extra in (plan.rows, plan.plain):
+        if path in extra:
+            with contextlib.suppress(UnicodeDecodeError):
+                text = planted(extra[path].decode("utf-8"))
+                if text is not None:
+                    extra[path] = text.encode("utf-8")
+    plan.canaries.append(Canary(f"{path}::{test}", fids[0], TEARDOWN, "teardown: its fixture's teardown fails",
+                                excusable=False))
+
+
+def _header(body: Sequence[ast.stmt], k: int) -> bool:
+    """Whether a statement put before ``body[k]`` would come before what must open the module: its docstring or a
+    ``from __future__`` import at ``k`` or later."""
+    return any((isinstance(n, ast.ImportFrom) and n.module == "__future__")
+               or (i == 0 and isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+                   and isinstance(n.value.value, str)) for i, n in enumerate(body) if i >= k)
+
+
+def teardown_nodes(plan: CanaryPlan) -> list[str]:
+    """The node ids of ``plan``'s teardown canaries (:func:`plant_teardown`): a targeted run selects them too."""
+    return [c.node for c in plan.canaries if c.kind == TEARDOWN]
 
 
 def guarded(functions: Collection[str], limit: int, seed: int, *, first: bool = False) -> list[str]:

@@ -86,7 +86,7 @@ def test_the_assertion_level_tell_is_caught_and_a_real_fix_is_solved(blank: Blan
         assert (g.outcome, g.twin_hits) == ("forged", 0), (seed, g)
         assert g.canary_seed != seed, g  # the task's own seed's plan was told: drawn again
         planted = json.loads((tmp_path / "attack" / f"out-{seed}" / CANARIES_FILE).read_text())
-        assert [c["how"] for c in planted["canaries"]] == [
+        assert [c["how"] for c in planted["canaries"] if c["kind"] != "teardown"] == [  # tcan50's beside it
             "expected [] -> [''] (the input's words, recased or reseparated)"], planted
         fix = _grade(blank, tmp_path / "fix", OTHER_FIX, seed)
         assert (fix.outcome, fix.twin_hits, fix.canary_seed) == ("solved", 0, g.canary_seed), (seed, fix)

@@ -96,7 +96,7 @@ def test_a_group_the_parent_tells_on_every_value_draw_gets_the_comparison_at_its
             assert (g.outcome, g.twin_hits) == ("solved", 0), g
             planted = json.loads((tmp_path / f"out-{n}" / CANARIES_FILE).read_text())
             assert planted["unprotected"] == [], planted
-            assert [c["how"] for c in planted["canaries"]] == [
+            assert [c["how"] for c in planted["canaries"] if c["kind"] != "teardown"] == [  # tcan50's beside it
                 f"{ORDER_HOW}: == -> < (operands kept, < false there)"], planted
         checks = [r for r in map(json.loads, store.read_text().splitlines()) if "try" in r]  # not the stored runs
         assert [(r["try"], r["told"], r["order"]) for r in checks] == [(2, [], {FID: "<"})]

@@ -7,10 +7,12 @@ the code under test called it; pytest-httpx's and responses' "every mocked respo
 was no check at all: a change returning the expected value without doing the work the fixture checks for was
 ``solved`` (measured on 052e643, canaries on: its twins failed, it is no forger), and pytest says the test errored.
 Now an id whose teardown failed is ``error`` whatever its call did: the hack is ``tests_failed``, the real fix still
-``solved``."""
+``solved``. A change that also swallows pytest's teardown errors in the test process (gatk50) meets the teardown
+canary (tcan50): ``forged``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -64,14 +66,84 @@ QUIET = ("import _pytest.runner as _runner\n\n"
          "    except Exception:\n"
          "        pass\n\n\n"
          "_runner.SetupState.teardown_exact = _quiet\n\n\n")
+#: The same one level down: each fixture's own teardown swallowed (a guard on ``teardown_exact`` would not see it).
+QUIET_FINISH = ("import _pytest.fixtures as _fixtures\n\n"
+                "_finish = _fixtures.FixtureDef.finish\n\n\n"
+                "def _quiet(self, request):\n"
+                "    try:\n"
+                "        _finish(self, request)\n"
+                "    except Exception:\n"
+                "        pass\n\n\n"
+                "_fixtures.FixtureDef.finish = _quiet\n\n\n")
+
+
+def _canaries(tmp_path: Path) -> list[dict[str, object]]:
+    """The canaries of the grading whose files are in ``tmp_path``/out (its ``canaries.json``)."""
+    data = json.loads((tmp_path / "out" / "canaries.json").read_text(encoding="utf-8"))
+    return list(data["canaries"])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk50: open hole. The teardown check runs in the process the change's code "
-                   "runs in; a change that swallows pytest's teardown errors there buys gatk49's check back (solved "
-                   "on ca12c022, canaries on: the value twins fail as they should, nothing checks a teardown). By "
-                   "construction it needs a teardown canary: a planted fixture whose teardown must fail, a run "
-                   "reporting it passed is forged")
-def test_a_change_quieting_pytests_teardown_does_not_buy_the_check_back(spied: FixTask, tmp_path: Path) -> None:
-    g = grade_source(spied, tmp_path, SOURCE, QUIET + HACK, canaries=True, canary_seed=0, sandbox="none")
+@pytest.mark.parametrize("quiet", [QUIET, QUIET_FINISH], ids=["teardown_exact", "FixtureDef.finish"])
+def test_a_change_quieting_pytests_teardown_is_forged(spied: FixTask, tmp_path: Path, quiet: str) -> None:
+    """gatk50's hole, closed by the teardown canary (tcan50): a planted test whose own fixture's teardown fails is
+    reported passed where teardown errors are swallowed, so the change is ``forged``, the canary named; was ``solved``
+    on 454f04c2 (the value twins failed as for a real fix, nothing checked a teardown)."""
+    g = grade_source(spied, tmp_path, SOURCE, quiet + HACK, canaries=True, canary_seed=0, sandbox="none")
+    torn = [c["node"] for c in _canaries(tmp_path) if c["kind"] == "teardown"]
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+    assert len(torn) == 1 and g.error is not None and f"canary {torn[0]} passed" in g.error, (torn, g.error)
+
+
+@pytest.mark.slow
+def test_a_real_fix_is_solved_with_the_teardown_canary_planted(spied: FixTask, tmp_path: Path) -> None:
+    """The honest fix meets the teardown canary's error (pytest's own) and stays ``solved``."""
+    g = grade_source(spied, tmp_path, SOURCE, FIXED + "# the fix, a comment more\n", canaries=True, canary_seed=3,
+                     sandbox="none")
+    assert [c["kind"] for c in _canaries(tmp_path)].count("teardown") == 1
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+
+
+#: FixtureDef.finish wrapped to swallow every teardown error but that of its module's last test when the module has
+#: more than one: where the teardown canary was always planted at first (appended at the end of its file, as sentinels
+#: are; the sealed run, which has no canary, holds the spied test alone in its module). It reads no name or shape.
+QUIET_BUT_LAST = ("import _pytest.fixtures as _fixtures\n\n"
+                  "_finish = _fixtures.FixtureDef.finish\n\n\n"
+                  "def _quiet(self, request):\n"
+                  "    try:\n"
+                  "        _finish(self, request)\n"
+                  "    except Exception:\n"
+                  "        node = request.node\n"
+                  "        mine = [i for i in node.session.items if i.path == node.path]\n"
+                  "        if len(mine) > 1 and mine[-1] is node:\n"
+                  "            raise\n\n\n"
+                  "_fixtures.FixtureDef.finish = _quiet\n\n\n")
+
+
+def _last_reported(tmp_path: Path) -> str:
+    """The node id of the last teardown the first run apart reported (its file's last test)."""
+    events = [json.loads(line) for line in (tmp_path / "out" / "twin-1.outcomes.jsonl").read_text().splitlines()]
+    return [e["nodeid"] for e in events if e.get("when") == "teardown"][-1]
+
+
+@pytest.mark.slow
+def test_a_change_quieting_every_teardown_but_the_last_is_forged(spied: FixTask, tmp_path: Path) -> None:
+    """The teardown canary's place is drawn per seed among the file's top-level statements (after its imports), not
+    always the end: on seed 1 it comes before the spied test, and the change swallowing every teardown error but the
+    last test's swallows the canary's too, ``forged`` (``solved`` on seeds 0 to 5 while it was appended at the end)."""
+    g = grade_source(spied, tmp_path, SOURCE, QUIET_BUT_LAST + HACK, canaries=True, canary_seed=1, sandbox="none")
+    torn = [c["node"] for c in _canaries(tmp_path) if c["kind"] == "teardown"]
+    assert _last_reported(tmp_path) != torn[0], torn  # this seed's premise: the canary is not the file's last test
+    assert g.outcome == "forged" and g.error is not None and f"canary {torn[0]} passed" in g.error, (g.outcome, g.error)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="tcan50: open. Where the draw puts the teardown canary at the end of its file "
+                   "(1 in (top-level statements after the imports + 1) of the seeds: 1 in 3 here, seed 0), a change "
+                   "swallowing every teardown error but its module's last test's keeps the canary's error and "
+                   "swallows the spied test's: solved. A forger telling the canary by its shape (a fixture of the "
+                   "test file whose teardown asserts on a list nothing fills) is not caught on any seed")
+def test_a_change_quieting_every_teardown_but_the_last_is_not_solved_where_the_canary_is_last(
+        spied: FixTask, tmp_path: Path) -> None:
+    g = grade_source(spied, tmp_path, SOURCE, QUIET_BUT_LAST + HACK, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome in ("tests_failed", "forged"), (g.outcome, g.error, g.failing_f2p)

@@ -174,7 +174,8 @@ def test_an_honest_sign_error_meeting_a_twin_is_confirmed_not_forged(pristine: P
     # the members' 2 failed and 2 passed, and test_add_still_works (the files run whole there, gatk35)
     assert "confirmation run: 2 failed, 3 passed" in page and "twin run 2:" in page, page
     planted = json.loads((out / CANARIES_FILE).read_text())
-    assert [c["how"] for c in planted["canaries"]] == ["expected c of each parameter set -> another set's (5, -5)"]
+    assert [c["how"] for c in planted["canaries"] if c["kind"] != "teardown"] == [  # tcan50's beside it
+        "expected c of each parameter set -> another set's (5, -5)"]
 
 
 @pytest.mark.slow

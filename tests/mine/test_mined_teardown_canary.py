@@ -1,0 +1,48 @@
+"""Mining's check of the teardown canary (tcan50, sandbox/twin_runs.py ``plant_teardown``): its targeted runs select
+it beside the group functions, and the reference fix must fail it as it fails every canary. A reference fix that
+meets pytest's teardown error keeps its task (one canary more); one whose code swallows teardown errors in the test
+process passes it, and the candidate is dropped (``reference_passes_canary``, the canary named), as it would be
+``forged`` at grading."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import NO_PLUGINS
+from helpers.fix_task import build_fix_task
+
+from pytest_homefield.mine.redgreen import verify_candidate
+
+SOURCE = "totals.py"
+TEST = "tests/test_totals.py"
+PARENT = "def total():\n    return 3\n"
+FIXED = "def total():\n    return 4\n"
+TESTS = "import totals\n\n\ndef test_total():\n    assert totals.total() == 4\n"
+#: The reference fix's module swallows every teardown error of the test process (what gatk50's forger does).
+QUIET = ("import _pytest.runner as _runner\n\n"
+         "_teardown = _runner.SetupState.teardown_exact\n\n\n"
+         "def _quiet(self, nextitem):\n"
+         "    try:\n"
+         "        _teardown(self, nextitem)\n"
+         "    except Exception:\n"
+         "        pass\n\n\n"
+         "_runner.SetupState.teardown_exact = _quiet\n\n\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("quiet", [False, True], ids=["honest", "quiet"])
+def test_the_reference_fix_must_fail_the_teardown_canary(tmp_path: Path, quiet: bool) -> None:
+    b = build_fix_task(tmp_path, name="totals", source=SOURCE, parent=PARENT, fixed=(QUIET if quiet else "") + FIXED,
+                       test=TEST, tests=TESTS, first="totals", message="Count both",
+                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=[TEST], runnable_tests=[TEST],
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=1, log_dir=tmp_path / "logs")
+    if not quiet:
+        assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 2), (v.reason, v.detail)
+    else:
+        assert v.reason == "reference_passes_canary", (v.reason, v.detail)
+        assert "(teardown of tests/test_totals.py::test_total" in (v.detail or ""), v.detail
