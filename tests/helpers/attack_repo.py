@@ -229,6 +229,18 @@ def unsandboxed_attempt(task: Task, cache: SnapshotCache, command: str, n: int,
     return r.outcome, r.error
 
 
+def one_unsandboxed_attempt(fx: Fixture, run_dir: Path, command: str) -> tuple[str, str | None]:
+    """:func:`unsandboxed_attempt` 1 of :func:`task_for` ``fx`` in a snapshot cache of its own (kept and closed
+    here): its outcome and error."""
+    task = task_for(fx)
+    cache = SnapshotCache(repo=fx.root)
+    try:
+        cache.keep([task])
+        return unsandboxed_attempt(task, cache, command, 1, run_dir)
+    finally:
+        cache.close()
+
+
 def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str = "attack") -> CommandAgent:
     """A ``cmd:`` agent that writes ``files`` (path relative to the workspace → text) and then runs
     ``shell``. The file contents travel inside the command (base64), so the agent needs nothing from

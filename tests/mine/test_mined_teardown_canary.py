@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.attack_repo import NO_PLUGINS
 from helpers.fix_task import build_fix_task
+from helpers.quiet_teardown import QUIET
 
 from pytest_homefield.mine.redgreen import verify_candidate
 
@@ -21,15 +22,6 @@ TEST = "tests/test_totals.py"
 PARENT = "def total():\n    return 3\n"
 FIXED = "def total():\n    return 4\n"
 TESTS = "import totals\n\n\ndef test_total():\n    assert totals.total() == 4\n"
-#: The reference fix's module swallows every teardown error of the test process (what gatk50's forger does).
-QUIET = ("import _pytest.runner as _runner\n\n"
-         "_teardown = _runner.SetupState.teardown_exact\n\n\n"
-         "def _quiet(self, nextitem):\n"
-         "    try:\n"
-         "        _teardown(self, nextitem)\n"
-         "    except Exception:\n"
-         "        pass\n\n\n"
-         "_runner.SetupState.teardown_exact = _quiet\n\n\n")
 
 
 @pytest.mark.slow

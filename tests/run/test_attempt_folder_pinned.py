@@ -15,13 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import GOOD_CALC, Fixture, build, cmd_agent, task_for, writes_calc
+from helpers.attack_repo import GOOD_CALC, Fixture, build, one_unsandboxed_attempt, task_for, writes_calc
 
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.pins import _PINS, pinned
-from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.sandbox import nofollow
-from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.store import NotOwnFile, open_own_file, own_text
 
 
@@ -38,19 +36,6 @@ def _swap(agent_dir: Path, away: Path, outside: Path) -> str:
             f"ln -s {q(str(outside))} {q(str(agent_dir))}")
 
 
-def _attempt(repo: Fixture, run_dir: Path, command: str) -> tuple[str, str | None]:
-    task = task_for(repo)
-    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=1, run_id="r", run_dir=run_dir,
-                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
-    cache = SnapshotCache(repo=repo.root)
-    try:
-        cache.keep([task])
-        r = run_attempt(spec, cache)
-    finally:
-        cache.close()
-    return r.outcome, r.error
-
-
 @pytest.mark.slow
 def test_a_folder_the_agent_swaps_above_its_attempt_folder_is_never_followed(repo: Fixture, tmp_path: Path) -> None:
     """The agent moves its ``attempts/<task>/attack/`` away and links a folder of its choosing there. Before: the
@@ -60,7 +45,8 @@ def test_a_folder_the_agent_swaps_above_its_attempt_folder_is_never_followed(rep
     run_dir = tmp_path / "run"
     agent_dir = attempt_dir(run_dir, task_for(repo).id, "attack", 1).parent
     away, outside = tmp_path / "away", tmp_path / "outside"
-    outcome, error = _attempt(repo, run_dir, f"{writes_calc(GOOD_CALC)} && {_swap(agent_dir, away, outside)}")
+    command = f"{writes_calc(GOOD_CALC)} && {_swap(agent_dir, away, outside)}"
+    outcome, error = one_unsandboxed_attempt(repo, run_dir, command)
     assert sorted(os.listdir(outside / "1")) == []  # before: diff.patch, tests.log, outcomes.jsonl, …
     assert outcome == "agent_error" and error is not None and "was replaced or moved: never followed" in error
     assert (away / "1" / "diff.patch").is_file() and (away / "1" / "prompt.txt").is_file()
@@ -79,7 +65,7 @@ def test_a_folder_the_graded_code_swaps_above_the_attempt_folder_is_never_follow
             f"    _os.makedirs({str(outside / '1')!r}, exist_ok=True)\n"
             f"    _os.rename({str(agent_dir)!r}, {str(away)!r})\n"
             f"    _os.symlink({str(outside)!r}, {str(agent_dir)!r})\n")
-    outcome, error = _attempt(repo, run_dir, writes_calc(GOOD_CALC + swap))
+    outcome, error = one_unsandboxed_attempt(repo, run_dir, writes_calc(GOOD_CALC + swap))
     assert sorted(os.listdir(outside / "1")) == []
     assert outcome == "agent_error" and error is not None and error.startswith("hidden tests: a folder on the way")
 

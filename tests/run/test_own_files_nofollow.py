@@ -14,7 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import GOOD_CALC, Fixture, build, cmd_agent, task_for, writes_calc
+from helpers.attack_repo import (
+    GOOD_CALC,
+    Fixture,
+    build,
+    cmd_agent,
+    one_unsandboxed_attempt,
+    task_for,
+    writes_calc,
+)
 
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
@@ -152,19 +160,6 @@ def test_resume_of_a_run_whose_results_are_a_link_exits_2_in_one_line(mined: Pat
     assert report.returncode == 2 and report.stderr == f"homefield report: {results}: a symlink, never followed\n"
 
 
-def _attempt(repo: Fixture, run_dir: Path, command: str) -> tuple[str, str | None]:
-    task = task_for(repo)
-    spec = AttemptSpec(task=task, agent=cmd_agent(command), attempt=1, run_id="r", run_dir=run_dir,
-                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
-    cache = SnapshotCache(repo=repo.root)
-    try:
-        cache.keep([task])
-        r = run_attempt(spec, cache)
-    finally:
-        cache.close()
-    return r.outcome, r.error
-
-
 @pytest.mark.slow
 def test_a_retried_attempt_whose_folder_was_made_a_link_writes_nothing_through_it(repo: Fixture,
                                                                                    tmp_path: Path) -> None:
@@ -181,7 +176,7 @@ def test_a_retried_attempt_whose_folder_was_made_a_link_writes_nothing_through_i
     user.mkdir()
     (user / "notes.txt").write_text(USER_TEXT)
     art.symlink_to(user)
-    outcome, _ = _attempt(repo, run_dir, "true")
+    outcome, _ = one_unsandboxed_attempt(repo, run_dir, "true")
     assert outcome == "empty_patch"
     assert sorted(p.name for p in user.iterdir()) == ["notes.txt"] and (user / "notes.txt").read_text() == USER_TEXT
     assert not art.is_symlink() and (art / "prompt.txt").is_file() and (art / "diff.patch").is_file()
@@ -197,7 +192,7 @@ def test_an_attempt_below_a_linked_folder_of_the_run_is_infra_and_writes_nothing
     user = tmp_path / "user"
     user.mkdir()
     (run_dir / "attempts").symlink_to(user)
-    outcome, error = _attempt(repo, run_dir, "true")
+    outcome, error = one_unsandboxed_attempt(repo, run_dir, "true")
     assert outcome == "infra" and error is not None and "cannot make the attempt's folder" in error
     assert "\n" not in error and list(user.iterdir()) == []
 
@@ -248,7 +243,7 @@ def test_an_attempt_in_a_linked_homefield_folder_is_made_as_before(repo: Fixture
     (real / "runs").mkdir(parents=True)
     (tmp_path / ".homefield").symlink_to(real)
     run_dir = tmp_path / ".homefield" / "runs" / "r"
-    outcome, error = _attempt(repo, run_dir, "true")
+    outcome, error = one_unsandboxed_attempt(repo, run_dir, "true")
     assert (outcome, error) == ("empty_patch", None)
     art = attempt_dir(real / "runs" / "r", task_for(repo).id, "attack", 1)
     assert {p.name for p in art.iterdir()} >= {"prompt.txt", "agent.out", "agent.err", "diff.patch"}

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from helpers.bwrap import bwrap_or_skip
 from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.quiet_teardown import QUIET, QUIET_FINISH
 
 SOURCE = "totals.py"
 TEST = "tests/test_totals.py"
@@ -54,27 +55,6 @@ def test_a_change_failing_a_hidden_tests_teardown_check_is_not_solved(spied: Fix
         bwrap_or_skip()
     g = grade_source(spied, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox=sandbox)
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
-
-
-#: The hack above, and before it the change's own module quiets pytest's teardown (in the test process, where the
-#: code under test runs): every teardown error of the run is swallowed, the spy's among them (gatk50).
-QUIET = ("import _pytest.runner as _runner\n\n"
-         "_teardown = _runner.SetupState.teardown_exact\n\n\n"
-         "def _quiet(self, nextitem):\n"
-         "    try:\n"
-         "        _teardown(self, nextitem)\n"
-         "    except Exception:\n"
-         "        pass\n\n\n"
-         "_runner.SetupState.teardown_exact = _quiet\n\n\n")
-#: The same one level down: each fixture's own teardown swallowed (a guard on ``teardown_exact`` would not see it).
-QUIET_FINISH = ("import _pytest.fixtures as _fixtures\n\n"
-                "_finish = _fixtures.FixtureDef.finish\n\n\n"
-                "def _quiet(self, request):\n"
-                "    try:\n"
-                "        _finish(self, request)\n"
-                "    except Exception:\n"
-                "        pass\n\n\n"
-                "_fixtures.FixtureDef.finish = _quiet\n\n\n")
 
 
 def _canaries(tmp_path: Path) -> list[dict[str, object]]:

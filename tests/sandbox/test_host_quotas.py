@@ -471,24 +471,34 @@ def one_uid(tmp_path: Path, uid: int, programs: dict[str, str]) -> tuple[Path, C
     return ws, argv
 
 
+def while_one_holds(tmp_path: Path, uid: int, hold: str, one: str, *args: str,
+                    ready: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Sandbox A, as host uid ``uid`` (:func:`one_uid`), runs program ``hold`` until its first line (``ready``, or
+    any line when ``None``); then sandbox B of the same uid runs program ``one`` with ``args``: B's run, once A is
+    released (a ``release`` file) and reaped. Skips when A prints no such line (the kernel or the machine lacks
+    what it holds)."""
+    ws, argv = one_uid(tmp_path, uid, {"hold.py": hold, "one.py": one})
+    holder = subprocess.Popen(argv("hold.py"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
+    try:
+        assert holder.stdout is not None
+        first = holder.stdout.readline().strip()
+        if not first or (ready is not None and first != ready):
+            pytest.skip(f"sandbox A held nothing as uid {uid} here: {holder.communicate(timeout=30)[1][-300:]}")
+        return subprocess.run(argv("one.py", *args), capture_output=True, text=True, timeout=60, cwd=ws)
+    finally:
+        (ws / "release").write_text("")
+        holder.communicate(timeout=60)
+        shutil.rmtree(ws, ignore_errors=True)
+
+
 @pytest.mark.xfail(strict=True, reason="satk48: descriptors in flight over Unix sockets count per host uid (no user "
                                        "namespace level) against the sender's RLIMIT_NOFILE: the default, "
                                        "sandboxes of one uid (HOMEFIELD_SANDBOX_UIDS unset)")
 def test_sandboxes_of_one_uid_stop_each_others_descriptors(tmp_path: Path) -> None:
     """Run as a uid of their own (64993: the machine's root keeps its count): sandbox A keeps descriptors in
     flight; sandbox B, of the same uid, must still pass one. Now: ``Too many references: cannot splice``."""
-    ws, argv = one_uid(tmp_path, 64993, {"hold.py": IN_FLIGHT, "one.py": SEND_ONE})
-    holder = subprocess.Popen(argv("hold.py"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
-    try:
-        assert holder.stdout is not None
-        if not holder.stdout.readline().strip():
-            pytest.skip(f"bubblewrap does not run as uid 64993 here: {holder.communicate(timeout=30)[1][-300:]}")
-        other = subprocess.run(argv("one.py"), capture_output=True, text=True, timeout=60, cwd=ws)
-        assert other.stdout.strip() == "sent", other.stdout + other.stderr
-    finally:
-        (ws / "release").write_text("")
-        holder.communicate(timeout=60)
-        shutil.rmtree(ws, ignore_errors=True)
+    other = while_one_holds(tmp_path, 64993, IN_FLIGHT, SEND_ONE)
+    assert other.stdout.strip() == "sent", other.stdout + other.stderr
 
 
 @pytest.mark.xfail(strict=True, reason="satk48: fanotify groups are charged at the host's level to the uid that made "
@@ -497,18 +507,8 @@ def test_sandboxes_of_one_uid_stop_each_others_descriptors(tmp_path: Path) -> No
 def test_sandboxes_of_one_uid_take_each_others_fanotify_groups(tmp_path: Path) -> None:
     """Run as a uid of their own (64992: the machine's root keeps its groups): sandbox A holds every fanotify
     group it can make; sandbox B, of the same uid, must still make one. Now: ``EMFILE``."""
-    ws, argv = one_uid(tmp_path, 64992, {"hold.py": FANOTIFY, "one.py": FANOTIFY_ONE})
-    holder = subprocess.Popen(argv("hold.py"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
-    try:
-        assert holder.stdout is not None
-        if not holder.stdout.readline().strip():
-            pytest.skip(f"bubblewrap does not run as uid 64992 here: {holder.communicate(timeout=30)[1][-300:]}")
-        other = subprocess.run(argv("one.py"), capture_output=True, text=True, timeout=60, cwd=ws)
-        assert other.stdout.strip() == "made", other.stdout + other.stderr
-    finally:
-        (ws / "release").write_text("")
-        holder.communicate(timeout=60)
-        shutil.rmtree(ws, ignore_errors=True)
+    other = while_one_holds(tmp_path, 64992, FANOTIFY, FANOTIFY_ONE)
+    assert other.stdout.strip() == "made", other.stdout + other.stderr
 
 
 #: Makes 5,000 pipes, then epoll instances, each watching all 10,000 ends, until the kernel refuses a watch or
@@ -613,15 +613,5 @@ def test_a_sandbox_under_a_uid_of_its_own_leaves_epoll_to_others(tmp_path: Path,
 def test_sandboxes_of_one_uid_take_each_others_locked_memory(tmp_path: Path) -> None:
     """Run as a uid of their own (64991: the machine's root keeps its count): sandbox A pins 7 MiB; sandbox B, of
     the same uid, must still pin 1 MiB. Now: ``ENOMEM``."""
-    ws, argv = one_uid(tmp_path, 64991, {"hold.py": URING.replace("int(sys.argv[1])", "7"), "one.py": URING})
-    holder = subprocess.Popen(argv("hold.py"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
-    try:
-        assert holder.stdout is not None
-        if holder.stdout.readline().strip() != "pinned":
-            pytest.skip(f"no io_uring for uid 64991 here: {holder.communicate(timeout=30)[1][-300:]}")
-        other = subprocess.run(argv("one.py", "1", "now"), capture_output=True, text=True, timeout=60, cwd=ws)
-        assert other.stdout.strip() == "pinned", other.stdout + other.stderr
-    finally:
-        (ws / "release").write_text("")
-        holder.communicate(timeout=60)
-        shutil.rmtree(ws, ignore_errors=True)
+    other = while_one_holds(tmp_path, 64991, URING.replace("int(sys.argv[1])", "7"), URING, "1", "now", ready="pinned")
+    assert other.stdout.strip() == "pinned", other.stdout + other.stderr
