@@ -47,6 +47,7 @@ from pathlib import Path
 
 from pytest_homefield.sandbox import host_uids
 from pytest_homefield.sandbox.copies_by_content import content_copies
+from pytest_homefield.sandbox.editable import editable_binds
 from pytest_homefield.sandbox.proccap import inside_argv, marked
 from pytest_homefield.sandbox.project_copies import copies_of_protected
 from pytest_homefield.sandbox.protected import holds_protected, protected, touches_protected
@@ -110,6 +111,8 @@ class Policy:
     * ``dirs``: empty folders created inside the tmpfs (e.g. a ``HOME``);
     * ``tmpfs_bytes``: when set, each tmpfs holds at most this many bytes, ``/dev/shm`` is a tmpfs
       of that size too and the rest of ``/dev`` is read-only (an agent cannot fill memory there);
+    * ``ro_at``: ``(source, destination)`` pairs, a host folder bound read-only at another path (the copy
+      under test's folder at the path an editable install names: :mod:`.editable`);
     * ``owned``: folders besides ``rw`` handed to the sandbox's host uid for its run where it has one of its own
       (:mod:`.host_uids`: a test run's copy, a relay's socket folder), and back after.
     """
@@ -123,6 +126,7 @@ class Policy:
     dirs: Sequence[Path] = ()
     tmpfs_bytes: int | None = None
     owned: Sequence[Path] = ()
+    ro_at: Sequence[tuple[Path, Path]] = ()
 
 
 def _system_args() -> list[str]:
@@ -194,16 +198,19 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
                                                                               for a in ("--dir", str(d))]
     rw = _norm(policy.rw)
     ro = [p for p in _norm(policy.ro) if p not in rw and not holds_protected(p)]
-    binds: list[tuple[int, str, str]] = []
+    binds: list[tuple[int, str, str, str]] = []
     for p in ro:
         # already visible read-only through a system folder or a shallower read-only bind
         if (_under(p, sys_roots) and not _under(p, hidden)) or \
                 any(q != p and _under(p, [q]) and not _under(p, rw) for q in ro):
             continue
-        binds.append((p.count("/"), "--ro-bind", p))
-    binds += [(p.count("/"), "--bind", p) for p in rw]
-    ordered = sorted(binds, key=lambda b: (b[0], b[2]))
-    bind_args = [a for _, opt, p in ordered for a in (opt, p, p)]
+        binds.append((p.count("/"), "--ro-bind", p, p))
+    binds += [(p.count("/"), "--bind", p, p) for p in rw]
+    # a folder of the copy at a path inside the repository (never one of the repository: .editable checked)
+    binds += [(str(d).count("/"), "--ro-bind", str(s), str(d)) for s, d in policy.ro_at
+              if not touches_protected(s)]
+    ordered = sorted(binds, key=lambda b: (b[0], b[3]))
+    bind_args = [a for _, opt, src, p in ordered for a in (opt, src, p)]
     mask_args = _mask_args([*sys_roots, *_norm(policy.ro)], visible=[*sys_roots, *ro, *rw],
                            own=[str(policy.cwd), *rw], via_fd=args_fd) if masks else []
     spaces = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", *userns_args(bwrap)]
@@ -222,7 +229,7 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
         outer = ["--bind", "/proc", "/proc", "--dev", "/dev", *_parents_args([*files, *bind_args, *points]),
                  *points, *files, *bind_args, *mask_args, "--die-with-parent"]
         covered = [str(t) for t in policy.tmpfs] + ["/dev"]
-        again = [a for _, opt, p in ordered if _under(p, covered) for a in (opt, p, p)]
+        again = [a for _, opt, src, p in ordered if _under(p, covered) for a in (opt, src, p)]
         inner = ["--bind", "/", "/", "--proc", "/proc", *_proc_masks(args_fd), *dev, *tmpfs, *again, *spaces,
                  "--uid", "0", "--gid", "0", "--cap-drop", "ALL", *tail]
         owned = [*rw, *_norm(policy.owned)]
@@ -637,7 +644,9 @@ def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Ma
     inner.update(TMPDIR="/tmp/hf-tmp", HOME="/tmp/hf-home")
     first = [Path(p).parent for p in pythons[:1] if os.path.isabs(p)]
     inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=first)
-    policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False,
+    # an editable install naming a folder of the repository: that folder of the copy there (wz51)
+    at = editable_binds([p for p in python_paths(pythons, path=env.get("PATH")) if p.is_dir()], Path(workdir))
+    policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False, ro_at=at,
                     dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")], tmpfs_bytes=tmpfs_bytes,
                     owned=[Path(workdir), *ro_extra])  # a uid of its own reads its copy and relays (host_uids)
     # bubblewrap's options through --args FD (the reaper's memfd): PID 1's command line names no host path
