@@ -233,6 +233,8 @@ __all__ = [
 #: 0.13.9's option lists, a ``--env-file``'s ``PYTEST_ADDOPTS``, and the pytest version of the interpreter uv runs
 #: (ops48: a pytest 8 ``.venv`` was read by pytest 9's rules). And (tcan50) the teardown canary: every canary run
 #: plants a test whose fixture's teardown must fail, and the reference fix must fail it (a task counts one more).
+#: And (wz51) a venv's editable-install ``.pth`` naming the repository's folder sees the copy under test's folder
+#: there in bubblewrap (werkzeug's dev-server children imported nothing and waited for the run's timeout).
 VERIFY_VERSION = 27
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
