@@ -469,7 +469,8 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     errors were swallowed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`). Added to
     :attr:`~pytest_homefield.sandbox.canaries.CanaryPlan.canaries` with the file's first FAIL_TO_PASS function (one with
     twins first: mining's check judges those) as its ``source``, not excusable. Nothing is planted when no such file
-    is changed (every FAIL_TO_PASS file not Python, not parsing, or not UTF-8).
+    is changed (every FAIL_TO_PASS file not Python, not parsing, not UTF-8, or parametrizing its every test:
+    :func:`_parametrizes_all`).
     ``per_run``'s paths are the ids' (before the planner turns them into paths of the tree). ``resolved``: names the
     fixture must not take (:func:`_resolved_names`): a module-level fixture overrides a conftest fixture of its name
     for the module's every test (an autouse one: each gets the failing teardown) and ``request`` fails the module's
@@ -481,9 +482,10 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
             continue
         try:  # a file of another encoding is left out (the block is written as UTF-8)
             each = [files[path].decode("utf-8") for files in per_run]
-            for t in each:
-                parse_source(t)
+            trees = [parse_source(t) for t in each]
         except (SyntaxError, ValueError, UnicodeDecodeError):
+            continue
+        if any(_parametrizes_all(t) for t in trees):  # the canary, taking no argument, would fail its collection
             continue
         texts[path] = each
     if not texts:
@@ -540,6 +542,22 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
                     extra[path] = text.encode("utf-8")
     plan.canaries.append(Canary(f"{path}::{test}", fids[0], TEARDOWN, "teardown: its fixture's teardown fails",
                                 excusable=False))
+
+
+def _parametrizes_all(tree: ast.Module) -> bool:
+    """Whether a module parametrizes every test function of it: a top-level ``pytestmark`` binding that names
+    ``parametrize``, or a module-level ``pytest_generate_tests``. A test of it taking none of the names, as the teardown
+    canary, fails the whole module's collection ("function uses no argument"), every test of it ``error`` (gatk51)."""
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests":
+            return True
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, (ast.AnnAssign, ast.AugAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets) and any(
+                (isinstance(x, ast.Attribute) and x.attr == "parametrize")
+                or (isinstance(x, ast.Name) and x.id == "parametrize") for x in ast.walk(n)):
+            return True
+    return False
 
 
 #: The largest conftest.py :func:`_resolved_names` reads; a larger one is read as far as nothing.
