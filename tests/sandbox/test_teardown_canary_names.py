@@ -116,3 +116,20 @@ def test_a_module_parametrizing_every_test_gets_no_canary(tmp_path: Path) -> Non
                                "no:cacheprovider", "-p", "no:randomly", "tests/test_rows.py"], cwd=tmp_path,
                               capture_output=True, text=True, timeout=60)
         assert not re.findall(r"^ERROR ", done.stdout, re.M), done.stdout + done.stderr
+
+
+def test_the_canary_is_collected_where_tests_are_named_by_a_suffix(tmp_path: Path) -> None:
+    """``python_functions = *_test``: the canary was named ``value_value`` (the prefix of ``value_of_rows_test``), never
+    collected, and a run selecting it by node id (mining's check) ran nothing: ``ERROR: not found``, exit 4."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_functions = *_test\n", encoding="utf-8")
+    (tmp_path / "tests" / "test_rows.py").write_text(
+        "def value():\n    return 1\n\n\ndef value_of_rows_test():\n    assert value() == 1\n\n\n"
+        "def value_twice_test():\n    assert value() * 2 == 2\n", encoding="utf-8")
+    f2p = ["tests/test_rows.py::value_of_rows_test", "tests/test_rows.py::value_twice_test"]
+    plan = plan_twins(tmp_path, f2p, seed=3, teardown=True)
+    nodes = [plan.target(s) for s in [*plan.selectors(), *teardown_nodes(plan)]]
+    (tmp_path / "tests" / "test_rows.py").write_bytes(plan.runs[0]["tests/test_rows.py"])
+    done = subprocess.run([sys.executable, "-m", "pytest", *NO_PLUGINS.split(), "-rA", "-q", "-p", "no:cacheprovider",
+                           "-p", "no:randomly", *nodes], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert re.findall(r"^ERROR (\S+)", done.stdout, re.M) == [teardown_nodes(plan)[0]], done.stdout + done.stderr
