@@ -13,6 +13,7 @@ from pytest_homefield.terminal.progress import plural
 
 __all__ = [
     "DASH",
+    "FLAGGED_SOLVES",
     "SUSPICIOUS_SOLVE_SYMBOL",
     "SUSPICIOUS_SOLVE_WORDS",
     "fmt_ci",
@@ -24,6 +25,7 @@ __all__ = [
     "fmt_tokens",
     "fmt_usd",
     "grid_flagged_solves",
+    "outcome_counts",
     "grid_symbol",
     "memorization_lines",
     "no_cost_data",
@@ -153,8 +155,30 @@ def fmt_test(c: ComparisonRow) -> str:
 
 
 def outcome_words(outcome: str) -> str:
-    """``tests_failed`` → ``tests failed``."""
-    return outcome.replace("_", " ")
+    """``tests_failed`` → ``tests failed``; :data:`FLAGGED_SOLVES` → ``flagged solve (counted unsolved)``."""
+    return "flagged solve (counted unsolved)" if outcome == FLAGGED_SOLVES else outcome.replace("_", " ")
+
+
+#: The key of an agent's solves flagged ``suspicious`` in :func:`outcome_counts` (no outcome of its own: a record's
+#: outcome is ``solved``), marked :data:`SUSPICIOUS_SOLVE_SYMBOL`, its class ``o-suspicious`` as in the grid.
+FLAGGED_SOLVES = "suspicious"
+
+
+def outcome_counts(a: AgentSummary) -> list[tuple[str, int]]:
+    """``(outcome, attempts)`` of one agent in ``a.outcomes``' order, its ``solved`` split as every rate counts it
+    (:func:`~pytest_homefield.records.counts_solved`): ``solved`` the counted solves (``a.solved``), then
+    :data:`FLAGGED_SOLVES` those flagged ``suspicious`` (counted unsolved) when there are any (gatk51: the outcomes
+    per agent said ``✓ solved 2`` beside a leaderboard's ``solved 1``)."""
+    out: list[tuple[str, int]] = []
+    for o, n in a.outcomes.items():
+        if o == "solved":
+            flagged = max(0, n - a.solved)
+            out.append((o, n - flagged))
+            if flagged:
+                out.append((FLAGGED_SOLVES, flagged))
+        else:
+            out.append((o, n))
+    return out
 
 
 def pass_k_summary(values: Mapping[str, float | None]) -> str:
@@ -197,8 +221,11 @@ def title_line(report: Report) -> str:
 
 def outcome_parts(a: AgentSummary, legend: Mapping[str, str]) -> tuple[list[str], list[str]]:
     """(scored parts, unscored parts) like ``✓ solved 11`` for one agent's outcome counts."""
-    scored = [f"{legend[o]} {outcome_words(o)} {n}" for o, n in a.outcomes.items() if o not in UNSCORED_OUTCOMES]
-    unscored = [f"{legend[o]} {outcome_words(o)} {n}" for o, n in a.outcomes.items() if o in UNSCORED_OUTCOMES]
+    def symbol(o: str) -> str:
+        return SUSPICIOUS_SOLVE_SYMBOL if o == FLAGGED_SOLVES else legend[o]
+    counts = [(o, n) for o, n in outcome_counts(a) if n]
+    scored = [f"{symbol(o)} {outcome_words(o)} {n}" for o, n in counts if o not in UNSCORED_OUTCOMES]
+    unscored = [f"{symbol(o)} {outcome_words(o)} {n}" for o, n in counts if o in UNSCORED_OUTCOMES]
     return scored, unscored
 
 

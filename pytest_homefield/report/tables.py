@@ -15,6 +15,8 @@ from typing import Literal
 from pytest_homefield.records import OUTCOMES, UNSCORED_OUTCOMES
 from pytest_homefield.report.fmt import (
     DASH,
+    FLAGGED_SOLVES,
+    SUSPICIOUS_SOLVE_SYMBOL,
     fmt_ci,
     fmt_p,
     fmt_p_adjusted,
@@ -27,6 +29,7 @@ from pytest_homefield.report.fmt import (
     grid_symbol,
     no_cost_data,
     no_time_data,
+    outcome_counts,
     outcome_words,
     pass_k_summary,
 )
@@ -291,12 +294,16 @@ def outcomes_table(report: Report) -> Table | None:
     used = used_outcomes(report)
     if not used:
         return None
-    heads: list[str | Cell] = [OutcomeHead(o, report.legend.get(o, ""), o in UNSCORED_OUTCOMES) for o in used]
+    counts = {name: dict(outcome_counts(a)) for name, a in report.agents.items()}
+    if any(FLAGGED_SOLVES in c for c in counts.values()):  # a solve flagged suspicious apart, counted unsolved (gatk51)
+        used.insert(used.index("solved") + 1, FLAGGED_SOLVES)
+    heads: list[str | Cell] = [OutcomeHead(o, SUSPICIOUS_SOLVE_SYMBOL if o == FLAGGED_SOLVES
+                                           else report.legend.get(o, ""), o in UNSCORED_OUTCOMES) for o in used]
     kinds = [k for k in KIND_WORDS if any(k in (a.failure_kinds or {}) for a in report.agents.values())]
     heads += [f"Failed: {KIND_WORDS[k]}" for k in kinds]  # the failures by kind (issue 35)
-    rows: list[tuple[Cell, ...]] = [(_agent(a), *(Text(str(a.outcomes.get(o, 0))) for o in used),
+    rows: list[tuple[Cell, ...]] = [(_agent(a), *(Text(str(counts[name].get(o, 0))) for o in used),
                                      *(Text(str((a.failure_kinds or {}).get(k, 0))) for k in kinds))
-                                    for a in report.agents.values()]
+                                    for name, a in report.agents.items()]
     return _table(_cols("Agent", *heads, numeric=set(range(1, len(heads) + 1))), rows)
 
 

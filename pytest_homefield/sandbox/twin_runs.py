@@ -37,12 +37,14 @@ import dataclasses
 import functools
 import posixpath
 import random
+import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import (
     _LINE,
     LIMIT,
@@ -436,7 +438,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    messages=parent_text.messages() if parent_text is not None else (),
                    unraised=_unraised(parent_text) if parent_text is not None else None)
     if teardown:
-        plant_teardown(plan, per_run, by_file, seed)
+        plant_teardown(plan, per_run, by_file, seed, resolved=_resolved_names(root, [at(p) for p in by_file]))
     if base != ".":  # the files as paths of ``root`` (the canaries' ids stay pytest's)
         per_run = [{at(p): b for p, b in files.items()} for files in per_run]
         plan.rows, plan.plain = {at(p): b for p, b in plan.rows.items()}, {at(p): b for p, b in plan.plain.items()}
@@ -454,7 +456,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
 
 
 def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Mapping[str, Sequence[str]],
-                   seed: int) -> None:
+                   seed: int, *, resolved: Collection[str] = ("request",)) -> None:
     """The teardown canary (tcan50, :data:`~pytest_homefield.sandbox.canaries.TEARDOWN`), in place: put in one test
     file ``per_run`` changes (drawn from ``seed`` among those whose every run's text parses, with its own generator so
     the plan's other draws stay as without it), between two of its top-level statements drawn from ``seed`` too (after
@@ -467,8 +469,12 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     errors were swallowed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`). Added to
     :attr:`~pytest_homefield.sandbox.canaries.CanaryPlan.canaries` with the file's first FAIL_TO_PASS function (one with
     twins first: mining's check judges those) as its ``source``, not excusable. Nothing is planted when no such file
-    is changed (every FAIL_TO_PASS file not Python, not parsing, or not UTF-8).
-    ``per_run``'s paths are the ids' (before the planner turns them into paths of the tree)."""
+    is changed (every FAIL_TO_PASS file not Python, not parsing, not UTF-8, or parametrizing its every test:
+    :func:`_parametrizes_all`).
+    ``per_run``'s paths are the ids' (before the planner turns them into paths of the tree). ``resolved``: names the
+    fixture must not take (:func:`_resolved_names`): a module-level fixture overrides a conftest fixture of its name
+    for the module's every test (an autouse one: each gets the failing teardown) and ``request`` fails the module's
+    import, either way an honest fix's tests ``error`` (gatk51)."""
     rng = random.Random(f"{seed}:teardown")
     texts: dict[str, list[str]] = {}
     for path in sorted(by_file):
@@ -476,9 +482,10 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
             continue
         try:  # a file of another encoding is left out (the block is written as UTF-8)
             each = [files[path].decode("utf-8") for files in per_run]
-            for t in each:
-                parse_source(t)
+            trees = [parse_source(t) for t in each]
         except (SyntaxError, ValueError, UnicodeDecodeError):
+            continue
+        if any(_parametrizes_all(t) for t in trees):  # the canary, taking no argument, would fail its collection
             continue
         texts[path] = each
     if not texts:
@@ -486,9 +493,10 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     path = rng.choice(sorted(texts))
     tree = parse_source(texts[path][0])
     namer = _Namer(rng, "\n".join(texts[path]), tree)
+    namer.taken |= set(resolved)  # not a name pytest resolves elsewhere for the file's tests (gatk51)
     grouped = {g.source for g in plan.groups}  # mining's check judges the canaries of a group's function
     fids = sorted(by_file[path], key=lambda f: (f not in grouped, f))
-    test = namer.name(fids[0].rsplit("::", 1)[-1])
+    test = _collected_name(namer, fids[0].rsplit("::", 1)[-1].split("[", 1)[0])
     fixture, held = namer.plain(), namer.plain(2)
     imports = [(k, a.asname or a.name) for k, n in enumerate(tree.body) if isinstance(n, ast.Import)
                for a in n.names if a.name == "pytest"]
@@ -534,6 +542,68 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
                     extra[path] = text.encode("utf-8")
     plan.canaries.append(Canary(f"{path}::{test}", fids[0], TEARDOWN, "teardown: its fixture's teardown fails",
                                 excusable=False))
+
+
+def _collected_name(namer: _Namer, like: str) -> str:
+    """A free test name like ``like`` (:meth:`_Namer.name`: its prefix), ending as ``like`` does when ``like`` names
+    its tests by a suffix (``value_of_rows_test``: ``python_functions = *_test``): pytest collects the canary as it
+    collects ``like`` (gatk51: ``value_value`` was never collected, and mining's run selecting it by node id ran
+    nothing, ``ERROR: not found``, exit 4)."""
+    tail = like.rsplit("_", 1)[-1] if "_" in like else ""
+    if like.startswith("test") or not tail.lower().startswith("test"):
+        return namer.name(like)
+    for _ in range(200):
+        name = f"{namer.name(like)}_{tail}"
+        if name not in namer.taken:
+            namer.taken.add(name)
+            return name
+    raise RuntimeError("no free canary name")  # pragma: no cover - each draw a fresh name
+
+
+def _parametrizes_all(tree: ast.Module) -> bool:
+    """Whether a module parametrizes every test function of it: a top-level ``pytestmark`` binding that names
+    ``parametrize``, or a module-level ``pytest_generate_tests``. A test of it taking none of the names, as the teardown
+    canary, fails the whole module's collection ("function uses no argument"), every test of it ``error`` (gatk51)."""
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests":
+            return True
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, (ast.AnnAssign, ast.AugAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets) and any(
+                (isinstance(x, ast.Attribute) and x.attr == "parametrize")
+                or (isinstance(x, ast.Name) and x.id == "parametrize") for x in ast.walk(n)):
+            return True
+    return False
+
+
+#: The largest conftest.py :func:`_resolved_names` reads; a larger one is read as far as nothing.
+_CONFTEST_LIMIT = 4 << 20
+
+
+def _resolved_names(root: Path, files: Sequence[str]) -> set[str]:
+    """The names the teardown canary's fixture must not take for the test files ``files`` (paths of ``root``):
+    ``request`` (pytest refuses a fixture of that name) and every identifier of each ``conftest.py`` in those files'
+    folders and the folders above them up to ``root`` (its fixtures, autouse ones and those its fixtures request among
+    them; a module-level fixture of such a name overrides it for the module). Read without following links; a conftest
+    that cannot be read (a link, too large, not UTF-8) adds nothing. Never raises. Left: fixtures of installed plugins
+    and ``pytest_plugins`` modules (gatk51)."""
+    names = {"request"}
+    folders: set[str] = set()
+    for f in files:
+        d = posixpath.dirname(posixpath.normpath(f))
+        while True:
+            folders.add(d)
+            if d in ("", "."):
+                break
+            d = posixpath.dirname(d)
+    for d in sorted(folders):
+        try:
+            text = nofollow.read_bytes(root, posixpath.join(d or ".", "conftest.py"),
+                                       limit=_CONFTEST_LIMIT).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        names |= set(re.findall(r"\b([A-Za-z_]\w*)\b", text))
+    return names
 
 
 def _header(body: Sequence[ast.stmt], k: int) -> bool:

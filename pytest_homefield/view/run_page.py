@@ -16,11 +16,13 @@ from pytest_homefield.records import OUTCOMES
 from pytest_homefield.report import tables
 from pytest_homefield.report.compute import SYMBOLS
 from pytest_homefield.report.fmt import (
+    FLAGGED_SOLVES,
     SUSPICIOUS_SOLVE_SYMBOL,
     SUSPICIOUS_SOLVE_WORDS,
     grid_flagged_solves,
     grid_symbol,
     memorization_lines,
+    outcome_counts,
     outcome_words,
     title_line,
 )
@@ -122,11 +124,17 @@ def _outcomes(rep: Report) -> list[str]:
     used = [o for o in OUTCOMES if any(o in a.outcomes for a in rep.agents.values())]
     if not used:
         return []
-    head = "".join(f"<th>{outcome_span(o, SYMBOLS.get(o, ''))}</th>" for o in used)
+    counts = {name: dict(outcome_counts(a)) for name, a in rep.agents.items()}
+    if any(FLAGGED_SOLVES in c for c in counts.values()):  # a solve flagged suspicious apart, counted unsolved (gatk51)
+        used.insert(used.index("solved") + 1, FLAGGED_SOLVES)
+    head = "".join(f"<th>{outcome_span(o, SUSPICIOUS_SOLVE_SYMBOL, flagged_solve=True)}</th>" if o == FLAGGED_SOLVES
+                   else f"<th>{outcome_span(o, SYMBOLS.get(o, ''))}</th>" for o in used)
     rows = []
-    for name, a in rep.agents.items():
-        cells = "".join(f'<td class="n"><a href="index.html?agent={quote(name)}&amp;outcome={o}#tasks">'
-                        f"{a.outcomes[o]}</a></td>" if a.outcomes.get(o) else '<td class="n">0</td>' for o in used)
+    for name in rep.agents:
+        c = counts[name]
+        cells = "".join(f'<td class="n">{c[o]}</td>' if o == FLAGGED_SOLVES and c.get(o) else
+                        f'<td class="n"><a href="index.html?agent={quote(name)}&amp;outcome={o}#tasks">'
+                        f"{c[o]}</a></td>" if c.get(o) else '<td class="n">0</td>' for o in used)
         link = f'<a href="index.html?agent={quote(name)}#tasks"><code>{e(name)}</code></a>'
         rows.append(f"<tr><td>{link}</td>{cells}</tr>")
     return ["<h2>Outcomes</h2>", f'<table id="outcomes"><thead><tr><th>Agent</th>{head}</tr></thead><tbody>'
