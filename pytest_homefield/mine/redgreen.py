@@ -232,7 +232,9 @@ __all__ = [
 #: as entered. A link in the way of mining's scratch writes is ``setup_failed`` (link48). ``uv run`` commands: uv
 #: 0.13.9's option lists, a ``--env-file``'s ``PYTEST_ADDOPTS``, and the pytest version of the interpreter uv runs
 #: (ops48: a pytest 8 ``.venv`` was read by pytest 9's rules). And (tcan50) the teardown canary: every canary run
-#: plants a test whose fixture's teardown must fail, and the reference fix must fail it (a task counts one more).
+#: plants a test whose fixture's teardown must fail, and the reference fix must fail it (a task counts one more);
+#: its fixture never takes ``request`` or a name of the file's ``conftest.py`` files, it is never planted in a module
+#: parametrizing its every test, and it ends as the file's tests do where they are named by a suffix (gatk51).
 #: And (wz51) a venv's editable-install ``.pth`` naming the repository's folder sees the copy under test's folder
 #: there in bubblewrap (werkzeug's dev-server children imported nothing and waited for the run's timeout).
 VERIFY_VERSION = 27
