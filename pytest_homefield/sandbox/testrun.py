@@ -423,6 +423,7 @@ def uv_run_python(workdir: Path, test_cmd: str, path: str | None, venv: str | No
     args: list[str] = []
     request: str | None = None
     project = (Path(workdir) / "pyproject.toml").is_file()
+    root = Path(workdir)  # the project's folder: ``--project``'s, else the working folder
     for name, value in found.given:
         if name in UV_FIND_UNKNOWN:
             return None
@@ -430,6 +431,8 @@ def uv_run_python(workdir: Path, test_cmd: str, path: str | None, venv: str | No
             request = value
         elif name in UV_FIND_PASSED:
             args += [name] if value is None else [name, value or ""]
+        if name == "--project" and value:
+            root = Path(workdir) / value
         project = (project or name == "--project") and name not in ("--no-project", "--active")
     uv = shutil.which("uv", path=path) if path else None
     if uv is None:
@@ -446,7 +449,10 @@ def uv_run_python(workdir: Path, test_cmd: str, path: str | None, venv: str | No
     except (OSError, subprocess.SubprocessError):
         return None
     python = out.stdout.strip() if out.returncode == 0 else ""
-    if not python or "\n" in python or (project and Path(python).parent.parent.name != ".venv"):
+    # in a project, only the project's own environment (an interpreter of another ``.venv`` on ``PATH``, a user's
+    # own or CI's, is the one uv finds when the project has none: not the one it would run)
+    if not python or "\n" in python or (project and os.path.realpath(Path(python).parent.parent)
+                                         != os.path.realpath(root / ".venv")):
         return None
     return python
 

@@ -182,3 +182,29 @@ def test_the_callers_uv_env_file_never_reaches_a_run(tmp_path: Path) -> None:
 
     env = scrubbed_env(tmp_path, {"PATH": "/usr/bin", "UV_ENV_FILE": ".env", "UV_OFFLINE": "1"})
     assert "UV_ENV_FILE" not in env and env["UV_OFFLINE"] == "1"
+
+
+def test_another_venv_on_path_is_not_a_projects_own(tmp_path: Path) -> None:
+    """``uv run pytest`` in a project with no ``.venv`` (uv would make one and sync it: its pytest unknown) while a
+    ``.venv`` of another folder leads ``PATH`` (a user's own, or CI's checkout ``.venv``): ``uv python find`` answers
+    that one, and any interpreter in a folder named ``.venv`` was taken for the project's (the final CI of r38: a
+    project without one was read as the CI venv's pytest 9.2). Only the project's own ``.venv`` counts; with one, it
+    is the answer."""
+    import sys
+
+    from pytest_homefield.sandbox.testrun import uv_run_python
+
+    uv = _uv()
+    other = tmp_path / "elsewhere" / ".venv"
+    subprocess.run([uv, "venv", "--no-cache", "--offline", "--python", sys.executable, str(other)], check=True,
+                   capture_output=True, timeout=60)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
+    path = f"{other / 'bin'}{os.pathsep}{os.path.dirname(uv)}{os.pathsep}{os.environ.get('PATH', '')}"
+    assert uv_run_python(project, "uv run --offline --no-sync pytest", path) is None
+    own = project / ".venv"
+    subprocess.run([uv, "venv", "--no-cache", "--offline", "--python", sys.executable, str(own)], check=True,
+                   capture_output=True, timeout=60)
+    found = uv_run_python(project, "uv run --offline --no-sync pytest", path)
+    assert found is not None and Path(found).parent.parent == own
