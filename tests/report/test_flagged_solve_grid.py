@@ -12,43 +12,30 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers.report_tasks import plain_task
+from helpers.report_tasks import FLAGGED_IDS as IDS
+from helpers.report_tasks import flagged_report, flagged_run, plain_task
 
-from pytest_homefield.records import Result
-from pytest_homefield.report import compute_report, render_html, render_json, render_markdown, render_text_plain
+from pytest_homefield.report import render_html, render_json, render_markdown, render_text_plain
 from pytest_homefield.report.model import Report
 from pytest_homefield.view import build_site
 
-IDS = ["t0", "t1", "t2"]
-ROWS = [("t0", "solved", True), ("t1", "solved", False), ("t2", "tests_failed", True)]
 WORDS = "solved but flagged suspicious, counted unsolved"
 
 
 @pytest.fixture
 def run(tmp_path: Path) -> Path:
-    folder = tmp_path / ".homefield" / "runs" / "r1"
-    folder.mkdir(parents=True)
-    results = [Result(run_id="r1", task_id=t, agent="x", attempt=1, outcome=o, suspicious=s,
-                      suspicious_reason="deleted the assertion" if s else None) for t, o, s in ROWS]
-    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
-    (folder / "meta.json").write_text(json.dumps({"run_id": "r1", "attempts": 1, "task_ids": IDS,
-                                                  "agents": [{"name": "x", "spec": "x"}]}))
-    return folder
-
-
-def _report(run: Path) -> Report:
-    return compute_report([run], [plain_task(t) for t in IDS])
+    return flagged_run(tmp_path)
 
 
 def test_the_report_json_flags_each_attempt(run: Path) -> None:
-    doc = json.loads(render_json(_report(run)))
+    doc = json.loads(render_json(flagged_report(run)))
     assert {t["id"]: t["suspicious"] for t in doc["tasks"]} == {"t0": {"x": [True]}, "t1": {"x": [False]},
                                                                "t2": {"x": [True]}}
     assert Report.from_dict(doc).to_dict() == doc
 
 
 def test_the_terminal_grid_marks_a_flagged_solve(run: Path) -> None:
-    text = render_text_plain(_report(run))
+    text = render_text_plain(flagged_report(run))
     cells = {m[1]: m[2] for m in re.finditer(r"^(t\d)\s+(\S+)\s+\[vague\] p$", text, re.M)}
     assert cells == {"t0": "!", "t1": "✓", "t2": "✗"}, text  # before: t0 ✓
     head = next(line for line in text.splitlines() if line.startswith("per task ("))
@@ -56,7 +43,7 @@ def test_the_terminal_grid_marks_a_flagged_solve(run: Path) -> None:
 
 
 def test_the_markdown_grid_marks_a_flagged_solve(run: Path) -> None:
-    md = render_markdown(_report(run))
+    md = render_markdown(flagged_report(run))
     cells = {m[1]: m[2] for m in re.finditer(r"^\| `(t\d)` \| p \*vague\* \| `([^`]*)`", md, re.M)}
     assert cells == {"t0": "!", "t1": "✓", "t2": "✗"}, md  # before: t0 ✓
     legend = next(line for line in md.splitlines() if line.startswith("Legend: "))
@@ -64,7 +51,7 @@ def test_the_markdown_grid_marks_a_flagged_solve(run: Path) -> None:
 
 
 def test_the_html_grid_marks_a_flagged_solve(run: Path) -> None:
-    page = render_html(_report(run))
+    page = render_html(flagged_report(run))
     grid = page[page.index('<table class="grid">'):]
     grid = grid[:grid.index("</table>")]
     rows = {m[1]: m[2] for m in re.finditer(r"<tr><td><code>(t\d)</code></td>(.*?)</tr>", grid)}
