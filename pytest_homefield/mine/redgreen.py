@@ -1371,18 +1371,18 @@ def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Seq
         # every entry reached by folder descriptors, never through a link the commit's tree or its setup_cmd left
         # on the way (link48: before, a linked folder led the copies, the removal and the putting back outside wd)
         for rel in paths:
-            if _kind_at(wd, rel) in ("file", "link"):
+            if nofollow.kind_at(wd, rel) in ("file", "link"):
                 nofollow.copy_entry(wd, rel, scratch)
         apply_patch(wd, patch)
-        changes = {rel: ("added" if _kind_at(scratch, rel) is None
-                         else "deleted" if _kind_at(wd, rel) is None else "modified") for rel in paths}
+        changes = {rel: ("added" if nofollow.kind_at(scratch, rel) is None
+                         else "deleted" if nofollow.kind_at(wd, rel) is None else "modified") for rel in paths}
         carried, dropped, _ = carried_changes(changes, _Files(test_files, paths), scratch, wd)
         if before is not None and command is not None:  # gatk48: pytest's rootdir is the parent's, as at grading
             dropped += setup_moved(before, wd, carried, changes, command, targets)
         for rel in dropped:
-            if _kind_at(wd, rel) in ("file", "link"):
+            if nofollow.kind_at(wd, rel) in ("file", "link"):
                 nofollow.remove(wd, rel)
-            if _kind_at(scratch, rel) is not None:
+            if nofollow.kind_at(scratch, rel) is not None:
                 nofollow.copy_entry(scratch, rel, wd)
         return sorted(dropped)
     finally:
@@ -1392,16 +1392,6 @@ def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Seq
 def _linked(state: str, exc: OSError) -> str:
     """The detail of a candidate whose copy at ``state`` holds a link where mining writes a file (link48)."""
     return f"the copy at the {state} (after setup_cmd) has a link where homefield writes: {exc.strerror}"
-
-
-def _kind_at(root: Path, rel: str) -> str | None:
-    """``file``, ``link``, ``dir`` or ``other`` of the entry ``root/rel`` reached without following a link
-    (:func:`~pytest_homefield.sandbox.nofollow.lstat`); ``None`` when absent or behind a link."""
-    st = nofollow.lstat(root, rel)
-    if st is None:
-        return None
-    return "file" if stat.S_ISREG(st.st_mode) else "link" if stat.S_ISLNK(st.st_mode) else \
-        "dir" if stat.S_ISDIR(st.st_mode) else "other"
 
 
 def _write_into(wd: Path, rel: str, data: bytes) -> None:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import glob
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
+from pytest_homefield.store import open_own
 
 __all__ = ["editable_binds", "PTH_MAX_BYTES"]
 
@@ -36,18 +36,17 @@ def _site_dirs(prefix: Path) -> list[str]:
 def _pth_entries(site: str) -> list[str]:
     """The absolute paths the ``.pth`` files of folder ``site`` add to ``sys.path`` (as :mod:`site` reads
     them: a line that is neither empty, a comment nor an ``import`` line, joined to ``site``); a file that is
-    not a regular file (a symlink, a fifo) is skipped, each read only to :data:`PTH_MAX_BYTES`."""
+    not a regular file (a symlink, a fifo) is skipped
+    (:func:`~pytest_homefield.store.open_own`), each read only to :data:`PTH_MAX_BYTES`."""
     out: list[str] = []
     for name in sorted(os.listdir(site)):
         if not name.endswith(".pth"):
             continue
-        try:
-            fd = os.open(os.path.join(site, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:  # a link, fifo or device: NotOwnFile, an OSError
+            fd = open_own(os.path.join(site, name), os.O_RDONLY, blocking=False)
         except OSError:
             continue
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                continue
             text = os.read(fd, PTH_MAX_BYTES).decode("utf-8", "replace")
         finally:
             os.close(fd)

@@ -43,7 +43,7 @@ from pathlib import Path, PurePosixPath
 
 from pytest_homefield.pins import folder_fd
 
-__all__ = ["LinkInTheWay", "Entry", "rel_parts", "still_at", "opened_dir", "open_folder", "lstat",
+__all__ = ["LinkInTheWay", "Entry", "rel_parts", "still_at", "opened_dir", "open_folder", "lstat", "kind_at",
            "read_bytes", "read_tail", "read_link",
            "write_bytes", "make_dirs", "remove", "remove_tree", "rmdir", "walk", "same_entry", "copy_entry",
            "EntryCopier", "copy_tree", "copy_trees", "restore_access", "MAX_DEPTH"]
@@ -194,6 +194,13 @@ def lstat(root: Path | str, rel: str | PurePosixPath) -> os.stat_result | None:
             return os.stat(name, dir_fd=fd, follow_symlinks=False)
     except (FileNotFoundError, LinkInTheWay):
         return None
+
+
+def kind_at(root: Path | str, rel: str | PurePosixPath) -> str | None:
+    """``file``, ``link``, ``dir`` or ``other`` of the entry ``root/rel`` (:func:`lstat`: a symlink as itself);
+    ``None`` when it is absent or behind a link."""
+    st = lstat(root, rel)
+    return None if st is None else _kind(st.st_mode)
 
 
 def _open_file(fd: int, name: str, rel: str) -> int:
