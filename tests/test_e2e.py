@@ -166,7 +166,8 @@ def test_verify_says_how_long_it_will_take_when_collection_ends(mined: Path, tmp
     repo = copy_mined(mined, tmp_path / "repo")
     proc = homefield(repo, "verify", "--max-tasks", "1", "-n", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    line = re.search(r"^homefield verify: 1 grading on 1 task, about \S+ each \((.*)\): about \S+ with 1 worker, "
+    line = re.search(r"^homefield verify: 1 grading on 1 task, about \S+ each \((.*)\): about \S+ with 1 worker"
+                     r"(?: \(\S+ of it the session's start, measured\))?, "
                      r"up to \S+ on a loaded machine \(×\d+\.\d: .*\)$",
                      proc.stdout, re.M)
     assert line is not None and line.group(1).startswith("measured at mining (1 task; a lower bound"), proc.stdout

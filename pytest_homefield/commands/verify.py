@@ -389,7 +389,7 @@ class Estimate:
             why = ("an attempt also runs its agent and waits for the machine's phase lock and memory, which other "
                    "sessions set")
         started = (f" ({fmt_duration(self.startup_s)} of it the session's start, measured)"
-                   if self.startup_s >= 0.5 else "")
+                   if self.startup_s >= 1.0 else "")
         return (f"about {fmt_duration(self.first_s)} with {plural(workers, 'worker')}{started}, up to "
                 f"{fmt_duration(self.last_s)} on a loaded machine (×{self.factor:.1f}: {why})")
 

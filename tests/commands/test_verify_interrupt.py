@@ -140,6 +140,9 @@ def test_the_estimate_counts_the_sessions_start_and_no_idle_worker() -> None:
     assert pace.done(False, 9.0) == ("homefield verify: 1 of 4 attempts ended in 9s; about 5s more by the progress "
                                      "line's ETA (14s in all; said at the start: about 12s, up to 16s)")
     assert "about 2m00s with 2 workers, up to" in str(time_estimate([plain_task("t1")], 60, 2, {"t1": [4.0]}))
+    # under a second of start-up is not named (it would read "0s of it the session's start"), but counted
+    quick = time_estimate([plain_task("t1")], 1, 1, {"t1": [4.0]}, startup_s=0.7)
+    assert quick is not None and "session's start" not in quick[0] and quick[1].first_s == 4.7, quick
 
 
 def test_the_process_age_is_the_time_since_the_process_started() -> None:
@@ -311,7 +314,7 @@ def test_a_verify_says_the_progress_lines_eta_on_lines_of_their_own(tmp_path: Pa
                           cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=600)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
-    # the session's start is named where it took half a second or more (a quick start on an idle machine: not)
+    # the session's start is named where it took a second or more (a quick start on an idle machine: not)
     start = re.search(r"^homefield verify: 4 gradings on 1 task, .*: about (\S+) with 1 worker(?: \(\S+ of it the "
                       r"session's start, measured\))?, up to (\S+) on a loaded machine \(×\d+\.\d: .*\)$", out, re.M)
     assert start, out[-3000:]
