@@ -64,8 +64,11 @@ def _unwrap(text: str) -> str:
     return text
 
 
-#: ``Bearer <token>`` (an ``Authorization`` header as a client may log it); the word is kept.
-_BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)([A-Za-z0-9._~+/\-]{8,}=*)")
+#: ``Bearer <token>`` (an ``Authorization`` header as a client may log it); the word is kept. The space and the
+#: token's characters may be written as a JSON text or a URL writes them (``\u0020``, ``\/``, ``\u002b``, ``%2F``,
+#: ``+`` for the space): before, ``Bearer abcdefgh\/ijkl…`` lost its head only and ``Bearer\u0020…`` nothing.
+_TOKEN_CHAR = r"(?:[A-Za-z0-9._~+/\-]|\\/|\\u00[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2})"
+_BEARER = re.compile(rf"(?i)\b(bearer)(\s+|%20|\\u0020|\\t|\+)({_TOKEN_CHAR}{{8,}}(?:=|\\u003[dD]|%3[dD])*)")
 _BEARER_HINTS = ("earer", "EARER")  # two substring scans: a case-blind search is ten times slower
 
 

@@ -84,6 +84,20 @@ def test_a_bearer_token_passes_the_quick_check(word: str) -> None:
     assert redact(f"Authorization: {word} abcdefgh12345") == f"Authorization: {word} [redacted token]"
 
 
+@pytest.mark.parametrize(("line", "shown"), [
+    ("Authorization: Bearer abcdefgh\\/ijklmnop\\/qrstuvwx==", "Authorization: Bearer [redacted token]"),
+    ('{"h":"Bearer\\u0020eyJhbGciOiJIUzI1NiJ9.e30.sig"}', '{"h":"Bearer\\u0020[redacted token]"}'),
+    ("Bearer \\u0041bcdefghijkl\\u003d", "Bearer [redacted token]"),
+    ("GET /?auth=Bearer%20abcd%2Fefghijkl%3D%3D HTTP/1.1", "GET /?auth=Bearer%20[redacted token] HTTP/1.1"),
+    ("auth=Bearer+abcdefgh12345&x=1", "auth=Bearer+[redacted token]&x=1"),
+])
+def test_a_bearer_token_written_with_escapes_is_redacted(line: str, shown: str) -> None:
+    """ratk48's left item: a JSON text may write a token's ``/`` as ``\\/`` and any character as ``\\u00XX``, a
+    URL as ``%XX``: the token's head before the first escape was redacted and the rest shown (or, with the space
+    escaped, all of it)."""
+    assert redact(line) == shown
+
+
 def test_a_key_written_with_json_escapes_is_redacted() -> None:
     """ratk48: an agent's stderr line of JSON text (a client's error body, a JSON log) may write any character of a
     key as ``\\u00XX`` and a key its client wrapped as ``\\n``: the key's head ended at the backslash, too short for
