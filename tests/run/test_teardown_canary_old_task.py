@@ -105,3 +105,26 @@ def test_canary_teardown_round_trips_and_old_records_read_false(tmp_path: Path) 
     assert Task.from_dict(line) == task
     old = {k: v for k, v in line.items() if k != "canary_teardown"}  # a tasks.jsonl line mined before tcan52
     assert Task.from_dict(old).canary_teardown is False
+
+
+def test_verify_names_the_tasks_whose_canaries_were_not_used(tmp_path: Path) -> None:
+    """``homefield verify --attacks`` says which tasks had a canary the reference fix passes too (the attempts'
+    ``canaries-excused.json``), one line per task; an attempt without the file, or with one that is not such an
+    object, adds nothing."""
+    from pytest_homefield.commands.verify import excused_lines
+    from pytest_homefield.layout import attempt_dir
+
+    records = [{"task_id": "t1", "agent": "attack-x", "attempt": 1}, {"task_id": "t1", "agent": "attack-y",
+                                                                         "attempt": 1},
+               {"task_id": "t2", "agent": "attack-x", "attempt": 1}, {"task_id": "t3", "agent": "attack-x"}]
+    assert excused_lines(tmp_path, records) == []
+    canary = {"id": f"{TEST}::test_totals_total", "kind": "teardown", "source": f"{TEST}::test_total", "how": "h"}
+    for task, agent, data in (("t1", "attack-x", {"excused": [canary], "why": "w"}),
+                              ("t1", "attack-y", {"excused": [canary], "why": "w"}),
+                              ("t2", "attack-x", {"excused": [{"id": 1}]})):
+        folder = attempt_dir(tmp_path, task, agent, 1)
+        folder.mkdir(parents=True)
+        (folder / EXCUSED_FILE).write_text(json.dumps(data))
+    lines = excused_lines(tmp_path, records)
+    assert lines[0].startswith("homefield verify: 1 task had canaries not used: the reference fix passes them"), lines
+    assert lines[1:] == [f"  t1  teardown {TEST}::test_totals_total"], lines
