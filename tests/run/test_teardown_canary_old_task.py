@@ -128,3 +128,24 @@ def test_verify_names_the_tasks_whose_canaries_were_not_used(tmp_path: Path) -> 
     lines = excused_lines(tmp_path, records)
     assert lines[0].startswith("homefield verify: 1 task had canaries not used: the reference fix passes them"), lines
     assert lines[1:] == [f"  t1  teardown {TEST}::test_totals_total"], lines
+
+
+def test_the_teardown_canary_of_a_task_without_the_field_waits_for_the_reference_fix() -> None:
+    """Plain plans, no test run: for a task whose ``canary_teardown`` is false the teardown canary is one mining's
+    check does not cover, so the reference fix's runs are due whenever its group had any member pass (whichever, the
+    original's instance or the canary), and a canary that passed counts only once the reference fix fails it; for a
+    task recording it (mined now) neither, as for any checked twin."""
+    from pytest_homefield.run.twin_grading import needs_reference_check, reference_due
+    from pytest_homefield.sandbox.canaries import TEARDOWN, Canary, CanaryPlan
+
+    source, node = f"{TEST}::test_total", f"{TEST}::test_totals_total"
+    plan = CanaryPlan(0, [Canary(node, source, TEARDOWN, "teardown: its fixture's teardown fails", excusable=False)])
+    mined = Task(id="a" * 12, commit="a" * 40, parent="b" * 40, committed_at="", authored_at="", mode="commit",
+                 subject="s", message="m", prompt="p", source_files=[], test_files=[TEST], test_patch="",
+                 gold_patch="", FAIL_TO_PASS=[source], PASS_TO_PASS=[], canaries=1, canary_teardown=True)
+    old = dataclasses.replace(mined, canary_teardown=False)
+    for original, canary in (("passed", "error"), ("failed", "passed"), ("passed", "passed"), ("failed", "error")):
+        outcomes = {source: original, node: canary}
+        assert reference_due(old, plan, outcomes) == (original == "passed" or canary == "passed"), outcomes
+        assert needs_reference_check(old, plan, outcomes) == (canary == "passed"), outcomes
+        assert not reference_due(mined, plan, outcomes) and not needs_reference_check(mined, plan, outcomes)
