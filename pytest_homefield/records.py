@@ -272,6 +272,10 @@ class Task:
     #: (the reference fix failed with its twins on the other side: a stateful test); ``None``: mined
     #: before twins (verification version 4: canaries after the original, at most 10 functions)
     canary_order: dict[str, str] | None = None
+    #: tcan52: whether mining's check judged the teardown canary (tcan50, docs/contracts.md §7) on the reference fix,
+    #: which failed it; ``False`` in tasks mined before it (read so: no re-mine), and where mining planted none:
+    #: grading then counts a teardown canary that passed only once the reference fix's runs fail it too
+    canary_teardown: bool = False
     #: hidden test ids, test names and test file paths masked out of ``prompt`` at mining
     #: (:func:`pytest_homefield.mine.prompt.mask_hidden_tests`); ``[]``: none named (or mined before)
     prompt_masked: list[str] = field(default_factory=list)

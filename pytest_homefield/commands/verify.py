@@ -30,7 +30,7 @@ from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.report.runs import merged_results
 from pytest_homefield.run.cost import graded_seconds_by_task, grading_seconds
 from pytest_homefield.run.hang_bound import ATTACK_BOUND, ATTACK_FLOOR_S
-from pytest_homefield.run.twin_grading import CANARIES_FILE
+from pytest_homefield.run.twin_grading import CANARIES_FILE, EXCUSED_FILE
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff, python_of
 from pytest_homefield.sandbox.limits import HANG_FACTOR
@@ -42,7 +42,7 @@ from pytest_homefield.terminal.hooks import end_open_line
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["run_verify", "verify_run_lines", "oracle_line", "Pace", "Estimate", "machine_load", "time_estimate",
-           "process_age", "unprotected_lines", "graded_unprotected",
+           "process_age", "unprotected_lines", "graded_unprotected", "excused_lines",
            "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
 
 
@@ -260,6 +260,31 @@ def graded_unprotected(run_dir: Path, records: Sequence[Mapping[str, Any]], key:
         if isinstance(names, list) and all(isinstance(n, str) for n in names):
             found.setdefault(str(r["task_id"]), set()).update(names)
     return {tid: sorted(names) for tid, names in found.items() if names or key == "unprotected"}
+
+
+def excused_lines(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The tasks some canary of which the run's gradings did not use because the reference fix passes it too (the
+    attempts' ``canaries-excused.json``, :func:`~pytest_homefield.run.twin_grading.excused_note`; tcan52: the teardown
+    canary of a task mined before it, in a repository whose own ``conftest.py`` reports teardown failures as passed):
+    a header and one line per task (its canaries' kinds and ids, three at most); ``[]`` when there are none. An
+    attempt's file that is missing or not such a JSON object is passed over."""
+    found: dict[str, dict[str, str]] = {}
+    for r in records:
+        try:
+            path = attempt_dir(run_dir, str(r["task_id"]), str(r["agent"]), int(r["attempt"])) / EXCUSED_FILE
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (KeyError, TypeError, ValueError, OSError):
+            continue
+        gone = data.get("excused") if isinstance(data, dict) else None
+        for c in gone if isinstance(gone, list) else ():
+            if isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("kind"), str):
+                found.setdefault(str(r["task_id"]), {})[c["id"]] = c["kind"]
+    if not found:
+        return []
+    return [f"homefield verify: {plural(len(found), 'task')} had canaries not used: the reference fix passes them "
+            "too (mining's check never judged them: mined before it), so they are no evidence of a forgery there:"] \
+        + [f"  {tid}  " + ", ".join(f"{kind} {cid}" for cid, kind in sorted(ids.items())[:3])
+           + (" …" if len(ids) > 3 else "") for tid, ids in sorted(found.items())]
 
 
 def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = None,
@@ -634,7 +659,8 @@ def verify_run_lines(run_dir: Path, tasks: Sequence[Task]) -> list[str] | None:
             f"homefield verify: {len(broken)} of {plural(len(oracle), 'task')} no longer pass with the reference fix")
     return attack_table(records) + verdict + unprotected_lines(tasks, {r["task_id"] for r in records},
                                                                graded_unprotected(run_dir, records),
-                                                               graded_unprotected(run_dir, records, "told")) + [last]
+                                                               graded_unprotected(run_dir, records, "told")) \
+        + excused_lines(run_dir, records) + [last]
 
 
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
@@ -670,7 +696,8 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
         used = graded_unprotected(home.run_dir(run_id), records)
         told = graded_unprotected(home.run_dir(run_id), records, "told")
         for line in attack_table(records) + lines + unprotected_lines(list(tasks.values()),
-                                                                      {r["task_id"] for r in records}, used, told):
+                                                                      {r["task_id"] for r in records}, used, told) \
+                + excused_lines(home.run_dir(run_id), records):
             print(line)
     for line in flaky_lines(home, run_id):
         print(line)

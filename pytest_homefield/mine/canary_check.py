@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from pytest_homefield.sandbox.canaries import IDLE, Canary, CanaryPlan, function_id
+from pytest_homefield.sandbox.canaries import IDLE, TEARDOWN, Canary, CanaryPlan, function_id
 from pytest_homefield.sandbox.testrun import TestRun
 
 __all__ = ["CanaryCheck", "check_twins", "TWIN_ROUNDS"]
@@ -35,7 +35,9 @@ class CanaryCheck:
     contradiction twin, :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected`), ``reason``/``detail``
     (``None`` when the check held; else ``reference_passes_canary`` or ``timeout``), ``seconds``
     spent in canary runs, ``runs`` made, ``peak_mb`` the most MiB a canary run's memory cgroup held at once
-    (``None``: none had one)."""
+    (``None``: none had one); ``teardown``: whether the check that held judged a teardown canary
+    (:data:`~pytest_homefield.sandbox.canaries.TEARDOWN`, the reference fix failing it: the task's
+    ``canary_teardown``, tcan52)."""
 
     canaries: int = 0
     sentinels: list[str] = field(default_factory=list)
@@ -46,6 +48,7 @@ class CanaryCheck:
     seconds: float = 0.0
     peak_mb: float | None = None
     runs: int = 0
+    teardown: bool = False
 
 
 def _why(c: Canary, outcomes: Mapping[str, str]) -> str:
@@ -115,6 +118,7 @@ def check_twins(fail_to_pass: Sequence[str],
         if not bad:
             check.canaries, check.sentinels = len(plan.canaries), sorted(forced)
             check.unprotected = list(getattr(plan, "unprotected", []))
+            check.teardown = any(c.kind == TEARDOWN for c in ran.canaries)  # judged with its group (tcan52)
             return check
         if bad & forced:
             break

@@ -295,6 +295,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             canary_sentinels=list(ver.canary_sentinels),
             canary_unprotected=list(ver.canary_unprotected),
             canary_order=dict(ver.canary_order) if ver.canaries is not None else None,
+            canary_teardown=ver.canary_teardown,
             sealed_sites=list(ver.sealed_sites) if ver.sealed_sites is not None else None,
             sealed_rules=ver.sealed_rules if ver.sealed_sites is not None else None,
         )

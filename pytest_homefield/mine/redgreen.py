@@ -379,6 +379,8 @@ class Verification:
     canary_sentinels: list[str] = field(default_factory=list)
     canary_order: dict[str, str] = field(default_factory=dict)
     canary_unprotected: list[str] = field(default_factory=list)
+    #: whether the canary check judged the teardown canary on the reference fix (tcan52; the task's ``canary_teardown``)
+    canary_teardown: bool = False
     parent_bound: str | None = None
     skip_reasons: dict[str, int] = field(default_factory=dict)
     peak_mb: float | None = None
@@ -1181,6 +1183,7 @@ def verify_candidate(
                 return dataclasses.replace(v, reason=check.reason, detail=check.detail)
             v.canaries, v.canary_sentinels, v.canary_order = check.canaries, check.sentinels, check.order
             v.canary_unprotected = check.unprotected
+            v.canary_teardown = check.teardown
             # the sealed sites the reference fix passes sealed (contracts §7 "Sealed sites"): one more targeted run
             try:
                 # the ids from pytest's rootdir for the whole run (seal47), as grading's _sealed_first reads them

@@ -9,6 +9,7 @@ agent's change is carried is :mod:`pytest_homefield.run.carried`'s.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -45,12 +46,14 @@ from pytest_homefield.run.sealed_grading import (
 from pytest_homefield.run.suspicious import SUSPICIOUS_PATTERNS, added_text, is_suspicious, suspicious_reasons
 from pytest_homefield.run.twin_grading import (
     CANARIES_FILE,
+    EXCUSED_FILE,
     Confirmed,
     ParentSeen,
     apart_runs,
     canary_verdict,
     cleared_swaps,
     confirm_excused,
+    excused_note,
     merge_rows,
     merge_runs,
     needs_reference_check,
@@ -717,6 +720,10 @@ def grade(
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
+        note = excused_note(task, plan, excused or ())
+        if note is not None:  # tcan52: the canaries not used for this task, and why (host-only, after every run)
+            with contextlib.suppress(OSError):
+                nofollow.write_bytes(out_dir, EXCUSED_FILE, note)
     if forged is not None and plan is not None and needs_reference_check(task, plan, merged):
         # a twin mining's check does not cover passed: it counts only if the reference fix fails it too
         if excused is None:  # never solved on a canary that passed; not forged on an unchecked one

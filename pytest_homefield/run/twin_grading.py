@@ -45,7 +45,16 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, LIMIT_V12, Canary, CanaryPlan, function_id, parse_source
+from pytest_homefield.sandbox.canaries import (
+    LIMIT,
+    LIMIT_V4,
+    LIMIT_V12,
+    TEARDOWN,
+    Canary,
+    CanaryPlan,
+    function_id,
+    parse_source,
+)
 from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
 from pytest_homefield.sandbox.canary_later import later_asserts, probe
 from pytest_homefield.sandbox.canary_loop import changed_rows, row_probes
@@ -75,7 +84,8 @@ from pytest_homefield.sandbox.twin_runs import _RANK, TWIN_MARK, TwinPlan, state
 from pytest_homefield.sandbox.twin_together import together
 from pytest_homefield.store import StoreError, append_jsonl, read_jsonl, read_jsonl_tail
 
-__all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_FIRST_LOG", "CONFIRM_FIRST_OUTCOMES",
+__all__ = ["CANARIES_FILE", "EXCUSED_FILE", "excused_note", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_FIRST_LOG",
+           "CONFIRM_FIRST_OUTCOMES",
            "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
            "Confirmed", "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
@@ -86,6 +96,9 @@ __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_FIRST_LO
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
+#: The artifact naming the canaries not used for the task because the reference fix passes them too
+#: (:func:`excused_note`, tcan52), written when the reference fix's runs (:func:`reference_passes`) found one.
+EXCUSED_FILE = "canaries-excused.json"
 #: The artifacts of canary twin run N (from 1, in run order): ``twin-N.log`` (its log's tail) and
 #: ``twin-N.outcomes.jsonl`` (the events that counted), copied in after it ended.
 TWIN_LOG = "twin-{n}.log"
@@ -154,7 +167,8 @@ def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, s
     (:data:`~pytest_homefield.sandbox.canary_sites.EXCEPTION_SWAP`: drawn per seed, and whether a
     real fix fails it depends on the class hierarchy of what the code raises), or a test with no
     assertion expected to raise (:data:`~pytest_homefield.sandbox.canary_shapes.NO_ASSERTION`: tasks
-    mined before it had a sentinel there, so mining never ran it)."""
+    mined before it had a sentinel there, so mining never ran it), or the teardown canary of a task whose
+    ``canary_teardown`` is false (tcan52: mined before it, or mining judged none)."""
     forged = plan.forged(outcomes, task.FAIL_TO_PASS)
     return any(_unchecked(task, c) for c, _ in forged)
 
@@ -165,11 +179,32 @@ def _unchecked(task: Task, c: Canary) -> bool:
     :data:`~pytest_homefield.sandbox.canaries.LIMIT_V12` (24) in sorted order that the task lists in
     ``canary_unprotected``, or of any such function when it lists none (mined before that list): mining's check
     at verification versions 5 to 12 planned twins for the first 24 functions only (rows32: simonw/llm's
-    3bb8968c24aa has 61), so grading's twins of the others were never run on the reference fix."""
+    3bb8968c24aa has 61), so grading's twins of the others were never run on the reference fix. And the teardown
+    canary (:data:`~pytest_homefield.sandbox.canaries.TEARDOWN`) of a task whose ``canary_teardown`` is false
+    (tcan52): mined before it (verification version < 27), or mining's check judged none; a repository whose own
+    ``conftest.py`` reports teardown failures as passed passes it with any code, so it is no evidence there."""
     if task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION)):
         return True
+    if c.kind == TEARDOWN:
+        return not task.canary_teardown
     ranked = sorted({function_id(i) for i in task.FAIL_TO_PASS if "::" in i})
     return c.source in ranked[LIMIT_V12:] and (not task.canary_unprotected or c.source in task.canary_unprotected)
+
+
+def excused_note(task: Task, plan: CanaryPlan, excused: Collection[str]) -> bytes | None:
+    """The text of :data:`EXCUSED_FILE` for the canaries of ``plan`` mining's check does not cover (:func:`_unchecked`)
+    whose node is in ``excused`` (:func:`reference_passes`' ids: the reference fix passes them too, so they are no
+    evidence of a forgery and are not used for the task; tcan52: the teardown canary of a task mined before it, in a
+    repository whose own ``conftest.py`` reports teardown failures as passed), as JSON: ``excused`` (each canary's
+    ``id``, ``kind``, ``source`` and ``how``) and ``why`` (one line); ``None`` when there is none."""
+    gone = [c for c in plan.canaries if c.node in excused and _unchecked(task, c)]
+    if not gone:
+        return None
+    kinds = sorted({c.kind for c in gone})
+    note = {"excused": [{"id": c.node, "kind": c.kind, "source": c.source, "how": c.how} for c in gone],
+            "why": (f"the reference fix passes {len(gone)} canary(ies) ({', '.join(kinds)}) mining's check did not "
+                    "judge for this task: not used for it (never forged on them)")}
+    return (json.dumps(note, indent=1) + "\n").encode()
 
 
 def reference_due(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> bool:

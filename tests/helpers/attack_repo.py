@@ -159,8 +159,9 @@ def build(dest: Path, extra: dict[str, str] | None = None) -> Fixture:
 
 def task_for(fx: Fixture, *, canaries: int | None = None) -> Task:
     """The task of commit c2 (FAIL_TO_PASS / PASS_TO_PASS known from the fixture). ``canaries``: the
-    task record's count, e.g. 1 as mined with the canary check (one FAIL_TO_PASS function: one canary);
-    ``None`` as mined before canaries (sentinels only, which an always-equal object does not pass)."""
+    task record's count, e.g. 1 as mined with the canary check (one FAIL_TO_PASS function: one canary; its
+    teardown canary judged too, ``canary_teardown``, tcan52); ``None`` as mined before canaries (sentinels only,
+    which an always-equal object does not pass)."""
     message = git(fx.root, "log", "-1", "--format=%B", fx.c2)
     tests = ["tests/test_sub.py"]
     return Task(
@@ -172,6 +173,7 @@ def task_for(fx: Fixture, *, canaries: int | None = None) -> Task:
         gold_patch=make_gold_patch(fx.root, fx.c1, fx.c2, tests),
         FAIL_TO_PASS=list(F2P), PASS_TO_PASS=list(P2P),
         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=canaries,
+        canary_teardown=canaries is not None,
     )
 
 

@@ -43,9 +43,10 @@ def build_fix_task(dest: Path, *, name: str, source: str, parent: str, fixed: st
     """In ``dest``/repo: commit 1 (``first``) adds ``source`` as ``parent``, a passing ``tests/test_other.py``
     and a ``pyproject.toml`` of project ``name`` (and ``test`` as ``tests_before`` when given); commit 2
     (``message``) makes ``source`` ``fixed`` and ``test`` ``tests`` (and ``data``, path → text: more hidden test
-    files, ``parent_data`` their versions in commit 1). The task (one canary, as mined with the canary check) and
-    the parent's snapshot in ``dest``/pristine. ``project``: whether commit 1 adds the ``pyproject.toml`` (gatk48: a
-    repository with no pytest configuration at all, whose rootdir pytest takes from a ``setup.py``)."""
+    files, ``parent_data`` their versions in commit 1). The task (one canary, as mined with the canary check, the
+    teardown canary among those judged: ``canary_teardown``) and the parent's snapshot in ``dest``/pristine.
+    ``project``: whether commit 1 adds the ``pyproject.toml`` (gatk48: a repository with no pytest configuration at
+    all, whose rootdir pytest takes from a ``setup.py``)."""
     repo = GitRepo.init(dest / "repo")
     first_files = {source: parent, "tests/test_other.py": "def test_ok():\n    assert True\n",
                    **({"pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n'} if project else {}),
@@ -67,7 +68,8 @@ def build_fix_task(dest: Path, *, name: str, source: str, parent: str, fixed: st
                 prompt=clean_prompt(message), source_files=[source], test_files=hidden,
                 test_patch=make_test_patch(root, c1, c2, hidden), gold_patch=make_gold_patch(root, c1, c2, hidden),
                 FAIL_TO_PASS=list(fail_to_pass), PASS_TO_PASS=list(pass_to_pass),
-                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
+                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1,
+                canary_teardown=True)
     return FixTask(root, task, make_snapshot(root, c1, dest=dest / "pristine", init_git=True))
 
 

@@ -92,5 +92,6 @@ def build_setup_red_task(dest: Path, *, direct: bool = False) -> FixTask:
                 test_patch=make_test_patch(repo.path, c1, c2, tests),
                 gold_patch=make_gold_patch(repo.path, c1, c2, tests),
                 FAIL_TO_PASS=sorted([*F2P, *([DIRECT_ID] if direct else [])]), PASS_TO_PASS=[],
-                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
+                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1,
+                canary_teardown=True)
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))

@@ -2,7 +2,7 @@
 it beside the group functions, and the reference fix must fail it as it fails every canary. A reference fix that
 meets pytest's teardown error keeps its task (one canary more); one whose code swallows teardown errors in the test
 process passes it, and the candidate is dropped (``reference_passes_canary``, the canary named), as it would be
-``forged`` at grading."""
+``forged`` at grading. A kept task records that its teardown canary was judged (``canary_teardown``, tcan52)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ def test_the_reference_fix_must_fail_the_teardown_canary(tmp_path: Path, quiet: 
                          stability_runs=1, log_dir=tmp_path / "logs")
     if not quiet:
         assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 2), (v.reason, v.detail)
+        assert v.canary_teardown  # the task record's canary_teardown (tcan52): grading trusts mining's check
     else:
         assert v.reason == "reference_passes_canary", (v.reason, v.detail)
         assert "(teardown of tests/test_totals.py::test_total" in (v.detail or ""), v.detail

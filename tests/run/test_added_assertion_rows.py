@@ -69,7 +69,8 @@ def _build(dest: Path) -> FixTask:
                 prompt=clean_prompt(message), source_files=[SOURCE], test_files=[TEST],
                 test_patch=make_test_patch(repo.path, c1, c2, [TEST]),
                 gold_patch=make_gold_patch(repo.path, c1, c2, [TEST]), FAIL_TO_PASS=F2P, PASS_TO_PASS=P2P,
-                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
+                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1,
+                canary_teardown=True)
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))
 
 

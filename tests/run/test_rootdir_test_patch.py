@@ -61,7 +61,8 @@ def _task(dest: Path, *, commit_setup_py: bool) -> FixTask:
                 test_patch=make_test_patch(repo.path, c1, c2, hidden),
                 gold_patch=make_gold_patch(repo.path, c1, c2, hidden),
                 FAIL_TO_PASS=[f"{TEST}::test_unit_circle"], PASS_TO_PASS=[],
-                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
+                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1,
+                canary_teardown=True)
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))
 
 
