@@ -237,7 +237,9 @@ __all__ = [
 #: parametrizing its every test, and it ends as the file's tests do where they are named by a suffix (gatk51).
 #: And (wz51) a venv's editable-install ``.pth`` naming the repository's folder sees the copy under test's folder
 #: there in bubblewrap (werkzeug's dev-server children imported nothing and waited for the run's timeout).
-VERIFY_VERSION = 27
+#: 28: a task mined before the teardown canary (no ``canary_teardown``) has it judged against the reference fix, once
+#: a task (tcan52: a repository whose conftest passes failed teardowns had a real fix ``forged``).
+VERIFY_VERSION = 28
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
