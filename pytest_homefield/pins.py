@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["pinned", "folder_fd", "open_in_pinned"]
+__all__ = ["pinned", "folder_fd", "folder_below", "open_in_pinned"]
 
 #: absolute path (``os.path.abspath``: no link resolved) → the folder's descriptor, while pinned
 _PINS: dict[str, int] = {}
@@ -62,6 +62,37 @@ def folder_fd(path: Path | str) -> int | None:
     fd = os.open(".", _DIR_FLAGS, dir_fd=pin)
     try:
         for name in reversed(below):
+            sub = _open_sub(fd, name)
+            os.close(fd)
+            fd = sub
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def folder_below(root: Path | str, path: Path | str, *, create: bool = False) -> int:
+    """A new descriptor (``O_DIRECTORY``, close-on-exec, for the caller to close) of the folder ``path``, at or below
+    ``root``: ``root`` opened as given (a link in its own path is followed: the user's linked ``.homefield/``, as
+    :func:`pytest_homefield.store.open_own`'s folders above), or from its pin (:func:`folder_fd`); every folder below
+    it reached one component at a time without following a link, made first (mode 0o777 & ~umask) with
+    ``create`` (link52: a worker's artifacts read and the controller's written by path went through a link
+    swapped in below ``.homefield/``). Raises ``ValueError`` when ``path`` is not at or below ``root``;
+    ``OSError``: ``ELOOP`` (a symlink below ``root``), ``ENOTDIR``, ``ENOENT``."""
+    top, there = os.path.abspath(root), os.path.abspath(path)
+    rel = os.path.relpath(there, top)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        raise ValueError(f"{there} is not below {top}")
+    fd = folder_fd(top)
+    if fd is None:
+        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in () if rel == os.curdir else rel.split(os.sep):
+            if create:
+                try:
+                    os.mkdir(name, dir_fd=fd)
+                except FileExistsError:
+                    pass
             sub = _open_sub(fd, name)
             os.close(fd)
             fd = sub
