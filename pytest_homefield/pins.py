@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["pinned", "folder_fd", "folder_below", "open_in_pinned"]
+__all__ = ["pinned", "folder_fd", "folder_below", "make_folder", "open_in_pinned"]
 
 #: absolute path (``os.path.abspath``: no link resolved) → the folder's descriptor, while pinned
 _PINS: dict[str, int] = {}
@@ -100,6 +100,37 @@ def folder_below(root: Path | str, path: Path | str, *, create: bool = False) ->
         os.close(fd)
         raise
     return fd
+
+
+def make_folder(path: Path | str, *, fresh: bool = False) -> None:
+    """Make the folder ``path`` and its missing parents (mode 0o777 & ~umask; one there already is kept): at or below
+    a pinned folder, from the pin's descriptor, each folder made with ``os.mkdir(name, dir_fd=…)`` and entered
+    without following a link (link52: ``mkdir`` by path under an attempt's folder, its ``home/`` and ``tmp/`` for a
+    test run, ``scratch/``, went through a folder swapped for a link above it and made the folder where the link
+    pointed); elsewhere by path (``Path.mkdir(parents=True, exist_ok=True)``). ``fresh``: ``path`` itself must be
+    new (``FileExistsError`` otherwise); by path its parents are not made either (``Path.mkdir()``). Raises
+    ``OSError``: ``ELOOP`` (a symlink below the pin), ``ENOTDIR``, ``FileExistsError``."""
+    head = os.path.abspath(path)
+    while head not in _PINS:
+        up = os.path.dirname(head)
+        if up == head:
+            if fresh:
+                Path(path).mkdir()
+            else:
+                Path(path).mkdir(parents=True, exist_ok=True)
+            return
+        head = up
+    if not fresh:
+        os.close(folder_below(head, path, create=True))
+        return
+    if os.path.abspath(path) == head:
+        raise FileExistsError(errno.EEXIST, "the pinned folder itself", str(path))
+    up, name = os.path.split(os.path.abspath(path))
+    fd = folder_below(head, up, create=True)
+    try:
+        os.mkdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _open_sub(fd: int, name: str) -> int:
