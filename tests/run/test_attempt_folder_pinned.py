@@ -168,3 +168,18 @@ def test_folders_made_below_a_pinned_folder_are_made_from_its_descriptor(tmp_pat
     assert sorted(os.listdir(outside)) == []  # before: ['1'], holding scratch/
     assert {"made", "fresh", "agent.out", "tests.log", "scratch"} <= set(os.listdir(away / "1"))
     assert (away / "1" / "made" / "deeper").is_dir()
+
+
+def test_a_test_runs_outcomes_file_is_written_from_the_pinned_folder(tmp_path: Path) -> None:
+    """link52: ``outcomes.write_counted`` (a test run's ``outcomes.jsonl`` in the attempt's folder, for people to
+    read) unlinked and created the file by path, the folders above followed: before, with ``a/`` swapped for a link
+    after the pin, ``outside/1/outcomes.jsonl`` got the run's events."""
+    from pytest_homefield.sandbox.outcomes import write_counted
+
+    art, away, outside = _pinned_folder(tmp_path)
+    with pinned(art, nofollow.open_folder(tmp_path / "run", "a/1")):
+        (tmp_path / "run" / "a").rename(away)
+        (tmp_path / "run" / "a").symlink_to(outside)
+        write_counted(art / "outcomes.jsonl", ['{"event": "x"}'])
+    assert os.listdir(outside / "1") == []
+    assert (away / "1" / "outcomes.jsonl").read_text() == '{"event": "x"}\n'
