@@ -247,3 +247,38 @@ def test_a_runs_header_takes_for_one_change_what_the_scan_does(tmp_path: Path, h
     tasks = [_task(repo, again), _task(repo, original)]
     assert one_change_groups(tasks) == [[again[:12], original[:12]]]
     assert one_change_groups([_task(repo, again), _task(repo, original, mode="merge")]) == []
+
+
+@pytest.mark.slow
+def test_a_merge_of_mining_shards_removes_the_older_copy_as_one_mine_does(tmp_path: Path) -> None:
+    """link52: ``homefield mine --merge`` of ``--shard 1/2`` and ``2/2`` did not pass the scan's ``same_as`` to
+    ``merge_tasks``: a ``tasks.jsonl`` holding the older copy of a fix (a mine before filter 12) kept it beside the
+    newer copy the shards verified, where one unsharded mine removes it. Now the merge removes it and says so."""
+    path, shas = _history(tmp_path)
+    (path / ".homefield.yml").write_text(
+        f"test_cmd: {json.dumps(f'{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}')}\n")
+    subprocess.run(["git", "add", ".homefield.yml"], cwd=path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "Configure homefield"],
+                   cwd=path, check=True)
+    machines = []
+    for k in (1, 2):
+        machine = tmp_path / f"machine{k}"
+        subprocess.run(["git", "clone", "-q", str(path), str(machine)], check=True)
+        (machine / ".homefield.yml").write_text((path / ".homefield.yml").read_text())
+        proc = homefield(machine, "mine", "--stability-runs", "1", "--sandbox", "none", "-n", "0", "--shard", f"{k}/2")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        machines.append(machine)
+    shard_tasks = [t for m in machines for t in read_jsonl(m / ".homefield" / "tasks.jsonl")]
+    again = next(t for t in shard_tasks if t["id"] == shas["again"][:12])
+    old = {**again, "id": shas["original"][:12], "commit": shas["original"],
+           "parent": subprocess.run(["git", "rev-parse", f"{shas['original']}^"], cwd=path, capture_output=True,
+                                    text=True, check=True).stdout.strip()}
+    tasks_path = path / ".homefield" / "tasks.jsonl"
+    tasks_path.parent.mkdir()
+    write_jsonl_atomic(tasks_path, [old])  # what a mine before filter 12 kept
+    merged = homefield(path, "mine", "--merge", *map(str, machines))
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    ids = [t["id"] for t in read_jsonl(tasks_path)]
+    assert ids == [shas["other"][:12], shas["again"][:12]], (ids, merged.stdout)  # before: the older copy kept too
+    assert (f"Removed from tasks.jsonl: 1 task ({shas['original'][:12]}) that an earlier mine kept, whose change a "
+            "newer commit repeats") in merged.stdout, merged.stdout
