@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["pinned", "folder_fd", "open_in_pinned"]
+__all__ = ["pinned", "folder_fd", "folder_below", "make_folder", "open_in_pinned"]
 
 #: absolute path (``os.path.abspath``: no link resolved) → the folder's descriptor, while pinned
 _PINS: dict[str, int] = {}
@@ -69,6 +69,68 @@ def folder_fd(path: Path | str) -> int | None:
         os.close(fd)
         raise
     return fd
+
+
+def folder_below(root: Path | str, path: Path | str, *, create: bool = False) -> int:
+    """A new descriptor (``O_DIRECTORY``, close-on-exec, for the caller to close) of the folder ``path``, at or below
+    ``root``: ``root`` opened as given (a link in its own path is followed: the user's linked ``.homefield/``, as
+    :func:`pytest_homefield.store.open_own`'s folders above), or from its pin (:func:`folder_fd`); every folder below
+    it reached one component at a time without following a link, made first (mode 0o777 & ~umask) with
+    ``create`` (link52: a worker's artifacts read and the controller's written by path went through a link
+    swapped in below ``.homefield/``). Raises ``ValueError`` when ``path`` is not at or below ``root``;
+    ``OSError``: ``ELOOP`` (a symlink below ``root``), ``ENOTDIR``, ``ENOENT``."""
+    top, there = os.path.abspath(root), os.path.abspath(path)
+    rel = os.path.relpath(there, top)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        raise ValueError(f"{there} is not below {top}")
+    fd = folder_fd(top)
+    if fd is None:
+        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in () if rel == os.curdir else rel.split(os.sep):
+            if create:
+                try:
+                    os.mkdir(name, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            sub = _open_sub(fd, name)
+            os.close(fd)
+            fd = sub
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def make_folder(path: Path | str, *, fresh: bool = False) -> None:
+    """Make the folder ``path`` and its missing parents (mode 0o777 & ~umask; one there already is kept): at or below
+    a pinned folder, from the pin's descriptor, each folder made with ``os.mkdir(name, dir_fd=…)`` and entered
+    without following a link (link52: ``mkdir`` by path under an attempt's folder, its ``home/`` and ``tmp/`` for a
+    test run, ``scratch/``, went through a folder swapped for a link above it and made the folder where the link
+    pointed); elsewhere by path (``Path.mkdir(parents=True, exist_ok=True)``). ``fresh``: ``path`` itself must be
+    new (``FileExistsError`` otherwise); by path its parents are not made either (``Path.mkdir()``). Raises
+    ``OSError``: ``ELOOP`` (a symlink below the pin), ``ENOTDIR``, ``FileExistsError``."""
+    head = os.path.abspath(path)
+    while head not in _PINS:
+        up = os.path.dirname(head)
+        if up == head:
+            if fresh:
+                Path(path).mkdir()
+            else:
+                Path(path).mkdir(parents=True, exist_ok=True)
+            return
+        head = up
+    if not fresh:
+        os.close(folder_below(head, path, create=True))
+        return
+    if os.path.abspath(path) == head:
+        raise FileExistsError(errno.EEXIST, "the pinned folder itself", str(path))
+    up, name = os.path.split(os.path.abspath(path))
+    fd = folder_below(head, up, create=True)
+    try:
+        os.mkdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _open_sub(fd: int, name: str) -> int:

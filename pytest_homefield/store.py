@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from pytest_homefield.errors import RecordError, StoreError
-from pytest_homefield.pins import open_in_pinned
+from pytest_homefield.pins import folder_below, open_in_pinned
 
 __all__ = ["StoreError", "RecordError", "NotOwnFile", "open_own", "open_own_file", "own_text", "append_jsonl",
            "lock_holder", "read_jsonl", "read_jsonl_lines", "read_jsonl_tail", "write_atomic", "write_jsonl_atomic",
@@ -314,9 +314,15 @@ class JsonlTail:
             yield rec
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder and ``os.replace``.
-    Raises :class:`StoreError` (``path`` unchanged) when it cannot be written."""
+def write_atomic(path: Path, text: str, *, below: Path | None = None) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder and ``os.replace``. ``below``: a
+    folder above ``path`` (``.homefield/``) from which the folders down to ``path``'s are made and entered without
+    following a link (:func:`~pytest_homefield.pins.folder_below`; link52: a worker's artifact written on the
+    controller); ``None``: by path. Raises :class:`StoreError` (``path`` unchanged) when it cannot be written
+    (``…: a symlink on the way, never followed``)."""
+    if below is not None:
+        _write_atomic_below(below, path, text.encode("utf-8"))
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -339,6 +345,35 @@ def write_atomic(path: Path, text: str) -> None:
         if isinstance(exc, OSError) and not isinstance(exc, StoreError):
             raise StoreError(f"{path}: cannot write: {exc.strerror or exc} (the file is left as it was)") from None
         raise
+
+
+def _write_atomic_below(root: Path, path: Path, data: bytes) -> None:
+    """:func:`write_atomic` of ``data`` with ``below=root``."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)  # .homefield/ itself as given (a link to it is used)
+        fd = folder_below(root, path.parent, create=True)
+    except OSError as exc:
+        why = "a symlink on the way, never followed" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else exc.strerror
+        raise StoreError(f"{path}: cannot write: {why or exc}") from None
+    tmp = f".{path.name[:40]}.{os.urandom(6).hex()}.tmp"
+    try:
+        f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(f, view):]
+            os.fsync(f)
+        finally:
+            os.close(f)
+        os.replace(tmp, path.name, src_dir_fd=fd, dst_dir_fd=fd)
+    except OSError as exc:
+        try:
+            os.unlink(tmp, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        raise StoreError(f"{path}: cannot write: {exc.strerror or exc} (the file is left as it was)") from None
+    finally:
+        os.close(fd)
 
 
 def write_jsonl_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:

@@ -32,6 +32,8 @@ stops the session after the items running now, with one line naming the file and
 from __future__ import annotations
 
 import datetime as _dt
+import os
+import stat
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -40,6 +42,7 @@ from typing import Any
 import pytest
 
 from pytest_homefield.errors import StoreError
+from pytest_homefield.pins import folder_below
 from pytest_homefield.store import append_jsonl, write_atomic
 
 __all__ = [
@@ -213,14 +216,45 @@ def file_message(target: str, data: bytes, *, cap: int = ARTIFACT_CAP_BYTES) -> 
 
 
 def artifact_messages(folder: Path, homefield_dir: Path, *, cap: int = ARTIFACT_CAP_BYTES) -> list[Message]:
-    """A :func:`file_message` for every file under ``folder`` (which lies in ``homefield_dir``), in
-    sorted path order."""
-    out: list[Message] = []
-    if not folder.is_dir():
-        return out
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
-        out.append(file_message(path.relative_to(homefield_dir).as_posix(), path.read_bytes(), cap=cap))
-    return out
+    """A :func:`file_message` for every regular file at or below ``folder`` (which lies in ``homefield_dir``), in
+    sorted path order. No link is followed (link52): ``folder`` is reached from ``homefield_dir`` one folder at a
+    time (:func:`~pytest_homefield.pins.folder_below`), the folders below it by :func:`os.fwalk` (which checks each
+    folder it enters is the one it listed), each file opened ``O_NOFOLLOW | O_NONBLOCK`` from its folder's
+    descriptor; a link, fifo, socket or device is passed over, and so is the whole folder when a link or no folder
+    is on the way to it (nothing sent)."""
+    try:
+        top = folder_below(homefield_dir, folder)
+    except (OSError, ValueError):
+        return []
+    base = folder.relative_to(homefield_dir).parts
+    found: list[tuple[tuple[str, ...], bytes]] = []
+    try:
+        for where, _, names, dfd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+            parts = base + PurePosixPath(where).parts  # pathlib drops the leading '.'
+            for name in names:
+                data = _regular_bytes(name, dfd)
+                if data is not None:
+                    found.append(((*parts, name), data))
+    finally:
+        os.close(top)
+    return [file_message("/".join(parts), data, cap=cap) for parts, data in sorted(found)]
+
+
+def _regular_bytes(name: str, dir_fd: int) -> bytes | None:
+    """The content of ``name`` in the folder ``dir_fd`` when it is a regular file (never followed, never
+    blocking), else ``None``."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:  # a link (ELOOP), a fifo without a writer (ENXIO), gone
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def post(item: pytest.Item, messages: Iterable[Message]) -> None:
@@ -265,7 +299,8 @@ class ControllerWriter:
                 append_jsonl(self._path(msg["append"]), record)
                 appended.append(record)
             elif "file" in msg:
-                write_atomic(self._path(msg["file"]), str(msg["text"]))
+                # never through a link among .homefield/'s folders (link52): made and entered from it
+                write_atomic(self._path(msg["file"]), str(msg["text"]), below=self.homefield_dir)
             else:
                 raise TransportError(f"pytest-homefield: unknown message from a worker: {sorted(msg)}")
         return appended

@@ -319,3 +319,60 @@ def test_c():
     result.stdout.fnmatch_lines([
         f"*homefield: a record could not be written, the session stopped: {path}: a symlink, never followed"])
     assert user_file.read_text() == "the user's own lines\n" and path.is_symlink()
+
+
+def _swapped(home: Path, outside: Path) -> Path:
+    """``home/runs/r/attempts/t/a/1`` (holding ``diff.patch``) after ``a/`` is moved away and a link to ``outside``
+    (holding ``1/secret``) put in its place: what graded code left running under ``--sandbox none`` can do once the
+    attempt's pin is gone (link52). The attempt folder's path."""
+    folder = home / "runs/r/attempts/t/a/1"
+    folder.mkdir(parents=True)
+    (folder / "diff.patch").write_bytes(b"+x\n")
+    (outside / "1").mkdir(parents=True)
+    (outside / "1" / "secret").write_bytes(b"the user's own file\n")
+    (home / "runs/r/attempts/t/a").rename(home.parent / "away")
+    (home / "runs/r/attempts/t/a").symlink_to(outside)
+    return folder
+
+
+def test_a_workers_artifacts_are_never_read_through_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    """link52: before, ``artifact_messages`` walked the attempt folder by path: a link swapped in above it sent the
+    folder it named (the user's ``secret``) to the controller as the attempt's artifacts. Now the folder is reached
+    from ``.homefield/`` one component at a time without following a link: nothing is sent."""
+    home = tmp_path / ".homefield"
+    folder = _swapped(home, tmp_path / "outside")
+    assert artifact_messages(folder, home) == []
+
+
+def test_a_workers_artifacts_skip_links_fifos_and_folders_below(tmp_path: Path) -> None:
+    """Files below the folder are sent, in sorted path order; a link (to a file or a folder) and a fifo are not
+    (never opened: a fifo would block the worker)."""
+    import os
+
+    home = tmp_path / ".homefield"
+    folder = home / "runs/r/attempts/t/a/1"
+    (folder / "net" / "deep").mkdir(parents=True)
+    (folder / "net" / "deep" / "z.log").write_bytes(b"z")
+    (folder / "net.log").write_bytes(b"n")
+    (folder / "b").write_bytes(b"b")
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "f").write_bytes(b"user")
+    (folder / "link").symlink_to(tmp_path / "user" / "f")
+    (folder / "dirlink").symlink_to(tmp_path / "user")
+    os.mkfifo(folder / "fifo")
+    files = [m["file"].removeprefix("runs/r/attempts/t/a/1/") for m in artifact_messages(folder, home)]
+    assert files == ["b", "net/deep/z.log", "net.log"]
+
+
+def test_the_controller_never_writes_an_artifact_through_a_link_in_its_folders(tmp_path: Path) -> None:
+    """link52: before, ``deliver`` wrote a file message by path: a link among the controller's ``.homefield/``
+    folders (``runs/r/attempts/t/a`` → ``outside``) had ``outside/1/diff.patch`` written. Now the folders are made
+    and entered without following a link: a :class:`StoreError` (the session stops as on a failed write), nothing
+    written outside."""
+    from pytest_homefield.errors import StoreError
+
+    home, outside = tmp_path / ".homefield", tmp_path / "outside"
+    _swapped(home, outside)
+    with pytest.raises(StoreError, match="never followed"):
+        ControllerWriter(home).deliver([file_message("runs/r/attempts/t/a/1/diff.patch", b"+y\n")])
+    assert sorted(p.name for p in (outside / "1").iterdir()) == ["secret"]

@@ -47,6 +47,7 @@ from pytest_homefield.agents.base import (
 )
 from pytest_homefield.agents.environment import agent_passthrough
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.pins import make_folder
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import inert_git_env
 from pytest_homefield.sandbox.streams import CappedSink
@@ -251,7 +252,7 @@ def apply_edits(edits: Edits, workspace: Path, *, scratch: Path) -> tuple[int, l
             continue
         log.append(f"wrote {rel}")
         applied += 1
-    scratch.mkdir(parents=True, exist_ok=True)
+    make_folder(scratch)  # below the attempt's pinned folder: from its descriptor (link52)
     for diff in edits.diffs:
         applied += _apply_diff(diff, workspace, scratch, log)
     return applied, log
@@ -470,7 +471,7 @@ class OpenAIAgent(Capable):
         """One completion, then apply its edits to ``ctx.workspace``. Writes the reply to
         ``agent.out`` (capped at ``ctx.limits.output_bytes``) and the request/apply log to ``agent.err``.
         Never raises."""
-        ctx.artifacts.mkdir(parents=True, exist_ok=True)
+        make_folder(ctx.artifacts)
         url, key = self.endpoint(ctx.env)
         body = self.request(self.messages(ctx))
         log = [f"POST {url} " + " ".join(f"{k}={json.dumps(v) if k == 'stop' else v}" for k, v in body.items()

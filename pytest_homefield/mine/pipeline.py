@@ -17,7 +17,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -365,6 +365,21 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
     return [Task.from_dict(t) for t in ordered]
 
 
+def scan_duplicates(scanned: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The older copies the scan set aside (``scan.jsonl`` records ``duplicate_change`` with ``same_as``) → the id of
+    the newer copy each repeats, for :func:`merge_tasks` ``duplicates`` (one mine's and a merge of its shards': the
+    shards share one frozen scan, link52); a ``scan.jsonl`` frozen before ``same_as`` was written gives none."""
+    return {str(r["commit"])[:12]: str(r["same_as"])[:12] for r in scanned
+            if r.get("reason") == "duplicate_change" and isinstance(r.get("same_as"), str) and r["same_as"]}
+
+
+def removed_duplicates_line(held: Collection[str]) -> str:
+    """The summary line of the tasks :func:`merge_tasks` removed as older copies of a newer task (``held``: ids)."""
+    return (f"Removed from tasks.jsonl: {plural(len(held), 'task')} ({', '.join(sorted(held))}) that an earlier mine "
+            "kept, whose change a newer commit repeats (duplicate change: one fix counted twice); the newer copy is a "
+            "task in its place")
+
+
 MAX_TASKS_REACHED = "max tasks reached"
 
 
@@ -625,9 +640,7 @@ class MineSession:
         n_max = len({r["commit"] for r in every if r.get("reason") == "max_tasks"} - {r["commit"] for r in verified})
         tasks_path = self.settings.tasks_path
         scanned = list(read_jsonl(scan_path(self.mine_dir)))
-        # an older copy and the newer copy it repeats (a scan.jsonl frozen before same_as was written: none)
-        duplicates = {str(r["commit"])[:12]: str(r["same_as"])[:12] for r in scanned
-                      if r.get("reason") == "duplicate_change" and isinstance(r.get("same_as"), str) and r["same_as"]}
+        duplicates = scan_duplicates(scanned)
         before = {t["id"] for t in read_jsonl(tasks_path)} if duplicates and tasks_path.exists() else set()
         try:
             tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks, duplicates=duplicates)
@@ -684,9 +697,7 @@ class MineSession:
         if dropped:
             lines.append(f"Dropped: {dropped}")
         if held:
-            lines.append(f"Removed from tasks.jsonl: {plural(len(held), 'task')} ({', '.join(sorted(held))}) that an "
-                         "earlier mine kept, whose change a newer commit repeats (duplicate change: one fix counted "
-                         "twice); the newer copy is a task in its place")
+            lines.append(removed_duplicates_line(held))
         vague = vague_line(tasks, self.settings.spec_threshold)
         if vague:
             lines.append(vague)

@@ -27,6 +27,7 @@ from typing import IO
 
 import git
 
+from pytest_homefield.change_id import ChangeIdError, log_ids
 from pytest_homefield.errors import ScanError
 from pytest_homefield.paths import TEST, Classifier
 
@@ -271,14 +272,11 @@ def diff_lines(repo: git.Repo, shas: list[str], classifier: Classifier) -> dict[
 
 def patch_ids(repo: git.Repo, shas: list[str],
               leave_out: Mapping[str, Collection[str]] | None = None) -> dict[str, str]:
-    """Filter 12: each commit's ``git patch-id --stable`` (its diff against its first parent without context
-    lines, ``-U0``, line numbers and white space ignored), by sha; a commit whose diff is empty has none. Without
-    context: a backport makes the same changes beside other lines (pallets/werkzeug "validate host characters",
-    de546be7144c and d3d3df56c98b, one hunk's line above differs). ``leave_out`` maps a sha to
-    repository paths whose file diffs are no part of its id (a candidate's docs files: a backport writes its
-    changelog entry under another release's heading, pallets/werkzeug 664deb6a58c8 and b913d68db589). Two
-    git processes: ``git log --no-walk --stdin -p`` spooled to a file, read by ``git patch-id`` (through a
-    second file without the left-out sections when ``leave_out`` names any)."""
+    """Filter 12: each commit's change id (:mod:`pytest_homefield.change_id`: the ``git patch-id --stable`` of its
+    diff against its first parent without context lines, ``-U0``, line numbers and white space ignored; the rule a
+    run's header asks too), by sha; a commit whose diff is empty has none. ``leave_out`` maps a sha to repository
+    paths whose file diffs are no part of its id (a candidate's docs files). Two git processes: ``git log
+    --no-walk --stdin -p`` spooled to a file, read by ``git patch-id``."""
     if not shas:
         return {}
     args = ["--no-walk=unsorted", "--stdin", "-p", "--unified=0", "--binary", "--diff-merges=first-parent",
@@ -287,44 +285,11 @@ def patch_ids(repo: git.Repo, shas: list[str],
         out = Path(folder) / "log"
         try:
             repo.git.log(f"--output={out}", *args, istream=stdin)
-            if leave_out and any(leave_out.values()):
-                kept = Path(folder) / "kept"
-                _without_sections(out, kept, leave_out)
-                out = kept
-            with out.open("rb") as log:
-                text = repo.git.patch_id("--stable", istream=log)
+            return log_ids(out, leave_out)
         except git.GitCommandError as exc:
             raise ScanError(f"git patch-id failed: {first_error_line(exc)}") from None
-    ids: dict[str, str] = {}
-    for line in text.splitlines():
-        patch, _, sha = line.partition(" ")
-        ids[sha.strip()] = patch
-    return ids
-
-
-def _diff_path(header: bytes) -> bytes:
-    """The path of a ``diff --git a/P b/P`` line (``--no-renames``: both sides name one path, so the line
-    is ``a/`` + P + `` b/`` + P whatever P holds); a quoted header (a path git escapes) yields the
-    quoted text, which matches no repository path."""
-    rest = header[len(b"diff --git a/"):].rstrip(b"\r\n")
-    return rest[: (len(rest) - 3) // 2]
-
-
-def _without_sections(log: Path, out: Path, leave_out: Mapping[str, Collection[str]]) -> None:
-    """Copy the ``git log -p`` output ``log`` (``--format=commit %H``) to ``out`` without the file diffs
-    whose path ``leave_out`` names for their commit, line by line (a log of hundreds of commits is never
-    held whole)."""
-    drop: frozenset[bytes] = frozenset()
-    skipping = False
-    with log.open("rb") as src, out.open("wb") as dst:
-        for line in src:
-            if line.startswith(b"commit ") and len(line.split()) == 2:
-                drop = frozenset(p.encode() for p in leave_out.get(line.split()[1].decode("ascii"), ()))
-                skipping = False
-            elif line.startswith(b"diff --git a/"):
-                skipping = _diff_path(line) in drop
-            if not skipping:
-                dst.write(line)
+        except ChangeIdError as exc:
+            raise ScanError(str(exc)) from None
 
 
 def open_repo(repo_path: Path) -> git.Repo:

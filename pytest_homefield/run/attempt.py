@@ -735,6 +735,10 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
         if graded and cache.changed(spec.task):  # hatk39: it removed the snapshot the control run is copied from
             _rebuild(cache, spec.task)
             return _Verdict("agent_error", f"hidden tests: {SPOILED_PRISTINE}")
+        if graded and isinstance(exc, nofollow.LinkInTheWay):
+            # link52: a link in the grading tree, on the way to a file grading writes (a run's twin file): the change's
+            # or its tests' doing (--sandbox none: a test process swapped a folder of hidden tests), never infra
+            return _Verdict("agent_error", f"hidden tests: {_one_line(exc)}")
         return _Verdict("infra", f"grading failed: {_one_line(exc)}")  # homefield's own failure, not the agent's word
 
 

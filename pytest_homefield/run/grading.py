@@ -23,6 +23,7 @@ from typing import Any
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import runnable_tests
+from pytest_homefield.pins import make_folder
 from pytest_homefield.records import Task
 from pytest_homefield.run.carried import carried_changes, config_above, setup_moved, setup_toggles
 from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
@@ -403,7 +404,7 @@ def grade(
     one is flagged too), ``--max-output-mb`` as the agent's own output (:func:`~.changes.capped_diff`);
     ``None``: whole.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(out_dir)  # from the attempt folder's pin: never through a link above it (link52)
     changes = tree_changes(pristine, workspace)
     carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs)
     whole = capped_diff(pristine, workspace, list(changes), changes, diff_limit)

@@ -6,46 +6,45 @@ merge_tasks`); a run over the file as it is says so in its header (:func:`one_ch
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 
+from pytest_homefield.change_id import ChangeIdError, change_ids, diff_paths
+from pytest_homefield.paths import DOCS, classify_path
 from pytest_homefield.records import Task
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["one_change_groups", "one_change_line"]
 
 
-def one_change_groups(tasks: Sequence[Task]) -> list[list[str]]:
-    """The ids of ``tasks`` whose whole change (``gold_patch`` then ``test_patch``) has one ``git patch-id --stable``
-    (line numbers, ``index`` lines and white space ignored, as filter 12 compares commits), groups of two or more, in
-    file order; ``[]`` when git cannot tell (one ``git patch-id`` process, no repository needed)."""
+def one_change_groups(tasks: Sequence[Task], test_globs: Sequence[str] = ()) -> list[list[str]]:
+    """The ids of ``tasks`` of one mode whose change (``gold_patch`` then ``test_patch``) has one change id
+    (:func:`pytest_homefield.change_id.change_ids`: the rule of the scan's filter 12, its changed lines alone,
+    without its docs files, classified as the scan does with ``test_globs``), groups of two or more, in file order;
+    ``[]`` when git cannot tell (one ``git patch-id`` process, no repository needed). link52: before, the whole
+    stored patches were compared, context and docs files included: two tasks the scan took for one change (a
+    backport beside other lines, or with its changelog entry under another release) were two changes here."""
     if len(tasks) < 2:
         return []
-    stream = "".join(f"commit {n:040x}\n\n{t.gold_patch}{t.test_patch}" for n, t in enumerate(tasks))
+    changes = {f"{n:x}": t.gold_patch + t.test_patch for n, t in enumerate(tasks)}
+    docs = {f"{n:x}": [p for p in diff_paths(t.gold_patch) if classify_path(p, test_globs) == DOCS]
+            for n, t in enumerate(tasks)}
     try:
-        proc = subprocess.run(["git", "patch-id", "--stable"], input=stream.encode("utf-8", "surrogateescape"),
-                              capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
+        ids = change_ids(changes, docs)
+    except ChangeIdError:
         return []
-    if proc.returncode != 0:
-        return []
-    by_id: dict[str, list[str]] = {}
-    for line in proc.stdout.decode("ascii", "replace").splitlines():
-        patch, _, index = line.partition(" ")
-        try:
-            n = int(index.strip(), 16)
-        except ValueError:
-            continue
-        if 0 <= n < len(tasks):
-            by_id.setdefault(patch, []).append(tasks[n].id)
+    by_id: dict[tuple[str, str], list[str]] = {}
+    for n, t in enumerate(tasks):
+        cid = ids.get(f"{n:x}")
+        if cid is not None:
+            by_id.setdefault((t.mode, cid), []).append(t.id)
     return [ids for ids in by_id.values() if len(ids) > 1]
 
 
-def one_change_line(tasks: Sequence[Task]) -> str | None:
+def one_change_line(tasks: Sequence[Task], test_globs: Sequence[str] = ()) -> str | None:
     """``'tasks.jsonl holds one change as 2 tasks (a1b2c3d4e5f6, 0f9e8d7c6b5a: the same patch, a commit rebased or
     picked beside its original): each counts in every rate; mine again to keep the newest alone'``, ``None`` when
     every task is its own change."""
-    groups = one_change_groups(tasks)
+    groups = one_change_groups(tasks, test_globs)
     if not groups:
         return None
     named = "; ".join(", ".join(g) for g in groups[:3]) + (f"; {len(groups) - 3} more" if len(groups) > 3 else "")

@@ -459,7 +459,7 @@ class RunPlugin(ModePlugin):
         partial = partial_mine_note(HomefieldDir(self.settings.root))
         if partial:
             lines.append(f"homefield: {partial}")
-        twice = None if is_worker(config) else one_change_line(s.tasks)  # one git process (mine48)
+        twice = None if is_worker(config) else one_change_line(s.tasks, self.settings.test_globs)  # mine48, link52
         if twice:
             lines.append(f"homefield: {twice}")
         cut = max_tasks_note(s.max_tasks)

@@ -44,7 +44,7 @@ from pathlib import Path, PurePosixPath
 from pytest_homefield.pins import folder_fd
 
 __all__ = ["LinkInTheWay", "Entry", "rel_parts", "still_at", "opened_dir", "open_folder", "lstat", "kind_at",
-           "read_bytes", "read_tail", "read_link",
+           "read_bytes", "read_tail", "read_link", "write_in_place",
            "write_bytes", "make_dirs", "remove", "remove_tree", "rmdir", "walk", "same_entry", "copy_entry",
            "EntryCopier", "copy_tree", "copy_trees", "restore_access", "MAX_DEPTH"]
 
@@ -305,6 +305,37 @@ def write_bytes(root: Path | str, rel: str | PurePosixPath, data: bytes, *, mode
     with opened_dir(root, folder, create=make_parents, made=made) as fd:
         _replace_at(fd, name, data, mode, sync)
     return made
+
+
+def write_in_place(root: Path | str, rel: str | PurePosixPath, data: bytes, *,
+                   times_ns: tuple[int, int] | None = None) -> None:
+    """Write ``data`` into the regular file ``root/rel`` in place (``O_TRUNC``: its inode kept; made with mode
+    0o666 & ~umask when absent), its folder reached one component at a time without following a link, the file
+    itself ``O_NOFOLLOW`` (link52: a fresh copy of a grading tree holds the links graded code left there, and a
+    write by path went through them). Only for a file no other path names (a copy's own file, made by
+    :func:`copy_trees`: one link to its inode). ``times_ns``: ``(atime, mtime)`` set on it after the write.
+    Raises :class:`LinkInTheWay` (a symlink on the way or as the file), ``FileNotFoundError`` (a missing folder),
+    ``OSError`` (``EINVAL``: not a regular file, nothing written)."""
+    folder, name = _split(rel)
+    with opened_dir(root, folder) as fd:
+        try:
+            f = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666,
+                        dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise LinkInTheWay(exc.errno, f"a symlink, never followed: {rel}") from None
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(f).st_mode):
+                raise OSError(errno.EINVAL, f"not a regular file: {rel}")
+            os.ftruncate(f, 0)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(f, view):]
+            if times_ns is not None:
+                os.utime(f, ns=times_ns)
+        finally:
+            os.close(f)
 
 
 def make_dirs(root: Path | str, rel: str | PurePosixPath) -> list[str]:

@@ -93,16 +93,13 @@ class OutcomeChannel:
 
 def write_counted(path: Path, lines: Sequence[str]) -> None:
     """Write the events that counted to ``path`` for people to read. The test command could write its
-    folder, so what is at ``path`` now is removed first and the file is created afresh without
-    following a link (``O_EXCL | O_NOFOLLOW``); a failure to write it is ignored (it is never read
-    back for grading)."""
+    folder, so the entry at ``path`` is replaced, never written through (:func:`~.nofollow.write_bytes`: below an
+    attempt's pinned folder reached from its descriptor, link52: before, the folders above were followed by path);
+    a failure to write it is ignored (it is never read back for grading)."""
     try:
-        path.unlink(missing_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    except OSError:
+        nofollow.write_bytes(path.parent, path.name, "".join(line + "\n" for line in lines).encode("utf-8"))
+    except (OSError, UnicodeEncodeError):
         return
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.writelines(line + "\n" for line in lines)
 
 
 #: One expected exception a ``raises`` took (the reporter's ``caught``): the classes it expected, the caught class's

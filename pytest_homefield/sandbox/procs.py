@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.pins import make_folder
 from pytest_homefield.sandbox import host_uids
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.memory_budget import MIB, reserve
@@ -462,7 +463,7 @@ def run_agent(
     ``over_memory`` names the cap (the attempt is ``agent_error``, never ``infra``). Raises ``OSError`` as
     :func:`run_process` does."""
     lim = limits or WriteLimits()
-    artifacts.mkdir(parents=True, exist_ok=True)
+    make_folder(artifacts)  # the attempt's pinned folder: from its descriptor (link52)
     memory = agent_memory_bytes()
     res = run_process(argv, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=artifacts / "agent.out",
                       stderr_path=artifacts / "agent.err", stdin_text=stdin_text, shell=shell,

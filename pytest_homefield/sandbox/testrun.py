@@ -93,6 +93,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.pins import make_folder
 from pytest_homefield.sandbox import nofollow, pytest_config, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
@@ -725,7 +726,7 @@ def run_tests(
     """
     workdir = Path(workdir)
     public = Path(out_dir)
-    public.mkdir(parents=True, exist_ok=True)
+    make_folder(public)  # below an attempt's pinned folder: from its descriptor (link52)
     for stale in (OUTCOMES_FILE, JUNIT_FILE):
         nofollow.remove(public, stale)
     # the test process writes only a private, fresh folder; what people read is copied back after it ended,

@@ -303,3 +303,25 @@ def test_mining_shards_stopped_by_a_bound_merge_as_incomplete(mined: Path, tmp_p
     gone = [i for i in ids if shard_of_id(i, 2) != big]
     assert (f"incomplete: shard {3 - big}/2 left out 1 candidate of its share of the scan ({gone[0]}): 1 no "
             "verification record; mine that shard again (--resume) and merge again") in proc.stdout, proc.stdout
+
+
+def test_a_merge_removes_an_older_copy_the_shards_scan_set_aside(tmp_path: Path) -> None:
+    """link52: the shards' one scan set ``d`` aside as ``duplicate_change`` (``same_as`` ``b``); ``tasks.jsonl``
+    holds ``d`` from a mine before filter 12. Before, the merge kept it beside ``b`` (one fix counted twice) where one
+    mine removes it; now it is removed and said. An older copy whose newer copy is no task stays."""
+    b, a, c, d = "a" * 40, "b" * 40, "c" * 40, "d" * 40  # shard 1/2 {a, c}, 2/2 {b}
+    repo = tmp_path / "repo"
+    old = {**_record(b, None)["task"], "id": d[:12], "commit": d}
+    gone = {**_record(b, None)["task"], "id": "e" * 12, "commit": "e" * 40}
+    write_jsonl_atomic(repo / ".homefield" / "tasks.jsonl", [old, gone])
+    s1 = _folder(tmp_path / "in", "s1", "1/2", [_record(a, None), _record(c, "flaky")])
+    s2 = _folder(tmp_path / "in", "s2", "2/2", [_record(b, None)])
+    for s in (s1, s2):
+        write_jsonl_atomic(s / "scan.jsonl", [
+            {"commit": d, "reason": "duplicate_change", "detail": f"the same change as {b[:12]}", "same_as": b},
+            {"commit": "e" * 40, "reason": "duplicate_change", "detail": f"the same change as {c[:12]}",
+             "same_as": c}])
+    m = merge_mines([s1, s2], repo)
+    assert sorted(t.id for t in m.tasks) == sorted([a[:12], b[:12], "e" * 12])  # before: d[:12] too
+    assert m.removed == [d[:12]]
+    assert f"Removed from tasks.jsonl: 1 task ({d[:12]}) that an earlier mine kept" in "\n".join(m.lines(repo))

@@ -12,13 +12,17 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
 from helpers.e2e_repo import homefield
 from helpers.gitrepo import GitRepo
 
+from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
+from pytest_homefield.records import Task
+from pytest_homefield.run.one_change import one_change_groups
 from pytest_homefield.store import read_jsonl, write_jsonl_atomic
 
 TEST = "from pkg.core import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
@@ -157,6 +161,15 @@ def test_a_backport_whose_changelog_entry_differs_is_the_same_change(tmp_path: P
     ``CHANGES.rst`` entry under another release's heading, so the whole diffs' patch ids differed and one fix
     was two candidates. Docs files are no part of a task's change (the scan classifies them apart), so the
     patch id is taken without them."""
+    repo, original, again = _changelog_backport(tmp_path)
+    result = scan(repo.path, ScanOptions())
+    assert [c.commit for c in result.candidates] == [again]
+    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
+        (original, f"the same change as {again[:12]}")]
+
+
+def _changelog_backport(tmp_path: Path) -> tuple[GitRepo, str, str]:
+    """(repo, original, again): one fix twice, each with its changelog entry under another release's heading."""
     repo = GitRepo.init(tmp_path / "repo")
     changes = "Version 1.1\n-----------\n\nUnreleased\n\n\nVersion 1.0\n-----------\n\nReleased\n"
     repo.write("CHANGES.rst", changes)
@@ -176,10 +189,7 @@ def test_a_backport_whose_changelog_entry_differs_is_the_same_change(tmp_path: P
     repo.write("tests/test_core.py", TEST)
     repo.write("CHANGES.rst", changes.replace("Unreleased\n", "Unreleased\n\n-   Fix double().\n"))
     again = repo.commit("Fix double() to return twice its argument (picked)")
-    result = scan(repo.path, ScanOptions())
-    assert [c.commit for c in result.candidates] == [again]
-    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
-        (original, f"the same change as {again[:12]}")]
+    return repo, original, again
 
 
 def test_a_backport_onto_other_surrounding_code_is_the_same_change(tmp_path: Path) -> None:
@@ -187,6 +197,15 @@ def test_a_backport_onto_other_surrounding_code_is_the_same_change(tmp_path: Pat
     d3d3df56c98b (main), both kept as tasks (FAIL_TO_PASS 6, PASS_TO_PASS 23 each): the same lines added and
     removed, but one hunk's context differs (the line above the change is another on each branch), and the
     patch id counts context. It is taken of the changed lines only (``-U0``)."""
+    repo, original, again = _context_backport(tmp_path)
+    result = scan(repo.path, ScanOptions())
+    assert [c.commit for c in result.candidates] == [again]
+    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
+        (original, f"the same change as {again[:12]}")]
+
+
+def _context_backport(tmp_path: Path) -> tuple[GitRepo, str, str]:
+    """(repo, original, again): one fix twice, the line above its change another each time."""
     repo = GitRepo.init(tmp_path / "repo")
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/core.py", "def double(x):\n    # on os\n    return x\n")
@@ -201,7 +220,65 @@ def test_a_backport_onto_other_surrounding_code_is_the_same_change(tmp_path: Pat
     repo.write("pkg/core.py", "def double(x):\n    # on sys\n    return 2 * x\n")
     repo.write("tests/test_core.py", TEST)
     again = repo.commit("Fix double() to return twice its argument (picked)")
+    return repo, original, again
+
+
+def _task(repo: GitRepo, sha: str, mode: str = "commit") -> Task:
+    """The task of ``sha`` as mining writes its patches (``tests/test_core.py`` its test file)."""
+    parent = repo.git("rev-parse", f"{sha}^").strip()
+    tests = ["tests/test_core.py"]
+    return Task(id=sha[:12], commit=sha, parent=parent, committed_at="", authored_at="", mode=mode, subject="s",
+                message="m", prompt="p", source_files=["pkg/core.py"], test_files=tests,
+                test_patch=make_test_patch(repo.path, parent, sha, tests),
+                gold_patch=make_gold_patch(repo.path, parent, sha, tests), FAIL_TO_PASS=[], PASS_TO_PASS=[],
+                test_cmd="pytest")
+
+
+@pytest.mark.parametrize("history", [_changelog_backport, _context_backport], ids=["changelog", "context"])
+def test_a_runs_header_takes_for_one_change_what_the_scan_does(tmp_path: Path, history: Any) -> None:
+    """link52: the run header's warning (``one_change_groups``) and filter 12 are one rule. Before, the header took
+    the patch id of the whole stored patches (three lines of context, the docs files): the scan set the backport
+    aside as the same change, and a ``tasks.jsonl`` mined before filter 12 holding both got no warning ([]). Now
+    both ask ``change_id``; and a merge task is never one change with a commit task (the scan compares within a
+    mode only)."""
+    repo, original, again = history(tmp_path)
     result = scan(repo.path, ScanOptions())
-    assert [c.commit for c in result.candidates] == [again]
-    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
-        (original, f"the same change as {again[:12]}")]
+    assert [(r.commit, r.same_as) for r in result.rejected if r.reason == "duplicate_change"] == [(original, again)]
+    tasks = [_task(repo, again), _task(repo, original)]
+    assert one_change_groups(tasks) == [[again[:12], original[:12]]]
+    assert one_change_groups([_task(repo, again), _task(repo, original, mode="merge")]) == []
+
+
+@pytest.mark.slow
+def test_a_merge_of_mining_shards_removes_the_older_copy_as_one_mine_does(tmp_path: Path) -> None:
+    """link52: ``homefield mine --merge`` of ``--shard 1/2`` and ``2/2`` did not pass the scan's ``same_as`` to
+    ``merge_tasks``: a ``tasks.jsonl`` holding the older copy of a fix (a mine before filter 12) kept it beside the
+    newer copy the shards verified, where one unsharded mine removes it. Now the merge removes it and says so."""
+    path, shas = _history(tmp_path)
+    (path / ".homefield.yml").write_text(
+        f"test_cmd: {json.dumps(f'{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}')}\n")
+    subprocess.run(["git", "add", ".homefield.yml"], cwd=path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "Configure homefield"],
+                   cwd=path, check=True)
+    machines = []
+    for k in (1, 2):
+        machine = tmp_path / f"machine{k}"
+        subprocess.run(["git", "clone", "-q", str(path), str(machine)], check=True)
+        (machine / ".homefield.yml").write_text((path / ".homefield.yml").read_text())
+        proc = homefield(machine, "mine", "--stability-runs", "1", "--sandbox", "none", "-n", "0", "--shard", f"{k}/2")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        machines.append(machine)
+    shard_tasks = [t for m in machines for t in read_jsonl(m / ".homefield" / "tasks.jsonl")]
+    again = next(t for t in shard_tasks if t["id"] == shas["again"][:12])
+    old = {**again, "id": shas["original"][:12], "commit": shas["original"],
+           "parent": subprocess.run(["git", "rev-parse", f"{shas['original']}^"], cwd=path, capture_output=True,
+                                    text=True, check=True).stdout.strip()}
+    tasks_path = path / ".homefield" / "tasks.jsonl"
+    tasks_path.parent.mkdir()
+    write_jsonl_atomic(tasks_path, [old])  # what a mine before filter 12 kept
+    merged = homefield(path, "mine", "--merge", *map(str, machines))
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    ids = [t["id"] for t in read_jsonl(tasks_path)]
+    assert ids == [shas["other"][:12], shas["again"][:12]], (ids, merged.stdout)  # before: the older copy kept too
+    assert (f"Removed from tasks.jsonl: 1 task ({shas['original'][:12]}) that an earlier mine kept, whose change a "
+            "newer commit repeats") in merged.stdout, merged.stdout

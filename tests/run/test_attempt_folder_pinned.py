@@ -134,3 +134,52 @@ def test_an_openai_replys_diff_is_never_written_through_a_link_in_its_scratch_fo
     applied, _ = apply_edits(Edits(diffs=[diff]), work, scratch=scratch)
     assert user.read_text() == "the user's own notes\n"
     assert applied == 1 and (work / "a.txt").read_text() == "two\n"
+
+
+def test_folders_made_below_a_pinned_folder_are_made_from_its_descriptor(tmp_path: Path) -> None:
+    """link52: folders made by path below the attempt's pinned folder (``run_tests``' output folder, the agent's
+    artifacts folder, the ``openai:`` agent's ``scratch/``, ``pins.make_folder`` itself) after a folder above it was
+    swapped for a link to an empty ``outside/``. Before: ``mkdir(parents=True, exist_ok=True)`` by path made
+    ``outside/1/`` and ``outside/1/scratch/``. Now each is made in the pinned folder (moved to ``away/1/``) and
+    ``outside/`` stays empty."""
+    import sys
+
+    from pytest_homefield.agents.openai_compat import Edits, apply_edits
+    from pytest_homefield.pins import make_folder
+    from pytest_homefield.sandbox.procs import run_agent
+    from pytest_homefield.sandbox.testrun import run_tests
+
+    art = tmp_path / "run" / "a" / "1"
+    art.mkdir(parents=True)
+    outside, away, work = tmp_path / "outside", tmp_path / "away", tmp_path / "work"
+    outside.mkdir()
+    work.mkdir()
+    with pinned(art, nofollow.open_folder(tmp_path / "run", "a/1")):
+        (tmp_path / "run" / "a").rename(away)
+        (tmp_path / "run" / "a").symlink_to(outside)
+        make_folder(art / "made" / "deeper")
+        make_folder(art / "fresh", fresh=True)
+        with pytest.raises(FileExistsError):
+            make_folder(art / "fresh", fresh=True)
+        run_agent([sys.executable, "-c", "pass"], cwd=work, env={"PATH": "/usr/bin:/bin"}, timeout_s=30,
+                  artifacts=art)
+        run_tests(work, "true", [], out_dir=art, timeout_s=30)
+        apply_edits(Edits(diffs=[]), work, scratch=art / "scratch")
+    assert sorted(os.listdir(outside)) == []  # before: ['1'], holding scratch/
+    assert {"made", "fresh", "agent.out", "tests.log", "scratch"} <= set(os.listdir(away / "1"))
+    assert (away / "1" / "made" / "deeper").is_dir()
+
+
+def test_a_test_runs_outcomes_file_is_written_from_the_pinned_folder(tmp_path: Path) -> None:
+    """link52: ``outcomes.write_counted`` (a test run's ``outcomes.jsonl`` in the attempt's folder, for people to
+    read) unlinked and created the file by path, the folders above followed: before, with ``a/`` swapped for a link
+    after the pin, ``outside/1/outcomes.jsonl`` got the run's events."""
+    from pytest_homefield.sandbox.outcomes import write_counted
+
+    art, away, outside = _pinned_folder(tmp_path)
+    with pinned(art, nofollow.open_folder(tmp_path / "run", "a/1")):
+        (tmp_path / "run" / "a").rename(away)
+        (tmp_path / "run" / "a").symlink_to(outside)
+        write_counted(art / "outcomes.jsonl", ['{"event": "x"}'])
+    assert os.listdir(outside / "1") == []
+    assert (away / "1" / "outcomes.jsonl").read_text() == '{"event": "x"}\n'
