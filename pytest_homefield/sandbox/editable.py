@@ -8,24 +8,34 @@ waiting for it hangs until the run's timeout (wz51). :func:`editable_binds` name
 same folder of the copy under test, bound read-only at the entry's path: the child imports the graded copy,
 never HEAD's files nor the user's checkout (nothing of the repository itself is bound).
 
-Only plain path lines of ``.pth`` files are followed; setuptools' ``__editable__`` finder hooks (an ``import``
-line and a module mapping names to paths) are not (left: a flat-layout setuptools editable install).
+setuptools' editable install of a flat layout writes no path line but an ``import`` line
+(``import __editable___<name>_finder; …install()``) whose module's ``MAPPING`` names each top-level package's
+folder (and each module's path less its suffix) in the repository (ops52): each such folder, or module file,
+of the copy is bound there the same way. The finder module is parsed, never imported (:func:`finder_mapping`).
 """
 
 from __future__ import annotations
 
+import ast
 import glob
 import os
+import re
 from collections.abc import Iterable
+from importlib.machinery import all_suffixes
 from pathlib import Path
 
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
 from pytest_homefield.store import open_own
 
-__all__ = ["editable_binds", "PTH_MAX_BYTES"]
+__all__ = ["editable_binds", "finder_mapping", "PTH_MAX_BYTES", "FINDER_MAX_BYTES"]
 
 #: The most of one ``.pth`` file read (a path file is a few lines; a larger one is read only this far).
 PTH_MAX_BYTES = 64 * 1024
+#: The most of one setuptools finder module read (its template is ~4 KB, plus one mapping line per top-level
+#: name); a larger one is not parsed (maps nothing).
+FINDER_MAX_BYTES = 1024 * 1024
+#: The ``import`` line setuptools' editable install writes in its ``.pth`` (the finder module's name).
+_FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
 
 
 def _site_dirs(prefix: Path) -> list[str]:
@@ -33,56 +43,122 @@ def _site_dirs(prefix: Path) -> list[str]:
     return sorted(glob.glob(os.path.join(glob.escape(str(prefix)), "lib*", "python*", "site-packages")))
 
 
-def _pth_entries(site: str) -> list[str]:
-    """The absolute paths the ``.pth`` files of folder ``site`` add to ``sys.path`` (as :mod:`site` reads
-    them: a line that is neither empty, a comment nor an ``import`` line, joined to ``site``); a file that is
-    not a regular file (a symlink, a fifo) is skipped
-    (:func:`~pytest_homefield.store.open_own`), each read only to :data:`PTH_MAX_BYTES`."""
+def _read_own(path: str, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the regular file ``path``, never through a link, never blocking
+    (:func:`~pytest_homefield.store.open_own`). Raises ``OSError`` (a link, fifo or device: ``NotOwnFile``)."""
+    fd = open_own(path, os.O_RDONLY, blocking=False)
+    try:
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def _pth_entries(site: str) -> tuple[list[str], list[str]]:
+    """``(paths, finders)`` of the ``.pth`` files of folder ``site``: the absolute paths they add to
+    ``sys.path`` (as :mod:`site` reads them: a line that is neither empty, a comment nor an ``import`` line,
+    joined to ``site``) and the files of the setuptools finder modules their ``import`` lines name
+    (``<site>/__editable___<name>_finder.py``). A file that is not a regular file (a symlink, a fifo) is
+    skipped (:func:`~pytest_homefield.store.open_own`), each read only to :data:`PTH_MAX_BYTES`."""
     out: list[str] = []
+    finders: list[str] = []
     for name in sorted(os.listdir(site)):
         if not name.endswith(".pth"):
             continue
         try:  # a link, fifo or device: NotOwnFile, an OSError
-            fd = open_own(os.path.join(site, name), os.O_RDONLY, blocking=False)
+            text = _read_own(os.path.join(site, name), PTH_MAX_BYTES).decode("utf-8", "replace")
         except OSError:
             continue
-        try:
-            text = os.read(fd, PTH_MAX_BYTES).decode("utf-8", "replace")
-        finally:
-            os.close(fd)
         for line in text.splitlines():
             line = line.rstrip()
-            if not line or line.startswith(("#", "import ", "import\t")):
+            if line.startswith(("import ", "import\t")):
+                hook = _FINDER_IMPORT.match(line)
+                if hook:
+                    finders.append(os.path.join(site, hook.group(1) + ".py"))
+                continue
+            if not line or line.startswith("#"):
                 continue
             out.append(os.path.normpath(os.path.join(site, line)))
-    return out
+    return out, finders
+
+
+def finder_mapping(path: str) -> dict[str, str]:
+    """The ``MAPPING`` of the setuptools editable finder module at ``path`` (``{"pkg": "/repo/pkg"}``: a
+    top-level name to its folder, or to a module's path less its suffix), parsed as data: the module is
+    never imported; its last top-level assignment to ``MAPPING`` (plain or annotated) is read with
+    :func:`ast.literal_eval`, and only its items naming an absolute path by a string are kept. A file that
+    is a link, not a regular file, larger than :data:`FINDER_MAX_BYTES`, not Python, or whose ``MAPPING``
+    is not a literal dict maps nothing (``{}``); raises nothing."""
+    try:
+        data = _read_own(path, FINDER_MAX_BYTES + 1)
+        if len(data) > FINDER_MAX_BYTES:
+            return {}
+        tree = ast.parse(data, filename=path)
+    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    value: ast.expr | None = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MAPPING" for t in node.targets):
+            value = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "MAPPING" \
+                and node.value is not None:
+            value = node.value
+    try:
+        mapping = ast.literal_eval(value) if value is not None else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return {}
+    if not isinstance(mapping, dict):
+        return {}
+    return {k: v for k, v in mapping.items() if isinstance(k, str) and isinstance(v, str) and os.path.isabs(v)}
+
+
+def _in_copy_at(entry: str, base: Path, *, folder: bool) -> Path | None:
+    """The copy's (``base``, resolved) counterpart of ``entry`` (a path inside a protected folder): resolved,
+    only when it lies inside ``base``, touches no protected folder and is a folder (``folder``) or a regular
+    file; else ``None`` (a link in the copy back into the repository, a folder holding it)."""
+    target = in_copy(entry, base)
+    if target is None:
+        return None
+    source = Path(os.path.realpath(target))
+    if not source.is_relative_to(base) or touches_protected(source):
+        return None
+    return source if (source.is_dir() if folder else source.is_file()) else None
 
 
 def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Path]]:
     """``(source, destination)`` read-only binds for a test run of ``copy`` (the copy under test of the
     protected repository): for each path a ``.pth`` file of the environments at ``prefixes`` (a venv's folder,
-    an interpreter's prefix) names inside a protected folder, the same folder of ``copy`` (resolved; only when
-    it is a folder that lies inside ``copy`` and touches no protected folder: a symlink in the copy pointing
-    back into the repository binds nothing) at that path. Reads only the site folders and their ``.pth``
-    files; raises nothing (an unreadable folder adds nothing)."""
+    an interpreter's prefix) names inside a protected folder, the same folder of ``copy`` at that path; for
+    each path a setuptools editable finder those ``.pth`` files import maps inside a protected folder
+    (:func:`finder_mapping`), the same folder of ``copy``, or, for a module, each file of ``copy`` at that
+    path plus an import suffix (``.py``, ``.so``, … as the finder tries them). A source is resolved and bound
+    only when it lies inside ``copy`` and touches no protected folder (a symlink in the copy pointing back
+    into the repository binds nothing). Reads only the site folders, their ``.pth`` files and the finder
+    modules they name; raises nothing (an unreadable folder adds nothing)."""
     base = Path(os.path.realpath(copy))
     out: list[tuple[Path, Path]] = []
+
+    def add(source: Path | None, entry: str) -> None:
+        if source is not None and (source, Path(entry)) not in out:
+            out.append((source, Path(entry)))
+
     for prefix in prefixes:
         for site in _site_dirs(Path(prefix)):
             try:
-                entries = _pth_entries(site)
+                entries, finders = _pth_entries(site)
             except OSError:
                 continue
             for entry in entries:
-                if not touches_protected(entry):
-                    continue
-                target = in_copy(entry, base)
-                if target is None:
-                    continue  # a folder holding the repository: never bound
-                source = Path(os.path.realpath(target))
-                if not source.is_relative_to(base) or touches_protected(source) or not source.is_dir():
-                    continue
-                pair = (source, Path(entry))
-                if pair not in out:
-                    out.append(pair)
+                if touches_protected(entry):
+                    add(_in_copy_at(entry, base, folder=True), entry)
+            for finder in finders:
+                for mapped in finder_mapping(finder).values():
+                    entry = os.path.normpath(mapped)
+                    if not touches_protected(entry):
+                        continue
+                    folder = _in_copy_at(entry, base, folder=True)
+                    add(folder, entry)
+                    if folder is None:  # a module: the finder tries the path with each import suffix
+                        for suffix in all_suffixes():
+                            at = str(Path(entry).with_suffix(suffix))
+                            add(_in_copy_at(at, base, folder=False), at)
     return out

@@ -1,0 +1,148 @@
+"""setuptools' editable install of a flat layout, seen from a test run's child (contracts §7, ops52).
+
+``pip install -e .`` of a setuptools project whose packages sit at the repository's root writes no path line:
+``__editable__.<name>.pth`` imports ``__editable___<name>_finder``, whose ``MAPPING`` names each top-level
+package's (and module's) folder in the repository. The sandbox never shows the repository, so a child a test
+starts with its own ``PYTHONPATH`` (werkzeug's dev server) imported nothing. Real pip and setuptools (pip's
+build isolation), a real venv, real bubblewrap."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox import protected
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.editable import editable_binds, finder_mapping
+from pytest_homefield.sandbox.testrun import run_tests
+
+PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+
+CHILD_TEST = (
+    "import os, subprocess, sys\n\n\n"
+    "def test_child_imports_the_copy(tmp_path):\n"
+    "    env = {'PATH': os.environ.get('PATH', ''), 'PYTHONPATH': str(tmp_path)}\n"
+    "    code = 'import hfpkg, hfpkg.sub, hfmod; print(hfpkg.WHERE, hfpkg.sub.WHERE, hfmod.WHERE)'\n"
+    "    out = subprocess.run([sys.executable, '-c', code], env=env,\n"
+    "                         cwd=str(tmp_path), capture_output=True, text=True, timeout=60)\n"
+    "    assert out.stdout.split() == ['copy', 'copy', 'copy'], out.stderr\n")
+
+
+def _write_tree(root: Path, where: str) -> None:
+    (root / "hfpkg").mkdir(parents=True)
+    (root / "hfpkg" / "__init__.py").write_text(f"WHERE = {where!r}\n")
+    (root / "hfpkg" / "sub.py").write_text(f"WHERE = {where!r}\n")
+    (root / "hfmod.py").write_text(f"WHERE = {where!r}\n")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """``(repository, venv, site folder)``: a setuptools project with a flat layout (package ``hfpkg`` and
+    module ``hfmod`` at the repository's root, ``WHERE = 'repository'``) installed ``pip install -e`` (real
+    pip, setuptools from pip's build isolation) into a fresh venv whose ``_hf_deps.pth`` names this process's
+    site folder (pytest)."""
+    base = tmp_path_factory.mktemp("flat")
+    repo = base / "home" / "repo"
+    _write_tree(repo, "repository")
+    (repo / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "hfpkg"\nversion = "0.1"\n'
+        '[tool.setuptools]\npackages = ["hfpkg"]\npy-modules = ["hfmod"]\n')
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+                           "--no-deps", "--disable-pip-version-check", "-e", str(repo)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    site = Path(next(iter(venv.glob("lib/python*/site-packages"))))
+    # what setuptools wrote: an import hook, no path line
+    (pth,) = site.glob("__editable__.hfpkg-*.pth")
+    assert pth.read_text().startswith("import __editable___hfpkg_"), pth.read_text()
+    (site / "_hf_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return repo, venv, site
+
+
+def _copy(tmp_path: Path) -> Path:
+    work = tmp_path / "w"
+    _write_tree(work, "copy")
+    (work / "tests").mkdir()
+    (work / "tests" / "test_child.py").write_text(CHILD_TEST)
+    return work
+
+
+def _env(venv: Path) -> dict[str, str]:
+    env = {**os.environ, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+@pytest.mark.slow
+def test_the_finders_mapping_is_read_as_data(installed: tuple[Path, Path, Path]) -> None:
+    """The finder module's ``MAPPING``, parsed (never imported): the package's folder and the module's path
+    (without its suffix, as setuptools writes it)."""
+    repo, _, site = installed
+    (finder,) = site.glob("__editable___hfpkg_*_finder.py")
+    assert finder_mapping(str(finder)) == {"hfpkg": str(repo / "hfpkg"), "hfmod": str(repo / "hfmod")}
+
+
+@pytest.mark.slow
+def test_a_flat_layout_editable_install_binds_the_copys_folders(
+        installed: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each folder (and module file) the finder maps inside the repository: the copy's at that path; a
+    copy whose ``hfpkg`` links back into the repository binds nothing of it."""
+    repo, venv, _ = installed
+    monkeypatch.setattr(protected, "_PROTECTED", [repo.resolve()])
+    work = _copy(tmp_path)
+    assert sorted(editable_binds([venv], work)) == [(work / "hfmod.py", repo / "hfmod.py"),
+                                                     (work / "hfpkg", repo / "hfpkg")]
+    shutil.rmtree(work / "hfpkg")
+    (work / "hfpkg").symlink_to(repo / "hfpkg")
+    (work / "hfmod.py").unlink()
+    (work / "hfmod.py").symlink_to(repo / "hfmod.py")
+    assert editable_binds([venv], work) == []
+
+
+@pytest.mark.slow
+def test_a_flat_layout_editable_install_imports_the_copy_in_a_child(
+        installed: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """contracts §7: a test run's child started with its own ``PYTHONPATH`` imports the package, its
+    submodule and the module from the copy under test through setuptools' finder (it imported nothing),
+    and never the repository's files."""
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    repo, venv, _ = installed
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(repo)
+    work = _copy(tmp_path)
+    run = run_tests(work, f"{venv / 'bin' / 'python'} -m pytest {PLAIN}", ["tests/test_child.py"],
+                    out_dir=tmp_path / "out", env=_env(venv), sandbox="bwrap")
+    log = run.log_path.read_text()
+    assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, log[-3000:]
+    assert "repository" not in log, log[-3000:]
+
+
+def test_a_finder_that_is_not_plain_data_is_never_run(tmp_path: Path) -> None:
+    """A finder module whose ``MAPPING`` is not a literal of strings maps nothing, and reading it runs none
+    of its code."""
+    marker = tmp_path / "ran"
+    finder = tmp_path / "__editable___x_finder.py"
+    finder.write_text(f"open({str(marker)!r}, 'w').close()\nMAPPING = dict(x={str(tmp_path)!r})\n")
+    assert finder_mapping(str(finder)) == {}
+    finder.write_text("MAPPING: dict[str, str] = {'x': 1, 'y': '/a'}\n")
+    assert finder_mapping(str(finder)) == {"y": "/a"}
+    finder.write_text("MAPPING = {'x': '/a'}\nMAPPING = {'x': '/b'}\n")  # the last assignment, as Python's
+    assert finder_mapping(str(finder)) == {"x": "/b"}
+    finder.write_text("MAPPING = {'x': \n")  # not Python
+    assert finder_mapping(str(finder)) == {}
+    os.symlink(finder, tmp_path / "link_finder.py")
+    finder.write_text("MAPPING = {'x': '/a'}\n")
+    assert finder_mapping(str(tmp_path / "link_finder.py")) == {}  # a link: never read
+    assert not marker.exists()
