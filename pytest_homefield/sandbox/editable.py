@@ -27,7 +27,7 @@ from pathlib import Path
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
 from pytest_homefield.store import open_own
 
-__all__ = ["editable_binds", "finder_mapping", "PTH_MAX_BYTES", "FINDER_MAX_BYTES"]
+__all__ = ["editable_binds", "finder_mapping", "finder_paths", "PTH_MAX_BYTES", "FINDER_MAX_BYTES"]
 
 #: The most of one ``.pth`` file read (a path file is a few lines; a larger one is read only this far).
 PTH_MAX_BYTES = 64 * 1024
@@ -81,13 +81,11 @@ def _pth_entries(site: str) -> tuple[list[str], list[str]]:
     return out, finders
 
 
-def finder_mapping(path: str) -> dict[str, str]:
-    """The ``MAPPING`` of the setuptools editable finder module at ``path`` (``{"pkg": "/repo/pkg"}``: a
-    top-level name to its folder, or to a module's path less its suffix), parsed as data: the module is
-    never imported; its last top-level assignment to ``MAPPING`` (plain or annotated) is read with
-    :func:`ast.literal_eval`, and only its items naming an absolute path by a string are kept. A file that
-    is a link, not a regular file, larger than :data:`FINDER_MAX_BYTES`, not Python, or whose ``MAPPING``
-    is not a literal dict maps nothing (``{}``); raises nothing."""
+def _finder_literals(path: str) -> dict[str, object]:
+    """The values of the last top-level assignments (plain or annotated) to ``MAPPING`` and ``NAMESPACES`` in the
+    setuptools finder module at ``path``, parsed (:func:`ast.parse`) and read with :func:`ast.literal_eval`:
+    the module is never imported. A file that is a link, not a regular file, larger than
+    :data:`FINDER_MAX_BYTES` or not Python gives ``{}``; a name whose value is no literal is left out."""
     try:
         data = _read_own(path, FINDER_MAX_BYTES + 1)
         if len(data) > FINDER_MAX_BYTES:
@@ -95,20 +93,49 @@ def finder_mapping(path: str) -> dict[str, str]:
         tree = ast.parse(data, filename=path)
     except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
         return {}
-    value: ast.expr | None = None
+    values: dict[str, ast.expr] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MAPPING" for t in node.targets):
-            value = node.value
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "MAPPING" \
-                and node.value is not None:
-            value = node.value
-    try:
-        mapping = ast.literal_eval(value) if value is not None else None
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return {}
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id in ("MAPPING", "NAMESPACES"):
+                    values[target.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id in ("MAPPING", "NAMESPACES") and node.value is not None:
+            values[node.target.id] = node.value
+    out: dict[str, object] = {}
+    for name, value in values.items():
+        try:
+            out[name] = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return out
+
+
+def _paths_of(mapping: object) -> dict[str, str]:
+    """The items of ``mapping`` (a ``MAPPING`` read) naming an absolute path by a string; ``{}`` for no dict."""
     if not isinstance(mapping, dict):
         return {}
     return {k: v for k, v in mapping.items() if isinstance(k, str) and isinstance(v, str) and os.path.isabs(v)}
+
+
+def finder_mapping(path: str) -> dict[str, str]:
+    """The ``MAPPING`` of the setuptools editable finder module at ``path`` (``{"pkg": "/repo/pkg"}``: a
+    top-level name to its folder, or to a module's path less its suffix), parsed as data, never imported
+    (:func:`_finder_literals`): only its items naming an absolute path by a string are kept; a ``MAPPING``
+    that is no literal dict maps nothing (``{}``); raises nothing."""
+    return _paths_of(_finder_literals(path).get("MAPPING"))
+
+
+def finder_paths(path: str) -> list[str]:
+    """The paths the setuptools editable finder module at ``path`` imports from: its ``MAPPING``'s
+    (:func:`finder_mapping`), then each absolute path its ``NAMESPACES`` lists for a namespace package
+    (``{"ns": ["/repo/ns"]}``), in order, once each; raises nothing."""
+    found = _finder_literals(path)
+    out = list(_paths_of(found.get("MAPPING")).values())
+    spaces = found.get("NAMESPACES")
+    for paths in spaces.values() if isinstance(spaces, dict) else ():
+        out += [p for p in paths if isinstance(p, str) and os.path.isabs(p)] if isinstance(paths, list) else []
+    return list(dict.fromkeys(out))
 
 
 def _in_copy_at(entry: str, base: Path, *, folder: bool) -> Path | None:
@@ -129,7 +156,7 @@ def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Pat
     protected repository): for each path a ``.pth`` file of the environments at ``prefixes`` (a venv's folder,
     an interpreter's prefix) names inside a protected folder, the same folder of ``copy`` at that path; for
     each path a setuptools editable finder those ``.pth`` files import maps inside a protected folder
-    (:func:`finder_mapping`), the same folder of ``copy``, or, for a module, each file of ``copy`` at that
+    (:func:`finder_paths`), the same folder of ``copy``, or, for a module, each file of ``copy`` at that
     path plus an import suffix (``.py``, ``.so``, … as the finder tries them). A source is resolved and bound
     only when it lies inside ``copy`` and touches no protected folder (a symlink in the copy pointing back
     into the repository binds nothing). Reads only the site folders, their ``.pth`` files and the finder
@@ -151,7 +178,7 @@ def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Pat
                 if touches_protected(entry):
                     add(_in_copy_at(entry, base, folder=True), entry)
             for finder in finders:
-                for mapped in finder_mapping(finder).values():
+                for mapped in finder_paths(finder):
                     entry = os.path.normpath(mapped)
                     if not touches_protected(entry):
                         continue

@@ -19,7 +19,7 @@ import pytest
 
 from pytest_homefield.sandbox import protected
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
-from pytest_homefield.sandbox.editable import editable_binds, finder_mapping
+from pytest_homefield.sandbox.editable import editable_binds, finder_mapping, finder_paths
 from pytest_homefield.sandbox.testrun import run_tests
 
 PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
@@ -28,10 +28,11 @@ CHILD_TEST = (
     "import os, subprocess, sys\n\n\n"
     "def test_child_imports_the_copy(tmp_path):\n"
     "    env = {'PATH': os.environ.get('PATH', ''), 'PYTHONPATH': str(tmp_path)}\n"
-    "    code = 'import hfpkg, hfpkg.sub, hfmod; print(hfpkg.WHERE, hfpkg.sub.WHERE, hfmod.WHERE)'\n"
+    "    code = ('import hfpkg, hfpkg.sub, hfmod, hfns.inner; '\n"
+    "            'print(hfpkg.WHERE, hfpkg.sub.WHERE, hfmod.WHERE, hfns.inner.WHERE)')\n"
     "    out = subprocess.run([sys.executable, '-c', code], env=env,\n"
     "                         cwd=str(tmp_path), capture_output=True, text=True, timeout=60)\n"
-    "    assert out.stdout.split() == ['copy', 'copy', 'copy'], out.stderr\n")
+    "    assert out.stdout.split() == ['copy', 'copy', 'copy', 'copy'], out.stderr\n")
 
 
 def _write_tree(root: Path, where: str) -> None:
@@ -39,21 +40,23 @@ def _write_tree(root: Path, where: str) -> None:
     (root / "hfpkg" / "__init__.py").write_text(f"WHERE = {where!r}\n")
     (root / "hfpkg" / "sub.py").write_text(f"WHERE = {where!r}\n")
     (root / "hfmod.py").write_text(f"WHERE = {where!r}\n")
+    (root / "hfns" / "inner").mkdir(parents=True)  # a namespace package (no __init__.py): the finder's NAMESPACES
+    (root / "hfns" / "inner" / "__init__.py").write_text(f"WHERE = {where!r}\n")
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """``(repository, venv, site folder)``: a setuptools project with a flat layout (package ``hfpkg`` and
-    module ``hfmod`` at the repository's root, ``WHERE = 'repository'``) installed ``pip install -e`` (real
-    pip, setuptools from pip's build isolation) into a fresh venv whose ``_hf_deps.pth`` names this process's
-    site folder (pytest)."""
+    """``(repository, venv, site folder)``: a setuptools project with a flat layout (package ``hfpkg``,
+    module ``hfmod`` and namespace package ``hfns`` at the repository's root, ``WHERE = 'repository'``)
+    installed ``pip install -e`` (real pip, setuptools from pip's build isolation) into a fresh venv whose
+    ``_hf_deps.pth`` names this process's site folder (pytest)."""
     base = tmp_path_factory.mktemp("flat")
     repo = base / "home" / "repo"
     _write_tree(repo, "repository")
     (repo / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
         '[project]\nname = "hfpkg"\nversion = "0.1"\n'
-        '[tool.setuptools]\npackages = ["hfpkg"]\npy-modules = ["hfmod"]\n')
+        '[tool.setuptools]\npackages = ["hfpkg", "hfns", "hfns.inner"]\npy-modules = ["hfmod"]\n')
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
@@ -88,7 +91,9 @@ def test_the_finders_mapping_is_read_as_data(installed: tuple[Path, Path, Path])
     (without its suffix, as setuptools writes it)."""
     repo, _, site = installed
     (finder,) = site.glob("__editable___hfpkg_*_finder.py")
-    assert finder_mapping(str(finder)) == {"hfpkg": str(repo / "hfpkg"), "hfmod": str(repo / "hfmod")}
+    assert finder_mapping(str(finder)) == {"hfpkg": str(repo / "hfpkg"), "hfmod": str(repo / "hfmod"),
+                                           "hfns": str(repo / "hfns")}
+    assert sorted(finder_paths(str(finder))) == [str(repo / "hfmod"), str(repo / "hfns"), str(repo / "hfpkg")]
 
 
 @pytest.mark.slow
@@ -100,11 +105,12 @@ def test_a_flat_layout_editable_install_binds_the_copys_folders(
     monkeypatch.setattr(protected, "_PROTECTED", [repo.resolve()])
     work = _copy(tmp_path)
     assert sorted(editable_binds([venv], work)) == [(work / "hfmod.py", repo / "hfmod.py"),
-                                                     (work / "hfpkg", repo / "hfpkg")]
+                                                     (work / "hfns", repo / "hfns"), (work / "hfpkg", repo / "hfpkg")]
     shutil.rmtree(work / "hfpkg")
     (work / "hfpkg").symlink_to(repo / "hfpkg")
     (work / "hfmod.py").unlink()
     (work / "hfmod.py").symlink_to(repo / "hfmod.py")
+    shutil.rmtree(work / "hfns")
     assert editable_binds([venv], work) == []
 
 
@@ -112,8 +118,8 @@ def test_a_flat_layout_editable_install_binds_the_copys_folders(
 def test_a_flat_layout_editable_install_imports_the_copy_in_a_child(
         installed: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """contracts §7: a test run's child started with its own ``PYTHONPATH`` imports the package, its
-    submodule and the module from the copy under test through setuptools' finder (it imported nothing),
-    and never the repository's files."""
+    submodule, the module and a namespace package's package from the copy under test through setuptools'
+    finder (it imported nothing), and never the repository's files."""
     try:
         probe()
     except BwrapUnavailable as exc:
@@ -140,6 +146,8 @@ def test_a_finder_that_is_not_plain_data_is_never_run(tmp_path: Path) -> None:
     assert finder_mapping(str(finder)) == {"y": "/a"}
     finder.write_text("MAPPING = {'x': '/a'}\nMAPPING = {'x': '/b'}\n")  # the last assignment, as Python's
     assert finder_mapping(str(finder)) == {"x": "/b"}
+    finder.write_text("MAPPING = {'x': '/a', 'y': 'rel'}\nNAMESPACES: dict = {'n': ['/b', 3, '/a'], 'm': '/c'}\n")
+    assert finder_paths(str(finder)) == ["/a", "/b"]  # absolute strings, once each; a relative path is none
     finder.write_text("MAPPING = {'x': \n")  # not Python
     assert finder_mapping(str(finder)) == {}
     os.symlink(finder, tmp_path / "link_finder.py")
