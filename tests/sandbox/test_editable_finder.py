@@ -154,3 +154,22 @@ def test_a_finder_that_is_not_plain_data_is_never_run(tmp_path: Path) -> None:
     finder.write_text("MAPPING = {'x': '/a'}\n")
     assert finder_mapping(str(tmp_path / "link_finder.py")) == {}  # a link: never read
     assert not marker.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="--sandbox none: nothing is bound, and the child's interpreter runs the user's "
+                                       "venv's finder, which maps to the user's checkout (HEAD, the fix included): "
+                                       "closing it needs the run's own interpreter environment in the venv's place "
+                                       "(a venv of the run's whose site folder holds the venv's but its hooks)")
+def test_a_flat_layout_editable_install_under_no_sandbox(
+        installed: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hole left without a sandbox (contracts §7): the child imports the repository's files, the user's
+    checkout, not the copy under test."""
+    repo, venv, _ = installed
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(repo)
+    work = _copy(tmp_path)
+    run = run_tests(work, f"{venv / 'bin' / 'python'} -m pytest {PLAIN}", ["tests/test_child.py"],
+                    out_dir=tmp_path / "out", env=_env(venv), sandbox="none")
+    log = run.log_path.read_text()
+    assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, log[-3000:]
