@@ -17,6 +17,7 @@ of the copy is bound there the same way. The finder module is parsed, never impo
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import os
 import re
@@ -39,8 +40,13 @@ _FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
 
 
 def _site_dirs(prefix: Path) -> list[str]:
-    """The site-packages folders of the environment at ``prefix`` (``lib*/python*/site-packages``)."""
-    return sorted(glob.glob(os.path.join(glob.escape(str(prefix)), "lib*", "python*", "site-packages")))
+    """The site-packages folders of the environment at ``prefix`` (``lib*/python*/site-packages``), each once
+    (a venv's ``lib64`` is a link to its ``lib``)."""
+    found = sorted(glob.glob(os.path.join(glob.escape(str(prefix)), "lib*", "python*", "site-packages")))
+    out: dict[str, str] = {}
+    for d in found:
+        out.setdefault(os.path.realpath(d), d)
+    return list(out.values())
 
 
 def _read_own(path: str, limit: int) -> bytes:
@@ -85,14 +91,23 @@ def _finder_literals(path: str) -> dict[str, object]:
     """The values of the last top-level assignments (plain or annotated) to ``MAPPING`` and ``NAMESPACES`` in the
     setuptools finder module at ``path``, parsed (:func:`ast.parse`) and read with :func:`ast.literal_eval`:
     the module is never imported. A file that is a link, not a regular file, larger than
-    :data:`FINDER_MAX_BYTES` or not Python gives ``{}``; a name whose value is no literal is left out."""
+    :data:`FINDER_MAX_BYTES` or not Python gives ``{}``; a name whose value is no literal is left out. The
+    values are shared between calls on the same text (read only)."""
     try:
         data = _read_own(path, FINDER_MAX_BYTES + 1)
-        if len(data) > FINDER_MAX_BYTES:
-            return {}
-        tree = ast.parse(data, filename=path)
-    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+    except OSError:
         return {}
+    return dict(_literals_of(data)) if len(data) <= FINDER_MAX_BYTES else {}
+
+
+@functools.lru_cache(maxsize=32)
+def _literals_of(data: bytes) -> tuple[tuple[str, object], ...]:
+    """:func:`_finder_literals` of a finder module's text ``data`` (one parse per text: every test run of a
+    session reads the same finders)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ()
     values: dict[str, ast.expr] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign):
@@ -102,13 +117,13 @@ def _finder_literals(path: str) -> dict[str, object]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
                 and node.target.id in ("MAPPING", "NAMESPACES") and node.value is not None:
             values[node.target.id] = node.value
-    out: dict[str, object] = {}
+    out: list[tuple[str, object]] = []
     for name, value in values.items():
         try:
-            out[name] = ast.literal_eval(value)
+            out.append((name, ast.literal_eval(value)))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-    return out
+    return tuple(out)
 
 
 def _paths_of(mapping: object) -> dict[str, str]:
@@ -184,8 +199,10 @@ def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Pat
                         continue
                     folder = _in_copy_at(entry, base, folder=True)
                     add(folder, entry)
-                    if folder is None:  # a module: the finder tries the path with each import suffix
+                    mirror = in_copy(entry, base)
+                    if folder is None and mirror is not None:  # a module: the finder tries each import suffix
                         for suffix in all_suffixes():
-                            at = str(Path(entry).with_suffix(suffix))
-                            add(_in_copy_at(at, base, folder=False), at)
+                            if os.path.lexists(mirror.with_suffix(suffix)):
+                                at = str(Path(entry).with_suffix(suffix))
+                                add(_in_copy_at(at, base, folder=False), at)
     return out
