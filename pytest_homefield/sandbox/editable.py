@@ -25,10 +25,12 @@ from collections.abc import Iterable
 from importlib.machinery import all_suffixes
 from pathlib import Path
 
+from pytest_homefield.sandbox.fingerprint import prefix_of, python_of
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
 from pytest_homefield.store import open_own
 
-__all__ = ["editable_binds", "finder_mapping", "finder_paths", "PTH_MAX_BYTES", "FINDER_MAX_BYTES"]
+__all__ = ["editable_binds", "editable_entries", "unsandboxed_note", "finder_mapping", "finder_paths", "PTH_MAX_BYTES",
+           "FINDER_MAX_BYTES"]
 
 #: The most of one ``.pth`` file read (a path file is a few lines; a larger one is read only this far).
 PTH_MAX_BYTES = 64 * 1024
@@ -166,23 +168,13 @@ def _in_copy_at(entry: str, base: Path, *, folder: bool) -> Path | None:
     return source if (source.is_dir() if folder else source.is_file()) else None
 
 
-def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Path]]:
-    """``(source, destination)`` read-only binds for a test run of ``copy`` (the copy under test of the
-    protected repository): for each path a ``.pth`` file of the environments at ``prefixes`` (a venv's folder,
-    an interpreter's prefix) names inside a protected folder, the same folder of ``copy`` at that path; for
-    each path a setuptools editable finder those ``.pth`` files import maps inside a protected folder
-    (:func:`finder_paths`), the same folder of ``copy``, or, for a module, each file of ``copy`` at that
-    path plus an import suffix (``.py``, ``.so``, … as the finder tries them). A source is resolved and bound
-    only when it lies inside ``copy`` and touches no protected folder (a symlink in the copy pointing back
-    into the repository binds nothing). Reads only the site folders, their ``.pth`` files and the finder
-    modules they name; raises nothing (an unreadable folder adds nothing)."""
-    base = Path(os.path.realpath(copy))
-    out: list[tuple[Path, Path]] = []
-
-    def add(source: Path | None, entry: str) -> None:
-        if source is not None and (source, Path(entry)) not in out:
-            out.append((source, Path(entry)))
-
+def editable_entries(prefixes: Iterable[Path]) -> list[tuple[str, bool]]:
+    """``(path, by_finder)`` for each path inside a protected folder that the editable installs of the
+    environments at ``prefixes`` (a venv's folder, an interpreter's prefix) import from, in order, once each: a
+    ``.pth`` path line's (``by_finder`` false) or a path a setuptools finder those ``.pth`` files import maps
+    (:func:`finder_paths`; ``by_finder`` true: a module's path has no suffix). Reads only the site folders,
+    their ``.pth`` files and the finder modules they name; raises nothing (an unreadable folder adds nothing)."""
+    out: dict[str, bool] = {}
     for prefix in prefixes:
         for site in _site_dirs(Path(prefix)):
             try:
@@ -191,18 +183,59 @@ def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Pat
                 continue
             for entry in entries:
                 if touches_protected(entry):
-                    add(_in_copy_at(entry, base, folder=True), entry)
+                    out.setdefault(entry, False)
             for finder in finders:
                 for mapped in finder_paths(finder):
                     entry = os.path.normpath(mapped)
-                    if not touches_protected(entry):
-                        continue
-                    folder = _in_copy_at(entry, base, folder=True)
-                    add(folder, entry)
-                    mirror = in_copy(entry, base)
-                    if folder is None and mirror is not None:  # a module: the finder tries each import suffix
-                        for suffix in all_suffixes():
-                            if os.path.lexists(mirror.with_suffix(suffix)):
-                                at = str(Path(entry).with_suffix(suffix))
-                                add(_in_copy_at(at, base, folder=False), at)
+                    if touches_protected(entry):
+                        out.setdefault(entry, True)
+    return list(out.items())
+
+
+def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Path]]:
+    """``(source, destination)`` read-only binds for a test run of ``copy`` (the copy under test of the
+    protected repository): for each path a ``.pth`` file of the environments at ``prefixes`` names inside a
+    protected folder (:func:`editable_entries`), the same folder of ``copy`` at that path; for each path a
+    setuptools editable finder those ``.pth`` files import maps there, the same folder of ``copy``, or, for a
+    module, each file of ``copy`` at that path plus an import suffix (``.py``, ``.so``, … as the finder tries
+    them). A source is resolved and bound only when it lies inside ``copy`` and touches no protected folder (a
+    symlink in the copy pointing back into the repository binds nothing); raises nothing."""
+    base = Path(os.path.realpath(copy))
+    out: list[tuple[Path, Path]] = []
+
+    def add(source: Path | None, entry: str) -> None:
+        if source is not None and (source, Path(entry)) not in out:
+            out.append((source, Path(entry)))
+
+    for entry, by_finder in editable_entries(prefixes):
+        folder = _in_copy_at(entry, base, folder=True)
+        add(folder, entry)
+        mirror = in_copy(entry, base)
+        if by_finder and folder is None and mirror is not None:  # a module: the finder tries each import suffix
+            for suffix in all_suffixes():
+                if os.path.lexists(mirror.with_suffix(suffix)):
+                    at = str(Path(entry).with_suffix(suffix))
+                    add(_in_copy_at(at, base, folder=False), at)
     return out
+
+
+def unsandboxed_note(test_cmd: str, *, env: str | None = None) -> str | None:
+    """One header line for test runs without a sandbox (``--sandbox none``) when the Python environment the
+    test command runs (:func:`~pytest_homefield.sandbox.fingerprint.python_of`, its ``sys.prefix``) has an
+    editable install of the repository under benchmark (:func:`editable_entries`): nothing is bound there, so a
+    test's child process started with its own ``PYTHONPATH`` imports the user's checkout, not the attempt's copy,
+    and such a test can pass with no change at all (ops52: a ``cmd:`` agent appending a comment was ``solved``).
+    ``None`` with ``--env uv`` (``env == "uv"``: its environments are installed non-editable), for a command
+    that is no Python one, a Python that does not answer, or no such install."""
+    if env == "uv":
+        return None
+    python = python_of(test_cmd)
+    prefix = prefix_of(python) if python is not None else None
+    found = editable_entries([Path(prefix)]) if prefix is not None else []
+    if not found:
+        return None
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    return (f"homefield: test runs have no sandbox, and their Python environment {prefix} has an editable install "
+            f"of this repository ({found[0][0]}{more}): a test's child process started with its own PYTHONPATH "
+            "imports the repository's files there, not the attempt's, and can pass without the change; use "
+            "--sandbox bwrap, or install the project non-editable")

@@ -16,10 +16,17 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from helpers.gitrepo import GitRepo
 
 from pytest_homefield.sandbox import protected
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
-from pytest_homefield.sandbox.editable import editable_binds, finder_mapping, finder_paths
+from pytest_homefield.sandbox.editable import (
+    editable_binds,
+    editable_entries,
+    finder_mapping,
+    finder_paths,
+    unsandboxed_note,
+)
 from pytest_homefield.sandbox.testrun import run_tests
 
 PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
@@ -173,3 +180,63 @@ def test_a_flat_layout_editable_install_under_no_sandbox(
                     out_dir=tmp_path / "out", env=_env(venv), sandbox="none")
     log = run.log_path.read_text()
     assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, log[-3000:]
+
+
+@pytest.mark.slow
+def test_the_entries_and_the_unsandboxed_note(installed: tuple[Path, Path, Path],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the editable installs of an environment name inside the repository (each finder path, a module's
+    without its suffix), and the header line a run without a sandbox gets for them; none for a repository the
+    environment does not name, nor with ``--env uv``."""
+    repo, venv, _ = installed
+    monkeypatch.setattr(protected, "_PROTECTED", [repo.resolve()])
+    assert sorted(editable_entries([venv])) == [(str(repo / name), True) for name in ("hfmod", "hfns", "hfpkg")]
+    note = unsandboxed_note(f"{venv / 'bin' / 'python'} -m pytest -q")
+    assert note is not None and "\n" not in note, note
+    assert note.startswith(f"homefield: test runs have no sandbox, and their Python environment {venv} has an "
+                           "editable install of this repository (") and "and 2 more" in note, note
+    assert unsandboxed_note(f"{venv / 'bin' / 'python'} -m pytest", env="uv") is None
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    assert unsandboxed_note(f"{venv / 'bin' / 'python'} -m pytest") is None
+
+
+@pytest.mark.slow
+def test_mine_without_a_sandbox_says_a_child_imports_the_checkout(tmp_path: Path) -> None:
+    """The real ``homefield mine --sandbox none`` on a flat-layout project installed ``pip install -e``, whose new
+    test imports the package in a child started with its own ``PYTHONPATH``: the child imports the checkout
+    (HEAD's fix), so the candidate passes without its change, and the header says why (before: no word)."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("pyproject.toml", '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = '
+                                 '"setuptools.build_meta"\n[project]\nname = "calc"\nversion = "0.1"\n'
+                                 '[tool.setuptools]\npackages = ["calc"]\n')
+    repo.write("calc/__init__.py", "")
+    repo.write("calc/ops.py", "def add(a, b):\n    return a - b\n")
+    child = ("import subprocess, sys\n\n\ndef _child(code, tmp_path):\n"
+             "    out = subprocess.run([sys.executable, '-c', code], env={'PYTHONPATH': str(tmp_path)},\n"
+             "                         cwd=str(tmp_path), capture_output=True, text=True, timeout=60)\n"
+             "    return out.stdout.strip()\n\n\n"
+             "def test_zero(tmp_path):\n"
+             "    assert _child('from calc.ops import add; print(add(0, 0))', tmp_path) == '0'\n")
+    repo.write("tests/test_ops.py", child)
+    repo.commit("calc", committer_date="2026-01-01T12:00:00+00:00")
+    repo.write("calc/ops.py", "def add(a, b):\n    return a + b\n")
+    repo.write("tests/test_ops.py", child + "\n\ndef test_add(tmp_path):\n"
+               "    assert _child('from calc.ops import add; print(add(2, 3))', tmp_path) == '5'\n")
+    repo.commit("Fix add: it subtracted its arguments instead of adding them",
+                committer_date="2026-01-02T12:00:00+00:00")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+                           "--no-deps", "--disable-pip-version-check", "-e", str(repo.path)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "_hf_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (repo.path / ".homefield.yml").write_text(f'test_cmd: "{venv / "bin" / "python"} -m pytest {PLAIN}"\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "mine", "--sandbox", "none", "--since",
+                          "2025-12-01"], cwd=repo.path, env=env, capture_output=True, text=True, timeout=600)
+    said = out.stdout + out.stderr
+    assert "passes without change 1" in said, said
+    assert (f"homefield: test runs have no sandbox, and their Python environment {venv} has an editable install "
+            f"of this repository ({repo.path / 'calc'}): a test's child process") in said, said
