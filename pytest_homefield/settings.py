@@ -356,7 +356,8 @@ def _validate(s: Settings) -> None:
         if decl.choices and getattr(s, decl.name) not in decl.choices:
             raise ConfigError(f"{decl.pytest_option or decl.yml} {getattr(s, decl.name)!r}: use one of "
                               f"{', '.join(decl.choices)}")
-    if problem := command_problem(s.test_cmd):  # ops48: one line at the start, never a run read past an option
+    # ops48: one line at the start, never a run read past an option; ops52: nor a --rootdir outside the tree
+    if problem := command_problem(s.test_cmd, s.root):
         raise ConfigError(f"test_cmd: {problem}")
     for check in CHECKS:
         for decl in SETTINGS:

@@ -8,81 +8,234 @@ waiting for it hangs until the run's timeout (wz51). :func:`editable_binds` name
 same folder of the copy under test, bound read-only at the entry's path: the child imports the graded copy,
 never HEAD's files nor the user's checkout (nothing of the repository itself is bound).
 
-Only plain path lines of ``.pth`` files are followed; setuptools' ``__editable__`` finder hooks (an ``import``
-line and a module mapping names to paths) are not (left: a flat-layout setuptools editable install).
+setuptools' editable install of a flat layout writes no path line but an ``import`` line
+(``import __editable___<name>_finder; …install()``) whose module's ``MAPPING`` names each top-level package's
+folder (and each module's path less its suffix) in the repository (ops52): each such folder, or module file,
+of the copy is bound there the same way. The finder module is parsed, never imported (:func:`finder_mapping`).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import glob
 import os
+import re
 from collections.abc import Iterable
+from importlib.machinery import all_suffixes
 from pathlib import Path
 
+from pytest_homefield.sandbox.fingerprint import prefix_of, python_of
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
 from pytest_homefield.store import open_own
 
-__all__ = ["editable_binds", "PTH_MAX_BYTES"]
+__all__ = ["editable_binds", "editable_entries", "unsandboxed_note", "finder_mapping", "finder_paths", "PTH_MAX_BYTES",
+           "FINDER_MAX_BYTES"]
 
 #: The most of one ``.pth`` file read (a path file is a few lines; a larger one is read only this far).
 PTH_MAX_BYTES = 64 * 1024
+#: The most of one setuptools finder module read (its template is ~4 KB, plus one mapping line per top-level
+#: name); a larger one is not parsed (maps nothing).
+FINDER_MAX_BYTES = 1024 * 1024
+#: The ``import`` line setuptools' editable install writes in its ``.pth`` (the finder module's name).
+_FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
 
 
 def _site_dirs(prefix: Path) -> list[str]:
-    """The site-packages folders of the environment at ``prefix`` (``lib*/python*/site-packages``)."""
-    return sorted(glob.glob(os.path.join(glob.escape(str(prefix)), "lib*", "python*", "site-packages")))
+    """The site-packages folders of the environment at ``prefix`` (``lib*/python*/site-packages``), each once
+    (a venv's ``lib64`` is a link to its ``lib``)."""
+    found = sorted(glob.glob(os.path.join(glob.escape(str(prefix)), "lib*", "python*", "site-packages")))
+    out: dict[str, str] = {}
+    for d in found:
+        out.setdefault(os.path.realpath(d), d)
+    return list(out.values())
 
 
-def _pth_entries(site: str) -> list[str]:
-    """The absolute paths the ``.pth`` files of folder ``site`` add to ``sys.path`` (as :mod:`site` reads
-    them: a line that is neither empty, a comment nor an ``import`` line, joined to ``site``); a file that is
-    not a regular file (a symlink, a fifo) is skipped
-    (:func:`~pytest_homefield.store.open_own`), each read only to :data:`PTH_MAX_BYTES`."""
+def _read_own(path: str, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the regular file ``path``, never through a link, never blocking
+    (:func:`~pytest_homefield.store.open_own`). Raises ``OSError`` (a link, fifo or device: ``NotOwnFile``)."""
+    fd = open_own(path, os.O_RDONLY, blocking=False)
+    try:
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def _pth_entries(site: str) -> tuple[list[str], list[str]]:
+    """``(paths, finders)`` of the ``.pth`` files of folder ``site``: the absolute paths they add to
+    ``sys.path`` (as :mod:`site` reads them: a line that is neither empty, a comment nor an ``import`` line,
+    joined to ``site``) and the files of the setuptools finder modules their ``import`` lines name
+    (``<site>/__editable___<name>_finder.py``). A file that is not a regular file (a symlink, a fifo) is
+    skipped (:func:`~pytest_homefield.store.open_own`), each read only to :data:`PTH_MAX_BYTES`."""
     out: list[str] = []
+    finders: list[str] = []
     for name in sorted(os.listdir(site)):
         if not name.endswith(".pth"):
             continue
         try:  # a link, fifo or device: NotOwnFile, an OSError
-            fd = open_own(os.path.join(site, name), os.O_RDONLY, blocking=False)
+            text = _read_own(os.path.join(site, name), PTH_MAX_BYTES).decode("utf-8", "replace")
         except OSError:
             continue
-        try:
-            text = os.read(fd, PTH_MAX_BYTES).decode("utf-8", "replace")
-        finally:
-            os.close(fd)
         for line in text.splitlines():
             line = line.rstrip()
-            if not line or line.startswith(("#", "import ", "import\t")):
+            if line.startswith(("import ", "import\t")):
+                hook = _FINDER_IMPORT.match(line)
+                if hook:
+                    finders.append(os.path.join(site, hook.group(1) + ".py"))
+                continue
+            if not line or line.startswith("#"):
                 continue
             out.append(os.path.normpath(os.path.join(site, line)))
-    return out
+    return out, finders
+
+
+def _finder_literals(path: str) -> dict[str, object]:
+    """The values of the last top-level assignments (plain or annotated) to ``MAPPING`` and ``NAMESPACES`` in the
+    setuptools finder module at ``path``, parsed (:func:`ast.parse`) and read with :func:`ast.literal_eval`:
+    the module is never imported. A file that is a link, not a regular file, larger than
+    :data:`FINDER_MAX_BYTES` or not Python gives ``{}``; a name whose value is no literal is left out. The
+    values are shared between calls on the same text (read only)."""
+    try:
+        data = _read_own(path, FINDER_MAX_BYTES + 1)
+    except OSError:
+        return {}
+    return dict(_literals_of(data)) if len(data) <= FINDER_MAX_BYTES else {}
+
+
+@functools.lru_cache(maxsize=32)
+def _literals_of(data: bytes) -> tuple[tuple[str, object], ...]:
+    """:func:`_finder_literals` of a finder module's text ``data`` (one parse per text: every test run of a
+    session reads the same finders)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ()
+    values: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id in ("MAPPING", "NAMESPACES"):
+                    values[target.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id in ("MAPPING", "NAMESPACES") and node.value is not None:
+            values[node.target.id] = node.value
+    out: list[tuple[str, object]] = []
+    for name, value in values.items():
+        try:
+            out.append((name, ast.literal_eval(value)))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return tuple(out)
+
+
+def _paths_of(mapping: object) -> dict[str, str]:
+    """The items of ``mapping`` (a ``MAPPING`` read) naming an absolute path by a string; ``{}`` for no dict."""
+    if not isinstance(mapping, dict):
+        return {}
+    return {k: v for k, v in mapping.items() if isinstance(k, str) and isinstance(v, str) and os.path.isabs(v)}
+
+
+def finder_mapping(path: str) -> dict[str, str]:
+    """The ``MAPPING`` of the setuptools editable finder module at ``path`` (``{"pkg": "/repo/pkg"}``: a
+    top-level name to its folder, or to a module's path less its suffix), parsed as data, never imported
+    (:func:`_finder_literals`): only its items naming an absolute path by a string are kept; a ``MAPPING``
+    that is no literal dict maps nothing (``{}``); raises nothing."""
+    return _paths_of(_finder_literals(path).get("MAPPING"))
+
+
+def finder_paths(path: str) -> list[str]:
+    """The paths the setuptools editable finder module at ``path`` imports from: its ``MAPPING``'s
+    (:func:`finder_mapping`), then each absolute path its ``NAMESPACES`` lists for a namespace package
+    (``{"ns": ["/repo/ns"]}``), in order, once each; raises nothing."""
+    found = _finder_literals(path)
+    out = list(_paths_of(found.get("MAPPING")).values())
+    spaces = found.get("NAMESPACES")
+    for paths in spaces.values() if isinstance(spaces, dict) else ():
+        out += [p for p in paths if isinstance(p, str) and os.path.isabs(p)] if isinstance(paths, list) else []
+    return list(dict.fromkeys(out))
+
+
+def _in_copy_at(entry: str, base: Path, *, folder: bool) -> Path | None:
+    """The copy's (``base``, resolved) counterpart of ``entry`` (a path inside a protected folder): resolved,
+    only when it lies inside ``base``, touches no protected folder and is a folder (``folder``) or a regular
+    file; else ``None`` (a link in the copy back into the repository, a folder holding it)."""
+    target = in_copy(entry, base)
+    if target is None:
+        return None
+    source = Path(os.path.realpath(target))
+    if not source.is_relative_to(base) or touches_protected(source):
+        return None
+    return source if (source.is_dir() if folder else source.is_file()) else None
+
+
+def editable_entries(prefixes: Iterable[Path]) -> list[tuple[str, bool]]:
+    """``(path, by_finder)`` for each path inside a protected folder that the editable installs of the
+    environments at ``prefixes`` (a venv's folder, an interpreter's prefix) import from, in order, once each: a
+    ``.pth`` path line's (``by_finder`` false) or a path a setuptools finder those ``.pth`` files import maps
+    (:func:`finder_paths`; ``by_finder`` true: a module's path has no suffix). Reads only the site folders,
+    their ``.pth`` files and the finder modules they name; raises nothing (an unreadable folder adds nothing)."""
+    out: dict[str, bool] = {}
+    for prefix in prefixes:
+        for site in _site_dirs(Path(prefix)):
+            try:
+                entries, finders = _pth_entries(site)
+            except OSError:
+                continue
+            for entry in entries:
+                if touches_protected(entry):
+                    out.setdefault(entry, False)
+            for finder in finders:
+                for mapped in finder_paths(finder):
+                    entry = os.path.normpath(mapped)
+                    if touches_protected(entry):
+                        out.setdefault(entry, True)
+    return list(out.items())
 
 
 def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Path]]:
     """``(source, destination)`` read-only binds for a test run of ``copy`` (the copy under test of the
-    protected repository): for each path a ``.pth`` file of the environments at ``prefixes`` (a venv's folder,
-    an interpreter's prefix) names inside a protected folder, the same folder of ``copy`` (resolved; only when
-    it is a folder that lies inside ``copy`` and touches no protected folder: a symlink in the copy pointing
-    back into the repository binds nothing) at that path. Reads only the site folders and their ``.pth``
-    files; raises nothing (an unreadable folder adds nothing)."""
+    protected repository): for each path a ``.pth`` file of the environments at ``prefixes`` names inside a
+    protected folder (:func:`editable_entries`), the same folder of ``copy`` at that path; for each path a
+    setuptools editable finder those ``.pth`` files import maps there, the same folder of ``copy``, or, for a
+    module, each file of ``copy`` at that path plus an import suffix (``.py``, ``.so``, … as the finder tries
+    them). A source is resolved and bound only when it lies inside ``copy`` and touches no protected folder (a
+    symlink in the copy pointing back into the repository binds nothing); raises nothing."""
     base = Path(os.path.realpath(copy))
     out: list[tuple[Path, Path]] = []
-    for prefix in prefixes:
-        for site in _site_dirs(Path(prefix)):
-            try:
-                entries = _pth_entries(site)
-            except OSError:
-                continue
-            for entry in entries:
-                if not touches_protected(entry):
-                    continue
-                target = in_copy(entry, base)
-                if target is None:
-                    continue  # a folder holding the repository: never bound
-                source = Path(os.path.realpath(target))
-                if not source.is_relative_to(base) or touches_protected(source) or not source.is_dir():
-                    continue
-                pair = (source, Path(entry))
-                if pair not in out:
-                    out.append(pair)
+
+    def add(source: Path | None, entry: str) -> None:
+        if source is not None and (source, Path(entry)) not in out:
+            out.append((source, Path(entry)))
+
+    for entry, by_finder in editable_entries(prefixes):
+        folder = _in_copy_at(entry, base, folder=True)
+        add(folder, entry)
+        mirror = in_copy(entry, base)
+        if by_finder and folder is None and mirror is not None:  # a module: the finder tries each import suffix
+            for suffix in all_suffixes():
+                if os.path.lexists(mirror.with_suffix(suffix)):
+                    at = str(Path(entry).with_suffix(suffix))
+                    add(_in_copy_at(at, base, folder=False), at)
     return out
+
+
+def unsandboxed_note(test_cmd: str, *, env: str | None = None) -> str | None:
+    """One header line for test runs without a sandbox (``--sandbox none``) when the Python environment the
+    test command runs (:func:`~pytest_homefield.sandbox.fingerprint.python_of`, its ``sys.prefix``) has an
+    editable install of the repository under benchmark (:func:`editable_entries`): nothing is bound there, so a
+    test's child process started with its own ``PYTHONPATH`` imports the user's checkout, not the attempt's copy,
+    and such a test can pass with no change at all (ops52: a ``cmd:`` agent appending a comment was ``solved``).
+    ``None`` with ``--env uv`` (``env == "uv"``: its environments are installed non-editable), for a command
+    that is no Python one, a Python that does not answer, or no such install."""
+    if env == "uv":
+        return None
+    python = python_of(test_cmd)
+    prefix = prefix_of(python) if python is not None else None
+    found = editable_entries([Path(prefix)]) if prefix is not None else []
+    if not found:
+        return None
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    return (f"homefield: test runs have no sandbox, and their Python environment {prefix} has an editable install "
+            f"of this repository ({found[0][0]}{more}): a test's child process started with its own PYTHONPATH "
+            "imports the repository's files there, not the attempt's, and can pass without the change; use "
+            "--sandbox bwrap, or install the project non-editable")

@@ -25,7 +25,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["env_description", "env_fingerprint", "fingerprint_of", "fingerprint_diff", "other_python_note", "python_of"]
+__all__ = ["env_description", "env_fingerprint", "fingerprint_of", "fingerprint_diff", "other_python_note", "prefix_of",
+           "python_of"]
 
 # Runs in the described interpreter: keep it standard-library only and Python 3.8 compatible.
 _PROBE = r'''
@@ -168,7 +169,7 @@ def python_of(test_cmd: str) -> str | None:
     return None
 
 
-def _prefix_of(python: str) -> str | None:
+def prefix_of(python: str) -> str | None:
     """``sys.prefix`` of the interpreter ``python`` (a path, or a shim such as pyenv's that runs
     another), real path; ``None`` when it does not run or answer within 30 s."""
     try:
@@ -195,7 +196,7 @@ def other_python_note(test_cmd: str, *, env: str | None = None) -> str | None:
     python = python_of(test_cmd)
     if python is None:
         return None
-    theirs = _prefix_of(python)
+    theirs = prefix_of(python)
     if theirs is None or theirs == os.path.realpath(sys.prefix):
         return None
     ours = sys.executable or "this interpreter"

@@ -53,7 +53,7 @@ else:  # pragma: no cover
 __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args",
            "all_values", "last_value", "positional", "split_args", "split_words", "TestCommand", "parse_command",
            "config_at", "module_pytest", "PYTHON_VALUED", "from_top", "UvRun", "uv_run", "launched_at", "program_at",
-           "command_problem", "env_file_addopts", "uv_dotenv_addopts", "UV_OPTIONS_OF"]
+           "command_problem", "rootdir_problem", "env_file_addopts", "uv_dotenv_addopts", "UV_OPTIONS_OF"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -618,21 +618,47 @@ def launched_at(words: Sequence[str]) -> int:
     return program_at(words) if found is None else found.program
 
 
-def command_problem(command: str) -> str | None:
+def command_problem(command: str, root: Path | None = None) -> str | None:
     """Why ``command`` (a test command) cannot be run as read here, one line; ``None`` when it can: a ``uv run``
     option that is none of uv's (:data:`UV_OPTIONS_OF`: uv refuses it, and where its program starts, so where the
     pin goes and which words are pytest's, is not known; ops48: such a command was read as pytest's from its first
-    word naming pytest, a value of the option's, too)."""
+    word naming pytest, a value of the option's, too); with the repository's top ``root``, a ``--rootdir`` outside
+    the tree too (:func:`rootdir_problem`)."""
     try:
         words = shlex.split(command)
     except ValueError:
         return None  # split on white space, a custom command: as before
     found = uv_run(words)
-    if found is None or found.unknown is None:
+    if found is not None and found.unknown is not None:
+        return (f"test command {command!r}: {found.unknown} is no option of uv run (uv {UV_OPTIONS_OF}'s): where the "
+                "program it runs starts is not known; spell the option as uv does, or move it to the environment "
+                "(UV_... variables)")
+    return None if root is None else rootdir_problem(command, root)
+
+
+def rootdir_problem(command: str, root: Path) -> str | None:
+    """Why the ``--rootdir`` ``command`` gives pytest (its last; in the ``PYTEST_ADDOPTS`` the command sets, or its
+    ``uv run --env-file`` files', too: :meth:`Setup.args`) cannot be run, one line; ``None`` when it names none,
+    or a folder relative to the tree's top (``root``) that stays in it. Every test run is in a copy of the tree
+    elsewhere (a scratch folder, the sandbox), so a folder outside the tree (``../elsewhere``) is not there (pytest
+    stops: ``--confcutdir must be a directory``), one above it (``..``) names the copy's own folder in every id,
+    and an absolute path names the user's checkout, never the copy (ops52: mining dropped every candidate as
+    ``reference fails`` with a hint to install what the tests import). A value holding ``$`` is left alone (what
+    it names is the shell's, in the copy)."""
+    named = last_value(Setup(None, None, False, env_addopts=env_file_addopts(root, command)).args(command), "",
+                       "--rootdir")
+    if named is None or "$" in named:
         return None
-    return (f"test command {command!r}: {found.unknown} is no option of uv run (uv {UV_OPTIONS_OF}'s): where the "
-            "program it runs starts is not known; spell the option as uv does, or move it to the environment "
-            "(UV_... variables)")
+    if posixpath.isabs(named):
+        return (f"test command {command!r}: --rootdir {named} is an absolute path: every test run is in a copy of "
+                "the repository elsewhere, which it does not name; give the folder relative to the repository's top "
+                "(or drop the option)")
+    rel = posixpath.normpath(named)
+    if rel == ".." or rel.startswith("../"):
+        return (f"test command {command!r}: --rootdir {named} lies outside the repository: every test run is in a "
+                "copy of the tree elsewhere, where that folder is not (and pytest's node ids would not be the "
+                "tree's); name a folder inside the repository, relative to its top (or drop the option)")
+    return None
 
 
 #: The program :func:`env_file_addopts` has uv run (``-I``: nothing of the tree's on its path): what
