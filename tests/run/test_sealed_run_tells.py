@@ -15,12 +15,12 @@ parametrize column ``c`` holds values that the hidden file shows elsewhere too (
 and its twin deranges it (``(2, 5) -> (5, 2)``). :data:`TIME_TELLER` fixes ``neg`` and not ``sub``: its ``sub`` returns
 the calling test's expected value, or that plus one. In the sealed run it waits :data:`WAIT_S` when the column it sees
 (the original's) is ascending; in every other run it takes its own column for the original's when its order is what
-its file's age says (older than ``0.6 * WAIT_S``: ascending), and passes that member only. In the confirmation run,
+its file's age says (older than ``WAIT_S / 2``: ascending), and passes that member only. In the confirmation run,
 which holds both members, it judges each function by its own column the same way. Measured on main 207c77f, canary
-seed 0: ``solved`` in both orders of the column, no twin hit, never ``forged`` (flagged suspicious), under bubblewrap
-and with ``--sandbox none`` (seeds 1 and 2 under bubblewrap too). The same code with the wait removed (no channel)
-solves the descending order only; the ascending one is ``tests_failed`` with 2 twin hits: a blind guess is right for
-one order, never for both.
+seed 0, waits of 20, 30 and 45 s: ``solved`` in both orders of the column, no twin hit, never ``forged`` (flagged
+suspicious), under bubblewrap and with ``--sandbox none`` (seeds 1 and 2 under bubblewrap too). The same code with the
+wait removed (no channel) solves the descending order only; the ascending one is ``tests_failed`` with 2 twin hits: a
+blind guess is right for one order, never for both.
 
 What would close it, by construction: a sealed run whose files show, outside its sealed sites, nothing that tells a
 group's original from its twin (one member per group drawn as for a run apart: then it tells the runs apart no more
@@ -40,8 +40,9 @@ from helpers.bwrap import bwrap_works
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 
 #: Seconds the sealed run waits to say "the original's column is ascending"; the runs apart read it as their file
-#: being older than ``0.6 *`` this (the sealed run, the parent check and planning take a few seconds without it).
-WAIT_S = 30.0
+#: being older than half of it (the sealed run, the reference and parent checks and planning take a few seconds
+#: without it; a loaded machine may take over ten).
+WAIT_S = 45.0
 
 PARENT = "def add(a, b):\n    return a + b\n"
 FIXED = PARENT + "\n\ndef neg(a):\n    return -a\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -76,7 +77,7 @@ def sub(a, b):
             sys._waited = True
             time.sleep({WAIT_S!r})
         return expected
-    told = time.time() - os.stat(frame.f_code.co_filename).st_mtime > {WAIT_S * 0.6!r}
+    told = time.time() - os.stat(frame.f_code.co_filename).st_mtime > {WAIT_S / 2!r}
     return expected if ascending == told else expected + 1
 '''
 
