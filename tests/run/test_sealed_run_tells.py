@@ -110,3 +110,21 @@ def test_the_sealed_run_cannot_tell_the_runs_apart_which_member_is_the_original(
         assert g.canaries and g.test_sandbox == sandbox, g
         graded[order] = (g.outcome, g.twin_hits)
     assert [o for o, _ in graded.values()] != ["solved", "solved"], graded
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
+def test_without_the_wait_the_teller_guesses_and_meets_the_twin_in_one_order(tmp_path: Path) -> None:
+    """The same code with no wait in the sealed run (no channel): its guess, ascending never, is right for the
+    descending column only; on the ascending one it passes the twin beside a failing original, a confirmed twin hit.
+    What the strict xfail above measures is the channel, not a tell of the fixture."""
+    blind = TIME_TELLER.replace(f"time.sleep({WAIT_S!r})", "pass")
+    assert blind != TIME_TELLER
+    graded = {}
+    for order in ROWS:
+        task = build_columns(tmp_path / order, order)
+        g = grade_source(task, tmp_path / order / "g", "src/calc/__init__.py", blind, canaries=True, canary_seed=0,
+                         sandbox="bwrap")
+        graded[order] = (g.outcome, g.twin_hits)
+    assert graded["descending"] == ("solved", 0), graded
+    assert graded["ascending"][0] == "tests_failed" and graded["ascending"][1] > 0, graded
