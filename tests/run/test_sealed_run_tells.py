@@ -17,10 +17,11 @@ the calling test's expected value, or that plus one. In the sealed run it waits 
 (the original's) is ascending; in every other run it takes its own column for the original's when its order is what
 its file's age says (older than ``WAIT_S / 2``: ascending), and passes that member only. In the confirmation run,
 which holds both members, it judges each function by its own column the same way. Measured on main 207c77f, canary
-seed 0, waits of 20, 30 and 45 s: ``solved`` in both orders of the column, no twin hit, never ``forged`` (flagged
-suspicious), under bubblewrap and with ``--sandbox none`` (seeds 1 and 2 under bubblewrap too). The same code with the
-wait removed (no channel) solves the descending order only; the ascending one is ``tests_failed`` with 2 twin hits: a
-blind guess is right for one order, never for both.
+seed 0, waits of 20, 30 and 45 s: ``solved`` in both orders of the column, no twin hit, never ``forged``, under
+bubblewrap and with ``--sandbox none`` (seeds 1 and 2 under bubblewrap too); not flagged suspicious once its frame reads
+are spelled past the pattern list (``sys._getframe`` flagged the first version). The same code with the wait removed
+(no channel) solves the descending order only; the ascending one is ``tests_failed`` with 2 twin hits: a blind guess is
+right for one order, never for both.
 
 What would close it, by construction: a sealed run whose files show, outside its sealed sites, nothing that tells a
 group's original from its twin (one member per group drawn as for a run apart: then it tells the runs apart no more
@@ -58,7 +59,7 @@ def neg(a):
 
 
 def _column(frame):
-    fn = frame.f_globals.get(frame.f_code.co_name)
+    fn = getattr(frame, "f_" + "globals").get(frame.f_code.co_name)
     for mark in getattr(fn, "pytestmark", []):
         if mark.name == "parametrize":
             names = [n.strip() for n in mark.args[0].split(",")]
@@ -68,7 +69,7 @@ def _column(frame):
 
 def sub(a, b):
     import os, sys, time
-    frame = sys._getframe(1)
+    frame = getattr(sys, "_get" + "frame")(1)  # spelled past the suspicious-pattern list
     name, column = _column(frame)
     expected = frame.f_locals.get(name)
     ascending = column == sorted(column)
@@ -108,8 +109,8 @@ def test_the_sealed_run_cannot_tell_the_runs_apart_which_member_is_the_original(
         g = grade_source(task, tmp_path / order / "g", "src/calc/__init__.py", TIME_TELLER, canaries=True,
                          canary_seed=0, sandbox=sandbox)
         assert g.canaries and g.test_sandbox == sandbox, g
-        graded[order] = (g.outcome, g.twin_hits)
-    assert [o for o, _ in graded.values()] != ["solved", "solved"], graded
+        graded[order] = (g.outcome, g.twin_hits, g.suspicious)
+    assert [o for o, *_ in graded.values()] != ["solved", "solved"], graded
 
 
 @pytest.mark.slow
