@@ -90,6 +90,7 @@ from pytest_homefield.sandbox.canary_sites import (
     fed_columns,
     find_site,
     fixture_requests,
+    handed_columns,
 )
 from pytest_homefield.sandbox.canary_swaps import (
     Target,
@@ -948,7 +949,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         may = allow(fixed_lines(node, parents[fid])) if parents[fid] is not None else None
 
         rows = any(i.startswith(fid + "[") for i in ids[1])
-        fed = fed_columns(node, fixtures)
+        fed = fed_columns(node, fixtures) | handed_columns(node, tree)  # inputs too: no column twin (can49, can52)
 
         def pick(may: Callable[[ast.AST], bool] | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node,
                  classes: list[str] = classes, rows: bool = rows, fid: str = fid,
