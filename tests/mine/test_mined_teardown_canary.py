@@ -1,8 +1,8 @@
 """Mining's check of the teardown canary (tcan50, sandbox/twin_runs.py ``plant_teardown``): its targeted runs select
 it beside the group functions, and the reference fix must fail it as it fails every canary. A reference fix that
-meets pytest's teardown error keeps its task (one canary more); one whose code swallows teardown errors in the test
-process passes it, and the candidate is dropped (``reference_passes_canary``, the canary named), as it would be
-``forged`` at grading."""
+meets pytest's teardown error keeps its task (two canaries more: can52 plants two); one whose code swallows teardown
+errors in the test process passes it, and the candidate is dropped (``reference_passes_canary``, the canary named),
+as it would be ``forged`` at grading."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_the_reference_fix_must_fail_the_teardown_canary(tmp_path: Path, quiet: 
                          test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
                          stability_runs=1, log_dir=tmp_path / "logs")
     if not quiet:
-        assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 2), (v.reason, v.detail)
+        assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 3), (v.reason, v.detail)
     else:
         assert v.reason == "reference_passes_canary", (v.reason, v.detail)
         assert "(teardown of tests/test_totals.py::test_total" in (v.detail or ""), v.detail
