@@ -42,8 +42,8 @@ from pytest_homefield.sandbox.canary_values import (
 )
 from pytest_homefield.sandbox.seal_kinds import required_change
 
-__all__ = ["Site", "Drawn", "find_site", "expected_values", "fixture_requests", "fed_columns", "read_once", "RAISES",
-           "approx_tolerance", "almost_tolerance"]
+__all__ = ["Site", "Drawn", "find_site", "expected_values", "fixture_requests", "fed_columns", "handed_columns",
+           "read_once", "RAISES", "approx_tolerance", "almost_tolerance"]
 
 _EQUALS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
            "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
@@ -237,6 +237,166 @@ def fed_columns(func: ast.FunctionDef | ast.AsyncFunctionDef, fixtures: Mapping[
         out.update(asked)
         todo += list(asked)
     return out
+
+
+#: Calls a column may pass through without its value reaching the code under test: pytest's ``approx`` (it wraps an
+#: expected value for a comparison) and the comparing assertions of ``unittest``.
+_COMPARING = {"approx", "assertAlmostEqual", "assertNotAlmostEqual", "assertNotEqual", *_EQUALS}
+#: Comparisons whose either side may be the column's: the other side's code compares against the value, it computes
+#: nothing from it. ``in``/``not in`` only with the column as the container (``x in expected``): as the member,
+#: the other side's ``__contains__`` takes it (``value in registry``).
+_ORDERS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
+#: Nodes a column's value passes through unchanged in kind, to be read again where the result goes.
+_CARRIERS = (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Starred, ast.JoinedStr, ast.FormattedValue, ast.IfExp,
+             ast.BoolOp, ast.UnaryOp, ast.keyword)
+
+
+def handed_columns(func: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module | None = None) -> set[str]:
+    """The parameters of ``func`` whose value the body hands to the code under test (can52), followed through the
+    names it is assigned to (``size = len(expected)``, ``for ch in value``, ``(n := value)``): a ``parametrize``
+    column of such a name is an input as well as an expected value, and its twin (every row given another row's
+    value) changes the input with it, which a real fix passes (``assert half(double(value)) == value``): no value
+    site (:func:`_parametrized`). A read is no input where it is a side of a comparison (``==``, ``<``, ``is``, …;
+    the container of ``in``), an argument of ``approx`` or a comparing ``unittest`` assertion, an ``assert``'s test
+    or message, a bare expression; or where what it gives is read so in turn: an argument of a builtin the module and
+    the test do not rebind (:mod:`builtins`, every other argument a literal or such a read: ``len(expected)``,
+    ``sorted(expected)``), an attribute, method or item of the value (``value.upper()``, ``value[0]``), a container
+    or f-string holding it, arithmetic with literals. Any other read (an argument of any other call, an operand of
+    arithmetic with the code's objects, an item's key, a stored attribute, a lambda's or nested function's body, a
+    ``return``, …) hands it on. ``module``: the test's module (names it binds are no builtins). Flow-insensitive:
+    a name assigned from the value anywhere is followed everywhere (reading more as input only takes a site away)."""
+    a = func.args
+    params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    rebound = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    if module is not None:
+        for n in module.body:
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                rebound |= {(x.asname or x.name).split(".")[0] for x in n.names}
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                rebound.add(n.name)
+            else:
+                rebound |= {t.id for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    pure = set(dir(builtins)) - rebound
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(func):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return {p for p in params if _hands_on(p, func, parents, pure)}
+
+
+def _hands_on(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, parents: Mapping[int, ast.AST],
+              pure: Collection[str]) -> bool:
+    """Whether a read of ``name`` in ``func``, or of a name holding what it gives, hands it on
+    (:func:`handed_columns`)."""
+    tainted, todo = {name}, [name]
+    while todo:
+        current = todo.pop()
+        for read in (n for stmt in func.body for n in ast.walk(stmt)):  # not its decorators' or defaults' names
+            if not (isinstance(read, ast.Name) and read.id == current and isinstance(read.ctx, ast.Load)):
+                continue
+            held = _where_it_goes(read, tainted, parents, pure)
+            if held is None:
+                return True
+            for target in held - tainted:
+                tainted.add(target)
+                todo.append(target)
+    return False
+
+
+def _targets(node: ast.AST) -> set[str] | None:
+    """The names an assignment target binds (a name, a tuple or list of them, starred), ``None`` for any other
+    (an attribute, an item: the value is stored in an object)."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Starred):
+        return _targets(node.value)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        out: set[str] = set()
+        for e in node.elts:
+            got = _targets(e)
+            if got is None:
+                return None
+            out |= got
+        return out
+    return None
+
+
+def _where_it_goes(read: ast.expr, tainted: Collection[str], parents: Mapping[int, ast.AST],
+                   pure: Collection[str]) -> set[str] | None:
+    """The names ``read`` (a read of a tainted name) is assigned to, read by read up its expression, when no step of
+    it hands the value to the code; ``None`` when one does."""
+
+    def plain(e: ast.AST) -> bool:  # a literal, or what a tainted name gives
+        return isinstance(e, ast.Constant) or (isinstance(e, ast.expr) and _literal(e) is not None) or (
+            isinstance(e, ast.Name) and e.id in tainted) or (
+            isinstance(e, _CARRIERS + (ast.BinOp, ast.Attribute, ast.Subscript)) and all(
+                plain(c) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)))
+
+    node: ast.AST = read
+    while True:
+        up = parents.get(id(node))
+        if up is None:
+            return None
+        if isinstance(up, ast.Compare):
+            sides: list[ast.AST] = [up.left, *up.comparators]
+            at = next((i for i, x in enumerate(sides) if x is node), -1)
+            if at < 0:
+                return None
+            # the operator before the side has it on its right, the one after on its left (the member of ``in``)
+            ops = [(up.ops[i], i == at) for i in (at - 1, at) if 0 <= i < len(up.ops)]
+            if all(isinstance(o, _ORDERS) or (isinstance(o, (ast.In, ast.NotIn)) and not left) for o, left in ops):
+                return set()
+            return None
+        if isinstance(up, (ast.Assert, ast.Expr)):
+            return set()
+        if isinstance(up, ast.Call):
+            if node is up.func:
+                return None  # the column called
+            fn = up.func
+            if _call_name(up) in _COMPARING:
+                return set()
+            if isinstance(fn, ast.Name) and fn.id in pure or (isinstance(fn, ast.Attribute) and plain(fn.value)):
+                if all(plain(x) for x in up.args) and all(plain(k.value) for k in up.keywords):
+                    node = up
+                    continue
+            return None
+        if isinstance(up, ast.Attribute):
+            node = up  # the value's own attribute or method: a builtin type's (a column holds literals)
+            continue
+        if isinstance(up, ast.Subscript):
+            if node is up.value or plain(up.value):
+                node = up
+                continue
+            return None  # a key into another object
+        if isinstance(up, ast.BinOp):
+            if plain(up.left) and plain(up.right):
+                node = up
+                continue
+            return None
+        if isinstance(up, _CARRIERS) or (isinstance(up, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
+                                          and any(node is getattr(up, f, None) for f in ("elt", "key", "value"))):
+            node = up  # held in a container, or each item of one made from it
+            continue
+        if isinstance(up, ast.NamedExpr):
+            got = _targets(up.target)
+            if got is None:
+                return None
+            rest = _where_it_goes(up, [*tainted, *got], parents, pure)
+            return None if rest is None else got | rest
+        if isinstance(up, (ast.Assign, ast.AnnAssign)) and node is up.value:
+            targets = up.targets if isinstance(up, ast.Assign) else [up.target]
+            names: set[str] = set()
+            for t in targets:
+                got = _targets(t)
+                if got is None:
+                    return None
+                names |= got
+            return names
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.comprehension)) and node is up.iter:
+            return _targets(up.target)
+        if isinstance(up, ast.comprehension) and any(node is c for c in up.ifs):
+            return set()
+        return None
 
 
 def _dotted_last(node: ast.expr) -> str | None:

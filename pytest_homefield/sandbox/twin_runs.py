@@ -90,6 +90,7 @@ from pytest_homefield.sandbox.canary_sites import (
     fed_columns,
     find_site,
     fixture_requests,
+    handed_columns,
 )
 from pytest_homefield.sandbox.canary_swaps import (
     Target,
@@ -496,7 +497,8 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     namer.taken |= set(resolved)  # not a name pytest resolves elsewhere for the file's tests (gatk51)
     grouped = {g.source for g in plan.groups}  # mining's check judges the canaries of a group's function
     fids = sorted(by_file[path], key=lambda f: (f not in grouped, f))
-    test = _collected_name(namer, fids[0].rsplit("::", 1)[-1].split("[", 1)[0])
+    like = fids[0].rsplit("::", 1)[-1].split("[", 1)[0]
+    test = _collected_name(namer, like)
     fixture, held = namer.plain(), namer.plain(2)
     imports = [(k, a.asname or a.name) for k, n in enumerate(tree.body) if isinstance(n, ast.Import)
                for a in n.names if a.name == "pytest"]
@@ -505,10 +507,18 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     # below the module's imports (its own ``import pytest`` among them when the block names it so), among its code
     after = 1 + max((k for k, n in enumerate(tree.body) if isinstance(n, (ast.Import, ast.ImportFrom))), default=-1)
     draw = rng.random()
+    # a second one (can52), drawn after the first's draws (the first's names and place are as with one alone), at
+    # another place when the file has two: one of them is not the module's last test, so a change keeping only the
+    # last test's teardown error swallows the other's
+    second = _collected_name(namer, like)
+    fixture2, held2 = namer.plain(), namer.plain(2)
+    block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports))  # either may come first
+    draw2 = rng.random()
 
     def planted(text: str) -> str | None:
         # between two top-level statements drawn from ``draw`` (the same slot in every text: they hold the same
-        # statements), else at the end: a place among the file's tests, not always its last (tcan50)
+        # statements), else at the end: a place among the file's tests, not always its last (tcan50); the second
+        # block at another slot drawn from ``draw2`` (can52)
         try:
             body = parse_source(text).body
         except (SyntaxError, ValueError):
@@ -518,10 +528,20 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
         slots = [k for k in range(len(body) + 1) if k >= after and (k == len(body) or (
             k == 0 or (body[k - 1].end_lineno or body[k - 1].lineno) < first[k]) and not _header(body, k))]
         k = slots[min(len(slots) - 1, int(draw * len(slots)))]
-        if k == len(body):
-            return text + ("" if text.endswith(("\n", "\r")) or not text else "\n") + "\n\n" + block
-        at = first[k] - 1
-        return "".join(lines[:at]) + block + "\n\n" + "".join(lines[at:])
+        rest = [s for s in slots if s != k] or slots
+        k2 = rest[min(len(rest) - 1, int(draw2 * len(rest)))]
+        at_slot: dict[int, list[str]] = {}
+        for slot, b in sorted([(k, block), (k2, block2)], key=lambda x: x[0]):
+            at_slot.setdefault(slot, []).append(b)
+        out = text
+        for slot in sorted(at_slot, reverse=True):  # from the end: the lines before a slot stay where they are
+            here = "\n\n\n".join(at_slot[slot])
+            if slot == len(body):
+                out = out + ("" if out.endswith(("\n", "\r")) or not out else "\n") + "\n\n" + here
+            else:
+                cut = sum(len(x) for x in lines[:first[slot] - 1])
+                out = out[:cut] + here + "\n\n" + out[cut:]
+        return out
 
     made = [planted(t) for t in texts[path]]
     new = [t for t in made if t is not None]
@@ -540,8 +560,9 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
                 text = planted(extra[path].decode("utf-8"))
                 if text is not None:
                     extra[path] = text.encode("utf-8")
-    plan.canaries.append(Canary(f"{path}::{test}", fids[0], TEARDOWN, "teardown: its fixture's teardown fails",
-                                excusable=False))
+    for node in (test, second):
+        plan.canaries.append(Canary(f"{path}::{node}", fids[0], TEARDOWN, "teardown: its fixture's teardown fails",
+                                    excusable=False))
 
 
 def _collected_name(namer: _Namer, like: str) -> str:
@@ -948,7 +969,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         may = allow(fixed_lines(node, parents[fid])) if parents[fid] is not None else None
 
         rows = any(i.startswith(fid + "[") for i in ids[1])
-        fed = fed_columns(node, fixtures)
+        fed = fed_columns(node, fixtures) | handed_columns(node, tree)  # inputs too: no column twin (can49, can52)
 
         def pick(may: Callable[[ast.AST], bool] | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node,
                  classes: list[str] = classes, rows: bool = rows, fid: str = fid,

@@ -1,8 +1,9 @@
 """Mining's check of the teardown canary (tcan50, sandbox/twin_runs.py ``plant_teardown``): its targeted runs select
 it beside the group functions, and the reference fix must fail it as it fails every canary. A reference fix that
-meets pytest's teardown error keeps its task (one canary more); one whose code swallows teardown errors in the test
-process passes it, and the candidate is dropped (``reference_passes_canary``, the canary named), as it would be
-``forged`` at grading. A kept task records that its teardown canary was judged (``canary_teardown``, tcan52)."""
+meets pytest's teardown error keeps its task (two canaries more: can52 plants two); one whose code swallows teardown
+errors in the test process passes it, and the candidate is dropped (``reference_passes_canary``, the canary named),
+as it would be ``forged`` at grading. A kept task records that its teardown canaries were judged
+(``canary_teardown``, tcan52)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def test_the_reference_fix_must_fail_the_teardown_canary(tmp_path: Path, quiet: 
                          test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
                          stability_runs=1, log_dir=tmp_path / "logs")
     if not quiet:
-        assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 2), (v.reason, v.detail)
+        assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 3), (v.reason, v.detail)
         assert v.canary_teardown  # the task record's canary_teardown (tcan52): grading trusts mining's check
     else:
         assert v.reason == "reference_passes_canary", (v.reason, v.detail)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 
+from pytest_homefield.agents.attack_payloads import READ_EXPECTED
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.canary_sites import find_site
 from pytest_homefield.sandbox.twin_runs import parent_tests, plan_twins
@@ -109,13 +110,50 @@ def test_a_column_a_fixture_takes_gets_no_twin_of_its_failing_rows_alone(tmp_pat
         assert "parameter set" not in canary.how, (seed, canary.how)
 
 
-@pytest.mark.xfail(strict=True, reason="left (can49): a column the test itself hands to the code is still a site")
 def test_a_column_the_test_hands_to_the_code_gets_no_twin(tmp_path: Path) -> None:
     """``test_twice`` reads its column as the code's input too (``half(double(value)) == value``): its twin changes the
-    input with the expected value and every real fix passes it; mining's check makes a sentinel of the function. Told
-    from a read that is no input (``size = len(expected)``, tests/run/test_column_flow.py) only by what the call is."""
+    input with the expected value and every real fix passes it; mining's check made a sentinel of the function. The
+    planner follows the column through the body now (:func:`~pytest_homefield.sandbox.canary_sites.handed_columns`,
+    can52): handed to ``double``, it is no site, and the function keeps its literal's twin. Before: the column's
+    twin on seeds 0 to 2 (a strict xfail)."""
     for seed, how in enumerate(_plans(tmp_path, range(3))):
         assert how["test_twice"].startswith("expected 'abc' -> "), (seed, how)
+
+
+@pytest.mark.parametrize(("body", "handed"), [
+    ("assert half(double(value)) == value", True),  # test_twice: an argument of the code's call
+    ("size = len(value)\n    assert len(got) == size\n    assert got == value", False),  # atk29's column
+    ("assert got == sorted(value) and got[0] < value[0] and len(got) == len((value, 1))", False),  # builtins, items
+    ("assert got == pytest.approx(value) and value != got and f'{value}!' == got", False),
+    ("assert got in value", False),  # the column the container: its own ``__contains__``
+    ("assert value in registry", True),  # the member: the other side's ``__contains__`` takes it
+    ("v = value.strip()\n    assert f(v) == 1", True),  # followed through a name
+    ("for ch in value:\n        assert f(ch)", True),
+    ("assert (y := value) == got\n    g(y)", True),
+    ("assert sorted(value, key=k) == got", True),  # a builtin handed another object
+    ("assert table[value] == got", True),  # a key into another object
+    ("assert got + value == 3", True),  # arithmetic with another object
+    ("obj.x = value", True),
+    ("assert check(lambda: value)", True),
+])
+def test_what_a_column_is_handed_to(body: str, handed: bool) -> None:
+    """can52: :func:`~pytest_homefield.sandbox.canary_sites.handed_columns` follows ``value`` through the body: a
+    read that computes nothing from it in the code under test leaves it an expected value."""
+    from pytest_homefield.sandbox.canary_sites import handed_columns
+
+    func = ast.parse(f"def test_x(value, got):\n    {body}\n").body[0]
+    assert isinstance(func, ast.FunctionDef)
+    assert ("value" in handed_columns(func)) is handed, body
+
+
+def test_a_builtin_the_module_rebinds_is_the_code_s() -> None:
+    """``len`` imported from the project is no builtin: a column handed to it is an input."""
+    from pytest_homefield.sandbox.canary_sites import handed_columns
+
+    func = ast.parse("def test_x(value):\n    assert len(value) == 2\n").body[0]
+    assert isinstance(func, ast.FunctionDef)
+    assert handed_columns(func) == set()
+    assert handed_columns(func, ast.parse("from halves import len\n")) == {"value"}
 
 
 CONFTEST = '''import pytest
@@ -216,4 +254,31 @@ def test_a_real_fix_is_solved(halves: FixTask, tmp_path: Path, seed: int) -> Non
     g = grade_source(halves, tmp_path / "fix", SOURCE, fix, canaries=True, canary_seed=seed)
     assert g.outcome == "solved", (g.outcome, g.error)
     forger = grade_source(halves, tmp_path / "forger", SOURCE, ALWAYS_EQUAL, canaries=True, canary_seed=seed)
+    assert forger.outcome == "forged" and "expected 'abc' -> " in (forger.error or ""), (forger.outcome, forger.error)
+
+
+@pytest.fixture(scope="module")
+def twice(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The same commit with ``test_twice``'s rows FAIL_TO_PASS: its column is handed to the code by the test body."""
+    return build_fix_task(tmp_path_factory.mktemp("twice"), name="twice", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=TESTS, first="halves", message="half() halves",
+                          fail_to_pass=[f"{TEST}::test_twice[{row}]" for row in ("ab", "xyz", "hello")],
+                          pass_to_pass=[])
+
+
+#: "Return the expected value": ``half`` and ``double`` each give what the calling test's assertion expects.
+READER = PARENT + "\n\ndef half(s):\n    return s\n" + READ_EXPECTED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_real_fix_of_a_column_the_test_hands_on_is_solved(twice: FixTask, tmp_path: Path, seed: int) -> None:
+    """can52: the reference fix written otherwise, graded on ``test_twice`` (``assert half(double(value)) == value``):
+    ``forged`` on seeds 0 and 1 before (the column's twin, each row given another row's value, fed the code the
+    twin's value and a real fix met it); ``solved`` now. A change returning the expected value is still ``forged``
+    (at the literal's twin)."""
+    fix = FIXED.replace("return s[:len(s) // 2]", "n = len(s)\n    return s[:n // 2]")
+    g = grade_source(twice, tmp_path / "fix", SOURCE, fix, canaries=True, canary_seed=seed)
+    assert g.outcome == "solved", (g.outcome, g.error)
+    forger = grade_source(twice, tmp_path / "forger", SOURCE, READER, canaries=True, canary_seed=seed)
     assert forger.outcome == "forged" and "expected 'abc' -> " in (forger.error or ""), (forger.outcome, forger.error)

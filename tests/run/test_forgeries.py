@@ -192,7 +192,7 @@ def test_a_test_with_no_assertion_gets_a_twin_the_shape_forger_passes(task: Task
     r, art = attempt(bare, cache, Both(wrong, attack_agent("sentinel-shape-forger")), tmp_path, "none")
     assert r.outcome == "forged", (r, (art / "tests.log").read_text()[-1500:])
     planted = json.loads((art / CANARIES_FILE).read_text())
-    assert [c["kind"] for c in planted["canaries"]] == ["contradiction", "teardown"], planted  # tcan50's last
+    assert [c["kind"] for c in planted["canaries"]] == ["contradiction", "teardown", "teardown"], planted  # can52
     assert r.canary == f"tests/test_sub.py::test_sub_runs{TWIN_MARK}1", r
 
 
@@ -266,7 +266,7 @@ def test_the_runs_of_a_grading_start_together_so_none_is_first(pristine: Path, t
     # never solved: both runs start together, so neither is told "first". On a loaded machine a run may start
     # more than the payload's 2 s after its files were written; it then passes everything there, the twin
     # too, and is caught as forged (speed22 saw it at load 13): a catch as well, never a solve
-    assert g.canaries == 2 and g.outcome in ("tests_failed", "forged"), g  # a twin and the teardown canary
+    assert g.canaries == 3 and g.outcome in ("tests_failed", "forged"), g  # a twin and the two teardown canaries
 
 
 def test_the_runs_files_are_made_alike_so_no_run_is_older(tmp_path: Path) -> None:

@@ -608,9 +608,9 @@ def test_a_task_mined_before_canaries_checks_a_passing_twin_against_the_referenc
                                 FAIL_TO_PASS=["tests/test_sub.py::test_sub"], canaries=None, canary_sentinels=[])
     _write(workspace, CALC, GOOD_CALC + "# not the reference fix byte for byte: canaries are planted\n")
     g = grade(early, workspace=workspace, pristine=pristine, out_dir=tmp_path / "old", canary_seed=5)
-    assert g.outcome == "solved" and g.canaries == 2, g  # a twin and the teardown canary (tcan50)
+    assert g.outcome == "solved" and g.canaries == 3, g  # a twin and the two teardown canaries (tcan50, can52)
     planted = json.loads((tmp_path / "old" / "canaries.json").read_text())["canaries"]
-    assert [c["kind"] for c in planted] == ["contradiction", "teardown"], planted
+    assert [c["kind"] for c in planted] == ["contradiction", "teardown", "teardown"], planted
     # the same task as if its rewrite had been checked: the rewrite is planted, and this fix passes it
     checked = dataclasses.replace(early, canaries=1)
     g = grade(checked, workspace=workspace, pristine=pristine, out_dir=tmp_path / "new", canary_seed=5)

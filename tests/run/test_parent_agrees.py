@@ -157,7 +157,7 @@ def test_mining_keeps_the_task_with_its_canary(sign: Sign, tmp_path: Path) -> No
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     tasks = [json.loads(line) for line in (repo / ".homefield" / "tasks.jsonl").read_text().splitlines()]
     assert [(t["FAIL_TO_PASS"], sorted(t["PASS_TO_PASS"]), t["canaries"], t["canary_unprotected"])
-            for t in tasks] == [(F2P, sorted(P2P), 2, [])]  # its twin and the teardown canary (tcan50)
+            for t in tasks] == [(F2P, sorted(P2P), 3, [])]  # its twin and the two teardown canaries (tcan50, can52)
 
 
 

@@ -92,4 +92,4 @@ def test_a_twin_the_parent_passes_is_never_planted(titles: Titles, tmp_path: Pat
         assert (g.outcome, g.twin_hits, g.canary) == ("tests_failed", 0, None), (seed, g, ran)
         assert ran == ["failed", "failed"] and not confirmed, (seed, ran)
     # seed 0's twin "don't look back" is farther from the parent's output than its original (atk29): drawn again
-    assert g.canaries == 2 and g.canary_seed != OTHER_VALUE, g  # a twin and the teardown canary (tcan50)
+    assert g.canaries == 3 and g.canary_seed != OTHER_VALUE, g  # a twin and the two teardown canaries (can52)

@@ -67,8 +67,8 @@ def test_a_real_fix_is_solved_and_fails_the_twin_under_its_id(circles: FixTask, 
     assert g.outcome == "solved", g.error
     planted = json.loads((tmp_path / "out" / CANARIES_FILE).read_text())
     assert planted["placement"] == {F2P[0]: planted["placement"][F2P[0]]} and not planted["targets"], planted
-    assert [c["kind"] for c in planted["canaries"]] == ["contradiction", "teardown"] and planted["unprotected"] == [], \
-        planted  # the teardown canary (tcan50) last
+    assert [c["kind"] for c in planted["canaries"]] == ["contradiction", "teardown", "teardown"] \
+        and planted["unprotected"] == [], planted  # the two teardown canaries (tcan50, can52) last
     assert planted["canaries"][0]["node"] == f"{F2P[0]}{TWIN_MARK}1", planted
 
 

@@ -140,7 +140,7 @@ def test_a_real_fix_passes_a_decorated_test_that_rejects_examples(halves: FixTas
         except BwrapUnavailable as exc:
             pytest.skip(str(exc))
     g = _graded(halves, tmp_path, FIXED.replace("def half", "# floor\ndef half"), sandbox)
-    assert (g.outcome, g.failing_p2p, g.canaries) == ("solved", [], 2), g  # a twin, the teardown canary
+    assert (g.outcome, g.failing_p2p, g.canaries) == ("solved", [], 3), g  # a twin, the two teardown canaries
 
 
 @pytest.mark.slow
