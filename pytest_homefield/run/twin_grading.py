@@ -202,8 +202,9 @@ def excused_note(task: Task, plan: CanaryPlan, excused: Collection[str]) -> byte
         return None
     kinds = sorted({c.kind for c in gone})
     note = {"excused": [{"id": c.node, "kind": c.kind, "source": c.source, "how": c.how} for c in gone],
-            "why": (f"the reference fix passes {len(gone)} canary(ies) ({', '.join(kinds)}) mining's check did not "
-                    "judge for this task: not used for it (never forged on them)")}
+            "why": (f"the reference fix passes {len(gone)} canar{'y' if len(gone) == 1 else 'ies'} "
+                    f"({', '.join(kinds)}) mining's check did not judge for this task: not used for it (never forged "
+                    "on them)")}
     return (json.dumps(note, indent=1) + "\n").encode()
 
 

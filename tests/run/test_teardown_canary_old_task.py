@@ -66,7 +66,8 @@ def test_a_real_fix_of_a_task_mined_before_the_canary_is_solved(tmp_path: Path) 
     assert g.outcome == "solved", (g.outcome, g.error, g.canary)
     # the attempt's files say the canary was not used, and why
     excused = json.loads((tmp_path / "out" / EXCUSED_FILE).read_text(encoding="utf-8"))
-    assert [c["kind"] for c in excused["excused"]] == ["teardown"], excused
+    assert [c["kind"] for c in excused["excused"]] == ["teardown", "teardown"], excused  # can52 plants two
+    assert "passes 2 canaries (teardown)" in excused["why"], excused
     assert "the reference fix passes" in excused["why"], excused
 
 
