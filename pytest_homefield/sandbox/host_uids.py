@@ -18,7 +18,14 @@ uid in :func:`lock_dir`, held by ``flock`` for the reaper's life: race-free acro
 workers, given back when the reaper exits, however it exits), hands the sandbox's own folders
 (:attr:`~pytest_homefield.sandbox.bwrap.Policy.owned`: its workspace, ``HOME`` and ``TMPDIR``, a test run's
 output folder and copy) to it before the start (``lchown``, no link followed) and back to its own uid and gid
-once every process of the sandbox is reaped (which clears any set-user-ID bit the sandbox set).
+once every process of the sandbox is reaped (which clears any set-user-ID bit the sandbox set). What it handed
+over is written in the lock file first (one line a folder: its path, owner, device and inode) and wiped once
+all is back: a reaper killed outright (``SIGKILL``, which no handler sees) leaves it there, and the next reaper
+that leases a uid takes every such folder back (its own uid's and every other unheld one's; by descriptor, no
+link followed, only a folder still that uid's with the device and inode written), once no process of that uid
+runs (a uid with a live process is never leased: a survivor's or a stranger's). The outer bubblewrap has a PID
+namespace of its own, whose init dies with it and takes the sandbox along: a reaper killed outright leaves no
+process of the uid running.
 
 Inside, the sandbox is uid 0 as before; files of the host's root show as 65534 (``nobody``), which a test
 checking the owner of a system file sees. Not for a non-root user: bubblewrap maps only the caller's uid, and a
