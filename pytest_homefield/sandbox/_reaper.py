@@ -217,6 +217,8 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], list[int]]:
     if len(rest) > len(SETPRIV_TAIL) + 2 and rest[0] == "--" and len(tail) == len(SETPRIV_TAIL) and \
             all(w == t or (t == UID_MARK and w.isdigit()) for w, t in zip(tail, SETPRIV_TAIL, strict=True)):
         at = 2 + len(SETPRIV_TAIL)
+        if rest[at + 1:at + 2] == ["-i"] and os.path.basename(rest[at]) == "env":  # env -i: no PWD of the outer's
+            at += 2
         inner, inner_fds = args_via_fd(rest[at:])
         rest = [*rest[:at], *inner]
         fds += inner_fds
@@ -224,7 +226,7 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], list[int]]:
 
 
 #: The words of ``setpriv`` after its path in a two-bubblewrap sandbox (``host_uids.setpriv_argv``), the leased
-#: uid's place marked by :data:`UID_MARK`.
+#: uid's place marked by :data:`UID_MARK`; ``env -i`` may follow them.
 UID_MARK = "@homefield-uid"
 SETPRIV_TAIL = ["--reuid", UID_MARK, "--regid", UID_MARK, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
                 "--"]

@@ -78,17 +78,32 @@ def test_no_sandbox_starts_when_every_uid_of_the_pool_is_leased(tmp_path: Path,
     assert b.says("print('ran')").strip() == "ran"
 
 
-def test_the_pool_is_off_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset, empty or ``0``: no pool; a setting that is no ``BASE:COUNT`` of uids is refused."""
-    for value in ("", "0"):
+def test_the_pool_is_roots_default_and_off_when_set_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As root with ``setpriv`` (the machine's accounts holding none of its uids): unset or empty, the default pool;
+    ``0`` or ``off``: none; a setting that is no ``BASE:COUNT`` of uids is refused. Not root: none, whatever the
+    setting (before satk52: unset was off)."""
+    for value in ("0", "off"):
         monkeypatch.setenv(host_uids.ENV, value)
         assert host_uids.pool() is None
-    monkeypatch.delenv(host_uids.ENV)
-    assert host_uids.pool() is None
-    if os.geteuid() == 0 and shutil.which("setpriv"):
+    root = os.geteuid() == 0 and shutil.which("setpriv") is not None
+    for value in ("", None):
+        if value is None:
+            monkeypatch.delenv(host_uids.ENV)
+        else:
+            monkeypatch.setenv(host_uids.ENV, value)
+        assert host_uids.pool() == (host_uids.DEFAULT_POOL if root and host_uids.pool_is_free(*host_uids.DEFAULT_POOL)
+                                    else None)
+    if root:
         monkeypatch.setenv(host_uids.ENV, "0:5")
         with pytest.raises(ValueError):
             host_uids.pool()
+
+
+def test_a_pool_an_account_or_group_holds_is_not_free() -> None:
+    """The machine's root account (uid and gid 0) and the account ``nobody`` (65534) hold an id of a pool that
+    covers them: not free; the ranges around them are."""
+    assert not host_uids.pool_is_free(0, 1)
+    assert not host_uids.pool_is_free(65530, 10)
 
 
 def uid_runs(uid: int) -> bool:
