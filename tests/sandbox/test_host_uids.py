@@ -217,3 +217,35 @@ def test_the_take_back_waits_for_the_uids_processes_and_leaves_another_folder_al
     assert owners == {"kept": 0, "kept/sub": 0, "kept/sub/f": 0, "kept/link": 0, "swapped": uid}, owners
     assert target.stat().st_uid == 4242 and os.fstat(fd).st_size == 0
     os.close(fd)
+
+
+def test_a_lease_skips_a_uid_a_process_runs_under_and_takes_back_another_uids_leftovers(tmp_path: Path) -> None:
+    """A pool of three: a process runs under the first (``setpriv``: a stranger's, or a sandbox that outlived its
+    reaper), a killed reaper's journal names a folder handed to the third. The lease is the second uid; on the way
+    it takes the third's folder back to root and wipes its journal (unlocked: no reaper holds it)."""
+    import fcntl
+
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv")
+    base = 1900000800
+    locks, left = tmp_path / "locks", tmp_path / "left"
+    locks.mkdir()
+    (left / "sub").mkdir(parents=True)
+    fd = journal_of(locks, base + 2, [left])
+    _reaper.hand_over([str(left)], base + 2, base + 2)
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    proc = subprocess.Popen([setpriv, "--reuid", str(base), "--regid", str(base), "--clear-groups", "sleep", "30"])
+    try:
+        end = time.time() + 10
+        while not uid_runs(base) and time.time() < end:
+            time.sleep(0.01)
+        leased = _reaper.lease(base, 3, str(locks))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert leased is not None and leased[0] == base + 1
+    os.close(leased[1])
+    assert (left.stat().st_uid, (left / "sub").stat().st_uid) == (0, 0)
+    assert (locks / str(base + 2)).stat().st_size == 0
