@@ -57,7 +57,8 @@ ENV = "HOMEFIELD_SANDBOX_UIDS"
 #: ``(BASE, COUNT)`` a root homefield leases from when :data:`ENV` is unset: 1,024 uids in the range systemd
 #: leaves unused (above its containers' 524288…1879048191, below its foreign range 0x7FFE0000), taken only when
 #: no account or group of the machine, nor a subordinate range (``/etc/subuid``, ``/etc/subgid``), holds one of
-#: them (:func:`pool_is_free`); a uid a running process holds is skipped at each lease (``_reaper.lease``).
+#: them and this process's user namespace maps them (:func:`pool_is_free`); a uid a running process holds is
+#: skipped at each lease (``_reaper.lease``).
 DEFAULT_POOL = (1_950_000_000, 1024)
 #: Stands for the leased uid in the argv (``setpriv``'s ``--reuid`` and ``--regid``); the reaper replaces it.
 UID_MARK = "@homefield-uid"
@@ -87,9 +88,19 @@ def pool() -> tuple[int, int] | None:
 @functools.lru_cache(maxsize=8)
 def pool_is_free(base: int, count: int) -> bool:
     """Whether no account (``pwd``) or group (``grp``) of the machine has an id of ``base`` … ``base+count-1``
-    and no subordinate range of ``/etc/subuid`` or ``/etc/subgid`` (``NAME:START:COUNT`` lines) meets them;
-    read once a process."""
+    and no subordinate range of ``/etc/subuid`` or ``/etc/subgid`` (``NAME:START:COUNT`` lines) meets them, and
+    this process's user namespace maps them all (``/proc/self/uid_map`` and ``gid_map``: root of a container
+    that maps 65,536 uids cannot ``setpriv`` to one past them, and no sandbox would start); read once a
+    process."""
     ids = range(base, base + count)
+    for name in ("/proc/self/uid_map", "/proc/self/gid_map"):
+        try:
+            with open(name, encoding="ascii") as f:
+                spans = [[int(x) for x in line.split()] for line in f if len(line.split()) == 3]
+        except (OSError, ValueError):
+            return False
+        if not any(inside <= base and base + count <= inside + n for inside, _, n in spans):
+            return False
     if any(e.pw_uid in ids or e.pw_gid in ids for e in pwd.getpwall()) or any(e.gr_gid in ids for e in grp.getgrall()):
         return False
     for name in ("/etc/subuid", "/etc/subgid"):

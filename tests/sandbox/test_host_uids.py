@@ -13,6 +13,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -104,6 +105,21 @@ def test_a_pool_an_account_or_group_holds_is_not_free() -> None:
     covers them: not free; the ranges around them are."""
     assert not host_uids.pool_is_free(0, 1)
     assert not host_uids.pool_is_free(65530, 10)
+
+
+def test_a_pool_the_user_namespace_does_not_map_is_not_free() -> None:
+    """Root of a user namespace that maps its own uid alone (``unshare --map-root-user``, as a container that maps
+    65,536 uids): the default pool is not free there (``setpriv`` to one of its uids would fail: no sandbox would
+    start), so a root homefield there keeps one uid for its sandboxes."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("needs unshare")
+    ask = "from pytest_homefield.sandbox import host_uids as h; print(h.pool_is_free(*h.DEFAULT_POOL))"
+    inside = subprocess.run([unshare, "--user", "--map-root-user", sys.executable, "-c", ask], capture_output=True,
+                            text=True, timeout=60)
+    if inside.returncode != 0 and "unshare" in inside.stderr:
+        pytest.skip(f"no user namespace here: {inside.stderr.strip()[-200:]}")
+    assert inside.stdout.strip() == "False", inside.stdout + inside.stderr
 
 
 def uid_runs(uid: int) -> bool:
