@@ -36,7 +36,9 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BA
   pool whose lock file in ``DIR`` it can ``flock`` (held until it exits; none: ``E11``, the command does not
   start), puts it in place of each ``@homefield-uid`` of ``ARGV`` (``setpriv``'s), hands the folders of ``own``
   (their paths' bytes in hex) to it before the start and back to each folder's owner once every process is
-  reaped (:func:`hand_over`: ``lchown`` by descriptor, no link followed), and moves the inner bubblewrap's
+  reaped (:func:`hand_over`: ``lchown`` by descriptor, no link followed), with a journal of them in the lock file
+  meanwhile (:func:`journal`; left by a reaper killed outright, the next lease takes them back: :func:`take_back`;
+  a uid a running process holds is never leased), and moves the inner bubblewrap's
   ``--args`` behind ``setpriv`` into memfds too;
 * when the command exits: kills whatever it left behind, reaps it, and exits with the command's
   status (or re-raises the command's terminating signal);
@@ -215,6 +217,8 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], list[int]]:
     if len(rest) > len(SETPRIV_TAIL) + 2 and rest[0] == "--" and len(tail) == len(SETPRIV_TAIL) and \
             all(w == t or (t == UID_MARK and w.isdigit()) for w, t in zip(tail, SETPRIV_TAIL, strict=True)):
         at = 2 + len(SETPRIV_TAIL)
+        if rest[at + 1:at + 2] == ["-i"] and os.path.basename(rest[at]) == "env":  # env -i: no PWD of the outer's
+            at += 2
         inner, inner_fds = args_via_fd(rest[at:])
         rest = [*rest[:at], *inner]
         fds += inner_fds
@@ -222,60 +226,139 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], list[int]]:
 
 
 #: The words of ``setpriv`` after its path in a two-bubblewrap sandbox (``host_uids.setpriv_argv``), the leased
-#: uid's place marked by :data:`UID_MARK`.
+#: uid's place marked by :data:`UID_MARK`; ``env -i`` may follow them.
 UID_MARK = "@homefield-uid"
 SETPRIV_TAIL = ["--reuid", UID_MARK, "--regid", UID_MARK, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
                 "--"]
 
 
 def lease(base: int, count: int, folder: str) -> tuple[int, int] | None:
-    """``(uid, fd)``: the first uid of ``base`` … ``base+count-1`` whose lock file in ``folder`` this process
-    could lock (``flock``, held while ``fd`` is open: until this process exits), else ``None``."""
+    """``(uid, fd)``: the first uid of ``base`` … ``base+count-1`` that no running process holds
+    (:func:`running_uids`) and whose lock file in ``folder`` this process could lock (``flock``, held while ``fd``
+    is open: until this process exits) and, when a killed reaper left a journal there, take back
+    (:func:`take_back`); else ``None``. Every other lock file of the pool that holds a journal and is not locked
+    is taken back on the way (locked for that moment only)."""
     import fcntl
+    try:
+        with os.scandir(folder) as entries:
+            sizes = {int(e.name): e.stat(follow_symlinks=False).st_size for e in entries
+                     if e.name.isdigit() and base <= int(e.name) < base + count}
+    except OSError:
+        sizes = {}
+    busy = running_uids(base, base + count)
+    leased: tuple[int, int] | None = None
     for uid in range(base, base + count):
+        if uid in busy or (leased is not None and not sizes.get(uid)):
+            continue
         try:
             fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return uid, fd
         except OSError:
             os.close(fd)
-    return None
+            continue
+        if not take_back(fd, uid) or leased is not None:
+            os.close(fd)
+        else:
+            leased = (uid, fd)
+    return leased
 
 
-def owner(path: str) -> tuple[int, int] | None:
-    """``(uid, gid)`` of ``path`` (no link followed), ``None`` when it cannot be read."""
+def running_uids(low: int, high: int, *, every_id: bool = False) -> set[int]:
+    """The uids from ``low`` to ``high - 1`` a running process holds: the owner of its ``/proc`` folder (its
+    effective uid; a process that may not be dumped shows its user namespace's root's, or 0), or with
+    ``every_id`` its real, effective, saved and file system uids (``/proc/PID/status``, ten times the cost)."""
+    found: set[int] = set()
+    try:
+        pids = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        try:
+            if not every_id:
+                ids = [os.stat(f"/proc/{pid}").st_uid]
+            else:
+                with open(f"/proc/{pid}/status", "rb") as f:
+                    ids = [int(u) for line in f if line.startswith(b"Uid:") for u in line.split()[1:]]
+        except (OSError, ValueError):
+            continue
+        found.update(u for u in ids if low <= u < high)
+    return found
+
+
+def journal(fd: int, paths: list[str], owners: list[tuple[int, int, int, int] | None]) -> None:
+    """Write into the lease's lock file ``fd`` what is handed to its uid: a line a folder of ``paths`` whose
+    ``owners`` (:func:`owner`) is known, ``HEX UID GID DEV INO`` (the path's bytes in hex; the folder's owner,
+    group, device and inode); :func:`take_back` reads it should this process be killed before it wipes it."""
+    lines = [f"{os.fsencode(p).hex()} {' '.join(map(str, was))}\n" for p, was in zip(paths, owners, strict=True)
+             if was is not None]
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, "".join(lines).encode(), 0)
+
+
+def take_back(fd: int, uid: int) -> bool:
+    """What a killed reaper left handed to ``uid`` (the journal in its lock file ``fd``, locked by this process):
+    each folder of it that is still ``uid``'s and the same device and inode, and every entry in it, back to its
+    owner and group (:func:`hand_over`, no link followed), then the journal wiped; ``True``. ``False`` (nothing
+    done) when a process of ``uid`` still runs (:func:`running_uids` with every id). ``True`` for no journal."""
+    data = b""
+    while True:
+        chunk = os.pread(fd, 65536, len(data))
+        if not chunk:
+            break
+        data += chunk
+    if not data.strip():
+        return True
+    if running_uids(uid, uid + 1, every_id=True):
+        return False
+    for line in data.split(b"\n"):
+        parts = line.split()
+        if len(parts) == 5:
+            try:
+                path, ids = os.fsdecode(bytes.fromhex(parts[0].decode())), [int(x) for x in parts[1:]]
+            except ValueError:
+                continue
+            hand_over([path], ids[0], ids[1], expect=(ids[2], ids[3], uid))
+    os.ftruncate(fd, 0)
+    return True
+
+
+def owner(path: str) -> tuple[int, int, int, int] | None:
+    """``(uid, gid, device, inode)`` of ``path`` (no link followed), ``None`` when it cannot be read."""
     try:
         st = os.lstat(path)
     except OSError:
         return None
-    return st.st_uid, st.st_gid
+    return st.st_uid, st.st_gid, st.st_dev, st.st_ino
 
 
-def hand_over(paths: list[str], uid: int, gid: int) -> None:
+def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, int] | None = None) -> None:
     """Every entry of the folders ``paths`` and the folders themselves owned by ``uid`` and ``gid``: ``lchown``
     (no link followed) while walking by descriptor, depth first (``O_NOFOLLOW`` opens, ``dir_fd``; one
-    descriptor a level open at once), so a link or a folder swapped for one leads nowhere outside; an entry that
-    vanishes or cannot be changed is left as it is (a folder past the descriptors this process may hold: its
-    entries too)."""
+    descriptor a level open at once), so a link or a folder swapped for one leads nowhere outside; a folder of
+    ``paths`` itself last (a walk cut short leaves it as it was); an entry that vanishes or cannot be changed is
+    left as it is (a folder past the descriptors this process may hold: its entries too). With ``expect``
+    (``(device, inode, owner)``) a folder of ``paths`` that is another is left alone."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     for path in paths:
         try:
             top = os.open(path, flags)
         except OSError:
             continue
-        try:
-            os.chown(top, uid, gid)
-        except OSError:
-            pass
+        if expect is not None:
+            st = os.fstat(top)
+            if (st.st_dev, st.st_ino, st.st_uid) != expect:
+                os.close(top)
+                continue
         stack: list[tuple[int, list[tuple[str, bool]]]] = [(top, _entries(top))]
         while stack:
             fd, names = stack[-1]
             if not names:
-                os.close(fd)
                 stack.pop()
+                if stack:
+                    os.close(fd)
                 continue
             name, is_dir = names.pop()
             try:
@@ -288,6 +371,11 @@ def hand_over(paths: list[str], uid: int, gid: int) -> None:
                 except OSError:
                     continue
                 stack.append((child, _entries(child)))
+        try:
+            os.chown(top, uid, gid)
+        except OSError:
+            pass
+        os.close(top)
 
 
 def _entries(fd: int) -> list[tuple[str, bool]]:
@@ -535,7 +623,8 @@ def main(argv: list[str]) -> int:
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     owned: list[str] = []
-    owners: list[tuple[int, int] | None] = []
+    owners: list[tuple[int, int, int, int] | None] = []
+    leased: tuple[int, int] | None = None
     if "uid" in options:  # a sandbox under a host uid of its own (host_uids): leased for this process's life
         base, count, folder = options["uid"].split(":", 2)
         leased = lease(int(base), int(count), folder)
@@ -546,6 +635,7 @@ def main(argv: list[str]) -> int:
         cmd = [str(uid) if word == UID_MARK else word for word in cmd]
         owned = [os.fsdecode(bytes.fromhex(h)) for h in options.get("own", "").split(",") if h]
         owners = [owner(p) for p in owned]
+        journal(leased[1], owned, owners)  # a SIGKILL from here on: the next lease takes them back (take_back)
         hand_over(owned, uid, uid)
     try:
         status = _main(cmd, options, fd, keep, child_setup, pending, armed, grace, cgroups)
@@ -553,7 +643,9 @@ def main(argv: list[str]) -> int:
         # every process of the sandbox is reaped: each folder, and all it holds now, back to the folder's owner
         for path, was in zip(owned, owners, strict=True):
             if was is not None:
-                hand_over([path], *was)
+                hand_over([path], was[0], was[1])
+        if leased is not None:
+            os.ftruncate(leased[1], 0)
     return exit_like(status)
 
 

@@ -226,8 +226,11 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
         # mounting its own) and /dev under the files, as the inner finds them; the inner: its own /proc, /dev and
         # tmpfs folders, and again the binds they cover (from the outer's root)
         points = [a for t in policy.tmpfs for a in ("--dir", str(t))]  # the inner's tmpfs folders: root's
+        # and a PID namespace of its own, whose init dies with the outer (--die-with-parent, root's: no uid
+        # change clears it) and takes every process of it along: the inner bubblewrap, the uid's, outlived a
+        # reaper killed outright otherwise (init's child; its own parent death signal did not hold, satk52)
         outer = ["--bind", "/proc", "/proc", "--dev", "/dev", *_parents_args([*files, *bind_args, *points]),
-                 *points, *files, *bind_args, *mask_args, "--die-with-parent"]
+                 *points, *files, *bind_args, *mask_args, "--unshare-pid", "--die-with-parent"]
         covered = [str(t) for t in policy.tmpfs] + ["/dev"]
         again = [a for _, opt, src, p in ordered if _under(p, covered) for a in (opt, src, p)]
         inner = ["--bind", "/", "/", "--proc", "/proc", *_proc_masks(args_fd), *dev, *tmpfs, *again, *spaces,

@@ -1,4 +1,5 @@
-"""Each sandbox under a host uid of its own (satk48; opt-in: ``HOMEFIELD_SANDBOX_UIDS=BASE:COUNT``, root only).
+"""Each sandbox under a host uid of its own (satk48; root's default since satk52: :data:`DEFAULT_POOL`, set or turned
+off by ``HOMEFIELD_SANDBOX_UIDS``).
 
 Some of the kernel's per-user quotas have no user namespace level: pipe buffers (``fs.pipe-user-pages-soft``),
 epoll watches (``fs.epoll.max_user_watches``) and file descriptors in flight over Unix sockets (checked against
@@ -8,7 +9,7 @@ that holds them all takes them from every other process of that uid while it run
 concurrent sandbox (and for the last two from the machine's root itself). No limit of a process bounds them; a
 host uid per sandbox does: what a sandbox holds is then charged to a uid that no other process has.
 
-With the variable set and homefield running as root, :func:`~pytest_homefield.sandbox.bwrap.bwrap_argv` builds a
+With homefield running as root (the pool: :func:`pool`), :func:`~pytest_homefield.sandbox.bwrap.bwrap_argv` builds a
 sandbox of two bubblewraps: the outer one, run by root, makes the sandbox's filesystem (it can bind what only
 root reaches, an interpreter under ``/root/.pyenv``), and runs ``setpriv`` to the leased uid (no group, no
 capability, an empty bounding set), which runs the inner one, unprivileged: the user namespace (owned by the
@@ -18,27 +19,47 @@ uid in :func:`lock_dir`, held by ``flock`` for the reaper's life: race-free acro
 workers, given back when the reaper exits, however it exits), hands the sandbox's own folders
 (:attr:`~pytest_homefield.sandbox.bwrap.Policy.owned`: its workspace, ``HOME`` and ``TMPDIR``, a test run's
 output folder and copy) to it before the start (``lchown``, no link followed) and back to its own uid and gid
-once every process of the sandbox is reaped (which clears any set-user-ID bit the sandbox set).
+once every process of the sandbox is reaped (which clears any set-user-ID bit the sandbox set). What it handed
+over is written in the lock file first (one line a folder: its path, owner, device and inode) and wiped once
+all is back: a reaper killed outright (``SIGKILL``, which no handler sees) leaves it there, and the next reaper
+that leases a uid takes every such folder back (its own uid's and every other unheld one's; by descriptor, no
+link followed, only a folder still that uid's with the device and inode written), once no process of that uid
+runs (a uid with a live process is never leased: a survivor's or a stranger's). The outer bubblewrap has a PID
+namespace of its own, whose init dies with it and takes the sandbox along: a reaper killed outright leaves no
+process of the uid running.
 
-Inside, the sandbox is uid 0 as before; files of the host's root show as 65534 (``nobody``), which a test
-checking the owner of a system file sees. Not for a non-root user: bubblewrap maps only the caller's uid, and a
-subordinate uid (``newuidmap``, ``/etc/subuid``) is no real uid of the caller's: giving a sandbox one needs a
-user namespace made through ``newuidmap`` around the outer bubblewrap, which is not built.
+Inside, the sandbox is uid 0 as before, and its own folders (a test run's copy, ``HOME``, ``TMPDIR``) are its
+own; files of the host's root (the system, the interpreter, read-only binds) show as 65534 (``nobody``), which
+a test checking the owner of a system file sees (satk52 measured: see contracts §9). Not for a non-root user:
+bubblewrap maps only the caller's uid, and a subordinate uid (``newuidmap``, ``/etc/subuid``) is no real uid of
+the caller's: giving a sandbox one needs a user namespace made through ``newuidmap`` around the outer
+bubblewrap, which is not built.
 """
 
 from __future__ import annotations
 
+import functools
+import grp
 import os
+import pwd
 import shutil
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["ENV", "UID_MARK", "OWN_MARK", "pool", "lock_dir", "setpriv_argv", "marked", "split_mark"]
+__all__ = ["ENV", "DEFAULT_POOL", "UID_MARK", "OWN_MARK", "pool", "pool_is_free", "lock_dir", "setpriv_argv", "marked",
+           "split_mark"]
 
 #: The setting: ``BASE:COUNT``, the uids ``BASE`` … ``BASE+COUNT-1`` (no account, no file of the host's may have
-#: them: the sandbox can read and write whatever they own). Unset, empty or ``0``: off.
+#: them: the sandbox can read and write whatever they own). Unset or empty: :data:`DEFAULT_POOL`; ``0`` or
+#: ``off``: off (every sandbox of a root homefield root's, as before satk52).
 ENV = "HOMEFIELD_SANDBOX_UIDS"
+#: ``(BASE, COUNT)`` a root homefield leases from when :data:`ENV` is unset: 1,024 uids in the range systemd
+#: leaves unused (above its containers' 524288…1879048191, below its foreign range 0x7FFE0000), taken only when
+#: no account or group of the machine, nor a subordinate range (``/etc/subuid``, ``/etc/subgid``), holds one of
+#: them and this process's user namespace maps them (:func:`pool_is_free`); a uid a running process holds is
+#: skipped at each lease (``_reaper.lease``).
+DEFAULT_POOL = (1_950_000_000, 1024)
 #: Stands for the leased uid in the argv (``setpriv``'s ``--reuid`` and ``--regid``); the reaper replaces it.
 UID_MARK = "@homefield-uid"
 #: In front of a sandbox's argv (:func:`marked`): the folders handed to its uid.
@@ -48,17 +69,53 @@ LOCK_DIR = Path("/run/homefield-uids") if os.path.isdir("/run") else Path("/tmp/
 
 
 def pool() -> tuple[int, int] | None:
-    """``(BASE, COUNT)`` when sandboxes run under a host uid of their own here: :data:`ENV` set, this process
-    root, ``setpriv`` installed; else ``None``. Raises ``ValueError`` for a setting that is no ``BASE:COUNT``
-    of uids from 1 to 2**31-1."""
+    """``(BASE, COUNT)`` when sandboxes run under a host uid of their own here: this process root, ``setpriv``
+    installed, and :data:`ENV` a ``BASE:COUNT`` or unset (then :data:`DEFAULT_POOL`, when :func:`pool_is_free`);
+    else ``None`` (``0`` or ``off``: off). Raises ``ValueError`` for a setting that is no ``BASE:COUNT`` of uids
+    from 1 to 2**31-1."""
     value = os.environ.get(ENV, "").strip()
-    if value in ("", "0") or os.geteuid() != 0 or shutil.which("setpriv") is None:
+    if value in ("0", "off") or os.geteuid() != 0 or shutil.which("setpriv") is None:
         return None
+    if not value:
+        return DEFAULT_POOL if pool_is_free(*DEFAULT_POOL) else None
     base_s, _, count_s = value.partition(":")
     base, count = int(base_s), int(count_s or "1")
     if not (0 < base and 0 < count and base + count <= 2**31 - 1):
         raise ValueError(f"{ENV}={value!r}: not BASE:COUNT of uids from 1 to 2**31-1")
     return base, count
+
+
+@functools.lru_cache(maxsize=8)
+def pool_is_free(base: int, count: int) -> bool:
+    """Whether no account (``pwd``) or group (``grp``) of the machine has an id of ``base`` … ``base+count-1``
+    and no subordinate range of ``/etc/subuid`` or ``/etc/subgid`` (``NAME:START:COUNT`` lines) meets them, and
+    this process's user namespace maps them all (``/proc/self/uid_map`` and ``gid_map``: root of a container
+    that maps 65,536 uids cannot ``setpriv`` to one past them, and no sandbox would start); read once a
+    process."""
+    ids = range(base, base + count)
+    for name in ("/proc/self/uid_map", "/proc/self/gid_map"):
+        try:
+            with open(name, encoding="ascii") as f:
+                spans = [[int(x) for x in line.split()] for line in f if len(line.split()) == 3]
+        except (OSError, ValueError):
+            return False
+        if not any(inside <= base and base + count <= inside + n for inside, _, n in spans):
+            return False
+    if any(e.pw_uid in ids or e.pw_gid in ids for e in pwd.getpwall()) or any(e.gr_gid in ids for e in grp.getgrall()):
+        return False
+    for name in ("/etc/subuid", "/etc/subgid"):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.strip().split(":")
+            if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                start, n = int(parts[1]), int(parts[2])
+                if start < base + count and base < start + n:
+                    return False
+    return True
 
 
 def lock_dir() -> Path:
@@ -76,9 +133,11 @@ def lock_dir() -> Path:
 
 def setpriv_argv() -> list[str]:
     """``setpriv`` to the leased uid (:data:`UID_MARK`) with no supplementary group, no inheritable capability
-    and an empty bounding set, then ``--``."""
+    and an empty bounding set, then ``--`` and ``env -i``: the outer bubblewrap sets ``PWD`` (the host path of
+    the folder it starts in) for what it runs, and the inner one's environment is what its sandbox's PID 1 shows
+    in ``/proc/1/environ`` (empty, as a one-bubblewrap sandbox's; satk52 found the host path there)."""
     return [shutil.which("setpriv") or "setpriv", "--reuid", UID_MARK, "--regid", UID_MARK, "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--"]
+            "--inh-caps=-all", "--bounding-set=-all", "--", shutil.which("env") or "/usr/bin/env", "-i"]
 
 
 def marked(argv: Sequence[str], owned: Sequence[Path | str]) -> list[str]:
@@ -95,5 +154,5 @@ def split_mark(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         return [], list(argv)
     uids = pool()
     if uids is None:
-        raise ValueError(f"a sandbox built for a uid of its own, but {ENV} is off")
+        raise ValueError(f"a sandbox built for a uid of its own, but the pool is off ({ENV})")
     return [f"uid={uids[0]}:{uids[1]}:{lock_dir()}", f"own={argv[0][len(OWN_MARK):]}"], list(argv[1:])

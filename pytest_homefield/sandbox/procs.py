@@ -519,6 +519,8 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
     instance started fresh for one test run or agent, stopped inside the reservation that counted it); an
     instance outliving it (a mining worker's) must not keep it."""
     capped, cmd = split_mark(cmd, box_memory)  # a sandboxed service: its pids and memory cgroups (run_process)
+    leased, cmd = host_uids.split_mark(cmd)  # and a host uid of its own, as run_process's (satk52: it had none)
+    capped += leased
     rfd, wfd = os.pipe()
     pump: Pump | None = None
     if output_cap is not None:

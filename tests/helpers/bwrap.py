@@ -132,6 +132,20 @@ def own_uids(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip("a host uid per sandbox needs root, setpriv and a bubblewrap with --disable-userns")
 
 
+def default_uids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default (``HOMEFIELD_SANDBOX_UIDS`` unset): as root, every sandbox the calling test builds runs under a
+    host uid of its own from the default pool (satk52); skips where that is not the default: not root, no
+    ``setpriv``, an account holding a uid of the pool, or a bubblewrap that cannot close a sandbox to further user
+    namespaces."""
+    from pytest_homefield.sandbox import host_uids
+    from pytest_homefield.sandbox.bwrap import userns_args
+
+    monkeypatch.delenv(host_uids.ENV, raising=False)
+    if host_uids.pool() is None or "--disable-userns" not in userns_args(bwrap_or_skip()):
+        pytest.skip("no host uid per sandbox by default here: needs root, setpriv, a free default pool and a "
+                    "bubblewrap with --disable-userns")
+
+
 def agent_sandbox(tmp_path: Path) -> AgentSandbox:
     """An :class:`AgentSandbox` in ``tmp_path``; skips the calling test where bubblewrap does not work."""
     backend = BwrapBackend(bwrap_or_skip())

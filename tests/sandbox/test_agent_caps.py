@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.sandbox import host_uids
 from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend
 from pytest_homefield.sandbox.bwrap import ARGS_MARK, EMPTY_MARK, BwrapUnavailable, Policy, bwrap_argv, probe
 from pytest_homefield.sandbox.limits import MIB, WriteLimits
@@ -37,7 +38,8 @@ def _by_fd(options: list[str]) -> list[str]:
     return out
 
 
-def test_bwrap_options_can_travel_behind_a_marker(tmp_path: Path) -> None:
+def test_bwrap_options_can_travel_behind_a_marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(host_uids.ENV, "0")  # one bubblewrap (a host uid of its own: test_host_uids.py)
     policy = Policy(cwd=tmp_path, rw=[tmp_path], env={"X": "--"}, tmpfs_bytes=MIB)
     plain = bwrap_argv(["echo", "hi"], policy, bwrap="bwrap")
     _, marked = split_mark(bwrap_argv(["echo", "hi"], policy, bwrap="bwrap", args_fd=True))  # the pids cgroup's

@@ -17,6 +17,7 @@ from helpers.templates import load_template
 import pytest_homefield.sandbox.backends as backends
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.runner import AttemptRunner
+from pytest_homefield.sandbox import host_uids
 from pytest_homefield.sandbox.backends import (
     AgentBox,
     BwrapBackend,
@@ -37,6 +38,13 @@ from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy
 from pytest_homefield.sandbox.relay import HostRelay
 from pytest_homefield.settings import Settings
+
+
+def bare(argv: list[str]) -> list[str]:
+    """``argv`` without the reaper's marks in front: the pids cgroup's (``split_mark``) and a host uid's
+    (``host_uids.OWN_MARK``, root's default since satk52)."""
+    rest = split_mark(argv)[1]
+    return rest[1:] if rest and rest[0].startswith(host_uids.OWN_MARK) else rest
 
 
 def _bwrap() -> str:
@@ -107,7 +115,7 @@ def test_hook_returning_none_falls_back_to_the_configured_backend(tmp_path: Path
     hooked = HookBackend(lambda argv, ctx: None, BwrapBackend(exe))
     (tmp_path / "ws").mkdir()
     w = hooked.wrap_tests(["true"], {"PATH": "/usr/bin"}, TestBox(workdir=tmp_path / "ws", out_dir=tmp_path / "o"))
-    assert w.backend == "bwrap" and split_mark(w.argv)[1][0] == exe  # behind the pids cgroup's mark, if any
+    assert w.backend == "bwrap" and bare(w.argv)[0] == exe  # behind the pids cgroup's mark and a host uid's, if any
     assert hooked.configured == "bwrap" and hooked.name == "hook"
 
 
@@ -220,7 +228,7 @@ def test_template_leaves_allowlisted_agents_to_bubblewrap(tmp_path: Path) -> Non
                               relay=relay, proxy=proxy))
     try:
         listed = hooked.wrap_agent(["true"], env, boxes[0])
-        assert listed.backend == "bwrap" and split_mark(listed.argv)[1][0] == exe and "--unshare-net" in listed.argv
+        assert listed.backend == "bwrap" and bare(listed.argv)[0] == exe and "--unshare-net" in listed.argv
         assert any(a.startswith("HTTPS_PROXY") or a == "HTTPS_PROXY" for a in listed.argv)
         empty = hooked.wrap_agent(["true"], env, boxes[1])
         assert empty.backend == "hook" and empty.argv[empty.argv.index("--network") + 1] == "none"

@@ -67,8 +67,8 @@ def test_a_sandbox_spinning_in_many_sessions_leaves_the_one_beside_it_its_share(
         outs[name] = tmp_path / f"{name}.out"
 
     def run(name: str) -> None:
-        argv = bwrap_argv([python3, str(tmp_path / f"{name}.py")], Policy(cwd=tmp_path, ro=[tmp_path]), bwrap=exe,
-                          args_fd=True)
+        policy = Policy(cwd=tmp_path, ro=[tmp_path], owned=[tmp_path])  # owned: a host uid of its own reads it
+        argv = bwrap_argv([python3, str(tmp_path / f"{name}.py")], policy, bwrap=exe, args_fd=True)
         run_process(argv, cwd=tmp_path, env=ENV, timeout_s=90, stdout_path=outs[name])
 
     hog = threading.Thread(target=run, args=("hog",))

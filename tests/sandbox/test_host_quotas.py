@@ -18,11 +18,10 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.bwrap import AgentSandbox, agent_sandbox, bwrap_or_skip, graded_says, own_uids
+from helpers.bwrap import AgentSandbox, agent_sandbox, bwrap_or_skip, default_uids, graded_says
 
 from pytest_homefield.sandbox.bwrap import python_paths
 
@@ -240,10 +239,13 @@ sys.stdin.read()
                                        "namespace level): once a sandbox holds fs.pipe-user-pages-soft pages "
                                        "(16,384: 1,024 pipes' read ends) every new pipe of a process of that uid "
                                        "without CAP_SYS_RESOURCE, a concurrent sandbox's among them, holds 8 KiB, "
-                                       "not 64 KiB, while it runs (a child that writes 20 KB before its parent "
-                                       "reads then blocks until the test times out); no limit of a process bounds "
-                                       "it: the default, sandboxes of one uid (HOMEFIELD_SANDBOX_UIDS unset; set, "
-                                       "test_a_sandbox_cannot_shrink_another_sandboxs_pipes passes)")
+                                       "not 64 KiB, while it runs; no limit of a process bounds it. Closed for a "
+                                       "root homefield by default (satk52: "
+                                       "test_a_sandbox_cannot_shrink_another_sandboxs_pipes); open where sandboxes "
+                                       "share a uid: a homefield run by a user that is not root (this test: "
+                                       "setpriv to one uid for both), or HOMEFIELD_SANDBOX_UIDS=0. The same holds "
+                                       "for epoll watches, descriptors in flight, fanotify groups, io_uring's "
+                                       "locked memory and inotify instances (contracts §9)")
 def test_sandboxes_of_one_uid_shrink_each_others_pipes(tmp_path: Path) -> None:
     """Run as a uid of its own (64996: the machine's root and its other sandboxes keep their pipes): sandbox A
     holds 1,100 pipes; sandbox B, of the same uid, must still get a pipe of 64 KiB."""
@@ -304,10 +306,10 @@ PIPE_SIZE = "import fcntl, os\nr, w = os.pipe()\nprint(fcntl.fcntl(w, 1032))"
 
 
 def test_a_sandbox_cannot_shrink_another_sandboxs_pipes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each sandbox under a host uid of its own (host_uids): sandbox A holds 1,100 pipes (17,600 pages, past
+    """Root's default, a host uid per sandbox (satk52): sandbox A holds 1,100 pipes (17,600 pages, past
     ``fs.pipe-user-pages-soft``); sandbox B must still get a pipe of 64 KiB. Sharing a uid, B got 8 KiB
     (test_sandboxes_of_one_uid_shrink_each_others_pipes)."""
-    own_uids(monkeypatch)
+    default_uids(monkeypatch)
     a, b = two_sandboxes(tmp_path)
     with a.holding(PIPES_HELD) as (held, codes):
         code = b.run(PIPE_SIZE, name="other")
@@ -354,14 +356,14 @@ except OSError as exc:
 
 def test_a_sandbox_cannot_stop_another_sandbox_passing_descriptors(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each sandbox under a host uid of its own (host_uids): sandbox A keeps 30,000 descriptors in flight over
+    """Root's default, a host uid per sandbox (satk52): sandbox A keeps 30,000 descriptors in flight over
     Unix sockets; sandbox B must still pass one. The kernel counts descriptors in flight per host uid (its
     ``user_struct``, no user namespace level) and refuses one more to a process without ``CAP_SYS_RESOURCE``
     once the count passes the sender's ``RLIMIT_NOFILE``: sharing root's uid (the default), A held 20,250 and
     B's ``sendmsg`` was ``ETOOMANYREFS`` ("Too many references: cannot splice") while A ran
-    (test_sandboxes_of_one_uid_stop_each_others_descriptors), so a concurrent attempt's graded tests that start
+    (a strict xfail until satk52 made this the default), so a concurrent attempt's graded tests that start
     processes with ``multiprocessing``'s forkserver (Python 3.14's default) failed."""
-    own_uids(monkeypatch)
+    default_uids(monkeypatch)
     a, b = two_sandboxes(tmp_path)
     with a.holding(IN_FLIGHT) as (held, codes):
         code = b.run(SEND_ONE, name="other")
@@ -393,12 +395,12 @@ print("made" if libc.fanotify_init(0x200, 0) >= 0 else errno.errorcode.get(ctype
 
 
 def test_a_sandbox_cannot_take_the_fanotify_groups_of_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each sandbox under a host uid of its own (host_uids): sandbox A makes fanotify groups until refused and
+    """Root's default, a host uid per sandbox (satk52): sandbox A makes fanotify groups until refused and
     holds them; sandbox B and the machine's root must still make one. The kernel charges a group at every user
     namespace level, at the host's to the uid that made the sandbox's namespace (``fs.fanotify.max_user_groups``,
     128): sharing root's, A held 128 and every ``fanotify_init`` of root's, B's and the machine's own, was
-    ``EMFILE`` while A ran (test_sandboxes_of_one_uid_take_each_others_fanotify_groups)."""
-    own_uids(monkeypatch)
+    ``EMFILE`` while A ran (a strict xfail until satk52 made this the default)."""
+    default_uids(monkeypatch)
     a, b = two_sandboxes(tmp_path)
     with a.holding(FANOTIFY) as (held, codes):
         code = b.run(FANOTIFY_ONE, name="other")
@@ -432,83 +434,18 @@ while not os.path.exists("release") and time.time() < end:
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe uses x86_64 system call numbers")
 def test_a_sandbox_cannot_take_the_locked_memory_of_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each sandbox under a host uid of its own (host_uids): sandbox A pins 7 MiB as io_uring buffers and holds
+    """Root's default, a host uid per sandbox (satk52): sandbox A pins 7 MiB as io_uring buffers and holds
     them; sandbox B must still pin 1 MiB. The kernel charges pinned buffers to the host uid (``user_struct``'s
     ``locked_vm``, no user namespace level) and checks the uid's total against the registering process's
     ``RLIMIT_MEMLOCK`` (8 MiB), unless it holds ``CAP_IPC_LOCK``: sharing root's uid, B's registration was
-    ``ENOMEM`` while A ran (test_sandboxes_of_one_uid_take_each_others_locked_memory)."""
-    own_uids(monkeypatch)
+    ``ENOMEM`` while A ran (a strict xfail until satk52 made this the default)."""
+    default_uids(monkeypatch)
     a, b = two_sandboxes(tmp_path)
     with a.holding(URING.replace("int(sys.argv[1])", "7")) as (held, codes):
         code = b.run(URING, "1", "now", name="other")
     assert codes == [0] and held == "pinned", (held, (tmp_path / "a" / "agent.err").read_text())
     assert code == 0 and (tmp_path / "b" / "other.out").read_text().strip() == "pinned", \
         (tmp_path / "b" / "other.out").read_text() + (tmp_path / "b" / "other.err").read_text()
-
-
-def one_uid(tmp_path: Path, uid: int, programs: dict[str, str]) -> tuple[Path, Callable[..., list[str]]]:
-    """A folder (in ``/tmp``: pytest's ``tmp_path`` is no other uid's to reach) holding ``programs`` (file name:
-    text), and the argv of a sandbox running ``/usr/bin/python3 name args…`` there as host uid ``uid`` with
-    ``setpriv`` (every sandbox of the default shares one host uid: root's, or the user's); skips where that cannot
-    be."""
-    import tempfile
-
-    from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
-
-    exe = bwrap_or_skip()
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None or not os.path.exists("/usr/bin/python3"):
-        pytest.skip("needs root, setpriv and /usr/bin/python3 to run the sandboxes as a uid of their own")
-    ws = Path(tempfile.mkdtemp(prefix="hf-one-uid-", dir="/tmp"))
-    ws.chmod(0o777)
-    for name, text in programs.items():
-        (ws / name).write_text(text)
-    user = [setpriv, "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--inh-caps=-all"]
-
-    def argv(*command: str) -> list[str]:
-        return [*user, *bwrap_argv(["/usr/bin/python3", *command], Policy(cwd=ws, rw=[ws]), bwrap=exe, masks=False)]
-
-    return ws, argv
-
-
-def while_one_holds(tmp_path: Path, uid: int, hold: str, one: str, *args: str,
-                    ready: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Sandbox A, as host uid ``uid`` (:func:`one_uid`), runs program ``hold`` until its first line (``ready``, or
-    any line when ``None``); then sandbox B of the same uid runs program ``one`` with ``args``: B's run, once A is
-    released (a ``release`` file) and reaped. Skips when A prints no such line (the kernel or the machine lacks
-    what it holds)."""
-    ws, argv = one_uid(tmp_path, uid, {"hold.py": hold, "one.py": one})
-    holder = subprocess.Popen(argv("hold.py"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
-    try:
-        assert holder.stdout is not None
-        first = holder.stdout.readline().strip()
-        if not first or (ready is not None and first != ready):
-            pytest.skip(f"sandbox A held nothing as uid {uid} here: {holder.communicate(timeout=30)[1][-300:]}")
-        return subprocess.run(argv("one.py", *args), capture_output=True, text=True, timeout=60, cwd=ws)
-    finally:
-        (ws / "release").write_text("")
-        holder.communicate(timeout=60)
-        shutil.rmtree(ws, ignore_errors=True)
-
-
-@pytest.mark.xfail(strict=True, reason="satk48: descriptors in flight over Unix sockets count per host uid (no user "
-                                       "namespace level) against the sender's RLIMIT_NOFILE: the default, "
-                                       "sandboxes of one uid (HOMEFIELD_SANDBOX_UIDS unset)")
-def test_sandboxes_of_one_uid_stop_each_others_descriptors(tmp_path: Path) -> None:
-    """Run as a uid of their own (64993: the machine's root keeps its count): sandbox A keeps descriptors in
-    flight; sandbox B, of the same uid, must still pass one. Now: ``Too many references: cannot splice``."""
-    other = while_one_holds(tmp_path, 64993, IN_FLIGHT, SEND_ONE)
-    assert other.stdout.strip() == "sent", other.stdout + other.stderr
-
-
-@pytest.mark.xfail(strict=True, reason="satk48: fanotify groups are charged at the host's level to the uid that made "
-                                       "the sandbox's user namespace (fs.fanotify.max_user_groups, 128): the "
-                                       "default, sandboxes of one uid (HOMEFIELD_SANDBOX_UIDS unset)")
-def test_sandboxes_of_one_uid_take_each_others_fanotify_groups(tmp_path: Path) -> None:
-    """Run as a uid of their own (64992: the machine's root keeps its groups): sandbox A holds every fanotify
-    group it can make; sandbox B, of the same uid, must still make one. Now: ``EMFILE``."""
-    other = while_one_holds(tmp_path, 64992, FANOTIFY, FANOTIFY_ONE)
-    assert other.stdout.strip() == "made", other.stdout + other.stderr
 
 
 #: Makes 5,000 pipes, then epoll instances, each watching all 10,000 ends, until the kernel refuses a watch or
@@ -540,50 +477,6 @@ except OSError as exc:
 """
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="satk46: epoll watches are charged to the host uid's user_struct (no user "
-                                       "namespace level, no capability exempts root) up to fs.epoll.max_user_watches "
-                                       "(5,491,645 here, about 1 GB of kernel memory, under an agent's 4 GiB cap): a "
-                                       "sandbox took them all in 42 s and every epoll_ctl of its uid failed with "
-                                       "ENOSPC while it ran, asyncio.run of a concurrent sandbox's tests and of the "
-                                       "user's own processes (as root: every root process of the machine, "
-                                       "homefield's proxy among them); no limit of a process bounds it: the "
-                                       "default, sandboxes of one uid (HOMEFIELD_SANDBOX_UIDS unset; set, "
-                                       "test_a_sandbox_under_a_uid_of_its_own_leaves_epoll_to_others passes)")
-def test_a_sandbox_cannot_take_its_users_epoll_watches(tmp_path: Path) -> None:
-    """Run as a uid of its own (64994: the machine's root keeps its watches): sandbox A takes every epoll watch it
-    can and holds them; sandbox B, of the same uid, must still run an asyncio loop. About 45 s."""
-    import tempfile
-
-    from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
-
-    exe = bwrap_or_skip()
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None or not os.path.exists("/usr/bin/python3"):
-        pytest.skip("needs root, setpriv and /usr/bin/python3 to run the sandboxes as a uid of their own")
-    ws = Path(tempfile.mkdtemp(prefix="hf-epoll-", dir="/tmp"))  # that uid reaches it (pytest's tmp_path: no)
-    ws.chmod(0o777)
-    (ws / "epoll.py").write_text(EPOLL)
-    (ws / "loop.py").write_text(ASYNCIO)
-    user = [setpriv, "--reuid", "64994", "--regid", "64994", "--clear-groups", "--inh-caps=-all"]
-
-    def argv(*command: str) -> list[str]:
-        return [*user, *bwrap_argv(["/usr/bin/python3", *command], Policy(cwd=ws, rw=[ws]), bwrap=exe, masks=False)]
-
-    holder = subprocess.Popen(argv("epoll.py", "6000000"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, cwd=ws)
-    try:
-        assert holder.stdout is not None
-        taken = holder.stdout.readline().strip()
-        if not taken:
-            pytest.skip(f"bubblewrap does not run as uid 64994 here: {holder.communicate(timeout=30)[1][-300:]}")
-        other = subprocess.run(argv("loop.py"), input="", capture_output=True, text=True, timeout=60, cwd=ws)
-        assert other.stdout.strip() == "ok", (taken, other.stdout, other.stderr[-500:])  # now: No space left on device
-    finally:
-        holder.communicate("", timeout=60)
-        shutil.rmtree(ws, ignore_errors=True)
-
-
 #: :data:`EPOLL` until ``release`` appears (90 s at most) rather than its stdin's end.
 EPOLL_HELD = EPOLL.replace("sys.stdin.read()", """import time
 end = time.time() + 90
@@ -594,24 +487,13 @@ while not os.path.exists("release") and time.time() < end:
 @pytest.mark.slow
 def test_a_sandbox_under_a_uid_of_its_own_leaves_epoll_to_others(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each sandbox under a host uid of its own (host_uids): sandbox A takes every epoll watch it can and holds
+    """Root's default, a host uid per sandbox (satk52): sandbox A takes every epoll watch it can and holds
     them; sandbox B must still run an asyncio loop. Sharing a uid, B's was ``No space left on device``
-    (test_a_sandbox_cannot_take_its_users_epoll_watches). About 45 s."""
-    own_uids(monkeypatch)
+    (a strict xfail until satk52 made this the default). About 45 s."""
+    default_uids(monkeypatch)
     a, b = two_sandboxes(tmp_path)
     with a.holding(EPOLL_HELD) as (taken, codes):
         code = b.run(ASYNCIO, name="other")
     assert taken and int(taken.split()[0]) > 1000000, (taken, (tmp_path / "a" / "agent.err").read_text())
     assert code == 0 and (tmp_path / "b" / "other.out").read_text().strip() == "ok", \
         (tmp_path / "b" / "other.out").read_text() + (tmp_path / "b" / "other.err").read_text()
-
-
-@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe uses x86_64 system call numbers")
-@pytest.mark.xfail(strict=True, reason="satk48: io_uring's pinned buffers count per host uid (locked_vm, no user "
-                                       "namespace level) against the registering process's RLIMIT_MEMLOCK: the "
-                                       "default, sandboxes of one uid (HOMEFIELD_SANDBOX_UIDS unset)")
-def test_sandboxes_of_one_uid_take_each_others_locked_memory(tmp_path: Path) -> None:
-    """Run as a uid of their own (64991: the machine's root keeps its count): sandbox A pins 7 MiB; sandbox B, of
-    the same uid, must still pin 1 MiB. Now: ``ENOMEM``."""
-    other = while_one_holds(tmp_path, 64991, URING.replace("int(sys.argv[1])", "7"), URING, "1", "now", ready="pinned")
-    assert other.stdout.strip() == "pinned", other.stdout + other.stderr

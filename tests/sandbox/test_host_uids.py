@@ -10,14 +10,18 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import stat
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 from helpers.bwrap import agent_sandbox, own_uids
 
-from pytest_homefield.sandbox import host_uids
+from pytest_homefield.sandbox import _reaper, host_uids
 
 #: Says what the sandbox is (its uid, its workspace's owner and the owner of ``/usr`` as it sees them), then
 #: leaves what the host must undo: a folder with a file, a set-user-ID file and a link to ``argv[1]``.
@@ -75,14 +79,189 @@ def test_no_sandbox_starts_when_every_uid_of_the_pool_is_leased(tmp_path: Path,
     assert b.says("print('ran')").strip() == "ran"
 
 
-def test_the_pool_is_off_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unset, empty or ``0``: no pool; a setting that is no ``BASE:COUNT`` of uids is refused."""
-    for value in ("", "0"):
+def test_the_pool_is_roots_default_and_off_when_set_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As root with ``setpriv`` (the machine's accounts holding none of its uids): unset or empty, the default pool;
+    ``0`` or ``off``: none; a setting that is no ``BASE:COUNT`` of uids is refused. Not root: none, whatever the
+    setting (before satk52: unset was off)."""
+    for value in ("0", "off"):
         monkeypatch.setenv(host_uids.ENV, value)
         assert host_uids.pool() is None
-    monkeypatch.delenv(host_uids.ENV)
-    assert host_uids.pool() is None
-    if os.geteuid() == 0 and shutil.which("setpriv"):
+    root = os.geteuid() == 0 and shutil.which("setpriv") is not None
+    for value in ("", None):
+        if value is None:
+            monkeypatch.delenv(host_uids.ENV)
+        else:
+            monkeypatch.setenv(host_uids.ENV, value)
+        assert host_uids.pool() == (host_uids.DEFAULT_POOL if root and host_uids.pool_is_free(*host_uids.DEFAULT_POOL)
+                                    else None)
+    if root:
         monkeypatch.setenv(host_uids.ENV, "0:5")
         with pytest.raises(ValueError):
             host_uids.pool()
+
+
+def test_a_pool_an_account_or_group_holds_is_not_free() -> None:
+    """The machine's root account (uid and gid 0) and the account ``nobody`` (65534) hold an id of a pool that
+    covers them: not free; the ranges around them are."""
+    assert not host_uids.pool_is_free(0, 1)
+    assert not host_uids.pool_is_free(65530, 10)
+
+
+def test_a_pool_the_user_namespace_does_not_map_is_not_free() -> None:
+    """Root of a user namespace that maps its own uid alone (``unshare --map-root-user``, as a container that maps
+    65,536 uids): the default pool is not free there (``setpriv`` to one of its uids would fail: no sandbox would
+    start), so a root homefield there keeps one uid for its sandboxes."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("needs unshare")
+    ask = "from pytest_homefield.sandbox import host_uids as h; print(h.pool_is_free(*h.DEFAULT_POOL))"
+    inside = subprocess.run([unshare, "--user", "--map-root-user", sys.executable, "-c", ask], capture_output=True,
+                            text=True, timeout=60)
+    if inside.returncode != 0 and "unshare" in inside.stderr:
+        pytest.skip(f"no user namespace here: {inside.stderr.strip()[-200:]}")
+    assert inside.stdout.strip() == "False", inside.stdout + inside.stderr
+
+
+def uid_runs(uid: int) -> bool:
+    """Whether a process runs with ``uid`` as its real, effective, saved or file system uid."""
+    for pid in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{pid}/status").read_bytes()
+        except OSError:
+            continue
+        if any(line.startswith(b"Uid:") and str(uid).encode() in line.split() for line in status.splitlines()):
+            return True
+    return False
+
+
+def reaper_below(me: int) -> int:
+    """The pid of the reaper (``_reaper.py``) process ``me`` started, waited for 30 s at most."""
+    end = time.time() + 30
+    while time.time() < end:
+        for pid in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == me and b"_reaper.py" in cmdline:
+                return int(pid)
+        time.sleep(0.05)
+    raise AssertionError("no reaper")
+
+
+def test_what_a_reaper_killed_outright_handed_over_the_next_lease_takes_back(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool of one uid: sandbox A's reaper is killed outright (``SIGKILL``, no handler runs) while A runs; A's
+    workspace and what A made there are left the leased uid's (before satk52: for good, the uid's to whatever
+    sandbox leased it next), and A dies with its reaper (before satk52, A's inner bubblewrap lived on, init's
+    child, under a uid no lease held). The next lease (sandbox B) takes them back, the folder's owner's again,
+    then runs under that uid; B's own folders are back to root after it."""
+    own_uids(monkeypatch)
+    base = 1900000600
+    monkeypatch.setenv(host_uids.ENV, f"{base}:1")
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    a, b = agent_sandbox(tmp_path / "a"), agent_sandbox(tmp_path / "b")
+    hold = ("import os, time\nos.makedirs('made/deeper')\nopen('made/deeper/f', 'w').write('x')\n"
+            "print(os.stat('made').st_uid, flush=True)\ntime.sleep(60)\n")
+    with a.holding(hold) as (held, codes):
+        assert held == "0", (tmp_path / "a" / "agent.err").read_text()
+        os.kill(reaper_below(os.getpid()), signal.SIGKILL)
+        end = time.time() + 30
+        while not codes and time.time() < end:
+            time.sleep(0.05)
+    (a.ws / "release").unlink()
+    left = {str(p.relative_to(a.ws)): p.lstat().st_uid for p in [a.ws, *a.ws.rglob("*")]}
+    assert left == {n: base for n in (".", "made", "made/deeper", "made/deeper/f")}, left
+    end = time.time() + 30  # the sandbox's processes die with the reaper (parent death signals), not at once
+    while uid_runs(base) and time.time() < end:
+        time.sleep(0.05)
+    assert not uid_runs(base), "the sandbox outlived its reaper"  # before satk52: its inner bubblewrap did, for good
+    assert b.says("import os; print(os.getuid(), os.stat('.').st_uid)").split() == ["0", "0"]
+    back = {str(p.relative_to(a.ws)): (p.lstat().st_uid, p.lstat().st_gid) for p in [a.ws, *a.ws.rglob("*")]}
+    assert back == {n: (0, 0) for n in (".", "made", "made/deeper", "made/deeper/f")}, back
+    assert (b.ws.stat().st_uid, b.box.home.stat().st_uid) == (0, 0)
+
+
+def journal_of(folder: Path, uid: int, paths: list[Path]) -> int:
+    """A lock file for ``uid`` in ``folder``, locked by this process, whose journal names ``paths`` (root's, as
+    the reaper writes it before it hands them over): its descriptor."""
+    import fcntl
+
+    fd = os.open(folder / str(uid), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _reaper.journal(fd, [str(p) for p in paths], [_reaper.owner(str(p)) for p in paths])
+    return fd
+
+
+def test_the_take_back_waits_for_the_uids_processes_and_leaves_another_folder_alone(tmp_path: Path) -> None:
+    """A journal naming two folders handed to a uid: while a process of that uid runs (``setpriv``), nothing is
+    taken back (``False``); once it is gone, the folder still the uid's with the written inode is back to root,
+    entry by entry, a link's target untouched; the other, removed and made again at its path (another inode),
+    is left the uid's; the journal is wiped."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv")
+    uid = 1900000700
+    kept, swapped, locks = tmp_path / "kept", tmp_path / "swapped", tmp_path / "locks"
+    for d in (kept, swapped, locks, kept / "sub"):
+        d.mkdir()
+    (kept / "sub" / "f").write_text("x")
+    target = tmp_path / "target"
+    target.write_text("mine")
+    os.chown(target, 4242, 4242)
+    (kept / "link").symlink_to(target)
+    fd = journal_of(locks, uid, [kept, swapped])
+    _reaper.hand_over([str(kept), str(swapped)], uid, uid)
+    swapped.rmdir()
+    swapped.mkdir()
+    os.chown(swapped, uid, uid)
+    proc = subprocess.Popen([setpriv, "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "sleep", "30"])
+    try:
+        end = time.time() + 10
+        while not uid_runs(uid) and time.time() < end:
+            time.sleep(0.01)
+        assert _reaper.take_back(fd, uid) is False
+        assert kept.stat().st_uid == uid and os.fstat(fd).st_size > 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _reaper.take_back(fd, uid) is True
+    owners = {str(p.relative_to(tmp_path)): p.lstat().st_uid for p in [kept, *kept.rglob("*"), swapped]}
+    assert owners == {"kept": 0, "kept/sub": 0, "kept/sub/f": 0, "kept/link": 0, "swapped": uid}, owners
+    assert target.stat().st_uid == 4242 and os.fstat(fd).st_size == 0
+    os.close(fd)
+
+
+def test_a_lease_skips_a_uid_a_process_runs_under_and_takes_back_another_uids_leftovers(tmp_path: Path) -> None:
+    """A pool of three: a process runs under the first (``setpriv``: a stranger's, or a sandbox that outlived its
+    reaper), a killed reaper's journal names a folder handed to the third. The lease is the second uid; on the way
+    it takes the third's folder back to root and wipes its journal (unlocked: no reaper holds it)."""
+    import fcntl
+
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv")
+    base = 1900000800
+    locks, left = tmp_path / "locks", tmp_path / "left"
+    locks.mkdir()
+    (left / "sub").mkdir(parents=True)
+    fd = journal_of(locks, base + 2, [left])
+    _reaper.hand_over([str(left)], base + 2, base + 2)
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    proc = subprocess.Popen([setpriv, "--reuid", str(base), "--regid", str(base), "--clear-groups", "sleep", "30"])
+    try:
+        end = time.time() + 10
+        while not uid_runs(base) and time.time() < end:
+            time.sleep(0.01)
+        leased = _reaper.lease(base, 3, str(locks))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert leased is not None and leased[0] == base + 1
+    os.close(leased[1])
+    assert (left.stat().st_uid, (left / "sub").stat().st_uid) == (0, 0)
+    assert (locks / str(base + 2)).stat().st_size == 0

@@ -129,8 +129,8 @@ def test_a_claude_cli_over_its_memory_is_agent_error(tmp_path: Path, agent_cap: 
     exe = _bwrap()
     (tmp_path / "hog.py").write_text(HOG_PY)
     agent = ClaudeAgent(name="c", spec="claude", model=None, settings=AgentSettings(), executable=sys.executable)
-    argv = bwrap_argv(["/usr/bin/python3", str(tmp_path / "hog.py"), str(HOG_MIB)], Policy(cwd=tmp_path, ro=[tmp_path]),
-                      bwrap=exe, args_fd=True)
+    policy = Policy(cwd=tmp_path, ro=[tmp_path], owned=[tmp_path])  # owned: a host uid of its own reads it
+    argv = bwrap_argv(["/usr/bin/python3", str(tmp_path / "hog.py"), str(HOG_MIB)], policy, bwrap=exe, args_fd=True)
     res = agent._execute(argv, None, cwd=tmp_path, env=ENV, timeout_s=60, artifacts=tmp_path / "art")
     assert res.outcome == "agent_error" and res.error is not None and res.error.endswith(
         f"its sandbox went over its memory cap of {CAP_MIB} MiB (--max-agent-memory-mb)"), res

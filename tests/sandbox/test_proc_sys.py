@@ -84,60 +84,6 @@ def test_a_crash_in_the_sandbox_leaves_no_core(tmp_path: Path) -> None:
     assert not [p.name for p in sandbox.ws.iterdir() if p.name.startswith("core")], list(sandbox.ws.iterdir())
 
 
-#: Takes inotify instances until the kernel says no, says how many, and holds them until its stdin ends.
-HOLD = """
-import ctypes, sys
-libc = ctypes.CDLL(None, use_errno=True)
-n = 0
-while libc.inotify_init() >= 0 and n < 100000:
-    n += 1
-print(n, flush=True)
-sys.stdin.read()
-"""
-
-
-@pytest.mark.xfail(strict=True, reason="satk43: a sandbox's inotify instances count against its host user's "
-                                       "(fs.inotify.max_user_instances, 128 here): the kernel charges a user "
-                                       "namespace's counters to every ancestor's, so an agent holding them all "
-                                       "denies inotify to the user's other processes (another attempt's agent, "
-                                       "the user's tools, systemd as root) for its whole attempt; bubblewrap "
-                                       "offers no step to lower the sandbox namespace's own "
-                                       "user.max_inotify_instances: the default, sandboxes of one uid "
-                                       "(HOMEFIELD_SANDBOX_UIDS unset; set, "
-                                       "test_a_sandbox_under_a_uid_of_its_own_leaves_inotify_to_others passes)")
-def test_a_sandbox_cannot_take_its_users_inotify_instances(tmp_path: Path) -> None:
-    """Run as ``nobody`` (so the machine's own user keeps its instances): a sandbox takes every inotify
-    instance it can and holds them; the same user outside must still get one."""
-    import shutil
-    import subprocess
-    import tempfile
-
-    from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
-
-    exe = bwrap_or_skip()
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None or not os.path.exists("/usr/bin/python3"):
-        pytest.skip("needs root, setpriv and /usr/bin/python3 to run the sandbox as nobody")
-    ws = Path(tempfile.mkdtemp(prefix="hf-inotify-", dir="/tmp"))  # nobody reaches it (pytest's tmp_path: no)
-    ws.chmod(0o777)
-    (ws / "hold.py").write_text(HOLD)
-    user = [setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups", "--inh-caps=-all"]
-    argv = bwrap_argv(["/usr/bin/python3", "hold.py"], Policy(cwd=ws, rw=[ws]), bwrap=exe, masks=False)
-    holder = subprocess.Popen([*user, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, cwd=ws)
-    try:
-        assert holder.stdout is not None
-        taken = holder.stdout.readline().strip()
-        if not taken:
-            pytest.skip(f"bubblewrap does not run as nobody here: {holder.communicate(timeout=30)[1][-300:]}")
-        ask = "import ctypes; print(ctypes.CDLL(None).inotify_init())"
-        outside = subprocess.run([*user, "/usr/bin/python3", "-c", ask], capture_output=True, text=True, timeout=30)
-        assert int(taken) > 0 and int(outside.stdout) >= 0, (taken, outside.stdout, outside.stderr)  # now: -1, EMFILE
-    finally:
-        holder.communicate("", timeout=30)
-        shutil.rmtree(ws, ignore_errors=True)
-
-
 #: Takes inotify instances until the kernel says no, says how many, and waits for ``release`` (30 s at most).
 HOLD_UNTIL = """
 import ctypes, os, time
@@ -157,15 +103,15 @@ INOTIFY_ONE = "import ctypes; print(ctypes.CDLL(None).inotify_init())"
 
 def test_a_sandbox_under_a_uid_of_its_own_leaves_inotify_to_others(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each sandbox under a host uid of its own (host_uids: its user namespace is that uid's, so the host's
-    level charges it): sandbox A takes every inotify instance it can and holds them; sandbox B and the machine's
+    """Root's default, a host uid per sandbox (satk52; its user namespace is that uid's, so the host's level
+    charges it): sandbox A takes every inotify instance it can and holds them; sandbox B and the machine's
     root must still get one. Sharing a uid, the other got -1, ``EMFILE``
-    (test_a_sandbox_cannot_take_its_users_inotify_instances)."""
+    (a strict xfail until satk52 made this the default)."""
     import subprocess
 
-    from helpers.bwrap import own_uids
+    from helpers.bwrap import default_uids
 
-    own_uids(monkeypatch)
+    default_uids(monkeypatch)
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
     a, b = agent_sandbox(tmp_path / "a"), agent_sandbox(tmp_path / "b")
