@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.cgroups import orphans
 from helpers.landlock import landlock_abi
 
 from pytest_homefield.agents.base import AgentContext, AgentSettings
@@ -56,11 +58,9 @@ def _bwrap() -> str:
         pytest.skip(str(exc))
 
 
-def _orphans() -> set[str]:
-    """The sandboxes' memory cgroups whose reaper is gone (each reaper removes its own before it exits)."""
-    root = proccap.memory_root()
-    names = {p.name for p in root.iterdir() if p.name.startswith(proccap.CGROUP_PREFIX)} if root else set()
-    return {n for n in names if not Path(f"/proc/{n[len(proccap.CGROUP_PREFIX):].split('-')[0]}").exists()}
+def _orphans(since: float) -> set[str]:
+    """The sandboxes' memory cgroups made since ``since`` whose reaper is gone (:func:`helpers.cgroups.orphans`)."""
+    return orphans(proccap.memory_root(), since)
 
 
 @pytest.fixture
@@ -76,6 +76,7 @@ def test_a_test_run_over_its_memory_is_killed_inside_and_says_why(tmp_path: Path
     """Grading's and mining's runs (``run_tests`` in bubblewrap, ``max_test_memory_mb`` 256): the hog's process
     is killed by the kernel in its sandbox's cgroup, the run fails naming the cap (a failed grade's error ends
     with it: ``tests_failed``, scored); a run of 100 MiB passes. Before: the 600 MiB hog passed."""
+    since = time.time()
     work = tmp_path / "work"
     work.mkdir()
     (work / "hog.py").write_text(HOG_PY)
@@ -88,13 +89,14 @@ def test_a_test_run_over_its_memory_is_killed_inside_and_says_why(tmp_path: Path
                                f"cap of {CAP_MIB} MiB (max_test_memory_mb)"
     assert over.cap_note() == over.over_memory
     assert small.outcomes == {"t::test_hog": "passed"} and small.over_memory is None, small
-    assert not _orphans()
+    assert not _orphans(since)
 
 
 def test_an_agent_over_its_memory_is_killed_inside_and_is_agent_error(tmp_path: Path, agent_cap: None) -> None:
     """A ``cmd:`` agent in bubblewrap (``--max-agent-memory-mb`` 256): the kernel kills its hog inside the
     sandbox, the attempt is ``agent_error`` naming the cap (never ``infra``); a 100 MiB one is graded as usual.
     Before: the 600 MiB hog ran to its end, graded."""
+    since = time.time()
     exe, python3 = _bwrap(), shutil.which("python3", path="/usr/bin:/bin")
     if python3 is None:
         pytest.skip("no system python3")
@@ -117,7 +119,7 @@ def test_an_agent_over_its_memory_is_killed_inside_and_is_agent_error(tmp_path: 
         "MiB (--max-agent-memory-mb)"), over
     assert small.outcome is None and small.exit_code == 0, small
     assert (tmp_path / str(SMALL_MIB) / "art" / "agent.out").read_text() == f"held {SMALL_MIB} MiB\n"
-    assert not _orphans()
+    assert not _orphans(since)
 
 
 def test_a_claude_cli_over_its_memory_is_agent_error(tmp_path: Path, agent_cap: None) -> None:
@@ -213,6 +215,7 @@ def test_a_test_runs_socket_buffers_count_against_its_memory_cap(tmp_path: Path,
     TCP pool, so that other sessions' connections were reset). Now the cgroup's ``memory.kmem.tcp`` limit is
     the cap, and no more than a share of that pool under the default cap (4096 MiB): the sends stop there.
     Under Landlock too, where a test process reaches its own loopback listener since ll32."""
+    since = time.time()
     from pytest_homefield.sandbox._reaper import socket_limit
 
     work = tmp_path / "work"
@@ -226,7 +229,7 @@ def test_a_test_runs_socket_buffers_count_against_its_memory_cap(tmp_path: Path,
     limit = socket_limit(cap_mib << 20) >> 20
     assert limit <= cap_mib and held < min(HOG_MIB, limit + 64), \
         f"the sandbox held {held} MiB in socket buffers past its limit of {limit} MiB (cap {cap_mib} MiB)"
-    assert not _orphans()
+    assert not _orphans(since)
 
 
 def test_a_test_run_reports_the_peak_of_its_memory_cgroup(tmp_path: Path) -> None:

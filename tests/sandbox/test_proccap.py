@@ -13,10 +13,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.cgroups import orphans
 
 from pytest_homefield.sandbox import proccap
 from pytest_homefield.sandbox.backends import BwrapBackend, LandlockBackend, TestBox
@@ -79,18 +81,16 @@ def _started(out: str) -> tuple[int, int | None]:
     return int(n), None if err == "None" else int(err)
 
 
-def _orphans() -> set[str]:
-    """The sandboxes' cgroups whose reaper is gone (a reaper removes its own before it exits; the cgroups of
-    other tests' reapers, running alongside under xdist, are alive)."""
-    root = proccap.pids_root()
-    names = {p.name for p in root.iterdir() if p.name.startswith(proccap.CGROUP_PREFIX)} if root else set()
-    return {n for n in names if not Path(f"/proc/{n[len(proccap.CGROUP_PREFIX):].split('-')[0]}").exists()}
+def _orphans(since: float) -> set[str]:
+    """The sandboxes' pids cgroups made since ``since`` whose reaper is gone (:func:`helpers.cgroups.orphans`)."""
+    return orphans(proccap.pids_root(), since)
 
 
 def test_a_bounded_bomb_as_root_stops_at_the_cap(shared: Path, tmp_path: Path) -> None:
     """Root: the kernel exempts uid 0 from ``RLIMIT_NPROC``, so the sandbox's pids cgroup holds it (measured
     before: 2000 of 2000 started; after: 509, bubblewrap's two processes and the bomb's own taking the rest).
     The cgroup is gone once the command ended."""
+    since = time.time()
     if os.geteuid() != 0 or proccap.pids_root() is None:
         pytest.skip("needs root and a writable pids cgroup (cgroup v1 pids, or a delegated v2 subtree)")
     exe = _bwrap()
@@ -101,7 +101,7 @@ def test_a_bounded_bomb_as_root_stops_at_the_cap(shared: Path, tmp_path: Path) -
     assert r.exit_code == 0, (tmp_path / "err").read_text()
     n, err = _started((tmp_path / "out").read_text())
     assert err == 11 and proccap.DEFAULT_MAX_PROCS - 8 <= n < proccap.DEFAULT_MAX_PROCS, n  # EAGAIN
-    assert not _orphans()
+    assert not _orphans(since)
 
 
 def test_a_bounded_bomb_as_uid_1000_stops_at_the_cap_set_in_its_user_namespace(
@@ -320,10 +320,11 @@ def test_meta_and_the_header_say_how_each_sandbox_is_capped(tmp_path: Path, monk
 
 def test_the_cgroup_is_gone_after_a_timeout_too(tmp_path: Path) -> None:
     """A command stopped on its timeout: the reaper kills its tree, reaps it, then removes its cgroup."""
+    since = time.time()
     if proccap.pids_root() is None:
         pytest.skip("no writable pids cgroup")
     r = run_process(proccap.marked(["sh", "-c", "sleep 30 & sleep 30 & wait"]), cwd=tmp_path, env=ENV, timeout_s=0.5)
-    assert r.timed_out and not _orphans()
+    assert r.timed_out and not _orphans(since)
 
 
 def test_rlimit_nproc_is_no_cap_on_a_kernel_that_counts_the_users_every_process(
