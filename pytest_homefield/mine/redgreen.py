@@ -238,7 +238,10 @@ __all__ = [
 #: And (wz51) a venv's editable-install ``.pth`` naming the repository's folder sees the copy under test's folder
 #: there in bubblewrap (werkzeug's dev-server children imported nothing and waited for the run's timeout).
 #: 28: a task mined before the teardown canary (no ``canary_teardown``) has it judged against the reference fix, once
-#: a task (tcan52: a repository whose conftest passes failed teardowns had a real fix ``forged``).
+#: a task (tcan52: a repository whose conftest passes failed teardowns had a real fix ``forged``); two teardown
+#: canaries at different places, and no value twin of a ``parametrize`` column the test body hands to the code (can52);
+#: root's sandboxes run under a host uid of their own by default, the host's files then owned by 65534 (satk52);
+#: setuptools' flat-layout editable finders are followed in bubblewrap (ops52).
 VERIFY_VERSION = 28
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
