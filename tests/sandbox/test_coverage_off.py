@@ -76,3 +76,19 @@ def test_an_unsandboxed_run_leaves_no_coverage_files_and_the_plugin_is_loaded(py
                            capture_output=True, text=True, timeout=120)
     assert "Required test coverage of 99% not reached" in plain.stdout, plain.stdout[-2000:]
     assert (repo / ".coverage").exists()
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="needs a working bubblewrap")
+def test_a_sandboxed_run_finishes_when_addopts_ask_for_a_junit_file(tmp_path: Path) -> None:
+    """arrow-py/arrow's ``addopts`` hold ``--junitxml=junit.xml`` too: pytest wrote it into the read-only tree when the
+    session finished, and the ``OSError`` came before the reporter's finish event (oracle ``tests_failed`` on
+    4c8c44aefc0e: "the test process did not finish")."""
+    repo = _repo(tmp_path / "repo")
+    (repo / "tox.ini").write_text("[pytest]\naddopts = -v --junitxml=junit.xml -o junit_family=legacy\n"
+                                  "testpaths = tests\n")
+    run = run_tests(repo, f"{sys.executable} -m pytest {PLAIN}", ["tests/test_pkg.py"], out_dir=tmp_path / "out",
+                    sandbox="bwrap")
+    log = run.log_path.read_text()
+    assert run.finished and run.exit_code == 0, log[-3000:]
+    assert run.outcomes == {"tests/test_pkg.py::test_double": "passed"}
+    assert "Read-only file system" not in log and not (repo / "junit.xml").exists()
