@@ -75,7 +75,7 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
     older = older_python(why)
     if older:  # the standard library of this Python lacks what the code imports: no file is missing
-        return f"{head} {older}, then mine again (a changed environment is verified again)."
+        return f"{head} {older}."
     warning = _WARNING.search(why)
     if warning:  # a warning the tests' own settings raise (filterwarnings = error): no file is missing
         return (f"{head} {warning.group(1)} is a warning the tests' filterwarnings turn into an error: these "
@@ -103,8 +103,8 @@ def older_python(why: str) -> str | None:
         return None
     name, module, python = found.groups()
     return (f"{module} of Python {python}, which the tests ran with, has no {name}: these commits were written for an "
-            f"older Python; mine them with a virtualenv of the Python of their day first on PATH (python3.X -m "
-            f"venv), or a later --since")
+            "older Python; mine them again in a virtualenv of the Python of their day (python3.X -m venv, activated: "
+            "a changed environment is verified again), or from a later --since")
 
 
 #: The start of a ``reference_fails`` detail whose tests could not be collected at either commit.
@@ -156,7 +156,7 @@ def collection_errors_line(verified: Sequence[dict[str, Any]]) -> str | None:
             f"the commit, {n} of them for \"{top}\": ")
     older = older_python(top)
     if older:
-        return f"{head}{older} (a changed environment is verified again)."
+        return f"{head}{older}."
     return (f"{head}older commits may need a pytest plugin, a package or a "
             "generated file this environment lacks; install it here (or make it with setup_cmd in .homefield.yml) "
             "and mine again (a changed environment is verified again).")
