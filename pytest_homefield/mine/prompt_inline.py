@@ -111,11 +111,11 @@ _SENTINEL_RULES = (
         ),
         _S,
     ),
-    # "gh-123: Fix", "[#12] Fix", "#12 - Fix" at the start of a line (a bullet is kept)
+    # "gh-123: Fix", "[#12] Fix", "#12 - Fix", "Fix for issue #147 -- Stop" at the start of a line (a bullet is kept)
     (
         re.compile(
             r"^([ \t]*(?:[-*+][ \t]+)?)(?:\[" + _LIST + r"\]|\(" + _LIST + r"\)|" + _LIST + r")"
-            r"[ \t]*(?:[:\-–—](?:[ \t]+|$))?"
+            r"[ \t]*(?:(?:--|[:\-–—])(?:[ \t]+|$))?"
         ),
         r"\1",
     ),
@@ -184,8 +184,8 @@ _TIDY_RULES: tuple[tuple[re.Pattern[str], str, Callable[[str], bool]], ...] = (
     (re.compile(r"(?<=\S)[ \t]{2,}"), " ", _has_any("  ", "\t")),  # inner space runs (indentation is kept)
     (re.compile(r"[ \t]+(?=[,.;:!?](?:\s|$))"), "", _has_any(" ", "\t")),  # "word ." → "word."
     (re.compile(r"([,;:])(?:[ \t]*[,;:])+"), r"\1", _has_any(",", ";", ":")),  # ", ," → ","
-    # dangling separator at line end
-    (re.compile(r"[ \t]*(?:[,;:]|[ \t][-–—])[ \t]*$"), "", lambda t: t.rstrip(" \t\n")[-1:] in ",;:-–—"),
+    # dangling separator at line end ("--" too: "Stop caching -- fixes #12", nu52)
+    (re.compile(r"[ \t]*(?:[,;:]|[ \t](?:--|[-–—]))[ \t]*$"), "", lambda t: t.rstrip(" \t\n")[-1:] in ",;:-–—"),
     # dangling separator at line start
     (re.compile(r"^([ \t]*)[,;:][ \t]*"), r"\1", lambda t: t.lstrip(" \t")[:1] in ",;:"),
 )

@@ -14,9 +14,9 @@ from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["setup_hint", "collection_errors_line", "version_stub_setup_cmd", "service_lines", "setup_failed_line",
-           "network_line", "missing_modules_line", "skipped_line", "failing_with_reference_line", "env_summary",
-           "drop_summary", "dropped_line", "vague_line"]
+__all__ = ["setup_hint", "older_python", "collection_errors_line", "version_stub_setup_cmd", "service_lines",
+           "setup_failed_line", "network_line", "missing_modules_line", "skipped_line", "failing_with_reference_line",
+           "env_summary", "drop_summary", "dropped_line", "vague_line"]
 
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
@@ -73,6 +73,9 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
         return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
+    older = older_python(why)
+    if older:  # the standard library of this Python lacks what the code imports: no file is missing
+        return f"{head} {older}."
     warning = _WARNING.search(why)
     if warning:  # a warning the tests' own settings raise (filterwarnings = error): no file is missing
         return (f"{head} {warning.group(1)} is a warning the tests' filterwarnings turn into an error: these "
@@ -81,6 +84,27 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
                 "of those commits) here, then mine again (a changed environment is verified again).")
     return (f"{head} Snapshots hold the commit's tree only: generate or install what the tests import with "
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
+
+
+#: ``cannot import name 'X' from 'M' (PATH)`` where PATH is a file of a Python's standard library (under
+#: ``lib/pythonX.Y/``, not in its ``site-packages``/``dist-packages``): group 1 the name, 2 the module, 3 the version.
+_STDLIB_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)' \([^()\n]*/lib/python(\d+\.\d+)/"
+                            r"(?![^()\n]*-packages/)[^()\n]*\)")
+
+
+def older_python(why: str) -> str | None:
+    """What to do when a collection error is an import of a name the standard library of the Python the tests
+    ran with no longer has (``cannot import name 'Sequence' from 'collections' (…/lib/python3.11/collections/…)``):
+    the commits were written for an older Python, which no ``setup_cmd`` and no package gives (nu52,
+    grantjenks/python-sortedcontainers before 2018: 13 of 20 candidates, and the hint sent the user to
+    ``setup_cmd`` as for a file the build generates). ``None`` for any other error."""
+    found = _STDLIB_IMPORT.search(why)
+    if found is None:
+        return None
+    name, module, python = found.groups()
+    return (f"{module} of Python {python}, which the tests ran with, has no {name}: these commits were written for an "
+            "older Python; mine them again in a virtualenv of the Python of their day (python3.X -m venv, activated: "
+            "a changed environment is verified again), or from a later --since")
 
 
 #: The start of a ``reference_fails`` detail whose tests could not be collected at either commit.
@@ -128,8 +152,12 @@ def collection_errors_line(verified: Sequence[dict[str, Any]]) -> str | None:
     if n < 2:
         return None
     total = sum(why.values())
-    return (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
-            f"the commit, {n} of them for \"{top}\": older commits may need a pytest plugin, a package or a "
+    head = (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
+            f"the commit, {n} of them for \"{top}\": ")
+    older = older_python(top)
+    if older:
+        return f"{head}{older}."
+    return (f"{head}older commits may need a pytest plugin, a package or a "
             "generated file this environment lacks; install it here (or make it with setup_cmd in .homefield.yml) "
             "and mine again (a changed environment is verified again).")
 
@@ -139,6 +167,18 @@ def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
     message said once however many candidates it dropped)."""
     return failure_lines((r.get("detail") for r in verified if r.get("reason") == "setup_failed"),
                          "candidate", "dropped")
+
+
+#: An absolute path in quotes: group 1 its last part.
+_QUOTED_PATH = re.compile(r"'/[^'\n]*/([^'/\n]+)'")
+
+
+def _unfoldered(detail: str) -> str:
+    """``detail`` with each absolute path it quotes cut to its last part, ``'…/.coverage'``: what two records of
+    the same failure share where each run's folder is its own (nu52, arrow-py/arrow: 13 candidates dropped by the
+    same ``[Errno 30] Read-only file system: '/dev/shm/hf-…/tmpab12/.coverage'``, one path per run, read
+    ``Setup failed (1 candidate): …; 12 other candidates failed otherwise``)."""
+    return _QUOTED_PATH.sub(r"'…/\1'", detail) if "'/" in detail else detail
 
 
 def setup_failed_line(verified: Sequence[dict[str, Any]], *,
@@ -152,11 +192,13 @@ def setup_failed_line(verified: Sequence[dict[str, Any]], *,
     hatch-vcs) fails before any outcome, ``setup_failed`` and not ``reference_fails``, so no ``Hint:`` line
     came, and the fail-fast line sent the user to a line below that was not there (nu43). Services that
     did not start are said by :func:`service_lines` instead. ``None`` without such a record."""
-    details = Counter(str(r.get("detail") or "") for r in verified if r.get("reason") == "setup_failed"
-                      and "service '" not in str(r.get("detail") or ""))
+    texts = [str(r.get("detail") or "") for r in verified if r.get("reason") == "setup_failed"
+             and "service '" not in str(r.get("detail") or "")]
+    details = Counter(_unfoldered(t) for t in texts)
     if not details:
         return None
-    detail, n = details.most_common(1)[0]
+    key, n = details.most_common(1)[0]
+    detail = next(t for t in texts if _unfoldered(t) == key)  # quoted as the first record of the group says it
     others = sum(details.values()) - n
     more = f"; {plural(others, 'other candidate')} failed otherwise (see the verification records)" if others else ""
     generated = _GENERATED.search(detail)

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import re
 import secrets
 import tokenize
@@ -127,7 +128,36 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 def _lines(text: str) -> list[str]:
     """``text``'s lines as :mod:`ast` numbers them, each with its line break."""
-    return _LINE.findall(text)
+    return list(_split(text))
+
+
+@functools.lru_cache(maxsize=16)
+def _split(text: str) -> tuple[str, ...]:
+    """:func:`_lines`, once per text: the planner asks for a file's lines (and a node's source, :func:`_segment`) once
+    per statement, and each split read the whole file."""
+    return tuple(_LINE.findall(text))
+
+
+def _segment(text: str, node: ast.AST) -> str | None:
+    """``ast.get_source_segment(text, node)`` (not padded), from the lines :func:`_split` keeps: that function splits
+    the whole source again, character by character in Python, on every call, so the planner's two calls per statement
+    of a function's body cost the file's size each (nu52, arrow-py/arrow d8bf13d44413: 4046 calls on its 3404-line
+    ``tests/test_locales.py`` took 87 s between two test runs, no ``--time-budget`` could stop it, and the mine ran
+    84 s past its budget). ``None`` where the node has no end position."""
+    end_lineno: int | None = getattr(node, "end_lineno", None)
+    end_col: int | None = getattr(node, "end_col_offset", None)
+    lineno: int | None = getattr(node, "lineno", None)
+    col: int | None = getattr(node, "col_offset", None)
+    if end_lineno is None or end_col is None or lineno is None or col is None:
+        return None
+    lines = _split(text)
+    if end_lineno > len(lines):
+        return None
+    if end_lineno == lineno:
+        return lines[lineno - 1].encode()[col:end_col].decode()
+    first = lines[lineno - 1].encode()[col:].decode()
+    last = lines[end_lineno - 1].encode()[:end_col].decode()
+    return "".join([first, *lines[lineno:end_lineno - 1], last])
 
 
 @dataclass(frozen=True)
@@ -429,7 +459,7 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
                 if kept.intersection(range(first, last + 1)) or not _whole_lines(text, stmt, func.body):
                     continue
-                expected, actual = ast.get_source_segment(text, lit), ast.get_source_segment(text, a)
+                expected, actual = _segment(text, lit), _segment(text, a)
                 if not expected or not actual:
                     continue
                 key = f"{fid}@{first}"
@@ -490,7 +520,7 @@ def _holders(trees: Mapping[str, ast.Module | None], texts: Mapping[str, str]) -
                 if pair is None or not _whole_lines(text, stmt, func.body):
                     continue
                 a, lit = pair
-                shown, actual = ast.get_source_segment(text, lit), ast.get_source_segment(text, a)
+                shown, actual = _segment(text, lit), _segment(text, a)
                 if shown and actual:
                     vals = _literal_values(ast.Module(body=[ast.Expr(lit)], type_ignores=[]))
                     out.append((path, fid, stmt, lit, shown, actual, vals, _plain_counts(vals)))
@@ -840,8 +870,8 @@ def _table_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.Asy
             continue
         col = list(names).index(name)
         cells = [r[col] for r in rows]
-        actuals = [ast.get_source_segment(text, a) for _, a, _, _, _ in stmts]
-        sides = [ast.get_source_segment(text, side) for _, _, side, _, _ in stmts]
+        actuals = [_segment(text, a) for _, a, _, _, _ in stmts]
+        sides = [_segment(text, side) for _, _, side, _, _ in stmts]
         # loop36: a cell the compiler folds into a constant (``'1' + '0' * 101``) is known too; its row stays as it is
         known = [_cell_value(c) for c in cells]
         if not all(actuals) or not all(sides) or any(v is _UNKNOWN for v in known) or any(
@@ -849,7 +879,7 @@ def _table_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.Asy
             return []
         out = []
         for k, cell in enumerate(cells):
-            expected = ast.get_source_segment(text, cell)
+            expected = _segment(text, cell)
             if not expected or not _is_literal(cell) or readable(cell, expected):
                 continue
             value = ast.literal_eval(cell)

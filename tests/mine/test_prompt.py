@@ -150,6 +150,11 @@ from pytest_homefield.mine.prompt import clean_prompt, count_words, message_word
             "修复空列表时的崩溃\n\n详见",
             id="cjk",
         ),
+        pytest.param(  # nu52, grantjenks/python-sortedcontainers 2b037039bb16: the prompt began "-- Stop"
+            "Fix for issue #147 -- Stop caching dict methods using super\n\nStop caching -- fixes #12",
+            "Stop caching dict methods using super\n\nStop caching",
+            id="double-hyphen-separator",
+        ),
         pytest.param(
             "Fix crash\r\n\r\nBody line\r\n\r\nSigned-off-by: A <a@b.c>\r\n",
             "Fix crash\n\nBody line",

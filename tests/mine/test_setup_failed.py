@@ -132,3 +132,17 @@ def test_a_generated_version_module_a_conftest_imports_gets_the_stub_line(tmp_pa
     again = run_tests(proj, f"{sys.executable} -m pytest", ["test/test_x.py"], out_dir=tmp_path / "out2",
                       sandbox="none", timeout_s=60)
     assert again.error is None and set(again.outcomes.values()) == {"passed"}, (again.error, again.outcomes)
+
+
+def test_one_failure_quoting_each_runs_own_folder_is_counted_once() -> None:
+    """nu52, arrow-py/arrow (``--cov`` in its ``addopts``): 13 candidates failed alike, each detail quoting the path
+    in its own run's folder; the line said 1 candidate and 12 others failing otherwise."""
+    why = ("the test command produced no outcomes: parent run 1: no outcome was written (exit status 1): OSError: "
+           "[Errno 30] Read-only file system: '.coverage'; the tests write into the repository's tree ([Errno 30] "
+           "Read-only file system: '/dev/shm/hf-7870.1140385-{}/tmp{}/.coverage'), which every sandboxed test run "
+           "keeps read-only (mining's and grading's): tests that write there cannot pass in the sandbox")
+    records = [{"reason": "setup_failed", "detail": why.format(f"s{n}", f"t{n}")} for n in range(13)]
+    records.append({"reason": "setup_failed", "detail": "setup_cmd failed at the parent (exit status 2)"})
+    assert setup_failed_line(records) == (
+        f"Setup failed (13 candidates): {why.format('s0', 't0')}; 1 other candidate failed otherwise (see the "
+        "verification records)")

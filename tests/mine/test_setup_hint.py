@@ -116,3 +116,28 @@ def test_a_warning_the_tests_raise_sends_the_user_to_pytest_not_to_setup_cmd() -
     hint = setup_hint(mark)
     assert hint is not None and "pytest.PytestUnknownMarkWarning is a warning" in hint and "setup_cmd" not in hint
     assert "setup_cmd" in str(setup_hint(_broken(3, "No module named 'yaml'")))  # a missing module: as before
+
+
+def test_a_name_the_standard_library_no_longer_has_asks_for_an_older_python_not_setup_cmd(tmp_path: Path) -> None:
+    """nu52 on grantjenks/python-sortedcontainers before 2018: 13 of 20 candidates' tests import ``Sequence`` from
+    ``collections`` (gone since Python 3.10) at both commits, and the hint sent the user to ``setup_cmd``, which no
+    file or package fixes. The detail is the one a real test run gives."""
+    proj = tmp_path / "proj"
+    (proj / "tests").mkdir(parents=True)
+    (proj / "tests" / "test_old.py").write_text("from collections import Mapping\n\n\ndef test_x():\n    pass\n")
+    run = run_tests(proj, f"{sys.executable} -m pytest -p no:homefield -p no:randomly", ["tests/test_old.py"],
+                    out_dir=tmp_path / "out", sandbox="none", timeout_s=60)
+    assert run.collection_error and run.collection_errors, (run.outcomes, run.error)
+    message = next(iter(run.collection_errors.values()))
+    broken = [{"reason": "reference_fails", "detail": f"collection errors at the parent and at the commit: "
+                                                       f"tests/test_{i}.py ({message})"} for i in range(13)]
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    hint = setup_hint(broken + [{"reason": None}] * 7)
+    assert hint is not None and "setup_cmd" not in hint, hint
+    assert (f"collections of Python {python}, which the tests ran with, has no Mapping: these commits were written "
+            "for an older Python; mine them again in a virtualenv of the Python of their day") in hint, hint
+    assert hint.endswith("or from a later --since."), hint
+    line = collection_errors_line(broken[:3] + [{"reason": None}] * 7)  # a few of them: the Collection errors line
+    assert line is not None and "setup_cmd" not in line and f"collections of Python {python}" in line, line
+    general = setup_hint(_broken(3, "cannot import name 'x' from 'yaml' (/v/lib/python3.11/site-packages/yaml/x.py)"))
+    assert general is not None and "setup_cmd in .homefield.yml" in general  # a package's module: as before

@@ -1192,7 +1192,11 @@ _PLUGIN_NAME = "homefield_reporter_writer"
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args: Any) -> Any:
     """Record an initial ``conftest.py`` that fails to import (pytest then exits with status 4
     before any configure hook runs, so this is the only place to see it). Old-style hookwrapper so
-    that the module also loads under old pytest/pluggy versions of a repository's environment."""
+    that the module also loads under old pytest/pluggy versions of a repository's environment.
+
+    Before the hook's implementations run, coverage is switched off (:func:`_no_coverage`)."""
+    if _active() or _is_worker(early_config):
+        _no_coverage(early_config)
     outcome = yield
     excinfo = outcome.excinfo
     if excinfo is None or not _active() or _is_worker(early_config):
@@ -1217,6 +1221,31 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args
         }
     )
     writer.close()
+
+
+def _no_coverage(early_config: pytest.Config) -> None:
+    """pytest-cov's ``--no-cov`` in a homefield test run, whatever the command or its ``addopts`` ask (``--cov``):
+    coverage writes its data file and reports (``.coverage``, ``coverage.xml``) into the tree under test, which
+    every sandboxed run keeps read-only, so each run ended before any outcome with ``OSError: [Errno 30]
+    Read-only file system: '.coverage'`` (nu52, arrow-py/arrow: its ``addopts`` hold ``--cov=arrow``; 13 of 13
+    candidates ``setup_failed``), and a ``--cov-fail-under`` judges a run of a few test files by the whole
+    suite's threshold. Coverage decides no test's outcome. pytest-cov starts coverage in its own
+    ``pytest_load_initial_conftests`` (``tryfirst``), which the wrapper of this module's runs before; its
+    option is only there when pytest-cov is loaded (a ``-p no:cov`` or an uninstalled one: nothing to do)."""
+    options = early_config.known_args_namespace
+    if getattr(options, "no_cov", None) is False:
+        options.no_cov = True
+
+
+def _no_junit(config: pytest.Config) -> None:
+    """No JUnit file of pytest's own (``--junitxml``, as a repository's ``addopts`` ask it: arrow-py/arrow's
+    ``--junitxml=junit.xml``) in a homefield test run, before pytest's ``junitxml`` plugin opens one (this module's
+    ``pytest_configure`` is ``tryfirst``): it is written into the tree under test when the session finishes, read-only
+    in a sandboxed run, and the ``OSError`` raised there came after the last outcome and before the reporter's finish
+    event, so a run of the reference fix read "did not finish" (nu52: oracle ``tests_failed`` on 4c8c44aefc0e).
+    homefield reads no such file: a command that writes JUnit for homefield names ``{junit}`` and gets no reporter."""
+    if getattr(config.option, "xmlpath", None):
+        config.option.xmlpath = None
 
 
 def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
@@ -1285,6 +1314,7 @@ def _run_every_test(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
+        _no_junit(config)
     if _active() or _is_worker(config):
         # an xdist worker parses the command line and addopts again; it never has the channel (its controller took
         # it), it records
