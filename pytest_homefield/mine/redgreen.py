@@ -242,7 +242,7 @@ __all__ = [
 #: canaries at different places, and no value twin of a ``parametrize`` column the test body hands to the code (can52);
 #: root's sandboxes run under a host uid of their own by default, the host's files then owned by 65534 (satk52);
 #: setuptools' flat-layout editable finders are followed in bubblewrap (ops52); pytest-cov and pytest's own
-#: ``--junitxml`` are off in test runs (nu52: arrow's ``--cov`` wrote ``.coverage`` into the read-only tree, no outcome).
+#: ``--junitxml`` are off in test runs (nu52: arrow's ``--cov`` wrote ``.coverage`` into the read-only tree).
 VERIFY_VERSION = 28
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
