@@ -30,6 +30,7 @@ def pytest_cov(tmp_path_factory: pytest.TempPathFactory) -> Path:
                           capture_output=True, text=True, timeout=180)
     if proc.returncode != 0:
         pytest.skip(f"pytest-cov could not be installed: {proc.stderr.strip()[-300:]}")
+    where.chmod(0o755)  # pytest makes it 0700; root's sandboxes run under a uid of their own (satk52), as a venv is
     return where
 
 
