@@ -30,6 +30,7 @@ from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.probe.call_sandbox import ProbeSandboxes
 from pytest_homefield.probe.prompt import probe_prompt
 from pytest_homefield.run.agent_sandbox import agent_sandbox
+from pytest_homefield.sandbox import host_uids
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.landlock import LandlockUnavailable
 from pytest_homefield.sandbox.landlock import probe as landlock_probe
@@ -444,13 +445,16 @@ printf '\n%s\n' "$L" > /proc/$C/fd/1
 kill -9 $C"""
 
 
-def test_a_result_line_from_a_killed_cli_is_not_taken(harness: Harness) -> None:
+def test_a_result_line_from_a_killed_cli_is_not_taken(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     """Measured on main: the forged line was read as the CLI's own API error: ``infra``, and after
-    ``--max-retries`` never scored. A result line counts only from a CLI that exited on its own."""
+    ``--max-retries`` never scored. A result line counts only from a CLI that exited on its own. The sandbox shares
+    root's uid here (``HOMEFIELD_SANDBOX_UIDS=0``), as a non-root user's does: the CLI's stdout is then writable
+    through ``/proc`` (with a uid of its own, root's default, it is not: the test below)."""
     try:
         probe()
     except BwrapUnavailable as exc:
         pytest.skip(str(exc))
+    monkeypatch.setenv(host_uids.ENV, "0")
     bash = {"tool_calls": [{"name": "Bash", "input": {"command": FORGE_RESULT, "description": "look"}}],
             "usage": {"input_tokens": 900, "output_tokens": 40}}
     res = harness.run([bash, DONE], allow_shell=True, sandbox=True)
@@ -458,6 +462,22 @@ def test_a_result_line_from_a_killed_cli_is_not_taken(harness: Harness) -> None:
     assert res.outcome == "agent_error" and res.exit_code == 128 + 9, res
     assert "killed by a signal" in (res.error or "") and res.cost_partial, res
     assert res.cost_usd == pytest.approx(turn_cost(MODEL, bash), rel=1e-9)  # from the stream, not the line
+
+
+def test_a_sandbox_of_its_own_uid_cannot_write_the_clis_stdout(harness: Harness,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """satk52's default as root (a host uid per sandbox): the CLI's stdout is homefield's ``agent.out``, root's
+    file, and reopening it through ``/proc/<pid>/fd/1`` is checked against its owner: the forged line is not written
+    (found when the default landed: the test above, run by default, no longer saw its line); the kill still is, and
+    counts as the agent's error."""
+    from helpers.bwrap import default_uids
+
+    default_uids(monkeypatch)
+    bash = {"tool_calls": [{"name": "Bash", "input": {"command": FORGE_RESULT, "description": "look"}}],
+            "usage": {"input_tokens": 900, "output_tokens": 40}}
+    res = harness.run([bash, DONE], allow_shell=True, sandbox=True)
+    assert '"api_error_status"' not in (harness.artifacts / "agent.out").read_text()
+    assert res.outcome == "agent_error" and res.exit_code == 128 + 9, res
 
 
 #: host29: the same forged line, then ``SIGINT`` instead of ``SIGKILL``: the CLI exits 0 on its own without a
@@ -468,7 +488,8 @@ FORGE_THEN_SIGINT = FORGE_RESULT.replace("kill -9 $C", "kill -INT $C")
 
 
 @pytest.mark.slow
-def test_a_result_line_forged_before_a_sigint_is_a_claim_never_homefields_word(harness: Harness) -> None:
+def test_a_result_line_forged_before_a_sigint_is_a_claim_never_homefields_word(harness: Harness,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Any process of the sandbox can write the CLI's stdout (``/proc/<pid>/fd/1``; with no Yama, ptrace and
     ``pidfd_getfd`` reach it whatever it is), so claude's result line is the agent's word however the CLI ended:
     an unscored outcome read from it is a claim (``established`` false: ``--resume`` retries it at most
@@ -480,6 +501,7 @@ def test_a_result_line_forged_before_a_sigint_is_a_claim_never_homefields_word(h
         probe()
     except BwrapUnavailable as exc:
         pytest.skip(str(exc))
+    monkeypatch.setenv(host_uids.ENV, "0")  # root's uid shared, as a non-root user's is (the CLI's stdout writable)
     bash = {"tool_calls": [{"name": "Bash", "input": {"command": FORGE_THEN_SIGINT, "description": "look"}}],
             "usage": {"input_tokens": 900, "output_tokens": 40}}
     res = harness.run([bash, DONE], allow_shell=True, sandbox=True)
