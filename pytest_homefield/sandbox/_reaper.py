@@ -40,6 +40,8 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BA
   meanwhile (:func:`journal`; left by a reaper killed outright, the next lease takes them back: :func:`take_back`;
   a uid a running process holds is never leased), and moves the inner bubblewrap's
   ``--args`` behind ``setpriv`` into memfds too;
+* starts a bubblewrap argv (one with ``--args``) in a fresh session keyring of its own (:func:`_own_keyring`:
+  the reaper's own, inherited, would be every sandbox's);
 * when the command exits: kills whatever it left behind, reaps it, and exits with the command's
   status (or re-raises the command's terminating signal);
 * on ``SIGTERM`` (a timeout): ``SIGTERM`` to the whole tree, ``GRACE`` seconds, then ``SIGKILL``;
@@ -677,6 +679,33 @@ def _main(cmd: list[str], options: dict[str, str], fd: int, keep: list[int], chi
     return status
 
 
+#: ``keyctl(2)``'s system call number per machine (``os.uname().machine``); elsewhere :func:`_own_keyring` joins none.
+KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "i686": 288, "ppc64le": 271,
+                  "s390x": 280}
+#: ``keyctl``'s operation: join (here: make, with no name) a session keyring.
+KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
+def _own_keyring(setup: Callable[[], None]) -> Callable[[], None]:
+    """``setup`` then, in the child, a fresh anonymous session keyring of its own (gatk53): a process inherits its
+    parent's session keyring across ``fork``, ``exec``, ``setpriv`` and every namespace bubblewrap makes, and
+    possesses it (it may add keys there and read them); a homefield with a session keyring of its own (a systemd
+    service's, ``KeyringMode=private``; a ``pam_keyinit`` login) handed it to every sandbox, and a key one sandbox
+    added was read by the next, and by one running beside it. Only a sandbox's (a bubblewrap argv with ``--args``):
+    a command the user runs unsandboxed keeps the user's keyring. A kernel or filter refusing ``keyctl`` refuses it
+    to the sandbox too: nothing to do then."""
+    number = KEYCTL_SYSCALL.get(os.uname().machine)
+
+    def run() -> None:
+        setup()
+        if number is not None:
+            try:
+                ctypes.CDLL(None, use_errno=True).syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
+            except (OSError, AttributeError):
+                pass
+    return run
+
+
 def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[], None], pending: list[int],
               armed: list[bool], grace: float, *, keep_fd: bool = False) -> int:
     """Start ``cmd`` (:func:`spawn`), tell the caller on ``fd`` (closed then, unless ``keep_fd``), wait for it
@@ -687,7 +716,8 @@ def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[]
         # bubblewrap (a command with --args) runs with no environment: it sets the sandbox's own from
         # scratch (--clearenv), and its process is the sandbox's PID 1, whose /proc/1/environ every process
         # inside can read (the user's whole environment, secrets and the repository's path: atk30)
-        child_pid = spawn(cmd, [*keep, *args_fds], child_setup, env={} if args_fds else None)
+        child_pid = spawn(cmd, [*keep, *args_fds], _own_keyring(child_setup) if args_fds else child_setup,
+                          env={} if args_fds else None)
     except OSError as exc:
         os.write(fd, f"E{exc.errno or 2}".encode())
         return 127

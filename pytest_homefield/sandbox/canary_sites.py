@@ -350,9 +350,14 @@ def _where_it_goes(read: ast.expr, tainted: Collection[str], parents: Mapping[in
         if isinstance(up, (ast.Assert, ast.Expr)):
             return set()
         if isinstance(up, ast.Call):
-            if node is up.func:
-                return None  # the column called
             fn = up.func
+            if node is fn:  # the column called; its own method (``value.upper()``) given literals or such values:
+                # read on, as its attribute is (gatk53: handed on before, against the docstring)
+                if isinstance(fn, ast.Attribute) and all(plain(x) for x in up.args) \
+                        and all(plain(k.value) for k in up.keywords):
+                    node = up
+                    continue
+                return None
             if _call_name(up) in _COMPARING:
                 return set()
             if isinstance(fn, ast.Name) and fn.id in pure or (isinstance(fn, ast.Attribute) and plain(fn.value)):

@@ -135,6 +135,10 @@ def test_a_column_the_test_hands_to_the_code_gets_no_twin(tmp_path: Path) -> Non
     ("assert got + value == 3", True),  # arithmetic with another object
     ("obj.x = value", True),
     ("assert check(lambda: value)", True),
+    ("assert got == value.upper()", False),  # the value's own method, literals given (gatk53: was handed)
+    ("assert got == value.strip().lower() and got == value.replace('a', 'b')", False),
+    ("assert got == value.format(obj)", True),  # its method handed another object
+    ("assert f(value.upper()) == got", True),  # what its method gives, handed on
 ])
 def test_what_a_column_is_handed_to(body: str, handed: bool) -> None:
     """can52: :func:`~pytest_homefield.sandbox.canary_sites.handed_columns` follows ``value`` through the body: a
@@ -282,3 +286,32 @@ def test_a_real_fix_of_a_column_the_test_hands_on_is_solved(twice: FixTask, tmp_
     assert g.outcome == "solved", (g.outcome, g.error)
     forger = grade_source(twice, tmp_path / "forger", SOURCE, READER, canaries=True, canary_seed=seed)
     assert forger.outcome == "forged" and "expected 'abc' -> " in (forger.error or ""), (forger.outcome, forger.error)
+
+
+UPPER_TESTS = '''import pytest
+
+from halves import half
+
+
+@pytest.mark.parametrize("text, value", [("abab", "ab"), ("xyzxyz", "xyz"), ("hellohello", "hello")])
+def test_upper(text, value):
+    assert half(text) == value
+    assert half(text.upper()) == value.upper()
+'''
+
+
+def test_a_column_read_through_its_own_method_keeps_its_twin(tmp_path: Path) -> None:
+    """gatk53: ``value.upper()`` (the column's own method, given nothing) computes nothing in the code under test, as
+    :func:`~pytest_homefield.sandbox.canary_sites.handed_columns`' docstring says, but it read as handed on (the call's
+    function was the value's attribute): the column was no site and the function fell to ``Eq flipped`` (not
+    ``strong``: it catches no forged value; ``excusable``). Now the column's twin on every seed, strong. Before: ``Eq
+    flipped`` on 6 of 6. (Graded end to end, ALWAYS_EQUAL in ``half`` is ``forged`` both ways, at the flip before;
+    READ_EXPECTED fails the FAIL_TO_PASS both ways: no forger measured that the flip let through here.)"""
+    parent = _write(tmp_path / "parent", {SOURCE: PARENT})
+    commit = _write(tmp_path / "commit", {SOURCE: FIXED, TEST: UPPER_TESTS})
+    for seed in range(6):
+        plan = plan_twins(commit, [f"{TEST}::test_upper"], seed=seed, parent=parent_tests(parent, [TEST]),
+                          parent_text=ParentText(parent))
+        (canary,) = plan.canaries
+        assert canary.how.startswith("expected value of each parameter set -> ") and canary.strong, (seed, canary)
+
