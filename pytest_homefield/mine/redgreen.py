@@ -239,7 +239,8 @@ __all__ = [
 #: there in bubblewrap (werkzeug's dev-server children imported nothing and waited for the run's timeout).
 #: 28: a task mined before the teardown canary (no ``canary_teardown``) has it judged against the reference fix, once
 #: a task (tcan52: a repository whose conftest passes failed teardowns had a real fix ``forged``); two teardown
-#: canaries at different places, and no value twin of a ``parametrize`` column the test body hands to the code (can52);
+#: canaries at different places, and no value twin of a ``parametrize`` column the test body hands to the code (can52;
+#: read through the column's own methods, it keeps its twin: gatk53);
 #: root's sandboxes run under a host uid of their own by default, the host's files then owned by 65534 (satk52);
 #: setuptools' flat-layout editable finders are followed in bubblewrap (ops52); pytest-cov and pytest's own
 #: ``--junitxml`` are off in test runs (nu52: arrow's ``--cov`` wrote ``.coverage`` into the read-only tree).
