@@ -280,3 +280,23 @@ def test_a_plain_expected_name_is_not_marked_called() -> None:
                 assert double(n) == expected
         """), 1, random.Random(0))
     assert site is not None and not site.twins[0][1].startswith(CALLED)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_handed_cell_made_up_has_every_item_made_up(seed: int) -> None:
+    """can53: the one row the parent fails (rows 0 and 1 kept) gets a made-up cell; handed to the expected side's
+    call, every item of it is made up (one item moved a little, ``(2.0, 11.7, 2.0)``, gave more-itertools'
+    ``numeric_range`` the same value as ``(2.0, 12.0, 2.0)``: the reference fix passed it, no guard on 3 of 12
+    seeds of 3bbe636e23bd), none a value of the file."""
+    func = _func("""
+        def test_t(self):
+            for args, sl, expected in [((0, 9), 1, (0.0, 1.0, 1.0)), ((0, 9), 2, (0.0, 2.0, 1.0)),
+                                       ((10.0, 0.0, -2.0), -1, (2.0, 12.0, 2.0))]:
+                self.assertEqual(R(*args)[sl], R(*expected))
+        """)
+    site = loop_rows_site(func, 1, random.Random(seed), kept={0, 1}, counts=literal_counts(ast.Module([func], [])))
+    assert site is not None
+    (text, how), = site.twins
+    cell = ast.literal_eval(_column(text, 2)[2])
+    assert all(a != b for a, b in zip(cell, (2.0, 12.0, 2.0), strict=True)), cell
+    assert _column(text, 2)[:2] == ["(0.0, 1.0, 1.0)", "(0.0, 2.0, 1.0)"] and how.startswith(CALLED)
