@@ -192,8 +192,9 @@ def loop_rows_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: ra
     row may change. ``counts``: how often each literal value occurs in the file (:func:`~pytest_homefield.sandbox.
     canary_swaps.literal_counts`): a made-up value is none of them (a value the file holds already would occur
     twice in the twin's file where the original's occurs once: ``twin-count-oracle``'s tell). ``None`` when no loop
-    fits or no cell can be changed. The caller asks only for a function every instance of which is FAIL_TO_PASS
-    (module text)."""
+    fits or no cell can be changed. A column handed to the expected side's call (:func:`_handed`, can53): the
+    ``how`` starts with :data:`CALLED` and a made-up cell is :func:`_every`'s. The caller asks only for a function
+    every instance of which is FAIL_TO_PASS (module text)."""
     loops = _loops(func)
     for n_loop, rows, names, name in _fitting(func, allowed):
         handed = any(_handed(c, [name]) == name for c in ast.walk(ast.Module(loops[n_loop].body, []))
