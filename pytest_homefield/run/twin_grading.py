@@ -57,7 +57,7 @@ from pytest_homefield.sandbox.canaries import (
 )
 from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
 from pytest_homefield.sandbox.canary_later import later_asserts, probe
-from pytest_homefield.sandbox.canary_loop import changed_rows, row_probes
+from pytest_homefield.sandbox.canary_loop import CALLED, changed_rows, row_probes
 from pytest_homefield.sandbox.canary_near import as_near, nearness, operand_values
 from pytest_homefield.sandbox.canary_order import ORDERS, contradicted_order
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
@@ -167,7 +167,8 @@ def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, s
     (:data:`~pytest_homefield.sandbox.canary_sites.EXCEPTION_SWAP`: drawn per seed, and whether a
     real fix fails it depends on the class hierarchy of what the code raises), or a test with no
     assertion expected to raise (:data:`~pytest_homefield.sandbox.canary_shapes.NO_ASSERTION`: tasks
-    mined before it had a sentinel there, so mining never ran it), or the teardown canary of a task whose
+    mined before it had a sentinel there, so mining never ran it), or a loop-rows twin of a column handed to the
+    expected side's call (:data:`~pytest_homefield.sandbox.canary_loop.CALLED`), or the teardown canary of a task whose
     ``canary_teardown`` is false (tcan52: mined before it, or mining judged none)."""
     forged = plan.forged(outcomes, task.FAIL_TO_PASS)
     return any(_unchecked(task, c) for c, _ in forged)
@@ -175,7 +176,9 @@ def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, s
 
 def _unchecked(task: Task, c: Canary) -> bool:
     """Whether canary ``c`` is one mining's check does not cover (:func:`needs_reference_check`): any, for a task
-    mined before canaries; else an exception-swap or no-assertion twin, or a twin of a function past
+    mined before canaries; else an exception-swap or no-assertion twin, or a loop-rows twin of a column the expected
+    side hands to a call (:data:`~pytest_homefield.sandbox.canary_loop.CALLED`, can53: drawn per seed, and unequal
+    cells may give equal values there), or a twin of a function past
     :data:`~pytest_homefield.sandbox.canaries.LIMIT_V12` (24) in sorted order that the task lists in
     ``canary_unprotected``, or of any such function when it lists none (mined before that list): mining's check
     at verification versions 5 to 12 planned twins for the first 24 functions only (rows32: simonw/llm's
@@ -183,7 +186,7 @@ def _unchecked(task: Task, c: Canary) -> bool:
     canary (:data:`~pytest_homefield.sandbox.canaries.TEARDOWN`) of a task whose ``canary_teardown`` is false
     (tcan52): mined before it (verification version < 27), or mining's check judged none; a repository whose own
     ``conftest.py`` reports teardown failures as passed passes it with any code, so it is no evidence there."""
-    if task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION)):
+    if task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION, CALLED)):
         return True
     if c.kind == TEARDOWN:
         return not task.canary_teardown

@@ -26,6 +26,17 @@ loop34: a twin moving every row's cell moved the rows the parent's code passes t
 parent's code on the rows found one it agrees with in the original's list and none in the twin's (gatk33). The
 parent check finds those rows (:func:`changed_rows`, :func:`row_probes`: the test run on each row alone, on the
 parent) and the planner is given them (``kept``): their cells stay as they are, only the other rows' change.
+
+can53 (nu52 on more-itertools, task 3bbe636e23bd, ``NumericRangeTests::test_get_item_by_slice``): the expected side
+may be a call handed the column, ``self.assertEqual(mi.numeric_range(*args)[sl], mi.numeric_range(*expected_args))``
+(:func:`_handed`); before, only a plain name was taken and the function got a sentinel, which a reader of the
+calling assertion's expected value passed with no fix. Its twin changes that column as above, but what the
+assertion compares is what the project's code makes of the cell, not the cell: two unequal cells may give equal
+values (``numeric_range(9.0, 9.0, 4.5)`` and ``numeric_range(1.0, 1.0, 4.5)`` are both empty), so a real fix may
+pass a twin drawn on some seed. Such a twin's ``how`` starts with :data:`CALLED`, and grading counts it only once
+the reference fix is seen to fail it too (``twin_grading._unchecked``, as an exception swap): a twin the reference
+fix passes is excused, never evidence. A real fix giving the reference's values fails every twin the reference
+fails; a reader returns what the twin's frame computes and passes it.
 """
 
 from __future__ import annotations
@@ -43,12 +54,15 @@ from pytest_homefield.sandbox.canary_swaps import value_key
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small
 from pytest_homefield.sandbox.twin_together import member_function
 
-__all__ = ["LOOP_HOW", "LOOP_KEPT_HOW", "changed_rows", "loop_rows_site", "row_probes"]
+__all__ = ["CALLED", "LOOP_HOW", "LOOP_KEPT_HOW", "changed_rows", "loop_rows_site", "row_probes"]
 
 #: The ``how`` of a loop-rows twin (the column's name and the first changed values are filled in).
 LOOP_HOW = "column {name} of the loop's rows -> {shown}"
 #: The ``how`` of one changing only the rows the parent's code fails (loop34).
 LOOP_KEPT_HOW = "column {name} of the loop's rows the parent fails -> {shown} (the rows it passes as they are)"
+#: The start of the ``how`` of a twin whose column the expected side hands to a call (:func:`_handed`, can53): whether
+#: a real fix fails it depends on what the code makes of the cells, so grading checks it on the reference fix.
+CALLED = "handed to the expected side's call: "
 
 #: The ``unittest`` methods whose second argument is an expected value compared for equality.
 _EQUAL = frozenset({"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
@@ -87,7 +101,8 @@ def _checks(body: Sequence[ast.stmt]) -> list[ast.AST]:
 def _expected_name(loop: ast.For, names: Sequence[str]) -> str | None:
     """The one name of ``names`` the loop's body reads once, as the expected side of an equality assertion
     among its plain statements (:func:`_checks`: run on every row, under no ``if``/``try``;
-    ``self.assertEqual(X, NAME)``, ``assertEqual(NAME, X)``, ``assert X == NAME``) whose other side ``X``
+    ``self.assertEqual(X, NAME)``, ``assertEqual(NAME, X)``, ``assert X == NAME``; when no plain name is, one
+    handed alone to a call there, ``g(*NAME)``, :func:`_handed`, can53) whose other side ``X``
     does not read it; ``None`` when there is no such name, more than one, or it is stored in the body."""
     body = ast.Module(body=list(loop.body), type_ignores=[])
     loads: dict[str, int] = {}
@@ -97,6 +112,7 @@ def _expected_name(loop: ast.For, names: Sequence[str]) -> str | None:
                 return None  # rebound in the body: what the assertion reads is no longer the row's cell
             loads[n.id] = loads.get(n.id, 0) + 1
     found: set[str] = set()
+    handed: set[str] = set()
     for n in _checks(loop.body):
         pair: list[ast.expr] = []
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _EQUAL \
@@ -106,10 +122,26 @@ def _expected_name(loop: ast.For, names: Sequence[str]) -> str | None:
                 and isinstance(n.test.ops[0], ast.Eq):
             pair = [n.test.left, n.test.comparators[0]]
         for side, other in ((pair[1], pair[0]), (pair[0], pair[1])) if pair else ():
-            if isinstance(side, ast.Name) and side.id in names and loads.get(side.id) == 1 \
-                    and not any(isinstance(m, ast.Name) and m.id == side.id for m in ast.walk(other)):
-                found.add(side.id)
+            name = side.id if isinstance(side, ast.Name) else _handed(side, names)
+            if name is not None and loads.get(name) == 1 \
+                    and not any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(other)):
+                (found if isinstance(side, ast.Name) else handed).add(name)
+    found = found or handed  # a plain name first: ``double(n) == expected`` hands ``n`` to the computed side
     return found.pop() if len(found) == 1 else None
+
+
+def _handed(side: ast.expr, names: Sequence[str]) -> str | None:
+    """The name of ``names`` that ``side``, a call, is handed as its one argument, plain, ``*NAME`` or
+    ``**NAME`` (``numeric_range(*expected_args)``), its callee reading none of ``names`` (can53); ``None`` for any
+    other expression."""
+    if not isinstance(side, ast.Call) or len(side.args) + len(side.keywords) != 1:
+        return None
+    arg = side.args[0] if side.args else side.keywords[0].value if side.keywords[0].arg is None else None
+    arg = arg.value if isinstance(arg, ast.Starred) else arg
+    if not isinstance(arg, ast.Name) or arg.id not in names \
+            or any(isinstance(m, ast.Name) and m.id in names for m in ast.walk(side.func)):
+        return None
+    return arg.id
 
 
 def _plain(body: Sequence[ast.stmt]) -> list[ast.stmt]:
@@ -160,9 +192,13 @@ def loop_rows_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: ra
     row may change. ``counts``: how often each literal value occurs in the file (:func:`~pytest_homefield.sandbox.
     canary_swaps.literal_counts`): a made-up value is none of them (a value the file holds already would occur
     twice in the twin's file where the original's occurs once: ``twin-count-oracle``'s tell). ``None`` when no loop
-    fits or no cell can be changed. The caller asks only for a function every instance of which is FAIL_TO_PASS
-    (module text)."""
-    for _, rows, names, name in _fitting(func, allowed):
+    fits or no cell can be changed. A column handed to the expected side's call (:func:`_handed`, can53): the
+    ``how`` starts with :data:`CALLED` and a made-up cell is :func:`_every`'s. The caller asks only for a function
+    every instance of which is FAIL_TO_PASS (module text)."""
+    loops = _loops(func)
+    for n_loop, rows, names, name in _fitting(func, allowed):
+        handed = any(_handed(c, [name]) == name for c in ast.walk(ast.Module(loops[n_loop].body, []))
+                     if isinstance(c, ast.Call))
         at = names.index(name)
         cells = [_cell(row.elts[at]) for row in rows.elts if isinstance(row, (ast.Tuple, ast.List))]
         change = [n for n, (_, literal) in enumerate(cells) if literal and (kept is None or n not in kept)]
@@ -170,17 +206,33 @@ def loop_rows_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: ra
         drawn: list[dict[int, Any]] = [{change[j]: values[p] for j, p in enumerate(perm)}
                                        for perm in derangements(values, k, rng)]
         if not drawn and values:
-            alts = [_unseen(v, k, rng, counts or {}) for v in values]
+            alts = [(_every if handed else _unseen)(v, k, rng, counts or {}) for v in values]
             drawn = [{change[n]: a[j] for n, a in enumerate(alts)} for j in range(min(len(a) for a in alts))]
         if not drawn:
             continue
-        how = LOOP_HOW if kept is None else LOOP_KEPT_HOW
+        how = (CALLED if handed else "") + (LOOP_HOW if kept is None else LOOP_KEPT_HOW)
         twins = [(_text(rows, at, len(names), pick),
                   how.format(name=name, shown=", ".join(repr(pick[n])[:20] for n in change))[:120])
                  for pick in drawn]
         return Site(rows, ast.unparse(rows), twins, True,
                     excusable=[all(is_small(v) for v in pick.values()) for pick in drawn])
     return None
+
+
+def _every(v: Any, k: int, rng: random.Random, counts: Mapping[str, int]) -> list[Any]:
+    """Up to ``k`` made-up values for ``v``, a cell handed to the expected side's call (can53), as :func:`_unseen`,
+    but a list/tuple with **every** item made up when each has an alternative: the call's value depends on its
+    arguments, and one argument moved a little often leaves it as it is (more-itertools 3bbe636e23bd: the red row's
+    ``(2.0, 12.0, 2.0)`` made ``(2.0, 11.7, 2.0)``, the same ``numeric_range`` ``[2.0, …, 10.0]``, so the reference
+    fix passed that twin, excused, no guard on seeds 0 and 2 of 0-3). Else :func:`_unseen`'s."""
+    if isinstance(v, (list, tuple)) and v and not isinstance(v, bool):
+        each = [alternatives(x, k, rng) for x in v]
+        n = min(len(a) for a in each)
+        out = [type(v)(a[j] for a in each) for j in range(n)]
+        out = [x for x in out if value_key(x) not in counts]
+        if out:
+            return out
+    return _unseen(v, k, rng, counts)
 
 
 def _unseen(v: Any, k: int, rng: random.Random, counts: Mapping[str, int]) -> list[Any]:

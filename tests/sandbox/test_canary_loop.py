@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.canary_loop import LOOP_KEPT_HOW, changed_rows, loop_rows_site, row_probes
+from pytest_homefield.sandbox.canary_loop import CALLED, LOOP_KEPT_HOW, changed_rows, loop_rows_site, row_probes
 from pytest_homefield.sandbox.canary_rows import NOT_ROWS
 from pytest_homefield.sandbox.canary_swaps import literal_counts, value_key
 from pytest_homefield.sandbox.twin_runs import plan_twins
@@ -246,3 +246,57 @@ def test_row_probes_return_right_after_the_loop(within: bool) -> None:
         else:
             scope["test_t"]()  # the raise after the loop never runs
         assert ran == ["before", [1, "-3"][row]]
+
+
+@pytest.mark.parametrize("check, twinned", [
+    ("self.assertEqual(Span(*args)[sl], Span(*expected))", True),
+    ("self.assertEqual(Span(*expected), Span(*args)[sl])", True),
+    ("assert Span(*args)[sl] == Span(expected)", True),
+    ("assert Span(*args)[sl] == make(**expected)", True),
+    ("self.assertEqual(Span(*args)[sl], Span(*expected, 1))", False),  # more than the column handed
+    ("self.assertEqual(Span(*args)[sl], expected[0](*args))", False),  # the callee reads the column
+    ("self.assertEqual(Span(*args, *expected)[sl], Span(*expected))", False),  # the computed side reads it
+])
+def test_a_column_handed_to_the_expected_sides_call(check: str, twinned: bool) -> None:
+    """can53 (more-itertools 3bbe636e23bd ``test_get_item_by_slice``): the expected side may be a call handed the
+    column alone; its twin's how starts with ``CALLED`` (grading checks it on the reference fix)."""
+    site = loop_rows_site(_func(f"""
+        def test_t(self):
+            for args, sl, expected in [((0, 9), 1, (0, 1)), ((0, 9), 2, (0, 2)), ((0, 9), 3, (0, 3))]:
+                with self.subTest(args=args):
+                    {check}
+        """), 1, random.Random(0))
+    assert (site is not None) == twinned
+    if site is not None:
+        (text, how), = site.twins
+        assert how.startswith(CALLED + "column expected of the loop's rows -> ")
+        assert sorted(_column(text, 2)) == ["(0, 1)", "(0, 2)", "(0, 3)"] and _column(text, 2)[0] != "(0, 1)"
+
+
+def test_a_plain_expected_name_is_not_marked_called() -> None:
+    site = loop_rows_site(_func("""
+        def test_t():
+            for n, expected in [(1, 2), (2, 4), (3, 6)]:
+                assert double(n) == expected
+        """), 1, random.Random(0))
+    assert site is not None and not site.twins[0][1].startswith(CALLED)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_handed_cell_made_up_has_every_item_made_up(seed: int) -> None:
+    """can53: the one row the parent fails (rows 0 and 1 kept) gets a made-up cell; handed to the expected side's
+    call, every item of it is made up (one item moved a little, ``(2.0, 11.7, 2.0)``, gave more-itertools'
+    ``numeric_range`` the same value as ``(2.0, 12.0, 2.0)``: the reference fix passed it, no guard on 3 of 12
+    seeds of 3bbe636e23bd), none a value of the file."""
+    func = _func("""
+        def test_t(self):
+            for args, sl, expected in [((0, 9), 1, (0.0, 1.0, 1.0)), ((0, 9), 2, (0.0, 2.0, 1.0)),
+                                       ((10.0, 0.0, -2.0), -1, (2.0, 12.0, 2.0))]:
+                self.assertEqual(R(*args)[sl], R(*expected))
+        """)
+    site = loop_rows_site(func, 1, random.Random(seed), kept={0, 1}, counts=literal_counts(ast.Module([func], [])))
+    assert site is not None
+    (text, how), = site.twins
+    cell = ast.literal_eval(_column(text, 2)[2])
+    assert all(a != b for a, b in zip(cell, (2.0, 12.0, 2.0), strict=True)), cell
+    assert _column(text, 2)[:2] == ["(0.0, 1.0, 1.0)", "(0.0, 2.0, 1.0)"] and how.startswith(CALLED)
