@@ -240,7 +240,8 @@ __all__ = [
 #: 28: a task mined before the teardown canary (no ``canary_teardown``) has it judged against the reference fix, once
 #: a task (tcan52: a repository whose conftest passes failed teardowns had a real fix ``forged``); two teardown
 #: canaries at different places, and no value twin of a ``parametrize`` column the test body hands to the code (can52;
-#: read through the column's own methods, it keeps its twin: gatk53);
+#: read through the column's own methods, it keeps its twin: gatk53); a loop table's column handed to a call on the
+#: expected side is twinned, judged against the reference fix (can53: a sentinel before);
 #: root's sandboxes run under a host uid of their own by default, the host's files then owned by 65534 (satk52);
 #: setuptools' flat-layout editable finders are followed in bubblewrap (ops52); pytest-cov and pytest's own
 #: ``--junitxml`` are off in test runs (nu52: arrow's ``--cov`` wrote ``.coverage`` into the read-only tree).
