@@ -15,7 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,16 +59,7 @@ def folder_fd(path: Path | str) -> int | None:
             return None
         below.append(name)
         head = up
-    fd = os.open(".", _DIR_FLAGS, dir_fd=pin)
-    try:
-        for name in reversed(below):
-            sub = _open_sub(fd, name)
-            os.close(fd)
-            fd = sub
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _descend(os.open(".", _DIR_FLAGS, dir_fd=pin), reversed(below))
 
 
 def folder_below(root: Path | str, path: Path | str, *, create: bool = False) -> int:
@@ -86,8 +77,15 @@ def folder_below(root: Path | str, path: Path | str, *, create: bool = False) ->
     fd = folder_fd(top)
     if fd is None:
         fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    return _descend(fd, () if rel == os.curdir else rel.split(os.sep), create=create)
+
+
+def _descend(fd: int, names: Iterable[str], *, create: bool = False) -> int:
+    """The folder reached from folder ``fd`` through ``names``, one at a time without following a link (each made
+    first with ``create``; one there already is kept): its new descriptor. ``fd`` is consumed (closed, also when
+    this raises). Raises ``OSError`` as :func:`_open_sub`."""
     try:
-        for name in () if rel == os.curdir else rel.split(os.sep):
+        for name in names:
             if create:
                 try:
                     os.mkdir(name, dir_fd=fd)
