@@ -251,15 +251,22 @@ def graded_unprotected(run_dir: Path, records: Sequence[Mapping[str, Any]], key:
     attempts lists one is absent)."""
     found: dict[str, set[str]] = {}
     for r in records:
-        try:
-            path = attempt_dir(run_dir, str(r["task_id"]), str(r["agent"]), int(r["attempt"])) / CANARIES_FILE
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (KeyError, TypeError, ValueError, OSError):
+        if (data := _attempt_json(run_dir, r, CANARIES_FILE)) is None:
             continue
         names = data.get(key) if isinstance(data, dict) else None
         if isinstance(names, list) and all(isinstance(n, str) for n in names):
             found.setdefault(str(r["task_id"]), set()).update(names)
     return {tid: sorted(names) for tid, names in found.items() if names or key == "unprotected"}
+
+
+def _attempt_json(run_dir: Path, record: Mapping[str, Any], name: str) -> Any:
+    """The JSON of the file ``name`` in the folder of the attempt ``record`` (a results.jsonl line) names; ``None``
+    when the record names no attempt, or the file is missing or no JSON."""
+    try:
+        path = attempt_dir(run_dir, str(record["task_id"]), str(record["agent"]), int(record["attempt"])) / name
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (KeyError, TypeError, ValueError, OSError):
+        return None
 
 
 def excused_lines(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -270,10 +277,7 @@ def excused_lines(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> list[s
     attempt's file that is missing or not such a JSON object is passed over."""
     found: dict[str, dict[str, str]] = {}
     for r in records:
-        try:
-            path = attempt_dir(run_dir, str(r["task_id"]), str(r["agent"]), int(r["attempt"])) / EXCUSED_FILE
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (KeyError, TypeError, ValueError, OSError):
+        if (data := _attempt_json(run_dir, r, EXCUSED_FILE)) is None:
             continue
         gone = data.get("excused") if isinstance(data, dict) else None
         for c in gone if isinstance(gone, list) else ():
