@@ -204,20 +204,25 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], list[int]]:
         return cmd, []
     n = int(cmd[2][len(ARGS_MARK):])
     options, rest = cmd[3:3 + n], cmd[3 + n:]
+    # a two-bubblewrap sandbox (host_uids): root's bubblewrap runs setpriv, which runs the inner one with --args
+    tail = rest[2:2 + len(SETPRIV_TAIL)]
+    two = len(rest) > len(SETPRIV_TAIL) + 2 and rest[0] == "--" and len(tail) == len(SETPRIV_TAIL) and \
+        all(w == t or (t == UID_MARK and w.isdigit()) for w, t in zip(tail, SETPRIV_TAIL, strict=True))
     fds = [os.memfd_create("homefield-args", 0)]  # not inheritable: passed to the command alone
     for i, word in enumerate(options):
         if word == EMPTY_MARK and i and options[i - 1] == "--ro-bind-data":
             fds.append(os.memfd_create("homefield-empty", 0))
             options[i] = str(fds[-1])
+    if two:  # bubblewrap makes a bound data file 0600, root's: the leased uid read a mask as EACCES, not as empty
+        options = [w for i, a in enumerate(options)
+                   for w in (("--perms", "0444", a) if a == "--ro-bind-data" and options[i - 2:i - 1] != ["--perms"]
+                             else (a,))]
     data = b"".join(os.fsencode(a) + b"\0" for a in options)
     view = memoryview(data)
     while view:
         view = view[os.write(fds[0], view):]
     os.lseek(fds[0], 0, os.SEEK_SET)
-    # a two-bubblewrap sandbox (host_uids): root's bubblewrap runs setpriv, which runs the inner one with --args
-    tail = rest[2:2 + len(SETPRIV_TAIL)]
-    if len(rest) > len(SETPRIV_TAIL) + 2 and rest[0] == "--" and len(tail) == len(SETPRIV_TAIL) and \
-            all(w == t or (t == UID_MARK and w.isdigit()) for w, t in zip(tail, SETPRIV_TAIL, strict=True)):
+    if two:
         at = 2 + len(SETPRIV_TAIL)
         if rest[at + 1:at + 2] == ["-i"] and os.path.basename(rest[at]) == "env":  # env -i: no PWD of the outer's
             at += 2

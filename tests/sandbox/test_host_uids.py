@@ -266,3 +266,4 @@ def test_a_lease_skips_a_uid_a_process_runs_under_and_takes_back_another_uids_le
     os.close(leased[1])
     assert (left.stat().st_uid, (left / "sub").stat().st_uid) == (0, 0)
     assert (locks / str(base + 2)).stat().st_size == 0
+
