@@ -155,17 +155,21 @@ def test_an_older_copy_stays_while_its_newer_copy_is_no_task(tmp_path: Path) -> 
     assert f"Removed from tasks.jsonl: 1 task ({shas['original'][:12]})" in third.stdout, third.stdout
 
 
+def _scan_keeps_the_newer(repo: GitRepo, original: str, again: str) -> None:
+    """The scan of ``repo`` keeps ``again`` alone and sets ``original`` aside as the same change."""
+    result = scan(repo.path, ScanOptions())
+    assert [c.commit for c in result.candidates] == [again]
+    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
+        (original, f"the same change as {again[:12]}")]
+
+
 def test_a_backport_whose_changelog_entry_differs_is_the_same_change(tmp_path: Path) -> None:
     """pallets/werkzeug (nu48): "always set accept-ranges header" is on main twice, 664deb6a58c8 on the stable
     branch (merged back) and b913d68db589 on main: the same source and test change, but each writes its
     ``CHANGES.rst`` entry under another release's heading, so the whole diffs' patch ids differed and one fix
     was two candidates. Docs files are no part of a task's change (the scan classifies them apart), so the
     patch id is taken without them."""
-    repo, original, again = _changelog_backport(tmp_path)
-    result = scan(repo.path, ScanOptions())
-    assert [c.commit for c in result.candidates] == [again]
-    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
-        (original, f"the same change as {again[:12]}")]
+    _scan_keeps_the_newer(*_changelog_backport(tmp_path))
 
 
 def _changelog_backport(tmp_path: Path) -> tuple[GitRepo, str, str]:
@@ -197,11 +201,7 @@ def test_a_backport_onto_other_surrounding_code_is_the_same_change(tmp_path: Pat
     d3d3df56c98b (main), both kept as tasks (FAIL_TO_PASS 6, PASS_TO_PASS 23 each): the same lines added and
     removed, but one hunk's context differs (the line above the change is another on each branch), and the
     patch id counts context. It is taken of the changed lines only (``-U0``)."""
-    repo, original, again = _context_backport(tmp_path)
-    result = scan(repo.path, ScanOptions())
-    assert [c.commit for c in result.candidates] == [again]
-    assert [(r.commit, r.detail) for r in result.rejected if r.reason == "duplicate_change"] == [
-        (original, f"the same change as {again[:12]}")]
+    _scan_keeps_the_newer(*_context_backport(tmp_path))
 
 
 def _context_backport(tmp_path: Path) -> tuple[GitRepo, str, str]:

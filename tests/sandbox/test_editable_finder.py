@@ -121,6 +121,21 @@ def test_a_flat_layout_editable_install_binds_the_copys_folders(
     assert editable_binds([venv], work) == []
 
 
+def _child_run(installed: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+               sandbox: str) -> str:
+    """A test run of a copy of the installed repository (protected, as the user's checkout is) with the venv's
+    interpreter under ``sandbox``, which must pass its one test, whose child imports the package from the copy:
+    the run's log."""
+    repo, venv, _ = installed
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(repo)
+    run = run_tests(_copy(tmp_path), f"{venv / 'bin' / 'python'} -m pytest {PLAIN}", ["tests/test_child.py"],
+                    out_dir=tmp_path / "out", env=_env(venv), sandbox=sandbox)
+    log = run.log_path.read_text()
+    assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, log[-3000:]
+    return log
+
+
 @pytest.mark.slow
 def test_a_flat_layout_editable_install_imports_the_copy_in_a_child(
         installed: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,14 +146,7 @@ def test_a_flat_layout_editable_install_imports_the_copy_in_a_child(
         probe()
     except BwrapUnavailable as exc:
         pytest.skip(str(exc))
-    repo, venv, _ = installed
-    monkeypatch.setattr(protected, "_PROTECTED", [])
-    protected.protect(repo)
-    work = _copy(tmp_path)
-    run = run_tests(work, f"{venv / 'bin' / 'python'} -m pytest {PLAIN}", ["tests/test_child.py"],
-                    out_dir=tmp_path / "out", env=_env(venv), sandbox="bwrap")
-    log = run.log_path.read_text()
-    assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, log[-3000:]
+    log = _child_run(installed, tmp_path, monkeypatch, "bwrap")
     assert "repository" not in log, log[-3000:]
 
 
@@ -172,14 +180,7 @@ def test_a_flat_layout_editable_install_under_no_sandbox(
         installed: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hole left without a sandbox (contracts §7): the child imports the repository's files, the user's
     checkout, not the copy under test."""
-    repo, venv, _ = installed
-    monkeypatch.setattr(protected, "_PROTECTED", [])
-    protected.protect(repo)
-    work = _copy(tmp_path)
-    run = run_tests(work, f"{venv / 'bin' / 'python'} -m pytest {PLAIN}", ["tests/test_child.py"],
-                    out_dir=tmp_path / "out", env=_env(venv), sandbox="none")
-    log = run.log_path.read_text()
-    assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, log[-3000:]
+    _child_run(installed, tmp_path, monkeypatch, "none")
 
 
 @pytest.mark.slow

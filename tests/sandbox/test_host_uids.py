@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.bwrap import agent_sandbox, own_uids
+from helpers.bwrap import AgentSandbox, agent_sandbox, own_uids
 
 from pytest_homefield.sandbox import _reaper, host_uids, proccap
 
@@ -60,15 +60,21 @@ def test_the_sandbox_is_root_inside_and_the_host_gets_its_folders_back(tmp_path:
         target.parent.rmdir()
 
 
+def _two_sandboxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uid: int) -> tuple[AgentSandbox, AgentSandbox]:
+    """Sandboxes ``a`` and ``b`` in folders of those names below ``tmp_path``, every sandbox of the calling test
+    under a host uid of its own from a pool of one, ``uid`` (skips where that cannot be: :func:`own_uids`)."""
+    own_uids(monkeypatch)
+    monkeypatch.setenv(host_uids.ENV, f"{uid}:1")
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    return agent_sandbox(tmp_path / "a"), agent_sandbox(tmp_path / "b")
+
+
 def test_no_sandbox_starts_when_every_uid_of_the_pool_is_leased(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A pool of one uid: while sandbox A holds it, sandbox B does not start (``EAGAIN``), never under A's uid;
     once A is done, B starts."""
-    own_uids(monkeypatch)
-    monkeypatch.setenv(host_uids.ENV, "1900000500:1")
-    for name in ("a", "b"):
-        (tmp_path / name).mkdir()
-    a, b = agent_sandbox(tmp_path / "a"), agent_sandbox(tmp_path / "b")
+    a, b = _two_sandboxes(tmp_path, monkeypatch, 1900000500)
     hold = ("import os, time\nprint('held', flush=True)\nend = time.time() + 30\n"
             "while not os.path.exists('release') and time.time() < end:\n    time.sleep(0.05)\n")
     with a.holding(hold) as (held, codes):
@@ -158,12 +164,8 @@ def test_what_a_reaper_killed_outright_handed_over_the_next_lease_takes_back(tmp
     sandbox leased it next), and A dies with its reaper (before satk52, A's inner bubblewrap lived on, init's
     child, under a uid no lease held). The next lease (sandbox B) takes them back, the folder's owner's again,
     then runs under that uid; B's own folders are back to root after it."""
-    own_uids(monkeypatch)
     base = 1900000600
-    monkeypatch.setenv(host_uids.ENV, f"{base}:1")
-    for name in ("a", "b"):
-        (tmp_path / name).mkdir()
-    a, b = agent_sandbox(tmp_path / "a"), agent_sandbox(tmp_path / "b")
+    a, b = _two_sandboxes(tmp_path, monkeypatch, base)
     hold = ("import os, time\nos.makedirs('made/deeper')\nopen('made/deeper/f', 'w').write('x')\n"
             "print(os.stat('made').st_uid, flush=True)\ntime.sleep(60)\n")
     with a.holding(hold) as (held, codes):
