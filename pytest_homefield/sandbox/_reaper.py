@@ -213,10 +213,6 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], list[int]]:
         if word == EMPTY_MARK and i and options[i - 1] == "--ro-bind-data":
             fds.append(os.memfd_create("homefield-empty", 0))
             options[i] = str(fds[-1])
-    if two:  # bubblewrap makes a bound data file 0600, root's: the leased uid read a mask as EACCES, not as empty
-        options = [w for i, a in enumerate(options)
-                   for w in (("--perms", "0444", a) if a == "--ro-bind-data" and options[i - 2:i - 1] != ["--perms"]
-                             else (a,))]
     data = b"".join(os.fsencode(a) + b"\0" for a in options)
     view = memoryview(data)
     while view:

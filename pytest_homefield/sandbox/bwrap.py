@@ -229,8 +229,11 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
         # and a PID namespace of its own, whose init dies with the outer (--die-with-parent, root's: no uid
         # change clears it) and takes every process of it along: the inner bubblewrap, the uid's, outlived a
         # reaper killed outright otherwise (init's child; its own parent death signal did not hold, satk52)
+        # bubblewrap makes a bound data file 0600, root's here: the leased uid read a mask (an egg of the project at
+        # HEAD) as EACCES where root's sandbox reads an empty file, so the outer's masks are 0444
+        masks_read = [w for a in mask_args for w in (("--perms", "0444", a) if a == "--ro-bind-data" else (a,))]
         outer = ["--bind", "/proc", "/proc", "--dev", "/dev", *_parents_args([*files, *bind_args, *points]),
-                 *points, *files, *bind_args, *mask_args, "--unshare-pid", "--die-with-parent"]
+                 *points, *files, *bind_args, *masks_read, "--unshare-pid", "--die-with-parent"]
         covered = [str(t) for t in policy.tmpfs] + ["/dev"]
         again = [a for _, opt, src, p in ordered if _under(p, covered) for a in (opt, src, p)]
         inner = ["--bind", "/", "/", "--proc", "/proc", *_proc_masks(args_fd), *dev, *tmpfs, *again, *spaces,
