@@ -254,6 +254,15 @@ def guard_session(*, worker: bool) -> Callable[[], None]:
     return install_stop_handler(remove_own)
 
 
+def _reaper_options(argv: Sequence[str], box_memory: int | None) -> tuple[list[str], list[str]]:
+    """``(options, argv)``: what the reaper makes for a sandbox's ``argv`` (its pids and memory cgroups,
+    :func:`~pytest_homefield.sandbox.proccap.split_mark`; a host uid of its own, leased, satk48:
+    :func:`~pytest_homefield.sandbox.host_uids.split_mark`), and ``argv`` without their marks."""
+    capped, argv = split_mark(argv, box_memory)
+    leased, argv = host_uids.split_mark(argv)
+    return [*capped, *leased], argv
+
+
 def run_process(
     cmd: Sequence[str] | str,
     *,
@@ -304,9 +313,7 @@ def run_process(
     argv = ["/bin/sh", "-c", cmd] if shell else list(cmd)
     if isinstance(cmd, str) and not shell:
         argv = [cmd]
-    capped, argv = split_mark(argv, box_memory)  # type: ignore[arg-type]  # shell=True takes a str  # a sandbox's argv: its cgroups, made by the reaper
-    leased, argv = host_uids.split_mark(argv)  # a host uid of its own, leased by the reaper (satk48)
-    capped += leased
+    capped, argv = _reaper_options(argv, box_memory)  # type: ignore[arg-type]  # shell=True takes a str
     # a memory cgroup's cap is reserved from the machine's budget first (sandbox/memory_budget.py): not timed
     with reserve(box_memory / MIB if box_memory and any(o.startswith("mem=") for o in capped) else 0):
         return _run(argv, capped, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=stdout_path,
@@ -518,9 +525,7 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
     ``hold_memory``: its reaper inherits the memory this process has reserved now (:mod:`.memory_budget`: an
     instance started fresh for one test run or agent, stopped inside the reservation that counted it); an
     instance outliving it (a mining worker's) must not keep it."""
-    capped, cmd = split_mark(cmd, box_memory)  # a sandboxed service: its pids and memory cgroups (run_process)
-    leased, cmd = host_uids.split_mark(cmd)  # and a host uid of its own, as run_process's (satk52: it had none)
-    capped += leased
+    capped, cmd = _reaper_options(cmd, box_memory)  # a sandboxed service's, as run_process's (satk52: no uid)
     rfd, wfd = os.pipe()
     pump: Pump | None = None
     if output_cap is not None:
