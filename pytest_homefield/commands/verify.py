@@ -269,6 +269,14 @@ def _attempt_json(run_dir: Path, record: Mapping[str, Any], name: str) -> Any:
         return None
 
 
+def canary_lines(run_dir: Path, tasks: Sequence[Task], records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What ``verify --attacks`` says of the canaries of the gradings of the run in ``run_dir`` (``records``, its
+    results.jsonl lines) of ``tasks``: the functions no twin guarded (:func:`unprotected_lines`, from
+    :func:`graded_unprotected`), then the canaries the reference fix passes too (:func:`excused_lines`)."""
+    return unprotected_lines(tasks, {r["task_id"] for r in records}, graded_unprotected(run_dir, records),
+                             graded_unprotected(run_dir, records, "told")) + excused_lines(run_dir, records)
+
+
 def excused_lines(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> list[str]:
     """The tasks some canary of which the run's gradings did not use because the reference fix passes it too (the
     attempts' ``canaries-excused.json``, :func:`~pytest_homefield.run.twin_grading.excused_note`; tcan52: the teardown
@@ -661,10 +669,7 @@ def verify_run_lines(run_dir: Path, tasks: Sequence[Task]) -> list[str] | None:
     broken = [r for r in oracle if r.get("outcome") != "solved"]
     last = (oracle_line(len(oracle), max(len(tasks), len(oracle)), None, False) if not broken else
             f"homefield verify: {len(broken)} of {plural(len(oracle), 'task')} no longer pass with the reference fix")
-    return attack_table(records) + verdict + unprotected_lines(tasks, {r["task_id"] for r in records},
-                                                               graded_unprotected(run_dir, records),
-                                                               graded_unprotected(run_dir, records, "told")) \
-        + excused_lines(run_dir, records) + [last]
+    return attack_table(records) + verdict + canary_lines(run_dir, tasks, records) + [last]
 
 
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
@@ -697,11 +702,7 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     graded = {r["task_id"] for r in records}  # the tasks any agent's attempt was graded on: one count for every line
     if attacks:  # the table and the verdict; the session printed the agents' report only with -v (issue 35)
         held, lines = attack_verdict(records, len(graded), selected.attacks)
-        used = graded_unprotected(home.run_dir(run_id), records)
-        told = graded_unprotected(home.run_dir(run_id), records, "told")
-        for line in attack_table(records) + lines + unprotected_lines(list(tasks.values()),
-                                                                      {r["task_id"] for r in records}, used, told) \
-                + excused_lines(home.run_dir(run_id), records):
+        for line in attack_table(records) + lines + canary_lines(home.run_dir(run_id), list(tasks.values()), records):
             print(line)
     for line in flaky_lines(home, run_id):
         print(line)
