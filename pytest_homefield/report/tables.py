@@ -176,6 +176,17 @@ def used_outcomes(report: Report) -> list[str]:
     return [o for o in OUTCOMES if any(o in a.outcomes for a in report.agents.values())]
 
 
+def outcome_columns(report: Report) -> tuple[list[str], dict[str, dict[str, int]]]:
+    """``(columns, counts)`` of a table of attempts per outcome per agent: :func:`used_outcomes`, and
+    :data:`FLAGGED_SOLVES` after ``solved`` where some agent has a solve flagged suspicious (counted unsolved,
+    gatk51); agent name → its :func:`outcome_counts`."""
+    used = used_outcomes(report)
+    counts = {name: dict(outcome_counts(a)) for name, a in report.agents.items()}
+    if used and any(FLAGGED_SOLVES in c for c in counts.values()):
+        used.insert(used.index("solved") + 1, FLAGGED_SOLVES)
+    return used, counts
+
+
 # ------------------------------------------------------------------------------ agents
 
 
@@ -291,12 +302,9 @@ def pass_k_table(report: Report) -> Table | None:
 
 def outcomes_table(report: Report) -> Table | None:
     """Attempts per outcome per agent (unscored outcomes marked); ``None`` without any outcome."""
-    used = used_outcomes(report)
+    used, counts = outcome_columns(report)
     if not used:
         return None
-    counts = {name: dict(outcome_counts(a)) for name, a in report.agents.items()}
-    if any(FLAGGED_SOLVES in c for c in counts.values()):  # a solve flagged suspicious apart, counted unsolved (gatk51)
-        used.insert(used.index("solved") + 1, FLAGGED_SOLVES)
     heads: list[str | Cell] = [OutcomeHead(o, SUSPICIOUS_SOLVE_SYMBOL if o == FLAGGED_SOLVES
                                            else report.legend.get(o, ""), o in UNSCORED_OUTCOMES) for o in used]
     kinds = [k for k in KIND_WORDS if any(k in (a.failure_kinds or {}) for a in report.agents.values())]

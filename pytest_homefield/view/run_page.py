@@ -22,7 +22,6 @@ from pytest_homefield.report.fmt import (
     grid_flagged_solves,
     grid_symbol,
     memorization_lines,
-    outcome_counts,
     outcome_words,
     title_line,
 )
@@ -121,12 +120,9 @@ def _flagged(data: SiteData) -> str:
 
 def _outcomes(rep: Report) -> list[str]:
     """Attempts per outcome per agent, each count linking to the grid filtered to those attempts."""
-    used = [o for o in OUTCOMES if any(o in a.outcomes for a in rep.agents.values())]
+    used, counts = tables.outcome_columns(rep)
     if not used:
         return []
-    counts = {name: dict(outcome_counts(a)) for name, a in rep.agents.items()}
-    if any(FLAGGED_SOLVES in c for c in counts.values()):  # a solve flagged suspicious apart, counted unsolved (gatk51)
-        used.insert(used.index("solved") + 1, FLAGGED_SOLVES)
     head = "".join(f"<th>{outcome_span(o, SUSPICIOUS_SOLVE_SYMBOL, flagged_solve=True)}</th>" if o == FLAGGED_SOLVES
                    else f"<th>{outcome_span(o, SYMBOLS.get(o, ''))}</th>" for o in used)
     rows = []
