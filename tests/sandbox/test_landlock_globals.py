@@ -351,12 +351,19 @@ def test_an_agent_reaches_its_ipv6_loopback_server_and_nothing_else(tmp_path: Pa
     from pytest_homefield.run.agent_sandbox import agent_sandbox
     from pytest_homefield.sandbox.modes import SandboxChoice
 
-    try:
-        v6 = socket.create_server(("::1", 0), family=socket.AF_INET6)
-    except OSError:
-        pytest.skip("no IPv6 loopback here")
-    port = v6.getsockname()[1]
-    v4 = socket.create_server(("127.0.0.1", port))
+    for _ in range(50):  # a port free on both loopbacks: the v6 one's number may be another process's on v4
+        try:
+            v6 = socket.create_server(("::1", 0), family=socket.AF_INET6)
+        except OSError:
+            pytest.skip("no IPv6 loopback here")
+        port = v6.getsockname()[1]
+        try:
+            v4 = socket.create_server(("127.0.0.1", port))
+            break
+        except OSError:  # the final CI's fast tier: EADDRINUSE on 127.0.0.1, a server of a test beside it
+            v6.close()
+    else:
+        raise AssertionError("no port free on both ::1 and 127.0.0.1 in 50 tries")
     for server, word in ((v6, b"v6"), (v4, b"v4")):
         threading.Thread(target=_says, args=(server, word), daemon=True).start()
     ws, box, art = tmp_path / "ws", tmp_path / "box", tmp_path / "art"
