@@ -65,6 +65,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs this short-lived process; mypy reads it
     from collections.abc import Callable
+    from typing import Any
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -337,48 +338,100 @@ def owner(path: str) -> tuple[int, int, int, int] | None:
     return st.st_uid, st.st_gid, st.st_dev, st.st_ino
 
 
+#: Descriptors :func:`hand_over` holds open at most while it walks (levels above those are left by ``..``).
+HAND_OVER_FDS = 16
+
+
 def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, int] | None = None) -> None:
     """Every entry of the folders ``paths`` and the folders themselves owned by ``uid`` and ``gid``: ``lchown``
-    (no link followed) while walking by descriptor, depth first (``O_NOFOLLOW`` opens, ``dir_fd``; one
-    descriptor a level open at once), so a link or a folder swapped for one leads nowhere outside; a folder of
-    ``paths`` itself last (a walk cut short leaves it as it was); an entry that vanishes or cannot be changed is
-    left as it is (a folder past the descriptors this process may hold: its entries too). With ``expect``
-    (``(device, inode, owner)``) a folder of ``paths`` that is another is left alone."""
+    (no link followed) while walking by descriptor, depth first (``O_NOFOLLOW`` opens, ``dir_fd``), so a link or a
+    folder swapped for one leads nowhere outside; a folder of ``paths`` itself last (a walk cut short leaves it as it
+    was); an entry that vanishes or cannot be changed is left as it is. At most :data:`HAND_OVER_FDS` descriptors
+    are open at once, at any depth: a level whose descriptor was closed is opened again as ``..`` of the one below
+    it, and only when that is the same folder (device and inode) as before; else the walk of that path ends there
+    (satk54: one descriptor a level, a chain of folders deeper than this process's ``RLIMIT_NOFILE`` was handed
+    back only down to that depth, and what lay below stayed the leased uid's, a set-user-ID program's bit too).
+    With ``expect`` (``(device, inode, owner)``) a folder of ``paths`` that is another is left alone."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     for path in paths:
         try:
             top = os.open(path, flags)
         except OSError:
             continue
-        if expect is not None:
-            st = os.fstat(top)
-            if (st.st_dev, st.st_ino, st.st_uid) != expect:
-                os.close(top)
-                continue
-        stack: list[tuple[int, list[tuple[str, bool]]]] = [(top, _entries(top))]
-        while stack:
-            fd, names = stack[-1]
+        st = os.fstat(top)
+        if expect is not None and (st.st_dev, st.st_ino, st.st_uid) != expect:
+            os.close(top)
+            continue
+        _hand_tree(top, (st.st_dev, st.st_ino), uid, gid)
+        try:
+            os.chown(top, uid, gid)
+        except OSError:
+            pass
+        os.close(top)
+
+
+def _hand_tree(top: int, ident: tuple[int, int], uid: int, gid: int) -> None:
+    """:func:`hand_over`'s walk below the folder ``top`` (its ``(device, inode)`` ``ident``; left open)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    # a level: [its descriptor (None: closed), the names left in it, its (device, inode)]
+    levels: list[list[Any]] = [[top, _entries(top), ident]]
+    opened = 1
+    try:
+        while levels:
+            level = levels[-1]
+            fd, names = level[0], level[1]
             if not names:
-                stack.pop()
-                if stack:
-                    os.close(fd)
+                levels.pop()
+                if not levels:
+                    return
+                up = levels[-1]
+                again = None
+                if up[0] is None:  # its descriptor was closed on the way down: ``..`` of this one, if still it
+                    try:
+                        again = os.open("..", flags, dir_fd=fd)
+                    except OSError:
+                        pass
+                    if again is not None and _ident(again) != up[2]:
+                        os.close(again)
+                        again = None
+                os.close(fd)
+                opened -= 1
+                if up[0] is None:
+                    if again is None:
+                        return
+                    up[0] = again
+                    opened += 1
                 continue
             name, is_dir = names.pop()
             try:
                 os.chown(name, uid, gid, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 pass
-            if is_dir:
-                try:
-                    child = os.open(name, flags, dir_fd=fd)
-                except OSError:
-                    continue
-                stack.append((child, _entries(child)))
-        try:
-            os.chown(top, uid, gid)
-        except OSError:
-            pass
-        os.close(top)
+            if not is_dir:
+                continue
+            try:
+                child = os.open(name, flags, dir_fd=fd)
+            except OSError:
+                continue
+            levels.append([child, _entries(child), _ident(child)])
+            opened += 1
+            if opened > HAND_OVER_FDS:  # the shallowest open level but the top's: closed, opened again by ``..``
+                for shallow in levels[1:-1]:
+                    if shallow[0] is not None:
+                        os.close(shallow[0])
+                        shallow[0] = None
+                        opened -= 1
+                        break
+    finally:
+        for level in levels[1:]:
+            if level[0] is not None:
+                os.close(level[0])
+
+
+def _ident(fd: int) -> tuple[int, int]:
+    """``(device, inode)`` of the open file ``fd``."""
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
 
 
 def _entries(fd: int) -> list[tuple[str, bool]]:

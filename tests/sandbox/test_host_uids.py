@@ -269,3 +269,91 @@ def test_a_lease_skips_a_uid_a_process_runs_under_and_takes_back_another_uids_le
     assert (left.stat().st_uid, (left / "sub").stat().st_uid) == (0, 0)
     assert (locks / str(base + 2)).stat().st_size == 0
 
+
+
+#: Makes a chain of ``argv[1]`` folders named ``d`` (by descriptor: no path grows) and, at its bottom, a set-user-ID
+#: program; prints ``made``.
+CHAIN = """
+import os, sys
+fd = os.open(".", os.O_RDONLY)
+for _ in range(int(sys.argv[1])):
+    os.mkdir("d", dir_fd=fd)
+    below = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = below
+f = os.open("suid", os.O_WRONLY | os.O_CREAT, 0o755, dir_fd=fd)
+os.write(f, b"#!/bin/sh\\nid\\n")
+os.fchmod(f, 0o4755)
+print("made")
+"""
+
+
+def chain_owners(top: Path) -> tuple[int, set[int], os.stat_result]:
+    """``(depth, the owners of its folders, the lstat of its bottom's suid)`` of a :data:`CHAIN` made in ``top``."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    depth, owners = 0, set()
+    while True:
+        try:
+            below = os.open("d", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except FileNotFoundError:
+            break
+        os.close(fd)
+        fd = below
+        depth += 1
+        owners.add(os.fstat(fd).st_uid)
+    try:
+        return depth, owners, os.stat("suid", dir_fd=fd, follow_symlinks=False)
+    finally:
+        os.close(fd)
+
+
+def test_a_tree_deeper_than_the_reapers_descriptors_is_all_handed_back(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """satk54: the sandbox leaves a chain of 300 folders, a set-user-ID program at its bottom, while the reaper may
+    hold 128 descriptors (``RLIMIT_NOFILE``: 1,024 is a login's and a systemd service's default). All of it is root's
+    again after, the bit gone. Before: the walk held a descriptor a level, and below the 120th level or so nothing
+    was handed back: the program stayed the leased uid's, set-user-ID (``04755``), on the host's disk: any user who
+    reached it ran as that uid, which owns every later sandbox of the uid (their user namespace)."""
+    import resource
+
+    own_uids(monkeypatch)
+    sandbox = agent_sandbox(tmp_path)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (128, hard))  # the reaper inherits it
+    try:
+        said = sandbox.says(CHAIN, "300")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert said.strip() == "made"
+    depth, owners, suid = chain_owners(sandbox.ws)
+    assert (depth, owners, suid.st_uid, stat.S_IMODE(suid.st_mode) & stat.S_ISUID) == (300, {0}, 0, 0), \
+        (owners, suid.st_uid, oct(suid.st_mode))
+
+
+def test_the_hand_over_walks_any_tree_with_few_descriptors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree of branches at every depth (40 levels, three folders and a file each, a link out at the bottom) is
+    handed over entry by entry while :func:`~pytest_homefield.sandbox._reaper.hand_over` holds 4 descriptors at
+    most (closed levels opened again through ``..``); the link's target keeps its owner and no descriptor is left
+    open."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (lchown to another uid)")
+    monkeypatch.setattr(_reaper, "HAND_OVER_FDS", 4)
+    target = tmp_path / "target"
+    target.write_text("mine")
+    top = tmp_path / "top"
+    level = top
+    for _ in range(40):
+        for side in ("a", "b"):
+            (level / side / "x").mkdir(parents=True)
+            (level / side / "x" / "f").write_text("")
+        (level / "f").write_text("")
+        level = level / "c"
+    level.mkdir()
+    (level / "link").symlink_to(target)
+    before = len(os.listdir("/proc/self/fd"))
+    _reaper.hand_over([str(top)], 4242, 4343)
+    assert len(os.listdir("/proc/self/fd")) == before
+    entries = [top, *top.rglob("*")]
+    assert len(entries) == 1 + 40 * 8 + 1  # the top, 8 a level (its c the next), the link
+    assert {(p.lstat().st_uid, p.lstat().st_gid) for p in entries} == {(4242, 4343)}
+    assert target.stat().st_uid == 0
