@@ -1,7 +1,7 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BASE:COUNT:DIR own=HEX,…]
+GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BASE:COUNT:DIR journals=JDIR own=HEX,…]
 [--pass-fds=N,M] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
@@ -36,9 +36,10 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BA
   pool whose lock file in ``DIR`` it can ``flock`` (held until it exits; none: ``E11``, the command does not
   start), puts it in place of each ``@homefield-uid`` of ``ARGV`` (``setpriv``'s), hands the folders of ``own``
   (their paths' bytes in hex) to it before the start and back to each folder's owner once every process is
-  reaped (:func:`hand_over`: ``lchown`` by descriptor, no link followed), with a journal of them in the lock file
-  meanwhile (:func:`journal`; left by a reaper killed outright, the next lease takes them back: :func:`take_back`;
-  a uid a running process holds is never leased), and moves the inner bubblewrap's
+  reaped (:func:`hand_over`: ``lchown`` by descriptor, no link followed), with a journal of them meanwhile in
+  ``<uid>.journal`` of ``journals=JDIR`` (on a disk a reboot keeps; :func:`journal`; left by a reaper killed outright,
+  the next lease takes them back: :func:`take_back`; a uid a running process holds is never leased), and moves the
+  inner bubblewrap's
   ``--args`` behind ``setpriv`` into memfds too;
 * starts a bubblewrap argv (one with ``--args``) in a fresh session keyring of its own (:func:`_own_keyring`:
   the reaper's own, inherited, would be every sandbox's);
@@ -235,37 +236,47 @@ SETPRIV_TAIL = ["--reuid", UID_MARK, "--regid", UID_MARK, "--clear-groups", "--i
                 "--"]
 
 
-def lease(base: int, count: int, folder: str) -> tuple[int, int] | None:
-    """``(uid, fd)``: the first uid of ``base`` … ``base+count-1`` that no running process holds
-    (:func:`running_uids`) and whose lock file in ``folder`` this process could lock (``flock``, held while ``fd``
-    is open: until this process exits) and, when a killed reaper left a journal there, take back
-    (:func:`take_back`); else ``None``. Every other lock file of the pool that holds a journal and is not locked
-    is taken back on the way (locked for that moment only)."""
+def lease(base: int, count: int, folder: str, journals: str | None = None) -> tuple[int, int, int] | None:
+    """``(uid, lock, journal)``: the first uid of ``base`` … ``base+count-1`` that no running process holds
+    (:func:`running_uids`) and whose lock file in ``folder`` this process could lock (``flock``, held while the
+    descriptor ``lock`` is open: until this process exits) and, when a killed reaper left a journal for it, take
+    back (:func:`take_back`); ``journal``: its journal file ``<uid>.journal`` in ``journals`` (``None``: ``folder``),
+    open; else ``None``. Every other uid of the pool with a journal left (there, or in its lock file: an earlier
+    version's) whose lock file is not locked is taken back on the way (locked for that moment only)."""
     import fcntl
-    try:
-        with os.scandir(folder) as entries:
-            sizes = {int(e.name): e.stat(follow_symlinks=False).st_size for e in entries
-                     if e.name.isdigit() and base <= int(e.name) < base + count}
-    except OSError:
-        sizes = {}
+    journals = journals or folder
+    left: set[int] = set()  # the uids of the pool with a journal written
+    for where, suffix in ((folder, ""), (journals, ".journal")):
+        try:
+            with os.scandir(where) as entries:
+                for e in entries:
+                    name = e.name.removesuffix(suffix)
+                    if e.name.endswith(suffix) and name.isdigit() and base <= int(name) < base + count \
+                            and e.stat(follow_symlinks=False).st_size:
+                        left.add(int(name))
+        except OSError:
+            pass
     busy = running_uids(base, base + count)
-    leased: tuple[int, int] | None = None
+    leased: tuple[int, int, int] | None = None
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     for uid in range(base, base + count):
-        if uid in busy or (leased is not None and not sizes.get(uid)):
+        if uid in busy or (leased is not None and uid not in left):
             continue
         try:
-            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(os.path.join(folder, str(uid)), flags, 0o600)
         except OSError:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            written = os.open(os.path.join(journals, f"{uid}.journal"), flags, 0o600)
         except OSError:
             os.close(fd)
             continue
-        if not take_back(fd, uid) or leased is not None:
+        if not take_back(written, uid, fd) or leased is not None:
+            os.close(written)
             os.close(fd)
         else:
-            leased = (uid, fd)
+            leased = (uid, fd, written)
     return leased
 
 
@@ -292,26 +303,33 @@ def running_uids(low: int, high: int, *, every_id: bool = False) -> set[int]:
 
 
 def journal(fd: int, paths: list[str], owners: list[tuple[int, int, int, int] | None]) -> None:
-    """Write into the lease's lock file ``fd`` what is handed to its uid: a line a folder of ``paths`` whose
-    ``owners`` (:func:`owner`) is known, ``HEX UID GID DEV INO`` (the path's bytes in hex; the folder's owner,
-    group, device and inode); :func:`take_back` reads it should this process be killed before it wipes it."""
+    """Write into the lease's journal file ``fd`` what is handed to its uid, and onto the disk (``fsync``: a reboot
+    keeps it): a line a folder of ``paths`` whose ``owners`` (:func:`owner`) is known, ``HEX UID GID DEV INO`` (the
+    path's bytes in hex; the folder's owner, group, device and inode); :func:`take_back` reads it should this process
+    be killed before it wipes it."""
     lines = [f"{os.fsencode(p).hex()} {' '.join(map(str, was))}\n" for p, was in zip(paths, owners, strict=True)
              if was is not None]
     os.ftruncate(fd, 0)
     os.pwrite(fd, "".join(lines).encode(), 0)
+    if lines:
+        os.fsync(fd)
 
 
-def take_back(fd: int, uid: int) -> bool:
-    """What a killed reaper left handed to ``uid`` (the journal in its lock file ``fd``, locked by this process):
-    each folder of it that is still ``uid``'s and the same device and inode, and every entry in it, back to its
-    owner and group (:func:`hand_over`, no link followed), then the journal wiped; ``True``. ``False`` (nothing
-    done) when a process of ``uid`` still runs (:func:`running_uids` with every id). ``True`` for no journal."""
+def take_back(fd: int, uid: int, old: int | None = None) -> bool:
+    """What a killed reaper left handed to ``uid`` (the journal file ``fd``; ``old``: the uid's lock file, locked by
+    this process, where an earlier version wrote it): each folder of it that is still ``uid``'s and the same device
+    and inode, and every entry in it, back to its owner and group (:func:`hand_over`, no link followed), then the
+    journals wiped; ``True``. ``False`` (nothing done) when a process of ``uid`` still runs (:func:`running_uids`
+    with every id). ``True`` for no journal."""
     data = b""
-    while True:
-        chunk = os.pread(fd, 65536, len(data))
-        if not chunk:
-            break
-        data += chunk
+    for each in (fd, old):
+        got = b""
+        while each is not None:
+            chunk = os.pread(each, 65536, len(got))
+            if not chunk:
+                break
+            got += chunk
+        data += got + b"\n"
     if not data.strip():
         return True
     if running_uids(uid, uid + 1, every_id=True):
@@ -324,7 +342,9 @@ def take_back(fd: int, uid: int) -> bool:
             except ValueError:
                 continue
             hand_over([path], ids[0], ids[1], expect=(ids[2], ids[3], uid))
-    os.ftruncate(fd, 0)
+    for each in (fd, old):
+        if each is not None:
+            os.ftruncate(each, 0)
     return True
 
 
@@ -627,10 +647,10 @@ def main(argv: list[str]) -> int:
 
     owned: list[str] = []
     owners: list[tuple[int, int, int, int] | None] = []
-    leased: tuple[int, int] | None = None
+    leased: tuple[int, int, int] | None = None
     if "uid" in options:  # a sandbox under a host uid of its own (host_uids): leased for this process's life
         base, count, folder = options["uid"].split(":", 2)
-        leased = lease(int(base), int(count), folder)
+        leased = lease(int(base), int(count), folder, options.get("journals"))
         if leased is None:
             os.write(fd, b"E11")  # EAGAIN: every uid of the pool is in use
             return 127
@@ -638,7 +658,7 @@ def main(argv: list[str]) -> int:
         cmd = [str(uid) if word == UID_MARK else word for word in cmd]
         owned = [os.fsdecode(bytes.fromhex(h)) for h in options.get("own", "").split(",") if h]
         owners = [owner(p) for p in owned]
-        journal(leased[1], owned, owners)  # a SIGKILL from here on: the next lease takes them back (take_back)
+        journal(leased[2], owned, owners)  # a SIGKILL from here on: the next lease takes them back (take_back)
         hand_over(owned, uid, uid)
     try:
         status = _main(cmd, options, fd, keep, child_setup, pending, armed, grace, cgroups)
@@ -648,7 +668,7 @@ def main(argv: list[str]) -> int:
             if was is not None:
                 hand_over([path], was[0], was[1])
         if leased is not None:
-            os.ftruncate(leased[1], 0)
+            os.ftruncate(leased[2], 0)
     return exit_like(status)
 
 

@@ -269,3 +269,60 @@ def test_a_lease_skips_a_uid_a_process_runs_under_and_takes_back_another_uids_le
     assert (left.stat().st_uid, (left / "sub").stat().st_uid) == (0, 0)
     assert (locks / str(base + 2)).stat().st_size == 0
 
+
+
+def test_what_a_killed_reaper_handed_over_is_taken_back_after_a_reboot(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool of one uid: sandbox A's reaper is killed outright while A runs, then the machine reboots, which clears
+    ``/run`` (a tmpfs): simulated by removing the uid's lock file there, the one file of it this test's pool has.
+    The next lease (sandbox B) still takes A's workspace back to its owner (before: the journal was the lock file in
+    ``/run/homefield-uids``, gone with it, and A's folder stayed the leased uid's, every later sandbox of the uid
+    its owner)."""
+    base = 1900000650
+    a, b = _two_sandboxes(tmp_path, monkeypatch, base)
+    hold = "import os, time\nos.makedirs('made')\nprint(os.stat('made').st_uid, flush=True)\ntime.sleep(60)\n"
+    with a.holding(hold) as (held, codes):
+        assert held == "0", (tmp_path / "a" / "agent.err").read_text()
+        os.kill(reaper_below(os.getpid()), signal.SIGKILL)
+        end = time.time() + 30
+        while not codes and time.time() < end:
+            time.sleep(0.05)
+    (a.ws / "release").unlink()
+    assert {p.lstat().st_uid for p in [a.ws, *a.ws.rglob("*")]} == {base}
+    end = time.time() + 30
+    while uid_runs(base) and time.time() < end:
+        time.sleep(0.05)
+    assert not uid_runs(base), "the sandbox outlived its reaper"
+    proccap.sweep_cgroups()
+    (host_uids.LOCK_DIR / str(base)).unlink()  # the reboot: /run's files are gone
+    assert b.says("import os; print(os.getuid(), os.stat('.').st_uid)").split() == ["0", "0"]
+    back = {str(p.relative_to(a.ws)): p.lstat().st_uid for p in [a.ws, *a.ws.rglob("*")]}
+    assert back == {".": 0, "made": 0}, back
+
+
+def test_a_lease_takes_back_what_the_journals_and_an_earlier_versions_lock_file_name(tmp_path: Path) -> None:
+    """A pool of three, a lock folder emptied as a reboot empties ``/run``: a journal in the journal folder names a
+    folder handed to the second uid, an earlier version's journal in the third's lock file another. The lease is
+    the first uid; on the way both folders are back to root and both journals wiped."""
+    import fcntl
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    base = 1900000850
+    locks, journals, new, old = (tmp_path / n for n in ("locks", "journals", "new", "old"))
+    for d in (locks, journals, new, old):
+        d.mkdir()
+    fd = os.open(journals / f"{base + 1}.journal", os.O_RDWR | os.O_CREAT, 0o600)
+    _reaper.journal(fd, [str(new)], [_reaper.owner(str(new))])
+    os.close(fd)
+    fd = journal_of(locks, base + 2, [old])
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    _reaper.hand_over([str(new)], base + 1, base + 1)
+    _reaper.hand_over([str(old)], base + 2, base + 2)
+    leased = _reaper.lease(base, 3, str(locks), str(journals))
+    assert leased is not None and leased[0] == base
+    for fd in leased[1:]:
+        os.close(fd)
+    assert (new.stat().st_uid, old.stat().st_uid) == (0, 0)
+    assert (journals / f"{base + 1}.journal").stat().st_size == 0 and (locks / str(base + 2)).stat().st_size == 0
