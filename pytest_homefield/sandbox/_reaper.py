@@ -9,7 +9,8 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BA
 * asks for ``SIGHUP`` when its parent (the homefield process that started it) dies
   (``prctl(PR_SET_PDEATHSIG)``), and checks that the parent is still ``PPID`` afterwards;
 * starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr and the descriptors of
-  ``--pass-fds``, which the reaper then closes in itself) and writes ``ok`` or ``E<errno>`` to the
+  ``--pass-fds``, which the reaper then closes in itself) and writes ``ok`` or ``E<errno>`` (``K<errno>``: no
+  session keyring of its own, :class:`KeyringRefused`) to the
   pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with ``fsize=BYTES`` the
   command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action); with ``as=BYTES`` its
   ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python); its
@@ -417,8 +418,8 @@ def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
     and ``SIGXFSZ`` back to their default action (Python ignores both, and an ignored signal stays
     ignored across ``exec``), then ``setup()`` in the child; ``env``: its whole environment (``None``: this
     process's); returns its pid. Raises ``OSError`` (with the ``errno`` of the failed ``exec``) when it cannot
-    start, told through a close-on-exec pipe. (``subprocess`` itself would cost this short-lived process a
-    third of its start-up CPU.)"""
+    start, told through a close-on-exec pipe (:class:`KeyringRefused` when ``setup`` raised it). (``subprocess``
+    itself would cost this short-lived process a third of its start-up CPU.)"""
     path = cmd[0] if env is None else _which(cmd[0])
     errors_r, errors_w = os.pipe2(os.O_CLOEXEC)
     top = _top_fd()
@@ -440,6 +441,8 @@ def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
             if env is None:
                 os.execvp(path, cmd)
             os.execve(path, cmd, env)
+        except KeyringRefused as exc:
+            os.write(errors_w, f"K{exc.errno or 2}".encode())
         except OSError as exc:
             os.write(errors_w, str(exc.errno or 2).encode())
         except BaseException:
@@ -450,8 +453,8 @@ def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
         failed = errors.read()
     if failed:
         os.waitpid(pid, 0)
-        errno = int(failed)
-        raise OSError(errno, os.strerror(errno))
+        errno = int(failed.lstrip(b"K"))
+        raise (KeyringRefused if failed.startswith(b"K") else OSError)(errno, os.strerror(errno))
     return pid
 
 
@@ -703,8 +706,15 @@ def _main(cmd: list[str], options: dict[str, str], fd: int, keep: list[int], chi
 #: ``keyctl(2)``'s system call number per machine (``os.uname().machine``); elsewhere :func:`_own_keyring` joins none.
 KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "i686": 288, "ppc64le": 271,
                   "s390x": 280}
-#: ``keyctl``'s operation: join (here: make, with no name) a session keyring.
-KEYCTL_JOIN_SESSION_KEYRING = 1
+#: ``keyctl``'s operations: the id of a special keyring; join (here: make, with no name) a session keyring.
+KEYCTL_GET_KEYRING_ID, KEYCTL_JOIN_SESSION_KEYRING = 0, 1
+#: ``keyctl``'s name for the caller's session keyring (``@s``).
+KEY_SPEC_SESSION_KEYRING = -3
+
+
+class KeyringRefused(OSError):
+    """No session keyring of its own could be made for a sandbox while the one it would inherit is in its reach
+    (:func:`_own_keyring`): it does not start (the caller is told ``K<errno>``)."""
 
 
 def _own_keyring(setup: Callable[[], None]) -> Callable[[], None]:
@@ -713,17 +723,25 @@ def _own_keyring(setup: Callable[[], None]) -> Callable[[], None]:
     possesses it (it may add keys there and read them); a homefield with a session keyring of its own (a systemd
     service's, ``KeyringMode=private``; a ``pam_keyinit`` login) handed it to every sandbox, and a key one sandbox
     added was read by the next, and by one running beside it. Only a sandbox's (a bubblewrap argv with ``--args``):
-    a command the user runs unsandboxed keeps the user's keyring. A kernel or filter refusing ``keyctl`` refuses it
-    to the sandbox too: nothing to do then."""
+    a command the user runs unsandboxed keeps the user's keyring. A kernel or filter refusing ``keyctl`` altogether
+    (the session keyring's id not given either) refuses it to the sandbox too (a seccomp filter is inherited):
+    nothing to do then. A join refused while the inherited keyring is in reach (the key quota of the uid full,
+    ``kernel.keys.maxkeys``, ``maxbytes``; no memory) raises :class:`KeyringRefused` (sand54: the sandbox ran in
+    the inherited keyring and read a key put there before it); so does a ``libc`` without ``syscall``."""
     number = KEYCTL_SYSCALL.get(os.uname().machine)
 
     def run() -> None:
         setup()
-        if number is not None:
-            try:
-                ctypes.CDLL(None, use_errno=True).syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
-            except (OSError, AttributeError):
-                pass
+        if number is None:
+            return
+        try:
+            syscall = ctypes.CDLL(None, use_errno=True).syscall
+        except (OSError, AttributeError) as exc:
+            raise KeyringRefused(38, "no syscall() in this libc") from exc  # ENOSYS
+        if syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+            err = ctypes.get_errno()
+            if syscall(number, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) >= 0:
+                raise KeyringRefused(err, os.strerror(err))
     return run
 
 
@@ -739,8 +757,8 @@ def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[]
         # inside can read (the user's whole environment, secrets and the repository's path: atk30)
         child_pid = spawn(cmd, [*keep, *args_fds], _own_keyring(child_setup) if args_fds else child_setup,
                           env={} if args_fds else None)
-    except OSError as exc:
-        os.write(fd, f"E{exc.errno or 2}".encode())
+    except OSError as exc:  # K<errno>: the sandbox's own session keyring (KeyringRefused)
+        os.write(fd, f"{'K' if isinstance(exc, KeyringRefused) else 'E'}{exc.errno or 2}".encode())
         return 127
     for args_fd in args_fds:
         os.close(args_fd)

@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.bwrap import AgentSandbox, agent_sandbox, own_uids
+from helpers.bwrap import AgentSandbox, agent_sandbox, bwrap_or_skip, own_uids
 
 from pytest_homefield.sandbox import _reaper, host_uids, proccap
+from pytest_homefield.sandbox.testrun import run_tests
 
 #: Says what the sandbox is (its uid, its workspace's owner and the owner of ``/usr`` as it sees them), then
 #: leaves what the host must undo: a folder with a file, a set-user-ID file and a link to ``argv[1]``.
@@ -72,8 +73,8 @@ def _two_sandboxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uid: int) ->
 
 def test_no_sandbox_starts_when_every_uid_of_the_pool_is_leased(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pool of one uid: while sandbox A holds it, sandbox B does not start (``EAGAIN``), never under A's uid;
-    once A is done, B starts."""
+    """A pool of one uid: while sandbox A holds it, sandbox B does not start (``EAGAIN``), never under A's uid, and
+    a graded test run's error says so; once A is done, B starts."""
     a, b = _two_sandboxes(tmp_path, monkeypatch, 1900000500)
     hold = ("import os, time\nprint('held', flush=True)\nend = time.time() + 30\n"
             "while not os.path.exists('release') and time.time() < end:\n    time.sleep(0.05)\n")
@@ -81,7 +82,16 @@ def test_no_sandbox_starts_when_every_uid_of_the_pool_is_leased(tmp_path: Path,
         assert held == "held"
         with pytest.raises(OSError) as refused:
             b.run("print('ran')", name="other")
+        work = tmp_path / "w"
+        (work / "tests").mkdir(parents=True)
+        (work / "tests" / "test_t.py").write_text("def test_t():\n    pass\n")
+        graded = run_tests(work, f"{sys.executable} -m pytest", ["tests/test_t.py"], out_dir=tmp_path / "out",
+                           sandbox="bwrap")
     assert refused.value.errno == errno.EAGAIN and codes == [0]
+    # the graded run's error says why it could not run (before: "exit status 127: not found or not executable")
+    assert graded.exit_code == 127 and not graded.outcomes, graded
+    assert graded.error is not None and graded.error.startswith("the test command could not be run: cannot start ")
+    assert graded.error.endswith(f"[Errno {errno.EAGAIN}] {os.strerror(errno.EAGAIN)}: '{bwrap_or_skip()}'"), graded
     assert b.says("print('ran')").strip() == "ran"
 
 
