@@ -305,11 +305,11 @@ def running_uids(low: int, high: int, *, every_id: bool = False) -> set[int]:
 
 def journal(fd: int, paths: list[str], owners: list[tuple[int, int, int, int] | None]) -> None:
     """Write into the lease's journal file ``fd`` what is handed to its uid, and onto the disk (``fsync``: a reboot
-    keeps it): a line a folder of ``paths`` whose ``owners`` (:func:`owner`) is known, ``HEX UID GID DEV INO`` (the
-    path's bytes in hex; the folder's owner, group, device and inode); :func:`take_back` reads it should this process
-    be killed before it wipes it."""
-    lines = [f"{os.fsencode(p).hex()} {' '.join(map(str, was))}\n" for p, was in zip(paths, owners, strict=True)
-             if was is not None]
+    keeps it): a line a folder of ``paths`` whose ``owners`` (:func:`owner`) is known, ``HEX UID GID DEV INO FSID``
+    (the path's bytes in hex; the folder's owner, group, device and inode, and its file system's id, :func:`fsid`);
+    :func:`take_back` reads it should this process be killed before it wipes it."""
+    lines = [f"{os.fsencode(p).hex()} {' '.join(map(str, was))} {fsid(p)}\n"
+             for p, was in zip(paths, owners, strict=True) if was is not None]
     os.ftruncate(fd, 0)
     os.pwrite(fd, "".join(lines).encode(), 0)
     if lines:
@@ -318,10 +318,11 @@ def journal(fd: int, paths: list[str], owners: list[tuple[int, int, int, int] | 
 
 def take_back(fd: int, uid: int, old: int | None = None) -> bool:
     """What a killed reaper left handed to ``uid`` (the journal file ``fd``; ``old``: the uid's lock file, locked by
-    this process, where an earlier version wrote it): each folder of it that is still ``uid``'s and the same device
-    and inode, and every entry in it, back to its owner and group (:func:`hand_over`, no link followed), then the
-    journals wiped; ``True``. ``False`` (nothing done) when a process of ``uid`` still runs (:func:`running_uids`
-    with every id). ``True`` for no journal."""
+    this process, where an earlier version wrote it): each folder of it that is still ``uid``'s and the same inode
+    of the same device or file system (a reboot may number an anonymous device anew: btrfs, overlayfs), and every
+    entry in it, back to its owner and group (:func:`hand_over`, no link followed), then the journals wiped;
+    ``True``. ``False`` (nothing done) when a process of ``uid`` still runs (:func:`running_uids` with every id).
+    ``True`` for no journal."""
     data = b""
     for each in (fd, old):
         got = b""
@@ -337,16 +338,31 @@ def take_back(fd: int, uid: int, old: int | None = None) -> bool:
         return False
     for line in data.split(b"\n"):
         parts = line.split()
-        if len(parts) == 5:
+        if len(parts) in (5, 6):  # 5: no file system id (an earlier version's)
             try:
                 path, ids = os.fsdecode(bytes.fromhex(parts[0].decode())), [int(x) for x in parts[1:]]
             except ValueError:
                 continue
-            hand_over([path], ids[0], ids[1], expect=(ids[2], ids[3], uid))
+            hand_over([path], ids[0], ids[1], expect=(ids[2], ids[3], uid), fs=ids[4] if len(ids) == 5 else 0)
     for each in (fd, old):
         if each is not None:
             os.ftruncate(each, 0)
     return True
+
+
+def fsid(path: str) -> int:
+    """The id of the file system holding the folder ``path`` (``statfs``' ``f_fsid``: from the file system's UUID on
+    ext4 and btrfs, where the device number may change across a reboot), 0 when unknown; no link followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    try:
+        return os.fstatvfs(fd).f_fsid
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
 
 
 def owner(path: str) -> tuple[int, int, int, int] | None:
@@ -358,13 +374,15 @@ def owner(path: str) -> tuple[int, int, int, int] | None:
     return st.st_uid, st.st_gid, st.st_dev, st.st_ino
 
 
-def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, int] | None = None) -> None:
+def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, int] | None = None,
+              fs: int = 0) -> None:
     """Every entry of the folders ``paths`` and the folders themselves owned by ``uid`` and ``gid``: ``lchown``
     (no link followed) while walking by descriptor, depth first (``O_NOFOLLOW`` opens, ``dir_fd``; one
     descriptor a level open at once), so a link or a folder swapped for one leads nowhere outside; a folder of
     ``paths`` itself last (a walk cut short leaves it as it was); an entry that vanishes or cannot be changed is
     left as it is (a folder past the descriptors this process may hold: its entries too). With ``expect``
-    (``(device, inode, owner)``) a folder of ``paths`` that is another is left alone."""
+    (``(device, inode, owner)``) a folder of ``paths`` that is another is left alone: its owner or inode another, or
+    its device another and its file system's id not ``fs`` (:func:`fsid`; 0: unknown, the device decides)."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     for path in paths:
         try:
@@ -373,7 +391,8 @@ def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, i
             continue
         if expect is not None:
             st = os.fstat(top)
-            if (st.st_dev, st.st_ino, st.st_uid) != expect:
+            same_fs = st.st_dev == expect[0] or bool(fs and os.fstatvfs(top).f_fsid == fs)
+            if (st.st_ino, st.st_uid) != expect[1:] or not same_fs:
                 os.close(top)
                 continue
         stack: list[tuple[int, list[tuple[str, bool]]]] = [(top, _entries(top))]

@@ -336,3 +336,28 @@ def test_a_lease_takes_back_what_the_journals_and_an_earlier_versions_lock_file_
         os.close(fd)
     assert (new.stat().st_uid, old.stat().st_uid) == (0, 0)
     assert (journals / f"{base + 1}.journal").stat().st_size == 0 and (locks / str(base + 2)).stat().st_size == 0
+
+
+def test_the_take_back_knows_a_folder_by_its_file_system_when_a_reboot_renumbered_its_device(tmp_path: Path) -> None:
+    """A journal written before a reboot that numbered the folders' device anew (an anonymous device: btrfs,
+    overlayfs): the folder with the written inode and file system id (``statfs``' ``f_fsid``) is back to root; one
+    whose file system id is another too is left the uid's (before: the device alone decided, and both were left)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    uid = 1900000750
+    moved, other = tmp_path / "moved", tmp_path / "other"
+    for d in (moved, other, moved / "sub"):
+        d.mkdir()
+    lines = []
+    for d, fs_shift in ((moved, 0), (other, 1)):
+        st = d.lstat()
+        fs = _reaper.fsid(str(d))
+        assert fs != 0
+        lines.append(f"{os.fsencode(str(d)).hex()} 0 0 {st.st_dev + 1} {st.st_ino} {fs + fs_shift}\n")
+    _reaper.hand_over([str(moved), str(other)], uid, uid)
+    fd = os.open(tmp_path / "journal", os.O_RDWR | os.O_CREAT, 0o600)
+    os.write(fd, "".join(lines).encode())
+    assert _reaper.take_back(fd, uid) is True
+    os.close(fd)
+    owners = {p.name: p.lstat().st_uid for p in (moved, moved / "sub", other)}
+    assert owners == {"moved": 0, "sub": 0, "other": uid}, owners
