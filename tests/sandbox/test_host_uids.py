@@ -361,3 +361,26 @@ def test_the_take_back_knows_a_folder_by_its_file_system_when_a_reboot_renumbere
     os.close(fd)
     owners = {p.name: p.lstat().st_uid for p in (moved, moved / "sub", other)}
     assert owners == {"moved": 0, "sub": 0, "other": uid}, owners
+
+
+def test_the_journal_folder_is_roots_alone_or_the_lock_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The journal folder is made ``0700`` (its parent too) and used; one open to others, or a link, is refused as the
+    lock folder's would be; where it cannot be made (a read-only or missing ``/var/lib``), the lock folder holds the
+    journals."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the folders must be root's")
+    made = tmp_path / "lib" / "homefield" / "uids"
+    (tmp_path / "lib").mkdir()
+    monkeypatch.setattr(host_uids, "JOURNAL_DIR", made)
+    assert host_uids.journal_dir() == made
+    assert (stat.S_IMODE(made.stat().st_mode), stat.S_IMODE(made.parent.stat().st_mode)) == (0o700, 0o700)
+    made.chmod(0o777)
+    with pytest.raises(PermissionError):
+        host_uids.journal_dir()
+    made.rmdir()
+    made.symlink_to(tmp_path)
+    with pytest.raises(PermissionError):
+        host_uids.journal_dir()
+    (tmp_path / "file").write_text("")
+    monkeypatch.setattr(host_uids, "JOURNAL_DIR", tmp_path / "file" / "homefield" / "uids")
+    assert host_uids.journal_dir() == host_uids.lock_dir()
