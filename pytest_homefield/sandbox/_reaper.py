@@ -1,7 +1,7 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BASE:COUNT:DIR own=HEX,…]
+GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BASE:COUNT:DIR journals=JDIR own=HEX,…]
 [--pass-fds=N,M] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
@@ -9,7 +9,8 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BA
 * asks for ``SIGHUP`` when its parent (the homefield process that started it) dies
   (``prctl(PR_SET_PDEATHSIG)``), and checks that the parent is still ``PPID`` afterwards;
 * starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr and the descriptors of
-  ``--pass-fds``, which the reaper then closes in itself) and writes ``ok`` or ``E<errno>`` to the
+  ``--pass-fds``, which the reaper then closes in itself) and writes ``ok`` or ``E<errno>`` (``K<errno>``: no
+  session keyring of its own, :class:`KeyringRefused`) to the
   pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with ``fsize=BYTES`` the
   command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action); with ``as=BYTES`` its
   ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python); its
@@ -36,9 +37,10 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [uid=BA
   pool whose lock file in ``DIR`` it can ``flock`` (held until it exits; none: ``E11``, the command does not
   start), puts it in place of each ``@homefield-uid`` of ``ARGV`` (``setpriv``'s), hands the folders of ``own``
   (their paths' bytes in hex) to it before the start and back to each folder's owner once every process is
-  reaped (:func:`hand_over`: ``lchown`` by descriptor, no link followed), with a journal of them in the lock file
-  meanwhile (:func:`journal`; left by a reaper killed outright, the next lease takes them back: :func:`take_back`;
-  a uid a running process holds is never leased), and moves the inner bubblewrap's
+  reaped (:func:`hand_over`: ``lchown`` by descriptor, no link followed), with a journal of them meanwhile in
+  ``<uid>.journal`` of ``journals=JDIR`` (on a disk a reboot keeps; :func:`journal`; left by a reaper killed outright,
+  the next lease takes them back: :func:`take_back`; a uid a running process holds is never leased), and moves the
+  inner bubblewrap's
   ``--args`` behind ``setpriv`` into memfds too;
 * starts a bubblewrap argv (one with ``--args``) in a fresh session keyring of its own (:func:`_own_keyring`:
   the reaper's own, inherited, would be every sandbox's);
@@ -236,37 +238,47 @@ SETPRIV_TAIL = ["--reuid", UID_MARK, "--regid", UID_MARK, "--clear-groups", "--i
                 "--"]
 
 
-def lease(base: int, count: int, folder: str) -> tuple[int, int] | None:
-    """``(uid, fd)``: the first uid of ``base`` … ``base+count-1`` that no running process holds
-    (:func:`running_uids`) and whose lock file in ``folder`` this process could lock (``flock``, held while ``fd``
-    is open: until this process exits) and, when a killed reaper left a journal there, take back
-    (:func:`take_back`); else ``None``. Every other lock file of the pool that holds a journal and is not locked
-    is taken back on the way (locked for that moment only)."""
+def lease(base: int, count: int, folder: str, journals: str | None = None) -> tuple[int, int, int] | None:
+    """``(uid, lock, journal)``: the first uid of ``base`` … ``base+count-1`` that no running process holds
+    (:func:`running_uids`) and whose lock file in ``folder`` this process could lock (``flock``, held while the
+    descriptor ``lock`` is open: until this process exits) and, when a killed reaper left a journal for it, take
+    back (:func:`take_back`); ``journal``: its journal file ``<uid>.journal`` in ``journals`` (``None``: ``folder``),
+    open; else ``None``. Every other uid of the pool with a journal left (there, or in its lock file: an earlier
+    version's) whose lock file is not locked is taken back on the way (locked for that moment only)."""
     import fcntl
-    try:
-        with os.scandir(folder) as entries:
-            sizes = {int(e.name): e.stat(follow_symlinks=False).st_size for e in entries
-                     if e.name.isdigit() and base <= int(e.name) < base + count}
-    except OSError:
-        sizes = {}
+    journals = journals or folder
+    left: set[int] = set()  # the uids of the pool with a journal written
+    for where, suffix in ((folder, ""), (journals, ".journal")):
+        try:
+            with os.scandir(where) as entries:
+                for e in entries:
+                    name = e.name.removesuffix(suffix)
+                    if e.name.endswith(suffix) and name.isdigit() and base <= int(name) < base + count \
+                            and e.stat(follow_symlinks=False).st_size:
+                        left.add(int(name))
+        except OSError:
+            pass
     busy = running_uids(base, base + count)
-    leased: tuple[int, int] | None = None
+    leased: tuple[int, int, int] | None = None
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     for uid in range(base, base + count):
-        if uid in busy or (leased is not None and not sizes.get(uid)):
+        if uid in busy or (leased is not None and uid not in left):
             continue
         try:
-            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(os.path.join(folder, str(uid)), flags, 0o600)
         except OSError:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            written = os.open(os.path.join(journals, f"{uid}.journal"), flags, 0o600)
         except OSError:
             os.close(fd)
             continue
-        if not take_back(fd, uid) or leased is not None:
+        if not take_back(written, uid, fd) or leased is not None:
+            os.close(written)
             os.close(fd)
         else:
-            leased = (uid, fd)
+            leased = (uid, fd, written)
     return leased
 
 
@@ -293,40 +305,65 @@ def running_uids(low: int, high: int, *, every_id: bool = False) -> set[int]:
 
 
 def journal(fd: int, paths: list[str], owners: list[tuple[int, int, int, int] | None]) -> None:
-    """Write into the lease's lock file ``fd`` what is handed to its uid: a line a folder of ``paths`` whose
-    ``owners`` (:func:`owner`) is known, ``HEX UID GID DEV INO`` (the path's bytes in hex; the folder's owner,
-    group, device and inode); :func:`take_back` reads it should this process be killed before it wipes it."""
-    lines = [f"{os.fsencode(p).hex()} {' '.join(map(str, was))}\n" for p, was in zip(paths, owners, strict=True)
-             if was is not None]
+    """Write into the lease's journal file ``fd`` what is handed to its uid, and onto the disk (``fsync``: a reboot
+    keeps it): a line a folder of ``paths`` whose ``owners`` (:func:`owner`) is known, ``HEX UID GID DEV INO FSID``
+    (the path's bytes in hex; the folder's owner, group, device and inode, and its file system's id, :func:`fsid`);
+    :func:`take_back` reads it should this process be killed before it wipes it."""
+    lines = [f"{os.fsencode(p).hex()} {' '.join(map(str, was))} {fsid(p)}\n"
+             for p, was in zip(paths, owners, strict=True) if was is not None]
     os.ftruncate(fd, 0)
     os.pwrite(fd, "".join(lines).encode(), 0)
+    if lines:
+        os.fsync(fd)
 
 
-def take_back(fd: int, uid: int) -> bool:
-    """What a killed reaper left handed to ``uid`` (the journal in its lock file ``fd``, locked by this process):
-    each folder of it that is still ``uid``'s and the same device and inode, and every entry in it, back to its
-    owner and group (:func:`hand_over`, no link followed), then the journal wiped; ``True``. ``False`` (nothing
-    done) when a process of ``uid`` still runs (:func:`running_uids` with every id). ``True`` for no journal."""
+def take_back(fd: int, uid: int, old: int | None = None) -> bool:
+    """What a killed reaper left handed to ``uid`` (the journal file ``fd``; ``old``: the uid's lock file, locked by
+    this process, where an earlier version wrote it): each folder of it that is still ``uid``'s and the same inode
+    of the same device or file system (a reboot may number an anonymous device anew: btrfs, overlayfs), and every
+    entry in it, back to its owner and group (:func:`hand_over`, no link followed), then the journals wiped;
+    ``True``. ``False`` (nothing done) when a process of ``uid`` still runs (:func:`running_uids` with every id).
+    ``True`` for no journal."""
     data = b""
-    while True:
-        chunk = os.pread(fd, 65536, len(data))
-        if not chunk:
-            break
-        data += chunk
+    for each in (fd, old):
+        got = b""
+        while each is not None:
+            chunk = os.pread(each, 65536, len(got))
+            if not chunk:
+                break
+            got += chunk
+        data += got + b"\n"
     if not data.strip():
         return True
     if running_uids(uid, uid + 1, every_id=True):
         return False
     for line in data.split(b"\n"):
         parts = line.split()
-        if len(parts) == 5:
+        if len(parts) in (5, 6):  # 5: no file system id (an earlier version's)
             try:
                 path, ids = os.fsdecode(bytes.fromhex(parts[0].decode())), [int(x) for x in parts[1:]]
             except ValueError:
                 continue
-            hand_over([path], ids[0], ids[1], expect=(ids[2], ids[3], uid))
-    os.ftruncate(fd, 0)
+            hand_over([path], ids[0], ids[1], expect=(ids[2], ids[3], uid), fs=ids[4] if len(ids) == 5 else 0)
+    for each in (fd, old):
+        if each is not None:
+            os.ftruncate(each, 0)
     return True
+
+
+def fsid(path: str) -> int:
+    """The id of the file system holding the folder ``path`` (``statfs``' ``f_fsid``: from the file system's UUID on
+    ext4 and btrfs, where the device number may change across a reboot), 0 when unknown; no link followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    try:
+        return os.fstatvfs(fd).f_fsid
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
 
 
 def owner(path: str) -> tuple[int, int, int, int] | None:
@@ -342,7 +379,8 @@ def owner(path: str) -> tuple[int, int, int, int] | None:
 HAND_OVER_FDS = 16
 
 
-def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, int] | None = None) -> None:
+def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, int] | None = None,
+              fs: int = 0) -> None:
     """Every entry of the folders ``paths`` and the folders themselves owned by ``uid`` and ``gid``: ``lchown``
     (no link followed) while walking by descriptor, depth first (``O_NOFOLLOW`` opens, ``dir_fd``), so a link or a
     folder swapped for one leads nowhere outside; a folder of ``paths`` itself last (a walk cut short leaves it as it
@@ -351,7 +389,9 @@ def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, i
     it, and only when that is the same folder (device and inode) as before; else the walk of that path ends there
     (satk54: one descriptor a level, a chain of folders deeper than this process's ``RLIMIT_NOFILE`` was handed
     back only down to that depth, and what lay below stayed the leased uid's, a set-user-ID program's bit too).
-    With ``expect`` (``(device, inode, owner)``) a folder of ``paths`` that is another is left alone."""
+    With ``expect`` (``(device, inode, owner)``) a folder of ``paths`` that is another is left alone: its owner or
+    inode another, or its device another and its file system's id not ``fs`` (:func:`fsid`; 0: unknown, the device
+    decides)."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     for path in paths:
         try:
@@ -359,9 +399,11 @@ def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, i
         except OSError:
             continue
         st = os.fstat(top)
-        if expect is not None and (st.st_dev, st.st_ino, st.st_uid) != expect:
-            os.close(top)
-            continue
+        if expect is not None:
+            same_fs = st.st_dev == expect[0] or bool(fs and os.fstatvfs(top).f_fsid == fs)
+            if (st.st_ino, st.st_uid) != expect[1:] or not same_fs:
+                os.close(top)
+                continue
         _hand_tree(top, (st.st_dev, st.st_ino), uid, gid)
         try:
             os.chown(top, uid, gid)
@@ -450,8 +492,8 @@ def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
     and ``SIGXFSZ`` back to their default action (Python ignores both, and an ignored signal stays
     ignored across ``exec``), then ``setup()`` in the child; ``env``: its whole environment (``None``: this
     process's); returns its pid. Raises ``OSError`` (with the ``errno`` of the failed ``exec``) when it cannot
-    start, told through a close-on-exec pipe. (``subprocess`` itself would cost this short-lived process a
-    third of its start-up CPU.)"""
+    start, told through a close-on-exec pipe (:class:`KeyringRefused` when ``setup`` raised it). (``subprocess``
+    itself would cost this short-lived process a third of its start-up CPU.)"""
     path = cmd[0] if env is None else _which(cmd[0])
     errors_r, errors_w = os.pipe2(os.O_CLOEXEC)
     top = _top_fd()
@@ -473,6 +515,8 @@ def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
             if env is None:
                 os.execvp(path, cmd)
             os.execve(path, cmd, env)
+        except KeyringRefused as exc:
+            os.write(errors_w, f"K{exc.errno or 2}".encode())
         except OSError as exc:
             os.write(errors_w, str(exc.errno or 2).encode())
         except BaseException:
@@ -483,8 +527,8 @@ def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
         failed = errors.read()
     if failed:
         os.waitpid(pid, 0)
-        errno = int(failed)
-        raise OSError(errno, os.strerror(errno))
+        errno = int(failed.lstrip(b"K"))
+        raise (KeyringRefused if failed.startswith(b"K") else OSError)(errno, os.strerror(errno))
     return pid
 
 
@@ -680,10 +724,10 @@ def main(argv: list[str]) -> int:
 
     owned: list[str] = []
     owners: list[tuple[int, int, int, int] | None] = []
-    leased: tuple[int, int] | None = None
+    leased: tuple[int, int, int] | None = None
     if "uid" in options:  # a sandbox under a host uid of its own (host_uids): leased for this process's life
         base, count, folder = options["uid"].split(":", 2)
-        leased = lease(int(base), int(count), folder)
+        leased = lease(int(base), int(count), folder, options.get("journals"))
         if leased is None:
             os.write(fd, b"E11")  # EAGAIN: every uid of the pool is in use
             return 127
@@ -691,7 +735,7 @@ def main(argv: list[str]) -> int:
         cmd = [str(uid) if word == UID_MARK else word for word in cmd]
         owned = [os.fsdecode(bytes.fromhex(h)) for h in options.get("own", "").split(",") if h]
         owners = [owner(p) for p in owned]
-        journal(leased[1], owned, owners)  # a SIGKILL from here on: the next lease takes them back (take_back)
+        journal(leased[2], owned, owners)  # a SIGKILL from here on: the next lease takes them back (take_back)
         hand_over(owned, uid, uid)
     try:
         status = _main(cmd, options, fd, keep, child_setup, pending, armed, grace, cgroups)
@@ -701,7 +745,7 @@ def main(argv: list[str]) -> int:
             if was is not None:
                 hand_over([path], was[0], was[1])
         if leased is not None:
-            os.ftruncate(leased[1], 0)
+            os.ftruncate(leased[2], 0)
     return exit_like(status)
 
 
@@ -736,8 +780,15 @@ def _main(cmd: list[str], options: dict[str, str], fd: int, keep: list[int], chi
 #: ``keyctl(2)``'s system call number per machine (``os.uname().machine``); elsewhere :func:`_own_keyring` joins none.
 KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219, "i686": 288, "ppc64le": 271,
                   "s390x": 280}
-#: ``keyctl``'s operation: join (here: make, with no name) a session keyring.
-KEYCTL_JOIN_SESSION_KEYRING = 1
+#: ``keyctl``'s operations: the id of a special keyring; join (here: make, with no name) a session keyring.
+KEYCTL_GET_KEYRING_ID, KEYCTL_JOIN_SESSION_KEYRING = 0, 1
+#: ``keyctl``'s name for the caller's session keyring (``@s``).
+KEY_SPEC_SESSION_KEYRING = -3
+
+
+class KeyringRefused(OSError):
+    """No session keyring of its own could be made for a sandbox while the one it would inherit is in its reach
+    (:func:`_own_keyring`): it does not start (the caller is told ``K<errno>``)."""
 
 
 def _own_keyring(setup: Callable[[], None]) -> Callable[[], None]:
@@ -746,17 +797,25 @@ def _own_keyring(setup: Callable[[], None]) -> Callable[[], None]:
     possesses it (it may add keys there and read them); a homefield with a session keyring of its own (a systemd
     service's, ``KeyringMode=private``; a ``pam_keyinit`` login) handed it to every sandbox, and a key one sandbox
     added was read by the next, and by one running beside it. Only a sandbox's (a bubblewrap argv with ``--args``):
-    a command the user runs unsandboxed keeps the user's keyring. A kernel or filter refusing ``keyctl`` refuses it
-    to the sandbox too: nothing to do then."""
+    a command the user runs unsandboxed keeps the user's keyring. A kernel or filter refusing ``keyctl`` altogether
+    (the session keyring's id not given either) refuses it to the sandbox too (a seccomp filter is inherited):
+    nothing to do then. A join refused while the inherited keyring is in reach (the key quota of the uid full,
+    ``kernel.keys.maxkeys``, ``maxbytes``; no memory) raises :class:`KeyringRefused` (sand54: the sandbox ran in
+    the inherited keyring and read a key put there before it); so does a ``libc`` without ``syscall``."""
     number = KEYCTL_SYSCALL.get(os.uname().machine)
 
     def run() -> None:
         setup()
-        if number is not None:
-            try:
-                ctypes.CDLL(None, use_errno=True).syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
-            except (OSError, AttributeError):
-                pass
+        if number is None:
+            return
+        try:
+            syscall = ctypes.CDLL(None, use_errno=True).syscall
+        except (OSError, AttributeError) as exc:
+            raise KeyringRefused(38, "no syscall() in this libc") from exc  # ENOSYS
+        if syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+            err = ctypes.get_errno()
+            if syscall(number, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) >= 0:
+                raise KeyringRefused(err, os.strerror(err))
     return run
 
 
@@ -772,8 +831,8 @@ def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[]
         # inside can read (the user's whole environment, secrets and the repository's path: atk30)
         child_pid = spawn(cmd, [*keep, *args_fds], _own_keyring(child_setup) if args_fds else child_setup,
                           env={} if args_fds else None)
-    except OSError as exc:
-        os.write(fd, f"E{exc.errno or 2}".encode())
+    except OSError as exc:  # K<errno>: the sandbox's own session keyring (KeyringRefused)
+        os.write(fd, f"{'K' if isinstance(exc, KeyringRefused) else 'E'}{exc.errno or 2}".encode())
         return 127
     for args_fd in args_fds:
         os.close(args_fd)

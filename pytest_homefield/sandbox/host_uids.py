@@ -20,11 +20,12 @@ workers, given back when the reaper exits, however it exits), hands the sandbox'
 (:attr:`~pytest_homefield.sandbox.bwrap.Policy.owned`: its workspace, ``HOME`` and ``TMPDIR``, a test run's
 output folder and copy) to it before the start (``lchown``, no link followed) and back to its own uid and gid
 once every process of the sandbox is reaped (which clears any set-user-ID bit the sandbox set). What it handed
-over is written in the lock file first (one line a folder: its path, owner, device and inode) and wiped once
-all is back: a reaper killed outright (``SIGKILL``, which no handler sees) leaves it there, and the next reaper
-that leases a uid takes every such folder back (its own uid's and every other unheld one's; by descriptor, no
-link followed, only a folder still that uid's with the device and inode written), once no process of that uid
-runs (a uid with a live process is never leased: a survivor's or a stranger's). The outer bubblewrap has a PID
+over is written in the uid's journal first (one line a folder: its path, owner, device and inode; in
+:func:`journal_dir`, on a disk a reboot keeps) and wiped once all is back: a reaper killed outright (``SIGKILL``, which
+no handler sees) leaves it there, and the next reaper that leases a uid takes every such folder back (its own uid's and
+every other unheld one's; by descriptor, no link followed, only a folder still that uid's with the device and inode
+written), once no process of that uid runs (a uid with a live process is never leased: a survivor's or a
+stranger's). The outer bubblewrap has a PID
 namespace of its own, whose init dies with it and takes the sandbox along: a reaper killed outright leaves no
 process of the uid running.
 
@@ -47,8 +48,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["ENV", "DEFAULT_POOL", "UID_MARK", "OWN_MARK", "pool", "pool_is_free", "lock_dir", "setpriv_argv", "marked",
-           "split_mark"]
+__all__ = ["ENV", "DEFAULT_POOL", "UID_MARK", "OWN_MARK", "pool", "pool_is_free", "lock_dir", "journal_dir",
+           "setpriv_argv", "marked", "split_mark"]
 
 #: The setting: ``BASE:COUNT``, the uids ``BASE`` … ``BASE+COUNT-1`` (no account, no file of the host's may have
 #: them: the sandbox can read and write whatever they own). Unset or empty: :data:`DEFAULT_POOL`; ``0`` or
@@ -66,6 +67,11 @@ UID_MARK = "@homefield-uid"
 OWN_MARK = "@homefield-own:"
 #: Where the lock files are, root's alone (made ``0700``; refused when it is anything else).
 LOCK_DIR = Path("/run/homefield-uids") if os.path.isdir("/run") else Path("/tmp/.homefield-uids-0")
+#: Where each uid's journal is (``<uid>.journal``: the folders its sandbox was handed, ``_reaper.journal``), root's
+#: alone like :data:`LOCK_DIR` but on a disk a reboot keeps (sand54: ``/run`` is a tmpfs, and a reaper killed
+#: outright, then a reboot, took the journal along: the folders stayed the uid's, the next sandbox leasing it their
+#: owner); :func:`journal_dir` falls back to :data:`LOCK_DIR` where it cannot be made (a read-only ``/var/lib``).
+JOURNAL_DIR = Path("/var/lib/homefield/uids")
 
 
 def pool() -> tuple[int, int] | None:
@@ -131,6 +137,24 @@ def lock_dir() -> Path:
     return LOCK_DIR
 
 
+def journal_dir() -> Path:
+    """:data:`JOURNAL_DIR`, made when missing (it and ``/var/lib/homefield`` ``0700``); :func:`lock_dir` when it
+    cannot be made (a read-only or missing ``/var/lib``). Raises ``PermissionError`` when either is a link, not a
+    folder or not root's, when ``/var/lib/homefield`` is open to others' writes, or the journal folder to anyone."""
+    for path in (JOURNAL_DIR.parent, JOURNAL_DIR):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return lock_dir()
+    for path, others in ((JOURNAL_DIR.parent, 0o022), (JOURNAL_DIR, 0o077)):
+        st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & others:
+            raise PermissionError(f"{path} is no folder of root's alone: no sandbox uid is leased there")
+    return JOURNAL_DIR
+
+
 def setpriv_argv() -> list[str]:
     """``setpriv`` to the leased uid (:data:`UID_MARK`) with no supplementary group, no inheritable capability
     and an empty bounding set, then ``--`` and ``env -i``: the outer bubblewrap sets ``PWD`` (the host path of
@@ -148,11 +172,13 @@ def marked(argv: Sequence[str], owned: Sequence[Path | str]) -> list[str]:
 
 def split_mark(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """``(reaper options, argv)`` for a :func:`marked` argv: ``uid=BASE:COUNT:LOCKDIR`` (:func:`pool`,
-    :func:`lock_dir`) and ``own=HEX,HEX…``; ``([], argv)`` for any other argv. Raises ``PermissionError`` from
-    :func:`lock_dir`, ``ValueError`` when the pool is off (an argv built while it was on)."""
+    :func:`lock_dir`), ``journals=DIR`` (:func:`journal_dir`) and ``own=HEX,HEX…``; ``([], argv)`` for any other
+    argv. Raises ``PermissionError`` from :func:`lock_dir` or :func:`journal_dir`, ``ValueError`` when the pool is
+    off (an argv built while it was on)."""
     if not argv or not argv[0].startswith(OWN_MARK):
         return [], list(argv)
     uids = pool()
     if uids is None:
         raise ValueError(f"a sandbox built for a uid of its own, but the pool is off ({ENV})")
-    return [f"uid={uids[0]}:{uids[1]}:{lock_dir()}", f"own={argv[0][len(OWN_MARK):]}"], list(argv[1:])
+    return [f"uid={uids[0]}:{uids[1]}:{lock_dir()}", f"journals={journal_dir()}", f"own={argv[0][len(OWN_MARK):]}"], \
+        list(argv[1:])

@@ -23,6 +23,7 @@ size cap, :class:`pytest_homefield.sandbox.limits.DiskWatch`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import select
@@ -372,9 +373,7 @@ def _run(argv: list[str], capped: list[str], *, cwd: Path | str, env: Mapping[st
         started, report = _read_start(status_pipe)  # "ok" once the command runs, "E<errno>" if it could not start
         if started != b"ok":
             proc.wait()
-            errno_ = int(started[1:] or b"2") if started.startswith(b"E") else 2
-            raise OSError(errno_, f"{os.strerror(errno_)}: {argv[0]!r}", argv[0]) if errno_ != 2 else \
-                FileNotFoundError(2, f"No such file or directory: {argv[0]!r}", argv[0])
+            raise _not_started(started, argv[0])
         if stdin_text is not None:
             assert proc.stdin is not None
             try:
@@ -410,6 +409,19 @@ def _run(argv: list[str], capped: list[str], *, cwd: Path | str, env: Mapping[st
             pump.finish()
         else:
             _close(out, err)
+
+
+def _not_started(started: bytes, name: str) -> OSError:
+    """The error for the reaper's start status ``started`` when it is no ``ok``, with ``name`` its file name:
+    ``E<errno>`` (``ENOENT``: ``FileNotFoundError``), ``K<errno>``: no session keyring of its own could be made for
+    the sandbox, which then did not start (``_reaper.KeyringRefused``, gatk53: it would have run in the keyring
+    homefield holds); else ``ENOENT``."""
+    errno_ = int(started[1:] or b"2") if started[:1] in (b"E", b"K") and started[1:].isdigit() else 2
+    if started.startswith(b"K"):
+        quota = "; the key quota of its uid is full: kernel.keys.maxkeys, maxbytes" if errno_ == errno.EDQUOT else ""
+        return OSError(errno_, f"the sandbox did not start: no session keyring of its own (keyctl: "
+                               f"{os.strerror(errno_)}{quota})", name)
+    return OSError(errno_, os.strerror(errno_), name)  # said "[Errno N] text: 'name'"; ENOENT: FileNotFoundError
 
 
 def _read_start(pipe: Any) -> tuple[bytes, bytes]:
@@ -559,8 +571,7 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
         proc.wait()
         if pump is not None:
             pump.finish()
-        errno_ = int(started[1:] or b"2") if started.startswith(b"E") else 2
-        raise OSError(errno_, f"{os.strerror(errno_)}: {cmd[0]!r}", cmd[0])
+        raise _not_started(started, cmd[0])
     with _live_lock:
         _live.add(proc)
         if pump is not None:

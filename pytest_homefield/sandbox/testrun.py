@@ -809,6 +809,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
         watch = watch_test_folders(out_dir, workdir if wrapped.backend not in ("bwrap", "landlock") else None, limits,
                                    service_dirs)
         start = time.monotonic()
+        not_started: str | None = None
         try:
             proc = run_process(
                 wrapped.argv,
@@ -829,9 +830,9 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             if watch is not None and proc.stopped is None and not timed_out:
                 watch.settle()  # once more at its end, with a walk: held to the cap however short it was
         except OSError as exc:
+            not_started = f"cannot start {argv[0]}: {exc}"
             with contextlib.suppress(OSError):  # the entry replaced, never written through (link46)
-                nofollow.write_bytes(log_path.parent, log_path.name,
-                                     f"cannot start {argv[0]}: {exc}\n".encode("utf-8", "replace"))
+                nofollow.write_bytes(log_path.parent, log_path.name, f"{not_started}\n".encode("utf-8", "replace"))
             exit_code, timed_out, wall_s, oom_kills, peak = 127, False, time.monotonic() - start, 0, None
     finally:
         services.close()
@@ -847,7 +848,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     else:
         assert events is not None
         parsed, counted = events
-    run = _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
+    run = _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None, not_started=not_started)
     run.error = relative_error(run.error, workdir)
     run.sandbox = wrapped.backend
     run.ignored_events = parsed.ignored
@@ -948,10 +949,12 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _cross_check(
-    parsed: Parsed, exit_code: int | None, timed_out: bool, wall_s: float, log_path: Path, *, reporter: bool
+    parsed: Parsed, exit_code: int | None, timed_out: bool, wall_s: float, log_path: Path, *, reporter: bool,
+    not_started: str | None = None
 ) -> TestRun:
     """Combine parsed outcomes with the exit status into a :class:`TestRun` (pytest exit codes:
-    0 ok, 1 tests failed, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected)."""
+    0 ok, 1 tests failed, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected).
+    ``not_started``: why the command could not be started (its ``OSError``, said in the run's ``error``)."""
     # exit_code is None only when timed out (procs.run_process), handled first
     outcomes = parsed.outcomes
     failing = sorted(i for i, o in outcomes.items() if o in FAILING)
@@ -972,6 +975,8 @@ def _cross_check(
             why = last_error_line(log_path)
             if why:
                 error += f": {why}"
+    elif not_started is not None:  # its sandbox refused it (no uid of the pool free, no keyring of its own) or no exec
+        error = f"the test command could not be run: {not_started}"
     elif exit_code in (126, 127) and not outcomes:
         error = f"the test command could not be run (exit status {exit_code}: not found or not executable)"
     elif not parsed.found:

@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.bwrap import AgentSandbox, agent_sandbox, own_uids
+from helpers.bwrap import AgentSandbox, agent_sandbox, bwrap_or_skip, own_uids
 
 from pytest_homefield.sandbox import _reaper, host_uids, proccap
+from pytest_homefield.sandbox.testrun import run_tests
 
 #: Says what the sandbox is (its uid, its workspace's owner and the owner of ``/usr`` as it sees them), then
 #: leaves what the host must undo: a folder with a file, a set-user-ID file and a link to ``argv[1]``.
@@ -72,8 +73,8 @@ def _two_sandboxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uid: int) ->
 
 def test_no_sandbox_starts_when_every_uid_of_the_pool_is_leased(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pool of one uid: while sandbox A holds it, sandbox B does not start (``EAGAIN``), never under A's uid;
-    once A is done, B starts."""
+    """A pool of one uid: while sandbox A holds it, sandbox B does not start (``EAGAIN``), never under A's uid, and
+    a graded test run's error says so; once A is done, B starts."""
     a, b = _two_sandboxes(tmp_path, monkeypatch, 1900000500)
     hold = ("import os, time\nprint('held', flush=True)\nend = time.time() + 30\n"
             "while not os.path.exists('release') and time.time() < end:\n    time.sleep(0.05)\n")
@@ -81,7 +82,16 @@ def test_no_sandbox_starts_when_every_uid_of_the_pool_is_leased(tmp_path: Path,
         assert held == "held"
         with pytest.raises(OSError) as refused:
             b.run("print('ran')", name="other")
+        work = tmp_path / "w"
+        (work / "tests").mkdir(parents=True)
+        (work / "tests" / "test_t.py").write_text("def test_t():\n    pass\n")
+        graded = run_tests(work, f"{sys.executable} -m pytest", ["tests/test_t.py"], out_dir=tmp_path / "out",
+                           sandbox="bwrap")
     assert refused.value.errno == errno.EAGAIN and codes == [0]
+    # the graded run's error says why it could not run (before: "exit status 127: not found or not executable")
+    assert graded.exit_code == 127 and not graded.outcomes, graded
+    assert graded.error is not None and graded.error.startswith("the test command could not be run: cannot start ")
+    assert graded.error.endswith(f"[Errno {errno.EAGAIN}] {os.strerror(errno.EAGAIN)}: '{bwrap_or_skip()}'"), graded
     assert b.says("print('ran')").strip() == "ran"
 
 
@@ -357,3 +367,105 @@ def test_the_hand_over_walks_any_tree_with_few_descriptors(tmp_path: Path, monke
     assert len(entries) == 1 + 40 * 8 + 1  # the top, 8 a level (its c the next), the link
     assert {(p.lstat().st_uid, p.lstat().st_gid) for p in entries} == {(4242, 4343)}
     assert target.stat().st_uid == 0
+
+
+def test_what_a_killed_reaper_handed_over_is_taken_back_after_a_reboot(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool of one uid: sandbox A's reaper is killed outright while A runs, then the machine reboots, which clears
+    ``/run`` (a tmpfs): simulated by removing the uid's lock file there, the one file of it this test's pool has.
+    The next lease (sandbox B) still takes A's workspace back to its owner (before: the journal was the lock file in
+    ``/run/homefield-uids``, gone with it, and A's folder stayed the leased uid's, every later sandbox of the uid
+    its owner)."""
+    base = 1900000650
+    a, b = _two_sandboxes(tmp_path, monkeypatch, base)
+    hold = "import os, time\nos.makedirs('made')\nprint(os.stat('made').st_uid, flush=True)\ntime.sleep(60)\n"
+    with a.holding(hold) as (held, codes):
+        assert held == "0", (tmp_path / "a" / "agent.err").read_text()
+        os.kill(reaper_below(os.getpid()), signal.SIGKILL)
+        end = time.time() + 30
+        while not codes and time.time() < end:
+            time.sleep(0.05)
+    (a.ws / "release").unlink()
+    assert {p.lstat().st_uid for p in [a.ws, *a.ws.rglob("*")]} == {base}
+    end = time.time() + 30
+    while uid_runs(base) and time.time() < end:
+        time.sleep(0.05)
+    assert not uid_runs(base), "the sandbox outlived its reaper"
+    proccap.sweep_cgroups()
+    (host_uids.LOCK_DIR / str(base)).unlink()  # the reboot: /run's files are gone
+    assert b.says("import os; print(os.getuid(), os.stat('.').st_uid)").split() == ["0", "0"]
+    back = {str(p.relative_to(a.ws)): p.lstat().st_uid for p in [a.ws, *a.ws.rglob("*")]}
+    assert back == {".": 0, "made": 0}, back
+
+
+def test_a_lease_takes_back_what_the_journals_and_an_earlier_versions_lock_file_name(tmp_path: Path) -> None:
+    """A pool of three, a lock folder emptied as a reboot empties ``/run``: a journal in the journal folder names a
+    folder handed to the second uid, an earlier version's journal in the third's lock file another. The lease is
+    the first uid; on the way both folders are back to root and both journals wiped."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    base = 1900000850
+    locks, journals, new, old = (tmp_path / n for n in ("locks", "journals", "new", "old"))
+    for d in (locks, journals, new, old):
+        d.mkdir()
+    fd = os.open(journals / f"{base + 1}.journal", os.O_RDWR | os.O_CREAT, 0o600)
+    _reaper.journal(fd, [str(new)], [_reaper.owner(str(new))])
+    os.close(fd)
+    st = old.lstat()  # an earlier version's line: no file system id
+    (locks / str(base + 2)).write_text(f"{os.fsencode(str(old)).hex()} 0 0 {st.st_dev} {st.st_ino}\n")
+    _reaper.hand_over([str(new)], base + 1, base + 1)
+    _reaper.hand_over([str(old)], base + 2, base + 2)
+    leased = _reaper.lease(base, 3, str(locks), str(journals))
+    assert leased is not None and leased[0] == base
+    for fd in leased[1:]:
+        os.close(fd)
+    assert (new.stat().st_uid, old.stat().st_uid) == (0, 0)
+    assert (journals / f"{base + 1}.journal").stat().st_size == 0 and (locks / str(base + 2)).stat().st_size == 0
+
+
+def test_the_take_back_knows_a_folder_by_its_file_system_when_a_reboot_renumbered_its_device(tmp_path: Path) -> None:
+    """A journal written before a reboot that numbered the folders' device anew (an anonymous device: btrfs,
+    overlayfs): the folder with the written inode and file system id (``statfs``' ``f_fsid``) is back to root; one
+    whose file system id is another too is left the uid's (before: the device alone decided, and both were left)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    uid = 1900000750
+    moved, other = tmp_path / "moved", tmp_path / "other"
+    for d in (moved, other, moved / "sub"):
+        d.mkdir()
+    lines = []
+    for d, fs_shift in ((moved, 0), (other, 1)):
+        st = d.lstat()
+        fs = _reaper.fsid(str(d))
+        assert fs != 0
+        lines.append(f"{os.fsencode(str(d)).hex()} 0 0 {st.st_dev + 1} {st.st_ino} {fs + fs_shift}\n")
+    _reaper.hand_over([str(moved), str(other)], uid, uid)
+    fd = os.open(tmp_path / "journal", os.O_RDWR | os.O_CREAT, 0o600)
+    os.write(fd, "".join(lines).encode())
+    assert _reaper.take_back(fd, uid) is True
+    os.close(fd)
+    owners = {p.name: p.lstat().st_uid for p in (moved, moved / "sub", other)}
+    assert owners == {"moved": 0, "sub": 0, "other": uid}, owners
+
+
+def test_the_journal_folder_is_roots_alone_or_the_lock_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The journal folder is made ``0700`` (its parent too) and used; one open to others, or a link, is refused as the
+    lock folder's would be; where it cannot be made (a read-only or missing ``/var/lib``), the lock folder holds the
+    journals."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the folders must be root's")
+    made = tmp_path / "lib" / "homefield" / "uids"
+    (tmp_path / "lib").mkdir()
+    monkeypatch.setattr(host_uids, "JOURNAL_DIR", made)
+    assert host_uids.journal_dir() == made
+    assert (stat.S_IMODE(made.stat().st_mode), stat.S_IMODE(made.parent.stat().st_mode)) == (0o700, 0o700)
+    made.chmod(0o777)
+    with pytest.raises(PermissionError):
+        host_uids.journal_dir()
+    made.rmdir()
+    made.symlink_to(tmp_path)
+    with pytest.raises(PermissionError):
+        host_uids.journal_dir()
+    (tmp_path / "file").write_text("")
+    monkeypatch.setattr(host_uids, "JOURNAL_DIR", tmp_path / "file" / "homefield" / "uids")
+    assert host_uids.journal_dir() == host_uids.lock_dir()

@@ -5,8 +5,10 @@ started, across user namespaces and host uids, and a key one sandbox added there
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,92 @@ def test_a_key_one_sandbox_adds_to_its_session_keyring_never_reaches_another(tmp
     said = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert int(said["added"]) > 0, said  # the sandbox may add keys: to a keyring of its own
     assert said["found"].split()[0] == "-1" and said["host"] == "-1", said
+
+
+#: Run as :data:`_UID` (setpriv) by the test below: joins a session keyring of its own and puts a key there (as a
+#: homefield with a session keyring), fills the uid's key quota (``kernel.keys.maxkeys``, 200 keys for a user but
+#: root) and runs an agent sandbox that searches its own for the key; then frees the quota and runs another.
+_FULL_QUOTA = r"""
+import ctypes, errno, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from helpers.bwrap import agent_sandbox
+
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.syscall(250, 1, None) > 0
+assert libc.syscall(248, b"user", b"hf-session-probe", b"hidden test text", 16, -3) > 0
+probe = '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+key = libc.syscall(250, 10, -3, b"user", b"hf-session-probe", 0)
+buf = ctypes.create_string_buffer(64)
+n = libc.syscall(250, 11, key, buf, 64) if key > 0 else -1
+print(key, buf.raw[:max(n, 0)].decode() or "-")
+'''
+root = Path(sys.argv[1])
+fill = libc.syscall(248, b"keyring", b"hf-fill", None, 0, -3)
+n = 0
+while libc.syscall(248, b"user", f"fill-{n}".encode(), b"x" * 64, 64, fill) > 0:
+    n += 1
+print("filled", n, errno.errorcode[ctypes.get_errno()], flush=True)
+(root / "full").mkdir()
+try:
+    print("full", agent_sandbox(root / "full").says(probe).strip(), flush=True)
+except OSError as exc:
+    print("full", "refused", exc, flush=True)
+libc.syscall(250, 7, fill)  # KEYCTL_CLEAR: the quota is the uid's again once the collector freed them
+(root / "free").mkdir()
+end = time.time() + 30
+while True:
+    try:
+        print("free", agent_sandbox(root / "free").says(probe).strip(), flush=True)
+        break
+    except OSError:
+        if time.time() > end:
+            raise
+        time.sleep(0.1)
+"""
+#: The host uid the test runs as: no account's, in the tests' own range.
+_UID = 1900000990
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe uses x86_64 system call numbers")
+def test_a_sandbox_that_cannot_have_a_session_keyring_of_its_own_does_not_start(tmp_path: Path) -> None:
+    """A user's homefield (uid :data:`_UID`, its sandboxes bubblewrap's user namespace alone) with a session keyring
+    of its own holding a key: its sandbox starts in a fresh keyring and finds nothing (``free -1 -``). With the uid's
+    key quota full (a real ``EDQUOT``: 200 keys; a sandbox of the same uid can fill it, its keys outlive it by
+    seconds), the join fails. Before: the reaper ignored that and the sandbox ran in the inherited keyring and read
+    the key (``full <id> hidden test text``). Now it does not start, with one line saying why."""
+    bwrap_or_skip()
+    tools = [shutil.which(n) for n in ("unshare", "setpriv", "mount")]
+    if os.geteuid() != 0 or None in tools:
+        pytest.skip("needs root, unshare, setpriv and mount")
+    # the interpreter must be reachable by the uid: a private mount namespace shows a folder of root's home
+    # (pyenv's) through a view of /root others may enter (nothing on the host changes)
+    real = [Path(os.path.realpath(sys.executable)), Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
+    under_root = sorted({p.relative_to("/root").parts[0] for p in real if p.is_relative_to("/root")})
+    top = Path(tempfile.mkdtemp(prefix="hf-keyring-", dir="/tmp"))  # tmp_path's parents are root's alone
+    try:
+        top.chmod(0o755)
+        view, home = top / "root-view", top / "home"
+        view.mkdir(mode=0o755)
+        home.mkdir()
+        os.chown(home, _UID, _UID)
+        mounts = "".join(f"mkdir {view / n} && mount --bind /root/{n} {view / n} && " for n in under_root)
+        if under_root:
+            mounts += f"mount --rbind {view} /root && "
+        tests = str(Path(__file__).resolve().parents[1])
+        package = str(Path(__file__).resolve().parents[2])
+        script = (f"{mounts}exec setpriv --reuid {_UID} --regid {_UID} --clear-groups env -i "
+                  f"PATH={os.environ['PATH']} HOME={home} PYTHONPATH={package} {sys.executable} -c \"$0\" {home} "
+                  f"{tests}")
+        proc = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, _FULL_QUOTA],
+                              capture_output=True, text=True, timeout=120, cwd=home)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    said = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert said["free"].split()[0] == "-1", said
+    assert said["filled"].endswith("EDQUOT"), said
+    assert said["full"].startswith("refused [Errno 122] the sandbox did not start: no session keyring of its own "
+                                   "(keyctl: Disk quota exceeded; the key quota of its uid is full"), said
