@@ -287,6 +287,10 @@ class Task:
     #: under; ``None``: not recorded (mined before shape37). Grading trusts ``sealed_sites`` only when this is the
     #: current version: a site the rules since then seal (a new shape) is in no older record
     sealed_rules: int | None = None
+    #: the verification version (``mine.redgreen.VERIFY_VERSION``) the task was mined under; ``None``: mined before it
+    #: was recorded (version 28 or earlier). A later rule that old tasks lack can then be told by this number alone
+    #: (sand54: nothing told a version-27 task, judged for the teardown canary, from a version-26 one)
+    mined_version: int | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

@@ -52,6 +52,7 @@ from pytest_homefield.mine.bounds import (
 from pytest_homefield.mine.cost_order import bytes_of_tests
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import (
+    VERIFY_VERSION,
     DeadlineReached,
     diff_lines,
     make_gold_patch,
@@ -298,6 +299,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             canary_teardown=ver.canary_teardown,
             sealed_sites=list(ver.sealed_sites) if ver.sealed_sites is not None else None,
             sealed_rules=ver.sealed_rules if ver.sealed_sites is not None else None,
+            mined_version=VERIFY_VERSION,
         )
         record["task"] = task.to_dict()
     return record

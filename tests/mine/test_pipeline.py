@@ -31,6 +31,7 @@ from pytest_homefield.mine.pipeline import (
     scan_options,
     verify_and_record,
 )
+from pytest_homefield.mine.redgreen import VERIFY_VERSION
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.settings import Settings, resolve_settings
 from pytest_homefield.store import append_jsonl, read_jsonl, write_jsonl_atomic
@@ -98,6 +99,7 @@ def test_verify_and_record_builds_the_task(fx: Fixture, frozen: tuple[Path, Any]
     assert "+def sub(a, b):" in task.gold_patch and "tests/test_sub.py" in task.test_patch
     assert fx.c1[:10] not in task.prompt  # the cleaned prompt drops shas
     assert task.verify["stability_runs"] == 1
+    assert task.mined_version == VERIFY_VERSION  # sand54: a later rule can tell the tasks mined before it
     env_file = fx.root / ".homefield" / "envs" / f"{task.env_fingerprint}.json"
     assert json.loads(env_file.read_text())  # kept for `homefield verify`
 
