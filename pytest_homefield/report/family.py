@@ -37,11 +37,12 @@ def is_reference_spec(spec: str | None) -> bool:
 
 
 #: The agent kinds whose cost homefield measures itself (docs/contracts.md §8 ``cost_usd``): the reference
-#: agents (no model: ``0`` by construction) and ``openai:`` (homefield's own HTTP client reads the server's
-#: token counts and prices them from ``.homefield.yml``; the agent runs no process that could write them).
-#: Every other cost is the agent's own report: a ``cmd:`` agent's usage line, claude's ``result`` line (the
-#: CLI's stdout, which any process it starts can write), a recipe's client output.
-MEASURED_COST_KINDS: frozenset[str] = REFERENCE_KINDS | {"openai"}
+#: agents (no model: ``0`` by construction). Every other cost is the agent's own report: a ``cmd:`` agent's
+#: usage line, claude's ``result`` line (the CLI's stdout, which any process it starts can write), a recipe's
+#: client output, and an ``openai:`` server's ``usage`` counts, which homefield's client prices from
+#: ``.homefield.yml`` but cannot check (the server is the model under test: ratk54, a server saying it used no
+#: tokens was first of every tie on cost per solved).
+MEASURED_COST_KINDS: frozenset[str] = REFERENCE_KINDS
 
 #: The label of a cost homefield did not measure, wherever it is shown (docs/contracts.md §10).
 COST_REPORTED = "reported by the agent"
