@@ -19,7 +19,7 @@ from collections.abc import Collection, Sequence
 from pytest_homefield.report.stats import Comparison, holm
 
 __all__ = ["COST_REPORTED", "MEASURED_COST_KINDS", "REFERENCE_KINDS", "adjust_family", "cost_measured",
-           "is_reference_spec"]
+           "is_reference_spec", "spec_kind"]
 
 #: The agent kinds whose capabilities are ``modelless`` (:mod:`pytest_homefield.agents.reference`:
 #: ``oracle``, ``noop``, ``sim:P``); ``tests/report/test_family.py`` keeps this in step with
@@ -27,13 +27,22 @@ __all__ = ["COST_REPORTED", "MEASURED_COST_KINDS", "REFERENCE_KINDS", "adjust_fa
 REFERENCE_KINDS: frozenset[str] = frozenset({"oracle", "noop", "sim"})
 
 
+def spec_kind(spec: str | None) -> str:
+    """The kind of the agent spec ``spec`` (``NAME=KIND:ARG``, ``KIND:ARG`` or ``KIND``) as
+    :func:`pytest_homefield.agents.registry.parse_spec` reads it: a leading ``NAME=`` only when its ``=`` comes
+    before the first ``:``, since an ``=`` after the kind's ``:`` belongs to the argument (ratk54: ``cmd:python
+    agent.py --context=oracle`` was read as ``oracle``); ``""`` for ``None``."""
+    text = str(spec or "").strip()
+    eq, colon = text.find("="), text.find(":")
+    if eq >= 0 and (colon < 0 or eq < colon):
+        text = text[eq + 1:].strip()
+    return text.partition(":")[0]
+
+
 def is_reference_spec(spec: str | None) -> bool:
-    """Whether the agent spec ``spec`` (``NAME=KIND:ARG`` or ``KIND:ARG``) is of a reference kind;
-    ``False`` for ``None`` (an agent seen only in results)."""
-    if not spec:
-        return False
-    kind = str(spec).split("=", 1)[-1].strip().partition(":")[0]
-    return kind in REFERENCE_KINDS
+    """Whether the agent spec ``spec`` (``NAME=KIND:ARG`` or ``KIND:ARG``, :func:`spec_kind`) is of a reference
+    kind; ``False`` for ``None`` (an agent seen only in results)."""
+    return spec_kind(spec) in REFERENCE_KINDS
 
 
 #: The agent kinds whose cost homefield measures itself (docs/contracts.md §8 ``cost_usd``): the reference
@@ -53,10 +62,7 @@ def cost_measured(spec: str | None) -> bool:
     ``False`` for ``None`` (an agent seen only in results). A cost that is not measured is shown labelled
     :data:`COST_REPORTED` and never decides an order (atk23: a ``cmd:`` agent claiming $0 won the ranking's
     cost tie-break)."""
-    if not spec:
-        return False
-    kind = str(spec).split("=", 1)[-1].strip().partition(":")[0]
-    return kind in MEASURED_COST_KINDS
+    return spec_kind(spec) in MEASURED_COST_KINDS
 
 
 def adjust_family(comparisons: Sequence[Comparison], references: Collection[str]) -> list[Comparison]:
