@@ -417,8 +417,8 @@ class OpenAIAgent(Capable):
         The counts are the server's words (the server is the model under test, docs/contracts.md §8), read as
         every agent's are (:func:`~.base.reported_count`: an integer from 0 to 2^63 − 1). One that is not, or
         is missing (``cached_tokens`` may be), is unknown (``None``), and so is the cost: a negative count
-        priced an attempt below zero, and a missing one at nothing, as a measured cost that breaks ties
-        (xatk31)."""
+        priced an attempt below zero, and a missing one at nothing (xatk31). The cost is the server's word, shown
+        "reported by the agent" and breaking no tie (``report/family.py`` ``MEASURED_COST_KINDS``; ratk54)."""
         res = AgentResult(turns=1, model=str(data.get("model") or self.model))
         usage = data.get("usage")
         if not isinstance(usage, dict):

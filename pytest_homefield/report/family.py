@@ -19,7 +19,7 @@ from collections.abc import Collection, Sequence
 from pytest_homefield.report.stats import Comparison, holm
 
 __all__ = ["COST_REPORTED", "MEASURED_COST_KINDS", "REFERENCE_KINDS", "adjust_family", "cost_measured",
-           "is_reference_spec"]
+           "is_reference_spec", "spec_kind"]
 
 #: The agent kinds whose capabilities are ``modelless`` (:mod:`pytest_homefield.agents.reference`:
 #: ``oracle``, ``noop``, ``sim:P``); ``tests/report/test_family.py`` keeps this in step with
@@ -27,21 +27,31 @@ __all__ = ["COST_REPORTED", "MEASURED_COST_KINDS", "REFERENCE_KINDS", "adjust_fa
 REFERENCE_KINDS: frozenset[str] = frozenset({"oracle", "noop", "sim"})
 
 
+def spec_kind(spec: str | None) -> str:
+    """The kind of the agent spec ``spec`` (``NAME=KIND:ARG``, ``KIND:ARG`` or ``KIND``) as
+    :func:`pytest_homefield.agents.registry.parse_spec` reads it: a leading ``NAME=`` only when its ``=`` comes
+    before the first ``:``, since an ``=`` after the kind's ``:`` belongs to the argument (ratk54: ``cmd:python
+    agent.py --context=oracle`` was read as ``oracle``); ``""`` for ``None``."""
+    text = str(spec or "").strip()
+    eq, colon = text.find("="), text.find(":")
+    if eq >= 0 and (colon < 0 or eq < colon):
+        text = text[eq + 1:].strip()
+    return text.partition(":")[0]
+
+
 def is_reference_spec(spec: str | None) -> bool:
-    """Whether the agent spec ``spec`` (``NAME=KIND:ARG`` or ``KIND:ARG``) is of a reference kind;
-    ``False`` for ``None`` (an agent seen only in results)."""
-    if not spec:
-        return False
-    kind = str(spec).split("=", 1)[-1].strip().partition(":")[0]
-    return kind in REFERENCE_KINDS
+    """Whether the agent spec ``spec`` (``NAME=KIND:ARG`` or ``KIND:ARG``, :func:`spec_kind`) is of a reference
+    kind; ``False`` for ``None`` (an agent seen only in results)."""
+    return spec_kind(spec) in REFERENCE_KINDS
 
 
 #: The agent kinds whose cost homefield measures itself (docs/contracts.md §8 ``cost_usd``): the reference
-#: agents (no model: ``0`` by construction) and ``openai:`` (homefield's own HTTP client reads the server's
-#: token counts and prices them from ``.homefield.yml``; the agent runs no process that could write them).
-#: Every other cost is the agent's own report: a ``cmd:`` agent's usage line, claude's ``result`` line (the
-#: CLI's stdout, which any process it starts can write), a recipe's client output.
-MEASURED_COST_KINDS: frozenset[str] = REFERENCE_KINDS | {"openai"}
+#: agents (no model: ``0`` by construction). Every other cost is the agent's own report: a ``cmd:`` agent's
+#: usage line, claude's ``result`` line (the CLI's stdout, which any process it starts can write), a recipe's
+#: client output, and an ``openai:`` server's ``usage`` counts, which homefield's client prices from
+#: ``.homefield.yml`` but cannot check (the server is the model under test: ratk54, a server saying it used no
+#: tokens was first of every tie on cost per solved).
+MEASURED_COST_KINDS: frozenset[str] = REFERENCE_KINDS
 
 #: The label of a cost homefield did not measure, wherever it is shown (docs/contracts.md §10).
 COST_REPORTED = "reported by the agent"
@@ -52,10 +62,7 @@ def cost_measured(spec: str | None) -> bool:
     ``False`` for ``None`` (an agent seen only in results). A cost that is not measured is shown labelled
     :data:`COST_REPORTED` and never decides an order (atk23: a ``cmd:`` agent claiming $0 won the ranking's
     cost tie-break)."""
-    if not spec:
-        return False
-    kind = str(spec).split("=", 1)[-1].strip().partition(":")[0]
-    return kind in MEASURED_COST_KINDS
+    return spec_kind(spec) in MEASURED_COST_KINDS
 
 
 def adjust_family(comparisons: Sequence[Comparison], references: Collection[str]) -> list[Comparison]:

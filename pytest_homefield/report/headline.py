@@ -25,7 +25,7 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
 
 from __future__ import annotations
 
-from pytest_homefield.report.family import COST_REPORTED, is_reference_spec
+from pytest_homefield.report.family import COST_REPORTED, is_reference_spec, spec_kind
 from pytest_homefield.report.fmt import fmt_ci, fmt_p, fmt_pct, fmt_pp
 from pytest_homefield.report.model import AgentSummary, ComparisonRow, Report
 
@@ -36,7 +36,7 @@ _EXPECTED = {"oracle": 1.0, "noop": 0.0}
 
 
 def _kind(a: AgentSummary) -> str:
-    return str(a.spec or "").split("=", 1)[-1].split(":", 1)[0]
+    return spec_kind(a.spec)
 
 
 def _pair(rep: Report, a: str, b: str) -> ComparisonRow | None:

@@ -16,7 +16,7 @@ from typing import Any
 from pytest_homefield.layout import attempt_dir, read_meta, read_own_file, results_path, similarity_path, tries_path
 from pytest_homefield.records import NOT_NEEDED, Result, Task
 from pytest_homefield.records import load_results as records_load_results
-from pytest_homefield.report.family import is_reference_spec
+from pytest_homefield.report.family import is_reference_spec, spec_kind
 from pytest_homefield.report.similarity import (
     Similarity,
     SimilarityCache,
@@ -233,8 +233,8 @@ class AgentInfo:
         return is_reference_spec(self.spec)
 
 
-def _spec_kind_is(spec: str | None, prefix: str) -> bool:
-    return bool(spec) and str(spec).split("=", 1)[-1].startswith(prefix)
+def _spec_kind_is(spec: str | None, kind: str) -> bool:
+    return spec_kind(spec) == kind
 
 
 def agent_infos(metas: Sequence[dict[str, Any]], results: Sequence[Result]) -> dict[str, AgentInfo]:
@@ -249,8 +249,8 @@ def agent_infos(metas: Sequence[dict[str, Any]], results: Sequence[Result]) -> d
             if not name or name in out:
                 continue
             spec = a.get("spec")
-            out[name] = AgentInfo(spec, bool(a.get("simulated", _spec_kind_is(spec, "sim:"))),
-                                  bool(a.get("hinted", _spec_kind_is(spec, "openai:"))),
+            out[name] = AgentInfo(spec, bool(a.get("simulated", _spec_kind_is(spec, "sim"))),
+                                  bool(a.get("hinted", _spec_kind_is(spec, "openai"))),
                                   a.get("model"), a.get("version"))
     for r in results:
         if r.agent not in out:

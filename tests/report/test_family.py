@@ -3,10 +3,17 @@ together, pairs with ``oracle``/``noop``/``sim:P`` are unadjusted sanity checks.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from helpers.report_tasks import plain_task
 
 from pytest_homefield.agents.registry import KINDS
-from pytest_homefield.report.family import REFERENCE_KINDS, adjust_family, is_reference_spec
+from pytest_homefield.records import Result
+from pytest_homefield.report import build_report
+from pytest_homefield.report.adaptive import not_needed_reason
+from pytest_homefield.report.family import REFERENCE_KINDS, adjust_family, cost_measured, is_reference_spec
 from pytest_homefield.report.fmt import family_sentence, fmt_p_adjusted
 from pytest_homefield.report.html import forest_svg
 from pytest_homefield.report.model import ComparisonRow
@@ -99,3 +106,33 @@ def test_a_run_of_reference_agents_only_adjusts_nothing_and_says_so() -> None:
         "(oracle, noop, sim:P) are sanity checks, decided by the unadjusted p")
     svg = forest_svg(rows)
     assert ">+100 pp, p&lt;0.001 sanity<" in svg and ">0 pp, p=1 sanity<" in svg and "p=&lt;" not in svg
+
+
+def test_an_equals_sign_in_a_commands_arguments_names_no_kind(tmp_path: Path) -> None:
+    """ratk54: the report read an agent's kind as what follows the first ``=`` of its spec, as if it were
+    ``NAME=SPEC``; but ``meta.json`` keeps the spec without its name (``agents/registry.py``: an ``=`` after the
+    kind's ``:`` belongs to the spec), so a ``cmd:`` agent run with ``--context=oracle`` (SWE-bench's name of a
+    retrieval setting) was a reference agent: its own ``{"cost_usd": 0}`` shown as measured, fit to break a tie on
+    cost per solved (atk23's hole again), its pairs sanity checks outside the Holm family, left out of the
+    headline, its probe plan "0.00 USD (exact: a reference agent answers without a model)", and with
+    ``--adaptive`` run in round 1 only. The kind is read as the
+    registry reads it."""
+    tricky = ["cmd:python agent.py --context=oracle", "cmd:env MODE=sim:0.9 ./agent", "cmd:./agent --baseline=noop"]
+    for spec in tricky:
+        assert not is_reference_spec(spec) and not cost_measured(spec), spec
+    for spec in ("oracle", "noop", "sim:0.5", "ref=oracle", "b=sim:0.5", " noop "):
+        assert is_reference_spec(spec) and cost_measured(spec), spec
+    assert not is_reference_spec("cmd:oracle") and not is_reference_spec("zz=cmd:x --k=oracle")
+    agents = {"aa": "cmd:paid", "bb": "cmd:other", "zz": tricky[0]}
+    folder = tmp_path / "r"
+    folder.mkdir()
+    lines = [Result(run_id="r", task_id=t, agent=a, attempt=1, solved=i < 6, outcome="solved" if i < 6 else
+                    "tests_failed", cost_usd=0.0 if a == "zz" else 0.12) for a in agents for i, t in enumerate(TASKS)]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in lines))
+    (folder / "meta.json").write_text(json.dumps({"run_id": "r", "attempts": 1, "task_ids": TASKS,
+                                                  "agents": [{"name": a, "spec": s} for a, s in agents.items()]}))
+    report = build_report([folder], [plain_task(t) for t in TASKS])
+    assert report["agents"]["zz"].get("cost_reported") == "reported by the agent", report["agents"]["zz"]
+    pairs = [c for c in report["comparisons"] if "zz" in (c["a"], c["b"])]
+    assert len(pairs) == 2 and not any(c.get("sanity") for c in pairs), pairs
+    assert not_needed_reason([], list(agents.items()), "zz", 2, looks=3) is None

@@ -53,13 +53,11 @@ def test_an_agent_claiming_zero_cost_does_not_win_the_tie_break(tmp_path: Path) 
         assert "$0.200 (reported by the agent)" in doc.replace("\\$", "$")  # paid's cost per solved
     assert "cost of paid, zero: reported by the agent, not measured by homefield; it breaks no tie" in \
         render_text_plain(report, verbose=False)
-    # the same tie between two agents whose costs homefield measures (openai: priced from .homefield.yml)
-    # still breaks on cost per solved: the cheaper one first, though its name sorts last
-    measured = build_report([_run(tmp_path / "m", {"a": ("openai:big", 0.12), "z": ("openai:small", 0.01)})],
+    # a cost homefield measures (the reference agents': 0, no model) carries no label, and the leaderboard's
+    # footnote explains the label only where a cost carries it
+    measured = build_report([_run(tmp_path / "m", {"oracle": ("oracle", 0.0), "sim": ("sim:0.5", 0.0)})],
                             [plain_task(t) for t in IDS])
-    assert (measured["agents"]["z"]["rank"], measured["agents"]["a"]["rank"]) == (1, 2)
-    assert "cost_reported" not in measured["agents"]["z"] and "(reported by the agent)" not in render_markdown(measured)
-    # the leaderboard's footnote explains the label only where a cost carries it
+    assert "cost_reported" not in measured["agents"]["oracle"] and "cost_reported" not in measured["agents"]["sim"]
     for doc in (render_markdown(measured), render_html(measured)):
         assert "reported by the agent" not in doc
     for doc in (render_markdown(report), render_html(report)):
@@ -161,3 +159,43 @@ def test_numbers_recorded_before_the_check_are_read_as_unknown(tmp_path: Path) -
     # 6 of 10 each: "sly" was first on a cost per solved that leaves out the attempt it hid (0.15 against 0.167 USD);
     # now the tie breaks on the name
     assert (agents["fair"]["rank"], agents["sly"]["rank"]) == (1, 2)
+
+
+def test_an_openai_servers_token_counts_are_its_own_words(tmp_path: Path) -> None:
+    """ratk54: an ``openai:`` cost was "measured" (it broke ranking ties) though it is homefield's pricing of the
+    counts the server writes in its ``usage``, and the server is the model under test (§8). Two scripted servers on
+    127.0.0.1 send the same fixing reply; ``zz`` says it used no tokens (``usage`` 0 and 0, in range, so read as
+    written), ``aa`` what it used. Both solve the same 6 of 10: on main ``zz`` ranked first on cost per solved ($0
+    against $0.025), its cost shown as homefield's own; now the tie breaks on the name and both costs say whose
+    word they are."""
+    from helpers.fakeapi.openai_chat import openai_chat_server
+    from helpers.fakeapi.workspace import FIXED, make_calc_repo
+
+    from pytest_homefield.agents.base import AgentContext, AgentSettings, render_prompt
+    from pytest_homefield.agents.environment import build_agent_env
+    from pytest_homefield.agents.openai_compat import OpenAIAgent
+
+    reply = "```calc.py\n" + FIXED + "```\n"
+    costs: dict[str, float | None] = {}
+    for name, usage in (("aa", {"input_tokens": 3000, "output_tokens": 400}),
+                        ("zz", {"input_tokens": 0, "output_tokens": 0})):
+        workspace = make_calc_repo(tmp_path / f"ws-{name}")
+        with openai_chat_server([{"text": reply, "usage": usage}]) as server:
+            agent = OpenAIAgent(name=name, spec="openai:coder", model="coder", settings=AgentSettings(
+                base_url=server.url + "/v1", prices={"coder": {"input": 3.0, "output": 15.0}}))
+            prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=False)
+            env = build_agent_env(prompt=prompt, attempt=1, tmpdir=tmp_path / f"tmp-{name}",
+                                  passthrough=agent.env_passthrough, source={"PATH": "/usr/bin:/bin",
+                                                                             "HOME": str(tmp_path)})
+            res = agent.run(AgentContext(workspace=workspace, prompt=prompt, env=env, timeout_s=20,
+                                         artifacts=tmp_path / f"art-{name}", hint_files=["calc.py"]))
+        assert res.outcome is None and (workspace / "calc.py").read_text() == FIXED, res
+        costs[name] = res.cost_usd
+    assert costs == {"aa": 0.015, "zz": 0.0}, costs  # homefield priced what each server said
+    report = build_report([_run(tmp_path / "r", {n: ("openai:coder", c or 0.0) for n, c in costs.items()})],
+                          [plain_task(t) for t in IDS])
+    agents = report["agents"]
+    assert agents["aa"]["pass_at_1"] == agents["zz"]["pass_at_1"] == 0.6
+    assert (agents["aa"]["rank"], agents["zz"]["rank"]) == (1, 2), {n: a["rank"] for n, a in agents.items()}
+    assert agents["zz"]["cost_reported"] == agents["aa"]["cost_reported"] == "reported by the agent"
+    assert "$0.000 (reported by the agent)" in render_markdown(report).replace("\\$", "$")

@@ -146,7 +146,10 @@ def test_section_and_savings() -> None:
     assert sec["saved"]["a"] == {"attempts": 1, "usd": 0.5, "cost_reported": "reported by the agent"}
     assert "adaptive: attempts not needed: a 1 (~0.50 USD, reported by the agent), b 1 (~0.25 USD, reported by " \
            "the agent)" in adaptive_notes(sec)
-    openai = [{"name": "a", "spec": "openai:m"}, {"name": "b", "spec": "b=openai:m"}]
-    measured = adaptive_section(recs, {**meta, "agents": openai})
+    # a cost homefield measures (a reference agent's) carries no label; an openai: server's token counts are its
+    # own words (ratk54): labelled as every agent's
+    reference = [{"name": "a", "spec": "sim:0.5"}, {"name": "b", "spec": "b=openai:m"}]
+    measured = adaptive_section(recs, {**meta, "agents": reference})
     assert measured is not None and measured["saved"]["a"] == {"attempts": 1, "usd": 0.5}
+    assert measured["saved"]["b"] == {"attempts": 1, "usd": 0.25, "cost_reported": "reported by the agent"}
     assert adaptive_section(recs, {"agents": []}) is None
