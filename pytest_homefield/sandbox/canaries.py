@@ -39,7 +39,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
-           "parse_source", "read_source"]
+           "parse_source", "read_source", "teardown_nodes"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -192,6 +192,13 @@ class CanaryPlan:
         [{source, members, position, line}]}`` (the artifact ``canaries.json``)."""
         return {"seed": self.seed, "canaries": [vars(c) for c in self.canaries], "targets": list(self.targets),
                 "groups": [{**vars(g), "members": list(g.members)} for g in self.groups]}
+
+
+def teardown_nodes(plan: CanaryPlan) -> list[str]:
+    """The node ids of ``plan``'s teardown canaries (:data:`TEARDOWN`, planted by
+    :func:`~pytest_homefield.sandbox.twin_runs.plant_teardown`): a targeted run selects them too, and mining's check
+    says whether it judged one."""
+    return [c.node for c in plan.canaries if c.kind == TEARDOWN]
 
 
 def function_id(test_id: str) -> str:

@@ -63,6 +63,7 @@ from pytest_homefield.sandbox.canaries import (
     function_id,
     parse_source,
     read_source,
+    teardown_nodes,
 )
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
 from pytest_homefield.sandbox.canary_io import _call, _statement_of, file_alike, keep_relation, variants
@@ -625,11 +626,6 @@ def _header(body: Sequence[ast.stmt], k: int) -> bool:
     return any((isinstance(n, ast.ImportFrom) and n.module == "__future__")
                or (i == 0 and isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
                    and isinstance(n.value.value, str)) for i, n in enumerate(body) if i >= k)
-
-
-def teardown_nodes(plan: CanaryPlan) -> list[str]:
-    """The node ids of ``plan``'s teardown canaries (:func:`plant_teardown`): a targeted run selects them too."""
-    return [c.node for c in plan.canaries if c.kind == TEARDOWN]
 
 
 def guarded(functions: Collection[str], limit: int, seed: int, *, first: bool = False) -> list[str]:
