@@ -15,11 +15,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["pinned", "folder_fd", "folder_below", "make_folder", "open_in_pinned"]
+__all__ = ["pinned", "folder_fd", "folder_below", "make_folder", "open_in_pinned", "descend"]
 
 #: absolute path (``os.path.abspath``: no link resolved) → the folder's descriptor, while pinned
 _PINS: dict[str, int] = {}
@@ -51,6 +51,16 @@ def folder_fd(path: Path | str) -> int | None:
     the pin is a symlink), ``ENOTDIR`` (not a folder), ``ENOENT``."""
     if not _PINS:
         return None
+    found = _pin_above(path)
+    if found is None:
+        return None
+    _, pin, below = found
+    return descend(os.open(".", _DIR_FLAGS, dir_fd=pin), below)
+
+
+def _pin_above(path: Path | str) -> tuple[str, int, list[str]] | None:
+    """The pinned folder at or above ``path`` (its key in the pins, its descriptor) and the names from it down to
+    ``path``; ``None`` when no pinned folder holds ``path``. One dictionary look-up per component of ``path``."""
     head = os.path.abspath(path)
     below: list[str] = []
     while (pin := _PINS.get(head)) is None:
@@ -59,7 +69,8 @@ def folder_fd(path: Path | str) -> int | None:
             return None
         below.append(name)
         head = up
-    return _descend(os.open(".", _DIR_FLAGS, dir_fd=pin), reversed(below))
+    below.reverse()
+    return head, pin, below
 
 
 def folder_below(root: Path | str, path: Path | str, *, create: bool = False) -> int:
@@ -77,21 +88,28 @@ def folder_below(root: Path | str, path: Path | str, *, create: bool = False) ->
     fd = folder_fd(top)
     if fd is None:
         fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    return _descend(fd, () if rel == os.curdir else rel.split(os.sep), create=create)
+    return descend(fd, () if rel == os.curdir else rel.split(os.sep), create=create)
 
 
-def _descend(fd: int, names: Iterable[str], *, create: bool = False) -> int:
+def descend(fd: int, names: Iterable[str], *, create: bool = False, made: list[str] | None = None,
+             enter: Callable[[int, str, str], int] | None = None) -> int:
     """The folder reached from folder ``fd`` through ``names``, one at a time without following a link (each made
-    first with ``create``; one there already is kept): its new descriptor. ``fd`` is consumed (closed, also when
-    this raises). Raises ``OSError`` as :func:`_open_sub`."""
+    first with ``create``, its path from ``fd`` (``a/b``) appended to ``made``; one there already is kept): its new
+    descriptor. ``fd`` is consumed (closed, also when this raises). ``enter(fd, name, path from fd)``: opens one
+    folder (default :func:`_open_sub`; :mod:`~pytest_homefield.sandbox.nofollow` names the path in its own error).
+    Raises ``OSError`` as ``enter`` and ``os.mkdir``."""
+    done: list[str] = []
     try:
         for name in names:
+            done.append(name)
             if create:
                 try:
                     os.mkdir(name, dir_fd=fd)
+                    if made is not None:
+                        made.append("/".join(done))
                 except FileExistsError:
                     pass
-            sub = _open_sub(fd, name)
+            sub = _open_sub(fd, name) if enter is None else enter(fd, name, "/".join(done))
             os.close(fd)
             fd = sub
     except BaseException:
@@ -108,23 +126,21 @@ def make_folder(path: Path | str, *, fresh: bool = False) -> None:
     pointed); elsewhere by path (``Path.mkdir(parents=True, exist_ok=True)``). ``fresh``: ``path`` itself must be
     new (``FileExistsError`` otherwise); by path its parents are not made either (``Path.mkdir()``). Raises
     ``OSError``: ``ELOOP`` (a symlink below the pin), ``ENOTDIR``, ``FileExistsError``."""
-    head = os.path.abspath(path)
-    while head not in _PINS:
-        up = os.path.dirname(head)
-        if up == head:
-            if fresh:
-                Path(path).mkdir()
-            else:
-                Path(path).mkdir(parents=True, exist_ok=True)
-            return
-        head = up
-    if not fresh:
-        os.close(folder_below(head, path, create=True))
+    found = _pin_above(path)
+    if found is None:
+        if fresh:
+            Path(path).mkdir()
+        else:
+            Path(path).mkdir(parents=True, exist_ok=True)
         return
-    if os.path.abspath(path) == head:
+    _, pin, below = found
+    if not fresh:
+        os.close(descend(os.open(".", _DIR_FLAGS, dir_fd=pin), below, create=True))
+        return
+    if not below:
         raise FileExistsError(errno.EEXIST, "the pinned folder itself", str(path))
-    up, name = os.path.split(os.path.abspath(path))
-    fd = folder_below(head, up, create=True)
+    *up, name = below
+    fd = descend(os.open(".", _DIR_FLAGS, dir_fd=pin), up, create=True)
     try:
         os.mkdir(name, dir_fd=fd)
     finally:

@@ -25,7 +25,6 @@ import json
 import os
 import socket
 import stat
-import tempfile
 import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -315,46 +314,33 @@ class JsonlTail:
 
 
 def write_atomic(path: Path, text: str, *, below: Path | None = None) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder and ``os.replace``. ``below``: a
-    folder above ``path`` (``.homefield/``) from which the folders down to ``path``'s are made and entered without
-    following a link (:func:`~pytest_homefield.pins.folder_below`; link52: a worker's artifact written on the
-    controller); ``None``: by path. Raises :class:`StoreError` (``path`` unchanged) when it cannot be written
-    (``…: a symlink on the way, never followed``)."""
-    if below is not None:
-        _write_atomic_below(below, path, text.encode("utf-8"))
-        return
+    """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder and ``os.replace``
+    (:func:`_replace_in`). ``below``: a folder above ``path`` (``.homefield/``) from which the folders down to
+    ``path``'s are made and entered without following a link (:func:`~pytest_homefield.pins.folder_below`; link52: a
+    worker's artifact written on the controller); ``None``: by path. Raises :class:`StoreError` (``path``
+    unchanged) when it cannot be written (``…: a symlink on the way, never followed``)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        if below is not None:
+            below.mkdir(parents=True, exist_ok=True)  # .homefield/ itself as given (a link to it is used)
+            fd = folder_below(below, path.parent, create=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        raise StoreError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the file ordinary permissions
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
-            raise StoreError(f"{path}: cannot write: {exc.strerror or exc} (the file is left as it was)") from None
-        raise
-
-
-def _write_atomic_below(root: Path, path: Path, data: bytes) -> None:
-    """:func:`write_atomic` of ``data`` with ``below=root``."""
-    try:
-        root.mkdir(parents=True, exist_ok=True)  # .homefield/ itself as given (a link to it is used)
-        fd = folder_below(root, path.parent, create=True)
-    except OSError as exc:
-        why = "a symlink on the way, never followed" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else exc.strerror
+        link = below is not None and exc.errno in (errno.ELOOP, errno.ENOTDIR)
+        why = "a symlink on the way, never followed" if link else exc.strerror
         raise StoreError(f"{path}: cannot write: {why or exc}") from None
+    try:
+        _replace_in(fd, path, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def _replace_in(fd: int, path: Path, data: bytes) -> None:
+    """Replace the entry ``path.name`` of the folder ``fd`` (``path``'s, open) with ``data``: a new temp file beside
+    it (``O_EXCL | O_NOFOLLOW``, mode 0o666 & ~umask), written, synced and renamed over it. The temp file is removed
+    on any exception (a Ctrl-C's ``KeyboardInterrupt`` too), which is raised again; an ``OSError`` as
+    :class:`StoreError` (``<path>: cannot write: … (the file is left as it was)``)."""
     tmp = f".{path.name[:40]}.{os.urandom(6).hex()}.tmp"
     try:
         f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=fd)
@@ -366,14 +352,14 @@ def _write_atomic_below(root: Path, path: Path, data: bytes) -> None:
         finally:
             os.close(f)
         os.replace(tmp, path.name, src_dir_fd=fd, dst_dir_fd=fd)
-    except OSError as exc:
+    except BaseException as exc:
         try:
             os.unlink(tmp, dir_fd=fd)
         except FileNotFoundError:
             pass
-        raise StoreError(f"{path}: cannot write: {exc.strerror or exc} (the file is left as it was)") from None
-    finally:
-        os.close(fd)
+        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
+            raise StoreError(f"{path}: cannot write: {exc.strerror or exc} (the file is left as it was)") from None
+        raise
 
 
 def write_jsonl_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:

@@ -109,7 +109,7 @@ def test_failed_replace_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path, mo
     path = tmp_path / "tasks.jsonl"
     write_jsonl_atomic(path, [{"id": "a"}])
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError("disk went away")
 
     monkeypatch.setattr(os, "replace", broken_replace)
@@ -117,6 +117,24 @@ def test_failed_replace_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path, mo
         write_jsonl_atomic(path, [{"id": "b"}])
     assert list(read_jsonl(path)) == [{"id": "a"}]
     assert [p.name for p in tmp_path.iterdir()] == ["tasks.jsonl"]
+
+
+@pytest.mark.parametrize("below", [False, True], ids=["by-path", "below"])
+def test_a_ctrl_c_mid_write_leaves_the_old_file_and_no_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            below: bool) -> None:
+    """r39 review: ``write_atomic(…, below=…)`` removed its temp file on ``OSError`` only, so a Ctrl-C between the
+    temp file's write and its rename left ``.tasks.jsonl.<hex>.tmp`` behind (by path it was removed)."""
+    path = tmp_path / "sub" / "tasks.jsonl"
+    write_atomic(path, "old\n", below=tmp_path if below else None)
+
+    def interrupted(fd: int) -> None:  # the Ctrl-C comes while the data is synced
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(path, "new\n", below=tmp_path if below else None)
+    monkeypatch.undo()
+    assert path.read_text() == "old\n" and [p.name for p in path.parent.iterdir()] == ["tasks.jsonl"]
 
 
 def test_write_jsonl_atomic_writes_every_record(tmp_path: Path) -> None:

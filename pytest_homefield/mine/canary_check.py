@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from pytest_homefield.sandbox.canaries import IDLE, TEARDOWN, Canary, CanaryPlan, function_id
+from pytest_homefield.sandbox.canaries import IDLE, Canary, CanaryPlan, function_id, teardown_nodes
 from pytest_homefield.sandbox.testrun import TestRun
 
 __all__ = ["CanaryCheck", "check_twins", "TWIN_ROUNDS"]
@@ -118,7 +118,7 @@ def check_twins(fail_to_pass: Sequence[str],
         if not bad:
             check.canaries, check.sentinels = len(plan.canaries), sorted(forced)
             check.unprotected = list(getattr(plan, "unprotected", []))
-            check.teardown = any(c.kind == TEARDOWN for c in ran.canaries)  # judged with its group (tcan52)
+            check.teardown = bool(teardown_nodes(ran))  # judged with its group (tcan52)
             return check
         if bad & forced:
             break

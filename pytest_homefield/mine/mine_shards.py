@@ -340,8 +340,6 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
             write_atomic(home.env_file(fp), text)
     # the older copies the shards' one scan set aside, removed once their newer copy is a task, as one mine does
     duplicates = scan_duplicates(read_jsonl(scan_path(mine_dir)))
-    before = {t.id for t in load_tasks(home.tasks)} if duplicates else set()
-    tasks = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"), duplicates=duplicates)
-    removed = sorted(before & duplicates.keys() - {t.id for t in tasks})
+    tasks, removed = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"), duplicates=duplicates)
     return MineMerge(mine_dir, tasks, records, reconciled,
                      [(d, m.get("shard")) for d, m in zip(folders, metas, strict=True)], incomplete, removed)

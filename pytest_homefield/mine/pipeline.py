@@ -20,7 +20,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pytest_homefield.envs.builder import EnvBuildError, Environment
 from pytest_homefield.envs.stage import commit_env
@@ -94,6 +94,7 @@ __all__ = [
     "freeze_candidates",
     "verify_and_record",
     "merge_tasks",
+    "MergedTasks",
     "candidates_digest",
     "drop_summary",
     "dropped_line",
@@ -338,8 +339,16 @@ def _languages(paths: Iterable[str]) -> list[str]:
     return sorted(langs) or ["other"]
 
 
+class MergedTasks(NamedTuple):
+    """What :func:`merge_tasks` wrote: the ``tasks`` now in ``tasks.jsonl`` (newest commit first) and the ids of
+    ``removed``, the tasks the file held that it removed as older copies of a newer task (sorted)."""
+
+    tasks: list[Task]
+    removed: list[str]
+
+
 def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None,
-                duplicates: Mapping[str, str] | None = None) -> list[Task]:
+                duplicates: Mapping[str, str] | None = None) -> MergedTasks:
     """Rewrite ``tasks.jsonl`` atomically (raises :class:`~pytest_homefield.records.RecordError`, writing
     nothing, when a record already in it is not valid): tasks verified in this session replace or add records by id;
     candidates of this session that were dropped are removed, and so are the ids of ``duplicates`` (task id → the
@@ -348,7 +357,7 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
     copy is a task in the file written (gatk50: never before; a mine that verified not the newer copy, or dropped
     it, removed a good task and kept nothing of its fix); all other records are kept unchanged.
     Ordered newest commit first (``committed_at``); ``max_tasks`` keeps the newest N of this
-    session's tasks. Returns the tasks written."""
+    session's tasks. Returns the tasks written and the ids of the older copies removed (:class:`MergedTasks`)."""
     load_tasks(tasks_path)  # RecordError for a bad record: never write back what did not validate
     existing = {t["id"]: t for t in read_jsonl(tasks_path)}
     session_ids = {r["id"] for r in verified}
@@ -364,7 +373,8 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
     # ties of committed_at broken by id, so that the order never depends on which record came first
     ordered = sorted(merged.values(), key=lambda t: (t.get("committed_at", ""), t.get("id", "")), reverse=True)
     write_jsonl_atomic(tasks_path, ordered)
-    return [Task.from_dict(t) for t in ordered]
+    removed = sorted(existing.keys() & (duplicates or {}).keys() - merged.keys())  # their newer copies are tasks now
+    return MergedTasks([Task.from_dict(t) for t in ordered], removed)
 
 
 def scan_duplicates(scanned: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -643,14 +653,13 @@ class MineSession:
         tasks_path = self.settings.tasks_path
         scanned = list(read_jsonl(scan_path(self.mine_dir)))
         duplicates = scan_duplicates(scanned)
-        before = {t["id"] for t in read_jsonl(tasks_path)} if duplicates and tasks_path.exists() else set()
         try:
-            tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks, duplicates=duplicates)
+            tasks, held = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks,
+                                      duplicates=duplicates)
         except (RecordError, OSError) as exc:  # nothing was written: tasks.jsonl is as it was
             self.tasks_error = str(exc)
             return [f"tasks.jsonl not updated: {exc}",
                     f"Verification records: {self.results_path.relative_to(self.settings.root)}"]
-        held = before & duplicates.keys() - {t.id for t in tasks}  # removed: their newer copies are tasks now
         kept = sum(1 for r in verified if r.get("task"))
         n_bound = self.settings.stop_after_tasks
         if stop is not None and n_bound and (stop.why == STOP_AFTER_TASKS or kept >= n_bound):

@@ -645,13 +645,14 @@ def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Ma
     :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` when bubblewrap does not work here."""
     exe = bwrap or probe()
     pythons = _test_pythons(env, python)
-    ro = [Path(workdir), *tests_ro_paths(argv, env=env, python=python), *ro_extra]
+    interpreters = python_paths(pythons, path=env.get("PATH"))
+    ro = [Path(workdir), *_ro_paths(argv, env, interpreters), *ro_extra]
     inner = dict(env)
     inner.update(TMPDIR="/tmp/hf-tmp", HOME="/tmp/hf-home")
     first = [Path(p).parent for p in pythons[:1] if os.path.isabs(p)]
     inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=first)
     # an editable install naming a folder of the repository: that folder of the copy there (wz51)
-    at = editable_binds([p for p in python_paths(pythons, path=env.get("PATH")) if p.is_dir()], Path(workdir))
+    at = editable_binds([p for p in interpreters if p.is_dir()], Path(workdir))
     policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False, ro_at=at,
                     dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")], tmpfs_bytes=tmpfs_bytes,
                     owned=[Path(workdir), *ro_extra])  # a uid of its own reads its copy and relays (host_uids)
@@ -672,7 +673,12 @@ def tests_ro_paths(argv: Sequence[str], *, env: Mapping[str, str], python: str |
     (``python`` on ``env``'s ``PATH``, ``VIRTUAL_ENV``), this package and its reporter, the folders on
     ``env``'s ``PYTHONPATH`` but those inside or around the repository (:mod:`.protected`) and the files
     ``argv`` names by absolute path."""
-    ro = [*python_paths(_test_pythons(env, python), path=env.get("PATH")), *package_paths(), REPORTER_DIR]
+    return _ro_paths(argv, env, python_paths(_test_pythons(env, python), path=env.get("PATH")))
+
+
+def _ro_paths(argv: Sequence[str], env: Mapping[str, str], interpreters: Sequence[Path]) -> list[Path]:
+    """:func:`tests_ro_paths` given the interpreters' paths (:func:`python_paths` of the test run's pythons)."""
+    ro = [*interpreters, *package_paths(), REPORTER_DIR]
     ro += [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and not touches_protected(p)]
     # files the command names by absolute path (a runner script of a {junit} command): that file only
     ro += [Path(a) for a in argv if os.path.isabs(a) and os.path.isfile(a)]

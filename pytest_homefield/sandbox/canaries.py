@@ -31,7 +31,7 @@ import random
 import re
 import tokenize
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
-           "parse_source", "read_source"]
+           "parse_source", "read_source", "teardown_nodes"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -192,6 +192,13 @@ class CanaryPlan:
         [{source, members, position, line}]}`` (the artifact ``canaries.json``)."""
         return {"seed": self.seed, "canaries": [vars(c) for c in self.canaries], "targets": list(self.targets),
                 "groups": [{**vars(g), "members": list(g.members)} for g in self.groups]}
+
+
+def teardown_nodes(plan: CanaryPlan) -> list[str]:
+    """The node ids of ``plan``'s teardown canaries (:data:`TEARDOWN`, planted by
+    :func:`~pytest_homefield.sandbox.twin_runs.plant_teardown`): a targeted run selects them too, and mining's check
+    says whether it judged one."""
+    return [c.node for c in plan.canaries if c.kind == TEARDOWN]
 
 
 def function_id(test_id: str) -> str:
@@ -368,30 +375,32 @@ class _Namer:
     def name(self, like: str) -> str:
         camel = "_" not in like and like.startswith("test") and len(like) > 4
         prefix = "test" if camel else (like.split("_", 1)[0] + "_" if "_" in like else "test_")
-        for attempt in range(200):
-            k = min(len(self.words), self.rng.choice((1, 2, 2, 3)))
-            picked = self.rng.sample(self.words, k)
-            if attempt > 50:
-                picked.append(str(self.rng.randint(2, 99)))
-            name = prefix + ("".join(w.capitalize() for w in picked) if camel else "_".join(picked))
-            if name not in self.taken and name.isidentifier():
-                self.taken.add(name)
-                return name
-        raise RuntimeError("no free canary name")  # pragma: no cover - 200 draws with a number appended
+        return self._draw(lambda: self.rng.choice((1, 2, 2, 3)),
+                          lambda picked: prefix + ("".join(w.capitalize() for w in picked) if camel
+                                                   else "_".join(picked)),
+                          lambda name: True, "canary name")
 
     def plain(self, most: int = 3) -> str:
         """A free name of 1 to ``most`` words of the file joined by ``_`` that is no keyword and does not start with
         ``test`` (a fixture's, a local's); a number appended after 50 draws."""
+        return self._draw(lambda: self.rng.randint(1, most), "_".join,
+                          lambda name: not keyword.iskeyword(name) and not keyword.issoftkeyword(name)
+                          and not name.startswith("test"), "name")
+
+    def _draw(self, count: Callable[[], int], joined: Callable[[list[str]], str], fits: Callable[[str], bool],
+              what: str) -> str:
+        """A free identifier (none :attr:`taken`, then taken) that ``fits``: ``count()`` words drawn (as many as
+        there are at most), a number appended after 50 draws, ``joined``; :meth:`name`'s and :meth:`plain`'s draws,
+        in this order (a seed's names stay those it drew). Raises ``RuntimeError`` ``no free <what>`` after 200."""
         for attempt in range(200):
-            picked = self.rng.sample(self.words, min(len(self.words), self.rng.randint(1, most)))
+            picked = self.rng.sample(self.words, min(len(self.words), count()))
             if attempt > 50:
                 picked.append(str(self.rng.randint(2, 99)))
-            name = "_".join(picked)
-            if name not in self.taken and name.isidentifier() and not keyword.iskeyword(name) \
-                    and not keyword.issoftkeyword(name) and not name.startswith("test"):
+            name = joined(picked)
+            if name not in self.taken and name.isidentifier() and fits(name):
                 self.taken.add(name)
                 return name
-        raise RuntimeError("no free name")  # pragma: no cover - 200 draws with a number appended
+        raise RuntimeError(f"no free {what}")  # pragma: no cover - 200 draws with a number appended
 
     def token(self) -> str:
         """A word of the file's test names and a number (``"sub-417"``): a sentinel's made-up constant."""

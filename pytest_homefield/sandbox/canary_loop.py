@@ -98,11 +98,11 @@ def _checks(body: Sequence[ast.stmt]) -> list[ast.AST]:
     return [x for stmt in _plain(body) for x in ((stmt, stmt.value) if isinstance(stmt, ast.Expr) else (stmt,))]
 
 
-def _expected_name(loop: ast.For, names: Sequence[str]) -> str | None:
-    """The one name of ``names`` the loop's body reads once, as the expected side of an equality assertion
-    among its plain statements (:func:`_checks`: run on every row, under no ``if``/``try``;
+def _expected_name(loop: ast.For, names: Sequence[str]) -> tuple[str, bool] | None:
+    """``(name, handed)``: the one name of ``names`` the loop's body reads once, as the expected side of an
+    equality assertion among its plain statements (:func:`_checks`: run on every row, under no ``if``/``try``;
     ``self.assertEqual(X, NAME)``, ``assertEqual(NAME, X)``, ``assert X == NAME``; when no plain name is, one
-    handed alone to a call there, ``g(*NAME)``, :func:`_handed`, can53) whose other side ``X``
+    handed alone to a call there, ``g(*NAME)``, :func:`_handed`, can53: ``handed`` true) whose other side ``X``
     does not read it; ``None`` when there is no such name, more than one, or it is stored in the body."""
     body = ast.Module(body=list(loop.body), type_ignores=[])
     loads: dict[str, int] = {}
@@ -126,8 +126,10 @@ def _expected_name(loop: ast.For, names: Sequence[str]) -> str | None:
             if name is not None and loads.get(name) == 1 \
                     and not any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(other)):
                 (found if isinstance(side, ast.Name) else handed).add(name)
-    found = found or handed  # a plain name first: ``double(n) == expected`` hands ``n`` to the computed side
-    return found.pop() if len(found) == 1 else None
+    # a plain name first: ``double(n) == expected`` hands ``n`` to the computed side
+    by_call = not found
+    found = found or handed
+    return (found.pop(), by_call) if len(found) == 1 else None
 
 
 def _handed(side: ast.expr, names: Sequence[str]) -> str | None:
@@ -163,18 +165,19 @@ def _loops(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.For]:
 
 
 def _fitting(func: ast.FunctionDef | ast.AsyncFunctionDef, allowed: Callable[[ast.AST], bool] | None = None
-             ) -> list[tuple[int, ast.List | ast.Tuple, list[str], str]]:
-    """``(index among :func:`_loops`, rows, target names, the expected column's name)`` of each loop of ``func``
-    whose rows fit (:func:`_table`, :func:`_expected_name`; ``allowed``: whether the rows node may be changed)."""
-    out: list[tuple[int, ast.List | ast.Tuple, list[str], str]] = []
+             ) -> list[tuple[int, ast.List | ast.Tuple, list[str], str, bool]]:
+    """``(index among :func:`_loops`, rows, target names, the expected column's name, whether the expected side hands
+    it to a call)`` of each loop of ``func`` whose rows fit (:func:`_table`, :func:`_expected_name`; ``allowed``:
+    whether the rows node may be changed)."""
+    out: list[tuple[int, ast.List | ast.Tuple, list[str], str, bool]] = []
     for n, loop in enumerate(_loops(func)):
         table = _table(loop)
         if table is None:
             continue
         rows, names = table
-        name = _expected_name(loop, names)
-        if name is not None and (allowed is None or allowed(rows)):
-            out.append((n, rows, names, name))
+        expected = _expected_name(loop, names)
+        if expected is not None and (allowed is None or allowed(rows)):
+            out.append((n, rows, names, *expected))
     return out
 
 
@@ -195,10 +198,7 @@ def loop_rows_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: ra
     fits or no cell can be changed. A column handed to the expected side's call (:func:`_handed`, can53): the
     ``how`` starts with :data:`CALLED` and a made-up cell is :func:`_every`'s. The caller asks only for a function
     every instance of which is FAIL_TO_PASS (module text)."""
-    loops = _loops(func)
-    for n_loop, rows, names, name in _fitting(func, allowed):
-        handed = any(_handed(c, [name]) == name for c in ast.walk(ast.Module(loops[n_loop].body, []))
-                     if isinstance(c, ast.Call))
+    for _, rows, names, name, handed in _fitting(func, allowed):
         at = names.index(name)
         cells = [_cell(row.elts[at]) for row in rows.elts if isinstance(row, (ast.Tuple, ast.List))]
         change = [n for n, (_, literal) in enumerate(cells) if literal and (kept is None or n not in kept)]
@@ -252,7 +252,7 @@ def changed_rows(original: ast.FunctionDef | ast.AsyncFunctionDef, twin: ast.Fun
     function's plain loops, its number of rows and the indices of the rows whose cells differ (as ASTs); ``None``
     when the twin changes no such loop's rows (another site, or not the same shape)."""
     theirs = _loops(twin)
-    for n, rows, _, _ in _fitting(original):
+    for n, rows, _, _, _ in _fitting(original):
         other = _table(theirs[n]) if n < len(theirs) else None
         if other is None or len(other[0].elts) != len(rows.elts):
             continue

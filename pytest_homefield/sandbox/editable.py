@@ -155,11 +155,11 @@ def finder_paths(path: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _in_copy_at(entry: str, base: Path, *, folder: bool) -> Path | None:
-    """The copy's (``base``, resolved) counterpart of ``entry`` (a path inside a protected folder): resolved,
-    only when it lies inside ``base``, touches no protected folder and is a folder (``folder``) or a regular
-    file; else ``None`` (a link in the copy back into the repository, a folder holding it)."""
-    target = in_copy(entry, base)
+def _in_copy_at(target: Path | None, base: Path, *, folder: bool) -> Path | None:
+    """``target`` (the copy's counterpart of a path inside a protected folder, :func:`in_copy` with ``base``, the
+    copy resolved) resolved, only when it lies inside ``base``, touches no protected folder and is a folder
+    (``folder``) or a regular file; else ``None`` (a link in the copy back into the repository, a folder holding
+    it; ``target`` ``None``)."""
     if target is None:
         return None
     source = Path(os.path.realpath(target))
@@ -208,14 +208,14 @@ def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Pat
             out.append((source, Path(entry)))
 
     for entry, by_finder in editable_entries(prefixes):
-        folder = _in_copy_at(entry, base, folder=True)
-        add(folder, entry)
         mirror = in_copy(entry, base)
+        folder = _in_copy_at(mirror, base, folder=True)
+        add(folder, entry)
         if by_finder and folder is None and mirror is not None:  # a module: the finder tries each import suffix
             for suffix in all_suffixes():
                 if os.path.lexists(mirror.with_suffix(suffix)):
                     at = str(Path(entry).with_suffix(suffix))
-                    add(_in_copy_at(at, base, folder=False), at)
+                    add(_in_copy_at(in_copy(at, base), base, folder=False), at)
     return out
 
 

@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pytest_homefield.pins import folder_fd
+from pytest_homefield.pins import descend, folder_fd
 
 __all__ = ["LinkInTheWay", "Entry", "rel_parts", "still_at", "opened_dir", "open_folder", "lstat", "kind_at",
            "read_bytes", "read_tail", "read_link", "write_in_place",
@@ -157,25 +157,7 @@ def open_folder(root: Path | str, rel: str | PurePosixPath = "") -> int:
 def _open_dir(root: Path | str, rel: str | PurePosixPath = "", *, create: bool = False,
               made: list[str] | None = None) -> int:
     """:func:`opened_dir`'s descriptor, for the caller to close."""
-    fd = _open_root(root)
-    done: list[str] = []
-    try:
-        for name in rel_parts(rel):
-            done.append(name)
-            if create:
-                try:
-                    os.mkdir(name, dir_fd=fd)
-                    if made is not None:
-                        made.append("/".join(done))
-                except FileExistsError:
-                    pass
-            sub = _open_sub(fd, name, "/".join(done))
-            os.close(fd)
-            fd = sub
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return descend(_open_root(root), rel_parts(rel), create=create, made=made, enter=_open_sub)
 
 
 def _split(rel: str | PurePosixPath) -> tuple[str, str]:

@@ -60,6 +60,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import itertools
 import re
 import secrets
 import tokenize
@@ -128,36 +129,32 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 def _lines(text: str) -> list[str]:
     """``text``'s lines as :mod:`ast` numbers them, each with its line break."""
-    return list(_split(text))
+    return list(_split(text)[0])
 
 
 @functools.lru_cache(maxsize=16)
-def _split(text: str) -> tuple[str, ...]:
-    """:func:`_lines`, once per text: the planner asks for a file's lines (and a node's source, :func:`_segment`) once
-    per statement, and each split read the whole file."""
-    return tuple(_LINE.findall(text))
+def _split(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """:func:`_lines` and the character offset at which each starts (then ``len(text)``), once per text: the planner
+    asks for a file's lines (and a node's source, :func:`_segment`, :func:`_offset`) once per statement, and each
+    split read the whole file (and :func:`_offset` summed the lengths of the lines before, on each call)."""
+    lines = tuple(_LINE.findall(text))
+    return lines, tuple(itertools.accumulate((len(x) for x in lines), initial=0))
 
 
 def _segment(text: str, node: ast.AST) -> str | None:
-    """``ast.get_source_segment(text, node)`` (not padded), from the lines :func:`_split` keeps: that function splits
-    the whole source again, character by character in Python, on every call, so the planner's two calls per statement
-    of a function's body cost the file's size each (nu52, arrow-py/arrow d8bf13d44413: 4046 calls on its 3404-line
-    ``tests/test_locales.py`` took 87 s between two test runs, no ``--time-budget`` could stop it, and the mine ran
-    84 s past its budget). ``None`` where the node has no end position."""
+    """``ast.get_source_segment(text, node)`` (not padded): ``text`` between :func:`_offset`'s of its start and end
+    (the lines :func:`_split` keeps: that function splits the whole source again, character by character in Python,
+    on every call, so the planner's two calls per statement of a function's body cost the file's size each (nu52,
+    arrow-py/arrow d8bf13d44413: 4046 calls on its 3404-line ``tests/test_locales.py`` took 87 s between two test
+    runs, no ``--time-budget`` could stop it, and the mine ran 84 s past its budget). ``None`` where the node has no
+    end position."""
     end_lineno: int | None = getattr(node, "end_lineno", None)
     end_col: int | None = getattr(node, "end_col_offset", None)
     lineno: int | None = getattr(node, "lineno", None)
     col: int | None = getattr(node, "col_offset", None)
-    if end_lineno is None or end_col is None or lineno is None or col is None:
+    if end_lineno is None or end_col is None or lineno is None or col is None or end_lineno > len(_split(text)[0]):
         return None
-    lines = _split(text)
-    if end_lineno > len(lines):
-        return None
-    if end_lineno == lineno:
-        return lines[lineno - 1].encode()[col:end_col].decode()
-    first = lines[lineno - 1].encode()[col:].decode()
-    last = lines[end_lineno - 1].encode()[:end_col].decode()
-    return "".join([first, *lines[lineno:end_lineno - 1], last])
+    return text[_offset(text, lineno, col):_offset(text, end_lineno, end_col)]
 
 
 @dataclass(frozen=True)
@@ -1121,8 +1118,7 @@ class _Readable:
         :attr:`rest_files`; a value ``==`` to it among the other literals; a container of the same items in another
         container type (:func:`_same_items`); another string or bytes literal holding its value (:func:`_held`)."""
         value = ast.literal_eval(lit)
-        start = _offset(self.text, lit.lineno, lit.col_offset)
-        end = _offset(self.text, lit.end_lineno or lit.lineno, lit.end_col_offset or 0)
+        start, end = _span(self.text, lit)
         rest = [self.text[:start] + "\0" + self.text[end:], *self.rest_files]
         readings = _readings(value, expected) + (regex_literal_runs(value) if kind == "match" else [])
         if any(r and r in t for r in readings for t in rest):
@@ -1167,9 +1163,8 @@ def _whole_lines(text: str, stmt: ast.stmt, body: Sequence[ast.stmt]) -> bool:
 
 def _offset(text: str, line: int, col: int) -> int:
     """The character offset in ``text`` of ``line`` (1-based) at UTF-8 byte column ``col``."""
-    lines = _lines(text)
-    before = sum(len(x) for x in lines[:line - 1])
-    return before + len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", errors="replace"))
+    lines, starts = _split(text)
+    return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", errors="replace"))
 
 
 def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[str]) -> tuple[

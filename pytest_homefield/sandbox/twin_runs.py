@@ -63,6 +63,7 @@ from pytest_homefield.sandbox.canaries import (
     function_id,
     parse_source,
     read_source,
+    teardown_nodes,
 )
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
 from pytest_homefield.sandbox.canary_io import _call, _statement_of, file_alike, keep_relation, variants
@@ -477,7 +478,7 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     for the module's every test (an autouse one: each gets the failing teardown) and ``request`` fails the module's
     import, either way an honest fix's tests ``error`` (gatk51)."""
     rng = random.Random(f"{seed}:teardown")
-    texts: dict[str, list[str]] = {}
+    texts: dict[str, list[tuple[str, ast.Module]]] = {}  # each run's text and its tree, parsed once
     for path in sorted(by_file):
         if not path.endswith(".py") or any(path not in files for files in per_run):
             continue
@@ -488,12 +489,12 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
             continue
         if any(_parametrizes_all(t) for t in trees):  # the canary, taking no argument, would fail its collection
             continue
-        texts[path] = each
+        texts[path] = list(zip(each, trees, strict=True))
     if not texts:
         return
     path = rng.choice(sorted(texts))
-    tree = parse_source(texts[path][0])
-    namer = _Namer(rng, "\n".join(texts[path]), tree)
+    tree = texts[path][0][1]
+    namer = _Namer(rng, "\n".join(t for t, _ in texts[path]), tree)
     namer.taken |= set(resolved)  # not a name pytest resolves elsewhere for the file's tests (gatk51)
     grouped = {g.source for g in plan.groups}  # mining's check judges the canaries of a group's function
     fids = sorted(by_file[path], key=lambda f: (f not in grouped, f))
@@ -515,14 +516,10 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports))  # either may come first
     draw2 = rng.random()
 
-    def planted(text: str) -> str | None:
-        # between two top-level statements drawn from ``draw`` (the same slot in every text: they hold the same
-        # statements), else at the end: a place among the file's tests, not always its last (tcan50); the second
-        # block at another slot drawn from ``draw2`` (can52)
-        try:
-            body = parse_source(text).body
-        except (SyntaxError, ValueError):
-            return None
+    def planted(text: str, body: Sequence[ast.stmt]) -> str:
+        # ``text`` (its statements ``body``) with the blocks put in: between two top-level statements drawn from
+        # ``draw`` (the same slot in every text: they hold the same statements), else at the end: a place among the
+        # file's tests, not always its last (tcan50); the second block at another slot drawn from ``draw2`` (can52)
         lines = _LINE.findall(text)
         first = [min([d.lineno for d in getattr(n, "decorator_list", [])] + [n.lineno]) for n in body]
         slots = [k for k in range(len(body) + 1) if k >= after and (k == len(body) or (
@@ -543,11 +540,8 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
                 out = out[:cut] + here + "\n\n" + out[cut:]
         return out
 
-    made = [planted(t) for t in texts[path]]
-    new = [t for t in made if t is not None]
+    new = [planted(t, parsed.body) for t, parsed in texts[path]]
     try:
-        if len(new) != len(made):
-            raise ValueError("a run's text does not parse")  # pragma: no cover - checked above
         for t in new:
             parse_source(t)
     except (SyntaxError, ValueError):  # pragma: no cover - a parsing module with a module-level block put in
@@ -556,10 +550,9 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
         files[path] = t.encode("utf-8")
     for extra in (plan.rows, plan.plain):
         if path in extra:
-            with contextlib.suppress(UnicodeDecodeError):
-                text = planted(extra[path].decode("utf-8"))
-                if text is not None:
-                    extra[path] = text.encode("utf-8")
+            with contextlib.suppress(UnicodeDecodeError, SyntaxError, ValueError):  # one that does not parse: as it is
+                text = extra[path].decode("utf-8")
+                extra[path] = planted(text, parse_source(text).body).encode("utf-8")
     for node in (test, second):
         plan.canaries.append(Canary(f"{path}::{node}", fids[0], TEARDOWN, "teardown: its fixture's teardown fails",
                                     excusable=False))
@@ -633,11 +626,6 @@ def _header(body: Sequence[ast.stmt], k: int) -> bool:
     return any((isinstance(n, ast.ImportFrom) and n.module == "__future__")
                or (i == 0 and isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
                    and isinstance(n.value.value, str)) for i, n in enumerate(body) if i >= k)
-
-
-def teardown_nodes(plan: CanaryPlan) -> list[str]:
-    """The node ids of ``plan``'s teardown canaries (:func:`plant_teardown`): a targeted run selects them too."""
-    return [c.node for c in plan.canaries if c.kind == TEARDOWN]
 
 
 def guarded(functions: Collection[str], limit: int, seed: int, *, first: bool = False) -> list[str]:

@@ -146,8 +146,8 @@ def test_merge_tasks_replaces_adds_removes_and_orders(tmp_path: Path) -> None:
         {"id": "b", "reason": "flaky"},                                        # dropped this time: removed
         {"id": "c", "task": _task("c", "2026-02-01")},                         # new
     ]
-    tasks = merge_tasks(path, verified)
-    assert [t.id for t in tasks] == ["c", "a", "keep"]  # newest commit first
+    tasks, removed = merge_tasks(path, verified)
+    assert [t.id for t in tasks] == ["c", "a", "keep"] and removed == []  # newest commit first
     assert next(t for t in tasks if t.id == "a").subject == "new"
     assert [r["id"] for r in read_jsonl(path)] == ["c", "a", "keep"]
 
@@ -160,17 +160,19 @@ def test_merge_tasks_removes_a_task_the_scan_now_rejects_as_a_duplicate(tmp_path
     path = tmp_path / "tasks.jsonl"
     write_jsonl_atomic(path, [_task("dup", "2026-02-23"), _task("new", "2026-03-23"), _task("keep", "2025-06-01")])
     verified = [{"id": "new", "task": _task("new", "2026-03-23")}]
-    tasks = merge_tasks(path, verified, duplicates={"dup": "new"})
+    tasks, removed = merge_tasks(path, verified, duplicates={"dup": "new", "gone": "new"})
     assert [t.id for t in tasks] == ["new", "keep"]
+    assert removed == ["dup"]  # the ids it removed, said by the caller: "gone" was no task in the file
     write_jsonl_atomic(path, [_task("dup", "2026-02-23"), _task("keep", "2025-06-01")])
-    assert [t.id for t in merge_tasks(path, [], duplicates={"dup": "new"})] == ["dup", "keep"]
+    tasks, removed = merge_tasks(path, [], duplicates={"dup": "new"})
+    assert [t.id for t in tasks] == ["dup", "keep"] and removed == []
 
 
 def test_merge_tasks_max_tasks_keeps_the_newest_of_this_session(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     write_jsonl_atomic(path, [_task("old", "2020-01-01")])
     verified = [{"id": i, "task": _task(i, f"2026-01-0{n}")} for n, i in enumerate("xyz", 1)]
-    assert [t.id for t in merge_tasks(path, verified, max_tasks=2)] == ["z", "y", "old"]
+    assert [t.id for t in merge_tasks(path, verified, max_tasks=2).tasks] == ["z", "y", "old"]
 
 
 def test_drop_summary() -> None:

@@ -19,7 +19,7 @@ import pytest
 from helpers.attack_repo import NO_PLUGINS
 
 from pytest_homefield.agents.attack_payloads import FORGE
-from pytest_homefield.sandbox.canaries import CanaryPlan, _find, function_id
+from pytest_homefield.sandbox.canaries import CanaryPlan, _find, _Namer, function_id
 from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS
 from pytest_homefield.sandbox.canary_values import alternatives
 from pytest_homefield.sandbox.testrun import run_tests
@@ -388,3 +388,34 @@ def test_the_indexed_verdict_is_the_scanning_one() -> None:
                         outcomes[node + params] = rng.choice(["passed", "failed", "error", "skipped"])
         f2p = rng.choice([None, [s + p for s in sources for p in ("", "[1]") if rng.random() < 0.5]])
         assert plan.forged(outcomes, f2p) == _forged_by_scanning(plan, outcomes, f2p), (outcomes, f2p)
+
+
+#: What :class:`_Namer` drew for seeds 0 to 4 before its two draw loops became one (r39 review): a canary's names are
+#: part of its seed's plan (the twin's, the teardown canary's test and fixture), so the same seed draws the same ones.
+_RICH = "def test_parse_header_value():\n    pass\n\ndef test_render_empty_table():\n    pass\n"
+_RICH_NAMES = [
+    ["test_render_empty_parse", "render_value_parse", "parse_table", "testTableHeader", "header"],
+    ["test_table_empty", "empty_render", "render_value", "testEmptyRender", "render"],
+    ["test_empty", "parse", "value", "testParseTable", "table"],
+    ["test_table_value", "parse", "value_table", "testTable", "render"],
+    ["test_parse_empty", "render_value_header", "empty", "testRender", "table"],
+]
+#: one word: most draws are taken, and past 50 of them a number is appended
+_TINY = "def test_a():\n    x = 1\n"
+_TINY_NAMES = [
+    ["test_a_17", "a", "a_29", "testA", "a_76", "a_8", "a_50", "a_68", "check_a", "check_a_22", "check_a_49"],
+    ["test_a_6", "a", "a_23", "testA", "a_4", "a_71", "a_46", "a_29", "check_a", "check_a_45", "check_a_71"],
+    ["test_a_2", "a", "a_49", "testA", "a_51", "a_97", "a_62", "a_80", "check_a", "check_a_8", "check_a_97"],
+    ["test_a_76", "a", "a_47", "testA", "a_72", "a_87", "a_5", "a_45", "check_a", "check_a_79", "check_a_64"],
+    ["test_a_7", "a", "a_73", "testA", "a_97", "a_12", "a_15", "a_28", "check_a", "check_a_2", "check_a_94"],
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [(_RICH, _RICH_NAMES), (_TINY, _TINY_NAMES)], ids=["rich", "tiny"])
+def test_the_namer_draws_the_same_names_for_the_same_seed(text: str, expected: list[list[str]]) -> None:
+    for seed, names in enumerate(expected):
+        n = _Namer(random.Random(seed), text, ast.parse(text))
+        got = [n.name("test_parse_header_value"), n.plain(), n.plain(2), n.name("testCamel"), n.plain(1)]
+        if text == _TINY:
+            got += [n.plain(1) for _ in range(3)] + [n.name("check_x") for _ in range(3)]
+        assert got == names, seed
