@@ -17,10 +17,11 @@ from __future__ import annotations
 import os
 import site
 import sys
-from typing import Any
+
+# no import of typing here (annotations are never evaluated): it is a few ms more of every interpreter's start
 
 
-def apply(plan: list[tuple[str, list[tuple[str, list[tuple[Any, ...]] | None]]]]) -> None:
+def apply(plan: list[tuple[str, list[tuple[str, list[tuple[object, ...]] | None]]]]) -> None:
     """Add the site folders of ``plan`` to ``sys.path``, in order: ``[(site folder, [(name, steps), ...]), ...]``,
     each folder's ``.pth`` files in the order :mod:`site` reads them. ``steps`` ``None``: the file is processed by
     :func:`site.addpackage`, as it would be; else the file is not read, its steps are taken instead:
@@ -44,24 +45,24 @@ def apply(plan: list[tuple[str, list[tuple[str, list[tuple[Any, ...]] | None]]]]
                 _take(sitedir, name, steps, known)
 
 
-def _take(sitedir: str, name: str, steps: list[tuple[Any, ...]], known: set[str]) -> None:
+def _take(sitedir: str, name: str, steps: list[tuple[object, ...]], known: set[str]) -> None:
     """The ``steps`` of the ``.pth`` file ``name`` of ``sitedir`` (:func:`apply`)."""
     for n, step in enumerate(steps):
         try:
             if step[0] == "path":
-                path, case = site.makepath(step[1])
+                path, case = site.makepath(str(step[1]))
                 if case not in known and os.path.exists(path):
                     sys.path.append(path)
                     known.add(case)
             elif step[0] == "finder":
-                module = __import__(step[1])
+                module = __import__(str(step[1]))
                 module.MAPPING.clear()
                 module.MAPPING.update(step[2])
                 module.NAMESPACES.clear()
                 module.NAMESPACES.update(step[3])
                 module.install()
             else:
-                exec(step[1])  # ``sitedir`` is a local here, as in site.addpackage (setuptools' -nspkg.pth reads it)
+                exec(str(step[1]))  # ``sitedir`` a local here, as in site.addpackage (setuptools' -nspkg.pth reads it)
         except Exception as exc:
             where = os.path.join(sitedir, name)
             print(f"Error processing step {n + 1} of {where} (homefield: the run's own environment):",

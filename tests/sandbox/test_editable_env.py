@@ -82,6 +82,11 @@ def test_the_runs_own_environment_takes_the_copy_where_the_site_folder_names_the
         assert str(copy / "src") in paths and not any(p.startswith(str(repo)) for p in paths), paths
         assert paths.index(str(site)) < paths.index(str(copy / "src"))  # the site folder first, as site adds it
     assert "hf_hidden" not in _run(own.python, "import json, sys; print(json.dumps([dir(sys)]))")[0][0]
+    # its hook's bytecode, made by that interpreter, is what it imports (test runs write none: compiled at each start)
+    verbose = subprocess.run([own.python, "-v", "-c", "pass"], capture_output=True, text=True, timeout=60,
+                             env={"PATH": os.defpath, "PYTHONDONTWRITEBYTECODE": "1"}).stderr
+    assert "_homefield_editable_site.py\n" in verbose and " matches " in verbose.split(
+        "_homefield_editable_site.py\n")[0].splitlines()[-1], verbose[-2000:]
 
 
 def test_nothing_is_made_for_an_environment_that_names_no_protected_folder(
