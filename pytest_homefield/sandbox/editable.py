@@ -12,6 +12,9 @@ setuptools' editable install of a flat layout writes no path line but an ``impor
 (``import __editable___<name>_finder; …install()``) whose module's ``MAPPING`` names each top-level package's
 folder (and each module's path less its suffix) in the repository (ops52): each such folder, or module file,
 of the copy is bound there the same way. The finder module is parsed, never imported (:func:`finder_mapping`).
+
+Under Landlock and without a sandbox nothing can be bound: a test run gets an environment of its own whose site
+hooks name the copy instead (:mod:`.editable_env`, ops54).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pytest_homefield.sandbox.protected import in_copy, touches_protected
 from pytest_homefield.store import open_own
 
 __all__ = ["editable_binds", "editable_entries", "finder_mapping", "finder_paths", "finder_literals",
-           "read_own", "PTH_MAX_BYTES", "FINDER_MAX_BYTES"]
+           "read_own", "PTH_MAX_BYTES", "FINDER_MAX_BYTES", "FINDER_IMPORT"]
 
 #: The most of one ``.pth`` file read (a path file is a few lines; a larger one is read only this far).
 PTH_MAX_BYTES = 64 * 1024
@@ -37,7 +40,7 @@ PTH_MAX_BYTES = 64 * 1024
 #: name); a larger one is not parsed (maps nothing).
 FINDER_MAX_BYTES = 1024 * 1024
 #: The ``import`` line setuptools' editable install writes in its ``.pth`` (the finder module's name).
-_FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
+FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
 
 
 def _site_dirs(prefix: Path) -> list[str]:
@@ -78,7 +81,7 @@ def _pth_entries(site: str) -> tuple[list[str], list[str]]:
         for line in text.splitlines():
             line = line.rstrip()
             if line.startswith(("import ", "import\t")):
-                hook = _FINDER_IMPORT.match(line)
+                hook = FINDER_IMPORT.match(line)
                 if hook:
                     finders.append(os.path.join(site, hook.group(1) + ".py"))
                 continue

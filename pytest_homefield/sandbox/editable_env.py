@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.sandbox.editable import PTH_MAX_BYTES, finder_literals, read_own
+from pytest_homefield.sandbox.editable import FINDER_IMPORT, PTH_MAX_BYTES, finder_literals, read_own
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
 
 __all__ = ["InterpreterFacts", "OwnEnvironment", "interpreter_facts", "site_plan", "own_environment",
@@ -62,8 +62,6 @@ _PROBE = (
     "                  'prefix': sys.prefix, 'sites': [s for s in sites if os.path.isdir(s)],\n"
     "                  'pyc': base64.b64encode(pyc).decode(), 'cached': cached}))\n"
 )
-#: setuptools' editable ``import`` line: the finder module's name (as :mod:`.editable` reads it).
-_FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
 
 
 @dataclass(frozen=True)
@@ -180,7 +178,7 @@ def _pth_steps(site: str, name: str, base: Path) -> list[Step] | None:
         if line.startswith("#") or not line.strip():
             continue
         if line.startswith(("import ", "import\t")):
-            hook = _FINDER_IMPORT.match(line)
+            hook = FINDER_IMPORT.match(line)
             step, by_finder = _finder_step(site, hook.group(1), base) if hook else (("exec", line), False)
             named = named or by_finder
             steps.append(step)
