@@ -3,8 +3,9 @@
 ``pip install -e .`` of a setuptools project whose packages sit at the repository's root writes no path line:
 ``__editable__.<name>.pth`` imports ``__editable___<name>_finder``, whose ``MAPPING`` names each top-level
 package's (and module's) folder in the repository. The sandbox never shows the repository, so a child a test
-starts with its own ``PYTHONPATH`` (werkzeug's dev server) imported nothing. Real pip and setuptools (pip's
-build isolation), a real venv, real bubblewrap."""
+starts with its own ``PYTHONPATH`` (werkzeug's dev server) imported nothing; without a sandbox it imported the
+user's checkout, until the run got an environment of its own (ops54; a src layout's path line too). Real pip and
+setuptools (pip's build isolation), a real venv, real bubblewrap."""
 
 from __future__ import annotations
 
