@@ -26,7 +26,6 @@ from pytest_homefield.mine.pipeline import MineSession, other_python_note, test_
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import REJECTED_PREFIX, one_line
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
-from pytest_homefield.sandbox.editable import unsandboxed_note
 from pytest_homefield.sandbox.proccap import no_cap_note, no_cpu_share_note, no_memory_cap_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, read_jsonl
@@ -150,11 +149,8 @@ class MinePlugin(ModePlugin):
                  f"{s.mine_dir.relative_to(self.settings.root)}"]
         boxed = {"test runs": test_sandbox(self.settings)}
         other = None if is_worker(config) else other_python_note(self.settings.test_cmd, env=self.settings.env)
-        # an editable install of the repository without a sandbox: a test's child imports the checkout (ops52)
-        bare = None if is_worker(config) or boxed["test runs"] != "none" else \
-            unsandboxed_note(self.settings.test_cmd, env=self.settings.env)
         # no pids cgroup and no RLIMIT_NPROC way; no memory cgroup; no cpu cgroup
-        return lines + [n for n in (other, bare, no_cap_note(boxed), no_memory_cap_note(boxed),
+        return lines + [n for n in (other, no_cap_note(boxed), no_memory_cap_note(boxed),
                                     no_cpu_share_note(boxed)) if n]
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:

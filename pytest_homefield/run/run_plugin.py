@@ -74,7 +74,6 @@ from pytest_homefield.run.session import (
     selection,
 )
 from pytest_homefield.run.tries_log import TryLog
-from pytest_homefield.sandbox.editable import unsandboxed_note
 from pytest_homefield.sandbox.fingerprint import other_python_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
@@ -479,9 +478,6 @@ class RunPlugin(ModePlugin):
             other = next((n for n in (other_python_note(c, env=self.settings.env) for c in cmds) if n), None)
             if other:
                 lines.append(other)
-            if sb["tests"] == "none":  # an editable install of the repository: a child imports the checkout (ops52)
-                bare = next((n for n in (unsandboxed_note(c, env=self.settings.env) for c in cmds) if n), None)
-                lines += [bare] if bare else []
         if self.settings.allow_shell:
             lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
         lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): {boxed}")

@@ -1340,12 +1340,10 @@ def _restamp(folder: Path) -> None:
     modification times: done by each run's thread just before its process starts, so that its files are as
     old at its start as another run's at that one's, however late a loaded machine starts one of them (atk26:
     a run started over 2 s after the other, and a test process reading its files' change times, which no
-    call can set back, could tell it). Never follows a link."""
-    for top, dirs, files in os.walk(folder):  # never into a link to a folder
-        for name in (top, *(os.path.join(top, n) for n in (*dirs, *files))):
-            with contextlib.suppress(OSError):
-                st = os.lstat(name)
-                os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+    call can set back, could tell it). By descriptor, never through a link (:func:`~.nofollow.restamp`);
+    raises nothing (a folder that cannot be opened is left as it is)."""
+    with contextlib.suppress(OSError):
+        nofollow.restamp(folder)
 
 
 class Confirmed(NamedTuple):

@@ -12,6 +12,9 @@ setuptools' editable install of a flat layout writes no path line but an ``impor
 (``import __editable___<name>_finder; …install()``) whose module's ``MAPPING`` names each top-level package's
 folder (and each module's path less its suffix) in the repository (ops52): each such folder, or module file,
 of the copy is bound there the same way. The finder module is parsed, never imported (:func:`finder_mapping`).
+
+Under Landlock and without a sandbox nothing can be bound: a test run gets an environment of its own whose site
+hooks name the copy instead (:mod:`.editable_env`, ops54).
 """
 
 from __future__ import annotations
@@ -25,12 +28,11 @@ from collections.abc import Iterable
 from importlib.machinery import all_suffixes
 from pathlib import Path
 
-from pytest_homefield.sandbox.fingerprint import prefix_of, python_of
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
 from pytest_homefield.store import open_own
 
-__all__ = ["editable_binds", "editable_entries", "unsandboxed_note", "finder_mapping", "finder_paths", "PTH_MAX_BYTES",
-           "FINDER_MAX_BYTES"]
+__all__ = ["editable_binds", "editable_entries", "finder_mapping", "finder_paths", "finder_literals",
+           "read_own", "PTH_MAX_BYTES", "FINDER_MAX_BYTES", "FINDER_IMPORT"]
 
 #: The most of one ``.pth`` file read (a path file is a few lines; a larger one is read only this far).
 PTH_MAX_BYTES = 64 * 1024
@@ -38,7 +40,7 @@ PTH_MAX_BYTES = 64 * 1024
 #: name); a larger one is not parsed (maps nothing).
 FINDER_MAX_BYTES = 1024 * 1024
 #: The ``import`` line setuptools' editable install writes in its ``.pth`` (the finder module's name).
-_FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
+FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
 
 
 def _site_dirs(prefix: Path) -> list[str]:
@@ -51,7 +53,7 @@ def _site_dirs(prefix: Path) -> list[str]:
     return list(out.values())
 
 
-def _read_own(path: str, limit: int) -> bytes:
+def read_own(path: str, limit: int) -> bytes:
     """Up to ``limit`` bytes of the regular file ``path``, never through a link, never blocking
     (:func:`~pytest_homefield.store.open_own`). Raises ``OSError`` (a link, fifo or device: ``NotOwnFile``)."""
     fd = open_own(path, os.O_RDONLY, blocking=False)
@@ -73,13 +75,13 @@ def _pth_entries(site: str) -> tuple[list[str], list[str]]:
         if not name.endswith(".pth"):
             continue
         try:  # a link, fifo or device: NotOwnFile, an OSError
-            text = _read_own(os.path.join(site, name), PTH_MAX_BYTES).decode("utf-8", "replace")
+            text = read_own(os.path.join(site, name), PTH_MAX_BYTES).decode("utf-8", "replace")
         except OSError:
             continue
         for line in text.splitlines():
             line = line.rstrip()
             if line.startswith(("import ", "import\t")):
-                hook = _FINDER_IMPORT.match(line)
+                hook = FINDER_IMPORT.match(line)
                 if hook:
                     finders.append(os.path.join(site, hook.group(1) + ".py"))
                 continue
@@ -89,14 +91,14 @@ def _pth_entries(site: str) -> tuple[list[str], list[str]]:
     return out, finders
 
 
-def _finder_literals(path: str) -> dict[str, object]:
+def finder_literals(path: str) -> dict[str, object]:
     """The values of the last top-level assignments (plain or annotated) to ``MAPPING`` and ``NAMESPACES`` in the
     setuptools finder module at ``path``, parsed (:func:`ast.parse`) and read with :func:`ast.literal_eval`:
     the module is never imported. A file that is a link, not a regular file, larger than
     :data:`FINDER_MAX_BYTES` or not Python gives ``{}``; a name whose value is no literal is left out. The
     values are shared between calls on the same text (read only)."""
     try:
-        data = _read_own(path, FINDER_MAX_BYTES + 1)
+        data = read_own(path, FINDER_MAX_BYTES + 1)
     except OSError:
         return {}
     return dict(_literals_of(data)) if len(data) <= FINDER_MAX_BYTES else {}
@@ -104,7 +106,7 @@ def _finder_literals(path: str) -> dict[str, object]:
 
 @functools.lru_cache(maxsize=32)
 def _literals_of(data: bytes) -> tuple[tuple[str, object], ...]:
-    """:func:`_finder_literals` of a finder module's text ``data`` (one parse per text: every test run of a
+    """:func:`finder_literals` of a finder module's text ``data`` (one parse per text: every test run of a
     session reads the same finders)."""
     try:
         tree = ast.parse(data)
@@ -138,16 +140,16 @@ def _paths_of(mapping: object) -> dict[str, str]:
 def finder_mapping(path: str) -> dict[str, str]:
     """The ``MAPPING`` of the setuptools editable finder module at ``path`` (``{"pkg": "/repo/pkg"}``: a
     top-level name to its folder, or to a module's path less its suffix), parsed as data, never imported
-    (:func:`_finder_literals`): only its items naming an absolute path by a string are kept; a ``MAPPING``
+    (:func:`finder_literals`): only its items naming an absolute path by a string are kept; a ``MAPPING``
     that is no literal dict maps nothing (``{}``); raises nothing."""
-    return _paths_of(_finder_literals(path).get("MAPPING"))
+    return _paths_of(finder_literals(path).get("MAPPING"))
 
 
 def finder_paths(path: str) -> list[str]:
     """The paths the setuptools editable finder module at ``path`` imports from: its ``MAPPING``'s
     (:func:`finder_mapping`), then each absolute path its ``NAMESPACES`` lists for a namespace package
     (``{"ns": ["/repo/ns"]}``), in order, once each; raises nothing."""
-    found = _finder_literals(path)
+    found = finder_literals(path)
     out = list(_paths_of(found.get("MAPPING")).values())
     spaces = found.get("NAMESPACES")
     for paths in spaces.values() if isinstance(spaces, dict) else ():
@@ -217,25 +219,3 @@ def editable_binds(prefixes: Iterable[Path], copy: Path) -> list[tuple[Path, Pat
                     at = str(Path(entry).with_suffix(suffix))
                     add(_in_copy_at(in_copy(at, base), base, folder=False), at)
     return out
-
-
-def unsandboxed_note(test_cmd: str, *, env: str | None = None) -> str | None:
-    """One header line for test runs without a sandbox (``--sandbox none``) when the Python environment the
-    test command runs (:func:`~pytest_homefield.sandbox.fingerprint.python_of`, its ``sys.prefix``) has an
-    editable install of the repository under benchmark (:func:`editable_entries`): nothing is bound there, so a
-    test's child process started with its own ``PYTHONPATH`` imports the user's checkout, not the attempt's copy,
-    and such a test can pass with no change at all (ops52: a ``cmd:`` agent appending a comment was ``solved``).
-    ``None`` with ``--env uv`` (``env == "uv"``: its environments are installed non-editable), for a command
-    that is no Python one, a Python that does not answer, or no such install."""
-    if env == "uv":
-        return None
-    python = python_of(test_cmd)
-    prefix = prefix_of(python) if python is not None else None
-    found = editable_entries([Path(prefix)]) if prefix is not None else []
-    if not found:
-        return None
-    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-    return (f"homefield: test runs have no sandbox, and their Python environment {prefix} has an editable install "
-            f"of this repository ({found[0][0]}{more}): a test's child process started with its own PYTHONPATH "
-            "imports the repository's files there, not the attempt's, and can pass without the change; use "
-            "--sandbox bwrap, or install the project non-editable")

@@ -587,6 +587,38 @@ def _restore_at(fd: int, prefix: str, changed: list[str], depth: int, files: boo
             changed.append(rel)
 
 
+def restamp(root: Path | str) -> None:
+    """Set the change time of every entry under ``root`` (and of ``root``) to now, keeping its access and
+    modification times. Each entry is reached by descriptor: stamped through its folder's (``utimensat`` with
+    ``AT_SYMLINK_NOFOLLOW``: a link itself, never its target), a folder entered with ``O_NOFOLLOW`` from its
+    parent's (one swapped for a link since the listing is not entered), no deeper than :data:`MAX_DEPTH` (link52:
+    by path, a folder swapped for a link between a walk's listing and the stamps had the link's target's files
+    stamped, their change times moved). Raises nothing for an entry; ``OSError`` when ``root`` cannot be opened."""
+    fd = _open_root(root)
+    try:
+        st = os.fstat(fd)
+        os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+        _restamp_at(fd, 0)
+    finally:
+        os.close(fd)
+
+
+def _restamp_at(fd: int, depth: int) -> None:
+    for name, st in _listing(fd):
+        with contextlib.suppress(OSError):
+            os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=fd, follow_symlinks=False)
+        if _kind(st.st_mode) != "dir" or depth >= MAX_DEPTH:
+            continue
+        try:
+            sub = _open_sub(fd, name, name)
+        except OSError:  # swapped for a link (LinkInTheWay) or removed since the listing: not entered
+            continue
+        try:
+            _restamp_at(sub, depth + 1)
+        finally:
+            os.close(sub)
+
+
 def _listing(fd: int) -> list[tuple[str, os.stat_result]]:
     """``(name, lstat)`` of each entry of folder ``fd`` (one removed meanwhile left out)."""
     out: list[tuple[str, os.stat_result]] = []

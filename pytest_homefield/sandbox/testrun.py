@@ -95,9 +95,10 @@ from pathlib import Path
 
 from pytest_homefield.pins import make_folder
 from pytest_homefield.sandbox import nofollow, pytest_config, tempdirs
-from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
+from pytest_homefield.sandbox.backends import LandlockBackend, NoSandbox, SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.dropped_env import dropped_variable
+from pytest_homefield.sandbox.editable_env import own_environment
 from pytest_homefield.sandbox.limits import (
     MIB,
     TASK_MEMORY_OPTION,
@@ -637,6 +638,40 @@ def pytest_python(word: str, path: str | None, script: bool = False) -> str | No
     return words[0] if words and "python" in Path(words[0]).name else None
 
 
+#: The folder of a run's own environment in its private folder (:func:`own_environment_argv`).
+OWN_ENV_DIR = "py"
+
+
+def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path) -> list[str]:
+    """``argv`` (a test command's) run in the run's own environment (:func:`~.editable_env.own_environment`, made at
+    ``out_dir/py``) when the interpreter it starts has an editable install of the repository under benchmark: its
+    program word (past an ``env`` prefix) when it names a Python, that environment's ``bin/python`` in its place;
+    when it is a script whose ``#!`` names one (``pytest``, ``coverage``: :func:`pytest_python`), that ``bin/python``
+    before the script's path. When the folder of the interpreter replaced is on the ``PATH`` of ``env`` (the run's),
+    that environment's ``bin`` goes just before it, holding that folder's scripts that run it (a child's ``python``
+    and the project's own entry points are the run's own too).
+    ``argv`` as it is for any other command (``uv run``, ``tox``), an interpreter without such an install or one that
+    does not answer. Raises ``OSError`` when the environment cannot be made."""
+    at = pytest_config.program_at(argv)
+    if at >= len(argv):
+        return list(argv)
+    word, path = argv[at], env.get("PATH")
+    python = pytest_python(word, path, script=True)
+    found = shutil.which(python, path=path) if python is not None and "/" not in python else python
+    if found is None or not os.path.isabs(found):
+        return list(argv)
+    folders = (path or "").split(os.pathsep)
+    on_path = os.path.dirname(found) in folders
+    own = own_environment(found, workdir, out_dir / OWN_ENV_DIR, env, os.path.dirname(found) if on_path else None)
+    if own is None:
+        return list(argv)
+    script = [] if "python" in Path(word).name else [shutil.which(word, path=path) or word]
+    if on_path:
+        at_path = folders.index(os.path.dirname(found))
+        env["PATH"] = os.pathsep.join([*folders[:at_path], own.bin, *folders[at_path:]])
+    return [*argv[:at], own.python, *script, *argv[at + 1:]]
+
+
 def _own_pytest(workdir: Path) -> bool:
     """Whether the tree under test holds a pytest of its own at an import root (pytest's own repository):
     it comes first on ``PYTHONPATH``, so the interpreter's pytest that :func:`run_version` asks about
@@ -795,6 +830,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
     channel = OutcomeChannel(EventTally(seals=seals)) if junit is None else None
     backend = backend_named(sandbox)
+    if backend.name in (NoSandbox.name, LandlockBackend.name):  # nothing bound over the checkout: an own environment
+        full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *own_environment_argv(argv, run_env, workdir, out_dir)]
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
     try:
         service_env, relay, ports, service_dirs = services.enter_context(

@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -315,3 +316,41 @@ def test_a_run_s_files_are_restamped_just_before_it_starts(tmp_path: Path) -> No
     assert (st.st_atime_ns, st.st_mtime_ns) == (3_000_000_000, 3_000_000_000)
     for host in (tmp_path / "outside", tmp_path / "outside" / "f.txt"):  # never through the link (tests/up)
         assert os.lstat(one / "tests" / "test_a.py").st_ctime_ns - os.lstat(host).st_ctime_ns > 30_000_000
+
+
+def test_a_folder_swapped_for_a_link_while_a_run_is_restamped_leaves_the_link_s_target_as_it_was(
+        tmp_path: Path) -> None:
+    """link52 left the restamp by path: a folder of the copy swapped for a link to a host folder between the walk's
+    listing and the stamp of its entries (a concurrent run's process can do it without a sandbox) had the host
+    folder's files stamped through the link (their change times). A thread swaps ``w/a`` (400 files) and a link to
+    ``outside`` (the same names) back and forth while the copy is restamped again and again: no file of
+    ``outside`` has its change time moved (before: dozens of them in every run of this test)."""
+    outside, work = tmp_path / "outside", tmp_path / "w"
+    for folder in (outside, work / "a"):
+        folder.mkdir(parents=True)
+        for i in range(400):
+            (folder / f"f{i}").write_text("x\n")
+    before = {p.name: os.lstat(p).st_ctime_ns for p in outside.iterdir()}
+    time.sleep(0.02)  # a change now is a later change time, even with a coarse clock
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            os.rename(work / "a", work / "a.real")
+            os.symlink(outside, work / "a")
+            time.sleep(0.0005)
+            os.unlink(work / "a")
+            os.rename(work / "a.real", work / "a")
+            time.sleep(0.0005)
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    try:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            twin_grading._restamp(work)
+    finally:
+        stop.set()
+        swapper.join()
+    moved = sorted(p.name for p in outside.iterdir() if os.lstat(p).st_ctime_ns != before[p.name])
+    assert moved == [], f"{len(moved)} host files stamped through the link: {moved[:5]}"

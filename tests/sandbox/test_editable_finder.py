@@ -3,8 +3,9 @@
 ``pip install -e .`` of a setuptools project whose packages sit at the repository's root writes no path line:
 ``__editable__.<name>.pth`` imports ``__editable___<name>_finder``, whose ``MAPPING`` names each top-level
 package's (and module's) folder in the repository. The sandbox never shows the repository, so a child a test
-starts with its own ``PYTHONPATH`` (werkzeug's dev server) imported nothing. Real pip and setuptools (pip's
-build isolation), a real venv, real bubblewrap."""
+starts with its own ``PYTHONPATH`` (werkzeug's dev server) imported nothing; without a sandbox it imported the
+user's checkout, until the run got an environment of its own (ops54; a src layout's path line too). Real pip and
+setuptools (pip's build isolation), a real venv, real bubblewrap."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ from pytest_homefield.sandbox.editable import (
     editable_entries,
     finder_mapping,
     finder_paths,
-    unsandboxed_note,
 )
 from pytest_homefield.sandbox.testrun import run_tests
+from pytest_homefield.store import read_jsonl
 
 PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
 
@@ -39,12 +40,14 @@ CHILD_TEST = (
     "            'print(hfpkg.WHERE, hfpkg.sub.WHERE, hfmod.WHERE, hfns.inner.WHERE)')\n"
     "    out = subprocess.run([sys.executable, '-c', code], env=env,\n"
     "                         cwd=str(tmp_path), capture_output=True, text=True, timeout=60)\n"
-    "    assert out.stdout.split() == ['copy', 'copy', 'copy', 'copy'], out.stderr\n")
+    "    assert out.stdout.split() == ['copy', 'copy', 'copy', 'copy'], out.stderr\n"
+    "    out = subprocess.run(['hfwhere'], env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=60)\n"
+    "    assert out.stdout.split() == ['copy'], out.stderr\n")
 
 
 def _write_tree(root: Path, where: str) -> None:
     (root / "hfpkg").mkdir(parents=True)
-    (root / "hfpkg" / "__init__.py").write_text(f"WHERE = {where!r}\n")
+    (root / "hfpkg" / "__init__.py").write_text(f"WHERE = {where!r}\n\n\ndef main():\n    print(WHERE)\n")
     (root / "hfpkg" / "sub.py").write_text(f"WHERE = {where!r}\n")
     (root / "hfmod.py").write_text(f"WHERE = {where!r}\n")
     (root / "hfns" / "inner").mkdir(parents=True)  # a namespace package (no __init__.py): the finder's NAMESPACES
@@ -54,7 +57,8 @@ def _write_tree(root: Path, where: str) -> None:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """``(repository, venv, site folder)``: a setuptools project with a flat layout (package ``hfpkg``,
-    module ``hfmod`` and namespace package ``hfns`` at the repository's root, ``WHERE = 'repository'``)
+    module ``hfmod`` and namespace package ``hfns`` at the repository's root, ``WHERE = 'repository'``; its entry
+    point ``hfwhere`` prints ``hfpkg.WHERE``)
     installed ``pip install -e`` (real pip, setuptools from pip's build isolation) into a fresh venv whose
     ``_hf_deps.pth`` names this process's site folder (pytest)."""
     base = tmp_path_factory.mktemp("flat")
@@ -63,6 +67,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Pat
     (repo / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
         '[project]\nname = "hfpkg"\nversion = "0.1"\n'
+        '[project.scripts]\nhfwhere = "hfpkg:main"\n'
         '[tool.setuptools]\npackages = ["hfpkg", "hfns", "hfns.inner"]\npy-modules = ["hfmod"]\n')
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
@@ -172,46 +177,49 @@ def test_a_finder_that_is_not_plain_data_is_never_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="--sandbox none: nothing is bound, and the child's interpreter runs the user's "
-                                       "venv's finder, which maps to the user's checkout (HEAD, the fix included): "
-                                       "closing it needs the run's own interpreter environment in the venv's place "
-                                       "(a venv of the run's whose site folder holds the venv's but its hooks)")
 def test_a_flat_layout_editable_install_under_no_sandbox(
         installed: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hole left without a sandbox (contracts §7): the child imports the repository's files, the user's
-    checkout, not the copy under test."""
-    _child_run(installed, tmp_path, monkeypatch, "none")
+    """contracts §7 "Editable installs" (ops54; ops52 left it a strict xfail): without a sandbox the run has an
+    environment of its own whose finder maps the copy, so the child imports the package, its submodule, the module
+    and the namespace package's package from the copy under test, never the user's checkout (HEAD's files)."""
+    log = _child_run(installed, tmp_path, monkeypatch, "none")
+    assert "repository" not in log, log[-3000:]
 
 
 @pytest.mark.slow
-def test_the_entries_and_the_unsandboxed_note(installed: tuple[Path, Path, Path],
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_entries(installed: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """What the editable installs of an environment name inside the repository (each finder path, a module's
-    without its suffix), and the header line a run without a sandbox gets for them; none for a repository the
-    environment does not name, nor with ``--env uv``."""
+    without its suffix); none for a repository the environment does not name."""
     repo, venv, _ = installed
     monkeypatch.setattr(protected, "_PROTECTED", [repo.resolve()])
     assert sorted(editable_entries([venv])) == [(str(repo / name), True) for name in ("hfmod", "hfns", "hfpkg")]
-    note = unsandboxed_note(f"{venv / 'bin' / 'python'} -m pytest -q")
-    assert note is not None and "\n" not in note, note
-    assert note.startswith(f"homefield: test runs have no sandbox, and their Python environment {venv} has an "
-                           "editable install of this repository (") and "and 2 more" in note, note
-    assert unsandboxed_note(f"{venv / 'bin' / 'python'} -m pytest", env="uv") is None
     monkeypatch.setattr(protected, "_PROTECTED", [])
-    assert unsandboxed_note(f"{venv / 'bin' / 'python'} -m pytest") is None
+    assert editable_entries([venv]) == []
+
+
+#: The project under benchmark in each editable layout: setuptools' flat layout (its ``.pth`` imports a finder whose
+#: ``MAPPING`` names ``/repo/calc``) and a src layout (its ``.pth`` is a path line naming ``/repo/src``).
+LAYOUTS = {
+    "flat": ('[tool.setuptools]\npackages = ["calc"]\n', "calc"),
+    "src": ('[tool.setuptools.packages.find]\nwhere = ["src"]\n', "src/calc"),
+}
 
 
 @pytest.mark.slow
-def test_mine_without_a_sandbox_says_a_child_imports_the_checkout(tmp_path: Path) -> None:
-    """The real ``homefield mine --sandbox none`` on a flat-layout project installed ``pip install -e``, whose new
-    test imports the package in a child started with its own ``PYTHONPATH``: the child imports the checkout
-    (HEAD's fix), so the candidate passes without its change, and the header says why (before: no word)."""
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_an_editable_project_mines_and_grades_without_a_sandbox(layout: str, tmp_path: Path) -> None:
+    """The real ``homefield mine`` and ``homefield run`` (the oracle, a ``cmd:`` agent) with ``--sandbox none`` on a
+    project installed ``pip install -e`` (real pip, setuptools), whose new test imports the package in a child
+    started with its own ``PYTHONPATH``. ops52: the child imported the user's checkout (HEAD's fix), so mining
+    dropped the commit as ``passes without change 1`` and said so in a header line. Now (ops54) the test runs have
+    an environment of their own naming the copy under test: the task is mined, the oracle solves it and an agent
+    appending a comment does not, and no header line warns of it (it was the only hole it named)."""
+    setup, where = LAYOUTS[layout]
     repo = GitRepo.init(tmp_path / "repo")
     repo.write("pyproject.toml", '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = '
-                                 '"setuptools.build_meta"\n[project]\nname = "calc"\nversion = "0.1"\n'
-                                 '[tool.setuptools]\npackages = ["calc"]\n')
-    repo.write("calc/__init__.py", "")
-    repo.write("calc/ops.py", "def add(a, b):\n    return a - b\n")
+                                 '"setuptools.build_meta"\n[project]\nname = "calc"\nversion = "0.1"\n' + setup)
+    repo.write(f"{where}/__init__.py", "")
+    repo.write(f"{where}/ops.py", "def add(a, b):\n    return a - b\n")
     child = ("import subprocess, sys\n\n\ndef _child(code, tmp_path):\n"
              "    out = subprocess.run([sys.executable, '-c', code], env={'PYTHONPATH': str(tmp_path)},\n"
              "                         cwd=str(tmp_path), capture_output=True, text=True, timeout=60)\n"
@@ -220,7 +228,7 @@ def test_mine_without_a_sandbox_says_a_child_imports_the_checkout(tmp_path: Path
              "    assert _child('from calc.ops import add; print(add(0, 0))', tmp_path) == '0'\n")
     repo.write("tests/test_ops.py", child)
     repo.commit("calc", committer_date="2026-01-01T12:00:00+00:00")
-    repo.write("calc/ops.py", "def add(a, b):\n    return a + b\n")
+    repo.write(f"{where}/ops.py", "def add(a, b):\n    return a + b\n")
     repo.write("tests/test_ops.py", child + "\n\ndef test_add(tmp_path):\n"
                "    assert _child('from calc.ops import add; print(add(2, 3))', tmp_path) == '5'\n")
     repo.commit("Fix add: it subtracted its arguments instead of adding them",
@@ -232,12 +240,26 @@ def test_mine_without_a_sandbox_says_a_child_imports_the_checkout(tmp_path: Path
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (site,) = venv.glob("lib/python*/site-packages")
+    (pth,) = site.glob("__editable__.calc-*.pth")  # what setuptools wrote: a finder's import, or a path line
+    assert pth.read_text().startswith("import __editable___calc_" if layout == "flat" else str(repo.path / "src"))
     (site / "_hf_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     (repo.path / ".homefield.yml").write_text(f'test_cmd: "{venv / "bin" / "python"} -m pytest {PLAIN}"\n')
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    out = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "mine", "--sandbox", "none", "--since",
-                          "2025-12-01"], cwd=repo.path, env=env, capture_output=True, text=True, timeout=600)
-    said = out.stdout + out.stderr
-    assert "passes without change 1" in said, said
-    assert (f"homefield: test runs have no sandbox, and their Python environment {venv} has an editable install "
-            f"of this repository ({repo.path / 'calc'}): a test's child process") in said, said
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and "__editable__" not in p)}
+
+    def homefield(*args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args, "--sandbox", "none"],
+                             cwd=repo.path, env=env, capture_output=True, text=True, timeout=600)
+        said = out.stdout + out.stderr
+        assert out.returncode == 0, said[-3000:]
+        assert "editable install" not in said, said[-3000:]
+        return said
+
+    said = homefield("mine", "--since", "2025-12-01")
+    assert "Mined 1 task from 1 candidate" in said, said[-3000:]
+    # the agent of ops52: a comment appended, no fix (the noop agent's empty patch is never graded)
+    homefield("run", "--agent", "oracle", "--agent", f"comment=cmd:echo '# look' >> {where}/ops.py", "--attempts",
+              "1", "-n", "0")
+    (runs,) = (repo.path / ".homefield" / "runs").iterdir()
+    results = list(read_jsonl(runs / "results.jsonl"))
+    assert {(r["agent"], r["outcome"], r["test_sandbox"]) for r in results} == {
+        ("oracle", "solved", "none"), ("comment", "tests_failed", "none")}, results

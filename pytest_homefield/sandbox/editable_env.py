@@ -1,0 +1,319 @@
+"""A test run's own Python environment under ``--sandbox none`` (docs/contracts.md §7 "Editable installs", ops54).
+
+Without a sandbox nothing can be bound over the user's checkout, so an editable install of the repository (a
+``.pth`` path line naming ``/repo/src``, setuptools' ``__editable___<name>_finder`` naming ``/repo/pkg``) made every
+interpreter a test run starts import the user's checkout, HEAD's fix included, wherever its ``sys.path`` did not put
+the copy first: a test's child started as ``[sys.executable, ...]`` with its own ``PYTHONPATH`` (ops52: a ``cmd:``
+agent appending a comment was ``solved``).
+
+So a test run whose interpreter's environment has such an install runs in an environment of its own, made in
+the run's private folder (:func:`own_environment`): a virtual environment (PEP 405: ``pyvenv.cfg`` naming the
+same base interpreter, ``bin/python`` a link to it) whose one site folder holds a ``.pth`` that adds the
+environment's site folders in their order, each ``.pth`` file of theirs processed by :func:`site.addpackage` as
+Python would, but those naming the repository, whose steps name the copy under test instead
+(:mod:`._editable_site`, run in the test's interpreter). Its interpreter is the one the test command starts (in
+the command's ``python``'s place, or before its ``pytest`` script's path), so ``sys.executable`` and ``python -m``
+children import the copy too. What is asked of the interpreter (its base executable, version and site folders) is
+asked once per interpreter and process (:func:`interpreter_facts`); the plan (the ``.pth`` files and finders read)
+is made for each run, as the copy is each run's.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_homefield.sandbox.editable import FINDER_IMPORT, PTH_MAX_BYTES, finder_literals, read_own
+from pytest_homefield.sandbox.protected import in_copy, touches_protected
+
+__all__ = ["InterpreterFacts", "OwnEnvironment", "interpreter_facts", "site_plan", "own_environment",
+           "rewritten_script", "SITE_MODULE", "PTH_NAME", "SCRIPT_MAX_BYTES"]
+
+#: The module :mod:`._editable_site` is written as, in the run's environment's site folder (:data:`_PROBE` names it).
+SITE_MODULE = "_homefield_editable_site"
+#: The one ``.pth`` file of that site folder.
+PTH_NAME = "_homefield_editable.pth"
+#: The variables of the test run's environment that change which site folders an interpreter adds (the probe gets
+#: them, nothing else of it; ``HOME`` is the run's own, empty: no user site of the user's).
+_SITE_VARIABLES = ("PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONHOME", "PYTHONPLATLIBDIR")
+
+#: Asked of the interpreter (``python -c``, from ``/``; the standard library only): its base executable, version,
+#: the site folders its :mod:`site` adds, in order (the user's first, as ``site.main`` adds them), and the bytecode of
+#: :mod:`._editable_site` (its text on stdin) as its import system would cache it (a checked hash-based ``.pyc``,
+#: PEP 552, base64, and its ``__pycache__`` name): test runs set ``PYTHONDONTWRITEBYTECODE``, and compiling it at
+#: every interpreter start was 12 ms of each (median of 41, a loaded machine; 2 ms from the ``.pyc``).
+_PROBE = (
+    "import base64, importlib.util, json, marshal, os, site, sys\n"
+    "sites = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []\n"
+    "sites += site.getsitepackages()\n"
+    "base = getattr(sys, '_base_executable', None) or sys.executable\n"
+    "source = sys.stdin.buffer.read()\n"
+    "pyc = importlib.util.MAGIC_NUMBER + (3).to_bytes(4, 'little') + importlib.util.source_hash(source)\n"
+    "pyc += marshal.dumps(compile(source, '_homefield_editable_site.py', 'exec', dont_inherit=True))\n"
+    "cached = os.path.basename(importlib.util.cache_from_source('/_homefield_editable_site.py'))\n"
+    "print(json.dumps({'base': os.path.realpath(base), 'version': '%d.%d' % sys.version_info[:2],\n"
+    "                  'prefix': sys.prefix, 'sites': [s for s in sites if os.path.isdir(s)],\n"
+    "                  'pyc': base64.b64encode(pyc).decode(), 'cached': cached}))\n"
+)
+
+
+@dataclass(frozen=True)
+class InterpreterFacts:
+    """An interpreter as a test run would start it: ``base`` its base executable (real path: what the run's own
+    environment's ``bin/python`` links to), ``version`` ``"3.12"``, ``prefix`` its ``sys.prefix``, ``sites`` the
+    site folders its :mod:`site` adds, in order (existing folders only), ``pyc`` the bytecode of
+    :mod:`._editable_site` it caches and ``cached`` that file's name in ``__pycache__`` (``""``: none)."""
+
+    base: str
+    version: str
+    prefix: str
+    sites: tuple[str, ...]
+    pyc: bytes = b""
+    cached: str = ""
+
+
+@functools.lru_cache(maxsize=16)
+def _facts(python: str, variables: tuple[tuple[str, str], ...]) -> InterpreterFacts | None:
+    env = {"PATH": os.defpath, "HOME": "/nonexistent", **dict(variables)}
+    try:
+        proc = subprocess.run([python, "-c", _PROBE], capture_output=True, timeout=30, cwd="/", env=env,
+                              input=_site_source().encode("utf-8"))
+        found = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+        if not isinstance(found, dict) or not os.path.isabs(str(found.get("base", ""))):
+            return None
+        cached = str(found["cached"])
+        return InterpreterFacts(base=str(found["base"]), version=str(found["version"]), prefix=str(found["prefix"]),
+                                sites=tuple(str(s) for s in found.get("sites", ())),
+                                pyc=base64.b64decode(str(found["pyc"])),
+                                cached=cached if cached == os.path.basename(cached) else "")
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError, KeyError):
+        return None
+
+
+def interpreter_facts(python: str, env: Mapping[str, str] | None = None) -> InterpreterFacts | None:
+    """:class:`InterpreterFacts` of the interpreter at ``python`` (an absolute path) with the site variables of
+    ``env`` (the test run's), asked once per interpreter, variables and process (30 s), again when the base
+    executable it named is gone; ``None`` when it does not run or answer."""
+    variables = tuple((k, (env or {})[k]) for k in _SITE_VARIABLES if k in (env or {}))
+    facts = _facts(python, variables)
+    if facts is not None and not os.path.exists(facts.base):  # replaced since it was asked: asked again
+        _facts.cache_clear()
+        facts = _facts(python, variables)
+    return facts
+
+
+#: One step of a ``.pth`` file's plan (:mod:`._editable_site`): ``("path", folder)``, ``("finder", module,
+#: mapping, namespaces)`` or ``("exec", line)``.
+Step = tuple[object, ...]
+
+
+def _to_copy(entry: str, base: Path) -> str | None:
+    """The copy's (``base``, resolved) counterpart of ``entry`` (a path inside a protected folder), when it lies
+    inside ``base`` and touches no protected folder (whether it exists or not: a folder the change removed imports
+    nothing); else ``None``."""
+    target = in_copy(entry, base)
+    if target is None:
+        return None
+    real = Path(os.path.realpath(target))
+    return str(target) if real.is_relative_to(base) and not touches_protected(real) else None
+
+
+def _finder_step(site: str, module: str, base: Path) -> tuple[Step, bool]:
+    """The step for setuptools' finder ``module`` of ``site`` and whether it names the repository: its ``MAPPING``
+    and ``NAMESPACES`` (parsed, never imported) with each path inside a protected folder taken from the copy, a
+    path with no counterpart there left out."""
+    found = finder_literals(os.path.join(site, module + ".py"))
+    mapping, spaces = found.get("MAPPING"), found.get("NAMESPACES")
+    named = False
+    new_map: dict[str, str] = {}
+    for key, value in (mapping.items() if isinstance(mapping, dict) else ()):
+        if not (isinstance(key, str) and isinstance(value, str)):
+            continue
+        if touches_protected(value):
+            named = True
+            moved = _to_copy(value, base)
+            if moved is not None:
+                new_map[key] = moved
+        else:
+            new_map[key] = value
+    new_spaces: dict[str, list[str]] = {}
+    for key, paths in (spaces.items() if isinstance(spaces, dict) else ()):
+        if not (isinstance(key, str) and isinstance(paths, list)):
+            continue
+        kept: list[str] = []
+        for value in (p for p in paths if isinstance(p, str)):
+            if touches_protected(value):
+                named = True
+                moved = _to_copy(value, base)
+                if moved is not None:
+                    kept.append(moved)
+            else:
+                kept.append(value)
+        new_spaces[key] = kept
+    return ("finder", module, new_map, new_spaces), named
+
+
+def _pth_steps(site: str, name: str, base: Path) -> list[Step] | None:
+    """The steps of the ``.pth`` file ``name`` of ``site`` when it names the repository (a path line inside a
+    protected folder, or setuptools' finder import line whose finder maps there), read as :mod:`site` reads it
+    (a comment or empty line nothing, an ``import`` line run, any other line a path joined to ``site``); ``None``
+    when it names none (it is processed as it is). A file homefield cannot read as a regular file (through a link,
+    its target; a fifo, a device) or larger than :data:`~.editable.PTH_MAX_BYTES` gets no step: it is left out."""
+    try:
+        data = read_own(os.path.realpath(os.path.join(site, name)), PTH_MAX_BYTES + 1)
+    except OSError:
+        return []
+    if len(data) > PTH_MAX_BYTES:
+        return []
+    steps: list[Step] = []
+    named = False
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        if line.startswith(("import ", "import\t")):
+            hook = FINDER_IMPORT.match(line)
+            step, by_finder = _finder_step(site, hook.group(1), base) if hook else (("exec", line), False)
+            named = named or by_finder
+            steps.append(step)
+            continue
+        entry = os.path.normpath(os.path.join(site, line.rstrip()))
+        if touches_protected(entry):
+            named = True
+            moved = _to_copy(entry, base)
+            if moved is not None:
+                steps.append(("path", moved))
+        else:
+            steps.append(("path", entry))
+    return steps if named else None
+
+
+def site_plan(sites: tuple[str, ...] | list[str], copy: Path) -> tuple[list[tuple[str, list[tuple[str, object]]]],
+                                                                         bool]:
+    """``(plan, named)``: for each site folder of ``sites``, in order, its ``.pth`` files in the order :mod:`site`
+    reads them (sorted, not hidden) with their steps (:func:`_pth_steps`; ``None``: processed as they are), the
+    plan :func:`._editable_site.apply` takes; ``named``: whether any of them names the repository (a protected
+    folder) and so has steps naming ``copy`` instead. Reads the site folders, their ``.pth`` files and the finder
+    modules these import; raises nothing (an unreadable folder adds no file)."""
+    base = Path(os.path.realpath(copy))
+    plan: list[tuple[str, list[tuple[str, object]]]] = []
+    named = False
+    for site in sites:
+        try:
+            names = sorted(n for n in os.listdir(site) if n.endswith(".pth") and not n.startswith("."))
+        except OSError:
+            names = []
+        files: list[tuple[str, object]] = []
+        for name in names:
+            steps = _pth_steps(site, name, base)
+            named = named or steps is not None
+            files.append((name, steps))
+        plan.append((site, files))
+    return plan, named
+
+
+@functools.cache
+def _site_source() -> str:
+    return (Path(__file__).parent / "_editable_site.py").read_text(encoding="utf-8")
+
+
+#: The most of one script of the environment's ``bin`` read to give it the run's interpreter (an entry point's is
+#: a few hundred bytes); a larger one is left out of the run's ``bin``.
+SCRIPT_MAX_BYTES = 64 * 1024
+#: The second line of pip's (distlib's) launcher for an interpreter path too long for a ``#!`` line:
+#: ``'''exec' "/venv/bin/python" "$0" "$@"``.
+_SH_LAUNCHER = re.compile(rb"^'''exec' \"([^\"\n]+)\"")
+
+
+def _is_python_of(word: bytes, folder: str) -> bool:
+    """Whether ``word`` (a script's interpreter) names a Python of ``folder`` (``<folder>/python3``)."""
+    text = os.fsdecode(word)
+    return os.path.dirname(text) == folder and os.path.basename(text).startswith("python")
+
+
+def rewritten_script(data: bytes, folder: str, python: str) -> bytes | None:
+    """The script ``data`` (a file of the environment's ``bin`` folder ``folder``) with the run's interpreter
+    ``python`` in place of the one of ``folder`` it names: on its ``#!`` line (``#!/venv/bin/python3``), or in pip's
+    ``/bin/sh`` launcher's second line (:data:`_SH_LAUNCHER`, for a path too long for ``#!``); ``None`` for a
+    script that names no Python of ``folder`` (``activate``, a shell script, a binary)."""
+    if not data.startswith(b"#!"):
+        return None
+    first, _, rest = data.partition(b"\n")
+    words = first[2:].split(maxsplit=1)
+    if words and _is_python_of(words[0], folder):
+        return b"#!" + os.fsencode(python) + (b" " + words[1] if len(words) > 1 else b"") + b"\n" + rest
+    launcher = _SH_LAUNCHER.match(rest)
+    if words == [b"/bin/sh"] and launcher is not None and _is_python_of(launcher.group(1), folder):
+        return first + b"\n" + rest[:launcher.start(1)] + os.fsencode(python) + rest[launcher.end(1):]
+    return None
+
+
+def _scripts(folder: str, python: str, into: Path) -> None:
+    """Into ``into`` (the run's own ``bin``): each script of ``folder`` (a regular file, not a ``python*`` name,
+    read without following a link, at most :data:`SCRIPT_MAX_BYTES`) that names a Python of ``folder``, as
+    :func:`rewritten_script` gives it (mode 0755). Raises nothing (an unreadable folder or script adds nothing)."""
+    try:
+        entries = [e for e in os.scandir(folder) if not e.name.startswith("python")
+                   and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            data = read_own(entry.path, SCRIPT_MAX_BYTES + 1)
+        except OSError:
+            continue
+        new = rewritten_script(data, folder, python) if len(data) <= SCRIPT_MAX_BYTES else None
+        if new is not None:
+            target = into / entry.name
+            target.write_bytes(new)
+            target.chmod(0o755)
+
+
+@dataclass(frozen=True)
+class OwnEnvironment:
+    """A test run's own environment: ``python`` its interpreter (``<folder>/bin/python``), ``bin`` its ``bin``."""
+
+    python: str
+    bin: str
+
+
+def own_environment(python: str, copy: Path, folder: Path, env: Mapping[str, str] | None = None,
+                    scripts: str | None = None) -> OwnEnvironment | None:
+    """The run's own environment for a test run of ``copy`` with the interpreter ``python`` (an absolute path; with
+    the site variables of the run's ``env``), made at ``folder`` (which must not exist; in the run's private
+    folder) when the site folders of that interpreter have an editable install naming the repository under
+    benchmark (:func:`site_plan`), else ``None`` (nothing is made; the run keeps its interpreter). ``folder``
+    holds ``pyvenv.cfg`` (``home``: the base executable's folder, no system site packages), ``bin/python``,
+    ``bin/python3`` and ``bin/python<version>`` (links to the base executable) and
+    ``lib/python<version>/site-packages/`` with :data:`PTH_NAME` and :data:`SITE_MODULE`; with ``scripts`` (the
+    folder of ``python`` as the command named it, ``/venv/bin``) its ``bin`` also holds the scripts of that folder
+    that run its Python (an entry point of the project: a test that runs it by name runs the copy's), that Python
+    replaced by the run's (:func:`rewritten_script`). Raises ``OSError`` when ``folder`` cannot be made."""
+    facts = interpreter_facts(python, env)
+    if facts is None:
+        return None
+    plan, named = site_plan(facts.sites, copy)
+    if not named:
+        return None
+    bin_dir = folder / "bin"
+    site = folder / "lib" / f"python{facts.version}" / "site-packages"
+    site.mkdir(parents=True)
+    bin_dir.mkdir()
+    (folder / "pyvenv.cfg").write_text(f"home = {os.path.dirname(facts.base)}\ninclude-system-site-packages = false\n"
+                                       f"version = {facts.version}\n", encoding="utf-8")
+    for name in ("python", "python3", f"python{facts.version}"):
+        (bin_dir / name).symlink_to(facts.base)
+    (site / f"{SITE_MODULE}.py").write_text(_site_source(), encoding="utf-8")
+    if facts.cached:
+        (site / "__pycache__").mkdir()
+        (site / "__pycache__" / facts.cached).write_bytes(facts.pyc)
+    (site / PTH_NAME).write_text(f"import {SITE_MODULE}; {SITE_MODULE}.apply({plan!r})\n", encoding="utf-8")
+    if scripts is not None:
+        _scripts(scripts, str(bin_dir / "python"), bin_dir)
+    return OwnEnvironment(python=str(bin_dir / "python"), bin=str(bin_dir))
