@@ -42,6 +42,7 @@ from pytest_homefield.run.sealed_grading import (
     reference_sealed,
     sealed_forged,
     sealed_ids,
+    sealed_pick,
     sealed_run,
 )
 from pytest_homefield.run.suspicious import SUSPICIOUS_PATTERNS, added_text, is_suspicious, suspicious_reasons
@@ -202,7 +203,9 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-                  store: Path | None, targets: Sequence[str], whole: Setup, **run: Any) -> SealChecked | None:
+                  store: Path | None, targets: Sequence[str], whole: Setup, *,
+                  apart: tuple[Sequence[Mapping[str, bytes]], int] | None = None, groups: Sequence[str] | None = None,
+                  **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
     ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining when it recorded them
     under the current rules, ``sealed_rules`` :data:`~.seal_sites.SEAL_RULES`, and ``gdir`` holds no hidden data
@@ -213,8 +216,10 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     reference passes that cannot be sealed in ``gdir`` (its files unreadable there) gives ``error`` for the
     FAIL_TO_PASS ids of its function: never passed. ``whole``: pytest's setup for the hidden tests' whole run in
     ``gdir`` (``testrun.pytest_setup``, read once a grading): its rootdir is the one the ids are relative to (seal47:
-    a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``run``: :func:`run_tests`'s
-    options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``apart``, ``groups`` (seal54, a
+    grading with canaries): the runs apart's files and the pick (:func:`plan_seals`), the plan's group functions
+    (:func:`sealed_run`); ``targets`` are then the runs apart's. ``run``: :func:`run_tests`'s options. Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     parent = parent_tests(pristine, task.test_files)
     rootdir = whole.rootdir
     sites = sealable_sites(gdir, task.test_files, task.FAIL_TO_PASS, parent, rootdir)
@@ -234,7 +239,7 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     if not keep:
         return None
     try:
-        sealed_plan: SealPlan | None = plan_seals(gdir, task, parent, keep, rootdir=rootdir)
+        sealed_plan: SealPlan | None = plan_seals(gdir, task, parent, keep, rootdir=rootdir, apart=apart)
     except (OSError, ValueError) as exc:
         fns = {k.rsplit("@", 1)[0] for k in keep}
         ids = sealed_ids(task.FAIL_TO_PASS, fns)
@@ -242,7 +247,8 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
         return SealChecked({i: "error" for i in ids}, {}, {i: f"not sealed: {exc}" for i in ids}, set(), none)
     if sealed_plan is None:
         return None
-    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets, setup=whole, **run)
+    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets, groups=groups,
+                      setup=whole, **run)
 
 
 def _sealed_why(seal: SealChecked | None, failing: Collection[str]) -> str | None:
@@ -396,7 +402,9 @@ def grade(
     ``sealed`` (the default; pytest commands only, not for the reference fix): the task's sealed sites
     (docs/contracts.md §7 "Sealed sites": :mod:`~pytest_homefield.run.sealed_grading`) are checked by one more test
     process made **first**, on a fresh copy made before any other run, whose test files hold no sealed expected
-    value; the sites are those the reference fix passes sealed (:func:`reference_sealed`: once per task, remembered
+    value (with canaries, seal54: one run apart's files, the plan and its parent check made before it, so that it
+    shows nothing of which member of a group is the original: :func:`~.sealed_grading.plan_seals`' ``apart``);
+    the sites are those the reference fix passes sealed (:func:`reference_sealed`: once per task, remembered
     in ``parent_checks``). A FAIL_TO_PASS id of a sealed function then counts passed only if that run passed it
     and each of its function's sites reported exactly once a value equal to its literal; a value unequal while
     the other runs passed the id is ``forged`` (the grade's ``canary`` ``sealed:<site>``). ``diff_limit``: bytes
@@ -466,24 +474,6 @@ def grade(
         # for the sealed run's sites and the canaries' plan (seal47, root47), and the sealed run's pin
         hidden_setup = pytest_setup(gdir, test_cmd or task.test_cmd, [], hidden, env) \
             if checks and (sealed or canaries) else None
-        seal: SealChecked | None = None
-        if sealed and hidden_setup is not None:
-            # first: a fresh copy made before any other run of the grading, holding no sealed expected value
-            try:
-                seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                     parent_checks, targets, hidden_setup, timeout_s=bound.seconds,
-                                     test_timeout_s=test_timeout_s,
-                                     sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
-                                     write_mb=write_mb, box_mb=box_mb)
-            except ServiceError as exc:
-                g.outcome, g.error = "infra", str(exc)
-                return g
-            if seal is not None:
-                stopped = seal.run.over_writes or seal.run.over_events
-                if stopped:  # the agent's code wrote or sent it (as for every other run of the change): scored
-                    g.test_s, g.test_sandbox = seal.run.wall_s, seal.run.sandbox
-                    g.outcome, g.error = "agent_error", f"hidden tests (the sealed run): {stopped}"
-                    return g
         plan: TwinPlan | None = None
         if canaries and hidden_setup is not None:
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
@@ -526,6 +516,28 @@ def grade(
                                                                  getattr(plan, "rootdir", "."))
         except OSError:  # not a regular file there (the change made a link on its way): not checked, not passed
             rows_bytes = None
+        seal: SealChecked | None = None
+        if sealed and hidden_setup is not None:
+            # before any other run of the change, on a fresh copy holding no sealed expected value: the files of one
+            # run apart (seal54: drawn from the plan's seed; its twins' functions told apart once sealed are not
+            # sealed), so that it shows nothing of which member of a group is the original (gatk52)
+            picked = None if plan is None else (plan.runs, sealed_pick(plan.seed, len(plan.runs)))
+            try:
+                seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
+                                     parent_checks, targets, hidden_setup, apart=picked,
+                                     groups=None if plan is None else plan.selectors(), timeout_s=bound.seconds,
+                                     test_timeout_s=test_timeout_s,
+                                     sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
+                                     write_mb=write_mb, box_mb=box_mb)
+            except ServiceError as exc:
+                g.outcome, g.error = "infra", str(exc)
+                return g
+            if seal is not None:
+                stopped = seal.run.over_writes or seal.run.over_events
+                if stopped:  # the agent's code wrote or sent it (as for every other run of the change): scored
+                    g.test_s, g.test_sandbox = seal.run.wall_s, seal.run.sandbox
+                    g.outcome, g.error = "agent_error", f"hidden tests (the sealed run): {stopped}"
+                    return g
         # what the run of the rows gives when it cannot be judged (outcome, error): applied past the forged verdict
         # only, so that this run's test process cannot turn a forgery the runs apart showed into another outcome
         rows_note: tuple[str, str] | None = None

@@ -11,7 +11,9 @@ sites with its site's literal on the host), and then lowers what the other runs 
 function counts passed only if pytest passed it there **and** every sealed site of its function reported exactly
 once a value equal to the literal. A value unequal while the test passes where the value can be read is
 ``forged`` (the code behaves differently when the expected value is not visible); an opaque or missing report is
-a failure. The run's log tail and events are kept as :data:`SEALED_LOG` and :data:`SEALED_OUTCOMES`.
+a failure. The run's log tail and events are kept as :data:`SEALED_LOG` and :data:`SEALED_OUTCOMES`. With canaries
+(seal54) its files are one run apart's, drawn from the plan's seed (:func:`sealed_pick`), the sites sealed in them
+(:mod:`~pytest_homefield.sandbox.seal_apart`): it shows nothing of which member of a group is the original (gatk52).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +42,11 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.outcomes import SealScope
+from pytest_homefield.sandbox.seal_apart import placed_files, told_apart
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     SealSite,
+    _decoded,
     item_reports,
     passing_sites,
     row_reports,
@@ -53,8 +58,8 @@ from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, pytest_setup, run_tests
 from pytest_homefield.sandbox.twin_runs import parent_tests
 
-__all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_run", "judge_sealed",
-           "sealed_forged", "reference_sealed", "sealed_ids"]
+__all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_pick", "sealed_run",
+           "judge_sealed", "sealed_forged", "reference_sealed", "sealed_ids"]
 
 #: The sealed run's log tail and counted events, in the attempt's folder.
 SEALED_LOG = "sealed.log"
@@ -98,22 +103,54 @@ class SealPlan:
 
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
-               keep: Collection[str] | None = None, *, rootdir: str | None = ".") -> SealPlan | None:
+               keep: Collection[str] | None = None, *, rootdir: str | None = ".",
+               apart: tuple[Sequence[Mapping[str, bytes]], int] | None = None) -> SealPlan | None:
     """The sealed run of ``task``'s sealable sites in ``root`` (a tree with the hidden tests applied; ``parent``:
     :func:`~pytest_homefield.sandbox.twin_runs.parent_tests` of the task's test files), only those whose key is in
     ``keep`` when given; ``None`` when there is none. ``rootdir``: pytest's rootdir for the task's whole run in
     ``root``, the ids' paths relative to it (seal47: :func:`~pytest_homefield.sandbox.seal_sites.sealable_sites`).
-    ``OSError``/``ValueError`` as
+    ``apart`` (seal54, a grading with canaries): ``(the runs apart's files, the pick)``
+    (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, :func:`sealed_pick`): the sealed run holds the
+    picked run's files with the sites sealed in them, less the sites of the functions the runs tell apart once
+    sealed (:func:`~pytest_homefield.sandbox.seal_apart.told_apart`, and the covers of those alone): no file of it
+    shows what tells a group's original from its twin. ``OSError``/``ValueError`` as
     :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` raises them."""
     sites = sealable_sites(root, task.test_files, task.FAIL_TO_PASS, parent, rootdir)
     if keep is not None:  # hole41: a cover with a site it covers
         sites = [s for s in sites if (s.key in keep if not s.cover else any(k in keep for k in s.covering))]
-    if not sites:
-        return None
-    files, ids = sealed_files(root, sites, task.test_files)
+    while True:
+        if not any(not s.cover for s in sites):
+            return None
+        files, ids = sealed_files(root, sites, task.test_files)
+        if apart is None:
+            break
+        runs, pick = apart
+        texts = {p: _text(root, p) for p in sorted({s.path for s in ids.values()})}
+        told = told_apart(texts, ids, runs)
+        if not told:
+            files = placed_files(texts, ids, runs[pick])
+            break
+        kept = {s.key for s in sites if not s.cover and s.function not in told}
+        sites = [s for s in sites if (s.key in kept if not s.cover else any(k in kept for k in s.covering))]
     # gatk35: no hidden data file of the commit in the run (its values are whatever a decoder makes of it)
     withheld = withheld_data(root, task.test_files, parent)
     return SealPlan({**withheld, **files}, ids, frozenset(withheld))
+
+
+def _text(root: Path, path: str) -> tuple[str, str]:
+    """``(encoding, text)`` of a test file of ``root`` (never through a link); ``ValueError`` when it does not
+    decode, as :func:`~pytest_homefield.sandbox.seal_sites.sealed_files`."""
+    got = _decoded(nofollow.read_bytes(root, path))
+    if got is None:
+        raise ValueError(f"{path} does not decode")
+    return got
+
+
+def sealed_pick(seed: int, runs: int) -> int:
+    """The run apart (from 0, in :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`' order) whose files the
+    sealed run holds (seal54): drawn uniformly from the plan's seed alone, apart from the planner's and the plain
+    run's draws (:func:`~pytest_homefield.sandbox.twin_runs.plain_pick`)."""
+    return random.Random(f"{seed}:sealed").randrange(max(1, runs))
 
 
 def sealed_ids(fail_to_pass: Sequence[str], functions: Collection[str]) -> list[str]:
@@ -226,7 +263,7 @@ def _judge_columns(plan: SealPlan, columns: Mapping[str, Sequence[str]], fail_to
 
 
 def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-               targets: Sequence[str], **run: Any) -> SealChecked:
+               targets: Sequence[str], *, groups: Sequence[str] | None = None, **run: Any) -> SealChecked:
     """The sealed run (module docstring): one test process on a fresh copy of ``gdir``
     (:func:`~pytest_homefield.run.twin_grading._fresh_copy`) holding ``plan.files``, selecting ``targets`` (what the
     grading's other runs select, the hidden test files whole: gatk35, a test sees the state the tests before it
@@ -236,8 +273,12 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     ``out_dir`` as :data:`SEALED_LOG` and :data:`SEALED_OUTCOMES`. ``run``: :func:`run_tests`'s options. Made by
     :func:`~pytest_homefield.run.grading.grade` before any other run of the change, so that nothing a run with the
     expected values in its files leaves behind reaches it. Raises :class:`ServiceError` as :func:`run_tests`
-    does."""
-    folder = _fresh_copy(gdir, tmp, plan.files, soft=False)  # no twin: its tests as sealed
+    does. ``groups`` (seal54: a plan made with the runs apart's files, :func:`plan_seals`' ``apart``): the plan's
+    group functions (:meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.selectors`); the run's files are then
+    softened as a run apart's are (it holds that run's twins; ``targets`` its targets), else written as they are."""
+    # no twin without ``groups``: its tests as sealed
+    folder = _fresh_copy(gdir, tmp, plan.files, soft=groups is not None, targets=targets, test_cmd=test_cmd,
+                         tests=groups or (), setup=run.get("setup"))
     into = tmp / "sealed-out"
     try:
         columns = plan.columns

@@ -1301,8 +1301,9 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]], *,
     pytest reads for ``targets``, from their common folder, alike in every run; soft40: as
     ``test_cmd``, the command the run starts, overrides it with ``-o`` or names it with ``-c``), and (gatk41) the
     function each of ``tests`` names (the plan's groups, the same in every run of a grading; a confirmation run's
-    selected ids too, its twins under their own names), however pytest came to collect it. The sealed run (no twin
-    there) writes its files as they are. ``setup``: pytest's choice of configuration for the runs
+    selected ids too, its twins under their own names), however pytest came to collect it. The sealed run writes its
+    files as they are without canaries, softened with them (seal54: a run apart's files, its twins). ``setup``:
+    pytest's choice of configuration for the runs
     (:func:`~pytest_homefield.sandbox.testrun.pytest_setup` of ``gdir``, ``test_cmd``, ``targets``, ``whole`` and the
     runs' ``env``: soft44, for the pytest they start), read by
     the caller, who passes it on to :func:`run_tests` too (twin43: each run read it for its files, then again for its

@@ -83,8 +83,8 @@ from pytest_homefield.sandbox.seal_kinds import (
     regex_literal_runs,
 )
 
-__all__ = ["SealSite", "sealable_sites", "sealed_files", "withheld_data", "passing_sites", "SEAL_CALL", "SEAL_ROW_CALL",
-           "SEAL_MODULE", "MAX_SEAL_SITES", "ROW_ID", "column_passed", "row_reports", "item_reports",
+__all__ = ["SealSite", "sealable_sites", "sealed_files", "seal_text", "withheld_data", "passing_sites", "SEAL_CALL",
+           "SEAL_ROW_CALL", "SEAL_MODULE", "MAX_SEAL_SITES", "ROW_ID", "column_passed", "row_reports", "item_reports",
            "SEAL_RULES"]
 
 #: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
@@ -1210,33 +1210,41 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
     out: dict[str, bytes] = {}
     for path in sorted({s.path for s in sites}):
         encoding, text = texts[path]
-        mine = sorted(((i, s) for i, s in ids.items() if s.path == path), key=lambda x: -x[1].first)
-        text = _rewrite_spans(text, mine)
-        lines = _lines(_sealed_cells(text, [(i, s) for i, s in mine if s.cell is not None and not s.statement]))
-        done: set[int] = set()  # the statements rewritten (a column's rows share theirs)
-        for sid, s in mine:
-            if s.span is not None or s.first in done:
-                continue
-            done.add(s.first)
-            head = lines[s.first - 1]
-            indent = head[:len(head) - len(head.lstrip())]
-            name = SEAL_IN_CALL if s.kind == "in" else SEAL_CALL
-            call = f"{indent}{name}({sid!r}, ({s.actual}){', self' if s.case else ''})" if s.column is None \
-                else f"{indent}{SEAL_ROW_CALL}({s.column}, ({s.actual}), {'self' if s.case else None}, {s.flipped})" \
-                if not s.statement and not s.derived else \
-                f"{indent}{SEAL_ROW_CALL}({s.column}, ({s.actual}), {'self' if s.case else None}, {s.flipped}, " \
-                f"{s.statement}, lambda: ({s.derived or s.column}))"
-            pad = (s.last - s.first) - call.count("\n")
-            lines[s.first - 1:s.last] = [call + "\n" + "\n" * max(0, pad)]
-        body = "".join(lines)
-        if body and not body.endswith("\n"):
-            body += "\n"
-        names = [SEAL_CALL, *(n for n, k in ((SEAL_IN_CALL, "in"), (SEAL_RAISES_CALL, "match"))
-                              if any(s.kind == k for _, s in mine)),
-                 *([SEAL_ROW_CALL] if any(s.column is not None for _, s in mine) else [])]
-        body += f"from {SEAL_MODULE} import {', '.join(names)}  # homefield: a sealed run (docs/contracts.md §7)\n"
-        out[path] = body.encode(encoding)
+        out[path] = seal_text(text, [(i, s) for i, s in ids.items() if s.path == path]).encode(encoding)
     return out, ids
+
+
+def seal_text(text: str, sites: Sequence[tuple[str, SealSite]]) -> str:
+    """``text`` (a test file's) with ``sites`` (site id → one of its sites, as :func:`sealed_files` found and named
+    them; seal54: a site placed in a run apart's version of the file, :func:`dataclasses.replace` of its lines,
+    cell and span) rewritten as :func:`sealed_files` rewrites them, the import of the calls used appended. No line
+    moves."""
+    mine = sorted(sites, key=lambda x: -x[1].first)
+    text = _rewrite_spans(text, mine)
+    lines = _lines(_sealed_cells(text, [(i, s) for i, s in mine if s.cell is not None and not s.statement]))
+    done: set[int] = set()  # the statements rewritten (a column's rows share theirs)
+    for sid, s in mine:
+        if s.span is not None or s.first in done:
+            continue
+        done.add(s.first)
+        head = lines[s.first - 1]
+        indent = head[:len(head) - len(head.lstrip())]
+        name = SEAL_IN_CALL if s.kind == "in" else SEAL_CALL
+        call = f"{indent}{name}({sid!r}, ({s.actual}){', self' if s.case else ''})" if s.column is None \
+            else f"{indent}{SEAL_ROW_CALL}({s.column}, ({s.actual}), {'self' if s.case else None}, {s.flipped})" \
+            if not s.statement and not s.derived else \
+            f"{indent}{SEAL_ROW_CALL}({s.column}, ({s.actual}), {'self' if s.case else None}, {s.flipped}, " \
+            f"{s.statement}, lambda: ({s.derived or s.column}))"
+        pad = (s.last - s.first) - call.count("\n")
+        lines[s.first - 1:s.last] = [call + "\n" + "\n" * max(0, pad)]
+    body = "".join(lines)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    names = [SEAL_CALL, *(n for n, k in ((SEAL_IN_CALL, "in"), (SEAL_RAISES_CALL, "match"))
+                          if any(s.kind == k for _, s in mine)),
+             *([SEAL_ROW_CALL] if any(s.column is not None for _, s in mine) else [])]
+    body += f"from {SEAL_MODULE} import {', '.join(names)}  # homefield: a sealed run (docs/contracts.md §7)\n"
+    return body
 
 
 def _rewrite_spans(text: str, sites: Sequence[tuple[str, SealSite]]) -> str:

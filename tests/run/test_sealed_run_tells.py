@@ -1,35 +1,39 @@
-"""gatk52: the sealed run tells the runs apart which member of a group is the original, by how long it takes
-(issue 30, contracts §7 "Sealed sites", "Twins apart"). Not closed: a strict xfail.
+"""gatk52: the sealed run told the runs apart which member of a group is the original, by how long it took
+(issue 30, contracts §7 "Sealed sites", "Twins apart"). Closed by seal54 (contracts §7 "The sealed run apart").
 
-The sealed run is made **first**, before any other run of the change, so that no run showing a sealed value can leave
-it where the sealed run reads it. But its files hold the hidden tests as the commit wrote them wherever no site is
-sealed: a FAIL_TO_PASS function guarded by twins alone (its expected values readable elsewhere in the hidden files, so
-not sealed) shows there its **original**, unambiguously, to a process of the agent's code, which then ends when it
-likes. The runs apart start after it; each of their files has the modification time of the grading tree's (the time
+The sealed run is made before any other run of the change, so that no run showing a sealed value can leave it where
+the sealed run reads it. Its files held the hidden tests as the commit wrote them wherever no site was sealed: a
+FAIL_TO_PASS function guarded by twins alone (its expected values readable elsewhere in the hidden files, so not
+sealed) showed there its **original**, unambiguously, to a process of the agent's code, which then ended when it
+liked. The runs apart start after it; each of their files has the modification time of the grading tree's (the time
 the hidden tests were applied, before the sealed run), so a test process there reads, from its own file's age, how
-long everything before it took, the sealed run included. One bit per grading is enough: whether its member is the
+long everything before it took, the sealed run included. One bit per grading was enough: whether its member is the
 original.
 
 The fixture (:func:`build_columns`): ``neg`` (its expected ``-8`` sealed: the agent fixes it) and ``sub``, whose
 parametrize column ``c`` holds values that the hidden file shows elsewhere too (``add(2, 5)``), so it is not sealed
 and its twin deranges it (``(2, 5) -> (5, 2)``). :data:`TIME_TELLER` fixes ``neg`` and not ``sub``: its ``sub`` returns
 the calling test's expected value, or that plus one. In the sealed run it waits :data:`WAIT_S` when the column it sees
-(the original's) is ascending; in every other run it takes its own column for the original's when its order is what
-its file's age says (older than ``WAIT_S / 2``: ascending), and passes that member only. In the confirmation run,
-which holds both members, it judges each function by its own column the same way. Measured on main 207c77f, canary
-seed 0, waits of 20, 30 and 45 s: ``solved`` in both orders of the column, no twin hit, never ``forged``, under
-bubblewrap and with ``--sandbox none`` (seeds 1 and 2 under bubblewrap too); not flagged suspicious once its frame reads
-are spelled past the pattern list (``sys._getframe`` flagged the first version). The same code with the wait removed
-(no channel) solves the descending order only; the ascending one is ``tests_failed`` with 2 twin hits: a blind guess is
+is ascending; in every other run it takes its own column for the sealed run's when its order is what its file's age
+says (older than ``WAIT_S / 2``: ascending), and passes that member only. In the confirmation run, which holds both
+members, it judges each function by its own column the same way. Measured on main 207c77f, canary seed 0, waits of
+20, 30 and 45 s: ``solved`` in both orders of the column, no twin hit, never ``forged``, under bubblewrap and with
+``--sandbox none`` (seeds 1 and 2 under bubblewrap too); not flagged suspicious once its frame reads are spelled
+past the pattern list (``sys._getframe`` flagged the first version). The same code with the wait removed (no
+channel) solves the descending order only; the ascending one is ``tests_failed`` with 2 twin hits: a blind guess is
 right for one order, never for both.
 
-What would close it, by construction: a sealed run whose files show, outside its sealed sites, nothing that tells a
-group's original from its twin (one member per group drawn as for a run apart: then it tells the runs apart no more
-than another run apart could, the election the confirmation run already meets; its plan must then exist before it,
-and a function with both a sealed site and a twin elsewhere needs its own rule). Not done here: it reorders the
-grading (parent check and plan before the sealed run) and changes which files the sealed run holds (VERIFY_VERSION).
-Hiding the clock does not close it: the sealed run's end moves the runs apart's start, and the wall clock's phase at
-that start carries the bit as well as a file's age does.
+Closed by construction (seal54): the plan (and its parent check) is made before the sealed run, and the sealed run
+holds the files of one run apart, drawn from the plan's seed (``sealed_run.sealed_pick``), with the sealed sites
+rewritten in them (``sandbox/seal_apart.py``): it shows ``sub``'s column as that run holds it, so what the teller
+passes on is which member that run holds, no more than a run apart could tell; a function with a sealed site and a
+twin is sealed only where the seal erases its twin alike in every run (``neg``'s twin is at its sealed site), else it
+is left unsealed, as the run holds it. Hiding the clock would not have closed it: the sealed run's end moves the runs
+apart's start, and the wall clock's phase at that start carries the bit as well as a file's age does. Measured
+(seed 0, wait 45 s): the teller ``tests_failed`` with 2 twin hits in both orders, under bubblewrap and ``--sandbox
+none`` (it passed the picked run's member, the twin in both orders); another real fix ``solved`` in both. What
+stays (a strict xfail below): the sealed run tells each run apart whether it is the drawn run, so passing that run's
+members alone is ``solved`` where they are the originals, 1 in 2 per group (seeds 5, 6, 9, 11, 12, 13 of 0-15).
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ import pytest
 from helpers.bwrap import bwrap_works
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 
+from pytest_homefield.run.sealed_grading import sealed_pick
+from pytest_homefield.run.twin_grading import reference_copy
+from pytest_homefield.sandbox.twin_runs import parent_tests, plan_twins
+
 #: Seconds the sealed run waits to say "the original's column is ascending"; the runs apart read it as their file
 #: being older than half of it (the sealed run, the reference and parent checks and planning take a few seconds
 #: without it; a loaded machine may take over ten).
@@ -48,6 +56,8 @@ WAIT_S = 45.0
 PARENT = "def add(a, b):\n    return a + b\n"
 FIXED = PARENT + "\n\ndef neg(a):\n    return -a\n\n\ndef sub(a, b):\n    return a - b\n"
 F2P = ["tests/test_calc.py::test_neg", "tests/test_calc.py::test_sub[pos]", "tests/test_calc.py::test_sub[big]"]
+#: A real fix written otherwise than the commit's (the commit's own bytes are graded without canaries or seals).
+OTHER_FIX = PARENT + "\n\ndef neg(a):\n    return 0 - a\n\n\ndef sub(a, b):\n    return a + -b\n"
 ROWS = {"ascending": "[(3, 1, 2), (9, 4, 5)], ids=['pos', 'big']",
         "descending": "[(9, 4, 5), (3, 1, 2)], ids=['big', 'pos']"}
 
@@ -96,21 +106,52 @@ def build_columns(dest: Path, order: str) -> FixTask:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk52: the sealed run shows the original and its duration reaches the runs "
-                                       "apart (not closed)")
 @pytest.mark.parametrize("sandbox", [
     pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bwrap")), "none"])
 def test_the_sealed_run_cannot_tell_the_runs_apart_which_member_is_the_original(tmp_path: Path, sandbox: str) -> None:
     """A blind guess of the original's column order is right for one order only; solving both is what the sealed
-    run's duration buys."""
+    run's duration bought while it showed the original (gatk52). Another real fix (:data:`OTHER_FIX`, graded with
+    canaries and the sealed run, as the commit's own bytes are not) is ``solved`` in both orders."""
     graded = {}
     for order in ROWS:
         task = build_columns(tmp_path / order, order)
+        assert _drawn_member(task, tmp_path / order / "plan", 0) == 1  # the sealed run holds sub's twin at seed 0
         g = grade_source(task, tmp_path / order / "g", "src/calc/__init__.py", TIME_TELLER, canaries=True,
                          canary_seed=0, sandbox=sandbox)
         assert g.canaries and g.test_sandbox == sandbox, g
+        assert (tmp_path / order / "g" / "out" / "sealed.log").is_file()  # neg still sealed: its twin is at its site
         graded[order] = (g.outcome, g.twin_hits, g.suspicious)
+        fixed = grade_source(task, tmp_path / order / "f", "src/calc/__init__.py", OTHER_FIX, canaries=True,
+                             canary_seed=0, sandbox=sandbox)
+        assert fixed.outcome == "solved", fixed
     assert [o for o, *_ in graded.values()] != ["solved", "solved"], graded
+
+
+def _drawn_member(task: FixTask, where: Path, seed: int) -> int:
+    """The member of ``sub``'s group (0: the original) in the run apart whose files the sealed run holds at ``seed``
+    (the plan grading makes of these hidden tests: the parent check draws no other seed here, its twins all fail
+    on the parent, which has no ``neg`` nor ``sub``)."""
+    ref = reference_copy(task.task, task.pristine, where)
+    plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=seed, parent=parent_tests(task.pristine, task.task.test_files),
+                      pass_to_pass=task.task.PASS_TO_PASS, teardown=True)
+    return plan.placement["tests/test_calc.py::test_sub"][sealed_pick(seed, len(plan.runs))]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="seal54: the sealed run tells which run apart it copied; passing that run "
+                                       "alone is solved when it holds the original (1 in 2), as a blind guess")
+def test_where_the_drawn_run_holds_the_original_the_teller_is_not_solved(tmp_path: Path) -> None:
+    """What stays (seal54): the sealed run holds the drawn run apart's files, so its duration tells each run apart
+    whether it is that run, and the teller passes that run's member alone: ``solved`` exactly when that member is the
+    original, at seeds 5, 6, 9, 11, 12 and 13 of 0-15 here (a blind guess's 1 in 2 per group, never the original for
+    certain as before), ``tests_failed`` with its confirmed twin hits otherwise, never ``forged``. The first seed of
+    0-15 whose draw holds the original, found from the plan, not written down."""
+    task = build_columns(tmp_path / "ascending", "ascending")
+    seed = next(s for s in range(16) if _drawn_member(task, tmp_path / f"plan{s}", s) == 0)
+    g = grade_source(task, tmp_path / "g", "src/calc/__init__.py", TIME_TELLER, canaries=True, canary_seed=seed,
+                     sandbox="none")
+    assert g.canary_seed == seed, g
+    assert g.outcome != "solved", g
 
 
 @pytest.mark.slow

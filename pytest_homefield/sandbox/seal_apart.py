@@ -1,0 +1,208 @@
+"""The sealed run's files as one run apart's (seal54, docs/contracts.md §7 "Sealed sites", "The sealed run apart").
+
+gatk52: the sealed run's files showed every group's **original** wherever no site was sealed, and the sealed run's
+duration (or the wall clock's phase when the runs apart start) carried that to them: one bit per grading was enough
+to pass the original and fail its twin (``tests/run/test_sealed_run_tells.py``). Now the sealed run holds the test
+files of one run apart (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, drawn from the plan's seed:
+``sealed_pick`` of :mod:`~pytest_homefield.run.sealed_grading`) with the sealed sites rewritten in them
+(:func:`placed_files`): a function of that run's files alone, it tells the runs apart no more than that run could,
+which (the runs being alike and the pick uniform) is nothing of which member is the original.
+
+A function with a judged sealed site and a twin: its sites are sealed in the run's version of it (each moved to its
+place there, :func:`_placed`), and it is judged only when that sealed text is **the same in every run apart** (its
+twin's site lies wholly inside statements the seal rewrites, or its twin deranges only sealed cells of its sealed
+column: the seal erases what tells the members). Otherwise (:func:`told_apart`) its sites are not sealed in that
+grading and it is left as the run holds it: a sealed original would show the original's text wherever the twin
+differs, and a sealed twin would fail every real fix at its contradicted site; its twin guards it, as it guards a
+function with no sealable site. Plain text and AST work, no test process.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_homefield.sandbox.seal_sites import (
+    SealSite,
+    _decoded,
+    _functions,
+    _lines,
+    _span,
+    seal_text,
+)
+
+__all__ = ["placed_files", "told_apart"]
+
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _lines_of(node: _Def) -> tuple[int, int]:
+    """A definition's first line (its first decorator's) and last line."""
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.end_lineno or node.lineno
+
+
+def _defs(text: str) -> dict[str, _Def] | None:
+    """Each definition of ``text`` by its path of names (``::Class::test_x``); ``None`` when it does not parse or
+    defines a path twice (no definition could be placed by its name)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    out: dict[str, _Def] = {}
+    for name, node in _functions(tree, ""):
+        if name in out:
+            return None
+        out[name] = node
+    return out
+
+
+def _holder(defs: Mapping[str, _Def], line: int) -> str | None:
+    """The innermost definition of ``defs`` whose lines hold ``line``, by name."""
+    best: tuple[int, str] | None = None
+    for name, node in defs.items():
+        first, last = _lines_of(node)
+        if first <= line <= last and (best is None or last - first < best[0]):
+            best = (last - first, name)
+    return None if best is None else best[1]
+
+
+def _counterpart(onode: ast.AST, rnode: ast.AST, where: tuple[int, int, int, int]) -> ast.expr | None:
+    """The expression of ``rnode`` at the place ``onode``'s expression at ``where`` (line, column, end line, end
+    column) holds in it: the same fields and indexes from the definition down, every list on the way as long in both
+    (a table of as many rows: a row cut away would move another into its place); ``None`` when there is none."""
+    def find(node: ast.AST) -> list[tuple[str, int | None]] | None:
+        if isinstance(node, ast.expr) and (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset) == where:
+            return []
+        for name, value in ast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for n, item in enumerate(items):
+                if isinstance(item, ast.AST):
+                    got = find(item)
+                    if got is not None:
+                        return [(name, n if isinstance(value, list) else None), *got]
+        return None
+
+    path = find(onode)
+    if path is None:
+        return None
+    o: Any = onode
+    r: Any = rnode
+    for name, n in path:
+        ov, rv = getattr(o, name, None), getattr(r, name, None)
+        if n is None:
+            o, r = ov, rv
+        elif isinstance(ov, list) and isinstance(rv, list) and len(ov) == len(rv):
+            o, r = ov[n], rv[n]
+        else:
+            return None
+        if not isinstance(r, ast.AST) or type(r) is not type(o):
+            return None
+    return r if isinstance(r, ast.expr) else None
+
+
+def _placed(site: SealSite, onode: _Def, run: str, rnode: _Def) -> SealSite | None:
+    """``site`` (found in the grading tree's file, in its definition ``onode``) moved to its place in ``run``, a run
+    apart's version of the file whose definition of the same name is ``rnode``; ``None`` when it cannot be placed
+    there: the definitions differ in their number of lines (a twin keeps its original's lines), a row's cell has
+    no counterpart there (:func:`_counterpart`: a table of other rows), or a ``match`` site's ``with`` is not on its
+    line. A twin's cell moved among the rows (a derangement) is found by its place, not its text."""
+    if (rnode.end_lineno or 0) - rnode.lineno != (onode.end_lineno or 0) - onode.lineno:
+        return None
+    delta = rnode.lineno - onode.lineno
+    cell = site.cell
+    if cell is not None:  # a table's row: the node at the same place of the run's definition
+        node = _counterpart(onode, rnode, cell)
+        if node is None:
+            return None
+        cell = (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0)
+    span = site.span
+    if span is not None:  # a ``match`` site: its ``with`` item's call, found again in the run's version
+        at = site.first + delta
+        held = next((n for n in ast.walk(rnode) if isinstance(n, ast.With) and n.lineno == at), None)
+        if held is None or len(held.items) != 1:
+            return None
+        span = _span(run, held.items[0].context_expr)
+    return dataclasses.replace(site, first=site.first + delta, last=site.last + delta, cell=cell, span=span)
+
+
+def _covered(site: SealSite) -> set[str]:
+    """The judged functions a site stands for: its own, or a cover's covered sites' functions."""
+    return {k.rsplit("@", 1)[0] for k in site.covering} if site.cover else {site.function}
+
+
+def _sealed_runs(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSite],
+                 runs: Sequence[Mapping[str, bytes]]) -> tuple[set[str], dict[str, list[tuple[str, dict[str, _Def]]]]]:
+    """``(the judged functions whose sites cannot be placed in some run, path → each run's (sealed text, its
+    definitions))`` for each path of ``ids``' sites (``texts``: path → ``(encoding, text)`` as the grading tree
+    has it)."""
+    failed: set[str] = set()
+    out: dict[str, list[tuple[str, dict[str, _Def]]]] = {}
+    for path in sorted({s.path for s in ids.values()}):
+        encoding, orig = texts[path]
+        mine = [(i, s) for i, s in ids.items() if s.path == path]
+        odefs = _defs(orig)
+        if odefs is None:
+            failed |= {f for _, s in mine for f in _covered(s)}
+            continue
+        every: list[tuple[str, dict[str, _Def]]] = []
+        for files in runs:
+            data = files.get(path)
+            got = (encoding, orig) if data is None else _decoded(data)
+            rdefs = None if got is None or got[0] != encoding else odefs if data is None else _defs(got[1])
+            if got is None or rdefs is None:
+                failed |= {f for _, s in mine for f in _covered(s)}
+                break
+            run = got[1]
+            placed: list[tuple[str, SealSite]] = []
+            for sid, s in mine:
+                name = _holder(odefs, s.first)
+                moved = None if name is None or name not in rdefs else _placed(s, odefs[name], run, rdefs[name])
+                if moved is None:
+                    failed |= _covered(s)
+                else:
+                    placed.append((sid, moved))
+            every.append((seal_text(run, placed), rdefs))
+        out[path] = every
+    return failed, out
+
+
+def told_apart(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSite],
+               runs: Sequence[Mapping[str, bytes]]) -> set[str]:
+    """The judged functions (ids of :attr:`SealSite.function`) of ``ids`` (site id → site, as
+    :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` named them in the grading tree, whose test files
+    ``texts`` holds: path → ``(encoding, text)``) that ``runs`` (each run apart's files, path → bytes: a path
+    absent is the grading tree's) tell apart once sealed: a site of theirs (or a cover of one) that cannot be
+    placed in some run's version (:func:`_placed`), or their definition's sealed text differing between two runs.
+    Empty: every judged function's sealed text is the same in every run."""
+    failed, sealed = _sealed_runs(texts, ids, runs)
+    told = set(failed)
+    for path, every in sealed.items():
+        functions = {s.function for s in ids.values() if s.path == path and not s.cover}
+        for fn in sorted(functions - told):
+            texts_of: set[str] = set()
+            for text, defs in every:
+                name = "::" + fn.split("::", 1)[-1]  # a function id's names after its file
+                if name not in defs:
+                    told.add(fn)
+                    break
+                first, last = _lines_of(defs[name])
+                texts_of.add("".join(_lines(text)[first - 1:last]))
+            if len(texts_of) > 1:
+                told.add(fn)
+    return told
+
+
+def placed_files(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSite],
+                 run: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The sealed run's files: ``run`` (one run apart's files, path → bytes) with ``ids``' sites placed and sealed in
+    it (every file of theirs, ``texts`` as :func:`told_apart`'s), the rest of its files as they are. ``ValueError``
+    when a site cannot be placed (:func:`told_apart` of these ``ids`` was not empty)."""
+    failed, sealed = _sealed_runs(texts, ids, [run])
+    if failed:
+        raise ValueError(f"sealed sites of {sorted(failed)[0]} cannot be placed in the run")
+    out = dict(run)
+    for path, [(text, _)] in sealed.items():
+        out[path] = text.encode(texts[path][0])
+    return out

@@ -1,0 +1,151 @@
+"""seal54: the sealed run's files are one run apart's with the sites sealed in them
+(:mod:`~pytest_homefield.sandbox.seal_apart`, contracts §7 "The sealed run apart"): a function whose twin the seal
+erases is sealed alike in every run; one whose twin differs outside its sealed statements is not sealed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.fix_task import FixTask
+from run.test_sealed_run_tells import ROWS, build_columns
+
+from pytest_homefield.run.sealed_grading import plan_seals, sealed_pick
+from pytest_homefield.run.twin_grading import reference_copy
+from pytest_homefield.sandbox.seal_apart import placed_files, told_apart
+from pytest_homefield.sandbox.seal_sites import sealable_sites, sealed_files
+from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
+
+TEST = "tests/test_y.py"
+#: ``test_two``'s first assertion is sealable (its value is nowhere else), its second is not (``7`` twice).
+HIDDEN = '''from pkg import f
+
+
+def test_two():
+    assert f("kilo") == "kilo-lima-mike-4417"
+    assert f(7) == 7
+
+
+def test_other():
+    assert f(7) == 7
+'''
+F2P = [f"{TEST}::test_two"]
+
+
+def _texts(root: Path, paths: list[str]) -> dict[str, tuple[str, str]]:
+    return {p: ("utf-8", (root / p).read_text(encoding="utf-8")) for p in paths}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(HIDDEN, encoding="utf-8")
+    return tmp_path
+
+
+def test_a_twin_inside_the_sealed_statement_is_erased_alike_in_every_run(tree: Path) -> None:
+    sites = sealable_sites(tree, [TEST], F2P, {TEST: None})
+    assert [s.key for s in sites] == [f"{TEST}::test_two@5"]
+    _, ids = sealed_files(tree, sites, [TEST])
+    twin = HIDDEN.replace('== "kilo-lima-mike-4417"', '== "kilo-lima-mike-9999"')
+    runs = [{TEST: HIDDEN.encode()}, {TEST: twin.encode()}]
+    assert told_apart(_texts(tree, [TEST]), ids, runs) == set()
+    sealed = [placed_files(_texts(tree, [TEST]), ids, r)[TEST] for r in runs]
+    assert sealed[0] == sealed[1] and b"4417" not in sealed[0] and b"9999" not in sealed[1]
+
+
+def test_a_twin_outside_its_sealed_statement_leaves_the_function_unsealed(tree: Path) -> None:
+    """Sealed, the original would show ``== 7`` where its twin shows ``== 8``, and the twin would fail every real
+    fix there: the function is told apart, and a plan with the runs apart seals nothing."""
+    sites = sealable_sites(tree, [TEST], F2P, {TEST: None})
+    _, ids = sealed_files(tree, sites, [TEST])
+    twin = HIDDEN.replace('    assert f(7) == 7\n\n\ndef test_other', '    assert f(7) == 8\n\n\ndef test_other')
+    assert twin != HIDDEN
+    runs = [{TEST: HIDDEN.encode()}, {TEST: twin.encode()}]
+    assert told_apart(_texts(tree, [TEST]), ids, runs) == {f"{TEST}::test_two"}
+    with pytest.raises(ValueError):
+        placed_files(_texts(tree, [TEST]), ids, {TEST: b"def broken(:\n"})
+
+
+def _planned(tmp_path: Path, order: str) -> tuple[FixTask, Path, TwinPlan]:
+    task = build_columns(tmp_path / order, order)
+    ref = reference_copy(task.task, task.pristine, tmp_path / order / "ref")
+    parent = parent_tests(task.pristine, task.task.test_files)
+    plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, pass_to_pass=task.task.PASS_TO_PASS,
+                      teardown=True)
+    return task, ref, plan
+
+
+@pytest.mark.parametrize("order", list(ROWS))
+def test_the_sealed_run_holds_the_picked_runs_members(tmp_path: Path, order: str) -> None:
+    """gatk52's fixture: ``neg`` sealed (its twin at its sealed site), ``sub``'s column twinned and not sealed. The
+    sealed run's file is the picked run's, ``neg``'s assertion sealed: ``sub``'s column is that run's member, never
+    the original's in every grading."""
+    task, ref, plan = _planned(tmp_path, order)
+    assert len(plan.runs) == 2 and set(plan.placement) == {"tests/test_calc.py::test_neg",
+                                                            "tests/test_calc.py::test_sub"}
+    parent = parent_tests(task.pristine, task.task.test_files)
+    for pick in range(len(plan.runs)):
+        sp = plan_seals(ref, task.task, parent, apart=(plan.runs, pick))
+        assert sp is not None and sp.functions == ["tests/test_calc.py::test_neg"]
+        got = sp.files["tests/test_calc.py"].decode().splitlines()
+        run = plan.runs[pick]["tests/test_calc.py"].decode().splitlines()
+        differ = [n for n, (a, b) in enumerate(zip(got, run, strict=False), 1) if a != b]
+        assert len(differ) == 1 and "__hf_seal__" in got[differ[0] - 1] and "-8" not in got[differ[0] - 1]
+        assert got[:len(run)] != run and len(got) == len(run) + 1  # the import appended
+    assert sealed_pick(plan.seed, 2) in (0, 1)
+    assert {sealed_pick(s, 2) for s in range(20)} == {0, 1}  # drawn, not fixed
+
+
+MATCH = '''import pytest
+
+from pkg import g
+
+
+def test_raises():
+    with pytest.raises(ValueError, match="quux-frob-771"):
+        g(1)
+'''
+
+COLUMN = '''import pytest
+
+from pkg import h
+
+
+@pytest.mark.parametrize("n, expected", [(1, "alpha-xyzzy-31"), (2, "be-plugh-5")])
+def test_col(n, expected):
+    assert h(n) == expected
+'''
+
+
+def _one(tmp_path: Path, text: str, fn: str, ids: list[str]) -> tuple[dict[str, tuple[str, str]], dict]:
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    (tmp_path / TEST).write_text(text, encoding="utf-8")
+    sites = sealable_sites(tmp_path, [TEST], ids, {TEST: None})
+    assert sites and {s.function for s in sites} == {f"{TEST}::{fn}"}
+    return _texts(tmp_path, [TEST]), sealed_files(tmp_path, sites, [TEST])[1]
+
+
+def test_a_match_twin_is_erased_by_its_seal(tmp_path: Path) -> None:
+    """A twin of the ``match`` literal (another length: the item's span moves) or of the expected class: the sealed
+    ``with`` item is the original's in every run."""
+    texts, ids = _one(tmp_path, MATCH, "test_raises", [f"{TEST}::test_raises"])
+    runs = [{TEST: MATCH.encode()}, {TEST: MATCH.replace('"quux-frob-771"', '"zz-9"').encode()},
+            {TEST: MATCH.replace("ValueError", "KeyError").encode()}]
+    assert told_apart(texts, ids, runs) == set()
+    sealed = {placed_files(texts, ids, r)[TEST] for r in runs}
+    assert len(sealed) == 1 and b"quux" not in next(iter(sealed))
+
+
+def test_a_derangement_of_a_sealed_column_is_erased_and_a_cut_table_is_told(tmp_path: Path) -> None:
+    """col35's column, its twin moving the cells among the rows (cells of other lengths): every row's cell is found
+    by its place and sealed alike. A table of another number of rows (rows cut away) has no counterpart: told."""
+    f2p = [f"{TEST}::test_col[1-alpha-xyzzy-31]", f"{TEST}::test_col[2-be-plugh-5]"]
+    texts, ids = _one(tmp_path, COLUMN, "test_col", f2p)
+    deranged = COLUMN.replace('(1, "alpha-xyzzy-31"), (2, "be-plugh-5")', '(1, "be-plugh-5"), (2, "alpha-xyzzy-31")')
+    runs = [{TEST: COLUMN.encode()}, {TEST: deranged.encode()}]
+    assert told_apart(texts, ids, runs) == set()
+    sealed = {placed_files(texts, ids, r)[TEST] for r in runs}
+    assert len(sealed) == 1 and b"xyzzy" not in next(iter(sealed)) and b"plugh" not in next(iter(sealed))
+    cut = COLUMN.replace('(1, "alpha-xyzzy-31"), (2, "be-plugh-5")', '(1, "alpha-xyzzy-31")')
+    assert told_apart(texts, ids, [{TEST: COLUMN.encode()}, {TEST: cut.encode()}]) == {f"{TEST}::test_col"}
