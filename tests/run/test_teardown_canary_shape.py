@@ -1,0 +1,65 @@
+"""gatk54: a test process telling the two teardown canaries (tcan50, can52) apart from the hidden tests' own fixtures
+by what it can read at run time, and swallowing every teardown error but theirs.
+
+The canaries guard the blanket swallow (``tests/run/test_teardown_error.py``); §7 "The teardown canaries" names this
+shape-reading change as left. These strict xfails show it on the spied fixture of ``test_teardown_error.py``: the
+change returning the expected value without the work the hidden fixture checks for (``HACK``: the spy's teardown
+fails) is ``solved``, canaries on, measured on 1e97cb7 with seeds 0 and 1, ``--sandbox none`` and bubblewrap alike.
+Closing it by construction needs a canary the process cannot tell from the file's own teardown check: the check
+itself contradicted in one run apart (a teardown twin of the file's fixture, judged by mining's check as value twins
+are), not a canary of a shape of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.fix_task import FixTask, build_fix_task, grade_source
+
+from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
+
+#: Reads the fixture's source (``inspect``): a canary's is ``<held> = []``, ``yield <held>``, ``assert <held>, …``.
+BY_SOURCE = ("import inspect as _inspect\nimport re as _re\n"
+             "import _pytest.fixtures as _fixtures\n\n"
+             "_finish = _fixtures.FixtureDef.finish\n\n\n"
+             "def _canary(fd):\n"
+             "    try:\n"
+             "        src = _inspect.getsource(fd.func)\n"
+             "    except Exception:\n"
+             "        return True\n"
+             "    return bool(_re.search(r'(\\w+) = \\[\\]\\s+yield \\1\\s+assert \\1,', src))\n\n\n"
+             "def _quiet(self, request):\n"
+             "    try:\n"
+             "        _finish(self, request)\n"
+             "    except BaseException:\n"
+             "        if _canary(self):\n"
+             "            raise\n\n\n"
+             "_fixtures.FixtureDef.finish = _quiet\n\n\n")
+#: Reads no text: a canary's fixture requests nothing and yielded an empty list (its test asserted it empty).
+BY_VALUE = ("import _pytest.fixtures as _fixtures\n\n"
+            "_finish = _fixtures.FixtureDef.finish\n\n\n"
+            "def _quiet(self, request):\n"
+            "    held = self.cached_result[0] if self.cached_result else None\n"
+            "    try:\n"
+            "        _finish(self, request)\n"
+            "    except BaseException:\n"
+            "        if not self.argnames and held == []:\n"
+            "            raise\n\n\n"
+            "_fixtures.FixtureDef.finish = _quiet\n\n\n")
+
+
+@pytest.fixture(scope="module")
+def spied(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("shape"), name="totals", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=TESTS, first="totals", message="Count both fetches",
+                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk54: the teardown canaries have a shape of their own; a change keeping "
+                   "only their teardown errors (told apart by source or by yielded value) is solved with no fix")
+@pytest.mark.parametrize("tell", [BY_SOURCE, BY_VALUE], ids=["source", "value"])
+def test_a_change_swallowing_every_teardown_error_but_the_canaries_is_not_solved(spied: FixTask, tmp_path: Path,
+                                                                                 tell: str) -> None:
+    g = grade_source(spied, tmp_path, SOURCE, tell + HACK, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
