@@ -31,7 +31,7 @@ import random
 import re
 import tokenize
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
-           "parse_source", "read_source"]
+           "marks_of", "parse_source", "read_source"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -300,14 +300,71 @@ def _sentinel_module(root: Path, path: str, fids: list[str], rng: random.Random,
     plan.targets.append(module)
 
 
-def _teardown_def(test: str, fixture: str, held: str, message: str, pytest_name: str, imported: bool) -> str:
+def _teardown_def(test: str, fixture: str, held: str, message: str, pytest_name: str, imported: bool,
+                  marks: Sequence[str] = ()) -> str:
     """The teardown canary's text (module level): a fixture ``fixture`` yielding an empty list ``held`` and asserting
-    at teardown that it is not empty, and a test ``test`` requesting it whose body passes; ``pytest_name``: what names
-    the ``pytest`` module there, imported first unless ``imported``."""
+    at teardown that it is not empty, and a test ``test`` requesting it whose body passes, decorated by ``marks``
+    (decorator texts, without the ``@``: :func:`marks_of`); ``pytest_name``: what names the ``pytest`` module
+    there, imported first unless ``imported``."""
     head = "" if imported else (f"import pytest as {pytest_name}\n\n\n" if pytest_name != "pytest"
                                 else "import pytest\n\n\n")
+    decorated = "".join(f"@{m}\n" for m in marks)
     return (f"{head}@{pytest_name}.fixture\ndef {fixture}():\n    {held} = []\n    yield {held}\n"
-            f"    assert {held}, {message!r}\n\n\ndef {test}({fixture}):\n    assert not {fixture}\n")
+            f"    assert {held}, {message!r}\n\n\n{decorated}def {test}({fixture}):\n    assert not {fixture}\n")
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    """The names the module's top-level ``import`` / ``from … import`` statements bind (``*`` binds none here)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names |= {a.asname or a.name.split(".", 1)[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {a.asname or a.name for a in node.names if a.name != "*"}
+    return names
+
+
+def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
+    """Whether the decorator ``dec`` is a pytest mark other than ``parametrize`` (``pytest.mark.X``, ``mark.X``, with
+    or without a call) every name of which a top-level import binds, so it means the same at any place after them."""
+    head = dec.func if isinstance(dec, ast.Call) else dec
+    chain: list[str] = []
+    while isinstance(head, ast.Attribute):
+        chain.append(head.attr)
+        head = head.value
+    if not isinstance(head, ast.Name):
+        return False
+    chain.append(head.id)
+    chain.reverse()  # e.g. ["pytest", "mark", "unit"]
+    if len(chain) < 2 or "mark" not in chain[:-1] or chain[-1] == "parametrize":
+        return False
+    return all(n.id in imported for n in ast.walk(dec) if isinstance(n, ast.Name))
+
+
+def marks_of(tree: ast.Module, fid: str) -> list[str]:
+    """The pytest marks (decorator texts, :func:`ast.unparse`'s) that the test ``fid`` (``path::Class::name[…]``) of
+    ``tree`` carries on its function and its classes, outermost first, but ``parametrize`` and any mark naming what
+    no top-level import binds (gatk54): a planted test carrying them is selected, or deselected, with it by a
+    configuration's ``-m`` (``addopts = -m unit``, every test marked ``unit``: the teardown canaries, unmarked, were
+    deselected, never run, and a change swallowing every teardown error was ``solved``)."""
+    parts = fid.split("::")[1:]
+    if not parts:
+        return []
+    classes, name = parts[:-1], parts[-1].split("[", 1)[0]
+    imported = _imported_names(tree)
+    decorated: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = []
+    body: list[ast.stmt] = tree.body
+    for cls in classes:
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
+        if not found:
+            return []
+        decorated.append(found[-1])
+        body = found[-1].body
+    func = _find(tree, classes, name)
+    if func is None:
+        return []
+    decorated.append(func)
+    return [ast.unparse(d) for n in decorated for d in n.decorator_list if _is_mark(d, imported)]
 
 
 def _sentinel_def(name: str, message: str, *, indent: str, method: bool) -> str:

@@ -61,6 +61,7 @@ from pytest_homefield.sandbox.canaries import (
     _sentinel_module,
     _teardown_def,
     function_id,
+    marks_of,
     parse_source,
     read_source,
 )
@@ -503,7 +504,8 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     imports = [(k, a.asname or a.name) for k, n in enumerate(tree.body) if isinstance(n, ast.Import)
                for a in n.names if a.name == "pytest"]
     name = imports[-1][1] if imports else "pytest" if "pytest" not in namer.taken else namer.plain()
-    block = _teardown_def(test, fixture, held, namer.message(), name, bool(imports))
+    marks = marks_of(tree, fids[0])  # selected with the function it is named like (gatk54: `-m unit`)
+    block = _teardown_def(test, fixture, held, namer.message(), name, bool(imports), marks)
     # below the module's imports (its own ``import pytest`` among them when the block names it so), among its code
     after = 1 + max((k for k, n in enumerate(tree.body) if isinstance(n, (ast.Import, ast.ImportFrom))), default=-1)
     draw = rng.random()
@@ -512,7 +514,8 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     # last test's teardown error swallows the other's
     second = _collected_name(namer, like)
     fixture2, held2 = namer.plain(), namer.plain(2)
-    block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports))  # either may come first
+    # either may come first
+    block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports), marks)
     draw2 = rng.random()
 
     def planted(text: str) -> str | None:

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
-
+from helpers.quiet_teardown import QUIET_FINISH
 from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
+
+from pytest_homefield.sandbox.canaries import marks_of, parse_source
 
 #: Reads the fixture's source (``inspect``): a canary's is ``<held> = []``, ``yield <held>``, ``assert <held>, …``.
 BY_SOURCE = ("import inspect as _inspect\nimport re as _re\n"
@@ -63,3 +65,48 @@ def test_a_change_swallowing_every_teardown_error_but_the_canaries_is_not_solved
                                                                                  tell: str) -> None:
     g = grade_source(spied, tmp_path, SOURCE, tell + HACK, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+
+
+#: The repository's configuration runs the tests marked ``unit`` only, and the hidden test carries that mark.
+SELECTS = {"pytest.ini": "[pytest]\naddopts = -m unit\nmarkers =\n    unit: fast\n"}
+MARKED = TESTS.replace("def test_total(spy):", "@pytest.mark.unit\ndef test_total(spy):")
+
+
+@pytest.fixture(scope="module")
+def marked(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("marked"), name="totals", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=MARKED, first="totals", message="Count both fetches",
+                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[], project=False,
+                          parent_data=SELECTS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(QUIET_FINISH + HACK, "forged"),
+                                                 (FIXED + "# the fix, a comment more\n", "solved")],
+                         ids=["quiet", "fix"])
+def test_the_teardown_canaries_run_where_the_configuration_selects_by_mark(marked: FixTask, tmp_path: Path,
+                                                                           source: str, outcome: str) -> None:
+    """gatk54: with ``addopts = -m unit`` and the hidden test marked ``unit``, the two teardown canaries (no mark) were
+    deselected, never run, and the change swallowing every teardown error (gatk50's) was ``solved`` with no fix
+    (seeds 0 and 1, ``--sandbox none``). The canary test now carries its FAIL_TO_PASS function's marks: it runs, its
+    swallowed error is reported ``passed``, ``forged``; the real fix stays ``solved``."""
+    g = grade_source(marked, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+MARKS_FILE = ("import pytest\nfrom pytest import mark\n\nimport totals\n\n\n"
+              "@pytest.mark.unit\nclass TestTotals:\n"
+              "    @mark.timeout(5)\n    @pytest.mark.parametrize('n', [1])\n"
+              "    @pytest.mark.skipif(LATER, reason='x')\n"
+              "    @pytest.mark.usefixtures('spy')\n    def test_total(self, n):\n        assert n\n\n\n"
+              "LATER = False\n")
+
+
+def test_a_teardown_canary_carries_the_marks_its_test_means_the_same_with() -> None:
+    """The marks of a function and its classes (outermost first), but ``parametrize`` (the canary takes no argument)
+    and a mark naming what no top-level import binds (``LATER``, bound below the canary's place: a ``NameError`` at
+    the module's import)."""
+    tree = parse_source(MARKS_FILE)
+    assert marks_of(tree, f"{TEST}::TestTotals::test_total[1]") == [
+        "pytest.mark.unit", "mark.timeout(5)", "pytest.mark.usefixtures('spy')"]
+    assert marks_of(tree, f"{TEST}::test_missing") == []
