@@ -367,8 +367,12 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
     return [ast.unparse(d) for n in decorated for d in n.decorator_list if _is_mark(d, imported)]
 
 
-def _sentinel_def(name: str, message: str, *, indent: str, method: bool) -> str:
-    return f"{indent}def {name}({'self' if method else ''}):\n{indent}    raise AssertionError({message!r})\n"
+def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = ()) -> str:
+    """A test ``name`` raising ``AssertionError(message)``, decorated by ``marks`` (:func:`marks_of`: an appended
+    sentinel carries its function's marks, gatk54, so a configuration's ``-m`` selects it with that function)."""
+    decorated = "".join(f"{indent}@{m}\n" for m in marks)
+    return (f"{decorated}{indent}def {name}({'self' if method else ''}):\n"
+            f"{indent}    raise AssertionError({message!r})\n")
 
 
 def _find(tree: ast.Module, classes: Sequence[str], func: str, *,

@@ -958,7 +958,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         # well: one group of them all when each is a FAIL_TO_PASS function here, else sentinels
         if node is None or span is None or id(node) in taken or shared is None:
             name = namer.name(func)
-            tail.append(_sentinel_def(name, namer.message(), indent="", method=False))
+            marks = marks_of(tree, fid) if tree is not None else []  # selected with it (gatk54: `-m unit`)
+            tail.append(_sentinel_def(name, namer.message(), indent="", method=False, marks=marks))
             how = ("sentinel: the test cannot be parsed or found" if node is None
                    else "sentinel: the definition shares its lines with other code" if span is None
                    else "sentinel: other tests run the same definition")

@@ -18,6 +18,7 @@ from helpers.fix_task import FixTask, build_fix_task, grade_source
 from helpers.quiet_teardown import QUIET_FINISH
 from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
 
+from pytest_homefield.agents.attack_payloads import MONKEYPATCH_REPORTS
 from pytest_homefield.sandbox.canaries import marks_of, parse_source
 
 #: Reads the fixture's source (``inspect``): a canary's is ``<held> = []``, ``yield <held>``, ``assert <held>, …``.
@@ -110,3 +111,34 @@ def test_a_teardown_canary_carries_the_marks_its_test_means_the_same_with() -> N
     assert marks_of(tree, f"{TEST}::TestTotals::test_total[1]") == [
         "pytest.mark.unit", "mark.timeout(5)", "pytest.mark.usefixtures('spy')"]
     assert marks_of(tree, f"{TEST}::test_missing") == []
+
+
+#: A class's test run by a subclass too, whose id is PASS_TO_PASS: its function gets an appended sentinel, no twin
+#: (§7: "other tests run the same definition"); the module defines ``pytest_generate_tests``, so no teardown canary.
+SHARED_PARENT = "def total(f):\n    return 3 * f\n"
+SHARED_FIXED = "def total(f):\n    return 4 * f\n"
+SHARED = ("import pytest\n\nimport totals\n\n\ndef pytest_generate_tests(metafunc):\n    pass\n\n\n"
+          "@pytest.mark.unit\nclass TestTotal:\n    factor = 1\n\n"
+          "    def test_total(self):\n        assert totals.total(self.factor) == 4 * self.factor\n\n\n"
+          "@pytest.mark.unit\nclass TestZero(TestTotal):\n    factor = 0\n")
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("shared"), name="totals", source=SOURCE, parent=SHARED_PARENT,
+                          fixed=SHARED_FIXED, test=TEST, tests=SHARED, first="totals", message="Count by four",
+                          fail_to_pass=[f"{TEST}::TestTotal::test_total"],
+                          pass_to_pass=[f"{TEST}::TestZero::test_total"], project=False, parent_data=SELECTS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(MONKEYPATCH_REPORTS + SHARED_PARENT, "forged"),
+                                                 (SHARED_FIXED + "# the fix, a comment more\n", "solved")],
+                         ids=["reports", "fix"])
+def test_an_appended_sentinel_runs_where_the_configuration_selects_by_mark(shared: FixTask, tmp_path: Path,
+                                                                           source: str, outcome: str) -> None:
+    """gatk54: the appended sentinel (no mark) was deselected by ``addopts = -m unit``, and the unfixed code with a
+    report patch calling every test passed (``MONKEYPATCH_REPORTS``) was ``solved`` (seed 0, ``--sandbox none``). The
+    sentinel now carries its function's marks (the class's ``unit``): it runs, is reported ``passed``, ``forged``."""
+    g = grade_source(shared, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
