@@ -324,9 +324,14 @@ def _imported_names(tree: ast.Module) -> set[str]:
     return names
 
 
+#: Marks no planted test takes: ``parametrize`` (it takes no argument) and the async runners' (a planted test is a
+#: plain function, which pytest-asyncio warns about, an error under ``filterwarnings = error``: its call would fail).
+_NOT_COPIED = frozenset({"parametrize", "asyncio", "anyio", "trio", "curio"})
+
+
 def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
-    """Whether the decorator ``dec`` is a pytest mark other than ``parametrize`` (``pytest.mark.X``, ``mark.X``, with
-    or without a call) every name of which a top-level import binds, so it means the same at any place after them."""
+    """Whether the decorator ``dec`` is a pytest mark (``pytest.mark.X``, ``mark.X``, with or without a call), none of
+    :data:`_NOT_COPIED`, every name of which a top-level import binds, so it means the same at any place after them."""
     head = dec.func if isinstance(dec, ast.Call) else dec
     chain: list[str] = []
     while isinstance(head, ast.Attribute):
@@ -336,17 +341,18 @@ def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
         return False
     chain.append(head.id)
     chain.reverse()  # e.g. ["pytest", "mark", "unit"]
-    if len(chain) < 2 or "mark" not in chain[:-1] or chain[-1] == "parametrize":
+    if len(chain) < 2 or "mark" not in chain[:-1] or chain[-1] in _NOT_COPIED:
         return False
     return all(n.id in imported for n in ast.walk(dec) if isinstance(n, ast.Name))
 
 
 def marks_of(tree: ast.Module, fid: str) -> list[str]:
     """The pytest marks (decorator texts, :func:`ast.unparse`'s) that the test ``fid`` (``path::Class::name[…]``) of
-    ``tree`` carries on its function and its classes, outermost first, but ``parametrize`` and any mark naming what
-    no top-level import binds (gatk54): a planted test carrying them is selected, or deselected, with it by a
-    configuration's ``-m`` (``addopts = -m unit``, every test marked ``unit``: the teardown canaries, unmarked, were
-    deselected, never run, and a change swallowing every teardown error was ``solved``)."""
+    ``tree`` carries on its function and its classes, outermost first, but ``parametrize``, the async runners' and
+    any mark naming what no top-level import binds (gatk54): a planted test carrying them is selected, or
+    deselected, with it by a configuration's ``-m`` (``addopts = -m unit``, every test marked ``unit``: the
+    teardown canaries, unmarked, were deselected, never run, and a change swallowing every teardown error was
+    ``solved``)."""
     parts = fid.split("::")[1:]
     if not parts:
         return []
