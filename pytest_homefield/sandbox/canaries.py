@@ -324,9 +324,10 @@ def _imported_names(tree: ast.Module) -> set[str]:
     return names
 
 
-#: Marks no planted test takes: ``parametrize`` (it takes no argument) and the async runners' (a planted test is a
-#: plain function, which pytest-asyncio warns about, an error under ``filterwarnings = error``: its call would fail).
-_NOT_COPIED = frozenset({"parametrize", "asyncio", "anyio", "trio", "curio"})
+#: Marks no planted test takes: ``parametrize`` (it takes no argument), ``usefixtures`` (a fixture of the test's
+#: class is none of a module-level test's: its setup would fail) and the async runners' (a planted test is a plain
+#: function, which pytest-asyncio warns about, an error under ``filterwarnings = error``: its call would fail).
+_NOT_COPIED = frozenset({"parametrize", "usefixtures", "asyncio", "anyio", "trio", "curio"})
 
 
 def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
@@ -348,7 +349,7 @@ def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
 
 def marks_of(tree: ast.Module, fid: str) -> list[str]:
     """The pytest marks (decorator texts, :func:`ast.unparse`'s) that the test ``fid`` (``path::Class::name[…]``) of
-    ``tree`` carries on its function and its classes, outermost first, but ``parametrize``, the async runners' and
+    ``tree`` carries on its function and its classes, outermost first, but :data:`_NOT_COPIED` and
     any mark naming what no top-level import binds (gatk54): a planted test carrying them is selected, or
     deselected, with it by a configuration's ``-m`` (``addopts = -m unit``, every test marked ``unit``: the
     teardown canaries, unmarked, were deselected, never run, and a change swallowing every teardown error was

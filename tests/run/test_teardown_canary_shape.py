@@ -105,11 +105,12 @@ MARKS_FILE = ("import pytest\nfrom pytest import mark\n\nimport totals\n\n\n"
 
 def test_a_teardown_canary_carries_the_marks_its_test_means_the_same_with() -> None:
     """The marks of a function and its classes (outermost first), but ``parametrize`` (the canary takes no argument),
-    ``asyncio`` (the canary is a plain function) and a mark naming what no top-level import binds (``LATER``, bound
-    below the canary's place: a ``NameError`` at the module's import)."""
+    ``usefixtures`` (a class's fixture is none of the canary's), ``asyncio`` (the canary is a plain function) and a
+    mark naming what no top-level import binds (``LATER``, bound below the canary's place: a ``NameError`` at the
+    module's import)."""
     tree = parse_source(MARKS_FILE)
     assert marks_of(tree, f"{TEST}::TestTotals::test_total[1]") == [
-        "pytest.mark.unit", "mark.timeout(5)", "pytest.mark.usefixtures('spy')"]
+        "pytest.mark.unit", "mark.timeout(5)"]
     assert marks_of(tree, f"{TEST}::test_missing") == []
 
 
