@@ -349,7 +349,8 @@ def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
 
 def marks_of(tree: ast.Module, fid: str) -> list[str]:
     """The pytest marks (decorator texts, :func:`ast.unparse`'s) that the test ``fid`` (``path::Class::name[…]``) of
-    ``tree`` carries on its function and its classes, outermost first, but :data:`_NOT_COPIED` and
+    ``tree`` carries on its function and its classes (their decorators and a ``pytestmark`` their body assigns),
+    outermost first, but :data:`_NOT_COPIED` and
     any mark naming what no top-level import binds (gatk54): a planted test carrying them is selected, or
     deselected, with it by a configuration's ``-m`` (``addopts = -m unit``, every test marked ``unit``: the
     teardown canaries, unmarked, were deselected, never run, and a change swallowing every teardown error was
@@ -359,19 +360,24 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
         return []
     classes, name = parts[:-1], parts[-1].split("[", 1)[0]
     imported = _imported_names(tree)
-    decorated: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = []
+    marks: list[ast.expr] = []
     body: list[ast.stmt] = tree.body
     for cls in classes:
         found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
         if not found:
             return []
-        decorated.append(found[-1])
+        marks += found[-1].decorator_list
         body = found[-1].body
+        for stmt in body:  # ``pytestmark = pytest.mark.X`` or a list / tuple of marks in the class's body
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                                    for t in stmt.targets):
+                value = stmt.value
+                marks += value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
     func = _find(tree, classes, name)
     if func is None:
         return []
-    decorated.append(func)
-    return [ast.unparse(d) for n in decorated for d in n.decorator_list if _is_mark(d, imported)]
+    marks += func.decorator_list
+    return [ast.unparse(d) for d in marks if _is_mark(d, imported)]
 
 
 def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = ()) -> str:
