@@ -325,9 +325,12 @@ def _imported_names(tree: ast.Module) -> set[str]:
 
 
 #: Marks no planted test takes: ``parametrize`` (it takes no argument), ``usefixtures`` (a fixture of the test's
-#: class is none of a module-level test's: its setup would fail) and the async runners' (a planted test is a plain
-#: function, which pytest-asyncio warns about, an error under ``filterwarnings = error``: its call would fail).
-_NOT_COPIED = frozenset({"parametrize", "usefixtures", "asyncio", "anyio", "trio", "curio"})
+#: class is none of a module-level test's: its setup would fail), the async runners' (a planted test is a plain
+#: function, which pytest-asyncio warns about, an error under ``filterwarnings = error``: its call would fail), and
+#: those that make one test's outcome another's (pytest-dependency's ``dependency(name=…)``: the canary's error would
+#: be the named test's, its dependents skipped; the ``incremental`` recipe: the tests after a failed one xfailed).
+_NOT_COPIED = frozenset({"parametrize", "usefixtures", "asyncio", "anyio", "trio", "curio", "dependency",
+                         "incremental"})
 
 
 def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:

@@ -97,8 +97,8 @@ def test_the_teardown_canaries_run_where_the_configuration_selects_by_mark(marke
 
 MARKS_FILE = ("import pytest\nfrom pytest import mark\n\nimport totals\n\n\n"
               "@pytest.mark.unit\nclass TestTotals:\n    pytestmark = [mark.db, pytest.mark.parametrize('m', [2])]\n\n"
-              "    @pytest.mark.asyncio\n    @mark.timeout(5)\n    @pytest.mark.parametrize('n', [1])\n"
-              "    @pytest.mark.skipif(LATER, reason='x')\n"
+              "    @pytest.mark.asyncio\n    @pytest.mark.dependency(name='t')\n    @mark.timeout(5)\n"
+              "    @pytest.mark.parametrize('n', [1])\n    @pytest.mark.skipif(LATER, reason='x')\n"
               "    @pytest.mark.usefixtures('spy')\n    def test_total(self, n):\n        assert n\n\n\n"
               "LATER = False\n")
 
@@ -106,8 +106,8 @@ MARKS_FILE = ("import pytest\nfrom pytest import mark\n\nimport totals\n\n\n"
 def test_a_teardown_canary_carries_the_marks_its_test_means_the_same_with() -> None:
     """The marks of a function and its classes (their ``pytestmark`` too; outermost first), but ``parametrize``
     (the canary takes no argument), ``usefixtures`` (a class's fixture is none of the canary's), ``asyncio`` (the
-    canary is a plain function) and a mark naming what no top-level import binds (``LATER``, bound below the
-    canary's place: a ``NameError`` at the module's import)."""
+    canary is a plain function), ``dependency`` (its error would be the named test's) and a mark naming what no
+    top-level import binds (``LATER``, bound below the canary's place: a ``NameError`` at the module's import)."""
     tree = parse_source(MARKS_FILE)
     assert marks_of(tree, f"{TEST}::TestTotals::test_total[1]") == [
         "pytest.mark.unit", "mark.db", "mark.timeout(5)"]
