@@ -39,7 +39,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
-           "marks_of", "parse_source", "read_source"]
+           "marks_of", "module_params", "parse_source", "read_source"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -383,12 +383,46 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
     return [ast.unparse(d) for d in marks if _is_mark(d, imported)]
 
 
-def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = ()) -> str:
+def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = (),
+                  args: Sequence[str] = ()) -> str:
     """A test ``name`` raising ``AssertionError(message)``, decorated by ``marks`` (:func:`marks_of`: an appended
-    sentinel carries its function's marks, gatk54, so a configuration's ``-m`` selects it with that function)."""
+    sentinel carries its function's marks, gatk54, so a configuration's ``-m`` selects it with that function) and
+    taking ``args`` (:func:`module_params`: those its module's ``pytestmark`` parametrizes every test with)."""
     decorated = "".join(f"{indent}@{m}\n" for m in marks)
-    return (f"{decorated}{indent}def {name}({'self' if method else ''}):\n"
-            f"{indent}    raise AssertionError({message!r})\n")
+    params = ", ".join((["self"] if method else []) + list(args))
+    return f"{decorated}{indent}def {name}({params}):\n{indent}    raise AssertionError({message!r})\n"
+
+
+def module_params(tree: ast.Module) -> list[str] | None:
+    """The argument names a module's top-level ``pytestmark`` parametrizes its every test with (each
+    ``parametrize(argnames, …)`` it holds, in order, ``"a, b"`` or a list or tuple of texts; ``[]`` when it holds
+    none): a test planted in the module must take them, or pytest fails the module's collection ("function uses no
+    argument", every test of it ``error``; gatk54: an appended sentinel taking none made a real fix
+    ``tests_failed``). ``None`` when they cannot be read (argnames that are no literal) or the module defines
+    ``pytest_generate_tests``, which may parametrize any test with anything."""
+    names: list[str] = []
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests":
+            return None
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, (ast.AnnAssign, ast.AugAssign)) else []
+        value = getattr(n, "value", None)
+        if value is None or not any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
+            continue
+        for x in ast.walk(value):
+            if not (isinstance(x, ast.Call) and ((isinstance(x.func, ast.Attribute) and x.func.attr == "parametrize")
+                                                 or (isinstance(x.func, ast.Name) and x.func.id == "parametrize"))):
+                continue
+            arg = x.args[0] if x.args else next((k.value for k in x.keywords if k.arg == "argnames"), None)
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                parts = [p.strip() for p in arg.value.split(",") if p.strip()]
+            elif isinstance(arg, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in arg.elts):
+                parts = [e.value.strip() for e in arg.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            else:
+                return None
+            names += [p for p in parts if p not in names]
+    return names
 
 
 def _find(tree: ast.Module, classes: Sequence[str], func: str, *,

@@ -62,6 +62,7 @@ from pytest_homefield.sandbox.canaries import (
     _teardown_def,
     function_id,
     marks_of,
+    module_params,
     parse_source,
     read_source,
 )
@@ -959,7 +960,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         if node is None or span is None or id(node) in taken or shared is None:
             name = namer.name(func)
             marks = marks_of(tree, fid) if tree is not None else []  # selected with it (gatk54: `-m unit`)
-            tail.append(_sentinel_def(name, namer.message(), indent="", method=False, marks=marks))
+            args = (module_params(tree) or []) if tree is not None else []  # its module's pytestmark's (gatk54)
+            tail.append(_sentinel_def(name, namer.message(), indent="", method=False, marks=marks, args=args))
             how = ("sentinel: the test cannot be parsed or found" if node is None
                    else "sentinel: the definition shares its lines with other code" if span is None
                    else "sentinel: other tests run the same definition")
