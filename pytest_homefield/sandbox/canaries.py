@@ -301,16 +301,17 @@ def _sentinel_module(root: Path, path: str, fids: list[str], rng: random.Random,
 
 
 def _teardown_def(test: str, fixture: str, held: str, message: str, pytest_name: str, imported: bool,
-                  marks: Sequence[str] = ()) -> str:
+                  marks: Sequence[str] = (), args: Sequence[str] = ()) -> str:
     """The teardown canary's text (module level): a fixture ``fixture`` yielding an empty list ``held`` and asserting
-    at teardown that it is not empty, and a test ``test`` requesting it whose body passes, decorated by ``marks``
-    (decorator texts, without the ``@``: :func:`marks_of`); ``pytest_name``: what names the ``pytest`` module
-    there, imported first unless ``imported``."""
+    at teardown that it is not empty, and a test ``test`` requesting it (and taking ``args``: :func:`module_params`)
+    whose body passes, decorated by ``marks`` (decorator texts, without the ``@``: :func:`marks_of`);
+    ``pytest_name``: what names the ``pytest`` module there, imported first unless ``imported``."""
     head = "" if imported else (f"import pytest as {pytest_name}\n\n\n" if pytest_name != "pytest"
                                 else "import pytest\n\n\n")
     decorated = "".join(f"@{m}\n" for m in marks)
     return (f"{head}@{pytest_name}.fixture\ndef {fixture}():\n    {held} = []\n    yield {held}\n"
-            f"    assert {held}, {message!r}\n\n\n{decorated}def {test}({fixture}):\n    assert not {fixture}\n")
+            f"    assert {held}, {message!r}\n\n\n{decorated}def {test}({', '.join([fixture, *args])}):\n"
+            f"    assert not {fixture}\n")
 
 
 def _imported_names(tree: ast.Module) -> set[str]:
@@ -409,10 +410,12 @@ def module_params(tree: ast.Module) -> list[str] | None:
         value = getattr(n, "value", None)
         if value is None or not any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
             continue
-        for x in ast.walk(value):
-            if not (isinstance(x, ast.Call) and ((isinstance(x.func, ast.Attribute) and x.func.attr == "parametrize")
-                                                 or (isinstance(x.func, ast.Name) and x.func.id == "parametrize"))):
-                continue
+        named = [x for x in ast.walk(value) if (isinstance(x, ast.Attribute) and x.attr == "parametrize")
+                 or (isinstance(x, ast.Name) and x.id == "parametrize")]
+        calls = [x for x in ast.walk(value) if isinstance(x, ast.Call) and any(x.func is m for m in named)]
+        if len(calls) != len(named):  # a parametrize mark not called here: its names are not read
+            return None
+        for x in calls:
             arg = x.args[0] if x.args else next((k.value for k in x.keywords if k.arg == "argnames"), None)
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 parts = [p.strip() for p in arg.value.split(",") if p.strip()]

@@ -472,14 +472,16 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     errors were swallowed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`). Added to
     :attr:`~pytest_homefield.sandbox.canaries.CanaryPlan.canaries` with the file's first FAIL_TO_PASS function (one with
     twins first: mining's check judges those) as its ``source``, not excusable. Nothing is planted when no such file
-    is changed (every FAIL_TO_PASS file not Python, not parsing, not UTF-8, or parametrizing its every test:
-    :func:`_parametrizes_all`).
+    is changed (every FAIL_TO_PASS file not Python, not parsing, not UTF-8, or parametrizing its every test through
+    ``pytest_generate_tests`` or names that are no literal: :func:`~pytest_homefield.sandbox.canaries.module_params`;
+    a module whose ``pytestmark`` parametrizes them by name gets a canary taking those names, gatk54).
     ``per_run``'s paths are the ids' (before the planner turns them into paths of the tree). ``resolved``: names the
     fixture must not take (:func:`_resolved_names`): a module-level fixture overrides a conftest fixture of its name
     for the module's every test (an autouse one: each gets the failing teardown) and ``request`` fails the module's
     import, either way an honest fix's tests ``error`` (gatk51)."""
     rng = random.Random(f"{seed}:teardown")
     texts: dict[str, list[str]] = {}
+    params: dict[str, list[str]] = {}  # path → what its pytestmark parametrizes every test with (gatk54)
     for path in sorted(by_file):
         if not path.endswith(".py") or any(path not in files for files in per_run):
             continue
@@ -488,15 +490,17 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
             trees = [parse_source(t) for t in each]
         except (SyntaxError, ValueError, UnicodeDecodeError):
             continue
-        if any(_parametrizes_all(t) for t in trees):  # the canary, taking no argument, would fail its collection
+        names = [module_params(t) for t in trees]  # the canary takes them, or it fails the module's collection
+        first_names = names[0]
+        if first_names is None or any(n != first_names for n in names):
             continue
-        texts[path] = each
+        texts[path], params[path] = each, first_names
     if not texts:
         return
     path = rng.choice(sorted(texts))
     tree = parse_source(texts[path][0])
     namer = _Namer(rng, "\n".join(texts[path]), tree)
-    namer.taken |= set(resolved)  # not a name pytest resolves elsewhere for the file's tests (gatk51)
+    namer.taken |= set(resolved) | set(params[path])  # not a name pytest resolves elsewhere for the file's tests
     grouped = {g.source for g in plan.groups}  # mining's check judges the canaries of a group's function
     fids = sorted(by_file[path], key=lambda f: (f not in grouped, f))
     like = fids[0].rsplit("::", 1)[-1].split("[", 1)[0]
@@ -506,7 +510,7 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
                for a in n.names if a.name == "pytest"]
     name = imports[-1][1] if imports else "pytest" if "pytest" not in namer.taken else namer.plain()
     marks = marks_of(tree, fids[0])  # selected with the function it is named like (gatk54: `-m unit`)
-    block = _teardown_def(test, fixture, held, namer.message(), name, bool(imports), marks)
+    block = _teardown_def(test, fixture, held, namer.message(), name, bool(imports), marks, params[path])
     # below the module's imports (its own ``import pytest`` among them when the block names it so), among its code
     after = 1 + max((k for k, n in enumerate(tree.body) if isinstance(n, (ast.Import, ast.ImportFrom))), default=-1)
     draw = rng.random()
@@ -516,7 +520,7 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     second = _collected_name(namer, like)
     fixture2, held2 = namer.plain(), namer.plain(2)
     # either may come first
-    block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports), marks)
+    block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports), marks, params[path])
     draw2 = rng.random()
 
     def planted(text: str) -> str | None:
@@ -583,22 +587,6 @@ def _collected_name(namer: _Namer, like: str) -> str:
             namer.taken.add(name)
             return name
     raise RuntimeError("no free canary name")  # pragma: no cover - each draw a fresh name
-
-
-def _parametrizes_all(tree: ast.Module) -> bool:
-    """Whether a module parametrizes every test function of it: a top-level ``pytestmark`` binding that names
-    ``parametrize``, or a module-level ``pytest_generate_tests``. A test of it taking none of the names, as the teardown
-    canary, fails the whole module's collection ("function uses no argument"), every test of it ``error`` (gatk51)."""
-    for n in tree.body:
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests":
-            return True
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-            n, (ast.AnnAssign, ast.AugAssign)) else []
-        if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets) and any(
-                (isinstance(x, ast.Attribute) and x.attr == "parametrize")
-                or (isinstance(x, ast.Name) and x.id == "parametrize") for x in ast.walk(n)):
-            return True
-    return False
 
 
 #: The largest conftest.py :func:`_resolved_names` reads; a larger one is read as far as nothing.

@@ -228,3 +228,29 @@ def test_module_params_reads_the_names_pytestmark_parametrizes() -> None:
     assert module_params(parse_source("import pytest\n\nNAMES = 'a'\n"
                                       "pytestmark = pytest.mark.parametrize(NAMES, [1])\n")) is None
     assert module_params(parse_source("def pytest_generate_tests(metafunc):\n    pass\n")) is None
+
+
+#: The spied test in a module whose ``pytestmark`` parametrizes every test with ``k``.
+SPIED_PARAMETRIZED = TESTS.replace(
+    "import totals\n", "import totals\n\npytestmark = pytest.mark.parametrize('k', [1])\n").replace(
+    "def test_total(spy):", "def test_total(spy, k):")
+
+
+@pytest.fixture(scope="module")
+def spied_parametrized(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("spied_params"), name="totals", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=SPIED_PARAMETRIZED, first="totals",
+                          message="Count both fetches", fail_to_pass=[f"{TEST}::test_total[1]"], pass_to_pass=[])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(QUIET_FINISH + HACK, "forged"),
+                                                 (FIXED + "# the fix, a comment more\n", "solved")],
+                         ids=["quiet", "fix"])
+def test_the_teardown_canaries_guard_a_module_parametrizing_every_test(spied_parametrized: FixTask, tmp_path: Path,
+                                                                       source: str, outcome: str) -> None:
+    """gatk54: a module whose ``pytestmark`` parametrizes every test got no teardown canary (gatk51: one taking no
+    argument failed its collection), and the change swallowing every teardown error was ``solved`` with no fix
+    (seeds 0 and 1, on 1e97cb7). The canaries take the parametrized names now: ``forged``; the real fix ``solved``."""
+    g = grade_source(spied_parametrized, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
