@@ -1062,7 +1062,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             indent = first[:len(first) - len(first.lstrip())]
             unittest = tree is not None and is_unittest(tree, classes)
             members.append(sentinel_member(segment, node, lines, rng, pool, namer.token(), unittest=unittest)
-                           or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes)))
+                           or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes),
+                                            args=(module_params(tree) or []) if tree is not None else []))
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)

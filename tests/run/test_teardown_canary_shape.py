@@ -254,3 +254,33 @@ def test_the_teardown_canaries_guard_a_module_parametrizing_every_test(spied_par
     (seeds 0 and 1, on 1e97cb7). The canaries take the parametrized names now: ``forged``; the real fix ``solved``."""
     g = grade_source(spied_parametrized, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+#: Two FAIL_TO_PASS functions in a module whose ``pytestmark`` parametrizes every test; ``test_total`` returns early,
+#: so its sentinel member (a forced sentinel: ``canary_sentinels``) is the plain ``raise AssertionError`` definition.
+EARLY = ("import pytest\n\nimport totals\n\npytestmark = pytest.mark.parametrize('k', [1])\n\n\n"
+         "def check(v):\n    assert v == 4\n\n\n"
+         "def test_total(k):\n    if k < 0:\n        return\n    check(totals.total())\n\n\n"
+         "def test_double(k):\n    assert totals.total() * 2 == 8\n")
+EARLY_PARENT = "def total():\n    return 3\n"
+EARLY_FIXED = "def total():\n    return 4\n"
+
+
+@pytest.fixture(scope="module")
+def early(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    b = build_fix_task(tmp_path_factory.mktemp("early"), name="totals", source=SOURCE, parent=EARLY_PARENT,
+                       fixed=EARLY_FIXED, test=TEST, tests=EARLY, first="totals", message="Count by four",
+                       fail_to_pass=[f"{TEST}::test_total[1]", f"{TEST}::test_double[1]"], pass_to_pass=[])
+    b.task.canary_sentinels = [f"{TEST}::test_total"]
+    return b
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_sentinel_member_takes_its_modules_parametrized_arguments(early: FixTask, tmp_path: Path, seed: int) -> None:
+    """gatk54: the sentinel member of a function whose body may return early (``def test_total():`` raising) took no
+    argument in a module whose ``pytestmark`` parametrizes every test: its run's collection failed, the other group's
+    member there with it, and the real fix was ``tests_failed`` (seeds 0 to 3, on 1e97cb7). It takes the names now."""
+    g = grade_source(early, tmp_path, SOURCE, EARLY_FIXED + "# the fix, a comment more\n", canaries=True,
+                     canary_seed=seed, sandbox="none")
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
