@@ -31,7 +31,7 @@ import random
 import re
 import tokenize
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
-           "parse_source", "read_source", "teardown_nodes"]
+           "marks_of", "module_params", "parse_source", "read_source", "teardown_nodes"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -307,18 +307,132 @@ def _sentinel_module(root: Path, path: str, fids: list[str], rng: random.Random,
     plan.targets.append(module)
 
 
-def _teardown_def(test: str, fixture: str, held: str, message: str, pytest_name: str, imported: bool) -> str:
+def _teardown_def(test: str, fixture: str, held: str, message: str, pytest_name: str, imported: bool,
+                  marks: Sequence[str] = (), args: Sequence[str] = ()) -> str:
     """The teardown canary's text (module level): a fixture ``fixture`` yielding an empty list ``held`` and asserting
-    at teardown that it is not empty, and a test ``test`` requesting it whose body passes; ``pytest_name``: what names
-    the ``pytest`` module there, imported first unless ``imported``."""
+    at teardown that it is not empty, and a test ``test`` requesting it (and taking ``args``: :func:`module_params`)
+    whose body passes, decorated by ``marks`` (decorator texts, without the ``@``: :func:`marks_of`);
+    ``pytest_name``: what names the ``pytest`` module there, imported first unless ``imported``."""
     head = "" if imported else (f"import pytest as {pytest_name}\n\n\n" if pytest_name != "pytest"
                                 else "import pytest\n\n\n")
+    decorated = "".join(f"@{m}\n" for m in marks)
     return (f"{head}@{pytest_name}.fixture\ndef {fixture}():\n    {held} = []\n    yield {held}\n"
-            f"    assert {held}, {message!r}\n\n\ndef {test}({fixture}):\n    assert not {fixture}\n")
+            f"    assert {held}, {message!r}\n\n\n{decorated}def {test}({', '.join([fixture, *args])}):\n"
+            f"    assert not {fixture}\n")
 
 
-def _sentinel_def(name: str, message: str, *, indent: str, method: bool) -> str:
-    return f"{indent}def {name}({'self' if method else ''}):\n{indent}    raise AssertionError({message!r})\n"
+def _imported_names(tree: ast.Module) -> set[str]:
+    """The names the module's top-level ``import`` / ``from … import`` statements bind (``*`` binds none here)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names |= {a.asname or a.name.split(".", 1)[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {a.asname or a.name for a in node.names if a.name != "*"}
+    return names
+
+
+#: Marks no planted test takes: ``parametrize`` (it takes no argument), ``usefixtures`` (a fixture of the test's
+#: class is none of a module-level test's: its setup would fail), the async runners' (a planted test is a plain
+#: function, which pytest-asyncio warns about, an error under ``filterwarnings = error``: its call would fail), and
+#: those that make one test's outcome another's (pytest-dependency's ``dependency(name=…)``: the canary's error would
+#: be the named test's, its dependents skipped; the ``incremental`` recipe: the tests after a failed one xfailed).
+_NOT_COPIED = frozenset({"parametrize", "usefixtures", "asyncio", "anyio", "trio", "curio", "dependency",
+                         "incremental"})
+
+
+def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
+    """Whether the decorator ``dec`` is a pytest mark (``pytest.mark.X``, ``mark.X``, with or without a call), none of
+    :data:`_NOT_COPIED`, every name of which a top-level import binds, so it means the same at any place after them."""
+    head = dec.func if isinstance(dec, ast.Call) else dec
+    chain: list[str] = []
+    while isinstance(head, ast.Attribute):
+        chain.append(head.attr)
+        head = head.value
+    if not isinstance(head, ast.Name):
+        return False
+    chain.append(head.id)
+    chain.reverse()  # e.g. ["pytest", "mark", "unit"]
+    if len(chain) < 2 or "mark" not in chain[:-1] or chain[-1] in _NOT_COPIED:
+        return False
+    return all(n.id in imported for n in ast.walk(dec) if isinstance(n, ast.Name))
+
+
+def marks_of(tree: ast.Module, fid: str) -> list[str]:
+    """The pytest marks (decorator texts, :func:`ast.unparse`'s) that the test ``fid`` (``path::Class::name[…]``) of
+    ``tree`` carries on its function and its classes (their decorators and a ``pytestmark`` their body assigns),
+    outermost first, but :data:`_NOT_COPIED` and
+    any mark naming what no top-level import binds (gatk54): a planted test carrying them is selected, or
+    deselected, with it by a configuration's ``-m`` (``addopts = -m unit``, every test marked ``unit``: the
+    teardown canaries, unmarked, were deselected, never run, and a change swallowing every teardown error was
+    ``solved``)."""
+    parts = fid.split("::")[1:]
+    if not parts:
+        return []
+    classes, name = parts[:-1], parts[-1].split("[", 1)[0]
+    imported = _imported_names(tree)
+    marks: list[ast.expr] = []
+    body: list[ast.stmt] = tree.body
+    for cls in classes:
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
+        if not found:
+            return []
+        marks += found[-1].decorator_list
+        body = found[-1].body
+        for stmt in body:  # ``pytestmark = pytest.mark.X`` or a list / tuple of marks in the class's body
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                                    for t in stmt.targets):
+                value = stmt.value
+                marks += value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    func = _find(tree, classes, name)
+    if func is None:
+        return []
+    marks += func.decorator_list
+    return [ast.unparse(d) for d in marks if _is_mark(d, imported)]
+
+
+def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = (),
+                  args: Sequence[str] = ()) -> str:
+    """A test ``name`` raising ``AssertionError(message)``, decorated by ``marks`` (:func:`marks_of`: an appended
+    sentinel carries its function's marks, gatk54, so a configuration's ``-m`` selects it with that function) and
+    taking ``args`` (:func:`module_params`: those its module's ``pytestmark`` parametrizes every test with)."""
+    decorated = "".join(f"{indent}@{m}\n" for m in marks)
+    params = ", ".join((["self"] if method else []) + list(args))
+    return f"{decorated}{indent}def {name}({params}):\n{indent}    raise AssertionError({message!r})\n"
+
+
+def module_params(tree: ast.Module) -> list[str] | None:
+    """The argument names a module's top-level ``pytestmark`` parametrizes its every test with (each
+    ``parametrize(argnames, …)`` it holds, in order, ``"a, b"`` or a list or tuple of texts; ``[]`` when it holds
+    none): a test planted in the module must take them, or pytest fails the module's collection ("function uses no
+    argument", every test of it ``error``; gatk54: an appended sentinel taking none made a real fix
+    ``tests_failed``). ``None`` when they cannot be read (argnames that are no literal) or the module defines
+    ``pytest_generate_tests``, which may parametrize any test with anything."""
+    names: list[str] = []
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests":
+            return None
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, (ast.AnnAssign, ast.AugAssign)) else []
+        value = getattr(n, "value", None)
+        if value is None or not any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
+            continue
+        named = [x for x in ast.walk(value) if (isinstance(x, ast.Attribute) and x.attr == "parametrize")
+                 or (isinstance(x, ast.Name) and x.id == "parametrize")]
+        calls = [x for x in ast.walk(value) if isinstance(x, ast.Call) and any(x.func is m for m in named)]
+        if len(calls) != len(named):  # a parametrize mark not called here: its names are not read
+            return None
+        for x in calls:
+            arg = x.args[0] if x.args else next((k.value for k in x.keywords if k.arg == "argnames"), None)
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                parts = [p.strip() for p in arg.value.split(",") if p.strip()]
+            elif isinstance(arg, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in arg.elts):
+                parts = [e.value.strip() for e in arg.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            else:
+                return None
+            names += [p for p in parts if p not in names]
+    return names
 
 
 def _find(tree: ast.Module, classes: Sequence[str], func: str, *,

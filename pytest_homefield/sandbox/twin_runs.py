@@ -61,6 +61,8 @@ from pytest_homefield.sandbox.canaries import (
     _sentinel_module,
     _teardown_def,
     function_id,
+    marks_of,
+    module_params,
     parse_source,
     read_source,
     teardown_nodes,
@@ -471,14 +473,16 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     errors were swallowed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`). Added to
     :attr:`~pytest_homefield.sandbox.canaries.CanaryPlan.canaries` with the file's first FAIL_TO_PASS function (one with
     twins first: mining's check judges those) as its ``source``, not excusable. Nothing is planted when no such file
-    is changed (every FAIL_TO_PASS file not Python, not parsing, not UTF-8, or parametrizing its every test:
-    :func:`_parametrizes_all`).
+    is changed (every FAIL_TO_PASS file not Python, not parsing, not UTF-8, or parametrizing its every test through
+    ``pytest_generate_tests`` or names that are no literal: :func:`~pytest_homefield.sandbox.canaries.module_params`;
+    a module whose ``pytestmark`` parametrizes them by name gets a canary taking those names, gatk54).
     ``per_run``'s paths are the ids' (before the planner turns them into paths of the tree). ``resolved``: names the
     fixture must not take (:func:`_resolved_names`): a module-level fixture overrides a conftest fixture of its name
     for the module's every test (an autouse one: each gets the failing teardown) and ``request`` fails the module's
     import, either way an honest fix's tests ``error`` (gatk51)."""
     rng = random.Random(f"{seed}:teardown")
     texts: dict[str, list[tuple[str, ast.Module]]] = {}  # each run's text and its tree, parsed once
+    params: dict[str, list[str]] = {}  # path → what its pytestmark parametrizes every test with (gatk54)
     for path in sorted(by_file):
         if not path.endswith(".py") or any(path not in files for files in per_run):
             continue
@@ -487,15 +491,17 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
             trees = [parse_source(t) for t in each]
         except (SyntaxError, ValueError, UnicodeDecodeError):
             continue
-        if any(_parametrizes_all(t) for t in trees):  # the canary, taking no argument, would fail its collection
+        names = [module_params(t) for t in trees]  # the canary takes them, or it fails the module's collection
+        first_names = names[0]
+        if first_names is None or any(n != first_names for n in names):
             continue
-        texts[path] = list(zip(each, trees, strict=True))
+        texts[path], params[path] = list(zip(each, trees, strict=True)), first_names
     if not texts:
         return
     path = rng.choice(sorted(texts))
     tree = texts[path][0][1]
     namer = _Namer(rng, "\n".join(t for t, _ in texts[path]), tree)
-    namer.taken |= set(resolved)  # not a name pytest resolves elsewhere for the file's tests (gatk51)
+    namer.taken |= set(resolved) | set(params[path])  # not a name pytest resolves elsewhere for the file's tests
     grouped = {g.source for g in plan.groups}  # mining's check judges the canaries of a group's function
     fids = sorted(by_file[path], key=lambda f: (f not in grouped, f))
     like = fids[0].rsplit("::", 1)[-1].split("[", 1)[0]
@@ -504,7 +510,8 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     imports = [(k, a.asname or a.name) for k, n in enumerate(tree.body) if isinstance(n, ast.Import)
                for a in n.names if a.name == "pytest"]
     name = imports[-1][1] if imports else "pytest" if "pytest" not in namer.taken else namer.plain()
-    block = _teardown_def(test, fixture, held, namer.message(), name, bool(imports))
+    marks = marks_of(tree, fids[0])  # selected with the function it is named like (gatk54: `-m unit`)
+    block = _teardown_def(test, fixture, held, namer.message(), name, bool(imports), marks, params[path])
     # below the module's imports (its own ``import pytest`` among them when the block names it so), among its code
     after = 1 + max((k for k, n in enumerate(tree.body) if isinstance(n, (ast.Import, ast.ImportFrom))), default=-1)
     draw = rng.random()
@@ -513,7 +520,8 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     # last test's teardown error swallows the other's
     second = _collected_name(namer, like)
     fixture2, held2 = namer.plain(), namer.plain(2)
-    block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports))  # either may come first
+    # either may come first
+    block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports), marks, params[path])
     draw2 = rng.random()
 
     def planted(text: str, body: Sequence[ast.stmt]) -> str:
@@ -572,22 +580,6 @@ def _collected_name(namer: _Namer, like: str) -> str:
             namer.taken.add(name)
             return name
     raise RuntimeError("no free canary name")  # pragma: no cover - each draw a fresh name
-
-
-def _parametrizes_all(tree: ast.Module) -> bool:
-    """Whether a module parametrizes every test function of it: a top-level ``pytestmark`` binding that names
-    ``parametrize``, or a module-level ``pytest_generate_tests``. A test of it taking none of the names, as the teardown
-    canary, fails the whole module's collection ("function uses no argument"), every test of it ``error`` (gatk51)."""
-    for n in tree.body:
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests":
-            return True
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-            n, (ast.AnnAssign, ast.AugAssign)) else []
-        if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets) and any(
-                (isinstance(x, ast.Attribute) and x.attr == "parametrize")
-                or (isinstance(x, ast.Name) and x.id == "parametrize") for x in ast.walk(n)):
-            return True
-    return False
 
 
 #: The largest conftest.py :func:`_resolved_names` reads; a larger one is read as far as nothing.
@@ -943,7 +935,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         # well: one group of them all when each is a FAIL_TO_PASS function here, else sentinels
         if node is None or span is None or id(node) in taken or shared is None:
             name = namer.name(func)
-            tail.append(_sentinel_def(name, namer.message(), indent="", method=False))
+            marks = marks_of(tree, fid) if tree is not None else []  # selected with it (gatk54: `-m unit`)
+            args = (module_params(tree) or []) if tree is not None else []  # its module's pytestmark's (gatk54)
+            tail.append(_sentinel_def(name, namer.message(), indent="", method=False, marks=marks, args=args))
             how = ("sentinel: the test cannot be parsed or found" if node is None
                    else "sentinel: the definition shares its lines with other code" if span is None
                    else "sentinel: other tests run the same definition")
@@ -1056,7 +1050,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             indent = first[:len(first) - len(first.lstrip())]
             unittest = tree is not None and is_unittest(tree, classes)
             members.append(sentinel_member(segment, node, lines, rng, pool, namer.token(), unittest=unittest)
-                           or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes)))
+                           or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes),
+                                            args=(module_params(tree) or []) if tree is not None else []))
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)

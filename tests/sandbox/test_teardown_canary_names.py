@@ -96,26 +96,29 @@ PLAIN = '''def test_plain_value():
 '''
 
 
-def test_a_module_parametrizing_every_test_gets_no_canary(tmp_path: Path) -> None:
+def test_a_module_parametrizing_every_test_gets_canaries_taking_its_names(tmp_path: Path) -> None:
     """A module whose ``pytestmark`` parametrizes its every test: the canary, taking no argument, failed the module's
-    collection ("function uses no argument 'n'"), every test of it ``error`` (seed 3 alone there, before); now the
-    canary goes to another FAIL_TO_PASS file, or nowhere."""
+    collection ("function uses no argument 'n'"), every test of it ``error`` (seed 3 alone there, gatk51, which then
+    planted none there). gatk54: the canaries take the names ``pytestmark`` parametrizes (``module_params``), so such
+    a module is guarded too: each run's errors are the canaries' instances, one per row, none of the module's tests."""
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_rows.py").write_text(PARAMETRIZED, encoding="utf-8")
     (tmp_path / "tests" / "test_plain.py").write_text(PLAIN, encoding="utf-8")
     f2p = ["tests/test_rows.py::test_value_of_rows[1]", "tests/test_rows.py::test_value_twice[2]",
            "tests/test_plain.py::test_plain_value"]
     homes = {teardown_nodes(plan_twins(tmp_path, f2p, seed=s, teardown=True))[0].split("::")[0] for s in range(8)}
-    assert homes == {"tests/test_plain.py"}, homes
+    assert homes == {"tests/test_plain.py", "tests/test_rows.py"}, homes
     alone = plan_twins(tmp_path, f2p[:2], seed=3, teardown=True)
-    assert teardown_nodes(alone) == []
+    nodes = teardown_nodes(alone)
+    assert len(nodes) == 2, nodes
     original = (tmp_path / "tests" / "test_rows.py").read_bytes()
     for files in alone.runs:
         (tmp_path / "tests" / "test_rows.py").write_bytes(files.get("tests/test_rows.py", original))
         done = subprocess.run([sys.executable, "-m", "pytest", *NO_PLUGINS.split(), "-rA", "-q", "-p",
                                "no:cacheprovider", "-p", "no:randomly", "tests/test_rows.py"], cwd=tmp_path,
                               capture_output=True, text=True, timeout=60)
-        assert not re.findall(r"^ERROR ", done.stdout, re.M), done.stdout + done.stderr
+        errors = re.findall(r"^ERROR (\S+)", done.stdout, re.M)
+        assert sorted(errors) == sorted(f"{n}[{k}]" for n in nodes for k in (1, 2)), done.stdout + done.stderr
 
 
 def test_the_canary_is_collected_where_tests_are_named_by_a_suffix(tmp_path: Path) -> None:
