@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,7 +104,10 @@ class Grade:
     key>`` for a value the sealed run found unequal, docs/contracts.md §7 "Sealed sites"),
     ``canaries``: how many canaries were planted, ``canary_seed``: their seed; ``twin_hits``: how many
     excusable twin instances passed beside their failing originals and were confirmed (the change gave
-    exactly a contradicted value; docs/contracts.md §10), 0 for a ``forged`` attempt."""
+    exactly a contradicted value; docs/contracts.md §10), 0 for a ``forged`` attempt; ``checked_s``: seconds of the
+    untouched parent's test runs that checked the canary plan (:func:`~.twin_grading.parent_checked_seed`; 0 when
+    remembered), counted in ``test_s`` (nu54: they were in the attempt's ``host_s``, "homefield's copies, diff,
+    clean-up", 75–85 s of it on jquast/wcwidth's first gradings of a task)."""
 
     outcome: str
     touched_tests: bool = False
@@ -120,6 +124,7 @@ class Grade:
     canaries: int = 0
     canary_seed: int | None = None
     twin_hits: int = 0
+    checked_s: float = 0.0
 
 
 def parent_hangs(task: Task) -> bool:
@@ -507,9 +512,14 @@ def grade(
                                   rootdir=rootdir, teardown=True, **twin_options(task))
 
             def told(p: TwinPlan) -> ParentSeen | None:
-                return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
-                                   timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                                   network=network, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
+                began = time.monotonic()  # test runs: the grade's test_s, never the host's own seconds
+                try:
+                    return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
+                                       timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
+                                       env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
+                                       box_mb=box_mb)
+                finally:
+                    g.checked_s += time.monotonic() - began
 
             try:  # no twin the parent's own code passes (atk27): another draw of the task's seed
                 # a task whose parent hangs is not checked: its twins hang there as its originals do
@@ -560,11 +570,11 @@ def grade(
             try:
                 nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
             except OSError as exc:  # the name did not exist before the tests ran: they put something there
-                g.test_s, g.test_sandbox = sum(r.wall_s for r in made), run.sandbox
+                g.test_s, g.test_sandbox = sum(r.wall_s for r in made) + g.checked_s, run.sandbox
                 g.outcome = "forged"
                 g.error = f"the test process tampered with its output folder ({CANARIES_FILE}: {exc.strerror})"
                 return g
-        g.test_s, g.test_sandbox = sum(r.wall_s for r in made), run.sandbox
+        g.test_s, g.test_sandbox = sum(r.wall_s for r in made) + g.checked_s, run.sandbox
         if seal is not None:
             g.test_s += seal.run.wall_s
 
