@@ -28,6 +28,7 @@ from pytest_homefield.errors import RecordError, ScanError
 from pytest_homefield.layout import (
     HomefieldDir,
     candidates_path,
+    partial_mine_note,
     read_meta,
     results_path,
     reused_path,
@@ -693,6 +694,10 @@ class MineSession:
                                  elapsed_s=time.monotonic() - self.started,
                                  in_flight=[str(r["id"]) for r in every if r.get("in_flight")])
         self._record_end(kept, selection)
+        if selection and not partial:  # its selection done, the set as an earlier mine that stopped left it (nu54)
+            earlier = partial_mine_note(HomefieldDir(self.settings.root))
+            if earlier:
+                lines.append(earlier)
         lines.append(candidates_line(verified, self.candidates(), self.reusable(), tasks,
                                      reverify=flag_in(command, 'reverify')))
         dropped = dropped_line([r.get("reason") for r in verified], scan_reasons)

@@ -334,6 +334,9 @@ def test_a_k_mine_neither_hides_a_partial_mine_nor_reads_as_the_whole_set(tmp_pa
     lines = picked.finish(command="homefield mine -k 333333", selection="-k 333333", collected=1)
     dated(picked, 11)
     assert lines[0].startswith("Mined 1 task from 1 candidate selected by -k 333333"), lines
+    # its own summary says so too: a -k mine's "tasks.jsonl holds 2 tasks" read as the whole set
+    assert lines[1] == (f"Note: the task set is partial: mine {first.mine_dir.name} stopped (--stop-after-tasks 1 "
+                        "reached) with 3 of 4 candidates not verified; continue with: homefield mine"), lines
     meta = read_meta(picked.mine_dir)
     assert (meta["stopped"], meta["selection"]) == (None, "-k 333333")
     note = partial_mine_note(HomefieldDir(tmp_path))
