@@ -240,36 +240,50 @@ def partial_mine(home: HomefieldDir) -> dict[str, Any] | None:
     """What a run freezes in its ``meta.json`` as ``partial_mine`` (docs/contracts.md §4) when the newest mining
     session of ``home`` (by its ``meta.json`` ``created_at``) stopped before verifying every candidate
     (``stopped`` in its ``meta.json``): ``{"mine": <mine_id>, "why", "detail", "not_verified", "candidates",
-    "continue"}`` (those of ``stopped`` it has). ``None`` otherwise, and when no ``meta.json`` can be read."""
-    best: tuple[str, str, dict[str, Any]] | None = None
+    "continue"}`` (those of ``stopped`` it has), and ``"selection"`` (``"-k 'abc123'"``) for a mine whose ``-k`` /
+    ``-m`` chose its candidates (its ``meta.json`` ``selection``). A ``-k`` / ``-m`` mine that verified every
+    candidate it selected says nothing of the others, so the mine before it decides (nu54: after a mine stopped at
+    ``--stop-after-tasks 2`` with 9 of 11 candidates not verified, a ``-k`` mine of one of them hid the note from
+    plan and run, the 8 others still never verified). ``None`` otherwise, and when no ``meta.json`` can be read."""
+    mines: list[tuple[str, str, dict[str, Any]]] = []
     for d in home.mine_dirs():
         try:
             meta = read_json_file(meta_path(d))
         except (ValueError, OSError):
             continue
         if isinstance(meta, dict):
-            key = (str(meta.get("created_at", "")), d.name)
-            if best is None or key[:2] > best[:2]:
-                best = (*key, meta)
-    stopped = best[2].get("stopped") if best is not None else None
-    if best is None or not isinstance(stopped, dict):
-        return None
-    return {"mine": best[1], **{k: stopped[k] for k in ("why", "detail", "not_verified", "candidates", "continue")
-                                if k in stopped}}
+            mines.append((str(meta.get("created_at", "")), d.name, meta))
+    for _, name, meta in sorted(mines, key=lambda m: m[:2], reverse=True):
+        stopped, selection = meta.get("stopped"), meta.get("selection")
+        if isinstance(selection, str) and selection and not isinstance(stopped, dict):
+            continue  # a -k / -m mine done with its selection: the others are as the mine before it left them
+        if not isinstance(stopped, dict):
+            return None
+        chosen = {"selection": selection} if isinstance(selection, str) and selection else {}
+        return {"mine": name, **chosen, **{k: stopped[k] for k in ("why", "detail", "not_verified", "candidates",
+                                                                    "continue") if k in stopped}}
+    return None
 
 
 def partial_mine_line(partial: Any) -> str | None:
     """``'Note: the task set is partial: mine M stopped (time budget 8m reached) with 2 of 9 candidates not
-    verified; continue with: …'`` for a :func:`partial_mine` record (a run's ``meta.json`` ``partial_mine``);
-    ``None`` for anything else."""
+    verified; continue with: …'`` for a :func:`partial_mine` record (a run's ``meta.json`` ``partial_mine``); of a
+    ``-k`` / ``-m`` mine: ``'… mine M (-k 'abc123') stopped (…) with 1 of the 1 candidate it selected not
+    verified; …'`` (nu52: ``1 of 1 candidate not verified`` read as the whole task set's count); ``None`` for
+    anything else."""
     if not isinstance(partial, dict) or not isinstance(partial.get("mine"), str):
         return None
     why = str(partial.get("detail") or partial.get("why") or "stopped early")
     again = f"; continue with: {partial['continue']}" if partial.get("continue") and partial.get("why") != \
         "fail_fast" else ""
+    noun = f"candidate{'' if partial.get('candidates') == 1 else 's'}"
+    selection = partial.get("selection")
+    if isinstance(selection, str) and selection:
+        return (f"Note: the task set is partial: mine {partial['mine']} ({selection}) stopped ({why}) with "
+                f"{partial.get('not_verified', '?')} of the {partial.get('candidates', '?')} {noun} it selected "
+                f"not verified{again}")
     return (f"Note: the task set is partial: mine {partial['mine']} stopped ({why}) with "
-            f"{partial.get('not_verified', '?')} of {partial.get('candidates', '?')} "
-            f"candidate{'' if partial.get('candidates') == 1 else 's'} not verified{again}")
+            f"{partial.get('not_verified', '?')} of {partial.get('candidates', '?')} {noun} not verified{again}")
 
 
 def partial_mine_note(home: HomefieldDir) -> str | None:

@@ -28,7 +28,7 @@ from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
            "continue_command", "with_task_bound", "in_flight_line", "INTERRUPTED", "STOP_AFTER_TASKS",
-           "TIME_BUDGET", "FAIL_FAST", "flag_in"]
+           "TIME_BUDGET", "FAIL_FAST", "flag_in", "unfoldered"]
 
 #: ``reason`` of the verification record of a candidate a bound left unverified (never reused, never merged).
 NOT_VERIFIED = "not_verified"
@@ -60,12 +60,26 @@ def budget_detail(why: str, settings: Any) -> str:
 
 _IN_PARENS = re.compile(r"\(([^()]*(?:Error|error|No module)[^()]*)\)")
 
+#: An absolute path in quotes: group 1 its last part.
+_QUOTED_PATH = re.compile(r"'/[^'\n]*/([^'/\n]+)'")
+
+
+def unfoldered(detail: str) -> str:
+    """``detail`` with each absolute path it quotes cut to its last part, ``'…/.coverage'``: what two records of
+    the same failure share where each run's folder is its own (nu52, arrow-py/arrow: 13 candidates dropped by the
+    same ``[Errno 30] Read-only file system: '/dev/shm/hf-…/tmpab12/.coverage'``, one path per run, read
+    ``Setup failed (1 candidate): …; 12 other candidates failed otherwise``)."""
+    return _QUOTED_PATH.sub(r"'…/\1'", detail) if "'/" in detail else detail
+
 
 def failure_signature(record: Mapping[str, Any]) -> str | None:
     """What a dropped candidate's failure has in common with others failing for the same broken
     environment, or ``None`` when it did not fail to collect or set up: the modules it could not import
     (``missing_modules``), else a ``setup_failed`` detail, else the error quoted in a ``reference_fails``
-    detail about collection errors (file paths left out)."""
+    detail about collection errors (file paths left out), each with the folders of the paths it quotes left out
+    (:func:`unfoldered`): each candidate's runs have folders of their own, so the same failure quoting a file of
+    the snapshot read as 8 different ones and fail-fast never stopped (nu54; nu52's arrow-py/arrow mine went on
+    through 13 alike ``setup_failed`` drops)."""
     reason = record.get("reason")
     if reason not in ("reference_fails", "setup_failed"):
         return None
@@ -73,16 +87,16 @@ def failure_signature(record: Mapping[str, Any]) -> str | None:
         return "No module named " + ", ".join(repr(str(m)) for m in record["missing_modules"])
     detail = str(record.get("detail") or "")
     if reason == "setup_failed":
-        return detail or None
+        return unfoldered(detail) or None
     if "collection error" not in detail:
         return None
     # "collection errors at the parent and at the commit: PATHS (MESSAGE)": the message, whose own
     # parentheses (a file path in an ImportError) stay
     _, sep, message = detail.partition(" (")
     if sep and detail.endswith(")"):
-        return message[:-1]
+        return unfoldered(message[:-1])
     m = _IN_PARENS.search(detail)
-    return m.group(1) if m else None
+    return unfoldered(m.group(1)) if m else None
 
 
 @dataclass

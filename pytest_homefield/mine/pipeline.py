@@ -28,6 +28,7 @@ from pytest_homefield.errors import RecordError, ScanError
 from pytest_homefield.layout import (
     HomefieldDir,
     candidates_path,
+    partial_mine_note,
     read_meta,
     results_path,
     reused_path,
@@ -442,13 +443,15 @@ class MineSession:
     #: candidates a ``-k`` / ``-m`` selected (those with a record), after a selective :meth:`finish`; else ``None``
     selected: int | None = None
 
-    def _record_end(self, kept: int) -> None:
-        """Add ``stopped``, ``kept`` and ``finished_at`` to this session's ``meta.json`` (docs/contracts.md §4)."""
+    def _record_end(self, kept: int, selection: str = "") -> None:
+        """Add ``stopped``, ``kept``, ``selection`` (the ``-k`` / ``-m`` that chose the candidates, ``null`` for
+        every one: :func:`~pytest_homefield.layout.partial_mine` reads it) and ``finished_at`` to this session's
+        ``meta.json`` (docs/contracts.md §4)."""
         try:
             meta = read_meta(self.mine_dir)
         except (RecordError, ValueError, OSError):
             return  # never hide the summary behind a bad meta.json
-        meta.update(stopped=self.stopped, kept=kept,
+        meta.update(stopped=self.stopped, kept=kept, selection=selection or None,
                     finished_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
         write_meta(self.mine_dir, meta)
 
@@ -701,7 +704,11 @@ class MineSession:
         self.stopped = stop_meta(stop, n_candidates=pool, n_not_verified=not_verified, command=command,
                                  elapsed_s=time.monotonic() - self.started,
                                  in_flight=[str(r["id"]) for r in every if r.get("in_flight")])
-        self._record_end(kept)
+        self._record_end(kept, selection)
+        if selection and not partial:  # its selection done, the set as an earlier mine that stopped left it (nu54)
+            earlier = partial_mine_note(HomefieldDir(self.settings.root))
+            if earlier:
+                lines.append(earlier)
         lines.append(candidates_line(verified, self.candidates(), self.reusable(), tasks,
                                      reverify=flag_in(command, 'reverify')))
         dropped = dropped_line([r.get("reason") for r in verified], scan_reasons)

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
+from pytest_homefield.mine.bounds import unfoldered
 from pytest_homefield.mine.redgreen import HELD_BACK
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
@@ -169,18 +170,6 @@ def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
                          "candidate", "dropped")
 
 
-#: An absolute path in quotes: group 1 its last part.
-_QUOTED_PATH = re.compile(r"'/[^'\n]*/([^'/\n]+)'")
-
-
-def _unfoldered(detail: str) -> str:
-    """``detail`` with each absolute path it quotes cut to its last part, ``'…/.coverage'``: what two records of
-    the same failure share where each run's folder is its own (nu52, arrow-py/arrow: 13 candidates dropped by the
-    same ``[Errno 30] Read-only file system: '/dev/shm/hf-…/tmpab12/.coverage'``, one path per run, read
-    ``Setup failed (1 candidate): …; 12 other candidates failed otherwise``)."""
-    return _QUOTED_PATH.sub(r"'…/\1'", detail) if "'/" in detail else detail
-
-
 def setup_failed_line(verified: Sequence[dict[str, Any]], *,
                       locate: Callable[[str], str] | None = None) -> str | None:
     """``'Setup failed (3 candidates): the test command produced no outcomes: parent run 1: no outcome was
@@ -194,11 +183,11 @@ def setup_failed_line(verified: Sequence[dict[str, Any]], *,
     did not start are said by :func:`service_lines` instead. ``None`` without such a record."""
     texts = [str(r.get("detail") or "") for r in verified if r.get("reason") == "setup_failed"
              and "service '" not in str(r.get("detail") or "")]
-    details = Counter(_unfoldered(t) for t in texts)
+    details = Counter(unfoldered(t) for t in texts)
     if not details:
         return None
     key, n = details.most_common(1)[0]
-    detail = next(t for t in texts if _unfoldered(t) == key)  # quoted as the first record of the group says it
+    detail = next(t for t in texts if unfoldered(t) == key)  # quoted as the first record of the group says it
     others = sum(details.values()) - n
     more = f"; {plural(others, 'other candidate')} failed otherwise (see the verification records)" if others else ""
     generated = _GENERATED.search(detail)

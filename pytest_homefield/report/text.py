@@ -134,7 +134,9 @@ def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> l
         lines.append((text, {k: True for k, v in markup.items() if v}))
 
     def wrapped(text: str, indent: str, **markup: bool) -> None:
-        for j, part in enumerate(textwrap.wrap(text, max(40, width - 2), subsequent_indent="    ")):
+        # never broken inside a word such as "sim-0.5" or a flag such as "--stop-after-tasks" (nu54)
+        for j, part in enumerate(textwrap.wrap(text, max(40, width - 2), subsequent_indent="    ",
+                                               break_on_hyphens=False)):
             add(f"{indent}{part}", **{k: v and (k != "bold" or j == 0) for k, v in markup.items()})
 
     add(title_line(rep), bold=True)
@@ -235,7 +237,10 @@ def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> l
     if rep.sandbox:
         add(sandbox_line(rep.sandbox))
     for note in rep.notes:
-        for part in textwrap.wrap(f"note: {note}", max(40, width), subsequent_indent="      "):
+        # a note's command stays one that runs when copied: no flag broken at its hyphen (nu54: `--stop-` /
+        # `after-tasks 8`)
+        for part in textwrap.wrap(f"note: {note}", max(40, width), subsequent_indent="      ",
+                                  break_on_hyphens=False):
             add(part, yellow=True)
     return lines
 

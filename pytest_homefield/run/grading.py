@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import runnable_tests
 from pytest_homefield.pins import make_folder
 from pytest_homefield.records import Task
-from pytest_homefield.run.carried import carried_changes, config_above, setup_moved, setup_toggles
+from pytest_homefield.run.carried import blocked_name, carried_changes, config_above, setup_moved, setup_toggles
 from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.run.originals_run import (
@@ -104,7 +105,10 @@ class Grade:
     key>`` for a value the sealed run found unequal, docs/contracts.md §7 "Sealed sites"),
     ``canaries``: how many canaries were planted, ``canary_seed``: their seed; ``twin_hits``: how many
     excusable twin instances passed beside their failing originals and were confirmed (the change gave
-    exactly a contradicted value; docs/contracts.md §10), 0 for a ``forged`` attempt."""
+    exactly a contradicted value; docs/contracts.md §10), 0 for a ``forged`` attempt; ``checked_s``: seconds of the
+    untouched parent's test runs that checked the canary plan (:func:`~.twin_grading.parent_checked_seed`; 0 when
+    remembered), counted in ``test_s`` (nu54: they were in the attempt's ``host_s``, "homefield's copies, diff,
+    clean-up", 75–85 s of it on jquast/wcwidth's first gradings of a task)."""
 
     outcome: str
     touched_tests: bool = False
@@ -121,6 +125,7 @@ class Grade:
     canaries: int = 0
     canary_seed: int | None = None
     twin_hits: int = 0
+    checked_s: float = 0.0
 
 
 def parent_hangs(task: Task) -> bool:
@@ -169,7 +174,12 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
     Such a change needs no canary run (docs/contracts.md §7): mining checked that the reference fix
     fails every twin, and the verdict is the reference fix's whatever the twins show. The check copies
     only the patch's files (from ``pristine``) into a scratch folder and applies the patch there; a
-    patch whose paths it cannot read (quoted, with spaces) or that does not apply is not the reference."""
+    patch whose paths it cannot read (quoted, with spaces) or that does not apply is not the reference.
+    A path grading leaves out of every change by its name (:func:`~pytest_homefield.run.carried.blocked_name`:
+    ``tox.ini``, ``pytest.ini``, ``conftest.py``, …) is the parent's in any grading copy, the reference fix's too, so
+    it is not compared (nu54, jquast/wcwidth: 3 of 27 reference fixes change ``tox.ini``, which holds its pytest
+    section; the oracle's copy held the parent's, read as no reference fix, and each oracle attempt ran the sealed
+    run, the twins and the parent's check of them: 75 to 85 s of homefield's time besides 21 to 40 s of tests)."""
     if not task.gold_patch.strip():
         return False
     headers = _DIFF_HEADER.findall(task.gold_patch)
@@ -192,6 +202,8 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
         except PatchError:
             return False
         for rel in paths:
+            if blocked_name(rel):  # never carried: the parent's in both copies
+                continue
             mine, theirs = gdir / rel, ref / rel
             if os.path.islink(mine) or os.path.islink(theirs):
                 return False
@@ -490,9 +502,14 @@ def grade(
                                   rootdir=rootdir, teardown=True, **twin_options(task))
 
             def told(p: TwinPlan) -> ParentSeen | None:
-                return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
-                                   timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                                   network=network, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
+                began = time.monotonic()  # test runs: the grade's test_s, never the host's own seconds
+                try:
+                    return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
+                                       timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
+                                       env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
+                                       box_mb=box_mb)
+                finally:
+                    g.checked_s += time.monotonic() - began
 
             try:  # no twin the parent's own code passes (atk27): another draw of the task's seed
                 # a task whose parent hangs is not checked: its twins hang there as its originals do
@@ -565,11 +582,11 @@ def grade(
             try:
                 nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
             except OSError as exc:  # the name did not exist before the tests ran: they put something there
-                g.test_s, g.test_sandbox = sum(r.wall_s for r in made), run.sandbox
+                g.test_s, g.test_sandbox = sum(r.wall_s for r in made) + g.checked_s, run.sandbox
                 g.outcome = "forged"
                 g.error = f"the test process tampered with its output folder ({CANARIES_FILE}: {exc.strerror})"
                 return g
-        g.test_s, g.test_sandbox = sum(r.wall_s for r in made), run.sandbox
+        g.test_s, g.test_sandbox = sum(r.wall_s for r in made) + g.checked_s, run.sandbox
         if seal is not None:
             g.test_s += seal.run.wall_s
 

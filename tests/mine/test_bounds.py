@@ -310,3 +310,49 @@ def test_the_in_flight_line_says_how_long_each_cut_run_went_and_when_it_may_hang
     brief = [{**hung[0], "ran_s": 12.0}]  # a run the budget merely caught: its time, no hint
     assert in_flight_line(brief) == ("Stopped mid-verification at the time budget (1, their test runs killed; not "
                                      "verified): 000000000000 Fix case 0 (commit run 1 killed after 12s)")
+
+
+def test_a_k_mine_neither_hides_a_partial_mine_nor_reads_as_the_whole_set(tmp_path: Path) -> None:
+    """nu54 on the demo: a mine stopped at ``--stop-after-tasks 2`` with 9 of 11 candidates not verified, then a
+    ``-k`` mine of one of them: plan and run printed no note, the 8 others still never verified. And nu52 on arrow:
+    a ``-k`` mine stopped by its budget read ``the task set is partial: mine M stopped (…) with 1 of 1 candidate
+    not verified``, as if of the whole set. A ``-k`` mine done with its selection leaves the note to the mine
+    before it; one that stopped is named with its selection."""
+    shas = [f"{i}{i}" * 20 for i in range(1, 5)]
+
+    def dated(session: MineSession, hour: int) -> None:
+        meta = read_meta(session.mine_dir)
+        meta["created_at"] = f"2026-12-02T{hour:02d}:00:00+00:00"
+        write_meta(session.mine_dir, meta)
+
+    first = _session(tmp_path, *shas)
+    _kept(first, shas[0], 4)
+    first.finish(stop=Stop(STOP_AFTER_TASKS, "--stop-after-tasks 1 reached"), command="homefield mine")
+    dated(first, 10)
+    picked = _session(tmp_path, *shas)
+    _kept(picked, shas[2], 2)
+    lines = picked.finish(command="homefield mine -k 333333", selection="-k 333333", collected=1)
+    dated(picked, 11)
+    assert lines[0].startswith("Mined 1 task from 1 candidate selected by -k 333333"), lines
+    # its own summary says so too: a -k mine's "tasks.jsonl holds 2 tasks" read as the whole set
+    assert lines[1] == (f"Note: the task set is partial: mine {first.mine_dir.name} stopped (--stop-after-tasks 1 "
+                        "reached) with 3 of 4 candidates not verified; continue with: homefield mine"), lines
+    meta = read_meta(picked.mine_dir)
+    assert (meta["stopped"], meta["selection"]) == (None, "-k 333333")
+    note = partial_mine_note(HomefieldDir(tmp_path))
+    assert note is not None and note.startswith(f"Note: the task set is partial: mine {first.mine_dir.name} "
+                                                "stopped (--stop-after-tasks 1 reached) with 3 of 4 candidates"), note
+    cut = _session(tmp_path, *shas, time_budget="90s")
+    append_jsonl(cut.results_path, {"commit": shas[1], "id": shas[1][:12], "subject": "S", "reason": NOT_VERIFIED,
+                                    "stop": TIME_BUDGET, "detail": "time budget 90s reached"})
+    cut.finish(command="homefield mine -k 222222 --time-budget 90s", selection="-k 222222", collected=1)
+    dated(cut, 12)
+    assert partial_mine_note(HomefieldDir(tmp_path)) == (
+        f"Note: the task set is partial: mine {cut.mine_dir.name} (-k 222222) stopped (time budget 90s reached) "
+        "with 1 of the 1 candidate it selected not verified; continue with: homefield mine -k 222222 "
+        "--time-budget 90s")
+    whole = _session(tmp_path, shas[0])
+    _kept(whole, shas[0], 4)
+    whole.finish(command="homefield mine")
+    dated(whole, 13)
+    assert read_meta(whole.mine_dir)["selection"] is None and partial_mine_note(HomefieldDir(tmp_path)) is None

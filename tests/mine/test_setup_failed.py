@@ -8,6 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
+from pytest_homefield.mine.bounds import FAIL_FAST, FailFast
+from pytest_homefield.mine.redgreen import classify_runs
 from pytest_homefield.mine.summary import setup_failed_line
 from pytest_homefield.sandbox.testrun import last_error_line, run_tests
 
@@ -146,3 +150,33 @@ def test_one_failure_quoting_each_runs_own_folder_is_counted_once() -> None:
     assert setup_failed_line(records) == (
         f"Setup failed (13 candidates): {why.format('s0', 't0')}; 1 other candidate failed otherwise (see the "
         "verification records)")
+
+
+@pytest.mark.parametrize("where", ["configure", "import"])
+def test_fail_fast_stops_on_one_failure_each_snapshot_quotes_its_own_path_of(tmp_path: Path, where: str) -> None:
+    """nu54 (nu52's arrow-py/arrow: 13 candidates dropped alike, the mine went on): each candidate's runs have a
+    folder of their own, and an error quoting a file of it (``[Errno 30] Read-only file system:
+    '/dev/shm/hf-…/tmpab12/.coverage'``) read as a different failure per candidate, so fail-fast's first K never
+    agreed. Two snapshots whose ``conftest.py`` fails alike on a file of a fresh temporary folder (in
+    ``pytest_configure``: the run ends before any test; at its import: a collection error) now stop it, with the
+    path's last part in its line."""
+    body = "open(os.path.join(tempfile.mkdtemp(), 'data'), 'rb')\n"
+    conftest = "import os, tempfile\n" + (f"def pytest_configure(config):\n    {body}" if where == "configure"
+                                          else body)
+    details = []
+    ff = FailFast(2)
+    stops = []
+    for name in ("one", "two"):
+        proj = tmp_path / name
+        (proj / "tests").mkdir(parents=True)
+        (proj / "conftest.py").write_text(conftest)
+        (proj / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+        run = run_tests(proj, f"{sys.executable} -m pytest", ["tests/test_x.py"], out_dir=tmp_path / f"out-{name}",
+                        sandbox="none", timeout_s=60)
+        v = classify_runs([run], [run])
+        assert v.reason in ("setup_failed", "reference_fails") and "No such file or directory: '/" in v.detail, v
+        details.append(v.detail)
+        stops.append(ff.add({"reason": v.reason, "detail": v.detail}))
+    assert details[0] != details[1]  # each quotes its own folder
+    assert stops[0] is None and stops[1] is not None, (stops, details)
+    assert stops[1].why == FAIL_FAST and "No such file or directory: '…/data'" in stops[1].detail, stops[1].detail

@@ -218,3 +218,19 @@ def test_a_tie_on_shared_tasks_names_each_rate_and_who_is_incomplete(tmp_path: P
     same = _report(tmp_path / "s", {"a": "cmd:a", "b": "cmd:b"}, {"a": ["solved", "tests_failed"] * 3,
                                                                    "b": ["tests_failed", "solved"] * 3})
     assert "a and b tie at 50% pass@1" in headline(Report.from_dict(same))  # equal rates, all scored: as before
+
+
+def test_a_note_is_never_broken_inside_a_flag_of_its_command(tmp_path: Path) -> None:
+    """nu54, more-itertools at 80 columns: the partial-mine note's command read ``… --time-budget 8m --stop-`` /
+    ``after-tasks 8 -n 2``; textwrap broke the flag at its hyphen, and a copy of the two lines is no command. Notes
+    (and the head-to-head lines) now break at spaces only."""
+    run = _run(tmp_path / "r", {"oracle": "oracle"}, {"oracle": ["solved"] * 2})
+    meta = json.loads((run / "meta.json").read_text())
+    command = "homefield mine --first-parent --merges --since 2026-01-01 --time-budget 8m --stop-after-tasks 8 -n 2"
+    meta["partial_mine"] = {"mine": "20261207-021647-9e89", "why": "time_budget", "detail": "time budget 8m reached",
+                            "not_verified": 15, "candidates": 19, "continue": command}
+    (run / "meta.json").write_text(json.dumps(meta))
+    text = render_text_plain(build_report([run], [_task("t00"), _task("t01")]), width=80)
+    note = text[text.index("note: the task set is partial"):].split("\nnote:")[0]
+    assert " ".join(note.split()).endswith(command), note
+    assert not any(line.rstrip().endswith("-") for line in note.splitlines()), note

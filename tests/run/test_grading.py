@@ -919,3 +919,41 @@ def test_a_change_over_its_tasks_memory_cap_fails_its_tests_and_says_why(task: T
     assert g.error is not None and g.error.endswith(
         "its sandbox went over its memory cap of 512 MiB (the task's cap: 2x the reference fix's peak, at least "
         "512 MiB, max_test_memory_mb at most)"), g.error
+
+
+def test_a_reference_fix_that_changes_tox_ini_is_still_the_reference_fix(tmp_path: Path) -> None:
+    """nu54, jquast/wcwidth: its pytest section is in ``tox.ini``, which 3 of 27 reference fixes changed; grading
+    carries no change of ``tox.ini`` (by its name), so the oracle's grading copy held the parent's, which
+    :func:`is_reference_fix` compared with the patched one: not the reference, and each oracle attempt paid the
+    sealed run, the twins and the parent's check of them (75–85 s of host time). A path no grading carries is now
+    left out of the comparison; the carried files still must match byte for byte."""
+    from pytest_homefield.run.grading import is_reference_fix
+
+    repo = tmp_path / "repo"
+    (repo / "src" / "calc").mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return x\n")
+    (repo / "tox.ini").write_text("[pytest]\naddopts = -q\n")
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
+    (repo / "tox.ini").write_text("[pytest]\naddopts = -q\nfilterwarnings = error\n")
+    subprocess.run([*git, "commit", "-qam", "two"], check=True)
+    gold = subprocess.run([*git, "diff", "HEAD~1", "HEAD"], check=True, capture_output=True, text=True).stdout
+    assert "diff --git a/tox.ini b/tox.ini" in gold
+    parent = subprocess.run([*git, "rev-parse", "HEAD~1"], check=True, capture_output=True, text=True).stdout.strip()
+    task = Task(id="t" * 12, commit="c" * 40, parent=parent, committed_at="", authored_at="", mode="commit",
+                subject="s", message="", prompt="", source_files=[CALC], test_files=[], test_patch="",
+                gold_patch=gold, FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[])
+    pristine = make_snapshot(repo, parent, dest=tmp_path / "pristine")
+    workspace = copy_tree(pristine, tmp_path / "work")
+    apply_patch(workspace, gold)  # the oracle's change
+    changes = tree_changes(pristine, workspace)
+    carried, dropped, _ = carried_changes(changes, task, pristine, workspace)
+    assert (carried, dropped) == ([CALC], ["tox.ini"])
+    gdir = copy_tree(pristine, tmp_path / "grading")
+    (gdir / CALC).write_bytes((workspace / CALC).read_bytes())  # what grading carries
+    assert is_reference_fix(task, pristine, gdir, carried)
+    (gdir / CALC).write_text("def clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n")  # another fix
+    assert not is_reference_fix(task, pristine, gdir, carried)

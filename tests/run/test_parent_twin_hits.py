@@ -324,3 +324,19 @@ def test_the_parent_check_is_one_test_process(titles: Titles, tmp_path: Path, se
     assert found.farther == (told if seed == OTHER_VALUE else set()), found  # the parent's passing is no nearness
     assert found.near == {F2P[0]: ("==", repr("Don'T Look Back"), repr("Don't Look Back"))}, found
     assert len(runs) == 1, runs
+
+
+@pytest.mark.slow
+def test_the_parent_checks_runs_are_test_time_not_the_hosts(titles: Titles, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """nu54, jquast/wcwidth: an attempt's first grading of a task checked its plan with test runs on the untouched
+    parent (up to :data:`PARENT_TRIES`), whose seconds were in no ``test_s``: they fell into the attempt's ``host_s``
+    ("homefield's copies, diff, clean-up"), 75–85 s of it, and the report's host p95 read 55 s for the oracle. Now
+    the grade counts them (``checked_s``) in ``test_s``; a check remembered costs nothing."""
+    monkeypatch.setattr(twin_grading, "_PARENT_SEEDS", {})  # another process: nothing checked yet
+    monkeypatch.setattr(twin_grading, "_PARENT_GIVES", {})
+    g, _ = _grade(titles, tmp_path / "cold", OTHER_FIX, PARENTS_OUTPUT, parent_check=True)
+    assert g.outcome == "solved" and g.canary_seed != PARENTS_OUTPUT, g  # the parent told seed 4's twin: checked
+    assert g.checked_s > 0.05 and g.test_s > g.checked_s, g
+    warm, _ = _grade(titles, tmp_path / "warm", OTHER_FIX, PARENTS_OUTPUT, parent_check=True)
+    assert (warm.canary_seed, warm.checked_s) == (g.canary_seed, 0.0), warm
