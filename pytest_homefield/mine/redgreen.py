@@ -245,7 +245,14 @@ __all__ = [
 #: root's sandboxes run under a host uid of their own by default, the host's files then owned by 65534 (satk52);
 #: setuptools' flat-layout editable finders are followed in bubblewrap (ops52); pytest-cov and pytest's own
 #: ``--junitxml`` are off in test runs (nu52: arrow's ``--cov`` wrote ``.coverage`` into the read-only tree).
-VERIFY_VERSION = 28
+#: 29: the sealed run holds one run apart's files (drawn from the plan's seed, the plan made first), a function whose
+#: sealed text differs between runs apart not sealed in that grading (seal54: gatk52's sealed-run duration channel);
+#: canaries and sentinels carry their function's marks and take the names a module's ``pytestmark`` parametrizes,
+#: such a module gets teardown canaries too (gatk54: an ``addopts = -m`` deselected them; mining dropped such
+#: commits); a test run without a sandbox or under Landlock has an environment of its own whose editable hooks name
+#: the grading copy (ops54); a change equal to the reference fix in every file grading carries is the reference fix
+#: (nu54: a reference fix changing ``tox.ini`` was not); tasks record ``mined_version``.
+VERIFY_VERSION = 29
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
