@@ -43,6 +43,8 @@ def test_a_flood_of_outcome_events_is_a_scored_agent_error(task: Task, cache: Sn
                        run_timeout_s=120, sandbox=SandboxChoice("bwrap", "none"))
     r = run_attempt(spec, cache)
     assert r.scored and not r.solved and r.outcome == "agent_error", r
-    # the first test process of the grading is the sealed run (col35: the fixture's column row -5 is sealed)
-    assert r.error == ("hidden tests (the sealed run): the test process reported over 2000 test ids, the most one "
+    # the first test process of the agent's code is a run apart: the fixture's column row -5 is sealable (col35), but
+    # the function's twin deranges that column, so its sealed text differs between the runs apart and it is not sealed
+    # in this grading (seal54): no sealed run
+    assert r.error == ("hidden tests: the test process reported over 2000 test ids, the most one "
                        "test run may report; nothing after that counted"), r
