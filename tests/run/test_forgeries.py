@@ -27,6 +27,7 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run import twin_grading
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import grade
 from pytest_homefield.run.twin_grading import CANARIES_FILE, ROWS_LOG
@@ -354,3 +355,27 @@ def test_a_folder_swapped_for_a_link_while_a_run_is_restamped_leaves_the_link_s_
         swapper.join()
     moved = sorted(p.name for p in outside.iterdir() if os.lstat(p).st_ctime_ns != before[p.name])
     assert moved == [], f"{len(moved)} host files stamped through the link: {moved[:5]}"
+
+
+def test_a_folder_that_cannot_be_listed_leaves_its_siblings_restamped(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder of the copy the host cannot list (a non-root host, whose tests made it ``chmod 000``; root lists it
+    anyway, so the failure is made here by the listing of that one folder) is passed over: before, its ``OSError``
+    ended the whole walk, and the folders after it kept their change times (the review of r40)."""
+    gdir = tmp_path / "g"
+    for name in ("a", "b", "c"):
+        (gdir / name).mkdir(parents=True)
+        (gdir / name / "f.py").write_text("x = 1\n")
+    real = nofollow._listing
+    blocked = os.stat(gdir / "a").st_ino
+
+    def listing(fd: int) -> list[tuple[str, os.stat_result]]:
+        if os.fstat(fd).st_ino == blocked:
+            raise PermissionError(13, "Permission denied")
+        return sorted(real(fd))  # ``a`` first: the folders after it are the ones a stopped walk leaves
+
+    monkeypatch.setattr(nofollow, "_listing", listing)
+    before = {n: os.lstat(gdir / n / "f.py").st_ctime_ns for n in ("b", "c")}
+    time.sleep(0.05)
+    twin_grading._restamp(gdir)
+    assert all(os.lstat(gdir / n / "f.py").st_ctime_ns - before[n] > 30_000_000 for n in ("b", "c"))
