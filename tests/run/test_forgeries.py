@@ -27,10 +27,10 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run import twin_grading
-from pytest_homefield.sandbox import nofollow
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import grade
 from pytest_homefield.run.twin_grading import CANARIES_FILE, ROWS_LOG
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK
