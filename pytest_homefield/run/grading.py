@@ -215,7 +215,7 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-                  store: Path | None, targets: Sequence[str], whole: Setup, *,
+                  store: Path | None, targets: Sequence[str], hidden: Sequence[str], whole: Setup, *,
                   apart: tuple[Sequence[Mapping[str, bytes]], int] | None = None, groups: Sequence[str] | None = None,
                   **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
@@ -230,7 +230,9 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     ``gdir`` (``testrun.pytest_setup``, read once a grading): its rootdir is the one the ids are relative to (seal47:
     a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``apart``, ``groups`` (seal54, a
     grading with canaries): the runs apart's files and the pick (:func:`plan_seals`), the plan's group functions
-    (:func:`sealed_run`); ``targets`` are then the runs apart's. ``run``: :func:`run_tests`'s options. Raises
+    (:func:`sealed_run`); ``targets`` are then the runs apart's. ``hidden``: the hidden test files alone, which the
+    reference fix's check selects (the reference copy holds no sentinel module of the plan). ``run``:
+    :func:`run_tests`'s options. Raises
     :class:`ServiceError` as :func:`run_tests` does."""
     parent = parent_tests(pristine, task.test_files)
     rootdir = whole.rootdir
@@ -247,7 +249,7 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     mined = recorded is not None and task.sealed_rules == SEAL_RULES \
         and not withheld_data(gdir, task.test_files, parent)
     keep = frozenset(recorded or ()) if mined else reference_sealed(task, pristine, test_cmd, store=store,
-                                                                    targets=targets, **run)
+                                                                    targets=hidden, **run)
     if not keep:
         return None
     try:
@@ -508,8 +510,10 @@ def grade(
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
                                        env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
                                        box_mb=box_mb)
-                finally:
-                    g.checked_s += time.monotonic() - began
+                finally:  # counted in test_s as it is spent: a grading returning early keeps it too
+                    d = time.monotonic() - began
+                    g.checked_s += d
+                    g.test_s += d
 
             try:  # no twin the parent's own code passes (atk27): another draw of the task's seed
                 # a task whose parent hangs is not checked: its twins hang there as its originals do
@@ -541,7 +545,7 @@ def grade(
             picked = None if plan is None else (plan.runs, sealed_pick(plan.seed, len(plan.runs)))
             try:
                 seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                     parent_checks, targets, hidden_setup, apart=picked,
+                                     parent_checks, targets, hidden, hidden_setup, apart=picked,
                                      groups=None if plan is None else plan.selectors(), timeout_s=bound.seconds,
                                      test_timeout_s=test_timeout_s,
                                      sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
@@ -552,7 +556,8 @@ def grade(
             if seal is not None:
                 stopped = seal.run.over_writes or seal.run.over_events
                 if stopped:  # the agent's code wrote or sent it (as for every other run of the change): scored
-                    g.test_s, g.test_sandbox = seal.run.wall_s, seal.run.sandbox
+                    g.test_s += seal.run.wall_s
+                    g.test_sandbox = seal.run.sandbox
                     g.outcome, g.error = "agent_error", f"hidden tests (the sealed run): {stopped}"
                     return g
         # what the run of the rows gives when it cannot be judged (outcome, error): applied past the forged verdict
@@ -582,11 +587,13 @@ def grade(
             try:
                 nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
             except OSError as exc:  # the name did not exist before the tests ran: they put something there
-                g.test_s, g.test_sandbox = sum(r.wall_s for r in made) + g.checked_s, run.sandbox
+                g.test_s += sum(r.wall_s for r in made)
+                g.test_sandbox = run.sandbox
                 g.outcome = "forged"
                 g.error = f"the test process tampered with its output folder ({CANARIES_FILE}: {exc.strerror})"
                 return g
-        g.test_s, g.test_sandbox = sum(r.wall_s for r in made) + g.checked_s, run.sandbox
+        g.test_s += sum(r.wall_s for r in made)
+        g.test_sandbox = run.sandbox
         if seal is not None:
             g.test_s += seal.run.wall_s
 
