@@ -255,11 +255,11 @@ def partial_mine(home: HomefieldDir) -> dict[str, Any] | None:
             mines.append((str(meta.get("created_at", "")), d.name, meta))
     for _, name, meta in sorted(mines, key=lambda m: m[:2], reverse=True):
         stopped, selection = meta.get("stopped"), meta.get("selection")
-        if isinstance(selection, str) and selection and not isinstance(stopped, dict):
-            continue  # a -k / -m mine done with its selection: the others are as the mine before it left them
-        if not isinstance(stopped, dict):
-            return None
         chosen = {"selection": selection} if isinstance(selection, str) and selection else {}
+        if not isinstance(stopped, dict):
+            if chosen:
+                continue  # a -k / -m mine done with its selection: the others are as the mine before it left them
+            return None
         return {"mine": name, **chosen, **{k: stopped[k] for k in ("why", "detail", "not_verified", "candidates",
                                                                     "continue") if k in stopped}}
     return None
@@ -278,12 +278,12 @@ def partial_mine_line(partial: Any) -> str | None:
         "fail_fast" else ""
     noun = f"candidate{'' if partial.get('candidates') == 1 else 's'}"
     selection = partial.get("selection")
-    if isinstance(selection, str) and selection:
-        return (f"Note: the task set is partial: mine {partial['mine']} ({selection}) stopped ({why}) with "
-                f"{partial.get('not_verified', '?')} of the {partial.get('candidates', '?')} {noun} it selected "
-                f"not verified{again}")
-    return (f"Note: the task set is partial: mine {partial['mine']} stopped ({why}) with "
-            f"{partial.get('not_verified', '?')} of {partial.get('candidates', '?')} {noun} not verified{again}")
+    chosen = isinstance(selection, str) and bool(selection)
+    who = f"{partial['mine']} ({selection})" if chosen else partial["mine"]
+    of = f"the {partial.get('candidates', '?')} {noun} it selected" if chosen else \
+        f"{partial.get('candidates', '?')} {noun}"
+    return (f"Note: the task set is partial: mine {who} stopped ({why}) with {partial.get('not_verified', '?')} of "
+            f"{of} not verified{again}")
 
 
 def partial_mine_note(home: HomefieldDir) -> str | None:

@@ -706,7 +706,7 @@ class MineSession:
                                  in_flight=[str(r["id"]) for r in every if r.get("in_flight")])
         self._record_end(kept, selection)
         if selection and not partial:  # its selection done, the set as an earlier mine that stopped left it (nu54)
-            earlier = partial_mine_note(HomefieldDir(self.settings.root))
+            earlier = partial_mine_note(self.home)
             if earlier:
                 lines.append(earlier)
         lines.append(candidates_line(verified, self.candidates(), self.reusable(), tasks,
