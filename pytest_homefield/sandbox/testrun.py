@@ -826,12 +826,17 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
         (out_dir / name).mkdir()
         run_env[var] = str(out_dir / name)
     limits = limits_for_tests(write_mb) if write_mb else None
-    # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
-    full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
     channel = OutcomeChannel(EventTally(seals=seals)) if junit is None else None
     backend = backend_named(sandbox)
+    run_argv: Sequence[str] = argv
+    own_failed: OSError | None = None  # the run's own environment could not be made: a run that did not start
     if backend.name in (NoSandbox.name, LandlockBackend.name):  # nothing bound over the checkout: an own environment
-        full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *own_environment_argv(argv, run_env, workdir, out_dir)]
+        try:
+            run_argv = own_environment_argv(argv, run_env, workdir, out_dir)
+        except OSError as exc:
+            own_failed = exc
+    # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
+    full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *run_argv]
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
     try:
         service_env, relay, ports, service_dirs = services.enter_context(
@@ -848,6 +853,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
         start = time.monotonic()
         not_started: str | None = None
         try:
+            if own_failed is not None:
+                raise own_failed
             proc = run_process(
                 wrapped.argv,
                 cwd=workdir,

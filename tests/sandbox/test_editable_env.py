@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox import protected
+from pytest_homefield.sandbox import protected, testrun
 from pytest_homefield.sandbox.editable_env import own_environment, rewritten_script, site_plan
 from pytest_homefield.sandbox.testrun import own_environment_argv
 
@@ -152,3 +152,22 @@ def test_a_script_gets_the_runs_interpreter() -> None:
     assert rewritten_script(launcher, "/v/bin", "/r") == b"#!/bin/sh\n'''exec' \"/r\" \"$0\" \"$@\"\n' '''\n" + body
     for other in (b"#!/usr/bin/python3\n" + body, b"#!/bin/sh\necho hi\n", b"# activate\n", b"\x7fELF"):
         assert rewritten_script(other, "/v/bin", "/r") is None
+
+
+def test_a_run_whose_own_environment_cannot_be_made_did_not_start(venv: tuple[Path, Path, Path, Path],
+                                                                  tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's own environment is made in its output folder; where that fails (a full disk, here an ``OSError`` of
+    the making), the run is one that did not start (exit status 127, its error naming why), as any other start
+    failure: before, the ``OSError`` went out of :func:`run_tests` (the review of r40)."""
+    env, _, _, copy = venv
+
+    def refused(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(testrun, "own_environment", refused)
+    out = tmp_path / "out"
+    run = testrun.run_tests(copy, f"{env / 'bin' / 'python'} -m pytest", [], out_dir=out, sandbox="none",
+                            timeout_s=60)
+    assert run.exit_code == 127 and not run.finished, run
+    assert run.error is not None and "No space left on device" in run.error, run.error
