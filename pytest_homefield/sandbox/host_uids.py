@@ -131,10 +131,16 @@ def lock_dir() -> Path:
         os.mkdir(LOCK_DIR, 0o700)
     except FileExistsError:
         pass
-    st = os.lstat(LOCK_DIR)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o077:
-        raise PermissionError(f"{LOCK_DIR} is no folder of root's alone: no sandbox uid is leased there")
+    _root_only(LOCK_DIR, 0o077)
     return LOCK_DIR
+
+
+def _root_only(path: Path, others: int) -> None:
+    """Raises ``PermissionError`` unless ``path`` (not followed) is a folder of root's with none of the mode bits
+    ``others`` set."""
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & others:
+        raise PermissionError(f"{path} is no folder of root's alone: no sandbox uid is leased there")
 
 
 def journal_dir() -> Path:
@@ -148,10 +154,8 @@ def journal_dir() -> Path:
             pass
         except OSError:
             return lock_dir()
-    for path, others in ((JOURNAL_DIR.parent, 0o022), (JOURNAL_DIR, 0o077)):
-        st = os.lstat(path)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & others:
-            raise PermissionError(f"{path} is no folder of root's alone: no sandbox uid is leased there")
+    _root_only(JOURNAL_DIR.parent, 0o022)
+    _root_only(JOURNAL_DIR, 0o077)
     return JOURNAL_DIR
 
 

@@ -897,6 +897,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
+    params = (module_params(tree) or []) if tree is not None else []  # its module's pytestmark's (gatk54)
     counts = Counter(value_key(v) for v in values)
     real = _pool_for(pool, values, counts, corpus, path if where is None else where, text, twins, rng)
     fixtures = _fixtures(tree, corpus, path if where is None else where)
@@ -936,8 +937,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         if node is None or span is None or id(node) in taken or shared is None:
             name = namer.name(func)
             marks = marks_of(tree, fid) if tree is not None else []  # selected with it (gatk54: `-m unit`)
-            args = (module_params(tree) or []) if tree is not None else []  # its module's pytestmark's (gatk54)
-            tail.append(_sentinel_def(name, namer.message(), indent="", method=False, marks=marks, args=args))
+            tail.append(_sentinel_def(name, namer.message(), indent="", method=False, marks=marks, args=params))
             how = ("sentinel: the test cannot be parsed or found" if node is None
                    else "sentinel: the definition shares its lines with other code" if span is None
                    else "sentinel: other tests run the same definition")
@@ -1051,7 +1051,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             unittest = tree is not None and is_unittest(tree, classes)
             members.append(sentinel_member(segment, node, lines, rng, pool, namer.token(), unittest=unittest)
                            or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes),
-                                            args=(module_params(tree) or []) if tree is not None else []))
+                                            args=params))
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)
