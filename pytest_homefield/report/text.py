@@ -125,6 +125,13 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
     return [(one_line(text), markup) for text, markup in _render_text(report, width=width, verbose=verbose)]
 
 
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    """``text`` as lines of at most ``max(40, width)`` characters, the later ones after ``indent``, broken at spaces
+    only: never inside a word such as "sim-0.5" or "Holm-adjusted", nor a flag such as "--stop-after-tasks" (nu54:
+    a note's command read `--stop-` / `after-tasks 8` and no longer ran when copied)."""
+    return textwrap.wrap(text, max(40, width), subsequent_indent=indent, break_on_hyphens=False)
+
 def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> list[Line]:
     rep = as_report(report)
     lines: list[Line] = []
@@ -134,9 +141,7 @@ def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> l
         lines.append((text, {k: True for k, v in markup.items() if v}))
 
     def wrapped(text: str, indent: str, **markup: bool) -> None:
-        # never broken inside a word such as "sim-0.5" or a flag such as "--stop-after-tasks" (nu54)
-        for j, part in enumerate(textwrap.wrap(text, max(40, width - 2), subsequent_indent="    ",
-                                               break_on_hyphens=False)):
+        for j, part in enumerate(_wrap(text, width - 2, "    ")):
             add(f"{indent}{part}", **{k: v and (k != "bold" or j == 0) for k, v in markup.items()})
 
     add(title_line(rep), bold=True)
@@ -144,7 +149,7 @@ def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> l
         add(f"! run cut short: {rep.cut_short}; numbers cover only the attempts that ran", red=True, bold=True)
     top = headline(rep)
     if top:  # the answer on top (issue 35), never broken inside a word such as "Holm-adjusted"
-        for part in textwrap.wrap(top, max(40, width - 2), subsequent_indent="  ", break_on_hyphens=False):
+        for part in _wrap(top, width - 2, "  "):
             add(part, bold=True)
     if not agents or not any(a.attempts for a in agents.values()):
         add(f"no results yet ({len(agents)} agent{'s' if len(agents) != 1 else ''}, no attempt recorded)", yellow=True)
@@ -237,10 +242,7 @@ def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> l
     if rep.sandbox:
         add(sandbox_line(rep.sandbox))
     for note in rep.notes:
-        # a note's command stays one that runs when copied: no flag broken at its hyphen (nu54: `--stop-` /
-        # `after-tasks 8`)
-        for part in textwrap.wrap(f"note: {note}", max(40, width), subsequent_indent="      ",
-                                  break_on_hyphens=False):
+        for part in _wrap(f"note: {note}", width, "      "):
             add(part, yellow=True)
     return lines
 
