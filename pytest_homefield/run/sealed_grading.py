@@ -42,7 +42,7 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.outcomes import SealScope
-from pytest_homefield.sandbox.seal_apart import placed_files, told_apart
+from pytest_homefield.sandbox.seal_apart import sealed_in_run
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     SealSite,
@@ -126,9 +126,9 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
             break
         runs, pick = apart
         texts = {p: _text(root, p) for p in sorted({s.path for s in ids.values()})}
-        told = told_apart(texts, ids, runs)
-        if not told:
-            files = placed_files(texts, ids, runs[pick])
+        told, placed = sealed_in_run(texts, ids, runs, pick)
+        if placed is not None:
+            files = placed
             break
         kept = {s.key for s in sites if not s.cover and s.function not in told}
         sites = [s for s in sites if (s.key in kept if not s.cover else any(k in kept for k in s.covering))]

@@ -33,7 +33,7 @@ from pytest_homefield.sandbox.seal_sites import (
     seal_text,
 )
 
-__all__ = ["placed_files", "told_apart"]
+__all__ = ["placed_files", "sealed_in_run", "told_apart"]
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -176,14 +176,19 @@ def told_apart(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSite]
     absent is the grading tree's) tell apart once sealed: a site of theirs (or a cover of one) that cannot be
     placed in some run's version (:func:`_placed`), or their definition's sealed text differing between two runs.
     Empty: every judged function's sealed text is the same in every run."""
-    failed, sealed = _sealed_runs(texts, ids, runs)
+    return _told(ids, *_sealed_runs(texts, ids, runs))
+
+
+def _told(ids: Mapping[str, SealSite], failed: set[str],
+          sealed: Mapping[str, list[tuple[str, dict[str, _Def]]]]) -> set[str]:
+    """:func:`told_apart` of :func:`_sealed_runs`' ``(failed, sealed)``."""
     told = set(failed)
     for path, every in sealed.items():
         functions = {s.function for s in ids.values() if s.path == path and not s.cover}
         for fn in sorted(functions - told):
             texts_of: set[str] = set()
+            name = "::" + fn.split("::", 1)[-1]  # a function id's names after its file
             for text, defs in every:
-                name = "::" + fn.split("::", 1)[-1]  # a function id's names after its file
                 if name not in defs:
                     told.add(fn)
                     break
@@ -206,3 +211,17 @@ def placed_files(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSit
     for path, [(text, _)] in sealed.items():
         out[path] = text.encode(texts[path][0])
     return out
+
+
+def sealed_in_run(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSite],
+                  runs: Sequence[Mapping[str, bytes]], pick: int) -> tuple[set[str], dict[str, bytes] | None]:
+    """``(told_apart(texts, ids, runs), placed_files(texts, ids, runs[pick]))`` with each run sealed once: the
+    files ``None`` when a function is told apart."""
+    failed, sealed = _sealed_runs(texts, ids, runs)
+    told = _told(ids, failed, sealed)
+    if told:
+        return told, None
+    out = dict(runs[pick])
+    for path, every in sealed.items():
+        out[path] = every[pick][0].encode(texts[path][0])
+    return told, out
