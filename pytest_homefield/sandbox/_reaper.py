@@ -398,13 +398,13 @@ def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, i
             top = os.open(path, flags)
         except OSError:
             continue
-        st = os.fstat(top)
         if expect is not None:
+            st = os.fstat(top)
             same_fs = st.st_dev == expect[0] or bool(fs and os.fstatvfs(top).f_fsid == fs)
             if (st.st_ino, st.st_uid) != expect[1:] or not same_fs:
                 os.close(top)
                 continue
-        _hand_tree(top, (st.st_dev, st.st_ino), uid, gid)
+        _hand_tree(top, uid, gid)
         try:
             os.chown(top, uid, gid)
         except OSError:
@@ -412,11 +412,12 @@ def hand_over(paths: list[str], uid: int, gid: int, *, expect: tuple[int, int, i
         os.close(top)
 
 
-def _hand_tree(top: int, ident: tuple[int, int], uid: int, gid: int) -> None:
-    """:func:`hand_over`'s walk below the folder ``top`` (its ``(device, inode)`` ``ident``; left open)."""
+def _hand_tree(top: int, uid: int, gid: int) -> None:
+    """:func:`hand_over`'s walk below the folder ``top`` (left open)."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    # a level: [its descriptor (None: closed), the names left in it, its (device, inode)]
-    levels: list[list[Any]] = [[top, _entries(top), ident]]
+    # a level: [its descriptor (None: closed), the names left in it, its (device, inode) once its descriptor is
+    # closed (the top's never is)]
+    levels: list[list[Any]] = [[top, _entries(top), None]]
     opened = 1
     try:
         while levels:
@@ -455,11 +456,12 @@ def _hand_tree(top: int, ident: tuple[int, int], uid: int, gid: int) -> None:
                 child = os.open(name, flags, dir_fd=fd)
             except OSError:
                 continue
-            levels.append([child, _entries(child), _ident(child)])
+            levels.append([child, _entries(child), None])
             opened += 1
             if opened > HAND_OVER_FDS:  # the shallowest open level but the top's: closed, opened again by ``..``
                 for shallow in levels[1:-1]:
                     if shallow[0] is not None:
+                        shallow[2] = _ident(shallow[0])  # to know it again when it is opened as ``..``
                         os.close(shallow[0])
                         shallow[0] = None
                         opened -= 1
