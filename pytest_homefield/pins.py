@@ -54,13 +54,13 @@ def folder_fd(path: Path | str) -> int | None:
     found = _pin_above(path)
     if found is None:
         return None
-    _, pin, below = found
-    return descend(os.open(".", _DIR_FLAGS, dir_fd=pin), below)
+    pin, below = found
+    return _from_pin(pin, below)
 
 
-def _pin_above(path: Path | str) -> tuple[str, int, list[str]] | None:
-    """The pinned folder at or above ``path`` (its key in the pins, its descriptor) and the names from it down to
-    ``path``; ``None`` when no pinned folder holds ``path``. One dictionary look-up per component of ``path``."""
+def _pin_above(path: Path | str) -> tuple[int, list[str]] | None:
+    """The descriptor of the pinned folder at or above ``path`` and the names from it down to ``path``; ``None`` when
+    no pinned folder holds ``path``. One dictionary look-up per component of ``path``."""
     head = os.path.abspath(path)
     below: list[str] = []
     while (pin := _PINS.get(head)) is None:
@@ -70,7 +70,12 @@ def _pin_above(path: Path | str) -> tuple[str, int, list[str]] | None:
         below.append(name)
         head = up
     below.reverse()
-    return head, pin, below
+    return pin, below
+
+
+def _from_pin(pin: int, names: Iterable[str], *, create: bool = False) -> int:
+    """:func:`descend` from a new descriptor of the pinned folder ``pin`` (the pin's own stays open)."""
+    return descend(os.open(".", _DIR_FLAGS, dir_fd=pin), names, create=create)
 
 
 def folder_below(root: Path | str, path: Path | str, *, create: bool = False) -> int:
@@ -133,14 +138,14 @@ def make_folder(path: Path | str, *, fresh: bool = False) -> None:
         else:
             Path(path).mkdir(parents=True, exist_ok=True)
         return
-    _, pin, below = found
+    pin, below = found
     if not fresh:
-        os.close(descend(os.open(".", _DIR_FLAGS, dir_fd=pin), below, create=True))
+        os.close(_from_pin(pin, below, create=True))
         return
     if not below:
         raise FileExistsError(errno.EEXIST, "the pinned folder itself", str(path))
     *up, name = below
-    fd = descend(os.open(".", _DIR_FLAGS, dir_fd=pin), up, create=True)
+    fd = _from_pin(pin, up, create=True)
     try:
         os.mkdir(name, dir_fd=fd)
     finally:
