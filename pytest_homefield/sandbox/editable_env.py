@@ -125,6 +125,14 @@ def _to_copy(entry: str, base: Path) -> str | None:
     return str(target) if real.is_relative_to(base) and not touches_protected(real) else None
 
 
+def _retarget(value: str, base: Path) -> tuple[str | None, bool]:
+    """``(what a hook's path ``value`` becomes, whether it names the repository)``: a path inside a protected folder
+    its copy's counterpart (:func:`_to_copy`; ``None``: none, left out), any other as it is."""
+    if touches_protected(value):
+        return _to_copy(value, base), True
+    return value, False
+
+
 def _finder_step(site: str, module: str, base: Path) -> tuple[Step, bool]:
     """The step for setuptools' finder ``module`` of ``site`` and whether it names the repository: its ``MAPPING``
     and ``NAMESPACES`` (parsed, never imported) with each path inside a protected folder taken from the copy, a
@@ -136,26 +144,20 @@ def _finder_step(site: str, module: str, base: Path) -> tuple[Step, bool]:
     for key, value in (mapping.items() if isinstance(mapping, dict) else ()):
         if not (isinstance(key, str) and isinstance(value, str)):
             continue
-        if touches_protected(value):
-            named = True
-            moved = _to_copy(value, base)
-            if moved is not None:
-                new_map[key] = moved
-        else:
-            new_map[key] = value
+        moved, by_repo = _retarget(value, base)
+        named = named or by_repo
+        if moved is not None:
+            new_map[key] = moved
     new_spaces: dict[str, list[str]] = {}
     for key, paths in (spaces.items() if isinstance(spaces, dict) else ()):
         if not (isinstance(key, str) and isinstance(paths, list)):
             continue
         kept: list[str] = []
         for value in (p for p in paths if isinstance(p, str)):
-            if touches_protected(value):
-                named = True
-                moved = _to_copy(value, base)
-                if moved is not None:
-                    kept.append(moved)
-            else:
-                kept.append(value)
+            moved, by_repo = _retarget(value, base)
+            named = named or by_repo
+            if moved is not None:
+                kept.append(moved)
         new_spaces[key] = kept
     return ("finder", module, new_map, new_spaces), named
 
@@ -183,14 +185,10 @@ def _pth_steps(site: str, name: str, base: Path) -> list[Step] | None:
             named = named or by_finder
             steps.append(step)
             continue
-        entry = os.path.normpath(os.path.join(site, line.rstrip()))
-        if touches_protected(entry):
-            named = True
-            moved = _to_copy(entry, base)
-            if moved is not None:
-                steps.append(("path", moved))
-        else:
-            steps.append(("path", entry))
+        moved, by_repo = _retarget(os.path.normpath(os.path.join(site, line.rstrip())), base)
+        named = named or by_repo
+        if moved is not None:
+            steps.append(("path", moved))
     return steps if named else None
 
 
