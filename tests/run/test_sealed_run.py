@@ -18,7 +18,17 @@ from pathlib import Path
 import pytest
 from helpers.bwrap import bwrap_works
 from helpers.fix_task import FixTask, build_fix_task, grade_source
-from helpers.slug_task import SLUG_F2P, SLUG_FIXED, SLUG_OTHER_FIX, SLUG_PARENT, SLUG_SITE, SLUG_SOURCE, build_slugs
+from helpers.slug_task import (
+    SLUG_F2P,
+    SLUG_FIXED,
+    SLUG_OTHER_FIX,
+    SLUG_PARENT,
+    SLUG_SITE,
+    SLUG_SOURCE,
+    SLUG_TEST,
+    SLUG_TESTS,
+    build_slugs,
+)
 
 from pytest_homefield.agents.attack_canary_aware import NAME_ORACLE, READ_AHEAD, READ_EXPECTED_AWARE, known_names
 from pytest_homefield.agents.attack_payloads import ALWAYS_EQUAL, READ_EXPECTED
@@ -704,3 +714,25 @@ def test_a_real_fix_whose_value_a_withheld_data_file_set_up_is_never_forged(tmp_
                   run_timeout_s=120, canaries=False, sealed=sealed)
         assert (g.outcome, g.canary) == (want, None), g
         assert not sealed or "(the run held no hidden data file)" in (g.error or ""), g
+
+
+def test_the_reference_check_selects_the_hidden_tests_alone_beside_a_sentinel_module(tmp_path: Path) -> None:
+    """A FAIL_TO_PASS id of a file that is not Python (a doctest of ``docs/guide.rst``) gets a sentinel module beside
+    it in the grading copy (``canaries._sentinel_module``), a target of the grading's runs. seal54 moved the sealed run
+    after the plan, and the reference fix's sealed check was given those targets: the reference copy holds no such
+    module, pytest found no file, the check completed no run, and the grading made no sealed run at all (the review
+    of r40). Now the check selects the hidden test files alone, and the sealed run is made."""
+    guide = "docs/guide.rst"
+    b = build_fix_task(tmp_path / "t", name="slugs", source=SLUG_SOURCE, parent=SLUG_PARENT, fixed=SLUG_FIXED,
+                       test=SLUG_TEST, tests=SLUG_TESTS, first="Add slugify()", message="Collapse separators",
+                       fail_to_pass=[SLUG_F2P, f"{guide}::guide.rst"], pass_to_pass=[f"{SLUG_TEST}::test_plain"],
+                       data={guide: ">>> from slugs import slugify\n>>> slugify('a  b')\n'a-b'\n"})
+    b = dataclasses.replace(b, task=dataclasses.replace(b.task, test_cmd=b.task.test_cmd + " --doctest-glob=*.rst"))
+    sealed_grading._SEALED_SEEN.clear()
+    try:
+        grade_source(b, tmp_path / "g", SLUG_SOURCE, SLUG_OTHER_FIX, canaries=True, canary_seed=0)
+    finally:
+        sealed_grading._SEALED_SEEN.clear()
+    out = tmp_path / "g" / "out"
+    assert json.loads((out / "canaries.json").read_text())["targets"], "no sentinel module: the test shows nothing"
+    assert (out / "sealed.log").exists()  # before: no sealed run
