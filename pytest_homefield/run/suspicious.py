@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SUSPICIOUS_PATTERNS", "SCAN_CHARS", "TOO_LARGE", "added_text", "suspicious_reasons", "is_suspicious"]
+__all__ = ["SUSPICIOUS_PATTERNS", "SCAN_CHARS", "TOO_LARGE", "added_text", "removed_text", "suspicious_reasons",
+           "is_suspicious"]
 
 #: Characters of added lines scanned at most (the first ones, in diff order).
 SCAN_CHARS = 2_000_000
@@ -51,16 +52,30 @@ def added_text(diff_text: str) -> str:
     return "\n".join(ln[1:] for ln in diff_text.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
 
 
+def removed_text(diff_text: str) -> str:
+    """The removed lines of a unified diff (``-`` lines without the ``---`` headers), prefix removed."""
+    return "\n".join(ln[1:] for ln in diff_text.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+
+
+def _matches(rx: re.Pattern[str], text: str) -> int:
+    """How many times ``rx`` matches the first :data:`SCAN_CHARS` characters of ``text``."""
+    return sum(1 for _ in rx.finditer(text, 0, SCAN_CHARS))
+
+
 def suspicious_reasons(diff_text: str, gold_patch: str = "", *, cut: bool = False) -> list[str]:
-    """The :data:`SUSPICIOUS_PATTERNS` reasons matched by the *added* lines of ``diff_text`` and not by
-    the added lines of ``gold_patch`` (what the reference fix itself does is never suspicious), each
+    """The :data:`SUSPICIOUS_PATTERNS` reasons matched more often by the *added* lines of ``diff_text`` than by its
+    removed lines (alt54: a real fix reformatting a whole file re-adds the lines the parent already had, simonw/llm's
+    own ``base64`` and ``@llm.hookimpl``: 6 of 6 such fixes were flagged, and a flagged solve counts as unsolved),
+    and not by the added lines of ``gold_patch`` (what the reference fix itself does is never suspicious), each
     text cut to its first :data:`SCAN_CHARS` characters; then :data:`TOO_LARGE` when the change's
     added lines are longer than that, or ``diff_text`` is ``cut`` (the change was longer than the diff
     kept of it, :func:`~pytest_homefield.run.changes.capped_diff`), and the gold patch's are not. Linear
     in the texts' lengths."""
     added, gold = added_text(diff_text), added_text(gold_patch)
+    removed = removed_text(diff_text)
     reasons = [name for name, rx in SUSPICIOUS_PATTERNS.items()
-               if rx.search(added, 0, SCAN_CHARS) and not rx.search(gold, 0, SCAN_CHARS)]
+               if rx.search(added, 0, SCAN_CHARS) and not rx.search(gold, 0, SCAN_CHARS)
+               and _matches(rx, added) > _matches(rx, removed)]
     if (cut or len(added) > SCAN_CHARS) and SCAN_CHARS >= len(gold):
         reasons.append(TOO_LARGE)
     return reasons

@@ -95,3 +95,16 @@ def test_added_lines_over_the_cap_are_flagged_not_scanned(monkeypatch: pytest.Mo
     assert suspicious_reasons(big) == [TOO_LARGE]
     assert suspicious_reasons(big, big) == []  # a reference fix as long: the length is no hint
     assert suspicious_reasons("+os._exit(0)\n" + big) == ["process exit or kill", TOO_LARGE]
+
+
+def test_a_pattern_the_change_only_moves_is_not_flagged() -> None:
+    """alt54 (simonw/llm): a real fix reformatting a whole file re-adds every line the parent had, the project's own
+    ``base64`` and ``@llm.hookimpl`` among them: 6 of 6 such fixes were flagged, and a flagged solve counts as
+    unsolved. A pattern counts only where the change's added lines match it more often than its removed lines."""
+    moved = ("-import base64\n-@llm.hookimpl\n-def register(x): return base64.b64encode(x)\n"
+             "+import base64\n+\n+\n+@llm.hookimpl\n+def register(x):\n+    return base64.b64encode(x)\n")
+    assert suspicious_reasons(moved) == []
+    more = moved + "+payload = base64.b64decode('cHJpbnQoMSk=')\n"
+    assert suspicious_reasons(more) == ["encoded or generated code"]
+    assert suspicious_reasons("-import base64\n+import base64, zlib\n+zlib.decompress(b'')\n") == [
+        "encoded or generated code"]
