@@ -251,7 +251,8 @@ __all__ = [
 #: such a module gets teardown canaries too (gatk54: an ``addopts = -m`` deselected them; mining dropped such
 #: commits); a test run without a sandbox or under Landlock has an environment of its own whose editable hooks name
 #: the grading copy (ops54); a change equal to the reference fix in every file grading carries is the reference fix
-#: (nu54: a reference fix changing ``tox.ini`` was not); tasks record ``mined_version``.
+#: (nu54: a reference fix changing ``tox.ini`` was not); no near twin of a negated comparison (alt54: ``"Uiscovery:"
+#: not in …`` forged every real fix of simonw/llm bd645da55193); tasks record ``mined_version``.
 VERIFY_VERSION = 29
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
