@@ -39,7 +39,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
-           "class_params", "marks_of", "module_params", "parse_source", "read_source", "teardown_nodes"]
+           "class_params", "marks_of", "module_params", "own_marks", "parse_source", "read_source", "teardown_nodes"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -389,6 +389,14 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
         return []
     marks += func.decorator_list
     return [ast.unparse(d) for d in marks if _is_mark(d, imported)]
+
+
+def own_marks(tree: ast.Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The pytest marks of the definition ``node``'s own decorators (decorator texts, as :func:`marks_of` gives
+    them, but none of its classes'): what a test put in its place, inside its classes, must carry to be selected
+    with it (gatk55: the plain sentinel member took none, and ``addopts = -m unit`` deselected it)."""
+    imported = _imported_names(tree)
+    return [ast.unparse(d) for d in node.decorator_list if _is_mark(d, imported)]
 
 
 def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = (),

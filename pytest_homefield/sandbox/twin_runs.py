@@ -64,6 +64,7 @@ from pytest_homefield.sandbox.canaries import (
     function_id,
     marks_of,
     module_params,
+    own_marks,
     parse_source,
     read_source,
     teardown_nodes,
@@ -1061,6 +1062,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             unittest = tree is not None and is_unittest(tree, classes)
             members.append(sentinel_member(segment, node, lines, rng, pool, namer.token(), unittest=unittest)
                            or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes),
+                                            marks=own_marks(tree, node) if tree is not None else [],
                                             args=_member_params(tree, classes, params)))
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:

@@ -330,3 +330,32 @@ def test_class_params_reads_the_names_a_class_chain_parametrizes() -> None:
     assert class_params(tree, ["TestD"]) is None
     assert class_params(parse_source("import pytest\nN = 'a'\n\n\n@pytest.mark.parametrize(N, [1])\n"
                                      "class TestA:\n    pass\n"), ["TestA"]) is None
+
+
+#: A report patch that passes every call (setup and teardown left as they are: the teardown canaries' errors stay).
+CALLS_PASSED = ("import _pytest.reports as _reports\n\n_init0 = _reports.TestReport.__init__\n\n\n"
+                "def _init(self, *args, **kwargs):\n    _init0(self, *args, **kwargs)\n"
+                "    if self.when == 'call':\n        self.outcome, self.longrepr = 'passed', None\n\n\n"
+                "_reports.TestReport.__init__ = _init\n")
+#: :data:`EARLY` where the configuration runs the tests marked ``unit`` only, each test marked so.
+EARLY_MARKED = EARLY.replace("def test_", "@pytest.mark.unit\ndef test_")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_sentinel_member_runs_where_the_configuration_selects_by_mark(tmp_path: Path, seed: int) -> None:
+    """gatk55: the plain sentinel member replaces its function's definition, decorators and all, and took none of its
+    marks: with ``addopts = -m unit`` it was deselected, never run, and a change passing every call with no fix
+    (:data:`CALLS_PASSED`) was ``solved`` (seeds 0 and 1; ``forged`` by the same member without the ``-m``). It
+    carries its function's own marks now: ``forged``; the real fix ``solved``."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=EARLY_PARENT, fixed=EARLY_FIXED,
+                       test=TEST, tests=EARLY_MARKED, first="totals", message="Count by four",
+                       fail_to_pass=[f"{TEST}::test_total[1]"], pass_to_pass=[], project=False,
+                       parent_data=SELECTS)
+    b.task.canary_sentinels = [f"{TEST}::test_total"]
+    forged = grade_source(b, tmp_path / "f", SOURCE, CALLS_PASSED + EARLY_PARENT, canaries=True, canary_seed=seed,
+                          sandbox="none")
+    assert forged.outcome == "forged", (forged.outcome, forged.error, forged.canary)
+    g = grade_source(b, tmp_path / "g", SOURCE, EARLY_FIXED + "# the fix, a comment more\n", canaries=True,
+                     canary_seed=seed, sandbox="none")
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
