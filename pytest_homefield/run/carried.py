@@ -15,6 +15,8 @@ import functools
 import importlib.machinery
 import importlib.metadata
 import os
+import pkgutil
+import site
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -132,12 +134,16 @@ def _ini_pytest_lines(text: str) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _outside_modules() -> frozenset[str]:
     """Top-level module names importable from outside any workspace: :data:`RUNNER_MODULES`, the
-    stdlib, and the top-level modules of the distributions installed in this interpreter."""
+    stdlib, the top-level modules of the distributions installed in this interpreter, and every top-level module
+    of its site folders (gatk55: setuptools' editable finder ``__editable___<dist>_finder``, which a ``.pth`` file
+    there imports at each interpreter's start, is no distribution's ``top_level.txt`` name)."""
     names = set(RUNNER_MODULES) | set(sys.stdlib_module_names)
     try:
         names |= set(importlib.metadata.packages_distributions())
     except Exception:  # broken metadata of some distribution: the fixed names still hold
         pass
+    folders = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    names |= {m.name for m in pkgutil.iter_modules([f for f in folders if os.path.isdir(f)])}
     return frozenset(names)
 
 

@@ -84,6 +84,10 @@ def outside():
         names |= set(importlib.metadata.packages_distributions())
     except Exception:
         pass
+    import pkgutil
+    import site
+    folders = list(site.getsitepackages()) + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    names |= {m.name for m in pkgutil.iter_modules([f for f in folders if os.path.isdir(f)])}  # gatk55
     return names
 
 

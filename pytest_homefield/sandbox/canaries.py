@@ -39,7 +39,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
-           "marks_of", "module_params", "parse_source", "read_source", "teardown_nodes"]
+           "class_params", "marks_of", "module_params", "own_marks", "parse_source", "read_source", "teardown_nodes"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -391,6 +391,14 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
     return [ast.unparse(d) for d in marks if _is_mark(d, imported)]
 
 
+def own_marks(tree: ast.Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The pytest marks of the definition ``node``'s own decorators (decorator texts, as :func:`marks_of` gives
+    them, but none of its classes'): what a test put in its place, inside its classes, must carry to be selected
+    with it (gatk55: the plain sentinel member took none, and ``addopts = -m unit`` deselected it)."""
+    imported = _imported_names(tree)
+    return [ast.unparse(d) for d in node.decorator_list if _is_mark(d, imported)]
+
+
 def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = (),
                   args: Sequence[str] = ()) -> str:
     """A test ``name`` raising ``AssertionError(message)``, decorated by ``marks`` (:func:`marks_of`: an appended
@@ -408,15 +416,50 @@ def module_params(tree: ast.Module) -> list[str] | None:
     argument", every test of it ``error``; gatk54: an appended sentinel taking none made a real fix
     ``tests_failed``). ``None`` when they cannot be read (argnames that are no literal) or the module defines
     ``pytest_generate_tests``, which may parametrize any test with anything."""
-    names: list[str] = []
-    for n in tree.body:
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests":
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests"
+           for n in tree.body):
+        return None
+    return _params_of(_pytestmarks(tree.body))
+
+
+def class_params(tree: ast.Module, classes: Sequence[str]) -> list[str] | None:
+    """The argument names the class chain ``classes`` (top-level first) parametrizes its every test with: each class's
+    decorators and its body's ``pytestmark``, read as :func:`module_params` reads a module's (``[]`` for none;
+    ``None`` when they cannot be read, a class is not found, or one defines ``pytest_generate_tests``). A method
+    planted in the class must take them too (gatk55: the plain sentinel member, a method of ``@parametrize('k', …)
+    class TestX``, took the module's names only, pytest failed its run's collection and a real fix was
+    ``tests_failed``)."""
+    body: list[ast.stmt] = tree.body
+    marks: list[ast.expr] = []
+    for cls in classes:
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
+        if not found:
             return None
+        body = found[-1].body
+        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests"
+               for n in body):
+            return None
+        marks += found[-1].decorator_list + _pytestmarks(body)
+    return _params_of(marks)
+
+
+def _pytestmarks(body: Sequence[ast.stmt]) -> list[ast.expr]:
+    """The values ``body``'s statements assign to ``pytestmark`` (``=``, annotated, ``+=``), in order."""
+    out: list[ast.expr] = []
+    for n in body:
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
             n, (ast.AnnAssign, ast.AugAssign)) else []
         value = getattr(n, "value", None)
-        if value is None or not any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
-            continue
+        if value is not None and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
+            out.append(value)
+    return out
+
+
+def _params_of(values: Sequence[ast.expr]) -> list[str] | None:
+    """The argument names the ``parametrize`` calls inside ``values`` (mark expressions) name, in order without
+    repeats; ``None`` when a ``parametrize`` there is not called or its argnames are no literal."""
+    names: list[str] = []
+    for value in values:
         named = [x for x in ast.walk(value) if (isinstance(x, ast.Attribute) and x.attr == "parametrize")
                  or (isinstance(x, ast.Name) and x.id == "parametrize")]
         calls = [x for x in ast.walk(value) if isinstance(x, ast.Call) and any(x.func is m for m in named)]

@@ -60,9 +60,11 @@ from pytest_homefield.sandbox.canaries import (
     _sentinel_def,
     _sentinel_module,
     _teardown_def,
+    class_params,
     function_id,
     marks_of,
     module_params,
+    own_marks,
     parse_source,
     read_source,
     teardown_nodes,
@@ -457,6 +459,15 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     plan.unprotected = sorted(set(plan.unprotected) | (every - {c.source for c in plan.canaries
                                                                   if c.kind == "contradiction"}))
     return plan
+
+
+def _member_params(tree: ast.Module | None, classes: Sequence[str], params: Sequence[str]) -> list[str]:
+    """What a plain sentinel member of a test in the class chain ``classes`` of ``tree`` takes: its module's
+    parametrized names ``params`` (:func:`~pytest_homefield.sandbox.canaries.module_params`) and those its classes
+    parametrize every test with (:func:`~pytest_homefield.sandbox.canaries.class_params`, gatk55; none read: the
+    module's alone)."""
+    own = (class_params(tree, classes) or []) if tree is not None and classes else []
+    return [*params, *(n for n in own if n not in params)]
 
 
 def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Mapping[str, Sequence[str]],
@@ -1054,7 +1065,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             unittest = tree is not None and is_unittest(tree, classes)
             members.append(sentinel_member(segment, node, lines, rng, pool, namer.token(), unittest=unittest)
                            or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes),
-                                            args=params))
+                                            marks=own_marks(tree, node) if tree is not None else [],
+                                            args=_member_params(tree, classes, params)))
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)

@@ -87,6 +87,21 @@ def test_a_forging_patch_is_undone(fx: Fixture, task: Task, tmp_path: Path) -> N
         assert not (tmp_path / "c" / rel).exists()
 
 
+def test_a_module_a_pth_file_imports_at_start_is_undone(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """gatk55: eval.sh's rule as grading's (``carried._outside_modules``): an added module shadowing setuptools'
+    editable finder of the interpreter's site folders (a ``.pth`` line imports it at every start; no distribution's
+    ``top_level.txt`` names it) was kept, and ran before pytest (it printed here); now undone."""
+    import site
+    finders = sorted(n[:-3] for f in site.getsitepackages() if os.path.isdir(f) for n in os.listdir(f)
+                     if n.startswith("__editable__") and n.endswith("_finder.py"))
+    assert finders  # this environment: an editable install
+    rel = f"src/{finders[0]}.py"
+    status, log = _evaluate(fx, task, tmp_path / "c", {"src/calc/__init__.py": GOOD_CALC,
+                                                       rel: "print('gatk55 ran at start')\ndef install():\n    pass\n"})
+    assert f"homefield: undo {rel} " in log, log
+    assert "gatk55 ran at start" not in log
+
+
 def test_the_fix_is_kept_and_test_edits_undone(fx: Fixture, task: Task, tmp_path: Path) -> None:
     status, log = _evaluate(fx, task, tmp_path / "c", {
         "src/calc/__init__.py": GOOD_CALC,

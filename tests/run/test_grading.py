@@ -94,6 +94,37 @@ def test_blocked_entries_are_dropped(task: Task, pristine: Path, workspace: Path
     assert (carried, dropped) == ([CALC], [rel])
 
 
+def _pth_imports() -> list[str]:
+    """The modules an ``import`` line of a ``.pth`` file of this interpreter's site folders names (setuptools'
+    editable finder ``__editable___<dist>_finder``, ``_distutils_hack``): the interpreter imports each at its start."""
+    import site
+    folders = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    found: set[str] = set()
+    for folder in (f for f in folders if os.path.isdir(f)):
+        for name in (n for n in os.listdir(folder) if n.endswith(".pth")):
+            for line in Path(folder, name).read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.startswith(("import ", "import\t")):
+                    found.add(line.split()[1].rstrip(";").split(".")[0])
+    return sorted(found)
+
+
+def test_a_module_a_pth_file_imports_at_start_is_not_carried(task: Task, pristine: Path, workspace: Path) -> None:
+    """gatk55: an added module shadowing one that a site folder's ``.pth`` file imports at every interpreter's start
+    (setuptools' editable finder, ``__editable___<dist>_<version>_finder``: its distribution's ``top_level.txt``
+    names the package only, so ``importlib.metadata.packages_distributions`` missed it) was carried: the test
+    command's ``PYTHONPATH`` puts the copy's root and ``src/`` before the site folders, so the agent's module ran at
+    the start of every interpreter of the run, before pytest and its reporter, as a ``sitecustomize.py`` would (a
+    blocked name). Measured with this environment's editable install of homefield: ``carried`` held the finder's
+    path. Now it is dropped as any other shadow of an outside module."""
+    names = _pth_imports()
+    assert any(n.startswith("__editable__") for n in names), names  # this environment: an editable install
+    for name in names:
+        for rel in (f"{name}.py", f"src/{name}/__init__.py"):
+            carried, dropped, _ = _carry(task, pristine, workspace, {CALC: GOOD_CALC, rel: "X = 1\n"})
+            assert (carried, dropped) == ([CALC], [rel]), name
+            (workspace / rel).unlink()
+
+
 def test_a_module_the_fix_defines_may_shadow(task: Task, pristine: Path, workspace: Path) -> None:
     own = dataclasses.replace(task, source_files=[CALC, "src/json.py"])
     carried, dropped, _ = _carry(own, pristine, workspace, {"src/json.py": "X = 1\n"})
