@@ -252,7 +252,10 @@ __all__ = [
 #: commits); a test run without a sandbox or under Landlock has an environment of its own whose editable hooks name
 #: the grading copy (ops54); a change equal to the reference fix in every file grading carries is the reference fix
 #: (nu54: a reference fix changing ``tox.ini`` was not); no near twin of a negated comparison (alt54: ``"Uiscovery:"
-#: not in …`` forged every real fix of simonw/llm bd645da55193); tasks record ``mined_version``.
+#: not in …`` forged every real fix of simonw/llm bd645da55193); an added module named as a top-level module of the
+#: interpreter's site folders is not carried (gatk55: setuptools' editable finder, imported by a ``.pth`` at every
+#: start); the plain sentinel member keeps its function's marks and takes the names its classes parametrize (gatk55);
+#: tasks record ``mined_version``.
 VERIFY_VERSION = 29
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
