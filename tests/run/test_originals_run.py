@@ -59,7 +59,7 @@ def test_a_fix_made_only_after_a_failure_is_not_solved(calc: FixTask, tmp_path: 
     """Was ``solved`` on these seeds, under bubblewrap too (``test_triple`` passed in the run holding its original,
     after the other group's failed twin); now ``tests_failed`` by the originals run. The sealed run is off here (the
     originals run is the subject): since hole41's covers it seals ``test_triple``'s ``6`` (held by ``test_double``'s
-    literal too) and catches the fix first (:func:`test_a_fix_made_only_after_a_failure_is_forged_by_the_seal`)."""
+    literal too) (:func:`test_a_fix_made_only_after_a_failure_is_not_solved_with_the_sealed_run_on`)."""
     if sandbox == "bwrap":
         _bwrap()
     g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=seed, sandbox=sandbox,
@@ -70,12 +70,15 @@ def test_a_fix_made_only_after_a_failure_is_not_solved(calc: FixTask, tmp_path: 
 
 
 @pytest.mark.slow
-def test_a_fix_made_only_after_a_failure_is_forged_by_the_seal(calc: FixTask, tmp_path: Path) -> None:
-    """With the sealed run on (the default), the same fix is ``forged`` by it: no failure comes before ``test_triple``
-    there, ``triple(2)`` is 2, unequal to the sealed ``6`` the original run saw it pass (hole41's covers: the value
-    is held by ``test_double``'s literal too, which left the site unsealed before)."""
+def test_a_fix_made_only_after_a_failure_is_not_solved_with_the_sealed_run_on(calc: FixTask, tmp_path: Path) -> None:
+    """With the sealed run on (the default), the same fix is not ``solved`` either. It was ``forged`` by the sealed run
+    while that run held the commit's tests (no failure came before ``test_triple`` there, ``triple(2)`` was 2, unequal
+    to the sealed ``6``). Since seal54 the sealed run holds one run apart's files, and at these seeds every run apart
+    holds a failing twin before ``test_triple``: the fix behaves there as in the runs apart, and the originals run is
+    what catches it (``tests_failed``), as with the sealed run off."""
     g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=CROSSED[0], sandbox="none")
-    assert g.outcome == "forged" and (g.canary or "").startswith(f"sealed:{TEST}::test_triple"), g
+    assert (g.outcome, g.failing_f2p) == ("tests_failed", [f"{TEST}::test_triple"]), g
+    assert "the originals run" in (g.error or ""), g
 
 
 @pytest.mark.slow

@@ -78,8 +78,9 @@ def test_many_small_files_are_stopped_or_refused(task: Task, cache: SnapshotCach
         assert r.outcome == "tests_failed" and "ran out of room" in r.error and r.error.endswith(CAP), r
     else:
         assert r.outcome == "agent_error", r
-        # the first test process of the grading is the sealed run (col35: the fixture's column row -5 is sealed)
-        assert r.error == f"hidden tests (the sealed run): the test process wrote over {CAP_MB:g} MiB into its " \
+        # the first test process of the agent's code is a run apart: the fixture's sealable row -5 is in a column its
+        # twin deranges, so seal54 leaves it unsealed in this grading (no sealed run)
+        assert r.error == f"hidden tests: the test process wrote over {CAP_MB:g} MiB into its " \
                           f"folders {CAP}; stopped", r
 
 
