@@ -233,10 +233,6 @@ class AgentInfo:
         return is_reference_spec(self.spec)
 
 
-def _spec_kind_is(spec: str | None, kind: str) -> bool:
-    return spec_kind(spec) == kind
-
-
 def agent_infos(metas: Sequence[dict[str, Any]], results: Sequence[Result]) -> dict[str, AgentInfo]:
     """Every agent of the report: those of each ``meta.json`` in order (``simulated``/``hinted`` from
     meta, else from the spec: ``sim:``, ``openai:``), then any agent seen only in ``results``."""
@@ -249,8 +245,8 @@ def agent_infos(metas: Sequence[dict[str, Any]], results: Sequence[Result]) -> d
             if not name or name in out:
                 continue
             spec = a.get("spec")
-            out[name] = AgentInfo(spec, bool(a.get("simulated", _spec_kind_is(spec, "sim"))),
-                                  bool(a.get("hinted", _spec_kind_is(spec, "openai"))),
+            out[name] = AgentInfo(spec, bool(a.get("simulated", spec_kind(spec) == "sim")),
+                                  bool(a.get("hinted", spec_kind(spec) == "openai")),
                                   a.get("model"), a.get("version"))
     for r in results:
         if r.agent not in out:

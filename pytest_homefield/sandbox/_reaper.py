@@ -324,15 +324,7 @@ def take_back(fd: int, uid: int, old: int | None = None) -> bool:
     entry in it, back to its owner and group (:func:`hand_over`, no link followed), then the journals wiped;
     ``True``. ``False`` (nothing done) when a process of ``uid`` still runs (:func:`running_uids` with every id).
     ``True`` for no journal."""
-    data = b""
-    for each in (fd, old):
-        got = b""
-        while each is not None:
-            chunk = os.pread(each, 65536, len(got))
-            if not chunk:
-                break
-            got += chunk
-        data += got + b"\n"
+    data = b"\n".join(_read_all(each) for each in (fd, old) if each is not None)
     if not data.strip():
         return True
     if running_uids(uid, uid + 1, every_id=True):
@@ -349,6 +341,14 @@ def take_back(fd: int, uid: int, old: int | None = None) -> bool:
         if each is not None:
             os.ftruncate(each, 0)
     return True
+
+
+def _read_all(fd: int) -> bytes:
+    """The whole content of the file ``fd``, read from its start (``pread``: its offset is left as it is)."""
+    got = b""
+    while chunk := os.pread(fd, 65536, len(got)):
+        got += chunk
+    return got
 
 
 def fsid(path: str) -> int:

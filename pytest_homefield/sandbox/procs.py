@@ -416,7 +416,7 @@ def _not_started(started: bytes, name: str) -> OSError:
     ``E<errno>`` (``ENOENT``: ``FileNotFoundError``), ``K<errno>``: no session keyring of its own could be made for
     the sandbox, which then did not start (``_reaper.KeyringRefused``, gatk53: it would have run in the keyring
     homefield holds); else ``ENOENT``."""
-    errno_ = int(started[1:] or b"2") if started[:1] in (b"E", b"K") and started[1:].isdigit() else 2
+    errno_ = int(started[1:]) if started[:1] in (b"E", b"K") and started[1:].isdigit() else 2
     if started.startswith(b"K"):
         quota = "; the key quota of its uid is full: kernel.keys.maxkeys, maxbytes" if errno_ == errno.EDQUOT else ""
         return OSError(errno_, f"the sandbox did not start: no session keyring of its own (keyctl: "
