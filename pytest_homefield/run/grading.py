@@ -216,7 +216,8 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
                   store: Path | None, targets: Sequence[str], hidden: Sequence[str], whole: Setup, *,
-                  apart: tuple[Sequence[Mapping[str, bytes]], int] | None = None, **run: Any) -> SealChecked | None:
+                  apart: tuple[Sequence[Mapping[str, bytes]], int] | None = None, groups: Sequence[str] | None = None,
+                  **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
     ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining when it recorded them
     under the current rules, ``sealed_rules`` :data:`~.seal_sites.SEAL_RULES`, and ``gdir`` holds no hidden data
@@ -227,8 +228,9 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     reference passes that cannot be sealed in ``gdir`` (its files unreadable there) gives ``error`` for the
     FAIL_TO_PASS ids of its function: never passed. ``whole``: pytest's setup for the hidden tests' whole run in
     ``gdir`` (``testrun.pytest_setup``, read once a grading): its rootdir is the one the ids are relative to (seal47:
-    a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``apart`` (seal54, a grading with
-    canaries): the runs apart's files and the pick (:func:`plan_seals`); ``targets`` are then the runs apart's.
+    a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``apart``, ``groups`` (seal54, a
+    grading with canaries): the runs apart's files and the pick (:func:`plan_seals`), the plan's group functions
+    (:func:`sealed_run`); ``targets`` are then the runs apart's.
     ``hidden``: the hidden test files alone, which the reference fix's check selects (the reference copy holds no
     sentinel module of the plan). ``run``: :func:`run_tests`'s options. Raises
     :class:`ServiceError` as :func:`run_tests` does."""
@@ -259,7 +261,7 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
         return SealChecked({i: "error" for i in ids}, {}, {i: f"not sealed: {exc}" for i in ids}, set(), none)
     if sealed_plan is None:
         return None
-    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets,
+    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets, groups=groups,
                       setup=whole, **run)
 
 
@@ -544,7 +546,7 @@ def grade(
             try:
                 seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
                                      parent_checks, targets, hidden, hidden_setup, apart=picked,
-                                     timeout_s=bound.seconds,
+                                     groups=None if plan is None else plan.selectors(), timeout_s=bound.seconds,
                                      test_timeout_s=test_timeout_s,
                                      sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
                                      write_mb=write_mb, box_mb=box_mb)
