@@ -429,18 +429,30 @@ def class_params(tree: ast.Module, classes: Sequence[str]) -> list[str] | None:
     planted in the class must take them too (gatk55: the plain sentinel member, a method of ``@parametrize('k', …)
     class TestX``, took the module's names only, pytest failed its run's collection and a real fix was
     ``tests_failed``)."""
-    body: list[ast.stmt] = tree.body
+    chain = _class_chain(tree, classes)
+    if chain is None:
+        return None
     marks: list[ast.expr] = []
+    for cls in chain:
+        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests"
+               for n in cls.body):
+            return None
+        marks += cls.decorator_list + _pytestmarks(cls.body)
+    return _params_of(marks)
+
+
+def _class_chain(tree: ast.Module, classes: Sequence[str]) -> list[ast.ClassDef] | None:
+    """The class definitions of the chain ``classes`` (top-level first, each the last of its name in the one above
+    it); ``None`` when one is not found."""
+    body: list[ast.stmt] = tree.body
+    chain: list[ast.ClassDef] = []
     for cls in classes:
         found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
         if not found:
             return None
+        chain.append(found[-1])
         body = found[-1].body
-        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests"
-               for n in body):
-            return None
-        marks += found[-1].decorator_list + _pytestmarks(body)
-    return _params_of(marks)
+    return chain
 
 
 def _pytestmarks(body: Sequence[ast.stmt]) -> list[ast.expr]:
@@ -484,19 +496,16 @@ def _find(tree: ast.Module, classes: Sequence[str], func: str, *,
     for a method the class's bases defined at the module's top level are searched too, in order (a
     test inherited from a mixin: ``class T(unittest.TestCase, Mixin)``), unless ``inherited`` is false
     (only a definition in the class itself)."""
-    body: list[ast.stmt] = tree.body
-    found: list[ast.ClassDef] = []
-    for cls in classes:
-        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
-        if not found:
-            return None
-        body = found[-1].body
+    chain = _class_chain(tree, classes)
+    if chain is None:
+        return None
+    body = chain[-1].body if chain else tree.body
     defs = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func]
-    if defs or not found or len(classes) != 1 or not inherited:
+    if defs or not chain or len(classes) != 1 or not inherited:
         return defs[-1] if defs else None
     top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     seen = {classes[0]}
-    queue = [b.id for b in found[-1].bases if isinstance(b, ast.Name)]
+    queue = [b.id for b in chain[-1].bases if isinstance(b, ast.Name)]
     while queue:
         base = top.get(queue.pop(0))
         if base is None or base.name in seen:
