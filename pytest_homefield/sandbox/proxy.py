@@ -9,7 +9,9 @@ forms of proxy request (RFC 9110 §9.3.6 and RFC 9112 §3.2.2):
 
 * ``CONNECT host:port`` (HTTPS and any TLS): the tunnel is opened when the pair is allowed;
 * an absolute-URI request, ``GET http://host:port/path HTTP/1.1`` (a ``http://`` base URL such as a
-  local model server): sent on in origin form with ``Connection: close``, one request per connection.
+  local model server): sent on in origin form with ``Connection: close`` and the target's own ``Host``, one
+  request per connection: its body, ended by its one ``Content-Length`` or its chunks, goes on, nothing after it
+  (a head whose body's end is unclear is refused with ``400``).
 
 The check is on the host *by name as requested*, before any lookup (:class:`Allowlist`): an address
 is allowed only when that very name or literal is listed, so ``127.0.0.1``, ``[::1]``, ``localhost``
@@ -37,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.sandbox.relay import _join, close_listener
+from pytest_homefield.sandbox.relay import _join, _pump, close_listener
 from pytest_homefield.store import open_own_file
 
 __all__ = ["HostRule", "Allowlist", "ProxyLog", "FilteringProxy", "parse_host_rule", "proxy_env",
@@ -274,18 +276,117 @@ def _read_head(conn: socket.socket, limit: int = MAX_HEAD_BYTES) -> tuple[bytes,
     return head, rest
 
 
-_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate"}
+_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "host"}
+#: A header line as RFC 9112 §5 has it: a token, the colon right after it (no space before it, no folded line).
+_FIELD = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+:.*")
+
+
+def _body_framing(headers: list[str]) -> int | None:
+    """How the body of a request with these header lines ends: its length in bytes (0: no body), or ``None``:
+    chunked (``Transfer-Encoding`` whose last coding is ``chunked``). Raises ``ValueError`` for a head whose
+    body's end two readers could see differently (satk56: a second request hidden in it): a line that is no
+    ``name:value`` (space before the colon, a folded line), both framings, more than one length, a length that is
+    no decimal number, a transfer coding not ending in ``chunked``."""
+    lengths: list[str] = []
+    codings: list[str] = []
+    for line in headers:
+        if not _FIELD.fullmatch(line):
+            raise ValueError("a header line that is no name:value")
+        name, value = line.split(":", 1)
+        if name.lower() == "content-length":
+            lengths.append(value.strip())
+        elif name.lower() == "transfer-encoding":
+            codings += [c.strip().lower() for c in value.split(",")]
+    if codings:
+        if lengths or codings[-1] != "chunked":
+            raise ValueError("a body framed by no one rule")
+        return None
+    if len(lengths) > 1 or (lengths and not (lengths[0].isascii() and lengths[0].isdigit())):
+        raise ValueError("a body of no one length")
+    return int(lengths[0]) if lengths else 0
 
 
 def _origin_head(method: str, url: urllib.parse.SplitResult, version: str, headers: list[str]) -> bytes:
-    """The request head sent on: origin form, hop-by-hop and proxy headers dropped, ``Connection: close``."""
+    """The request head sent on: origin form, hop-by-hop and proxy headers dropped, ``Host`` the request
+    target's (RFC 9112 §3.2.2: the client's own is replaced; satk56: a server routing by it served an unlisted
+    site), ``Connection: close``."""
     path = url.path or "/"
     if url.query:
         path += "?" + url.query
     kept = [h for h in headers if h.split(":", 1)[0].strip().lower() not in _HOP]
-    if not any(h.split(":", 1)[0].strip().lower() == "host" for h in kept):
-        kept.insert(0, f"Host: {url.netloc}")
-    return "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close", "", ""]).encode("latin-1")
+    host = url.netloc.rpartition("@")[2]
+    return "\r\n".join([f"{method} {path} {version}", f"Host: {host}", *kept, "Connection: close", "", ""]
+                        ).encode("latin-1")
+
+
+class _Body:
+    """Sends on the body of one request from ``conn`` to ``upstream`` (``rest``: what was read past its head),
+    ended as :func:`_body_framing` says: the bytes after it (a second request) never go on."""
+
+    def __init__(self, conn: socket.socket, upstream: socket.socket, rest: bytes) -> None:
+        self.conn, self.upstream, self.buf = conn, upstream, rest
+
+    def _more(self) -> None:
+        chunk = self.conn.recv(65536)
+        if not chunk:
+            raise ValueError("the client closed within the body")
+        self.buf += chunk
+
+    def _pass(self, n: int) -> None:
+        """Send on the next ``n`` bytes."""
+        while n:
+            if not self.buf:
+                self._more()
+            part, self.buf = self.buf[:n], self.buf[n:]
+            self.upstream.sendall(part)
+            n -= len(part)
+
+    def _line(self) -> bytes:
+        """Send on the next line (up to its CRLF); the line, without it. Raises ``ValueError`` past 8 KiB."""
+        while b"\r\n" not in self.buf[:8192]:
+            if len(self.buf) > 8192:
+                raise ValueError("a chunk line too long")
+            self._more()
+        line, _, self.buf = self.buf.partition(b"\r\n")
+        self.upstream.sendall(line + b"\r\n")
+        return line
+
+    def send(self, length: int | None) -> None:
+        """Send on a body of ``length`` bytes, or (``None``) a chunked one up to its last chunk's trailers.
+        Raises ``ValueError`` (a chunk size that is no hex number, the client gone within it), ``OSError``."""
+        if length is not None:
+            self._pass(length)
+            return
+        while True:
+            size_text = self._line().split(b";")[0].strip()
+            if not size_text or len(size_text) > 16 or size_text.strip(b"0123456789abcdefABCDEF"):
+                raise ValueError("a chunk size that is no hex number")
+            size = int(size_text, 16)
+            if size == 0:
+                break
+            self._pass(size + 2)
+        while self._line():  # the trailers, up to the empty line
+            pass
+
+
+def _answer_only(conn: socket.socket, upstream: socket.socket) -> None:
+    """Relay the upstream's answer to ``conn`` while reading (and dropping) whatever else the client sends, until
+    the client ends (then the upstream's sending side is shut) and the answer ends; then close both."""
+    back = threading.Thread(target=_pump, args=(upstream, conn), daemon=True)
+    back.start()
+    try:
+        while conn.recv(65536):
+            pass
+    except OSError:
+        pass
+    finally:
+        try:
+            upstream.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+    back.join()
+    conn.close()
+    upstream.close()
 
 
 def _answer(conn: socket.socket, status: str, text: str) -> None:
@@ -431,6 +532,14 @@ class FilteringProxy:
             _answer(conn, "403 Forbidden", f"homefield proxy: {shown} is not on this agent's network allowlist "
                                            "(--allow-host HOST:PORT adds one)")
             return
+        length: int | None = 0
+        if url is not None:
+            try:
+                length = _body_framing(lines[1:])
+            except ValueError as exc:
+                self.log.write("refused", method, shown + path, str(exc))
+                _answer(conn, "400 Bad Request", f"homefield proxy: {exc}")
+                return
         try:
             upstream = self._connect(host, port)
         except OSError as exc:
@@ -446,15 +555,20 @@ class FilteringProxy:
                 if rest:
                     upstream.sendall(rest)
             else:
-                upstream.sendall(_origin_head(method, url, version, lines[1:]) + rest)
+                upstream.sendall(_origin_head(method, url, version, lines[1:]))
             self.log.write("allowed", method, shown + path)
             conn.settimeout(None)
             upstream.settimeout(None)
-        except OSError:
+            if url is not None:  # its body only; a second request behind it never goes on (satk56)
+                _Body(conn, upstream, rest).send(length)
+        except (OSError, ValueError):
             self._forget(upstream)
             upstream.close()
             return
-        _join(conn, upstream)
+        if url is None:
+            _join(conn, upstream)
+        else:
+            _answer_only(conn, upstream)
         self._forget(upstream)
 
     def _connect(self, host: str, port: int) -> socket.socket:

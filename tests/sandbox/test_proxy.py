@@ -223,3 +223,104 @@ def test_connections_beyond_the_cap_get_503(tmp_path: Path) -> None:
             s.close()
         proxy.close()
     assert "too many connections" in (tmp_path / "proxy.log").read_text()
+
+
+@pytest.fixture
+def fronting() -> Iterator[tuple[int, list[str]]]:
+    """A server on 127.0.0.1 that routes by ``Host`` (a CDN's front, many sites behind one address) and keeps
+    each connection open, ``Connection: close`` or not, answering every request on it (its head, then a body of
+    its ``Content-Length`` or chunks): ``(port, the Host of every request it got, in order)``."""
+    hosts: list[str] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve(conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as f:
+            while line := f.readline():
+                head = [line]
+                while (line := f.readline()) not in (b"\r\n", b""):
+                    head.append(line)
+                fields = {h.split(b":", 1)[0].strip().lower(): h.split(b":", 1)[1].strip() for h in head[1:]}
+                hosts.append(fields.get(b"host", b"").decode())
+                if fields.get(b"transfer-encoding") == b"chunked":
+                    while size := int(f.readline().split(b";")[0], 16):
+                        f.read(size + 2)
+                    while f.readline() not in (b"\r\n", b""):
+                        pass
+                else:
+                    f.read(int(fields.get(b"content-length", b"0")))
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1], hosts
+    finally:
+        listener.close()
+
+
+def _ask_all(sock_path: Path, data: bytes) -> bytes:
+    """Send ``data``, end the sending side, and read the answer to its end."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(str(sock_path))
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        while chunk := s.recv(4096):
+            out += chunk
+    return out
+
+
+def test_the_host_sent_on_is_the_requested_one(tmp_path: Path, fronting: tuple[int, list[str]]) -> None:
+    """satk56: an absolute-URI request to a listed host went on with the client's own ``Host`` header, so a
+    server that routes by it (a CDN holding many sites) served a site that is not listed; RFC 9112 §3.2.2: the
+    proxy replaces it with the request target's."""
+    port, hosts = fronting
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{port}"])).start(tmp_path / "p.sock")
+    try:
+        got = _ask_all(tmp_path / "p.sock", f"GET http://127.0.0.1:{port}/a HTTP/1.1\r\nHost: unlisted.example\r\n"
+                                            "HOST: other.example\r\n\r\n".encode())
+    finally:
+        proxy.close()
+    assert got.endswith(b"ok") and hosts == [f"127.0.0.1:{port}"]
+
+
+@pytest.mark.parametrize("body", ["", "Content-Length: 5\r\n\r\nhello", "Transfer-Encoding: chunked\r\n\r\n"
+                                  "5;x=y\r\nhello\r\n0\r\nTrailer: t\r\n\r\n"])
+def test_one_request_a_connection_goes_on(tmp_path: Path, fronting: tuple[int, list[str]], body: str) -> None:
+    """satk56: after an absolute-URI request's head every byte the client sent was relayed, so a second request
+    on the same connection (pipelined after the first's body; any ``Host``) reached a server that does not close
+    on ``Connection: close``. Only the first request, its body framed by its own ``Content-Length`` or chunks,
+    goes on now."""
+    port, hosts = fronting
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{port}"])).start(tmp_path / "p.sock")
+    first = f"POST http://127.0.0.1:{port}/a HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{body or chr(13) + chr(10)}"
+    try:
+        got = _ask_all(tmp_path / "p.sock", (first + "GET /b HTTP/1.1\r\nHost: unlisted.example\r\n\r\n").encode())
+    finally:
+        proxy.close()
+    assert got.endswith(b"ok") and hosts == [f"127.0.0.1:{port}"]
+
+
+@pytest.mark.parametrize("framing", ["Content-Length: 5\r\nTransfer-Encoding: chunked",
+                                     "Content-Length: 5\r\nContent-Length: 6", "Transfer-Encoding: gzip",
+                                     "Content-Length: -1", "Content-Length: 0x5",
+                                     "Content-Length : 5", "X: a\r\n Content-Length: 5"])
+def test_a_body_of_no_one_framing_is_refused(tmp_path: Path, fronting: tuple[int, list[str]], framing: str) -> None:
+    """satk56: a request whose body's end two readers may see differently (both framings, two lengths, a coding
+    that is not chunked last) is refused before anything goes on: no server sees a second request in it."""
+    port, hosts = fronting
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{port}"])).start(tmp_path / "p.sock")
+    try:
+        head = f"POST http://127.0.0.1:{port}/ HTTP/1.1\r\n{framing}\r\n\r\n"
+        got = _ask_all(tmp_path / "p.sock", (head + "hello").encode())
+    finally:
+        proxy.close()
+    assert got.startswith(b"HTTP/1.1 400") and hosts == []
