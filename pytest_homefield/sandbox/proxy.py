@@ -278,7 +278,10 @@ def _read_head(conn: socket.socket, limit: int = MAX_HEAD_BYTES) -> tuple[bytes,
 
 _HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "host"}
 #: A header line as RFC 9112 §5 has it: a token, the colon right after it (no space before it, no folded line).
-_FIELD = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+:.*")
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_FIELD = re.compile(_TOKEN + r":[^\r\n]*")
+#: The request line sent on: a token, the URL (urlsplit drops CR, LF and tab), an HTTP version.
+_METHOD, _VERSION = re.compile(_TOKEN), re.compile(r"HTTP/[0-9]\.[0-9]")
 
 
 def _body_framing(headers: list[str]) -> int | None:
@@ -290,7 +293,7 @@ def _body_framing(headers: list[str]) -> int | None:
     lengths: list[str] = []
     codings: list[str] = []
     for line in headers:
-        if not _FIELD.fullmatch(line):
+        if not _FIELD.fullmatch(line):  # a lone CR or LF in it too: a line end to a lenient reader
             raise ValueError("a header line that is no name:value")
         name, value = line.split(":", 1)
         if name.lower() == "content-length":
@@ -342,12 +345,15 @@ class _Body:
             n -= len(part)
 
     def _line(self) -> bytes:
-        """Send on the next line (up to its CRLF); the line, without it. Raises ``ValueError`` past 8 KiB."""
+        """Send on the next line (up to its CRLF); the line, without it. Raises ``ValueError`` past 8 KiB, or for
+        a lone CR or LF in it (a line end to a lenient reader), before any of it goes on."""
         while b"\r\n" not in self.buf[:8192]:
             if len(self.buf) > 8192:
                 raise ValueError("a chunk line too long")
             self._more()
         line, _, self.buf = self.buf.partition(b"\r\n")
+        if b"\r" in line or b"\n" in line:
+            raise ValueError("a lone CR or LF in a chunk line")
         self.upstream.sendall(line + b"\r\n")
         return line
 
@@ -357,7 +363,7 @@ class _Body:
         if length is not None:
             self._pass(length)
             return
-        while True:
+        while True:  # a size line goes on before it is read: whatever it says, nothing after it then does
             size_text = self._line().split(b";")[0].strip()
             if not size_text or len(size_text) > 16 or size_text.strip(b"0123456789abcdefABCDEF"):
                 raise ValueError("a chunk size that is no hex number")
@@ -369,15 +375,17 @@ class _Body:
             pass
 
 
-def _answer_only(conn: socket.socket, upstream: socket.socket) -> None:
-    """Relay the upstream's answer to ``conn`` while reading (and dropping) whatever else the client sends, until
-    the client ends (then the upstream's sending side is shut) and the answer ends; then close both."""
+def _one_request(conn: socket.socket, upstream: socket.socket, body: _Body, length: int | None) -> None:
+    """Relay the upstream's answer to ``conn`` (from now: a ``100 Continue`` too) while the request's ``body`` of
+    ``length`` (:meth:`_Body.send`) goes on, then read and drop whatever else the client sends, until the client
+    ends (then the upstream's sending side is shut) and the answer ends; then close both."""
     back = threading.Thread(target=_pump, args=(upstream, conn), daemon=True)
     back.start()
     try:
+        body.send(length)
         while conn.recv(65536):
             pass
-    except OSError:
+    except (OSError, ValueError):
         pass
     finally:
         try:
@@ -535,6 +543,8 @@ class FilteringProxy:
         length: int | None = 0
         if url is not None:
             try:
+                if not (_METHOD.fullmatch(method) and _VERSION.fullmatch(version)):
+                    raise ValueError("a request line that is no METHOD URL HTTP/x.y")
                 length = _body_framing(lines[1:])
             except ValueError as exc:
                 self.log.write("refused", method, shown + path, str(exc))
@@ -559,16 +569,14 @@ class FilteringProxy:
             self.log.write("allowed", method, shown + path)
             conn.settimeout(None)
             upstream.settimeout(None)
-            if url is not None:  # its body only; a second request behind it never goes on (satk56)
-                _Body(conn, upstream, rest).send(length)
-        except (OSError, ValueError):
+        except OSError:
             self._forget(upstream)
             upstream.close()
             return
         if url is None:
             _join(conn, upstream)
-        else:
-            _answer_only(conn, upstream)
+        else:  # its body only; a second request behind it never goes on (satk56)
+            _one_request(conn, upstream, _Body(conn, upstream, rest), length)
         self._forget(upstream)
 
     def _connect(self, host: str, port: int) -> socket.socket:

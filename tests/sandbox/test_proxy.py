@@ -229,7 +229,8 @@ def test_connections_beyond_the_cap_get_503(tmp_path: Path) -> None:
 def fronting() -> Iterator[tuple[int, list[str]]]:
     """A server on 127.0.0.1 that routes by ``Host`` (a CDN's front, many sites behind one address) and keeps
     each connection open, ``Connection: close`` or not, answering every request on it (its head, then a body of
-    its ``Content-Length`` or chunks): ``(port, the Host of every request it got, in order)``."""
+    its ``Content-Length`` or chunks), lenient as many are (a lone LF ends a line): ``(port, the Host of every
+    request it got, in order)``."""
     hosts: list[str] = []
     listener = socket.create_server(("127.0.0.1", 0))
 
@@ -237,14 +238,14 @@ def fronting() -> Iterator[tuple[int, list[str]]]:
         with conn, conn.makefile("rb") as f:
             while line := f.readline():
                 head = [line]
-                while (line := f.readline()) not in (b"\r\n", b""):
+                while (line := f.readline()).strip():  # a lenient reader: a lone LF ends a line too
                     head.append(line)
                 fields = {h.split(b":", 1)[0].strip().lower(): h.split(b":", 1)[1].strip() for h in head[1:]}
                 hosts.append(fields.get(b"host", b"").decode())
                 if fields.get(b"transfer-encoding") == b"chunked":
-                    while size := int(f.readline().split(b";")[0], 16):
+                    while size := int(f.readline().split(b";")[0] or b"0", 16):  # 0 too at a cut
                         f.read(size + 2)
-                    while f.readline() not in (b"\r\n", b""):
+                    while f.readline().strip():
                         pass
                 else:
                     f.read(int(fields.get(b"content-length", b"0")))
@@ -312,7 +313,8 @@ def test_one_request_a_connection_goes_on(tmp_path: Path, fronting: tuple[int, l
 @pytest.mark.parametrize("framing", ["Content-Length: 5\r\nTransfer-Encoding: chunked",
                                      "Content-Length: 5\r\nContent-Length: 6", "Transfer-Encoding: gzip",
                                      "Content-Length: -1", "Content-Length: 0x5",
-                                     "Content-Length : 5", "X: a\r\n Content-Length: 5"])
+                                     "Content-Length : 5", "X: a\r\n Content-Length: 5",
+                                     "Content-Length: 5\nX: a", "X: a\rContent-Length: 5"])
 def test_a_body_of_no_one_framing_is_refused(tmp_path: Path, fronting: tuple[int, list[str]], framing: str) -> None:
     """satk56: a request whose body's end two readers may see differently (both framings, two lengths, a coding
     that is not chunked last) is refused before anything goes on: no server sees a second request in it."""
@@ -324,3 +326,33 @@ def test_a_body_of_no_one_framing_is_refused(tmp_path: Path, fronting: tuple[int
     finally:
         proxy.close()
     assert got.startswith(b"HTTP/1.1 400") and hosts == []
+
+
+@pytest.mark.parametrize("request_line", ["POST http://127.0.0.1:{port}/ HTTP/1.1\nContent-Length:5",
+                                          "POST\nContent-Length:5 http://127.0.0.1:{port}/ HTTP/1.1"])
+def test_a_request_line_hiding_a_header_is_refused(tmp_path: Path, fronting: tuple[int, list[str]],
+                                                    request_line: str) -> None:
+    """satk56: a lone LF in the method or the version (the request line is split at CRLF only) reads as a line end
+    to a lenient server: a header the proxy never saw, the body's end another. Refused."""
+    port, hosts = fronting
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{port}"])).start(tmp_path / "p.sock")
+    try:
+        got = _ask_all(tmp_path / "p.sock", (request_line.format(port=port) + "\r\n\r\nhello").encode())
+    finally:
+        proxy.close()
+    assert got.startswith(b"HTTP/1.1 400") and hosts == []
+
+
+def test_a_chunk_line_hiding_a_request_goes_on_no_further(tmp_path: Path, fronting: tuple[int, list[str]]) -> None:
+    """satk56: a chunk size line or trailer with a lone LF (one line to the proxy, several to a lenient reader) is
+    not sent on, nor anything after it."""
+    port, hosts = fronting
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{port}"])).start(tmp_path / "p.sock")
+    try:
+        for last in ("0\n\nGET /b HTTP/1.1\nHost: unlisted.example\n\n\r\n",
+                     "0\r\nX: t\n\nGET /b HTTP/1.1\nHost: unlisted.example\n\n\r\n\r\n"):
+            _ask_all(tmp_path / "p.sock", f"POST http://127.0.0.1:{port}/ HTTP/1.1\r\nTransfer-Encoding: chunked"
+                                          f"\r\n\r\n5\r\nhello\r\n{last}".encode())
+    finally:
+        proxy.close()
+    assert b"unlisted.example" not in "".join(hosts).encode()
