@@ -240,11 +240,14 @@ SETPRIV_TAIL = ["--reuid", UID_MARK, "--regid", UID_MARK, "--clear-groups", "--i
 
 def lease(base: int, count: int, folder: str, journals: str | None = None) -> tuple[int, int, int] | None:
     """``(uid, lock, journal)``: the first uid of ``base`` … ``base+count-1`` that no running process holds
-    (:func:`running_uids`) and whose lock file in ``folder`` this process could lock (``flock``, held while the
-    descriptor ``lock`` is open: until this process exits) and, when a killed reaper left a journal for it, take
-    back (:func:`take_back`); ``journal``: its journal file ``<uid>.journal`` in ``journals`` (``None``: ``folder``),
-    open; else ``None``. Every other uid of the pool with a journal left (there, or in its lock file: an earlier
-    version's) whose lock file is not locked is taken back on the way (locked for that moment only)."""
+    (:func:`running_uids`) and whose lock file in ``folder`` and journal file ``<uid>.journal`` in ``journals``
+    (``None``: ``folder``) this process could both lock (``flock``, held while the descriptors ``lock`` and
+    ``journal`` are open: until this process exits; the journal's too, satk56: a homefield whose lock folder is
+    another, its ``/run`` a private one, leased the same uid before its sandbox ran and took the other's folders
+    back as a killed reaper's) and, when a killed reaper left a journal for it, take back (:func:`take_back`);
+    ``journal`` open; else ``None``. Every other uid of the pool with a journal left (there, or in its lock file: an
+    earlier version's) whose lock file and journal are not locked is taken back on the way (locked for that moment
+    only)."""
     import fcntl
     journals = journals or folder
     left: set[int] = set()  # the uids of the pool with a journal written
@@ -272,6 +275,12 @@ def lease(base: int, count: int, folder: str, journals: str | None = None) -> tu
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             written = os.open(os.path.join(journals, f"{uid}.journal"), flags, 0o600)
         except OSError:
+            os.close(fd)
+            continue
+        try:  # locked too: a homefield of another lock folder (its own ``/run``) sharing the journals' (satk56)
+            fcntl.flock(written, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(written)
             os.close(fd)
             continue
         if not take_back(written, uid, fd) or leased is not None:

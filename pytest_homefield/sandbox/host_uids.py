@@ -15,8 +15,10 @@ root reaches, an interpreter under ``/root/.pyenv``), and runs ``setpriv`` to th
 capability, an empty bounding set), which runs the inner one, unprivileged: the user namespace (owned by the
 leased uid, mapping it to 0 inside, closed to further namespaces), the PID, IPC, UTS and network namespaces, a
 fresh ``/proc``, ``/dev`` and the tmpfs folders. The reaper (:mod:`._reaper`) leases the uid (a lock file per
-uid in :func:`lock_dir`, held by ``flock`` for the reaper's life: race-free across processes and xdist
-workers, given back when the reaper exits, however it exits), hands the sandbox's own folders
+uid in :func:`lock_dir` and its journal file in :func:`journal_dir`, both held by ``flock`` for the reaper's life:
+race-free across processes and xdist workers and across homefields whose ``/run`` differs but whose ``/var/lib``
+is one, satk56; not across homefields that share neither, two containers, whose sandboxes can then share a uid;
+given back when the reaper exits, however it exits), hands the sandbox's own folders
 (:attr:`~pytest_homefield.sandbox.bwrap.Policy.owned`: its workspace, ``HOME`` and ``TMPDIR``, a test run's
 output folder and copy) to it before the start (``lchown``, no link followed) and back to its own uid and gid
 once every process of the sandbox is reaped (which clears any set-user-ID bit the sandbox set). What it handed

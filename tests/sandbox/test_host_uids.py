@@ -469,3 +469,33 @@ def test_the_journal_folder_is_roots_alone_or_the_lock_folder(tmp_path: Path, mo
     (tmp_path / "file").write_text("")
     monkeypatch.setattr(host_uids, "JOURNAL_DIR", tmp_path / "file" / "homefield" / "uids")
     assert host_uids.journal_dir() == host_uids.lock_dir()
+
+
+def test_two_homefields_of_one_journal_folder_and_two_lock_folders_lease_two_uids(tmp_path: Path) -> None:
+    """satk56: two root homefields whose ``/run`` differs (a private tmpfs of one, a service's own ``/run``) but
+    whose ``/var/lib`` is one: homefield A leases the pool's first uid and hands it a folder (its journal written,
+    its sandbox not started yet: no process of that uid for :func:`~._reaper.running_uids` to see); homefield B's
+    lease, in a process of its own, took that same uid (its lock file another, in its own lock folder), and on the
+    way took A's folder back to root (A's journal, unlocked to B, read as a killed reaper's): A's sandbox would
+    start on a workspace it cannot write, or two sandboxes run under one uid. The lease now locks the journal file
+    too: B leases the second uid and leaves A's folder and journal alone."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (chown)")
+    base = 1900000900
+    run_a, run_b, journals, folder = (tmp_path / n for n in ("run-a", "run-b", "journals", "ws"))
+    for d in (run_a, run_b, journals, folder):
+        d.mkdir()
+    leased = _reaper.lease(base, 2, str(run_a), str(journals))
+    assert leased is not None and leased[0] == base
+    try:
+        _reaper.journal(leased[2], [str(folder)], [_reaper.owner(str(folder))])
+        _reaper.hand_over([str(folder)], base, base)
+        code = ("import sys; from pytest_homefield.sandbox import _reaper; "
+                f"got = _reaper.lease({base}, 2, {str(run_b)!r}, {str(journals)!r}); print(got and got[0])")
+        other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                               env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+        assert other.stdout.strip() == str(base + 1), other.stdout + other.stderr
+        assert folder.stat().st_uid == base and os.fstat(leased[2]).st_size > 0
+    finally:
+        for fd in leased[1:]:
+            os.close(fd)
