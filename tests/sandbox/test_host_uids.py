@@ -499,3 +499,42 @@ def test_two_homefields_of_one_journal_folder_and_two_lock_folders_lease_two_uid
     finally:
         for fd in leased[1:]:
             os.close(fd)
+
+
+@pytest.mark.xfail(strict=True, reason="satk56: two root homefields that share no lock folder, no journal folder and "
+                                       "no PID namespace (two containers of their own on one kernel, the host's "
+                                       "uids unmapped by no user namespace) lease the same uid: neither lock "
+                                       "is the other's and the other's sandbox process is not in its /proc. Their "
+                                       "sandboxes then share the uid's host quotas (pipe buffers, epoll watches, "
+                                       "descriptors in flight, inotify and fanotify: the satk46 xfail above), "
+                                       "each still in a PID namespace of its own, with its own binds. "
+                                       "No kernel object both containers see marks a uid taken")
+def test_a_homefield_of_another_pid_namespace_and_folders_leases_another_uid(tmp_path: Path) -> None:
+    """Homefield A's sandbox runs under the pool's first uid (``setpriv``, A's lock folder and journals); homefield
+    B, in a PID namespace of its own (``unshare --pid --mount-proc``: another container) with folders of its own,
+    must lease another uid."""
+    setpriv, unshare = shutil.which("setpriv"), shutil.which("unshare")
+    if os.geteuid() != 0 or setpriv is None or unshare is None:
+        pytest.skip("needs root, setpriv and unshare")
+    base = 1900000950
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    leased = _reaper.lease(base, 2, str(tmp_path / "a"))
+    assert leased is not None and leased[0] == base
+    proc = subprocess.Popen([setpriv, "--reuid", str(base), "--regid", str(base), "--clear-groups", "sleep", "30"])
+    try:
+        end = time.time() + 10
+        while not uid_runs(base) and time.time() < end:
+            time.sleep(0.01)
+        code = ("from pytest_homefield.sandbox import _reaper; "
+                f"got = _reaper.lease({base}, 2, {str(tmp_path / 'b')!r}); print(got and got[0])")
+        other = subprocess.run([unshare, "--pid", "--fork", "--mount-proc", sys.executable, "-c", code],
+                               capture_output=True, text=True, timeout=60,
+                               env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    finally:
+        proc.kill()
+        proc.wait()
+        for fd in leased[1:]:
+            os.close(fd)
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.strip() == str(base + 1), other.stdout
