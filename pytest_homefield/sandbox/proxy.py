@@ -322,6 +322,11 @@ def _origin_head(method: str, url: urllib.parse.SplitResult, version: str, heade
                         ).encode("latin-1")
 
 
+#: A chunk's size line (hex digits, an extension after ``;``) and a trailer line (a field, or the empty last one).
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}[ \t]*(;[^\r\n]*)?")
+_TRAILER = re.compile(rb"(" + _TOKEN.encode() + rb":[^\r\n]*)?")
+
+
 class _Body:
     """Sends on the body of one request from ``conn`` to ``upstream`` (``rest``: what was read past its head),
     ended as :func:`_body_framing` says: the bytes after it (a second request) never go on."""
@@ -344,34 +349,36 @@ class _Body:
             self.upstream.sendall(part)
             n -= len(part)
 
-    def _line(self) -> bytes:
-        """Send on the next line (up to its CRLF); the line, without it. Raises ``ValueError`` past 8 KiB, or for
-        a lone CR or LF in it (a line end to a lenient reader), before any of it goes on."""
+    def _line(self, shape: re.Pattern[bytes]) -> bytes:
+        """Send on the next line (up to its CRLF) when it has ``shape`` (checked before any of it goes on: a lone
+        CR or LF in it is a line end to a lenient reader); the line, without its CRLF. Raises ``ValueError`` for
+        any other line, or past 8 KiB."""
         while b"\r\n" not in self.buf[:8192]:
             if len(self.buf) > 8192:
                 raise ValueError("a chunk line too long")
             self._more()
-        line, _, self.buf = self.buf.partition(b"\r\n")
-        if b"\r" in line or b"\n" in line:
-            raise ValueError("a lone CR or LF in a chunk line")
+        line, _, rest = self.buf.partition(b"\r\n")
+        if not shape.fullmatch(line):
+            raise ValueError("a chunk line of no chunk's shape")
+        self.buf = rest
         self.upstream.sendall(line + b"\r\n")
         return line
 
     def send(self, length: int | None) -> None:
-        """Send on a body of ``length`` bytes, or (``None``) a chunked one up to its last chunk's trailers.
-        Raises ``ValueError`` (a chunk size that is no hex number, the client gone within it), ``OSError``."""
+        """Send on a body of ``length`` bytes, or (``None``) a chunked one up to its last chunk's trailers, each
+        line and each chunk's CRLF checked before it goes on (RFC 9112 §7.1). Raises ``ValueError`` (a line of no
+        chunk's shape, the client gone within the body), ``OSError``."""
         if length is not None:
             self._pass(length)
             return
-        while True:  # a size line goes on before it is read: whatever it says, nothing after it then does
-            size_text = self._line().split(b";")[0].strip()
-            if not size_text or len(size_text) > 16 or size_text.strip(b"0123456789abcdefABCDEF"):
-                raise ValueError("a chunk size that is no hex number")
-            size = int(size_text, 16)
-            if size == 0:
-                break
-            self._pass(size + 2)
-        while self._line():  # the trailers, up to the empty line
+        while size := int(self._line(_CHUNK_SIZE).split(b";")[0].strip(b" \t"), 16):
+            self._pass(size)
+            while len(self.buf) < 2:
+                self._more()
+            if self.buf[:2] != b"\r\n":
+                raise ValueError("a chunk not ended by CRLF")
+            self._pass(2)
+        while self._line(_TRAILER):  # the trailers, up to the empty line
             pass
 
 
