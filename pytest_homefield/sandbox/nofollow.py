@@ -532,9 +532,17 @@ def restore_access(root: Path | str, *, files: bool = True) -> list[str]:
     changed: list[str] = []
     if _give_back(None, os.fspath(root), True):
         changed.append(".")
+
+    def give_back(at: int, name: str, rel: str, st: os.stat_result) -> None:
+        if stat.S_ISDIR(st.st_mode):  # the listing's lstat chooses; _give_back checks the entry it pinned
+            if st.st_mode & _DIR_ACCESS != _DIR_ACCESS and _give_back(at, name, True):
+                changed.append(rel)
+        elif files and stat.S_ISREG(st.st_mode) and not st.st_mode & _FILE_ACCESS and _give_back(at, name, False):
+            changed.append(rel)
+
     fd = _open_root(root)
     try:
-        _restore_at(fd, "", changed, 0, files)
+        _each_at(fd, "", 0, give_back)
     finally:
         os.close(fd)
     return changed
@@ -563,28 +571,28 @@ def _give_back(dir_fd: int | None, name: str, is_dir: bool) -> bool:
         os.close(fd)
 
 
-def _restore_at(fd: int, prefix: str, changed: list[str], depth: int, files: bool) -> None:
+def _each_at(fd: int, prefix: str, depth: int, act: Callable[[int, str, str, os.stat_result], None]) -> None:
+    """``act(fd, name, rel, st)`` for each entry of folder ``fd`` (``st``: its listing's lstat, ``rel``: ``prefix``
+    and its name), a folder's before the walk enters it: with ``O_NOFOLLOW`` from ``fd`` (one swapped for a link
+    since the listing is not entered), no deeper than :data:`MAX_DEPTH`. A folder that cannot be listed (a non-root
+    host: the tests' chmod 000) or entered is passed over, its siblings still walked; ``act`` raises nothing."""
     try:
         listing = _listing(fd)
     except OSError:
         return
     for name, st in listing:
         rel = f"{prefix}{name}"
-        if stat.S_ISDIR(st.st_mode):  # the listing's lstat chooses; _give_back checks the entry it pinned
-            if st.st_mode & _DIR_ACCESS != _DIR_ACCESS and _give_back(fd, name, True):
-                changed.append(rel)
-            if depth >= MAX_DEPTH:
-                continue
-            try:
-                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                continue
-            try:
-                _restore_at(sub, rel + "/", changed, depth + 1, files)
-            finally:
-                os.close(sub)
-        elif files and stat.S_ISREG(st.st_mode) and not st.st_mode & _FILE_ACCESS and _give_back(fd, name, False):
-            changed.append(rel)
+        act(fd, name, rel, st)
+        if not stat.S_ISDIR(st.st_mode) or depth >= MAX_DEPTH:
+            continue
+        try:
+            sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError:  # swapped for a link (ELOOP/ENOTDIR) or removed since the listing: not entered
+            continue
+        try:
+            _each_at(sub, rel + "/", depth + 1, act)
+        finally:
+            os.close(sub)
 
 
 def restamp(root: Path | str) -> None:
@@ -598,29 +606,15 @@ def restamp(root: Path | str) -> None:
     try:
         st = os.fstat(fd)
         os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
-        _restamp_at(fd, 0)
+        _each_at(fd, "", 0, _stamp)
     finally:
         os.close(fd)
 
 
-def _restamp_at(fd: int, depth: int) -> None:
-    try:
-        listing = _listing(fd)
-    except OSError:  # a folder that cannot be listed (a non-root host: the tests' chmod 000): its siblings still
-        return
-    for name, st in listing:
-        with contextlib.suppress(OSError):
-            os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=fd, follow_symlinks=False)
-        if _kind(st.st_mode) != "dir" or depth >= MAX_DEPTH:
-            continue
-        try:
-            sub = _open_sub(fd, name, name)
-        except OSError:  # swapped for a link (LinkInTheWay) or removed since the listing: not entered
-            continue
-        try:
-            _restamp_at(sub, depth + 1)
-        finally:
-            os.close(sub)
+def _stamp(fd: int, name: str, rel: str, st: os.stat_result) -> None:
+    """:func:`restamp`'s act on the entry ``name`` of folder ``fd`` (``st``: its lstat): its change time now."""
+    with contextlib.suppress(OSError):
+        os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=fd, follow_symlinks=False)
 
 
 def _listing(fd: int) -> list[tuple[str, os.stat_result]]:
