@@ -52,6 +52,7 @@ __all__ = [
     "RecordError",
     "check_record",
     "check_meta",
+    "split_agent_name",
     "json_type",
     "EMPTY_TREES",
     "MAX_COUNT",
@@ -545,6 +546,19 @@ def check_meta(meta: Any, fields: dict[str, str] | None = None) -> None:
     if not isinstance(agents, list) or not all(
             isinstance(a, dict) and isinstance(a.get("name"), str) and isinstance(a.get("spec"), str) for a in agents):
         raise RecordError(f"field 'agents' must be a list of {{name, spec}} objects, got {json_type(agents)}")
+
+
+def split_agent_name(spec: str) -> tuple[str | None, str]:
+    """``(NAME, SPEC)`` of an ``--agent`` value ``spec`` (``NAME=SPEC``, the two stripped), ``(None, spec stripped)``
+    without a name: a leading ``NAME=`` only when its ``=`` comes before the first ``:``, since an ``=`` after the
+    kind's ``:`` belongs to the argument (ratk54: ``cmd:python agent.py --context=oracle``). The one rule of the
+    registry's parser (``agents/registry.parse_spec``, which checks the name) and the report's reading of a spec's
+    kind (``report/family.spec_kind``, which may not import the agent kinds); ``NAME`` may be empty."""
+    text = spec.strip()
+    eq, colon = text.find("="), text.find(":")
+    if eq >= 0 and (colon < 0 or eq < colon):
+        return text[:eq].strip(), text[eq + 1:].strip()
+    return None, text
 
 
 def tasks_digest(path: Path) -> str:

@@ -31,6 +31,7 @@ from pytest_homefield.agents.recipes import RECIPE_SANDBOX, RECIPES
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import AgentSpecError, PredictionsError, PredictionsSpecError, RunError
+from pytest_homefield.records import split_agent_name
 
 __all__ = ["ParsedSpec", "AgentKind", "KINDS", "AgentOptions", "parse_spec", "build_agents", "agent_settings",
            "hook_agents", "make_agents", "kind_capabilities", "unstartable"]
@@ -168,11 +169,8 @@ KINDS: dict[str, AgentKind] = {k.name: k for k in (
 def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence[str] = ()) -> ParsedSpec:  # type: ignore[assignment]
     """Parse one ``--agent`` value. Raises :class:`AgentSpecError` for unknown kinds, bad names or
     a bad argument (e.g. a probability)."""
-    text = text.strip()
-    name: str | None = None
-    eq, colon = text.find("="), text.find(":")
-    if eq >= 0 and (colon < 0 or eq < colon):  # NAME=SPEC (a '=' after the kind's ':' belongs to the spec)
-        name, text = text[:eq].strip(), text[eq + 1 :].strip()
+    name, text = split_agent_name(text)  # NAME=SPEC (a '=' after the kind's ':' belongs to the spec)
+    if name is not None:
         if not NAME_RE.fullmatch(name):
             raise AgentSpecError(f"agent name {name!r} (in NAME=SPEC) must match [A-Za-z0-9_.-]+: "
                                  "letters, digits, '_', '.' and '-' only")

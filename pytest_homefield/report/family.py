@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from pytest_homefield.records import split_agent_name
 from pytest_homefield.report.stats import Comparison, holm
 
 __all__ = ["COST_REPORTED", "MEASURED_COST_KINDS", "REFERENCE_KINDS", "adjust_family", "cost_measured",
@@ -29,14 +30,10 @@ REFERENCE_KINDS: frozenset[str] = frozenset({"oracle", "noop", "sim"})
 
 def spec_kind(spec: str | None) -> str:
     """The kind of the agent spec ``spec`` (``NAME=KIND:ARG``, ``KIND:ARG`` or ``KIND``) as
-    :func:`pytest_homefield.agents.registry.parse_spec` reads it: a leading ``NAME=`` only when its ``=`` comes
-    before the first ``:``, since an ``=`` after the kind's ``:`` belongs to the argument (ratk54: ``cmd:python
-    agent.py --context=oracle`` was read as ``oracle``); ``""`` for ``None``."""
-    text = str(spec or "").strip()
-    eq, colon = text.find("="), text.find(":")
-    if eq >= 0 and (colon < 0 or eq < colon):
-        text = text[eq + 1:].strip()
-    return text.partition(":")[0]
+    :func:`pytest_homefield.agents.registry.parse_spec` reads it (:func:`~pytest_homefield.records.split_agent_name`:
+    a leading ``NAME=`` only when its ``=`` comes before the first ``:``; ratk54: ``cmd:python agent.py
+    --context=oracle`` was read as ``oracle``); ``""`` for ``None``."""
+    return split_agent_name(str(spec or ""))[1].partition(":")[0]
 
 
 def is_reference_spec(spec: str | None) -> bool:
