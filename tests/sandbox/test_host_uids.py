@@ -167,6 +167,35 @@ def reaper_below(me: int) -> int:
     raise AssertionError("no reaper")
 
 
+def _reaper_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: int,
+                   make: str) -> tuple[AgentSandbox, AgentSandbox]:
+    """Sandboxes A and B of a pool of one uid, ``base`` (:func:`_two_sandboxes`): A runs ``make`` (Python making
+    ``made`` in its workspace, ``os`` imported), prints the owner of ``made`` it sees (root's, checked) and sleeps,
+    and its reaper is killed outright (``SIGKILL``, no handler runs) meanwhile; returned once A ended, its
+    workspace's ``release`` removed."""
+    a, b = _two_sandboxes(tmp_path, monkeypatch, base)
+    hold = f"import os, time\n{make}\nprint(os.stat('made').st_uid, flush=True)\ntime.sleep(60)\n"
+    with a.holding(hold) as (held, codes):
+        assert held == "0", (tmp_path / "a" / "agent.err").read_text()
+        os.kill(reaper_below(os.getpid()), signal.SIGKILL)
+        end = time.time() + 30
+        while not codes and time.time() < end:
+            time.sleep(0.05)
+    (a.ws / "release").unlink()
+    return a, b
+
+
+def _gone_with_its_reaper(uid: int) -> None:
+    """Waits (30 s at most) until no process runs under ``uid``, a sandbox's whose reaper was killed (they die with
+    it, by parent death signals, not at once), fails when one still does, then sweeps the killed reaper's cgroups,
+    empty now, as a session's start does (none left to other tests)."""
+    end = time.time() + 30
+    while uid_runs(uid) and time.time() < end:
+        time.sleep(0.05)
+    assert not uid_runs(uid), "the sandbox outlived its reaper"
+    proccap.sweep_cgroups()
+
+
 def test_what_a_reaper_killed_outright_handed_over_the_next_lease_takes_back(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A pool of one uid: sandbox A's reaper is killed outright (``SIGKILL``, no handler runs) while A runs; A's
@@ -175,23 +204,11 @@ def test_what_a_reaper_killed_outright_handed_over_the_next_lease_takes_back(tmp
     child, under a uid no lease held). The next lease (sandbox B) takes them back, the folder's owner's again,
     then runs under that uid; B's own folders are back to root after it."""
     base = 1900000600
-    a, b = _two_sandboxes(tmp_path, monkeypatch, base)
-    hold = ("import os, time\nos.makedirs('made/deeper')\nopen('made/deeper/f', 'w').write('x')\n"
-            "print(os.stat('made').st_uid, flush=True)\ntime.sleep(60)\n")
-    with a.holding(hold) as (held, codes):
-        assert held == "0", (tmp_path / "a" / "agent.err").read_text()
-        os.kill(reaper_below(os.getpid()), signal.SIGKILL)
-        end = time.time() + 30
-        while not codes and time.time() < end:
-            time.sleep(0.05)
-    (a.ws / "release").unlink()
+    a, b = _reaper_killed(tmp_path, monkeypatch, base,
+                          "os.makedirs('made/deeper')\nopen('made/deeper/f', 'w').write('x')")
     left = {str(p.relative_to(a.ws)): p.lstat().st_uid for p in [a.ws, *a.ws.rglob("*")]}
     assert left == {n: base for n in (".", "made", "made/deeper", "made/deeper/f")}, left
-    end = time.time() + 30  # the sandbox's processes die with the reaper (parent death signals), not at once
-    while uid_runs(base) and time.time() < end:
-        time.sleep(0.05)
-    assert not uid_runs(base), "the sandbox outlived its reaper"  # before satk52: its inner bubblewrap did, for good
-    proccap.sweep_cgroups()  # the killed reaper's cgroups, now empty: as a session's start does (none left to others)
+    _gone_with_its_reaper(base)  # before satk52: its inner bubblewrap outlived it, for good
     assert b.says("import os; print(os.getuid(), os.stat('.').st_uid)").split() == ["0", "0"]
     back = {str(p.relative_to(a.ws)): (p.lstat().st_uid, p.lstat().st_gid) for p in [a.ws, *a.ws.rglob("*")]}
     assert back == {n: (0, 0) for n in (".", "made", "made/deeper", "made/deeper/f")}, back
@@ -377,21 +394,9 @@ def test_what_a_killed_reaper_handed_over_is_taken_back_after_a_reboot(tmp_path:
     ``/run/homefield-uids``, gone with it, and A's folder stayed the leased uid's, every later sandbox of the uid
     its owner)."""
     base = 1900000650
-    a, b = _two_sandboxes(tmp_path, monkeypatch, base)
-    hold = "import os, time\nos.makedirs('made')\nprint(os.stat('made').st_uid, flush=True)\ntime.sleep(60)\n"
-    with a.holding(hold) as (held, codes):
-        assert held == "0", (tmp_path / "a" / "agent.err").read_text()
-        os.kill(reaper_below(os.getpid()), signal.SIGKILL)
-        end = time.time() + 30
-        while not codes and time.time() < end:
-            time.sleep(0.05)
-    (a.ws / "release").unlink()
+    a, b = _reaper_killed(tmp_path, monkeypatch, base, "os.makedirs('made')")
     assert {p.lstat().st_uid for p in [a.ws, *a.ws.rglob("*")]} == {base}
-    end = time.time() + 30
-    while uid_runs(base) and time.time() < end:
-        time.sleep(0.05)
-    assert not uid_runs(base), "the sandbox outlived its reaper"
-    proccap.sweep_cgroups()
+    _gone_with_its_reaper(base)
     (host_uids.LOCK_DIR / str(base)).unlink()  # the reboot: /run's files are gone
     assert b.says("import os; print(os.getuid(), os.stat('.').st_uid)").split() == ["0", "0"]
     back = {str(p.relative_to(a.ws)): p.lstat().st_uid for p in [a.ws, *a.ws.rglob("*")]}
