@@ -844,7 +844,10 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
         run_env.update((k, v) for k, v in service_env.items() if not dropped_variable(k))  # soft41
         if channel is not None:
             run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
-        wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],
+        # the interpreter the command runs, shown to the sandbox (ops56: a venv's pytest script by absolute path was
+        # its own argv[0], no Python, so its #! interpreter was not bound and the run did not start, 127)
+        python = run_python(test_cmd, path) or argv[0]
+        wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=python,
                                                             relay=relay, ports=ports,
                                                             tmpfs_bytes=limits.total_bytes if limits else None))
         # bubblewrap and Landlock keep the copy read-only: only an unconfined run may write it

@@ -670,3 +670,27 @@ def test_an_editable_install_under_landlock(tmp_path: Path, monkeypatch: pytest.
     log = run.log_path.read_text()
     assert "'repository'" not in log, log[-3000:]  # never the repository's (a real failure, not the xfail)
     assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, log[-3000:]
+
+
+def test_a_venvs_pytest_script_by_absolute_path_runs_with_its_interpreter(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops56: a test command naming a venv's ``pytest`` script by absolute path (``/venv/bin/pytest``), that venv
+    neither on ``PATH`` nor ``VIRTUAL_ENV``: the sandbox was shown the command's first word as its Python (no Python:
+    nothing of it bound but the script itself), so the script's ``#!`` interpreter was not there and the run did not
+    start (exit status 127, every id of the task unreported: mining's and grading's runs alike). Now the sandbox is
+    shown the interpreter the command runs (``testrun.run_python``: the script's ``#!`` one), and its child imports
+    the copy (the editable install's folder bound as for ``python -m pytest``)."""
+    _bwrap()
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    work, _, env, _ = _editable_project(tmp_path)
+    venv = tmp_path / "venv"
+    script = venv / "bin" / "pytest"
+    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom pytest import console_main\n"
+                      "sys.exit(console_main())\n")
+    script.chmod(0o755)
+    env = {k: v for k, v in env.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = os.environ["PATH"]
+    run = run_tests(work, f"{script} {PLAIN}", ["tests/test_child.py"], out_dir=tmp_path / "out", env=env,
+                    sandbox="bwrap")
+    assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, \
+        (run.exit_code, run.error, run.log_path.read_text()[-3000:])
