@@ -656,6 +656,9 @@ def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path
     if at >= len(argv):
         return list(argv)
     word, path = argv[at], env.get("PATH")
+    if pytest_config.uv_run(argv[at:]) is not None:
+        _uv_run_own(argv, env, workdir, out_dir)
+        return list(argv)
     python = pytest_python(word, path, script=True)
     found = shutil.which(python, path=path) if python is not None and "/" not in python else python
     if found is None or not os.path.isabs(found):
@@ -670,6 +673,31 @@ def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path
         at_path = folders.index(os.path.dirname(found))
         env["PATH"] = os.pathsep.join([*folders[:at_path], own.bin, *folders[at_path:]])
     return [*argv[:at], own.python, *script, *argv[at + 1:]]
+
+
+def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path) -> None:
+    """For a ``uv run`` command (``argv``) that runs its program in the run's active environment (``VIRTUAL_ENV`` of
+    ``env``: ``--no-project``, ``--active``, no project at ``workdir``; :func:`uv_run_python`): when that
+    environment's interpreter has an editable install of the repository under benchmark, the run's own environment
+    (:func:`~.editable_env.own_environment`, at ``out_dir/py``, with that environment's scripts) is made and named
+    the active one instead (``VIRTUAL_ENV``; its ``bin`` just before the environment's on ``PATH``), so uv runs the
+    program there (ops56: a test's child imported the user's checkout, HEAD's fix, as ops52's did; and ``uv run
+    --active`` synced the project into the user's environment, its editable install then naming the grading copy,
+    a folder removed after the run). Nothing for any other (a project's ``.venv``: none in a copy, uv makes its
+    own). Raises ``OSError`` when the environment cannot be made."""
+    venv, path = env.get("VIRTUAL_ENV"), env.get("PATH")
+    if not venv:
+        return
+    python = uv_run_python(workdir, shlex.join(argv), path, venv)
+    if python is None or os.path.realpath(Path(python).parent.parent) != os.path.realpath(venv):
+        return
+    own = own_environment(python, workdir, out_dir / OWN_ENV_DIR, env, os.path.dirname(python))
+    if own is None:
+        return
+    env["VIRTUAL_ENV"] = os.path.dirname(own.bin)
+    folders = (path or "").split(os.pathsep)
+    at = folders.index(os.path.dirname(python)) if os.path.dirname(python) in folders else 0
+    env["PATH"] = os.pathsep.join([*folders[:at], own.bin, *folders[at:]])
 
 
 def _own_pytest(workdir: Path) -> bool:
