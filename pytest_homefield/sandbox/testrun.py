@@ -373,6 +373,16 @@ def run_python(test_cmd: str, path: str | None) -> str | None:
     return python
 
 
+def command_python(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The absolute path of the interpreter a run of ``test_cmd`` in ``workdir`` with ``env`` (:func:`run_tests`'s:
+    the host's when ``None``) runs: :func:`run_python` on the run's ``PATH``, else the ``uv run``'s
+    (:func:`uv_run_python`); ``None`` when unknown (``tox``, a shell script) or not found."""
+    run_env = scrubbed_env(workdir, host_test_env(env))
+    path = run_env.get("PATH")
+    python = run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
+    return python if python is not None and os.path.isabs(python) else None
+
+
 #: The empty configuration file :func:`pinned_config` names when the tree has none (in the run's private folder).
 NO_CONFIG = "no-config.ini"
 
