@@ -21,6 +21,7 @@ is made for each run, as the copy is each run's.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import json
 import os
@@ -273,6 +274,28 @@ def _scripts(folder: str, python: str, into: Path) -> None:
             target.chmod(0o755)
 
 
+#: The entries of a run's own environment that are its own (:func:`_prefix_links` links no entry of these names).
+_OWN_ENTRIES = frozenset({"bin", "lib", "lib64", "pyvenv.cfg"})
+
+
+def _prefix_links(prefix: str, folder: Path) -> None:
+    """Into ``folder`` (the run's own environment): a link to each entry of ``prefix`` (the interpreter's
+    ``sys.prefix``) but :data:`_OWN_ENTRIES`, one that lies in a protected folder (a ``.venv`` inside the
+    repository: none of it is shown to a test run) and a hidden one, so that what a project reads under its
+    environment's prefix (``sysconfig.get_path('data')``, ``sys.prefix + '/share/…'``: a wheel's data files) is
+    there under the run's (ops56: ``FileNotFoundError`` under ``--sandbox none``, found under bubblewrap). Raises
+    nothing (an unreadable prefix links nothing)."""
+    if touches_protected(prefix) or os.path.realpath(prefix) == os.path.realpath(folder):
+        return
+    try:
+        names = [n for n in os.listdir(prefix) if n not in _OWN_ENTRIES and not n.startswith(".")]
+    except OSError:
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            (folder / name).symlink_to(os.path.join(prefix, name))
+
+
 @dataclass(frozen=True)
 class OwnEnvironment:
     """A test run's own environment: ``python`` its interpreter (``<folder>/bin/python``), ``bin`` its ``bin``."""
@@ -292,7 +315,8 @@ def own_environment(python: str, copy: Path, folder: Path, env: Mapping[str, str
     ``lib/python<version>/site-packages/`` with :data:`PTH_NAME` and :data:`SITE_MODULE`; with ``scripts`` (the
     folder of ``python`` as the command named it, ``/venv/bin``) its ``bin`` also holds the scripts of that folder
     that run its Python (an entry point of the project: a test that runs it by name runs the copy's), that Python
-    replaced by the run's (:func:`rewritten_script`). Raises ``OSError`` when ``folder`` cannot be made."""
+    replaced by the run's (:func:`rewritten_script`); and a link to each other entry of the interpreter's prefix
+    (:func:`_prefix_links`: its ``share``, ``include``, ``etc``). Raises ``OSError`` when ``folder`` cannot be made."""
     facts = interpreter_facts(python, env)
     if facts is None:
         return None
@@ -314,4 +338,5 @@ def own_environment(python: str, copy: Path, folder: Path, env: Mapping[str, str
     (site / PTH_NAME).write_text(f"import {SITE_MODULE}; {SITE_MODULE}.apply({plan!r})\n", encoding="utf-8")
     if scripts is not None:
         _scripts(scripts, str(bin_dir / "python"), bin_dir)
+    _prefix_links(facts.prefix, folder)
     return OwnEnvironment(python=str(bin_dir / "python"), bin=str(bin_dir))

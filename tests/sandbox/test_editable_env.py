@@ -201,3 +201,23 @@ def test_a_uv_run_in_the_active_environment_runs_in_the_runs_own(venv: tuple[Pat
                             out_dir=tmp_path / "out", sandbox="none", timeout_s=120, env=run_env)
     assert run.outcomes == {"tests/test_child.py::test_child": "passed"}, (run.error, run.log_path.read_text()[-2000:])
     assert sorted((p.name, p.read_bytes()) for p in site.iterdir() if p.is_file()) == before
+
+
+def test_the_environments_data_files_are_under_the_runs_prefix(venv: tuple[Path, Path, Path, Path],
+                                                               tmp_path: Path) -> None:
+    """ops56: the run's own environment is the interpreter's ``sys.prefix``, so a project reading its data files
+    under its environment's prefix (``sysconfig.get_path('data')``, ``sys.prefix + '/share/…'``, where a wheel's
+    data scheme puts them) found none under ``--sandbox none`` (measured: ``FileNotFoundError``, passed under
+    bubblewrap). Each other entry of the prefix is linked there now; the environment's own stay its own."""
+    env, _, _, copy = venv
+    (env / "share" / "hfdata").mkdir(parents=True)
+    (env / "share" / "hfdata" / "x.txt").write_text("data\n")
+    own = own_environment(str(env / "bin" / "python"), copy, tmp_path / "py")
+    assert own is not None
+    code = ("import json, os, sys, sysconfig\n"
+            "print(json.dumps([sys.prefix, open(os.path.join(sysconfig.get_path('data'), 'share', 'hfdata',"
+            " 'x.txt')).read()]))\n")
+    assert _run(own.python, code) == [[str(tmp_path / "py"), "data\n"]]
+    assert sorted(p.name for p in (tmp_path / "py").iterdir() if p.is_symlink()) == \
+        sorted(p.name for p in env.iterdir() if p.name not in ("bin", "lib", "lib64", "pyvenv.cfg"))
+    assert (tmp_path / "py" / "pyvenv.cfg").read_text() != (env / "pyvenv.cfg").read_text()
