@@ -31,7 +31,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.sandbox.editable import FINDER_IMPORT, PTH_MAX_BYTES, finder_literals, read_own
+from pytest_homefield.sandbox.editable import (
+    FINDER_IMPORT,
+    MODULE_IMPORT,
+    PTH_MAX_BYTES,
+    finder_literals,
+    read_own,
+    redirector_map,
+)
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
 
 __all__ = ["InterpreterFacts", "OwnEnvironment", "interpreter_facts", "site_plan", "own_environment",
@@ -163,6 +170,25 @@ def _finder_step(site: str, module: str, base: Path) -> tuple[Step, bool]:
     return ("finder", module, new_map, new_spaces), named
 
 
+def _import_step(site: str, line: str, base: Path) -> tuple[Step, bool]:
+    """The step for an ``import`` line of a ``.pth`` file of ``site`` that imports no setuptools finder, and whether
+    it names the repository: for an ``editables`` redirector module (:func:`~.editable.redirector_map`: hatchling's
+    ``import _editable_impl_<name>``, ops56) ``("redirect", pairs)``, each module's file inside a protected folder
+    taken from the copy (one with no counterpart there left out); any other ``("exec", line)``."""
+    hook = MODULE_IMPORT.match(line)
+    pairs = redirector_map(os.path.join(site, hook.group(1) + ".py")) if hook else None
+    if pairs is None:
+        return ("exec", line), False
+    named = False
+    kept: list[tuple[str, str]] = []
+    for module, file in pairs:
+        moved, by_repo = _retarget(file, base)
+        named = named or by_repo
+        if moved is not None:
+            kept.append((module, moved))
+    return ("redirect", kept), named
+
+
 def _pth_steps(site: str, name: str, base: Path) -> list[Step] | None:
     """The steps of the ``.pth`` file ``name`` of ``site`` when it names the repository (a path line inside a
     protected folder, or setuptools' finder import line whose finder maps there), read as :mod:`site` reads it
@@ -182,7 +208,7 @@ def _pth_steps(site: str, name: str, base: Path) -> list[Step] | None:
             continue
         if line.startswith(("import ", "import\t")):
             hook = FINDER_IMPORT.match(line)
-            step, by_finder = _finder_step(site, hook.group(1), base) if hook else (("exec", line), False)
+            step, by_finder = _finder_step(site, hook.group(1), base) if hook else _import_step(site, line, base)
             named = named or by_finder
             steps.append(step)
             continue
