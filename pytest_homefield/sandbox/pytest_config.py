@@ -621,8 +621,10 @@ def launched_at(words: Sequence[str]) -> int:
 #: Programs a pytest test command (no ``{junit}``) cannot start (:func:`command_problem`; ops56, measured: ``make
 #: test`` stopped at ``make: unrecognized option '--continue-on-collection-errors'``, ``tox -e py`` read ``-p
 #: homefield_reporter`` as its ``--parallel``, and ``tox -e py --`` ran pytest in its environment, whose
-#: ``PYTHONPATH`` it drops: ``Error importing plugin "homefield_reporter"``; under bubblewrap neither started).
-NOT_PYTEST = frozenset({"make", "tox"})
+#: ``PYTHONPATH`` it drops: ``Error importing plugin "homefield_reporter"``; ``hatch run test`` (a script ``pytest
+#: {args}``) ran the tests in an environment it made and synced, and no outcome came back: ``no outcome was written
+#: (exit status 0)``; under bubblewrap none of them started).
+NOT_PYTEST = frozenset({"make", "tox", "hatch"})
 
 
 def command_problem(command: str, root: Path | None = None) -> str | None:
@@ -643,10 +645,10 @@ def command_problem(command: str, root: Path | None = None) -> str | None:
     at = program_at(words)
     runner = PurePosixPath(words[at]).name if at < len(words) else ""
     if runner in NOT_PYTEST and "{junit}" not in command:
-        return (f"test command {command!r}: {runner} takes the options and test files homefield adds to a pytest "
-                f"command as its own (a {runner} run of pytest passes them on, if at all, in an environment "
-                "without homefield's reporter); name the command that runs pytest itself (python -m pytest, "
-                ".venv/bin/pytest, uv run pytest), or a custom command with {junit}")
+        return (f"test command {command!r}: {runner} does not run pytest as homefield runs it (the options and test "
+                f"files homefield adds go to {runner}, or pytest runs in an environment {runner} makes, without "
+                "homefield's reporter or its channel: no outcome comes back); name the command that runs pytest "
+                "itself (python -m pytest, .venv/bin/pytest, uv run pytest), or a custom command with {junit}")
     return None if root is None else rootdir_problem(command, root)
 
 
