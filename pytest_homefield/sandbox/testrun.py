@@ -685,6 +685,18 @@ def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path
     return [*argv[:at], own.python, *script, *argv[at + 1:]]
 
 
+def program_found(argv: Sequence[str], path: str | None) -> list[str]:
+    """``argv`` with its program word (past an ``env`` prefix) a bare name found on ``path`` (the run's ``PATH``) and
+    no Python's replaced by the absolute path it is found at, so that a sandbox shows that file (it binds what a
+    command names by absolute path; ops56: ``uv run …`` with ``uv`` in ``~/.local/bin`` did not start under
+    bubblewrap or Landlock, exit status 127); ``argv`` as it is for any other. Raises nothing."""
+    at = pytest_config.program_at(argv)
+    if at >= len(argv) or "/" in argv[at] or "python" in Path(argv[at]).name:
+        return list(argv)
+    found = shutil.which(argv[at], path=path)
+    return [*argv[:at], os.path.abspath(found), *argv[at + 1:]] if found is not None else list(argv)
+
+
 def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path) -> None:
     """For a ``uv run`` command (``argv``) that runs its program in the run's active environment (``VIRTUAL_ENV`` of
     ``env``: ``--no-project``, ``--active``, no project at ``workdir``; :func:`uv_run_python`): when that
@@ -868,11 +880,17 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     backend = backend_named(sandbox)
     run_argv: Sequence[str] = argv
     own_failed: OSError | None = None  # the run's own environment could not be made: a run that did not start
+    # the interpreter the command runs, shown to the sandbox (ops56: a venv's pytest script by absolute path was its
+    # own argv[0], no Python, so its #! interpreter was not bound and the run did not start, 127; a uv run's, that of
+    # the environment uv runs in, asked before the run's own environment replaces it)
+    python = run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV")) or argv[0]
     if backend.name in (NoSandbox.name, LandlockBackend.name):  # nothing bound over the checkout: an own environment
         try:
             run_argv = own_environment_argv(argv, run_env, workdir, out_dir)
         except OSError as exc:
             own_failed = exc
+    if backend.name != NoSandbox.name:
+        run_argv = program_found(run_argv, path)
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *run_argv]
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
@@ -882,9 +900,6 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
         run_env.update((k, v) for k, v in service_env.items() if not dropped_variable(k))  # soft41
         if channel is not None:
             run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
-        # the interpreter the command runs, shown to the sandbox (ops56: a venv's pytest script by absolute path was
-        # its own argv[0], no Python, so its #! interpreter was not bound and the run did not start, 127)
-        python = run_python(test_cmd, path) or argv[0]
         wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=python,
                                                             relay=relay, ports=ports,
                                                             tmpfs_bytes=limits.total_bytes if limits else None))
