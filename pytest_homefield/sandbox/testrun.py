@@ -125,7 +125,7 @@ from pytest_homefield.sandbox.outcomes import (
 )
 from pytest_homefield.sandbox.proccap import cap_by, max_procs, memory_capped, oom_note, over_cap_note
 from pytest_homefield.sandbox.procs import run_process
-from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath
+from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath, touches_protected
 from pytest_homefield.sandbox.services import TestNetwork, run_network
 from pytest_homefield.sandbox.uv_bin import uv_binary
 
@@ -689,12 +689,15 @@ def program_found(argv: Sequence[str], path: str | None) -> list[str]:
     """``argv`` with its program word (past an ``env`` prefix) a bare name found on ``path`` (the run's ``PATH``) and
     no Python's replaced by the absolute path it is found at, so that a sandbox shows that file (it binds what a
     command names by absolute path; ops56: ``uv run …`` with ``uv`` in ``~/.local/bin`` did not start under
-    bubblewrap or Landlock, exit status 127); ``argv`` as it is for any other. Raises nothing."""
+    bubblewrap or Landlock, exit status 127); ``argv`` as it is for any other, and for a program found inside a
+    protected folder (the repository's). Raises nothing."""
     at = pytest_config.program_at(argv)
     if at >= len(argv) or "/" in argv[at] or "python" in Path(argv[at]).name:
         return list(argv)
     found = shutil.which(argv[at], path=path)
-    return [*argv[:at], os.path.abspath(found), *argv[at + 1:]] if found is not None else list(argv)
+    if found is None or touches_protected(found):  # a file of the repository is never shown to a test run
+        return list(argv)
+    return [*argv[:at], os.path.abspath(found), *argv[at + 1:]]
 
 
 def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path) -> None:
