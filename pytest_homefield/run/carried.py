@@ -24,6 +24,7 @@ from typing import Protocol
 
 from pytest_homefield.paths import classify_path
 from pytest_homefield.run.changes import is_link, link_target, read_text, resolves_inside
+from pytest_homefield.sandbox.editable_env import interpreter_facts
 from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, Setup, config_at, setup_for
 
 if sys.version_info >= (3, 11):
@@ -147,6 +148,17 @@ def _outside_modules() -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=8)
+def _python_site_modules(python: str) -> frozenset[str]:
+    """Every top-level module of the site folders of the interpreter ``python`` (an absolute path: the test command's,
+    :func:`~pytest_homefield.sandbox.testrun.command_python`), asked of it (:func:`~.editable_env.interpreter_facts`,
+    once per interpreter and process); ``frozenset()`` when it does not answer."""
+    facts = interpreter_facts(python)
+    if facts is None:
+        return frozenset()
+    return frozenset(m.name for m in pkgutil.iter_modules([f for f in facts.sites if os.path.isdir(f)]))
+
+
 def _module_stem(filename: str) -> str | None:
     """``"pytest"`` for ``pytest.py`` / ``pytest.cpython-311-x86_64-linux-gnu.so`` …, else ``None``."""
     for suffix in sorted(importlib.machinery.all_suffixes(), key=len, reverse=True):
@@ -222,7 +234,7 @@ def in_metadata(rel: str) -> bool:
 
 
 def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, workspace: Path,
-                    test_globs: Sequence[str] = ()) -> tuple[list[str], list[str], bool]:
+                    test_globs: Sequence[str] = (), python: str | None = None) -> tuple[list[str], list[str], bool]:
     """Split the agent's changes into (carried, dropped, touched_tests).
 
     Dropped: test files (by class or listed in the task), ``conftest.py``, test configuration
@@ -232,12 +244,16 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
     the workspace (:func:`_outside_modules`) at an import root, unless the task's reference fix
     defines it too (``source_files``); a symlink leading out of the tree;
     and an entry at the path of a folder that holds hidden tests, or below the path of a hidden test file
-    (a folder where the test patch writes a file; both count as touching tests).
+    (a folder where the test patch writes a file; both count as touching tests). ``python``: the interpreter the
+    test command runs (an absolute path; ``None``: this one's only), whose site folders' top-level modules are
+    outside ones too (ops56: another venv's setuptools finder ``__editable___<dist>_finder``, imported by its
+    ``.pth`` at every start, was carried when that venv was not homefield's).
     """
     hidden = set(task.test_files)
     hidden_dirs = {"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)}
     # a top-level module the reference fix itself adds (installed from the user's checkout) is no shadow
     own_modules = {m for p in task.source_files for m in _top_modules(p, workspace)}
+    outside = _outside_modules() | (_python_site_modules(python) if python is not None else frozenset())
     carried: list[str] = []
     dropped: list[str] = []
     touched = False
@@ -254,7 +270,7 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
         if not blocked and changes[rel] != "deleted":
             blocked = (in_metadata(rel) or _escapes(rel, workspace)
                        or (changes[rel] == "added"
-                           and any(m in _outside_modules() and m not in own_modules
+                           and any(m in outside and m not in own_modules
                                    for m in _top_modules(rel, workspace))))
         (dropped if blocked else carried).append(rel)
     return carried, dropped, touched

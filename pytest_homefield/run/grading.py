@@ -83,7 +83,7 @@ from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, with
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
-from pytest_homefield.sandbox.testrun import TestRun, pytest_setup, pytest_words, run_tests
+from pytest_homefield.sandbox.testrun import TestRun, command_python, pytest_setup, pytest_words, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
 __all__ = ["Grade", "setup_moves", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
@@ -428,7 +428,10 @@ def grade(
     """
     make_folder(out_dir)  # from the attempt folder's pin: never through a link above it (link52)
     changes = tree_changes(pristine, workspace)
-    carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs)
+    # the test command's interpreter's site folders too (ops56: another venv's editable finder): asked of the pristine
+    # tree, as uv's discovery of a uv run reads it there
+    carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs,
+                                                command_python(pristine, test_cmd or task.test_cmd, env))
     whole = capped_diff(pristine, workspace, list(changes), changes, diff_limit)
     nofollow.write_bytes(out_dir, "diff.patch", whole.text.encode("utf-8"))  # replaces a link there (link46)
     # most often every change is carried: the same paths make the same diff, made once (one git process less)

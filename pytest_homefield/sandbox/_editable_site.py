@@ -27,7 +27,9 @@ def apply(plan: list[tuple[str, list[tuple[str, list[tuple[object, ...]] | None]
     :func:`site.addpackage`, as it would be; else the file is not read, its steps are taken instead:
     ``("path", folder)`` (appended as a path line is, when it exists), ``("finder", module, mapping, namespaces)``
     (setuptools' editable finder module, imported from the site folder, its ``MAPPING`` and ``NAMESPACES`` replaced by
-    those given before its ``install()``), ``("exec", line)`` (an ``import`` line, run as :mod:`site` runs it, with
+    those given before its ``install()``), ``("redirect", [(module, file), ...])`` (hatchling's ``editables``
+    redirector, installed and each module mapped to its file, ops56),
+    ``("exec", line)`` (an ``import`` line, run as :mod:`site` runs it, with
     ``sitedir`` a local). A step that raises is reported on stderr as :mod:`site` reports a ``.pth`` line, and the
     rest of that file is skipped."""
     known = set()
@@ -61,6 +63,11 @@ def _take(sitedir: str, name: str, steps: list[tuple[object, ...]], known: set[s
                 module.NAMESPACES.clear()
                 module.NAMESPACES.update(step[3])
                 module.install()
+            elif step[0] == "redirect":  # hatchling's editables redirector (ops56), its modules' files given
+                from editables.redirector import RedirectingFinder
+                RedirectingFinder.install()
+                for module_name, path in step[1]:  # type: ignore[attr-defined]
+                    RedirectingFinder.map_module(module_name, path)
             else:
                 exec(str(step[1]))  # ``sitedir`` a local here, as in site.addpackage (setuptools' -nspkg.pth reads it)
         except Exception as exc:

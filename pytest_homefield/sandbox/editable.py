@@ -32,7 +32,7 @@ from pytest_homefield.sandbox.protected import in_copy, touches_protected
 from pytest_homefield.store import open_own
 
 __all__ = ["editable_binds", "editable_entries", "finder_mapping", "finder_paths", "finder_literals",
-           "read_own", "PTH_MAX_BYTES", "FINDER_MAX_BYTES", "FINDER_IMPORT"]
+           "read_own", "redirector_map", "PTH_MAX_BYTES", "FINDER_MAX_BYTES", "FINDER_IMPORT", "MODULE_IMPORT"]
 
 #: The most of one ``.pth`` file read (a path file is a few lines; a larger one is read only this far).
 PTH_MAX_BYTES = 64 * 1024
@@ -41,6 +41,9 @@ PTH_MAX_BYTES = 64 * 1024
 FINDER_MAX_BYTES = 1024 * 1024
 #: The ``import`` line setuptools' editable install writes in its ``.pth`` (the finder module's name).
 FINDER_IMPORT = re.compile(r"import[ \t]+(__editable___\w+_finder)\b")
+#: Any ``import`` line of a ``.pth`` file: the module it imports first (hatchling's ``import _editable_impl_<name>``,
+#: whose module maps each package through the ``editables`` redirector: :func:`redirector_map`).
+MODULE_IMPORT = re.compile(r"import[ \t]+(\w+)[ \t]*(?:;|$)")
 
 
 def _site_dirs(prefix: Path) -> list[str]:
@@ -63,6 +66,54 @@ def read_own(path: str, limit: int) -> bytes:
         os.close(fd)
 
 
+def redirector_map(path: str) -> list[tuple[str, str]] | None:
+    """The ``(module name, file)`` pairs the ``editables`` redirector module at ``path`` maps (hatchling's editable
+    install with ``dev-mode-exact``: ``_editable_impl_<name>.py`` holding ``from editables.redirector import
+    RedirectingFinder as F``, ``F.install()`` and ``F.map_module('pkg', '/repo/src/pkg/__init__.py')``), parsed
+    (:func:`ast.parse`), never imported: each call of a ``map_module`` attribute with two string literals; ``None``
+    for a module that imports nothing of ``editables`` (another module, a link, not a regular file, larger than
+    :data:`FINDER_MAX_BYTES`, not Python). Raises nothing."""
+    try:
+        data = read_own(path, FINDER_MAX_BYTES + 1)
+    except OSError:
+        return None
+    found = _redirects_of(data) if len(data) <= FINDER_MAX_BYTES else None
+    return list(found) if found is not None else None
+
+
+@functools.lru_cache(maxsize=32)
+def _redirects_of(data: bytes) -> tuple[tuple[str, str], ...] | None:
+    """:func:`redirector_map` of a module's text ``data`` (one parse per text)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "editables" for n in tree.body):
+        return None
+    out: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "map_module" \
+                and len(node.args) == 2 and not node.keywords \
+                and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
+            name, file = (str(a.value) for a in node.args)  # type: ignore[attr-defined]
+            out.append((name, file))
+    return tuple(out)
+
+
+def redirected_paths(path: str) -> list[str]:
+    """The paths the ``editables`` redirector module at ``path`` imports from (:func:`redirector_map`), each less its
+    suffix as a setuptools finder's ``MAPPING`` names it (:func:`editable_binds` binds the copy's folder there, or
+    its files with an import suffix): a package's ``__init__.py`` its folder, a module's file its path less ``.py``;
+    absolute paths only, once each; ``[]`` for no such module."""
+    out: list[str] = []
+    for _, file in redirector_map(path) or ():
+        if os.path.isabs(file):
+            stem = os.path.dirname(file) if os.path.basename(file).startswith("__init__.") else \
+                os.path.splitext(file)[0]
+            out.append(os.path.normpath(stem))
+    return list(dict.fromkeys(out))
+
+
 def _pth_entries(site: str) -> tuple[list[str], list[str]]:
     """``(paths, finders)`` of the ``.pth`` files of folder ``site``: the absolute paths they add to
     ``sys.path`` (as :mod:`site` reads them: a line that is neither empty, a comment nor an ``import`` line,
@@ -81,8 +132,8 @@ def _pth_entries(site: str) -> tuple[list[str], list[str]]:
         for line in text.splitlines():
             line = line.rstrip()
             if line.startswith(("import ", "import\t")):
-                hook = FINDER_IMPORT.match(line)
-                if hook:
+                hook = FINDER_IMPORT.match(line) or MODULE_IMPORT.match(line)
+                if hook:  # a setuptools finder, or any other module (an editables redirector: ops56)
                     finders.append(os.path.join(site, hook.group(1) + ".py"))
                 continue
             if not line or line.startswith("#"):
@@ -187,7 +238,7 @@ def editable_entries(prefixes: Iterable[Path]) -> list[tuple[str, bool]]:
                 if touches_protected(entry):
                     out.setdefault(entry, False)
             for finder in finders:
-                for mapped in finder_paths(finder):
+                for mapped in finder_paths(finder) + redirected_paths(finder):
                     entry = os.path.normpath(mapped)
                     if touches_protected(entry):
                         out.setdefault(entry, True)

@@ -21,6 +21,7 @@ is made for each run, as the copy is each run's.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import json
 import os
@@ -30,7 +31,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.sandbox.editable import FINDER_IMPORT, PTH_MAX_BYTES, finder_literals, read_own
+from pytest_homefield.sandbox.editable import (
+    FINDER_IMPORT,
+    MODULE_IMPORT,
+    PTH_MAX_BYTES,
+    finder_literals,
+    read_own,
+    redirector_map,
+)
 from pytest_homefield.sandbox.protected import in_copy, touches_protected
 
 __all__ = ["InterpreterFacts", "OwnEnvironment", "interpreter_facts", "site_plan", "own_environment",
@@ -162,6 +170,25 @@ def _finder_step(site: str, module: str, base: Path) -> tuple[Step, bool]:
     return ("finder", module, new_map, new_spaces), named
 
 
+def _import_step(site: str, line: str, base: Path) -> tuple[Step, bool]:
+    """The step for an ``import`` line of a ``.pth`` file of ``site`` that imports no setuptools finder, and whether
+    it names the repository: for an ``editables`` redirector module (:func:`~.editable.redirector_map`: hatchling's
+    ``import _editable_impl_<name>``, ops56) ``("redirect", pairs)``, each module's file inside a protected folder
+    taken from the copy (one with no counterpart there left out); any other ``("exec", line)``."""
+    hook = MODULE_IMPORT.match(line)
+    pairs = redirector_map(os.path.join(site, hook.group(1) + ".py")) if hook else None
+    if pairs is None:
+        return ("exec", line), False
+    named = False
+    kept: list[tuple[str, str]] = []
+    for module, file in pairs:
+        moved, by_repo = _retarget(file, base)
+        named = named or by_repo
+        if moved is not None:
+            kept.append((module, moved))
+    return ("redirect", kept), named
+
+
 def _pth_steps(site: str, name: str, base: Path) -> list[Step] | None:
     """The steps of the ``.pth`` file ``name`` of ``site`` when it names the repository (a path line inside a
     protected folder, or setuptools' finder import line whose finder maps there), read as :mod:`site` reads it
@@ -181,7 +208,7 @@ def _pth_steps(site: str, name: str, base: Path) -> list[Step] | None:
             continue
         if line.startswith(("import ", "import\t")):
             hook = FINDER_IMPORT.match(line)
-            step, by_finder = _finder_step(site, hook.group(1), base) if hook else (("exec", line), False)
+            step, by_finder = _finder_step(site, hook.group(1), base) if hook else _import_step(site, line, base)
             named = named or by_finder
             steps.append(step)
             continue
@@ -273,6 +300,28 @@ def _scripts(folder: str, python: str, into: Path) -> None:
             target.chmod(0o755)
 
 
+#: The entries of a run's own environment that are its own (:func:`_prefix_links` links no entry of these names).
+_OWN_ENTRIES = frozenset({"bin", "lib", "lib64", "pyvenv.cfg"})
+
+
+def _prefix_links(prefix: str, folder: Path) -> None:
+    """Into ``folder`` (the run's own environment): a link to each entry of ``prefix`` (the interpreter's
+    ``sys.prefix``) but :data:`_OWN_ENTRIES`, one that lies in a protected folder (a ``.venv`` inside the
+    repository: none of it is shown to a test run) and a hidden one, so that what a project reads under its
+    environment's prefix (``sysconfig.get_path('data')``, ``sys.prefix + '/share/…'``: a wheel's data files) is
+    there under the run's (ops56: ``FileNotFoundError`` under ``--sandbox none``, found under bubblewrap). Raises
+    nothing (an unreadable prefix links nothing)."""
+    if touches_protected(prefix) or os.path.realpath(prefix) == os.path.realpath(folder):
+        return
+    try:
+        names = [n for n in os.listdir(prefix) if n not in _OWN_ENTRIES and not n.startswith(".")]
+    except OSError:
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            (folder / name).symlink_to(os.path.join(prefix, name))
+
+
 @dataclass(frozen=True)
 class OwnEnvironment:
     """A test run's own environment: ``python`` its interpreter (``<folder>/bin/python``), ``bin`` its ``bin``."""
@@ -292,7 +341,8 @@ def own_environment(python: str, copy: Path, folder: Path, env: Mapping[str, str
     ``lib/python<version>/site-packages/`` with :data:`PTH_NAME` and :data:`SITE_MODULE`; with ``scripts`` (the
     folder of ``python`` as the command named it, ``/venv/bin``) its ``bin`` also holds the scripts of that folder
     that run its Python (an entry point of the project: a test that runs it by name runs the copy's), that Python
-    replaced by the run's (:func:`rewritten_script`). Raises ``OSError`` when ``folder`` cannot be made."""
+    replaced by the run's (:func:`rewritten_script`); and a link to each other entry of the interpreter's prefix
+    (:func:`_prefix_links`: its ``share``, ``include``, ``etc``). Raises ``OSError`` when ``folder`` cannot be made."""
     facts = interpreter_facts(python, env)
     if facts is None:
         return None
@@ -314,4 +364,5 @@ def own_environment(python: str, copy: Path, folder: Path, env: Mapping[str, str
     (site / PTH_NAME).write_text(f"import {SITE_MODULE}; {SITE_MODULE}.apply({plan!r})\n", encoding="utf-8")
     if scripts is not None:
         _scripts(scripts, str(bin_dir / "python"), bin_dir)
+    _prefix_links(facts.prefix, folder)
     return OwnEnvironment(python=str(bin_dir / "python"), bin=str(bin_dir))

@@ -41,6 +41,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from pytest_homefield.sandbox.copies_by_content import content_copies
+from pytest_homefield.sandbox.editable import redirector_map
 from pytest_homefield.sandbox.protected import protected
 
 if sys.version_info >= (3, 11):
@@ -130,7 +131,8 @@ def _installed_from(dist_info: str, repos: list[Path]) -> bool:
 def _recorded_names(dist_info: str) -> set[str]:
     """The top-level import names a distribution's ``RECORD`` lists (its first path components, less
     ``__pycache__``, the ``*.dist-info``/``*.data`` folders, entries outside the site folder, ``.pth`` files
-    and an editable install's ``__editable__*`` hooks: other editable installs share their stem)."""
+    and an editable install's ``__editable__*`` hooks: other editable installs share their stem; and hatchling's
+    ``editables`` redirector module, :func:`~.editable.redirector_map`, which holds no code of the project)."""
     names: set[str] = set()
     try:
         with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", errors="replace") as fh:
@@ -139,6 +141,10 @@ def _recorded_names(dist_info: str) -> set[str]:
                 top = path.split("/", 1)[0]
                 if not top or top in ("..", "__pycache__") or top.endswith((".dist-info", ".data", ".pth")) \
                         or top.startswith("__editable__"):  # an editable install's hooks: the checkout's, never bound
+                    continue
+                # hatchling's editables redirector (_editable_impl_<name>.py): a hook naming the checkout's files,
+                # which editable_binds shows as the copy's (ops56: masked empty, a child imported nothing)
+                if top.endswith(".py") and redirector_map(os.path.join(os.path.dirname(dist_info), top)) is not None:
                     continue
                 stem = top.split(".", 1)[0]
                 if stem.isidentifier():

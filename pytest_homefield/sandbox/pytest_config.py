@@ -618,6 +618,15 @@ def launched_at(words: Sequence[str]) -> int:
     return program_at(words) if found is None else found.program
 
 
+#: Programs a pytest test command (no ``{junit}``) cannot start (:func:`command_problem`; ops56, measured: ``make
+#: test`` stopped at ``make: unrecognized option '--continue-on-collection-errors'``, ``tox -e py`` read ``-p
+#: homefield_reporter`` as its ``--parallel``, and ``tox -e py --`` ran pytest in its environment, whose
+#: ``PYTHONPATH`` it drops: ``Error importing plugin "homefield_reporter"``; ``hatch run test`` (a script ``pytest
+#: {args}``) ran the tests in an environment it made and synced, and no outcome came back: ``no outcome was written
+#: (exit status 0)``; under bubblewrap none of them started).
+NOT_PYTEST = frozenset({"make", "tox", "hatch"})
+
+
 def command_problem(command: str, root: Path | None = None) -> str | None:
     """Why ``command`` (a test command) cannot be run as read here, one line; ``None`` when it can: a ``uv run``
     option that is none of uv's (:data:`UV_OPTIONS_OF`: uv refuses it, and where its program starts, so where the
@@ -633,6 +642,13 @@ def command_problem(command: str, root: Path | None = None) -> str | None:
         return (f"test command {command!r}: {found.unknown} is no option of uv run (uv {UV_OPTIONS_OF}'s): where the "
                 "program it runs starts is not known; spell the option as uv does, or move it to the environment "
                 "(UV_... variables)")
+    at = program_at(words)
+    runner = PurePosixPath(words[at]).name if at < len(words) else ""
+    if runner in NOT_PYTEST and "{junit}" not in command:
+        return (f"test command {command!r}: {runner} does not run pytest as homefield runs it (the options and test "
+                f"files homefield adds go to {runner}, or pytest runs in an environment {runner} makes, without "
+                "homefield's reporter or its channel: no outcome comes back); name the command that runs pytest "
+                "itself (python -m pytest, .venv/bin/pytest, uv run pytest), or a custom command with {junit}")
     return None if root is None else rootdir_problem(command, root)
 
 

@@ -125,7 +125,7 @@ from pytest_homefield.sandbox.outcomes import (
 )
 from pytest_homefield.sandbox.proccap import cap_by, max_procs, memory_capped, oom_note, over_cap_note
 from pytest_homefield.sandbox.procs import run_process
-from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath
+from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath, touches_protected
 from pytest_homefield.sandbox.services import TestNetwork, run_network
 from pytest_homefield.sandbox.uv_bin import uv_binary
 
@@ -371,6 +371,16 @@ def run_python(test_cmd: str, path: str | None) -> str | None:
     if python is not None and "/" not in python:
         python = shutil.which(python, path=path) or python  # none on it: the host's, as before
     return python
+
+
+def command_python(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The absolute path of the interpreter a run of ``test_cmd`` in ``workdir`` with ``env`` (:func:`run_tests`'s:
+    the host's when ``None``) runs: :func:`run_python` on the run's ``PATH``, else the ``uv run``'s
+    (:func:`uv_run_python`); ``None`` when unknown (``tox``, a shell script) or not found."""
+    run_env = scrubbed_env(workdir, host_test_env(env))
+    path = run_env.get("PATH")
+    python = run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
+    return python if python is not None and os.path.isabs(python) else None
 
 
 #: The empty configuration file :func:`pinned_config` names when the tree has none (in the run's private folder).
@@ -656,6 +666,9 @@ def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path
     if at >= len(argv):
         return list(argv)
     word, path = argv[at], env.get("PATH")
+    if pytest_config.uv_run(argv[at:]) is not None:
+        _uv_run_own(argv, env, workdir, out_dir)
+        return list(argv)
     python = pytest_python(word, path, script=True)
     found = shutil.which(python, path=path) if python is not None and "/" not in python else python
     if found is None or not os.path.isabs(found):
@@ -670,6 +683,46 @@ def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path
         at_path = folders.index(os.path.dirname(found))
         env["PATH"] = os.pathsep.join([*folders[:at_path], own.bin, *folders[at_path:]])
     return [*argv[:at], own.python, *script, *argv[at + 1:]]
+
+
+def program_found(argv: Sequence[str], path: str | None) -> list[str]:
+    """``argv`` with its program word (past an ``env`` prefix) a bare name found on ``path`` (the run's ``PATH``) and
+    no Python's replaced by the absolute path it is found at, so that a sandbox shows that file (it binds what a
+    command names by absolute path; ops56: ``uv run …`` with ``uv`` in ``~/.local/bin`` did not start under
+    bubblewrap or Landlock, exit status 127); ``argv`` as it is for any other, and for a program found inside a
+    protected folder (the repository's). Raises nothing."""
+    at = pytest_config.program_at(argv)
+    if at >= len(argv) or "/" in argv[at] or "python" in Path(argv[at]).name:
+        return list(argv)
+    found = shutil.which(argv[at], path=path)
+    if found is None or touches_protected(found):  # a file of the repository is never shown to a test run
+        return list(argv)
+    return [*argv[:at], os.path.abspath(found), *argv[at + 1:]]
+
+
+def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path) -> None:
+    """For a ``uv run`` command (``argv``) that runs its program in the run's active environment (``VIRTUAL_ENV`` of
+    ``env``: ``--no-project``, ``--active``, no project at ``workdir``; :func:`uv_run_python`): when that
+    environment's interpreter has an editable install of the repository under benchmark, the run's own environment
+    (:func:`~.editable_env.own_environment`, at ``out_dir/py``, with that environment's scripts) is made and named
+    the active one instead (``VIRTUAL_ENV``; its ``bin`` just before the environment's on ``PATH``), so uv runs the
+    program there (ops56: a test's child imported the user's checkout, HEAD's fix, as ops52's did; and ``uv run
+    --active`` synced the project into the user's environment, its editable install then naming the grading copy,
+    a folder removed after the run). Nothing for any other (a project's ``.venv``: none in a copy, uv makes its
+    own). Raises ``OSError`` when the environment cannot be made."""
+    venv, path = env.get("VIRTUAL_ENV"), env.get("PATH")
+    if not venv:
+        return
+    python = uv_run_python(workdir, shlex.join(argv), path, venv)
+    if python is None or os.path.realpath(Path(python).parent.parent) != os.path.realpath(venv):
+        return
+    own = own_environment(python, workdir, out_dir / OWN_ENV_DIR, env, os.path.dirname(python))
+    if own is None:
+        return
+    env["VIRTUAL_ENV"] = os.path.dirname(own.bin)
+    folders = (path or "").split(os.pathsep)
+    at = folders.index(os.path.dirname(python)) if os.path.dirname(python) in folders else 0
+    env["PATH"] = os.pathsep.join([*folders[:at], own.bin, *folders[at:]])
 
 
 def _own_pytest(workdir: Path) -> bool:
@@ -830,11 +883,17 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     backend = backend_named(sandbox)
     run_argv: Sequence[str] = argv
     own_failed: OSError | None = None  # the run's own environment could not be made: a run that did not start
+    # the interpreter the command runs, shown to the sandbox (ops56: a venv's pytest script by absolute path was its
+    # own argv[0], no Python, so its #! interpreter was not bound and the run did not start, 127; a uv run's, that of
+    # the environment uv runs in, asked before the run's own environment replaces it)
+    python = run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV")) or argv[0]
     if backend.name in (NoSandbox.name, LandlockBackend.name):  # nothing bound over the checkout: an own environment
         try:
             run_argv = own_environment_argv(argv, run_env, workdir, out_dir)
         except OSError as exc:
             own_failed = exc
+    if backend.name != NoSandbox.name:
+        run_argv = program_found(run_argv, path)
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *run_argv]
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
@@ -844,7 +903,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
         run_env.update((k, v) for k, v in service_env.items() if not dropped_variable(k))  # soft41
         if channel is not None:
             run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
-        wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],
+        wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=python,
                                                             relay=relay, ports=ports,
                                                             tmpfs_bytes=limits.total_bytes if limits else None))
         # bubblewrap and Landlock keep the copy read-only: only an unconfined run may write it

@@ -125,6 +125,27 @@ def test_a_module_a_pth_file_imports_at_start_is_not_carried(task: Task, pristin
             (workspace / rel).unlink()
 
 
+def test_a_module_another_venvs_pth_file_imports_at_start_is_not_carried(task: Task, pristine: Path, workspace: Path,
+                                                                          tmp_path: Path) -> None:
+    """ops56: the test command runs another venv's Python (not homefield's), whose site folder holds setuptools'
+    editable finder of the project (``__editable___hfother_0_1_finder``, imported by that venv's ``.pth`` at every
+    interpreter's start). gatk55's rule read only homefield's interpreter's site folders, so an agent's
+    ``__editable___hfother_0_1_finder.py`` at the copy's root was carried (measured: ``carried`` held it) and ran
+    before pytest in every interpreter of the run. Now grading reads the site folders of the interpreter the command
+    runs (``testrun.command_python``) too: dropped, so nothing is left to grade."""
+    venv = tmp_path / "venv2"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    (site,) = venv.glob("lib/python*/site-packages")
+    finder = "__editable___hfother_0_1_finder"
+    (site / f"{finder}.py").write_text("MAPPING = {}\ndef install():\n    pass\n")
+    (site / "__editable__.hfother-0.1.pth").write_text(f"import {finder}; {finder}.install()\n")
+    rel = f"{finder}.py"
+    _write(workspace, rel, "import sys; sys.stderr.write('ran first')\n")
+    g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120,
+              test_cmd=f"{venv / 'bin' / 'python'} -m pytest")
+    assert (g.carried, g.dropped, g.outcome) == ([], [rel], "empty_patch"), g
+
+
 def test_a_module_the_fix_defines_may_shadow(task: Task, pristine: Path, workspace: Path) -> None:
     own = dataclasses.replace(task, source_files=[CALC, "src/json.py"])
     carried, dropped, _ = _carry(own, pristine, workspace, {"src/json.py": "X = 1\n"})

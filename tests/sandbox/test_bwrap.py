@@ -670,3 +670,60 @@ def test_an_editable_install_under_landlock(tmp_path: Path, monkeypatch: pytest.
     log = run.log_path.read_text()
     assert "'repository'" not in log, log[-3000:]  # never the repository's (a real failure, not the xfail)
     assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, log[-3000:]
+
+
+def test_a_venvs_pytest_script_by_absolute_path_runs_with_its_interpreter(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops56: a test command naming a venv's ``pytest`` script by absolute path (``/venv/bin/pytest``), that venv
+    neither on ``PATH`` nor ``VIRTUAL_ENV``: the sandbox was shown the command's first word as its Python (no Python:
+    nothing of it bound but the script itself), so the script's ``#!`` interpreter was not there and the run did not
+    start (exit status 127, every id of the task unreported: mining's and grading's runs alike). Now the sandbox is
+    shown the interpreter the command runs (``testrun.run_python``: the script's ``#!`` one), and its child imports
+    the copy (the editable install's folder bound as for ``python -m pytest``)."""
+    _bwrap()
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    work, _, env, _ = _editable_project(tmp_path)
+    venv = tmp_path / "venv"
+    script = venv / "bin" / "pytest"
+    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom pytest import console_main\n"
+                      "sys.exit(console_main())\n")
+    script.chmod(0o755)
+    env = {k: v for k, v in env.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = os.environ["PATH"]
+    run = run_tests(work, f"{script} {PLAIN}", ["tests/test_child.py"], out_dir=tmp_path / "out", env=env,
+                    sandbox="bwrap")
+    assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, \
+        (run.exit_code, run.error, run.log_path.read_text()[-3000:])
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
+def test_a_uv_run_in_the_active_environment_starts_in_a_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 sandbox: str) -> None:
+    """ops56: ``uv run --no-project python -m pytest`` with ``uv`` found on ``PATH`` in a folder the sandbox does not
+    show (``~/.local/bin``; here a folder holding a link to the real uv): the command's bare word named no file the
+    sandbox binds, so the run did not start (exit status 127) under bubblewrap and Landlock alike. Now the program
+    word is the path it is found at (bound as any file the command names), and the sandbox is shown the interpreter
+    uv runs (``VIRTUAL_ENV``'s; under Landlock the run's own environment is the active one, which names it): the test
+    passes, its child importing the copy."""
+    if sandbox == "bwrap":
+        _bwrap()
+    else:
+        try:
+            landlock_probe()
+        except LandlockUnavailable as exc:
+            pytest.skip(str(exc))
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    work, _, env, _ = _editable_project(tmp_path)
+    test = work / "tests" / "test_child.py"  # what bubblewrap hides, Landlock shows by name: not asked here
+    test.write_text("\n".join(line for line in test.read_text().splitlines() if "os.path.exists(" not in line
+                              and "os.listdir(" not in line) + "\n")
+    (tmp_path / "local-bin").mkdir()
+    (tmp_path / "local-bin" / "uv").symlink_to(uv)
+    env["PATH"] = f"{tmp_path / 'local-bin'}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    run = run_tests(work, f"uv run --offline --no-project python -m pytest {PLAIN}", ["tests/test_child.py"],
+                    out_dir=tmp_path / "out", env=env, sandbox=sandbox, timeout_s=120)
+    assert run.outcomes == {"tests/test_child.py::test_child_imports_the_copy": "passed"}, \
+        (run.exit_code, run.error, run.log_path.read_text()[-3000:])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,52 @@ def test_a_run_whose_own_environment_cannot_be_made_did_not_start(venv: tuple[Pa
                             timeout_s=60)
     assert run.exit_code == 127 and not run.finished, run
     assert run.error is not None and "No space left on device" in run.error, run.error
+
+
+@pytest.mark.slow  # uv's python find and run, and pytest: about 5 s a case here
+@pytest.mark.parametrize("uv_options", ["--no-project", "--active --no-sync"])
+def test_a_uv_run_in_the_active_environment_runs_in_the_runs_own(venv: tuple[Path, Path, Path, Path],
+                                                                  tmp_path: Path, uv_options: str) -> None:
+    """ops56: ``uv run --no-project`` (or ``--active``) runs its program in ``VIRTUAL_ENV``'s environment; under
+    ``--sandbox none`` the command was left as it was (its program is no Python), so a test's child started as
+    ``sys.executable`` with its own ``PYTHONPATH`` imported the repository's ``hfsrc`` (HEAD's fix): measured,
+    the child printed ``'repository'`` for both commands. Now the run's own environment is the active one uv runs
+    in: the child imports the copy's, and the user's environment is not written."""
+    import sysconfig
+    env, site, _, copy = venv
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    (site / "_hf_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # pytest, from this environment
+    (copy / "tests").mkdir()
+    (copy / "tests" / "test_child.py").write_text(
+        "import subprocess, sys\n\n\ndef test_child():\n"
+        "    out = subprocess.run([sys.executable, '-c', 'import hfsrc; print(hfsrc.WHERE)'], cwd='/',\n"
+        "                         env={'PYTHONPATH': '/'}, capture_output=True, text=True, timeout=60)\n"
+        "    assert out.stdout.strip() == 'copy', (out.stdout, out.stderr)\n")
+    before = sorted((p.name, p.read_bytes()) for p in site.iterdir() if p.is_file())
+    run_env = {"PATH": f"{os.path.dirname(uv)}{os.pathsep}/usr/bin{os.pathsep}/bin", "VIRTUAL_ENV": str(env)}
+    run = testrun.run_tests(copy, f"uv run --offline {uv_options} python -m pytest", ["tests/test_child.py"],
+                            out_dir=tmp_path / "out", sandbox="none", timeout_s=120, env=run_env)
+    assert run.outcomes == {"tests/test_child.py::test_child": "passed"}, (run.error, run.log_path.read_text()[-2000:])
+    assert sorted((p.name, p.read_bytes()) for p in site.iterdir() if p.is_file()) == before
+
+
+def test_the_environments_data_files_are_under_the_runs_prefix(venv: tuple[Path, Path, Path, Path],
+                                                               tmp_path: Path) -> None:
+    """ops56: the run's own environment is the interpreter's ``sys.prefix``, so a project reading its data files
+    under its environment's prefix (``sysconfig.get_path('data')``, ``sys.prefix + '/share/…'``, where a wheel's
+    data scheme puts them) found none under ``--sandbox none`` (measured: ``FileNotFoundError``, passed under
+    bubblewrap). Each other entry of the prefix is linked there now; the environment's own stay its own."""
+    env, _, _, copy = venv
+    (env / "share" / "hfdata").mkdir(parents=True)
+    (env / "share" / "hfdata" / "x.txt").write_text("data\n")
+    own = own_environment(str(env / "bin" / "python"), copy, tmp_path / "py")
+    assert own is not None
+    code = ("import json, os, sys, sysconfig\n"
+            "print(json.dumps([sys.prefix, open(os.path.join(sysconfig.get_path('data'), 'share', 'hfdata',"
+            " 'x.txt')).read()]))\n")
+    assert _run(own.python, code) == [[str(tmp_path / "py"), "data\n"]]
+    assert sorted(p.name for p in (tmp_path / "py").iterdir() if p.is_symlink()) == \
+        sorted(p.name for p in env.iterdir() if p.name not in ("bin", "lib", "lib64", "pyvenv.cfg"))
+    assert (tmp_path / "py" / "pyvenv.cfg").read_text() != (env / "pyvenv.cfg").read_text()

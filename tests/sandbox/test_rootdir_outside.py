@@ -42,7 +42,7 @@ def test_a_rootdir_outside_the_tree_is_refused_in_one_line(tmp_path: Path, test_
 
 @pytest.mark.parametrize("test_cmd", [
     "python -m pytest", "python -m pytest --rootdir=tests", "python -m pytest --rootdir .",
-    "python -m pytest --rootdir=$PWD", "python -m pytest --rootdir=.. --rootdir=tests", "tox -e py -- --rootdir=..",
+    "python -m pytest --rootdir=$PWD", "python -m pytest --rootdir=.. --rootdir=tests", "./ci/t.sh -- --rootdir=..",
 ])
 def test_a_rootdir_in_the_tree_is_taken(tmp_path: Path, test_cmd: str) -> None:
     _settings(tmp_path, test_cmd)

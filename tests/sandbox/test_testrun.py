@@ -542,3 +542,25 @@ def test_build_command_with_an_argsfile() -> None:
     argv, junit = build_command("python -m pytest", ["t/test_a.py::test[x y]", "t/b.py"], out_dir=Path("/o"),
                                 argsfile=True)
     assert junit is None and argv[-1] == "@/o/targets.args" and "t/b.py" not in argv
+
+
+def test_a_program_found_on_path_is_given_by_its_path_but_never_one_of_the_repository(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops56 (``testrun.program_found``, for a sandbox to bind the program as a file the command names): a bare
+    program word found on the run's ``PATH`` becomes its path (past an ``env`` prefix); a Python, a path, a name
+    not found and a program inside a protected folder (the repository's: never shown to a test run) stay."""
+    from pytest_homefield.sandbox import protected
+    from pytest_homefield.sandbox.testrun import program_found
+    mine, repo = tmp_path / "bin", tmp_path / "repo"
+    for folder in (mine, repo / "bin"):
+        folder.mkdir(parents=True)
+        (folder / "hftool").write_text("#!/bin/sh\n")
+        (folder / "hftool").chmod(0o755)
+    path = f"{mine}{os.pathsep}/usr/bin"
+    assert program_found(["hftool", "run", "-x"], path) == [str(mine / "hftool"), "run", "-x"]
+    assert program_found(["env", "A=1", "hftool"], path) == ["env", "A=1", str(mine / "hftool")]
+    for argv in (["python3", "-m", "pytest"], ["./hftool"], ["nosuchhftool"]):
+        assert program_found(argv, path) == argv
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(repo)
+    assert program_found(["hftool"], f"{repo / 'bin'}{os.pathsep}{mine}") == ["hftool"]

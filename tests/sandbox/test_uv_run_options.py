@@ -208,3 +208,21 @@ def test_another_venv_on_path_is_not_a_projects_own(tmp_path: Path) -> None:
                    capture_output=True, timeout=60)
     found = uv_run_python(project, "uv run --offline --no-sync pytest", path)
     assert found is not None and Path(found).parent.parent == own
+
+
+@pytest.mark.parametrize("command", ["make test", "env CI=1 tox -e py", "/usr/bin/make -C . test", "tox -e py --",
+                                     "hatch run test"])
+def test_a_make_or_tox_pytest_command_is_one_clear_error(tmp_path: Path, command: str) -> None:
+    """ops56: a pytest ``test_cmd`` (no ``{junit}``) run by ``make`` or ``tox`` was taken as pytest's, and
+    homefield's options and test files went to that program (measured, ``--sandbox none``: ``make: unrecognized
+    option '--continue-on-collection-errors'``; ``tox -e py``: ``-p homefield_reporter`` read as its
+    ``--parallel``; ``tox -e py --``: pytest in tox's environment, ``Error importing plugin "homefield_reporter"``;
+    ``hatch run test``: its tests ran in hatch's environment, ``no outcome was written``; under bubblewrap none
+    started), so every run of mining and grading failed. Now the settings are refused with one
+    line saying what to name instead; a ``{junit}`` command of theirs, and a word naming them elsewhere, are not."""
+    (tmp_path / ".homefield.yml").write_text(f"test_cmd: {command}\n")
+    with pytest.raises(ConfigError, match=r"test_cmd: .* does not run pytest as homefield runs it"):
+        resolve_settings(tmp_path, {})
+    for fine in (f"{command} --junitxml={{junit}}", "python -m pytest -k make", "./make-tests"):
+        (tmp_path / ".homefield.yml").write_text(f"test_cmd: {fine}\n")
+        assert resolve_settings(tmp_path, {}).test_cmd == fine
