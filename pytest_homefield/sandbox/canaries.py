@@ -434,20 +434,29 @@ def _marks_read(tree: ast.Module, decorators: Sequence[ast.expr]) -> list[str]:
     return out
 
 
-def _class_marks(tree: ast.Module, cls: ast.ClassDef, seen: set[str] | None = None) -> list[ast.expr]:
-    """The mark expressions a class gives its tests: its decorators and its body's ``pytestmark``, after those of its
-    bases defined at the module's top level (the last class of each name), as pytest reads a class's marks along its
-    MRO (gatk56: a base class's ``@pytest.mark.unit`` was not read, and ``addopts = -m unit`` deselected the
-    canaries). A base defined elsewhere (imported) is not read."""
+def _lineage(tree: ast.Module, cls: ast.ClassDef, seen: set[str] | None = None) -> list[ast.ClassDef]:
+    """``cls`` after its bases defined at the module's top level (the last class of each name), theirs first, each
+    once: the classes whose marks pytest gives ``cls``'s tests (it reads a class's ``pytestmark`` along its MRO). A
+    base defined elsewhere (imported) is not among them."""
     seen = set() if seen is None else seen
     seen.add(cls.name)
     top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    out: list[ast.expr] = []
+    out: list[ast.ClassDef] = []
     for b in cls.bases:
         base = top.get(b.id) if isinstance(b, ast.Name) else None
         if base is not None and base.name not in seen:
-            out += _class_marks(tree, base, seen)
-    return out + list(cls.decorator_list) + _pytestmarks_flat(cls.body)
+            out += _lineage(tree, base, seen)
+    return [*out, cls]
+
+
+def _class_marks(tree: ast.Module, cls: ast.ClassDef) -> list[ast.expr]:
+    """The mark expressions a class gives its tests: the decorators and the body's ``pytestmark`` of each class of its
+    :func:`_lineage` (gatk56: a base class's ``@pytest.mark.unit`` was not read, and ``addopts = -m unit`` deselected
+    the canaries)."""
+    out: list[ast.expr] = []
+    for c in _lineage(tree, cls):
+        out += list(c.decorator_list) + _pytestmarks_flat(c.body)
+    return out
 
 
 def _pytestmarks_flat(body: Sequence[ast.stmt]) -> list[ast.expr]:
@@ -517,15 +526,17 @@ def module_params(tree: ast.Module) -> list[str] | None:
 def class_params(tree: ast.Module, classes: Sequence[str]) -> list[str] | None:
     """The argument names the class chain ``classes`` (top-level first) parametrizes its every test with: each class's
     decorators and its body's ``pytestmark``, read as :func:`module_params` reads a module's (``[]`` for none;
-    ``None`` when they cannot be read, a class is not found, or one defines ``pytest_generate_tests``). A method
-    planted in the class must take them too (gatk55: the plain sentinel member, a method of ``@parametrize('k', …)
+    ``None`` when they cannot be read, a class is not found, or one defines ``pytest_generate_tests``), each class's
+    bases defined in the module first (:func:`_lineage`; gatk56: a base's parametrize was not read, the sentinel
+    member took none of its names and a real fix was ``tests_failed``). A method planted in the class must take them
+    too (gatk55: the plain sentinel member, a method of ``@parametrize('k', …)
     class TestX``, took the module's names only, pytest failed its run's collection and a real fix was
     ``tests_failed``)."""
     chain = _class_chain(tree, classes)
     if chain is None:
         return None
     marks: list[ast.expr] = []
-    for cls in chain:
+    for cls in (c for link in chain for c in _lineage(tree, link)):
         if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests"
                for n in cls.body):
             return None
