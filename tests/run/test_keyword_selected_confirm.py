@@ -1,0 +1,41 @@
+"""gatk56: a repository whose configuration selects its tests by keyword (``addopts = -k total``, the hidden test
+``test_total`` in ``tests/test_sums.py``, a module name without the word). Mining keeps the commit (its canaries run
+apart, each member under its function's own name, which ``-k`` selects). At grading every real fix's originals pass
+apart beside failing twins, so the confirmation run lays every member of the group side by side (``twin_together``),
+one under the function's name and the others under fresh names drawn from the file's words; ``-k total`` deselects
+those without the word, the original among them when it drew a fresh name: "1 FAIL_TO_PASS passed apart but not in
+the confirmation run holding every member (…: not reported there)", and the real fix is ``tests_failed`` (seeds 0
+and 1, ``--sandbox none``, measured on 6d4a018). The teardown canaries' names are drawn alike (one without the word
+is deselected: never run, never ``forged``). Left as a strict xfail: the sound close takes the configuration's
+keyword selection out of the runs that rename (the confirmation runs select their members by node id; pytest drops
+an empty ``-k``, and the last ``-k`` given wins over ``addopts``'), or draws only names the same ``-k`` expression
+selects (pytest's own ``_pytest.mark.expression``), not a list of expressions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.fix_task import FixTask, build_fix_task, grade_source
+from run.test_teardown_error import FIXED, PARENT, SOURCE, TESTS
+
+TEST = "tests/test_sums.py"
+SELECTS = {"pytest.ini": "[pytest]\naddopts = -k total\n"}
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("keyed"), name="totals", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=TESTS, first="totals", message="Count both fetches",
+                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[], project=False, parent_data=SELECTS)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk56: the confirmation run's fresh member names are deselected by the "
+                   "configuration's -k; the original not reported there, a real fix is tests_failed")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_real_fix_is_solved_where_the_configuration_selects_by_keyword(keyed: FixTask, tmp_path: Path,
+                                                                         seed: int) -> None:
+    g = grade_source(keyed, tmp_path, SOURCE, FIXED + "# the fix, a comment more\n", canaries=True,
+                     canary_seed=seed, sandbox="none")
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
