@@ -5,17 +5,16 @@ apart beside failing twins, so the confirmation run lays every member of the gro
 one under the function's name and the others under fresh names drawn from the file's words; ``-k total`` deselects
 those without the word, the original among them when it drew a fresh name: "1 FAIL_TO_PASS passed apart but not in
 the confirmation run holding every member (…: not reported there)", and the real fix is ``tests_failed`` (seeds 0
-and 1, ``--sandbox none``, measured on 6d4a018). The teardown canaries' names are drawn alike (one without the word
-is deselected: never run, never ``forged``). Left as a strict xfail: the sound close takes the configuration's
-keyword selection out of the runs that rename (the confirmation runs select their members by node id; pytest drops
-an empty ``-k``, and the last ``-k`` given wins over ``addopts``'), or draws only names the same ``-k`` expression
-selects (pytest's own ``_pytest.mark.expression``), not a list of expressions."""
+and 1, ``--sandbox none``, measured on 6d4a018). A confirmation run now drops the configuration's ``-k``
+(``-p homefield_keyword``): it selects its members by node id. Left: the teardown canaries' names are drawn alike, and
+one without the word is deselected in every run (never run, never ``forged``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import bwrap_or_skip
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 from run.test_teardown_error import FIXED, PARENT, SOURCE, TESTS
 
@@ -31,11 +30,19 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk56: the confirmation run's fresh member names are deselected by the "
-                   "configuration's -k; the original not reported there, a real fix is tests_failed")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_real_fix_is_solved_where_the_configuration_selects_by_keyword(keyed: FixTask, tmp_path: Path,
                                                                          seed: int) -> None:
     g = grade_source(keyed, tmp_path, SOURCE, FIXED + "# the fix, a comment more\n", canaries=True,
                      canary_seed=seed, sandbox="none")
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
+def test_a_real_fix_is_solved_where_the_configuration_selects_by_keyword_in_bubblewrap(keyed: FixTask,
+                                                                                       tmp_path: Path) -> None:
+    """The confirmation run's plugin is shipped beside the reporter, in the folder bubblewrap binds."""
+    bwrap_or_skip()
+    g = grade_source(keyed, tmp_path, SOURCE, FIXED + "# the fix, a comment more\n", canaries=True, canary_seed=0,
+                     sandbox="bwrap")
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
