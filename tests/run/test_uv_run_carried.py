@@ -52,5 +52,8 @@ def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path)
     (work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
               canaries=False, sandbox="none")
+    log = tmp_path / "out" / "tests.log"
+    if not log.exists() or b"test session starts" not in log.read_bytes():  # uv made no environment (offline)
+        pytest.skip(f"the uv run command ran no test: {g.outcome} {g.error}")
     assert "pyproject.toml" in g.carried, (g.carried, g.dropped)
     assert not marker.exists(), (g.outcome, g.error)
