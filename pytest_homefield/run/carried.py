@@ -49,8 +49,8 @@ IMPORT_ROOTS = ("", "src")
 #: Modules the test process loads from outside the workspace before any test runs; with the stdlib
 #: and the top-level modules of installed distributions, a change may not add a module shadowing them.
 RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "homefield_reporter", "homefield_seal",
-                            "sitecustomize", "usercustomize", "xdist", "execnet", "iniconfig", "packaging",
-                            "pytest_timeout"})
+                            "homefield_keyword", "sitecustomize", "usercustomize", "xdist", "execnet", "iniconfig",
+                            "packaging", "pytest_timeout"})
 
 
 class TaskFiles(Protocol):

@@ -125,6 +125,9 @@ ROWS_OUTCOMES = "rows.outcomes.jsonl"
 #: its log's tail and its events as the process reported them.
 PLAIN_LOG = "plain.log"
 PLAIN_OUTCOMES = "plain.outcomes.jsonl"
+#: The plugin of a confirmation run (``sandbox/_reporter/homefield_keyword.py``): the configuration's ``-k`` dropped,
+#: which read the members' fresh names and deselected them (gatk56).
+KEYWORD_PLUGIN = "homefield_keyword"
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
 
@@ -1530,7 +1533,9 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=selected, test_cmd=test_cmd,
                          tests=[*plan.selectors(), *chosen], setup=setup)
     try:
-        made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup, **run)
+        # the configuration's -k would read the members' fresh names (gatk56): dropped, the ids select them
+        made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup,
+                         **{**run, "plugins": [*run.get("plugins", ()), KEYWORD_PLUGIN]})
     finally:
         nofollow.remove_tree(folder.parent)
     seen = _in_plan_ids(made.outcomes, built)

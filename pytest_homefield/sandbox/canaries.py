@@ -341,8 +341,9 @@ _NOT_COPIED = frozenset({"parametrize", "usefixtures", "asyncio", "anyio", "trio
                          "incremental"})
 
 
-def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
-    """Whether the decorator ``dec`` is a pytest mark (``pytest.mark.X``, ``mark.X``, with or without a call), none of
+def _is_mark(dec: ast.expr, imported: Collection[str], roots: Collection[str] = ()) -> bool:
+    """Whether the decorator ``dec`` is a pytest mark (``pytest.mark.X``, ``mark.X``, or ``m.X`` where ``m`` is one of
+    ``roots``, a name :func:`_mark_roots` binds to ``pytest.mark``; with or without a call), none of
     :data:`_NOT_COPIED`, every name of which a top-level import binds, so it means the same at any place after them."""
     head = dec.func if isinstance(dec, ast.Call) else dec
     chain: list[str] = []
@@ -353,15 +354,124 @@ def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
         return False
     chain.append(head.id)
     chain.reverse()  # e.g. ["pytest", "mark", "unit"]
-    if len(chain) < 2 or "mark" not in chain[:-1] or chain[-1] in _NOT_COPIED:
+    if len(chain) < 2 or ("mark" not in chain[:-1] and chain[0] not in roots) or chain[-1] in _NOT_COPIED:
         return False
     return all(n.id in imported for n in ast.walk(dec) if isinstance(n, ast.Name))
 
 
+def _mark_roots(tree: ast.Module) -> set[str]:
+    """The names the module's top-level ``from pytest import mark as m`` (or ``from _pytest.mark import MARK_GEN``)
+    bind to pytest's mark generator: ``@m.unit`` is ``@pytest.mark.unit`` (gatk56: not read as a mark before, so a
+    canary took none of it and ``addopts = -m unit`` deselected it)."""
+    roots: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            roots |= {a.asname or a.name for a in node.names
+                      if (node.module, a.name) in (("pytest", "mark"), ("_pytest.mark", "MARK_GEN"))}
+    return roots
+
+
+def _mark_names(tree: ast.Module) -> dict[str, ast.expr]:
+    """The names bound once at the module's top level, by a plain assignment only (``unit = pytest.mark.unit``,
+    ``slow = mark.timeout(5)``), to an attribute chain or a call of one: each decorator starting with such a name is
+    read with the value spelled out (:func:`_spelled_out`), which means the same at a place above the assignment
+    when its own names are imported (gatk56: ``@unit`` was no mark here, and ``addopts = -m unit`` deselected the
+    canaries)."""
+    counts: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound = [node.name]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound = [(a.asname or a.name).split(".", 1)[0] for a in node.names]
+        else:
+            bound = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        for name in bound:
+            counts[name] = counts.get(name, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = node.value
+    return {k: v for k, v in values.items() if counts.get(k) == 1 and _head(v) is not None}
+
+
+def _head(expr: ast.expr) -> ast.Name | None:
+    """The name an attribute chain, or the called chain of a call, starts with (``None``: it starts otherwise)."""
+    node = expr.func if isinstance(expr, ast.Call) else expr
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def _with_head(expr: ast.expr, value: ast.expr) -> ast.expr:
+    """``expr`` (an attribute chain or a call of one, :func:`_head`) with the name it starts with replaced by
+    ``value``."""
+    if isinstance(expr, ast.Call):
+        return ast.Call(func=_with_head(expr.func, value), args=expr.args, keywords=expr.keywords)
+    if isinstance(expr, ast.Attribute):
+        return ast.Attribute(value=_with_head(expr.value, value), attr=expr.attr, ctx=ast.Load())
+    return value
+
+
+def _spelled_out(dec: ast.expr, names: Mapping[str, ast.expr]) -> ast.expr:
+    """``dec`` with the name it starts with replaced by its value while it is one of ``names``
+    (:func:`_mark_names`; a few steps at most: ``unit = marks.unit`` after ``marks = pytest.mark``)."""
+    for _ in range(8):
+        head = _head(dec)
+        if head is None or head.id not in names:
+            break
+        dec = _with_head(dec, names[head.id])
+    return dec
+
+
+def _marks_read(tree: ast.Module, decorators: Sequence[ast.expr]) -> list[str]:
+    """The texts of the pytest marks among ``decorators`` (:func:`_is_mark`, each spelled out: :func:`_spelled_out`)
+    of the module ``tree``."""
+    imported, roots, names = _imported_names(tree), _mark_roots(tree), _mark_names(tree)
+    out = []
+    for d in decorators:
+        spelled = _spelled_out(d, names)
+        if _is_mark(spelled, imported, roots):
+            out.append(ast.unparse(spelled))
+    return out
+
+
+def _lineage(tree: ast.Module, cls: ast.ClassDef, seen: set[str] | None = None) -> list[ast.ClassDef]:
+    """``cls`` after its bases defined at the module's top level (the last class of each name), theirs first, each
+    once: the classes whose marks pytest gives ``cls``'s tests (it reads a class's ``pytestmark`` along its MRO). A
+    base defined elsewhere (imported) is not among them."""
+    seen = set() if seen is None else seen
+    seen.add(cls.name)
+    top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    out: list[ast.ClassDef] = []
+    for b in cls.bases:
+        base = top.get(b.id) if isinstance(b, ast.Name) else None
+        if base is not None and base.name not in seen:
+            out += _lineage(tree, base, seen)
+    return [*out, cls]
+
+
+def _class_marks(tree: ast.Module, cls: ast.ClassDef) -> list[ast.expr]:
+    """The mark expressions a class gives its tests: the decorators and the body's ``pytestmark`` of each class of its
+    :func:`_lineage` (gatk56: a base class's ``@pytest.mark.unit`` was not read, and ``addopts = -m unit`` deselected
+    the canaries)."""
+    out: list[ast.expr] = []
+    for c in _lineage(tree, cls):
+        out += list(c.decorator_list) + _pytestmarks_flat(c.body)
+    return out
+
+
+def _pytestmarks_flat(body: Sequence[ast.stmt]) -> list[ast.expr]:
+    """:func:`_pytestmarks` of ``body``, a list or tuple value read as its items."""
+    out: list[ast.expr] = []
+    for value in _pytestmarks(body):
+        out += value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    return out
+
+
 def marks_of(tree: ast.Module, fid: str) -> list[str]:
     """The pytest marks (decorator texts, :func:`ast.unparse`'s) that the test ``fid`` (``path::Class::name[…]``) of
-    ``tree`` carries on its function and its classes (their decorators and a ``pytestmark`` their body assigns),
-    outermost first, but :data:`_NOT_COPIED` and
+    ``tree`` carries on its function and its classes (their decorators and a ``pytestmark`` their body assigns, after
+    those of their bases defined in the module: :func:`_class_marks`), outermost first, each by any name the module
+    gives it (:func:`_mark_roots`, :func:`_spelled_out`; gatk56), but :data:`_NOT_COPIED` and
     any mark naming what no top-level import binds (gatk54): a planted test carrying them is selected, or
     deselected, with it by a configuration's ``-m`` (``addopts = -m unit``, every test marked ``unit``: the
     teardown canaries, unmarked, were deselected, never run, and a change swallowing every teardown error was
@@ -370,33 +480,24 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
     if not parts:
         return []
     classes, name = parts[:-1], parts[-1].split("[", 1)[0]
-    imported = _imported_names(tree)
+    chain = _class_chain(tree, classes)
+    if chain is None:
+        return []
     marks: list[ast.expr] = []
-    body: list[ast.stmt] = tree.body
-    for cls in classes:
-        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
-        if not found:
-            return []
-        marks += found[-1].decorator_list
-        body = found[-1].body
-        for stmt in body:  # ``pytestmark = pytest.mark.X`` or a list / tuple of marks in the class's body
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
-                                                    for t in stmt.targets):
-                value = stmt.value
-                marks += value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    for cls in chain:
+        marks += _class_marks(tree, cls)
     func = _find(tree, classes, name)
     if func is None:
         return []
     marks += func.decorator_list
-    return [ast.unparse(d) for d in marks if _is_mark(d, imported)]
+    return _marks_read(tree, marks)
 
 
 def own_marks(tree: ast.Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The pytest marks of the definition ``node``'s own decorators (decorator texts, as :func:`marks_of` gives
     them, but none of its classes'): what a test put in its place, inside its classes, must carry to be selected
     with it (gatk55: the plain sentinel member took none, and ``addopts = -m unit`` deselected it)."""
-    imported = _imported_names(tree)
-    return [ast.unparse(d) for d in node.decorator_list if _is_mark(d, imported)]
+    return _marks_read(tree, node.decorator_list)
 
 
 def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = (),
@@ -425,15 +526,17 @@ def module_params(tree: ast.Module) -> list[str] | None:
 def class_params(tree: ast.Module, classes: Sequence[str]) -> list[str] | None:
     """The argument names the class chain ``classes`` (top-level first) parametrizes its every test with: each class's
     decorators and its body's ``pytestmark``, read as :func:`module_params` reads a module's (``[]`` for none;
-    ``None`` when they cannot be read, a class is not found, or one defines ``pytest_generate_tests``). A method
-    planted in the class must take them too (gatk55: the plain sentinel member, a method of ``@parametrize('k', …)
+    ``None`` when they cannot be read, a class is not found, or one defines ``pytest_generate_tests``), each class's
+    bases defined in the module first (:func:`_lineage`; gatk56: a base's parametrize was not read, the sentinel
+    member took none of its names and a real fix was ``tests_failed``). A method planted in the class must take them
+    too (gatk55: the plain sentinel member, a method of ``@parametrize('k', …)
     class TestX``, took the module's names only, pytest failed its run's collection and a real fix was
     ``tests_failed``)."""
     chain = _class_chain(tree, classes)
     if chain is None:
         return None
     marks: list[ast.expr] = []
-    for cls in chain:
+    for cls in (c for link in chain for c in _lineage(tree, link)):
         if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests"
                for n in cls.body):
             return None
