@@ -353,9 +353,17 @@ _NOT_COPIED = frozenset({"parametrize", "usefixtures", "asyncio", "anyio", "trio
                          "incremental"})
 
 
-def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
-    """Whether the decorator ``dec`` is a pytest mark (``pytest.mark.X``, ``mark.X``, with or without a call), none of
-    :data:`_NOT_COPIED`, every name of which a top-level import binds, so it means the same at any place after them."""
+def _mark_names(tree: ast.Module) -> set[str]:
+    """The names the module's top-level ``from pytest import mark as m`` statements bind ``pytest.mark`` to (``m``;
+    ``mark`` when not renamed)."""
+    return {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom)
+            and node.module == "pytest" and not node.level for a in node.names if a.name == "mark"}
+
+
+def _is_mark(dec: ast.expr, imported: Collection[str], marks: Collection[str] = ()) -> bool:
+    """Whether the decorator ``dec`` is a pytest mark (``pytest.mark.X``, ``mark.X``, with or without a call; ``m.X``
+    for a name of ``marks``, :func:`_mark_names`), none of :data:`_NOT_COPIED`, every name of which a top-level import
+    binds, so it means the same at any place after them."""
     head = dec.func if isinstance(dec, ast.Call) else dec
     chain: list[str] = []
     while isinstance(head, ast.Attribute):
@@ -365,7 +373,7 @@ def _is_mark(dec: ast.expr, imported: Collection[str]) -> bool:
         return False
     chain.append(head.id)
     chain.reverse()  # e.g. ["pytest", "mark", "unit"]
-    if len(chain) < 2 or "mark" not in chain[:-1] or chain[-1] in _NOT_COPIED:
+    if len(chain) < 2 or ("mark" not in chain[:-1] and chain[0] not in marks) or chain[-1] in _NOT_COPIED:
         return False
     return all(n.id in imported for n in ast.walk(dec) if isinstance(n, ast.Name))
 
@@ -400,7 +408,8 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
     if func is None:
         return []
     marks += func.decorator_list
-    return [ast.unparse(d) for d in marks if _is_mark(d, imported)]
+    aliases = _mark_names(tree)  # gatk54 left: ``from pytest import mark as m``, ``@m.unit``
+    return [ast.unparse(d) for d in marks if _is_mark(d, imported, aliases)]
 
 
 def own_marks(tree: ast.Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -408,7 +417,7 @@ def own_marks(tree: ast.Module, node: ast.FunctionDef | ast.AsyncFunctionDef) ->
     them, but none of its classes'): what a test put in its place, inside its classes, must carry to be selected
     with it (gatk55: the plain sentinel member took none, and ``addopts = -m unit`` deselected it)."""
     imported = _imported_names(tree)
-    return [ast.unparse(d) for d in node.decorator_list if _is_mark(d, imported)]
+    return [ast.unparse(d) for d in node.decorator_list if _is_mark(d, imported, _mark_names(tree))]
 
 
 def _sentinel_def(name: str, message: str, *, indent: str, method: bool, marks: Sequence[str] = (),
