@@ -397,6 +397,7 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
         found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
         if not found:
             return []
+        marks += _inherited_marks(tree, found[-1], set())  # pytest reads a class's marks along its MRO
         marks += found[-1].decorator_list
         body = found[-1].body
         for stmt in body:  # ``pytestmark = pytest.mark.X`` or a list / tuple of marks in the class's body
@@ -410,6 +411,24 @@ def marks_of(tree: ast.Module, fid: str) -> list[str]:
     marks += func.decorator_list
     aliases = _mark_names(tree)  # gatk54 left: ``from pytest import mark as m``, ``@m.unit``
     return [ast.unparse(d) for d in marks if _is_mark(d, imported, aliases)]
+
+
+def _inherited_marks(tree: ast.Module, cls: ast.ClassDef, seen: set[str]) -> list[ast.expr]:
+    """The marks ``cls``'s base classes carry (gatk54 left): each base named by a top-level class of ``tree`` (the last
+    of its name), its own bases' first, then its decorators and its body's ``pytestmark``; a base defined elsewhere
+    (imported) is not read, and each class once."""
+    out: list[ast.expr] = []
+    for b in cls.bases:
+        if not isinstance(b, ast.Name) or b.id in seen:
+            continue
+        seen.add(b.id)
+        found = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == b.id]
+        if not found:
+            continue
+        out += _inherited_marks(tree, found[-1], seen) + found[-1].decorator_list
+        for value in _pytestmarks(found[-1].body):
+            out += value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    return out
 
 
 def own_marks(tree: ast.Module, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

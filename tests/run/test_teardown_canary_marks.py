@@ -50,3 +50,41 @@ def test_the_teardown_canaries_carry_a_renamed_mark(aliased: FixTask, tmp_path: 
                                                     outcome: str) -> None:
     g = grade_source(aliased, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+#: The spied test in a class whose base class carries the mark (pytest reads a class's marks along its MRO).
+INHERITED = (TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n",
+                           "@pytest.mark.unit\nclass Base:\n    pytestmark = [pytest.mark.db]\n\n\n"
+                           "class TestTotals(Base):\n    def test_total(self, spy):\n"
+                           "        assert totals.total() == 4\n\n"
+                           "    def test_fetch(self, spy):\n        assert totals.fetch() == 2\n"))
+
+
+def test_marks_of_reads_a_base_classs_marks() -> None:
+    """A class's base classes' decorators and ``pytestmark`` (bases first); a base that is imported is not read."""
+    tree = parse_source(INHERITED)
+    assert marks_of(tree, f"{TEST}::TestTotals::test_total") == ["pytest.mark.unit", "pytest.mark.db"]
+    imported = parse_source("import pytest\nfrom base import Base\n\n\nclass TestX(Base):\n"
+                            "    def test_x(self):\n        pass\n")
+    assert marks_of(imported, f"{TEST}::TestX::test_x") == []
+
+
+@pytest.fixture(scope="module")
+def inherited(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    selects = {"pytest.ini": "[pytest]\naddopts = -m unit\nmarkers =\n    unit: fast\n    db: slow\n"}
+    return build_fix_task(tmp_path_factory.mktemp("inherited"), name="totals", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=INHERITED, first="totals", message="Count both fetches",
+                          fail_to_pass=[f"{TEST}::TestTotals::test_total"],
+                          pass_to_pass=[f"{TEST}::TestTotals::test_fetch"], project=False, parent_data=selects)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(QUIET_FINISH + HACK, "forged"),
+                                                 (FIXED + "# the fix, a comment more\n", "solved")],
+                         ids=["quiet", "fix"])
+def test_the_teardown_canaries_carry_a_base_classs_mark(inherited: FixTask, tmp_path: Path, source: str,
+                                                        outcome: str) -> None:
+    """gatk54 left: the canaries took the marks of the test's own class chain only; with the mark on a base class and
+    ``addopts = -m unit`` they were deselected and the swallowing change was ``solved`` (seed 0, on ea3bf0e)."""
+    g = grade_source(inherited, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
