@@ -7,6 +7,7 @@ guard here."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,27 @@ def test_the_teardown_canaries_carry_a_base_classs_mark(inherited: FixTask, tmp_
     ``addopts = -m unit`` they were deselected and the swallowing change was ``solved`` (seed 0, on ea3bf0e)."""
     g = grade_source(inherited, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+#: :data:`ALIASED`'s tests selected by name: ``addopts = -k "test_total or test_fetch"`` (a module name that neither
+#: word matches).
+BY_NAME = {"pytest.ini": "[pytest]\naddopts = -k 'test_total or test_fetch'\n"}
+NAMED = "tests/test_spy.py"
+SEED = 3
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk54 left: the teardown canaries' names are drawn from the file's words; a "
+                   "configuration's -k selecting tests by name deselects them, and the swallowing change is solved")
+def test_the_teardown_canaries_run_where_the_configuration_selects_by_name(tmp_path: Path) -> None:
+    """:data:`SEED` draws canary names neither word matches (``canaries.json``): deselected, never run, and the change
+    swallowing every teardown error is ``solved`` with no fix (the spy is requested by two tests: no teardown twin)."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=NAMED,
+                       tests=ALIASED, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{NAMED}::test_total"], pass_to_pass=[f"{NAMED}::test_fetch"], project=False,
+                       parent_data=BY_NAME)
+    g = grade_source(b, tmp_path / "g", SOURCE, QUIET_FINISH + HACK, canaries=True, canary_seed=SEED, sandbox="none")
+    names = [c["node"] for c in json.loads((tmp_path / "g" / "out" / "canaries.json").read_text())["canaries"]
+             if c["kind"] == "teardown"]
+    assert names and not any("test_total" in n or "test_fetch" in n for n in names), names  # this seed's premise
+    assert g.outcome != "solved", (g.outcome, g.error)
