@@ -1174,16 +1174,18 @@ def verify_candidate(
                         return targets, config
                     return prepare
 
-                for n in range(RUNS):
-                    r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n + 1}",
-                                prepare=preparer(n, False))
+                n = 0
+                while n < (len(plan.runs) if n else RUNS):  # the plan's runs: one more with a teardown twin (tdtwin56)
+                    n += 1
+                    r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n}",
+                                prepare=preparer(n - 1, False))
                     if not isinstance(r, TestRun):
                         return r, plan
                     ran = {function_id(i) for i in r.outcomes}  # every group function reports (twin or original)
                     if not r.timed_out and plan.placement and any(f not in ran and f.split("::", 1)[0] not in
                                                              r.collection_errors for f in plan.selectors()):
-                        r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n + 1}-full",
-                                    prepare=preparer(n, True))
+                        r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n}-full",
+                                    prepare=preparer(n - 1, True))
                         if not isinstance(r, TestRun):
                             return r, plan
                     runs.append(r)

@@ -50,6 +50,7 @@ from pytest_homefield.sandbox.canaries import (
     LIMIT_V4,
     LIMIT_V12,
     TEARDOWN,
+    TEARDOWN_TWIN,
     Canary,
     CanaryPlan,
     function_id,
@@ -188,11 +189,15 @@ def _unchecked(task: Task, c: Canary) -> bool:
     3bb8968c24aa has 61), so grading's twins of the others were never run on the reference fix. And the teardown
     canary (:data:`~pytest_homefield.sandbox.canaries.TEARDOWN`) of a task whose ``canary_teardown`` is false
     (tcan52): mined before it (verification version < 27), or mining's check judged none; a repository whose own
-    ``conftest.py`` reports teardown failures as passed passes it with any code, so it is no evidence there."""
+    ``conftest.py`` reports teardown failures as passed passes it with any code, so it is no evidence there. And
+    every teardown twin (:data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, tdtwin56): mining's check does not
+    judge it (a fixture's check a real fix passes only now and then would cost the function its body twin there)."""
     if task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION, CALLED)):
         return True
     if c.kind == TEARDOWN:
         return not task.canary_teardown
+    if c.kind == TEARDOWN_TWIN:  # mining's check does not judge it (tdtwin56): the reference fix's runs do, once
+        return True
     ranked = sorted({function_id(i) for i in task.FAIL_TO_PASS if "::" in i})
     return c.source in ranked[LIMIT_V12:] and (not task.canary_unprotected or c.source in task.canary_unprotected)
 

@@ -38,8 +38,9 @@ from typing import Any
 
 from pytest_homefield.sandbox import nofollow
 
-__all__ = ["IDLE", "TEARDOWN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id",
-           "class_params", "marks_of", "module_params", "own_marks", "parse_source", "read_source", "teardown_nodes"]
+__all__ = ["IDLE", "TEARDOWN", "TEARDOWN_TWIN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12",
+           "function_id", "class_params", "marks_of", "module_params", "own_marks", "parse_source", "read_source",
+           "teardown_nodes"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -68,6 +69,13 @@ IDLE = ("skipped", "xfailed")
 #: its teardown errors swallowed in the test process (a wrapped ``SetupState.teardown_exact`` or
 #: ``FixtureDef.finish``), which buys back every teardown check of the hidden tests (gatk49): ``forged``.
 TEARDOWN = "teardown"
+#: The kind of a **teardown twin** (tdtwin56; docs/contracts.md §7 "Teardown twins",
+#: :mod:`~pytest_homefield.sandbox.canary_teardown`): the original body of a FAIL_TO_PASS function requesting its own
+#: fixture with the check after its ``yield`` contradicted, run apart. A real fix fails it; passed beside an original
+#: that did not fail, it is ``forged`` (a test process swallowed the original's teardown error); passed beside a
+#: failing original it counts for nothing (code skipping the work the check wants passes it honestly, and is not
+#: solved: never excused, no confirmation run, which lays out test bodies only).
+TEARDOWN_TWIN = "teardown_twin"
 
 
 @dataclass(frozen=True)
@@ -162,7 +170,11 @@ class CanaryPlan:
             params = tid[len(c.node):]
             same = c.source + params if params else None
             mine = [ids[same]] if same is not None and same in ids else by_function.get(c.source, [])
-            (excused if any(o in ("failed", "error") for o in mine) else out).append((c, tid))
+            failed = any(o in ("failed", "error") for o in mine)
+            if c.kind == TEARDOWN_TWIN:  # beside a failing original: nothing (tdtwin56)
+                out += [] if failed else [(c, tid)]
+                continue
+            (excused if failed else out).append((c, tid))
         return out, excused
 
     def failing(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None = None) -> list[Canary]:

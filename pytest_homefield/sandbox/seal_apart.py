@@ -192,8 +192,12 @@ def _told(ids: Mapping[str, SealSite], failed: set[str],
                 if name not in defs:
                     told.add(fn)
                     break
-                first, last = _lines_of(defs[name])
-                texts_of.add("".join(_lines(text)[first - 1:last]))
+                node = defs[name]
+                # with the module's definitions it requests by name (its fixtures: a teardown twin's run changes one,
+                # tdtwin56), so a function whose fixture differs among the runs is told apart too
+                asked = [a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]]
+                spans = [_lines_of(node), *(_lines_of(defs["::" + a]) for a in asked if "::" + a in defs)]
+                texts_of.add("\0".join("".join(_lines(text)[first - 1:last]) for first, last in spans))
             if len(texts_of) > 1:
                 told.add(fn)
     return told

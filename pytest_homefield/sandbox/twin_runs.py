@@ -49,6 +49,7 @@ from pytest_homefield.sandbox.canaries import (
     _LINE,
     LIMIT,
     TEARDOWN,
+    TEARDOWN_TWIN,
     Canary,
     CanaryPlan,
     Group,
@@ -106,6 +107,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_key,
     value_targets,
 )
+from pytest_homefield.sandbox.canary_teardown import TeardownCheck, teardown_check
 from pytest_homefield.sandbox.canary_values import COUNTED, EXACT, alternatives, is_small
 from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.pytest_config import from_top
@@ -413,20 +415,25 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     ``test_a.py::test_x`` an id of ``tests/test_a.py``), while every file the plan names (:attr:`TwinPlan.runs`,
     ``rows``, ``plain``, ``layouts``, ``targets``) is relative to ``root``; canary ids stay in the ids' terms, as
     pytest reports them. ``teardown``: plant the teardown canary (:func:`plant_teardown`) in one test file of the
-    runs, the same in every run (grading and mining's check pass it; off, the plan is as before it). Never
+    runs, the same in every run (grading and mining's check pass it; off, the plan is as before it), and a teardown
+    twin for each function whose own fixture's check is in reach
+    (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`, tdtwin56): its original body, in a run of its
+    own where that check is contradicted, one run more for the whole plan when any function has one. Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
     plan = TwinPlan(seed=seed)
-    runs = max(1, twins) + 1
     by_file: dict[str, list[str]] = {}
     every = {function_id(i) for i in fail_to_pass if "::" in i}
     graded = None if pass_to_pass is None else every | {function_id(i) for i in pass_to_pass}
     for fid in guarded(every, limit, seed, first=first):
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
-    per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
     base = plan.rootdir = posixpath.normpath(rootdir or ".")
     at = functools.partial(from_top, base)  # an id's path as a path of ``root``
+    # a teardown twin (tdtwin56) is one member more, in a run of its own: the original body beside its contradicted
+    # fixture check; any function with one in reach makes every group's runs one more
+    runs = max(1, twins) + 1 + (teardown and any(_teardown_in_reach(root / at(p), fids) for p, fids in by_file.items()))
+    per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
 
     for path, fids in by_file.items():
         file = root / at(path)
@@ -442,7 +449,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else (),
-                   unraised=_unraised(parent_text) if parent_text is not None else None)
+                   unraised=_unraised(parent_text) if parent_text is not None else None, torn=teardown)
     if teardown:
         plant_teardown(plan, per_run, by_file, seed, resolved=_resolved_names(root, [at(p) for p in by_file]))
     if base != ".":  # the files as paths of ``root`` (the canaries' ids stay pytest's)
@@ -459,6 +466,26 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     plan.unprotected = sorted(set(plan.unprotected) | (every - {c.source for c in plan.canaries
                                                                   if c.kind == "contradiction"}))
     return plan
+
+
+def _teardown_in_reach(file: Path, fids: Sequence[str]) -> bool:
+    """Whether a function of ``fids`` (ids of ``file``, a test file) has a fixture check in reach for a teardown twin
+    (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`); ``False`` for a file that cannot be read or
+    parsed (it gets sentinels)."""
+    if file.suffix != ".py" or file.is_symlink() or not file.is_file():
+        return False
+    try:
+        _, text, tree, lines = read_source(file)
+    except OSError:
+        return False
+    if tree is None:
+        return False
+    for fid in fids:
+        parts = fid.split("::")[1:]
+        node = _find(tree, parts[:-1], parts[-1])
+        if node is not None and teardown_check(tree, text, lines, node) is not None:
+            return True
+    return False
 
 
 def _member_params(tree: ast.Module | None, classes: Sequence[str], params: Sequence[str]) -> list[str]:
@@ -904,7 +931,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None,
-               where: str | None = None) -> None:
+               where: str | None = None, torn: bool = False) -> None:
     encoding, text, tree, lines = read_source(file)
     stops = stops or {}
     passed = passed or {}
@@ -937,6 +964,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     apart: dict[str, RowsApart] = {}  # functions whose rows are set apart (canary_rows.rows_apart)
     apart_tails: set[int] = set()  # indexes in ``tail`` of the functions holding their PASS_TO_PASS rows
     whole: dict[int, str] = {}  # id(node) → the definition as the file has it, of a function whose rows are apart
+    checks: dict[int, tuple[TeardownCheck, int]] = {}  # id(node) → its teardown twin's fixture check and member
     for fid in fids:
         if any(fid in a for a in aliases.values()):
             continue
@@ -1084,6 +1112,15 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                         top = min([d.lineno for d in node.decorator_list] + [node.lineno])
                         lo = _first(bare.node) - top
                         plain_at[canaries[-1].node] = (lo, lo + bare.twins[0][0].count("\n"))
+            check = teardown_check(tree, text, lines, node) if torn and tree is not None and split is None \
+                and fid not in cycle_of and not aliases[fid] and fid not in plan.kept and len(members) < runs \
+                and not any(how.startswith(EXCEPTION_SWAP) for _, how in site.twins) else None
+            if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
+                    and not any(check.start <= c.end and c.start <= check.end for c, _ in checks.values()):
+                # the original body, its fixture's check contradicted in the member's run (tdtwin56)
+                checks[id(node)] = (check, len(members))
+                canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
+                members.append(members[0])
         spans[id(node)] = (start, end, members)
         key_of[fid] = id(node)
         # every member once, the other runs drawn uniformly: no member is likelier than another; a
@@ -1108,10 +1145,14 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         instead (:attr:`TwinPlan.plain`)."""
         out: list[str] = []
         line = 1
-        for key, (start, end, members) in sorted(spans.items(), key=lambda kv: kv[1][0]):
+        # a teardown twin's fixture: contradicted where its function's member is the teardown twin (tdtwin56)
+        fixtures = {-1 - n: (c.start, c.end, [c.original, c.twin], 1 if pick.get(key) == j else 0)
+                    for n, (key, (c, j)) in enumerate(sorted(checks.items()))}
+        placed = {**{k: (s, e, m, -1) for k, (s, e, m) in spans.items()}, **fixtures}
+        for key, (start, end, members, fixed) in sorted(placed.items(), key=lambda kv: kv[1][0]):
             out += lines[line - 1:start - 1]
-            out.append(whole[key] if rows and key in whole else bare[key] if bare and key in bare
-                       else members[pick.get(key, 0)])
+            out.append(members[fixed] if fixed >= 0 else whole[key] if rows and key in whole
+                       else bare[key] if bare and key in bare else members[pick.get(key, 0)])
             line = end + 1
         out += lines[line - 1:]
         return "".join(out) + "".join(f"\n\n{t}" for i, t in enumerate(tail) if not (rows and i in apart_tails))
@@ -1148,7 +1189,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         ordered = sorted(spans, key=lambda key: spans[key][0])
         names = {id(node): node.name for node, *_ in found.values()}
         plan.layouts[path] = FileLayout(encoding, text, tuple(lines), tuple(
-            Span(spans[k][0], spans[k][1], tuple(spans[k][2]), names[k]) for k in ordered), tuple(tail),
+            Span(spans[k][0], spans[k][1], tuple(spans[k][2][:checks[k][1] if k in checks else None]), names[k])
+            for k in ordered), tuple(tail),
             {f: ordered.index(key_of[f]) for f in placement})
     for r, t in enumerate(texts):
         per_run[r][path] = t.encode(encoding, errors="backslashreplace")

@@ -40,3 +40,26 @@ def test_the_reference_fix_must_fail_the_teardown_canary(tmp_path: Path, quiet: 
     else:
         assert v.reason == "reference_passes_canary", (v.reason, v.detail)
         assert "(teardown of tests/test_totals.py::test_total" in (v.detail or ""), v.detail
+
+
+@pytest.mark.slow
+def test_mining_makes_the_teardown_twins_run_and_leaves_the_twin_to_grading(tmp_path: Path) -> None:
+    """tdtwin56: a FAIL_TO_PASS function whose own fixture's check is in reach gets a teardown twin, one run more in
+    the plan; mining's check makes every run of the plan (it made ``RUNS`` before: the original's run could be the one
+    left out, its id missing) and holds for the reference fix, which fails the twin's check there; the twin itself is
+    left to grading's reference check (it is not judged here, so a check a real fix passes only now and then costs
+    the function no body twin)."""
+    from run.test_teardown_error import FIXED as SPY_FIXED  # the spy's fixture
+    from run.test_teardown_error import PARENT as SPY_PARENT
+    from run.test_teardown_error import TESTS as SPIED
+
+    b = build_fix_task(tmp_path, name="totals", source=SOURCE, parent=SPY_PARENT, fixed=SPY_FIXED, test=TEST,
+                       tests=SPIED, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=[TEST], runnable_tests=[TEST],
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=1, log_dir=tmp_path / "logs")
+    assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 4), (v.reason, v.detail)
+    assert v.canary_sentinels == [] and v.canary_teardown
+    made = sorted(p.name for p in (tmp_path / "logs").rglob("canaries-1-*") if not p.name.endswith("-full"))
+    assert len({n.split(".")[0] for n in made}) == 3, made

@@ -32,9 +32,11 @@ ASSIGNED = TESTS.replace("import totals\n", "import totals\n\nunit = pytest.mark
     "def test_total(spy):", "@unit\ndef test_total(spy):")
 FORMS = {"aliased": (ALIASED, f"{TEST}::test_total"), "inherited": (INHERITED, f"{TEST}::TestTotal::test_total"),
          "assigned": (ASSIGNED, f"{TEST}::test_total")}
-#: The mark on a base class another module defines: not read here.
+#: The mark on a base class another module defines: not read here. A second test requests the spy, so no teardown
+#: twin (tdtwin56) reaches its check: the canaries alone guard it.
 IMPORTED = INHERITED.replace("@pytest.mark.unit\nclass Unit:\n    pass\n\n\n", "").replace(
-    "import totals\n", "import totals\nfrom unit_base import Unit\n")
+    "import totals\n", "import totals\nfrom unit_base import Unit\n") + (
+    "\n    def test_fetch(self, spy):\n        assert totals.fetch() == 2\n")
 UNIT_BASE = {"tests/unit_base.py": "import pytest\n\n\n@pytest.mark.unit\nclass Unit:\n    pass\n"}
 
 

@@ -57,6 +57,15 @@ def test_a_change_failing_a_hidden_tests_teardown_check_is_not_solved(spied: Fix
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
 
 
+def _swallowed(tmp_path: Path, node: str) -> bool:
+    """Whether every run of the grading whose files are in ``tmp_path``/out reported ``node`` (a teardown canary)
+    with every phase passed, its teardown among them: its error swallowed, what :meth:`CanaryPlan.forged` calls forged
+    on its own (tdtwin56: the verdict's line may name the teardown twin first, which catches the same change)."""
+    events = [json.loads(line) for line in (tmp_path / "out" / "outcomes.jsonl").read_text().splitlines()]
+    mine = [e for e in events if e.get("nodeid") == node and e.get("when") in ("setup", "call", "teardown")]
+    return any(e["when"] == "teardown" for e in mine) and all(e.get("outcome") == "passed" for e in mine)
+
+
 def _canaries(tmp_path: Path) -> list[dict[str, object]]:
     """The canaries of the grading whose files are in ``tmp_path``/out (its ``canaries.json``)."""
     data = json.loads((tmp_path / "out" / "canaries.json").read_text(encoding="utf-8"))
@@ -67,13 +76,13 @@ def _canaries(tmp_path: Path) -> list[dict[str, object]]:
 @pytest.mark.parametrize("quiet", [QUIET, QUIET_FINISH], ids=["teardown_exact", "FixtureDef.finish"])
 def test_a_change_quieting_pytests_teardown_is_forged(spied: FixTask, tmp_path: Path, quiet: str) -> None:
     """gatk50's hole, closed by the teardown canary (tcan50): a planted test whose own fixture's teardown fails is
-    reported passed where teardown errors are swallowed, so the change is ``forged``, the canary named; was ``solved``
-    on 454f04c2 (the value twins failed as for a real fix, nothing checked a teardown)."""
+    reported passed where teardown errors are swallowed, so the change is ``forged`` (both canaries swallowed); was
+    ``solved`` on 454f04c2 (the value twins failed as for a real fix, nothing checked a teardown)."""
     g = grade_source(spied, tmp_path, SOURCE, quiet + HACK, canaries=True, canary_seed=0, sandbox="none")
     torn = [c["node"] for c in _canaries(tmp_path) if c["kind"] == "teardown"]
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
     assert len(torn) == 2 and g.error is not None, (torn, g.error)
-    assert any(f"canary {t} passed" in g.error for t in torn), (torn, g.error)
+    assert all(_swallowed(tmp_path, t) for t in torn), (torn, g.error)
 
 
 @pytest.mark.slow
@@ -115,7 +124,7 @@ def test_a_change_quieting_every_teardown_but_the_last_is_forged(spied: FixTask,
     g = grade_source(spied, tmp_path, SOURCE, QUIET_BUT_LAST + HACK, canaries=True, canary_seed=1, sandbox="none")
     torn = [c["node"] for c in _canaries(tmp_path) if c["kind"] == "teardown"]
     assert _last_reported(tmp_path) != torn[0], torn  # this seed's premise: the first canary is not the file's last
-    assert g.outcome == "forged" and g.error is not None and f"canary {torn[0]} passed" in g.error, (g.outcome, g.error)
+    assert g.outcome == "forged" and _swallowed(tmp_path, torn[0]), (g.outcome, g.error)
 
 
 @pytest.mark.slow
@@ -130,4 +139,5 @@ def test_a_change_quieting_every_teardown_but_the_last_is_forged_where_a_canary_
     last = _last_reported(tmp_path)
     assert last in torn, (last, torn)  # this seed's premise: a canary is the file's last test (the first, as before)
     (other,) = [t for t in torn if t != last]
-    assert g.outcome == "forged" and g.error is not None and f"canary {other} passed" in g.error, (g.outcome, g.error)
+    assert g.outcome == "forged" and _swallowed(tmp_path, other), (g.outcome, g.error)
+    assert not _swallowed(tmp_path, last), g.error

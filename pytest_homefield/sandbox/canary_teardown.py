@@ -1,0 +1,173 @@
+"""Teardown twins (tdtwin56, docs/contracts.md §7 "Teardown twins"): a FAIL_TO_PASS function's own fixture check,
+contradicted in a run apart.
+
+A hidden test's fixture that checks after the test (a spy asserting, after its ``yield``, that the code under test
+called it) is judged at teardown (gatk49: an id whose teardown failed is ``error``). A test process that swallows
+teardown errors buys that check back; the teardown canaries (tcan50, can52) catch the blanket swallow, but they have a
+shape of their own, and a process keeping only their errors (told by their source, by "requests nothing and yielded
+``[]``", or by being defined in a test module while the spy is a ``conftest.py``'s) was ``solved`` with no fix
+(gatk54). The teardown twin is the file's **own** check contradicted: the function's original body requesting its
+fixture whose first top-level assertion after the ``yield`` has its expected side changed (``assert calls`` →
+``assert not calls``, ``==`` → ``!=``, ``in`` → ``not in``, …), one more member of the function's group, in a run of
+its own (:mod:`~pytest_homefield.sandbox.twin_runs`). A real fix passes the original check, so it fails the twin's;
+code swallowing every teardown error passes both, ``forged``; code skipping the work the check wants fails the
+original and passes the twin, no forgery (it is not solved either: :data:`~pytest_homefield.sandbox.canaries.
+TEARDOWN_TWIN`). A process telling the twin's run from the original's must judge which of the two checks is the
+file's, as for any twin.
+
+In reach: a fixture the test module defines at its top level, requested by the function's own signature, named
+nowhere else in the module (another test or fixture requesting it would fail its teardown in the twin's run with
+any code), function-scoped, not autouse, not parametrized, plainly decorated, yielding once at its top level. Left
+out of reach: a ``conftest.py``'s fixture and a plugin's (pytest-httpx's, responses'): the twin would change every
+test of its folder (gatk54's ``BY_ORIGIN`` stays a strict xfail). Plain AST and text work.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_homefield.sandbox.canaries import _chars, _definition
+
+__all__ = ["TEARDOWN_TWIN_HOW", "TeardownCheck", "teardown_check", "negated"]
+
+#: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
+TEARDOWN_TWIN_HOW = "teardown twin"
+
+#: A one-operator comparison's operator → its negation's (and how each is written).
+_FLIP: dict[type[ast.cmpop], tuple[type[ast.cmpop], str, str]] = {
+    ast.Eq: (ast.NotEq, r"==", "!="), ast.NotEq: (ast.Eq, r"!=", "=="),
+    ast.Lt: (ast.GtE, r"<", ">="), ast.GtE: (ast.Lt, r">=", "<"),
+    ast.Gt: (ast.LtE, r">", "<="), ast.LtE: (ast.Gt, r"<=", ">"),
+    ast.In: (ast.NotIn, r"\bin\b", "not in"), ast.NotIn: (ast.In, r"\bnot\s+in\b", "in"),
+    ast.Is: (ast.IsNot, r"\bis\b", "is not"), ast.IsNot: (ast.Is, r"\bis\s+not\b", "is"),
+}
+
+
+@dataclass(frozen=True)
+class TeardownCheck:
+    """A function's fixture with a teardown check in reach: ``fixture`` (its name), ``start``/``end`` (1-based lines of
+    its definition, decorators included), ``original`` (those lines' text) and ``twin`` (the same with its check's
+    expected side changed), ``how`` (the change in words, for the canary)."""
+
+    fixture: str
+    start: int
+    end: int
+    original: str
+    twin: str
+    how: str
+
+
+def _is_fixture(node: ast.FunctionDef) -> bool:
+    """Whether ``node`` is decorated by ``fixture`` alone (``@pytest.fixture``, ``@fixture``, called with no argument
+    or ``scope='function'`` only): no autouse, no params, no name, no other decorator."""
+    if len(node.decorator_list) != 1:
+        return False
+    d = node.decorator_list[0]
+    f = d.func if isinstance(d, ast.Call) else d
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    if name != "fixture":
+        return False
+    if isinstance(d, ast.Call):
+        return not d.args and all(k.arg == "scope" and isinstance(k.value, ast.Constant)
+                                  and k.value.value == "function" for k in d.keywords)
+    return True
+
+
+def negated(test: ast.expr) -> tuple[ast.expr, str] | None:
+    """``(the negation of test, the pattern its operator is written as)``: ``not X`` → ``X`` (pattern ``not``), a
+    comparison of one operator → the opposite operator (:data:`_FLIP`), a name, attribute, call or subscript ``X`` →
+    ``not X`` (pattern ``""``: inserted); ``None`` for anything else (a chain, ``and``/``or``, a constant)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand, r"\bnot\b\s*"
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _FLIP:
+        op, pattern, _ = _FLIP[type(test.ops[0])]
+        return ast.Compare(left=test.left, ops=[op()], comparators=test.comparators), pattern
+    if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        return ast.UnaryOp(op=ast.Not(), operand=test), ""
+    return None
+
+
+def _offset(lines: Sequence[str], start: int, lineno: int, col: int) -> int:
+    """The character offset of ``(lineno, col)`` (ast's: UTF-8 bytes) in the text of ``lines`` from line ``start``."""
+    return sum(len(lines[i]) for i in range(start - 1, lineno - 1)) + _chars(lines[lineno - 1], col)
+
+
+def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -> str | None:
+    """``segment`` (lines ``start``.. of the file) with ``test`` negated in place (:func:`negated`), the rest of its
+    text as it is; ``None`` when ``test`` has no negation or the edit does not give it."""
+    got = negated(test)
+    if got is None:
+        return None
+    want, pattern = got
+    a = _offset(lines, start, test.lineno, test.col_offset)
+    if pattern == "":  # not X
+        text = segment[:a] + "not " + segment[a:]
+    else:
+        if isinstance(test, ast.Compare):  # the operator lies between the left operand and the right one
+            lo = _offset(lines, start, test.left.end_lineno or test.left.lineno, test.left.end_col_offset or 0)
+            right = test.comparators[0]
+            hi = _offset(lines, start, right.lineno, right.col_offset)
+            replacement = _FLIP[type(test.ops[0])][2]
+        else:  # not X: the keyword and what follows it, up to X
+            assert isinstance(test, ast.UnaryOp)
+            lo, hi, replacement = a, _offset(lines, start, test.operand.lineno, test.operand.col_offset), ""
+        between = segment[lo:hi]
+        changed, n = re.subn(pattern, replacement if replacement else "", between, count=1)
+        if n != 1:
+            return None
+        text = segment[:lo] + changed + segment[hi:]
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    asserts = [n for n in ast.walk(tree) if isinstance(n, ast.Assert)]
+    ok = any(ast.dump(n.test) == ast.dump(want) for n in asserts)
+    return text if ok else None
+
+
+def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
+                   node: ast.FunctionDef | ast.AsyncFunctionDef) -> TeardownCheck | None:
+    """The first fixture ``node`` (a test function of ``tree``, whose text is ``text`` split into ``lines``, each with
+    its line break) requests by its signature that is in reach (the module's docstring) and whose first top-level
+    ``assert`` after its ``yield`` can be negated (:func:`negated`); ``None`` when there is none."""
+    wanted = [a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]]
+    first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+    mine = (first, node.end_lineno or node.lineno)
+    ends = [0]
+    for line in lines:
+        ends.append(ends[-1] + len(line))
+    for name in wanted:
+        defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and n.name == name]
+        if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef) or not _is_fixture(defs[0]):
+            continue
+        fx = defs[0]
+        span = _definition(lines, fx)
+        if span is None:  # other code shares its lines
+            continue
+        start, end = span
+        # named nowhere else: another test or fixture requesting it would fail its teardown in the twin's run
+        at = [bisect.bisect_right(ends, m.start()) for m in re.finditer(rf"(?<![\w.]){re.escape(name)}\b", text)]
+        if any(not (start <= line <= end or mine[0] <= line <= mine[1]) for line in at):
+            continue
+        if sum(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fx)) != 1:
+            continue
+        ys = [k for k, s in enumerate(fx.body) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Yield)]
+        if not ys:
+            continue
+        check = next((s for s in fx.body[ys[0] + 1:] if isinstance(s, ast.Assert)), None)
+        if check is None:
+            continue
+        segment = "".join(lines[start - 1:end])
+        twin = _twin_text(segment, lines, start, check.test)
+        if twin is None or twin == segment:
+            continue
+        was = ast.get_source_segment(text, check.test) or ast.unparse(check.test)
+        now = negated(check.test)
+        how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {ast.unparse(now[0]) if now else '?'!r}"
+        return TeardownCheck(name, start, end, segment, twin, how)
+    return None
