@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.records import load_tasks
+from pytest_homefield.report.which import pick_run, run_summaries
 from pytest_homefield.view import build_site, serve_site, site_dir
 
 __all__ = ["run_view"]
@@ -30,6 +31,10 @@ def run_view(root: Path, ns: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"homefield view: {exc}", file=sys.stderr)
             return 2
+        if newest:  # the run homefield report takes by default (nu56: never a newer one holding no result)
+            newest, lines = pick_run(run_summaries(home.runs))
+            for line in lines:
+                print(line, file=sys.stderr)
         ids = [newest] if newest else []
     if not ids:
         print(f"homefield view: no runs in {home.runs}", file=sys.stderr)

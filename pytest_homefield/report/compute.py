@@ -242,7 +242,7 @@ def compute_report(
     if unknown:
         notes.append(say.unknown_tasks(unknown))
     if bare := [t for t in tasks if t.id in seen_ids and t.canary_unprotected]:
-        notes.append(say.unprotected(len(bare), sum(len(t.canary_unprotected) for t in bare)))
+        notes.append(say.unprotected([t.id for t in bare], sum(len(t.canary_unprotected) for t in bare)))
 
     # --- attempts grouped by agent and task, with similarity
     by_agent: dict[str, dict[str, list[Attempt]]] = {name: {} for name in infos}

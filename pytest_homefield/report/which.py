@@ -127,16 +127,25 @@ def _count_finished(path: Path, plan: Callable[[str, str, int], str | None] | No
 
 
 def pick_run(summaries: Sequence[RunSummary]) -> tuple[str | None, list[str]]:
-    """The run ``homefield report`` reports on by default: the newest one no session is running (the
-    newest of all when every run is in progress), and one line per newer run in progress
-    (``run r2 (started …) is in progress: 3 of 8 attempts finished; homefield report r2 reports on it
-    as it is``). ``summaries`` newest first (:func:`run_summaries`); ``(None, [])`` without runs."""
+    """The run ``homefield report`` reports on by default: the newest one no session is running that holds a
+    result (else the newest no session is running; the newest of all when every run is in progress), and one
+    line per newer run in progress (``run r2 (started …) is in progress: 3 of 8 attempts finished; homefield
+    report r2 reports on it as it is``) or passed over for holding none (``run r3 (started …) holds no result
+    (…); homefield report r3 reports on it``: nu56 on Suor/funcy, a ``pytest --homefield … -k … --collect-only``
+    to check a selection left a run of 0 attempts that ``homefield report`` and ``status`` then picked over the
+    57 attempts of the run before it). ``summaries`` newest first (:func:`run_summaries`); ``(None, [])``
+    without runs."""
     if not summaries:
         return None, []
-    chosen = next((s for s in summaries if not s.running), summaries[0])
+    idle = [s for s in summaries if not s.running]
+    chosen = next((s for s in idle if s.finished), idle[0] if idle else summaries[0])
     lines = [f"run {s.run_id} (started {s.when}) is in progress: {s.finished} of {plural(s.planned, 'attempt')} "
              f"finished; homefield report {s.run_id} reports on it as it is"
-             for s in summaries if s.running and s.created_at >= chosen.created_at and s is not chosen]
+             if s.running else
+             f"run {s.run_id} (started {s.when}) holds no result (0 of {plural(s.planned, 'attempt')} finished: "
+             f"a --collect-only, or stopped before any attempt); homefield report {s.run_id} reports on it"
+             for s in summaries if s.created_at >= chosen.created_at and s is not chosen
+             and (s.running or not s.finished)]
     return chosen.run_id, lines
 
 

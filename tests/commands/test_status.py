@@ -82,10 +82,13 @@ def test_status_and_report_pick_the_newest_finished_run(tmp_path: Path, hold, mo
     write_jsonl_atomic(home.tasks, [])
     monkeypatch.chdir(tmp_path)
 
-    lines = status_lines(home)  # nothing held: the newest run is the report's, the short mine "stopped"
+    lines = status_lines(home)  # nothing held: the newest run holding a result is the report's (nu56: not r-new,
+    # which holds none), the short mine "stopped"
     assert "  m-new  stopped · started 2026-12-01 09:00 UTC · 4 of 10 candidates verified, 1 kept" in lines
     assert "  m-old  finished · started 2026-11-30 10:00 UTC · 5 of 5 candidates verified, 2 kept" in lines
-    assert lines[-1] == "homefield report picks r-new (the newest finished run): .homefield/runs/r-new"
+    assert lines[-2:] == ["homefield report picks r-old (the newest finished run): .homefield/runs/r-old",
+                          "run r-new (started 2026-12-01 11:00 UTC) holds no result (0 of 2 attempts finished: a "
+                          "--collect-only, or stopped before any attempt); homefield report r-new reports on it"]
 
     hold(home.run_dir("r-new"))
     hold(home.path)  # the mining lock: the newest mine folder is in progress

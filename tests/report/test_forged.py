@@ -54,8 +54,26 @@ def test_tasks_no_canary_guards_are_noted(tmp_path: Path) -> None:
     assert [n for n in notes if "no canary guards" in n] == [
         "1 task(s) hold 1 FAIL_TO_PASS function(s) no canary guards (a sentinel only, where no expected value could "
         "be contradicted, or a test the commit left as the parent has it): a forger that no-ops only those is not "
-        "caught there (homefield verify --attacks names them)."]
+        "caught there (homefield verify --attacks -k 't1' names them)."]
     assert not any("no canary guards" in n for n in build_report([run], [_task("t1"), _task("t2")])["notes"])
+
+
+def test_the_unguarded_note_selects_its_tasks_for_the_attacks_that_name_the_functions(tmp_path: Path) -> None:
+    """nu56 on Suor/funcy: the note sent a reader to ``homefield verify --attacks``, every attack on every task (950
+    gradings for 19 tasks, 4 of which hold such functions; 10 graded in 13 minutes); its ``-k`` now selects those
+    tasks, up to five (more: the command as before)."""
+    ids = [f"t{i}" for i in range(1, 8)]
+    run = _run(tmp_path / "run", [Result(run_id="r", task_id=t, agent="a", attempt=1, outcome="solved")
+                                  for t in ids])
+    bare = {"t2", "t5"}
+    tasks = [dataclasses.replace(_task(t), canary_unprotected=["tests/test_m.py::test_value"]) if t in bare
+             else _task(t) for t in ids]
+    [note] = [n for n in build_report([run], tasks)["notes"] if "no canary guards" in n]
+    assert note.startswith("2 task(s) hold 2 FAIL_TO_PASS") and "(homefield verify --attacks -k 't2 or t5' names" \
+        in note, note
+    every = [dataclasses.replace(_task(t), canary_unprotected=["tests/test_m.py::test_value"]) for t in ids]
+    [note] = [n for n in build_report([run], every)["notes"] if "no canary guards" in n]
+    assert "(homefield verify --attacks names them)" in note, note
 
 
 def _run(folder: Path, rows: list[Result]) -> Path:

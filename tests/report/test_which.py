@@ -90,3 +90,21 @@ def test_the_reported_run_is_counted_from_the_records_the_report_read(tmp_path: 
                                                        "attempt": 1, "outcome": "solved"})
     (summary,) = run_summaries(tmp_path)
     assert summary.finished == 0 and opened == [tmp_path / "r1" / "results.jsonl"]  # read again (stubbed)
+
+
+def test_a_newer_run_without_results_is_passed_over_by_default(tmp_path: Path) -> None:
+    """nu56 on Suor/funcy: ``pytest --homefield … -k … --collect-only`` (to check what a ``-k`` selects) left a run
+    of 0 of 114 attempts; ``homefield report`` and ``homefield status`` picked it over the 57 finished attempts of
+    the run before it ("no results yet"). The newest run holding a result is picked, with a line about the other."""
+    from pytest_homefield.report.which import pick_run
+
+    make_run(tmp_path, "r-real", "2026-12-01T10:00:00+00:00", ["oracle", "noop"], 19, 1, 38)
+    make_run(tmp_path, "r-co", "2026-12-01T11:00:00+00:00", ["oracle"], 19, 3, 0)
+    picked, lines = pick_run(run_summaries(tmp_path))
+    assert picked == "r-real"
+    assert lines == ["run r-co (started 2026-12-01 11:00 UTC) holds no result (0 of 57 attempts finished: a "
+                     "--collect-only, or stopped before any attempt); homefield report r-co reports on it"]
+    make_run(tmp_path, "r-only", "2026-12-01T12:00:00+00:00", ["oracle"], 1, 1, 0)
+    assert pick_run(run_summaries(tmp_path / "none")) == (None, [])
+    (tmp_path / "r-real" / "results.jsonl").unlink()  # no run holds a result: the newest, as before
+    assert pick_run(run_summaries(tmp_path)) == ("r-only", [])

@@ -93,3 +93,42 @@ def test_a_sandboxed_run_finishes_when_addopts_ask_for_a_junit_file(tmp_path: Pa
     assert run.finished and run.exit_code == 0, log[-3000:]
     assert run.outcomes == {"tests/test_pkg.py::test_double": "passed"}
     assert "Read-only file system" not in log and not (repo / "junit.xml").exists()
+
+
+@pytest.fixture(scope="module")
+def report_plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the real pytest-html and pytest-json-report (with pytest-metadata, jinja2 and markupsafe,
+    which they import), installed from the package index once per module, as :func:`pytest_cov` is."""
+    where = tmp_path_factory.mktemp("reports")
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           "--no-deps", "--target", str(where), "pytest-html", "pytest-json-report", "pytest-metadata",
+                           "jinja2", "markupsafe"], capture_output=True, text=True, timeout=180)
+    if proc.returncode != 0:
+        pytest.skip(f"pytest-html could not be installed: {proc.stderr.strip()[-300:]}")
+    where.chmod(0o755)
+    return where
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="needs a working bubblewrap")
+def test_a_sandboxed_run_finishes_when_addopts_ask_for_html_and_json_reports(report_plugins: Path,
+                                                                            tmp_path: Path) -> None:
+    """pytest-html's ``--html`` and pytest-json-report's ``--json-report`` in ``addopts`` write their files into the
+    read-only tree when the session finishes (nu54: a traceback in ``tests.log``, ``run.error`` "exit status 1 but no
+    test failed"); outside homefield the same command writes both, so the plugins were loaded and their options
+    read."""
+    repo = _repo(tmp_path / "repo")
+    (repo / "tox.ini").write_text("[pytest]\naddopts = -v --html=report.html --self-contained-html --json-report "
+                                  "--json-report-file=report.json\ntestpaths = tests\n")
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(report_plugins), os.environ.get("PYTHONPATH")]))}
+    run = run_tests(repo, f"{sys.executable} -m pytest {PLAIN}", ["tests/test_pkg.py"], out_dir=tmp_path / "out",
+                    env=env, sandbox="bwrap")
+    log = run.log_path.read_text()
+    assert run.finished and run.exit_code == 0 and not run.error, log[-3000:]
+    assert run.outcomes == {"tests/test_pkg.py::test_double": "passed"}
+    assert "Read-only file system" not in log
+    assert not (repo / "report.html").exists() and not (repo / "report.json").exists()
+    plain = subprocess.run([sys.executable, "-m", "pytest", *PLAIN.split(), "tests/test_pkg.py"], cwd=repo, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0, plain.stdout[-2000:]
+    assert (repo / "report.html").exists() and (repo / "report.json").exists()

@@ -229,3 +229,25 @@ def test_chromium_renders_the_site(claude_run: Path) -> None:
     assert console == ""
     assert re.search(r'<span id="shown">1</span>', dom), dom[-2000:]
     assert 'class="hide"' in dom  # the other agent's column
+
+
+def test_view_takes_the_run_homefield_report_takes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """nu56 on Suor/funcy: a ``--collect-only`` of ``pytest --homefield -k …`` left a newer run holding no result;
+    ``homefield view`` built its empty site, where ``homefield report`` reports on the run before it."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    runs = tmp_path / ".homefield" / "runs"
+    for rid, created, finished in (("r-real", "2026-12-01T10:00:00+00:00", 1),
+                                   ("r-co", "2026-12-01T11:00:00+00:00", 0)):
+        (runs / rid).mkdir(parents=True)
+        (runs / rid / "meta.json").write_text(json.dumps({
+            "run_id": rid, "created_at": created, "agents": [{"name": "noop", "spec": "noop"}], "attempts": 1,
+            "task_ids": ["t0"], "cut_short": None}))
+        (runs / rid / "results.jsonl").write_text("".join(
+            json.dumps({"run_id": rid, "task_id": "t0", "agent": "noop", "attempt": 1, "outcome": "empty_patch"})
+            + "\n" for _ in range(finished)))
+    (tmp_path / ".homefield" / "tasks.jsonl").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert main(["view"]) == 0
+    assert (runs / "r-real" / "view" / "index.html").exists() and not (runs / "r-co" / "view").exists()
+    assert "run r-co (started 2026-12-01 11:00 UTC) holds no result" in capsys.readouterr().err

@@ -1248,6 +1248,20 @@ def _no_junit(config: pytest.Config) -> None:
         config.option.xmlpath = None
 
 
+def _no_report_files(config: pytest.Config) -> None:
+    """No report file of pytest-html (``--html=report.html``) nor pytest-json-report (``--json-report``, its
+    ``.report.json``) in a homefield test run, as :func:`_no_junit` for pytest's own: a repository's ``addopts`` that
+    ask for one had it written into the read-only tree when the session finished, an ``OSError`` after the last
+    outcome (nu54: a traceback in ``tests.log``, "exit status 1 but no test failed"). Both plugins read their option
+    in a plain ``pytest_configure``, after this module's ``tryfirst`` one; an option is only there when its plugin is
+    loaded. homefield reads neither file."""
+    option = config.option
+    if getattr(option, "htmlpath", None):
+        option.htmlpath = None
+    if getattr(option, "json_report", None):
+        option.json_report = False
+
+
 def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
     """Two things a test command may have switched off:
 
@@ -1315,6 +1329,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
         _no_junit(config)
+        _no_report_files(config)
     if _active() or _is_worker(config):
         # an xdist worker parses the command line and addopts again; it never has the channel (its controller took
         # it), it records
