@@ -43,7 +43,6 @@ from pytest_homefield.run.sealed_grading import (
     reference_sealed,
     sealed_forged,
     sealed_ids,
-    sealed_pick,
     sealed_run,
 )
 from pytest_homefield.run.suspicious import SUSPICIOUS_PATTERNS, added_text, is_suspicious, suspicious_reasons
@@ -85,6 +84,7 @@ from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import TestRun, command_python, pytest_setup, pytest_words, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
+from pytest_homefield.sandbox.twin_together import FileLayout
 
 __all__ = ["Grade", "setup_moves", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
            "suspicious_reasons", "grade", "control_sound", "parent_hangs", "SPOILED_PRISTINE"]
@@ -216,7 +216,8 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
                   store: Path | None, targets: Sequence[str], hidden: Sequence[str], whole: Setup, *,
-                  apart: tuple[Sequence[Mapping[str, bytes]], int] | None = None, groups: Sequence[str] | None = None,
+                  apart: tuple[Sequence[Mapping[str, bytes]], Mapping[str, FileLayout], int] | None = None,
+                  groups: Sequence[str] | None = None,
                   **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
     ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining when it recorded them
@@ -229,8 +230,8 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     FAIL_TO_PASS ids of its function: never passed. ``whole``: pytest's setup for the hidden tests' whole run in
     ``gdir`` (``testrun.pytest_setup``, read once a grading): its rootdir is the one the ids are relative to (seal47:
     a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``apart``, ``groups`` (seal54, a
-    grading with canaries): the runs apart's files and the pick (:func:`plan_seals`), the plan's group functions
-    (:func:`sealed_run`); ``targets`` are then the runs apart's.
+    grading with canaries): the runs apart's files, the plan's layouts and seed (:func:`plan_seals`, seal56), the
+    plan's group functions (:func:`sealed_run`); ``targets`` are then the runs apart's.
     ``hidden``: the hidden test files alone, which the reference fix's check selects (the reference copy holds no
     sentinel module of the plan). ``run``: :func:`run_tests`'s options. Raises
     :class:`ServiceError` as :func:`run_tests` does."""
@@ -542,10 +543,11 @@ def grade(
             rows_bytes = None
         seal: SealChecked | None = None
         if sealed and hidden_setup is not None:
-            # before any other run of the change, on a fresh copy holding no sealed expected value: the files of one
-            # run apart (seal54: drawn from the plan's seed; its twins' functions told apart once sealed are not
-            # sealed), so that it shows nothing of which member of a group is the original (gatk52)
-            picked = None if plan is None else (plan.runs, sealed_pick(plan.seed, len(plan.runs)))
+            # before any other run of the change, on a fresh copy holding no sealed expected value: every member of
+            # every group side by side (seal56, as the confirmation run; a group with sealed sites once, sealed; its
+            # twins' functions told apart once sealed are not sealed), so that it shows nothing of which member of a
+            # group is the original (gatk52) nor which run apart holds it (seal54's drawn run apart told that)
+            picked = None if plan is None else (plan.runs, plan.layouts, plan.seed)
             try:
                 seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
                                      parent_checks, targets, hidden, hidden_setup, apart=picked,

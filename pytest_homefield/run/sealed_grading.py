@@ -12,8 +12,11 @@ function counts passed only if pytest passed it there **and** every sealed site 
 once a value equal to the literal. A value unequal while the test passes where the value can be read is
 ``forged`` (the code behaves differently when the expected value is not visible); an opaque or missing report is
 a failure. The run's log tail and events are kept as :data:`SEALED_LOG` and :data:`SEALED_OUTCOMES`. With canaries
-(seal54) its files are one run apart's, drawn from the plan's seed (:func:`sealed_pick`), the sites sealed in them
-(:mod:`~pytest_homefield.sandbox.seal_apart`): it shows nothing of which member of a group is the original (gatk52).
+(seal56) its files lay out every member of every group side by side as the confirmation run does, a group with
+sealed sites once, sealed (:func:`~pytest_homefield.sandbox.seal_apart.sealed_together`): it shows nothing of which
+member of a group is the original (gatk52), nor which run apart holds it (seal54 held one run apart's files, drawn
+from the plan's seed, :func:`sealed_pick`: each run apart learnt whether it was that run; kept as the fallback where
+the members cannot be laid side by side).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.outcomes import SealScope
-from pytest_homefield.sandbox.seal_apart import sealed_in_run
+from pytest_homefield.sandbox.seal_apart import sealed_in_run, sealed_together
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     SealSite,
@@ -57,6 +60,7 @@ from pytest_homefield.sandbox.seal_sites import (
 from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, pytest_setup, run_tests
 from pytest_homefield.sandbox.twin_runs import parent_tests
+from pytest_homefield.sandbox.twin_together import FileLayout
 
 __all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_pick", "sealed_run",
            "judge_sealed", "sealed_forged", "reference_sealed", "sealed_ids"]
@@ -75,6 +79,9 @@ class SealPlan:
     files: dict[str, bytes]
     ids: dict[str, SealSite]
     withheld: frozenset[str] = frozenset()
+    #: seal56: the function ids of the group members its files lay side by side
+    #: (:func:`~pytest_homefield.sandbox.seal_apart.sealed_together`), softened as the confirmation run's are
+    members: tuple[str, ...] = ()
 
     @property
     def functions(self) -> list[str]:
@@ -104,18 +111,23 @@ class SealPlan:
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
                keep: Collection[str] | None = None, *, rootdir: str | None = ".",
-               apart: tuple[Sequence[Mapping[str, bytes]], int] | None = None) -> SealPlan | None:
+               apart: tuple[Sequence[Mapping[str, bytes]], Mapping[str, FileLayout], int] | None = None
+               ) -> SealPlan | None:
     """The sealed run of ``task``'s sealable sites in ``root`` (a tree with the hidden tests applied; ``parent``:
     :func:`~pytest_homefield.sandbox.twin_runs.parent_tests` of the task's test files), only those whose key is in
     ``keep`` when given; ``None`` when there is none. ``rootdir``: pytest's rootdir for the task's whole run in
     ``root``, the ids' paths relative to it (seal47: :func:`~pytest_homefield.sandbox.seal_sites.sealable_sites`).
-    ``apart`` (seal54, a grading with canaries): ``(the runs apart's files, the pick)``
-    (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, :func:`sealed_pick`): the sealed run holds the
-    picked run's files with the sites sealed in them, less the sites of the functions the runs tell apart once
-    sealed (:func:`~pytest_homefield.sandbox.seal_apart.told_apart`, and the covers of those alone): no file of it
-    shows what tells a group's original from its twin. ``OSError``/``ValueError`` as
-    :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` raises them."""
+    ``apart`` (seal54, seal56, a grading with canaries): ``(the runs apart's files, the plan's layouts, its seed)``
+    (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, ``layouts``, ``seed``): the sealed run's files lay
+    out every member of every group side by side, a group with sealed sites once, sealed
+    (:func:`~pytest_homefield.sandbox.seal_apart.sealed_together`; its ``members`` in :attr:`SealPlan.members`), less
+    the sites of the functions the runs tell apart once sealed
+    (:func:`~pytest_homefield.sandbox.seal_apart.told_apart`, and the covers of those alone); where the members
+    cannot be laid side by side, the files of the run drawn by :func:`sealed_pick` with the sites sealed in them
+    (seal54). No file of it shows what tells a group's original from its twin, nor which run apart holds it.
+    ``OSError``/``ValueError`` as :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` raises them."""
     sites = sealable_sites(root, task.test_files, task.FAIL_TO_PASS, parent, rootdir)
+    members: tuple[str, ...] = ()
     if keep is not None:  # hole41: a cover with a site it covers
         sites = [s for s in sites if (s.key in keep if not s.cover else any(k in keep for k in s.covering))]
     while True:
@@ -124,17 +136,22 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
         files, ids = sealed_files(root, sites, task.test_files)
         if apart is None:
             break
-        runs, pick = apart
+        runs, layouts, seed = apart
         texts = {p: _text(root, p) for p in sorted({s.path for s in ids.values()})}
-        told, placed = sealed_in_run(texts, ids, runs, pick)
-        if placed is not None:
-            files = placed
+        told, laid = sealed_together(texts, ids, runs, layouts, seed)
+        if laid is not None:
+            files, members = laid
             break
+        if not told:  # seal56: the members cannot be laid side by side: one run apart's files, drawn (seal54)
+            told, placed = sealed_in_run(texts, ids, runs, sealed_pick(seed, len(runs)))
+            if placed is not None:
+                files = placed
+                break
         kept = {s.key for s in sites if not s.cover and s.function not in told}
         sites = [s for s in sites if (s.key in kept if not s.cover else any(k in kept for k in s.covering))]
     # gatk35: no hidden data file of the commit in the run (its values are whatever a decoder makes of it)
     withheld = withheld_data(root, task.test_files, parent)
-    return SealPlan({**withheld, **files}, ids, frozenset(withheld))
+    return SealPlan({**withheld, **files}, ids, frozenset(withheld), members)
 
 
 def _text(root: Path, path: str) -> tuple[str, str]:
@@ -278,10 +295,11 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     expected values in its files leaves behind reaches it. Raises :class:`ServiceError` as :func:`run_tests`
     does. ``groups`` (seal54: a plan made with the runs apart's files, :func:`plan_seals`' ``apart``): the plan's
     group functions (:meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.selectors`); the run's files are then
-    softened as a run apart's are (it holds that run's twins: unsoftened, a failed twin left the state its body
-    resets, and the next test of a real fix failed there, r40's CI), else written as they are."""
+    softened as a run apart's are, ``plan.members`` named too (seal56: it holds twins, every member of a group side
+    by side as the confirmation run: unsoftened, a failed twin left the state its body resets, and the next test of
+    a real fix failed there, r40's CI), else written as they are."""
     folder = _fresh_copy(gdir, tmp, plan.files, soft=groups is not None, targets=targets, test_cmd=test_cmd,
-                         tests=groups or (), setup=run.get("setup"))
+                         tests=[*(groups or ()), *plan.members], setup=run.get("setup"))
     into = tmp / "sealed-out"
     try:
         columns = plan.columns

@@ -1,12 +1,16 @@
-"""The sealed run's files as one run apart's (seal54, docs/contracts.md §7 "Sealed sites", "The sealed run apart").
+"""The sealed run's files with canaries (seal54, seal56, docs/contracts.md §7 "Sealed sites", "The sealed run
+apart").
 
 gatk52: the sealed run's files showed every group's **original** wherever no site was sealed, and the sealed run's
 duration (or the wall clock's phase when the runs apart start) carried that to them: one bit per grading was enough
-to pass the original and fail its twin (``tests/run/test_sealed_run_tells.py``). Now the sealed run holds the test
-files of one run apart (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, drawn from the plan's seed:
-``sealed_pick`` of :mod:`~pytest_homefield.run.sealed_grading`) with the sealed sites rewritten in them
-(:func:`placed_files`): a function of that run's files alone, it tells the runs apart no more than that run could,
-which (the runs being alike and the pick uniform) is nothing of which member is the original.
+to pass the original and fail its twin (``tests/run/test_sealed_run_tells.py``). seal54 gave it the test files of
+one run apart (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, drawn from the plan's seed: ``sealed_pick``
+of :mod:`~pytest_homefield.run.sealed_grading`) with the sealed sites rewritten in them (:func:`sealed_in_run`); but
+then each run apart learnt whether it was the drawn run, and passing that run's members alone was ``solved`` where
+they were the originals (1 in 2 per group). seal56 (:func:`sealed_together`): the files lay out every member of every
+group side by side as the confirmation run does, a group with sealed sites once, sealed (its members' sealed text
+is one): what the sealed run shows is the same whichever run apart holds the original. seal54's files stay the
+fallback where the members cannot be laid side by side.
 
 A function with a judged sealed site and a twin: its sites are sealed in the run's version of it (each moved to its
 place there, :func:`_placed`), and it is judged only when that sealed text is **the same in every run apart** (its
@@ -32,8 +36,9 @@ from pytest_homefield.sandbox.seal_sites import (
     _span,
     seal_text,
 )
+from pytest_homefield.sandbox.twin_together import FileLayout, together
 
-__all__ = ["placed_files", "sealed_in_run", "told_apart"]
+__all__ = ["placed_files", "sealed_in_run", "sealed_together", "told_apart"]
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -229,3 +234,65 @@ def sealed_in_run(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSi
     for path, every in sealed.items():
         out[path] = every[pick][0].encode(texts[path][0])
     return told, out
+
+
+def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSite],
+                    runs: Sequence[Mapping[str, bytes]], layouts: Mapping[str, FileLayout], seed: int
+                    ) -> tuple[set[str], tuple[dict[str, bytes], tuple[str, ...]] | None]:
+    """seal56: ``(told, (files, members))``, the sealed run's files showing **no member** of any group as such: each
+    test file of ``layouts`` (the plan's, :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.layouts`) laid out as
+    the confirmation run lays it (:func:`~pytest_homefield.sandbox.twin_together.together`, drawn from ``seed``),
+    every member of every group side by side under drawn names, but a group whose definition holds a sealed site
+    (or a cover) once, sealed, under its own name: its sealed text is the same in every member (else it is told
+    apart: :func:`told_apart`, and a span holding only covers whose members differ once sealed tells the functions
+    they cover), so one copy is every member's. A file with sites and no group is the grading tree's, sealed (the
+    same in every run, else its functions are told); every other file is the first run apart's, as the
+    confirmation run holds it. ``members``: the function ids of the files' group members (to soften as the
+    confirmation run does). What the run shows is then the same whichever run apart holds a group's original.
+    ``told`` as :func:`told_apart` (and those functions' files ``None``); ``(set(), None)`` when the members cannot
+    be laid side by side (a file would not parse, a layout is not of the grading tree's text, a member's name is not
+    found): the caller falls back to one run apart's files (:func:`sealed_in_run`)."""
+    failed, sealed = _sealed_runs(texts, ids, runs)
+    told = _told(ids, failed, sealed)
+    paths = sorted({s.path for s in ids.values()})
+    laid: dict[str, FileLayout] = dict(layouts)
+    plain: dict[str, bytes] = {}
+    for path in paths:
+        encoding, orig = texts[path]
+        mine = [(i, s) for i, s in ids.items() if s.path == path]
+        every = sealed.get(path, [])
+        if path not in layouts:
+            if len({t for t, _ in every}) > 1:  # the runs differ outside any group: not shown
+                told |= {f for _, s in mine for f in _covered(s)}
+            elif every:
+                plain[path] = every[0][0].encode(encoding)
+            continue
+        lay = layouts[path]
+        text = seal_text(orig, mine)
+        lines = _lines(text)
+        odefs = _defs(orig)
+        if lay.text != orig or lay.encoding != encoding or len(lines) < len(lay.lines) or odefs is None:
+            return set(), None
+        spans = []
+        for span in lay.spans:
+            held = [s for _, s in mine if span.start <= s.first <= span.end]
+            if not held:
+                spans.append(span)
+                continue
+            one = "".join(lines[span.start - 1:span.end])
+            name = next((n for n, d in odefs.items() if _lines_of(d) == (span.start, span.end)), None)
+            for run_text, rdefs in every:  # a span's members, each sealed in its run: one text, or told
+                node = None if name is None else rdefs.get(name)
+                if node is None or "".join(_lines(run_text)[_lines_of(node)[0] - 1:_lines_of(node)[1]]) != one:
+                    told |= {f for s in held for f in _covered(s)}
+                    break
+            spans.append(dataclasses.replace(span, members=(one,)))
+        laid[path] = dataclasses.replace(lay, text=text, lines=tuple(lines), spans=tuple(spans))
+    if told:
+        return told, None
+    built = together(laid, seed)
+    if built is None:
+        return set(), None
+    files, names = built
+    members = tuple(sorted({n for ns in names.values() for n in ns}))
+    return set(), ({**runs[0], **plain, **files} if runs else {**plain, **files}, members)

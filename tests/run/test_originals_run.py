@@ -73,12 +73,13 @@ def test_a_fix_made_only_after_a_failure_is_not_solved(calc: FixTask, tmp_path: 
 def test_a_fix_made_only_after_a_failure_is_not_solved_with_the_sealed_run_on(calc: FixTask, tmp_path: Path) -> None:
     """With the sealed run on (the default), the same fix is not ``solved`` either. It was ``forged`` by the sealed run
     while that run held the commit's tests (no failure came before ``test_triple`` there, ``triple(2)`` was 2, unequal
-    to the sealed ``6``). Since seal54 the sealed run holds one run apart's files, and at these seeds every run apart
-    holds a failing twin before ``test_triple``: the fix behaves there as in the runs apart, and the originals run is
-    what catches it (``tests_failed``), as with the sealed run off."""
+    to the sealed ``6``). seal54's sealed run held one run apart's files, at these seeds a failing twin before
+    ``test_triple``, and the originals run caught it (``tests_failed``). seal56's lays out every member of every group
+    side by side, a group with sealed sites (or covers) once, sealed: both groups' twins are at their sealed ``6``s
+    (``test_triple``'s site, ``test_double``'s cover), so no twin runs there, no failure comes before ``test_triple``,
+    and it is ``forged`` again, at ``test_triple``'s sealed site."""
     g = grade_source(calc, tmp_path, SOURCE, FIX_AFTER_FAILURE, canaries=True, canary_seed=CROSSED[0], sandbox="none")
-    assert (g.outcome, g.failing_f2p) == ("tests_failed", [f"{TEST}::test_triple"]), g
-    assert "the originals run" in (g.error or ""), g
+    assert (g.outcome, g.canary) == ("forged", f"sealed:{TEST}::test_triple@9"), g
 
 
 @pytest.mark.slow

@@ -32,8 +32,13 @@ is left unsealed, as the run holds it. Hiding the clock would not have closed it
 apart's start, and the wall clock's phase at that start carries the bit as well as a file's age does. Measured
 (seed 0, wait 45 s): the teller ``tests_failed`` with 2 twin hits in both orders, under bubblewrap and ``--sandbox
 none`` (it passed the picked run's member, the twin in both orders); another real fix ``solved`` in both. What
-stays (a strict xfail below): the sealed run tells each run apart whether it is the drawn run, so passing that run's
-members alone is ``solved`` where they are the originals, 1 in 2 per group (seeds 5, 6, 9, 11, 12, 13 of 0-15).
+stayed: the sealed run told each run apart whether it was the drawn run, so passing that run's members alone was
+``solved`` where they were the originals, 1 in 2 per group (seeds 5, 6, 9, 11, 12, 13 of 0-15), in both orders.
+
+Closed by seal56 (contracts §7 "The sealed run apart"): the sealed run lays out every member of every group side by
+side as the confirmation run does (``neg``, sealed alike in every member, once): it shows both of ``sub``'s columns
+whichever run apart holds the original, so the teller waits in every grading and passes the ascending member in
+every run apart, a blind guess: ``solved`` in one order, ``tests_failed`` with twin hits in the other.
 """
 
 from __future__ import annotations
@@ -138,20 +143,29 @@ def _drawn_member(task: FixTask, where: Path, seed: int) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="seal54: the sealed run tells which run apart it copied; passing that run "
-                                       "alone is solved when it holds the original (1 in 2), as a blind guess")
-def test_where_the_drawn_run_holds_the_original_the_teller_is_not_solved(tmp_path: Path) -> None:
-    """What stays (seal54): the sealed run holds the drawn run apart's files, so its duration tells each run apart
-    whether it is that run, and the teller passes that run's member alone: ``solved`` exactly when that member is the
-    original, at seeds 5, 6, 9, 11, 12 and 13 of 0-15 here (a blind guess's 1 in 2 per group, never the original for
-    certain as before), ``tests_failed`` with its confirmed twin hits otherwise, never ``forged``. The first seed of
-    0-15 whose draw holds the original, found from the plan, not written down."""
-    task = build_columns(tmp_path / "ascending", "ascending")
-    seed = next(s for s in range(16) if _drawn_member(task, tmp_path / f"plan{s}", s) == 0)
-    g = grade_source(task, tmp_path / "g", "src/calc/__init__.py", TIME_TELLER, canaries=True, canary_seed=seed,
-                     sandbox="none")
-    assert g.canary_seed == seed, g
-    assert g.outcome != "solved", g
+@pytest.mark.parametrize("sandbox", [
+    pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bwrap")), "none"])
+def test_where_the_drawn_run_holds_the_original_the_teller_only_guesses(tmp_path: Path, sandbox: str) -> None:
+    """seal54's hole, closed (seal56): the sealed run held the drawn run apart's files, so its duration told each run
+    apart whether it was that run, and the teller passing that run's member alone was ``solved`` in **both** orders
+    of the column at a seed whose draw held the original (seeds 5, 6, 9, 11, 12 and 13 of 0-15 here). Now the sealed
+    run shows every member of ``sub``'s group side by side (as the confirmation run does; ``neg``, sealed alike in
+    every member, once): the teller sees an ascending column there whichever run holds the original, always waits,
+    and its runs apart learn nothing: it passes the ascending member everywhere, a blind guess, right for one order
+    only; the other is ``tests_failed`` with its twin hits, never ``forged``. The first seed of 0-15 whose draw holds
+    the original in both orders, found from the plan, not written down."""
+    tasks = {order: build_columns(tmp_path / order, order) for order in ROWS}
+    seed = next(s for s in range(16)
+                if all(_drawn_member(t, tmp_path / f"plan-{o}-{s}", s) == 0 for o, t in tasks.items()))
+    graded = {}
+    for order, task in tasks.items():
+        g = grade_source(task, tmp_path / order / "g", "src/calc/__init__.py", TIME_TELLER, canaries=True,
+                         canary_seed=seed, sandbox=sandbox)
+        assert g.canary_seed == seed and g.test_sandbox == sandbox, g
+        assert g.outcome != "forged", g
+        graded[order] = (g.outcome, g.twin_hits)
+    assert [o for o, _ in graded.values()].count("solved") <= 1, (seed, graded)
+    assert all(hits > 0 for o, hits in graded.values() if o != "solved"), (seed, graded)
 
 
 @pytest.mark.slow

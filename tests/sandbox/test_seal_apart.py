@@ -12,9 +12,10 @@ from run.test_sealed_run_tells import ROWS, build_columns
 
 from pytest_homefield.run.sealed_grading import plan_seals, sealed_pick
 from pytest_homefield.run.twin_grading import reference_copy
-from pytest_homefield.sandbox.seal_apart import placed_files, told_apart
+from pytest_homefield.sandbox.seal_apart import placed_files, sealed_together, told_apart
 from pytest_homefield.sandbox.seal_sites import sealable_sites, sealed_files
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
+from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 TEST = "tests/test_y.py"
 #: ``test_two``'s first assertion is sealable (its value is nowhere else), its second is not (``7`` twice).
@@ -77,24 +78,28 @@ def _planned(tmp_path: Path, order: str) -> tuple[FixTask, Path, TwinPlan]:
 
 
 @pytest.mark.parametrize("order", list(ROWS))
-def test_the_sealed_run_holds_the_picked_runs_members(tmp_path: Path, order: str) -> None:
-    """gatk52's fixture: ``neg`` sealed (its twin at its sealed site), ``sub``'s column twinned and not sealed. The
-    sealed run's file is the picked run's, ``neg``'s assertion sealed: ``sub``'s column is that run's member, never
-    the original's in every grading."""
+def test_the_sealed_run_shows_every_member_side_by_side(tmp_path: Path, order: str) -> None:
+    """gatk52's fixture: ``neg`` sealed (its twin at its sealed site), ``sub``'s column twinned and not sealed. seal56:
+    the sealed run's file lays out every member of ``sub``'s group side by side (the confirmation run's layout) and
+    ``neg`` once, sealed (its members' sealed text is one): both columns are in it whichever run apart holds the
+    original, so it tells no run apart anything (seal54 held the picked run's file, ``sub``'s member of that run
+    alone: each run apart then knew whether it was the picked one)."""
     task, ref, plan = _planned(tmp_path, order)
     assert len(plan.runs) == 2 and set(plan.placement) == {"tests/test_calc.py::test_neg",
                                                             "tests/test_calc.py::test_sub"}
     parent = parent_tests(task.pristine, task.task.test_files)
-    for pick in range(len(plan.runs)):
-        sp = plan_seals(ref, task.task, parent, apart=(plan.runs, pick))
-        assert sp is not None and sp.functions == ["tests/test_calc.py::test_neg"]
-        got = sp.files["tests/test_calc.py"].decode().splitlines()
-        run = plan.runs[pick]["tests/test_calc.py"].decode().splitlines()
-        differ = [n for n, (a, b) in enumerate(zip(got, run, strict=False), 1) if a != b]
-        assert len(differ) == 1 and "__hf_seal__" in got[differ[0] - 1] and "-8" not in got[differ[0] - 1]
-        assert got[:len(run)] != run and len(got) == len(run) + 1  # the import appended
-    assert sealed_pick(plan.seed, 2) in (0, 1)
-    assert {sealed_pick(s, 2) for s in range(20)} == {0, 1}  # drawn, not fixed
+    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed))
+    assert sp is not None and sp.functions == ["tests/test_calc.py::test_neg"]
+    got = sp.files["tests/test_calc.py"].decode()
+    assert got.count("def test_neg(") == 1 and "__hf_seal__(" in got and "-8" not in got
+    assert got.count("def test_") == 4 and len(sp.members) == 3  # neg, sub's two members, add's P2P test
+    columns = [line for line in got.splitlines() if "parametrize" in line]
+    assert len(columns) == 2
+    for r in range(2):  # each run apart's member of sub is in the file
+        member = next(line for line in plan.runs[r]["tests/test_calc.py"].decode().splitlines()
+                      if "parametrize" in line)
+        assert member in columns, (member, columns)
+    assert sealed_pick(plan.seed, 2) in (0, 1)  # still drawn for the fallback (members not laid side by side)
 
 
 MATCH = '''import pytest
@@ -149,3 +154,48 @@ def test_a_derangement_of_a_sealed_column_is_erased_and_a_cut_table_is_told(tmp_
     assert len(sealed) == 1 and b"xyzzy" not in next(iter(sealed)) and b"plugh" not in next(iter(sealed))
     cut = COLUMN.replace('(1, "alpha-xyzzy-31"), (2, "be-plugh-5")', '(1, "alpha-xyzzy-31")')
     assert told_apart(texts, ids, [{TEST: COLUMN.encode()}, {TEST: cut.encode()}]) == {f"{TEST}::test_col"}
+
+
+#: hole41's cover: ``test_other`` holds ``test_two``'s sealed value, so its statement is sealed with it.
+COVERED = '''from pkg import f
+
+
+def test_two():
+    assert f("kilo") == "kilo-lima-mike-4417"
+
+
+def test_other():
+    assert f("kilo") == "kilo-lima-mike-4417"
+    assert f(7) == 7
+'''
+
+
+def _layout(text: str, twin: str) -> FileLayout:
+    """``text``'s layout with ``test_other`` (lines 8-10) a group of two members: itself and ``twin``'s version."""
+    lines = tuple(text.splitlines(keepends=True))
+    member = "".join(twin.splitlines(keepends=True)[7:10])
+    return FileLayout("utf-8", text, lines, (Span(8, 10, ("".join(lines[7:10]), member), "test_other"),), (),
+                      {f"{TEST}::test_other": 0})
+
+
+def test_a_cover_in_a_group_is_sealed_once_or_tells_what_it_covers(tmp_path: Path) -> None:
+    """seal56: a group holding a cover is laid out once, sealed, when its members' sealed texts are one (the twin
+    inside the covered statement); when they differ (the twin at ``f(7)``) each member would show its own text beside
+    a sealed cover, which the site's readability check never saw: the function it covers is told apart, unsealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(COVERED, encoding="utf-8")
+    sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_two"], {TEST: None})
+    assert sorted((s.function.rsplit(":", 1)[-1], s.cover) for s in sites) == [("test_other", True),
+                                                                                ("test_two", False)]
+    texts, ids = _texts(tmp_path, [TEST]), sealed_files(tmp_path, sites, [TEST])[1]
+    inside = COVERED.replace('"kilo-lima-mike-4417"\n    assert f(7)', '"kilo-lima-mike-0000"\n    assert f(7)')
+    told, laid = sealed_together(texts, ids, [{TEST: COVERED.encode()}, {TEST: inside.encode()}],
+                                 {TEST: _layout(COVERED, inside)}, 0)
+    assert told == set() and laid is not None
+    files, members = laid
+    assert b"4417" not in files[TEST] and b"0000" not in files[TEST] and files[TEST].count(b"def test_other(") == 1
+    assert members == (f"{TEST}::test_other",)
+    outside = COVERED.replace("f(7) == 7", "f(7) == 8")
+    told, laid = sealed_together(texts, ids, [{TEST: COVERED.encode()}, {TEST: outside.encode()}],
+                                 {TEST: _layout(COVERED, outside)}, 0)
+    assert told == {f"{TEST}::test_two"} and laid is None
