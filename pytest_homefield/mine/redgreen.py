@@ -256,7 +256,15 @@ __all__ = [
 #: interpreter's site folders is not carried (gatk55: setuptools' editable finder, imported by a ``.pth`` at every
 #: start); the plain sentinel member keeps its function's marks and takes the names its classes parametrize (gatk55);
 #: tasks record ``mined_version``.
-VERIFY_VERSION = 29
+#: 30: the sealed run lays every twin member side by side, a sealed group once (seal56: seal54's drawn run told each
+#: run apart whether it was drawn); a FAIL_TO_PASS function's own fixture check is contradicted in a run apart of its
+#: own, a teardown twin, one run more (tdtwin56: gatk54's shape-reading swallows); marks read by any name the module
+#: gives them and from base classes of the module, a sentinel member takes its bases' parametrized names, the
+#: configuration's ``-k`` cleared in the confirmation runs (gatk56: ``-m``/``-k`` repositories' real fixes
+#: ``tests_failed`` or dropped); the command's own interpreter read for carried files and the run's own
+#: environment, ``uv run`` and hatchling's editables redirector followed, ``make``/``tox``/``hatch`` pytest commands
+#: refused (ops56); pytest-html's and pytest-json-report's outputs off in test runs (nu56).
+VERIFY_VERSION = 30
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
