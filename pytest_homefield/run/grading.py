@@ -216,7 +216,8 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
                   store: Path | None, targets: Sequence[str], hidden: Sequence[str], whole: Setup, *,
-                  apart: tuple[Sequence[Mapping[str, bytes]], Mapping[str, FileLayout], int] | None = None,
+                  apart: tuple[Sequence[Mapping[str, bytes]], Mapping[str, FileLayout], int, Collection[str]] | None
+                  = None,
                   groups: Sequence[str] | None = None,
                   **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
@@ -547,7 +548,7 @@ def grade(
             # every group side by side (seal56, as the confirmation run; a group with sealed sites once, sealed; its
             # twins' functions told apart once sealed are not sealed), so that it shows nothing of which member of a
             # group is the original (gatk52) nor which run apart holds it (seal54's drawn run apart told that)
-            picked = None if plan is None else (plan.runs, plan.layouts, plan.seed)
+            picked = None if plan is None else (plan.runs, plan.layouts, plan.seed, plan.unprotected)
             try:
                 seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
                                      parent_checks, targets, hidden, hidden_setup, apart=picked,

@@ -111,14 +111,15 @@ class SealPlan:
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
                keep: Collection[str] | None = None, *, rootdir: str | None = ".",
-               apart: tuple[Sequence[Mapping[str, bytes]], Mapping[str, FileLayout], int] | None = None
+               apart: tuple[Sequence[Mapping[str, bytes]], Mapping[str, FileLayout], int, Collection[str]] | None = None
                ) -> SealPlan | None:
     """The sealed run of ``task``'s sealable sites in ``root`` (a tree with the hidden tests applied; ``parent``:
     :func:`~pytest_homefield.sandbox.twin_runs.parent_tests` of the task's test files), only those whose key is in
     ``keep`` when given; ``None`` when there is none. ``rootdir``: pytest's rootdir for the task's whole run in
     ``root``, the ids' paths relative to it (seal47: :func:`~pytest_homefield.sandbox.seal_sites.sealable_sites`).
-    ``apart`` (seal54, seal56, a grading with canaries): ``(the runs apart's files, the plan's layouts, its seed)``
-    (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, ``layouts``, ``seed``): the sealed run's files lay
+    ``apart`` (seal54, seal56, a grading with canaries): ``(the runs apart's files, the plan's layouts, its seed, its
+    unprotected functions)`` (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, ``layouts``, ``seed``,
+    ``unprotected``: sealed whatever their twins, alt56): the sealed run's files lay
     out every member of every group side by side, a group with sealed sites once, sealed
     (:func:`~pytest_homefield.sandbox.seal_apart.sealed_together`; its ``members`` in :attr:`SealPlan.members`), less
     the sites of the functions the runs tell apart once sealed
@@ -136,9 +137,9 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
         files, ids = sealed_files(root, sites, task.test_files)
         if apart is None:
             break
-        runs, layouts, seed = apart
+        runs, layouts, seed, unprotected = apart
         texts = {p: _text(root, p) for p in sorted({s.path for s in ids.values()})}
-        told, laid = sealed_together(texts, ids, runs, layouts, seed)
+        told, laid = sealed_together(texts, ids, runs, layouts, seed, unprotected)
         if laid is not None:
             files, members = laid
             break

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pytest_homefield.sandbox.seal_sites import (
@@ -237,7 +237,8 @@ def sealed_in_run(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSi
 
 
 def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSite],
-                    runs: Sequence[Mapping[str, bytes]], layouts: Mapping[str, FileLayout], seed: int
+                    runs: Sequence[Mapping[str, bytes]], layouts: Mapping[str, FileLayout], seed: int,
+                    unprotected: Collection[str] = ()
                     ) -> tuple[set[str], tuple[dict[str, bytes], tuple[str, ...]] | None]:
     """seal56: ``(told, (files, members))``, the sealed run's files showing **no member** of any group as such: each
     test file of ``layouts`` (the plan's, :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.layouts`) laid out as
@@ -251,9 +252,19 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
     confirmation run does). What the run shows is then the same whichever run apart holds a group's original.
     ``told`` as :func:`told_apart` (and those functions' files ``None``); ``(set(), None)`` when the members cannot
     be laid side by side (a file would not parse, a layout is not of the grading tree's text, a member's name is not
-    found): the caller falls back to one run apart's files (:func:`sealed_in_run`)."""
-    failed, sealed = _sealed_runs(texts, ids, runs)
-    told = _told(ids, failed, sealed)
+    found): the caller falls back to one run apart's files (:func:`sealed_in_run`).
+
+    ``unprotected`` (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected`, alt56): function ids whose
+    twins a test process tells anyway (a sentinel; a twin rewriting a line of the parent's test; one the parent check
+    told): their group is laid out once, as the grading tree holds it, sealed, never told apart by the runs, whose
+    differences there say nothing a process cannot read from the twin itself. Told apart, such a function was left
+    unsealed with nothing guarding its expected values (a sentinel does not): a change reading them from the test's
+    own lines was ``solved`` on arrow-py/arrow c78e35e8ee31 (``TestFarsiLocale::test_timeframes``, 11 sealed sites,
+    a sentinel its one twin)."""
+    free = set(unprotected)
+    guarded = {i: s for i, s in ids.items() if s.path not in layouts or not _covered(s) <= free}
+    failed, sealed = _sealed_runs(texts, guarded, runs)
+    told = _told(guarded, failed, sealed)
     paths = sorted({s.path for s in ids.values()})
     laid: dict[str, FileLayout] = dict(layouts)
     plain: dict[str, bytes] = {}
@@ -278,6 +289,9 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
             held = [s for _, s in mine if span.start <= s.first <= span.end]
             if not held:
                 spans.append(span)
+                continue
+            if all(_covered(s) <= free for s in held):  # told by its twin anyway: the grading tree's, sealed, once
+                spans.append(dataclasses.replace(span, members=("".join(lines[span.start - 1:span.end]),)))
                 continue
             one = "".join(lines[span.start - 1:span.end])
             name = next((n for n, d in odefs.items() if _lines_of(d) == (span.start, span.end)), None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask
+from helpers.fix_task import FixTask, build_fix_task
 from run.test_sealed_run_tells import ROWS, build_columns
 
 from pytest_homefield.run.sealed_grading import plan_seals, sealed_pick
@@ -88,7 +88,7 @@ def test_the_sealed_run_shows_every_member_side_by_side(tmp_path: Path, order: s
     assert len(plan.runs) == 2 and set(plan.placement) == {"tests/test_calc.py::test_neg",
                                                             "tests/test_calc.py::test_sub"}
     parent = parent_tests(task.pristine, task.task.test_files)
-    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed))
+    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
     assert sp is not None and sp.functions == ["tests/test_calc.py::test_neg"]
     got = sp.files["tests/test_calc.py"].decode()
     assert got.count("def test_neg(") == 1 and "__hf_seal__(" in got and "-8" not in got
@@ -199,3 +199,40 @@ def test_a_cover_in_a_group_is_sealed_once_or_tells_what_it_covers(tmp_path: Pat
     told, laid = sealed_together(texts, ids, [{TEST: COVERED.encode()}, {TEST: outside.encode()}],
                                  {TEST: _layout(COVERED, outside)}, 0)
     assert told == {f"{TEST}::test_two"} and laid is None
+
+
+#: A FAIL_TO_PASS method whose expected values are readable nowhere else in the hidden file (sealable), guarded by a
+#: sentinel only (alt56: arrow-py/arrow c78e35e8ee31's ``TestFarsiLocale::test_timeframes``, whose one twin was
+#: ``sentinel: no assertion``; forced here as grading forces one where the reference fix failed with its twins).
+LOCALE_PARENT = ("NAMES = {'now': 'now', 'minute': 'a minute'}\n\n\nclass Locale:\n"
+                 "    def _format_timeframe(self, k, n):\n        return NAMES[k]\n")
+LOCALE_FIXED = ("NAMES = {'now': 'now', 'minute': 'a minute', 'week': 'one week', 'weeks': '{} weeks'}\n\n\n"
+                "class Locale:\n    def _format_timeframe(self, k, n):\n        return NAMES[k].format(n)\n")
+LOCALE_TESTS = ("import pytest\n\nfrom fa import Locale\n\n\n@pytest.fixture\ndef lang_locale(request):\n"
+                "    request.cls.locale = Locale()\n\n\n@pytest.mark.usefixtures('lang_locale')\nclass TestFarsi:\n"
+                "    def test_timeframes(self):\n"
+                "        assert self.locale._format_timeframe('week', 1) == 'one week'\n"
+                "        assert self.locale._format_timeframe('weeks', 2) == '2 weeks'\n")
+LOCALE_F2P = "tests/test_fa.py::TestFarsi::test_timeframes"
+
+
+def test_a_function_only_a_sentinel_guards_keeps_its_seal(tmp_path: Path) -> None:
+    """alt56: a function whose one twin is a sentinel differs between the runs apart (one holds the sentinel in its
+    place), so seal54's rule told it apart and left its sites unsealed: nothing then guarded its expected values, and
+    a change reading them from the test's own line was ``solved`` on arrow. A sentinel tells itself to anyone, so the
+    runs' difference says nothing more: the function is laid out once, as the grading tree holds it, sealed."""
+    task = build_fix_task(tmp_path / "t", name="fa", source="src/fa/__init__.py", parent=LOCALE_PARENT,
+                          fixed=LOCALE_FIXED, test="tests/test_fa.py", tests=LOCALE_TESTS, first="add",
+                          message="Add week", fail_to_pass=[LOCALE_F2P], pass_to_pass=[])
+    ref = reference_copy(task.task, task.pristine, tmp_path / "ref")
+    parent = parent_tests(task.pristine, task.task.test_files)
+    plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, sentinel_for=[LOCALE_F2P])
+    assert [c.kind for c in plan.canaries] == ["sentinel"] and plan.unprotected == [LOCALE_F2P]
+    assert len(plan.runs) == 2 and "tests/test_fa.py" in plan.layouts
+    told = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, ()))
+    assert told is None  # as before: told apart by the sentinel, no site sealed
+    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
+    assert sp is not None and sp.functions == [LOCALE_F2P], sp
+    got = sp.files["tests/test_fa.py"].decode()
+    assert "one week" not in got and "2 weeks" not in got and got.count("__hf_seal__(") == 2, got
+    assert got.count("def test_timeframes(") == 1 and sp.members == (LOCALE_F2P,)  # once, under its own name
