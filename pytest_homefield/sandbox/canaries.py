@@ -171,10 +171,10 @@ class CanaryPlan:
             same = c.source + params if params else None
             mine = [ids[same]] if same is not None and same in ids else by_function.get(c.source, [])
             failed = any(o in ("failed", "error") for o in mine)
-            if c.kind == TEARDOWN_TWIN:  # beside a failing original: nothing (tdtwin56)
-                out += [] if failed else [(c, tid)]
-                continue
-            (excused if failed else out).append((c, tid))
+            if not failed:
+                out.append((c, tid))
+            elif c.kind != TEARDOWN_TWIN:  # a teardown twin beside a failing original: nothing (tdtwin56)
+                excused.append((c, tid))
         return out, excused
 
     def failing(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None = None) -> list[Canary]:
@@ -547,13 +547,10 @@ def class_params(tree: ast.Module, classes: Sequence[str]) -> list[str] | None:
     chain = _class_chain(tree, classes)
     if chain is None:
         return None
-    marks: list[ast.expr] = []
-    for cls in (c for link in chain for c in _lineage(tree, link)):
-        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests"
-               for n in cls.body):
-            return None
-        marks += cls.decorator_list + _pytestmarks(cls.body)
-    return _params_of(marks)
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "pytest_generate_tests"
+           for link in chain for cls in _lineage(tree, link) for n in cls.body):
+        return None
+    return _params_of([m for link in chain for m in _class_marks(tree, link)])
 
 
 def _class_chain(tree: ast.Module, classes: Sequence[str]) -> list[ast.ClassDef] | None:
