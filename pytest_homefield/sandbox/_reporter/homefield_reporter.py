@@ -1237,29 +1237,23 @@ def _no_coverage(early_config: pytest.Config) -> None:
         options.no_cov = True
 
 
-def _no_junit(config: pytest.Config) -> None:
-    """No JUnit file of pytest's own (``--junitxml``, as a repository's ``addopts`` ask it: arrow-py/arrow's
-    ``--junitxml=junit.xml``) in a homefield test run, before pytest's ``junitxml`` plugin opens one (this module's
-    ``pytest_configure`` is ``tryfirst``): it is written into the tree under test when the session finishes, read-only
-    in a sandboxed run, and the ``OSError`` raised there came after the last outcome and before the reporter's finish
-    event, so a run of the reference fix read "did not finish" (nu52: oracle ``tests_failed`` on 4c8c44aefc0e).
-    homefield reads no such file: a command that writes JUnit for homefield names ``{junit}`` and gets no reporter."""
-    if getattr(config.option, "xmlpath", None):
-        config.option.xmlpath = None
+#: The report files a repository's ``addopts`` may ask for, each option and its "off" value: pytest's own JUnit
+#: (``--junitxml``, arrow-py/arrow's ``--junitxml=junit.xml``), pytest-html's (``--html=report.html``) and
+#: pytest-json-report's (``--json-report``, its ``.report.json``); an option is only there when its plugin is loaded.
+_REPORT_FILES = (("xmlpath", None), ("htmlpath", None), ("json_report", False))
 
 
 def _no_report_files(config: pytest.Config) -> None:
-    """No report file of pytest-html (``--html=report.html``) nor pytest-json-report (``--json-report``, its
-    ``.report.json``) in a homefield test run, as :func:`_no_junit` for pytest's own: a repository's ``addopts`` that
-    ask for one had it written into the read-only tree when the session finished, an ``OSError`` after the last
-    outcome (nu54: a traceback in ``tests.log``, "exit status 1 but no test failed"). Both plugins read their option
-    in a plain ``pytest_configure``, after this module's ``tryfirst`` one; an option is only there when its plugin is
-    loaded. homefield reads neither file."""
-    option = config.option
-    if getattr(option, "htmlpath", None):
-        option.htmlpath = None
-    if getattr(option, "json_report", None):
-        option.json_report = False
+    """No report file of :data:`_REPORT_FILES` in a homefield test run, before their plugins open one (this module's
+    ``pytest_configure`` is ``tryfirst``; pytest-html and pytest-json-report read theirs in a plain one): each is
+    written into the tree under test when the session finishes, read-only in a sandboxed run, and the ``OSError``
+    raised there came after the last outcome and before the reporter's finish event, so a run of the reference fix
+    read "did not finish" (nu52: oracle ``tests_failed`` on arrow's 4c8c44aefc0e; nu54: a traceback in ``tests.log``,
+    "exit status 1 but no test failed"). homefield reads no such file: a command that writes JUnit for homefield names
+    ``{junit}`` and gets no reporter."""
+    for name, off in _REPORT_FILES:
+        if getattr(config.option, name, None):
+            setattr(config.option, name, off)
 
 
 def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
@@ -1328,7 +1322,6 @@ def _run_every_test(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
-        _no_junit(config)
         _no_report_files(config)
     if _active() or _is_worker(config):
         # an xdist worker parses the command line and addopts again; it never has the channel (its controller took
