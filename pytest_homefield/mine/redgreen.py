@@ -115,7 +115,7 @@ from pytest_homefield.sandbox.testrun import (
     run_tests,
     scrubbed_env,
 )
-from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, parent_tests, plan_twins, teardown_nodes
+from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins, teardown_nodes
 
 __all__ = [
     "Verification",
@@ -1183,7 +1183,8 @@ def verify_candidate(
                     return prepare
 
                 n = 0
-                while n < (len(plan.runs) if n else RUNS):  # the plan's runs: one more with a teardown twin (tdtwin56)
+                # the plan's runs (it is made by the first): one more with a teardown twin (tdtwin56)
+                while n == 0 or n < len(plan.runs):
                     n += 1
                     r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n}",
                                 prepare=preparer(n - 1, False))
@@ -1197,7 +1198,7 @@ def verify_candidate(
                         if not isinstance(r, TestRun):
                             return r, plan
                     runs.append(r)
-                    if r.timed_out or not plan.placement:
+                    if r.timed_out:
                         break
                 merged = plan.merge([r.outcomes for r in runs], v.FAIL_TO_PASS, [r.caught for r in runs])
                 return dataclasses.replace(runs[-1], outcomes=merged, wall_s=sum(r.wall_s for r in runs),

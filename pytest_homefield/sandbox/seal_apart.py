@@ -290,14 +290,14 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
             if not held:
                 spans.append(span)
                 continue
-            if all(_covered(s) <= free for s in held):  # told by its twin anyway: the grading tree's, sealed, once
-                spans.append(dataclasses.replace(span, members=("".join(lines[span.start - 1:span.end]),)))
-                continue
             one = "".join(lines[span.start - 1:span.end])
             name = next((n for n, d in odefs.items() if _lines_of(d) == (span.start, span.end)), None)
-            for run_text, rdefs in every:  # a span's members, each sealed in its run: one text, or told
+            # a span's members, each sealed in its run: one text, or told; an unprotected function's twin tells itself
+            # anyway: the grading tree's, sealed, once
+            for run_text, rdefs in [] if all(_covered(s) <= free for s in held) else every:
                 node = None if name is None else rdefs.get(name)
-                if node is None or "".join(_lines(run_text)[_lines_of(node)[0] - 1:_lines_of(node)[1]]) != one:
+                first, last = (0, 0) if node is None else _lines_of(node)
+                if node is None or "".join(_lines(run_text)[first - 1:last]) != one:
                     told |= {f for s in held for f in _covered(s)}
                     break
             spans.append(dataclasses.replace(span, members=(one,)))
