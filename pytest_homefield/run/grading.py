@@ -84,7 +84,6 @@ from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import TestRun, command_python, pytest_setup, pytest_words, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
-from pytest_homefield.sandbox.twin_together import FileLayout
 
 __all__ = ["Grade", "setup_moves", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
            "suspicious_reasons", "grade", "control_sound", "parent_hangs", "SPOILED_PRISTINE"]
@@ -216,10 +215,7 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
                   store: Path | None, targets: Sequence[str], hidden: Sequence[str], whole: Setup, *,
-                  apart: tuple[Sequence[Mapping[str, bytes]], Mapping[str, FileLayout], int, Collection[str]] | None
-                  = None,
-                  groups: Sequence[str] | None = None,
-                  **run: Any) -> SealChecked | None:
+                  apart: TwinPlan | None = None, **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
     ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining when it recorded them
     under the current rules, ``sealed_rules`` :data:`~.seal_sites.SEAL_RULES`, and ``gdir`` holds no hidden data
@@ -230,9 +226,10 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     reference passes that cannot be sealed in ``gdir`` (its files unreadable there) gives ``error`` for the
     FAIL_TO_PASS ids of its function: never passed. ``whole``: pytest's setup for the hidden tests' whole run in
     ``gdir`` (``testrun.pytest_setup``, read once a grading): its rootdir is the one the ids are relative to (seal47:
-    a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``apart``, ``groups`` (seal54, a
-    grading with canaries): the runs apart's files, the plan's layouts and seed (:func:`plan_seals`, seal56), the
-    plan's group functions (:func:`sealed_run`); ``targets`` are then the runs apart's.
+    a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``apart`` (seal54, a grading with
+    canaries): the twin plan, whose runs apart's files, layouts, seed and unprotected functions the sealed run's files
+    are made of (:func:`plan_seals`, seal56) and whose group functions it softens (:func:`sealed_run`); ``targets``
+    are then the runs apart's.
     ``hidden``: the hidden test files alone, which the reference fix's check selects (the reference copy holds no
     sentinel module of the plan). ``run``: :func:`run_tests`'s options. Raises
     :class:`ServiceError` as :func:`run_tests` does."""
@@ -263,8 +260,8 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
         return SealChecked({i: "error" for i in ids}, {}, {i: f"not sealed: {exc}" for i in ids}, set(), none)
     if sealed_plan is None:
         return None
-    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets, groups=groups,
-                      setup=whole, **run)
+    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets,
+                      groups=None if apart is None else apart.selectors(), setup=whole, **run)
 
 
 def _sealed_why(seal: SealChecked | None, failing: Collection[str]) -> str | None:
@@ -548,11 +545,10 @@ def grade(
             # every group side by side (seal56, as the confirmation run; a group with sealed sites once, sealed; its
             # twins' functions told apart once sealed are not sealed), so that it shows nothing of which member of a
             # group is the original (gatk52) nor which run apart holds it (seal54's drawn run apart told that)
-            picked = None if plan is None else (plan.runs, plan.layouts, plan.seed, plan.unprotected)
             try:
                 seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                     parent_checks, targets, hidden, hidden_setup, apart=picked,
-                                     groups=None if plan is None else plan.selectors(), timeout_s=bound.seconds,
+                                     parent_checks, targets, hidden, hidden_setup, apart=plan,
+                                     timeout_s=bound.seconds,
                                      test_timeout_s=test_timeout_s,
                                      sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
                                      write_mb=write_mb, box_mb=box_mb)

@@ -59,8 +59,7 @@ from pytest_homefield.sandbox.seal_sites import (
 )
 from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, pytest_setup, run_tests
-from pytest_homefield.sandbox.twin_runs import parent_tests
-from pytest_homefield.sandbox.twin_together import FileLayout
+from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests
 
 __all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_pick", "sealed_run",
            "judge_sealed", "sealed_forged", "reference_sealed", "sealed_ids"]
@@ -111,15 +110,15 @@ class SealPlan:
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
                keep: Collection[str] | None = None, *, rootdir: str | None = ".",
-               apart: tuple[Sequence[Mapping[str, bytes]], Mapping[str, FileLayout], int, Collection[str]] | None = None
+               apart: TwinPlan | None = None
                ) -> SealPlan | None:
     """The sealed run of ``task``'s sealable sites in ``root`` (a tree with the hidden tests applied; ``parent``:
     :func:`~pytest_homefield.sandbox.twin_runs.parent_tests` of the task's test files), only those whose key is in
     ``keep`` when given; ``None`` when there is none. ``rootdir``: pytest's rootdir for the task's whole run in
     ``root``, the ids' paths relative to it (seal47: :func:`~pytest_homefield.sandbox.seal_sites.sealable_sites`).
-    ``apart`` (seal54, seal56, a grading with canaries): ``(the runs apart's files, the plan's layouts, its seed, its
-    unprotected functions)`` (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`, ``layouts``, ``seed``,
-    ``unprotected``: sealed whatever their twins, alt56): the sealed run's files lay
+    ``apart`` (seal54, seal56, a grading with canaries): the twin plan, whose runs apart's files
+    (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.runs`), ``layouts``, ``seed`` and ``unprotected`` functions
+    (sealed whatever their twins, alt56) the sealed run's files are made of: the sealed run's files lay
     out every member of every group side by side, a group with sealed sites once, sealed
     (:func:`~pytest_homefield.sandbox.seal_apart.sealed_together`; its ``members`` in :attr:`SealPlan.members`), less
     the sites of the functions the runs tell apart once sealed
@@ -137,9 +136,9 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
         files, ids = sealed_files(root, sites, task.test_files)
         if apart is None:
             break
-        runs, layouts, seed, unprotected = apart
+        runs, seed = apart.runs, apart.seed
         texts = {p: _text(root, p) for p in sorted({s.path for s in ids.values()})}
-        told, laid = sealed_together(texts, ids, runs, layouts, seed, unprotected)
+        told, laid = sealed_together(texts, ids, runs, apart.layouts, seed, apart.unprotected)
         if laid is not None:
             files, members = laid
             break

@@ -4,6 +4,7 @@ erases is sealed alike in every run; one whose twin differs outside its sealed s
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,7 @@ def test_the_sealed_run_shows_every_member_side_by_side(tmp_path: Path, order: s
     assert len(plan.runs) == 2 and set(plan.placement) == {"tests/test_calc.py::test_neg",
                                                             "tests/test_calc.py::test_sub"}
     parent = parent_tests(task.pristine, task.task.test_files)
-    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
+    sp = plan_seals(ref, task.task, parent, apart=plan)
     assert sp is not None and sp.functions == ["tests/test_calc.py::test_neg"]
     got = sp.files["tests/test_calc.py"].decode()
     assert got.count("def test_neg(") == 1 and "__hf_seal__(" in got and "-8" not in got
@@ -229,9 +230,9 @@ def test_a_function_only_a_sentinel_guards_keeps_its_seal(tmp_path: Path) -> Non
     plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, sentinel_for=[LOCALE_F2P])
     assert [c.kind for c in plan.canaries] == ["sentinel"] and plan.unprotected == [LOCALE_F2P]
     assert len(plan.runs) == 2 and "tests/test_fa.py" in plan.layouts
-    told = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, ()))
+    told = plan_seals(ref, task.task, parent, apart=dataclasses.replace(plan, unprotected=[]))
     assert told is None  # as before: told apart by the sentinel, no site sealed
-    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
+    sp = plan_seals(ref, task.task, parent, apart=plan)
     assert sp is not None and sp.functions == [LOCALE_F2P], sp
     got = sp.files["tests/test_fa.py"].decode()
     assert "one week" not in got and "2 weeks" not in got and got.count("__hf_seal__(") == 2, got
