@@ -166,7 +166,7 @@ def _cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from pytest_homefield.report import compute_report, write_reports
     from pytest_homefield.report.gate import GateError, gate_summary, worse_than
     from pytest_homefield.report.shard_checks import check_runs
-    from pytest_homefield.report.which import pick_run, run_summaries, which_run_lines
+    from pytest_homefield.report.which import default_run, which_run_lines
 
     home = HomefieldDir(_root())
     runs_root = home.runs
@@ -174,14 +174,11 @@ def _cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     running: list[str] = []
     summaries = None
     if not ids:
-        try:
-            newest = home.newest_run()
+        try:  # the newest run no session is running (issue 35): a run just started is not "the" report
+            newest, running, summaries = default_run(runs_root)
         except ValueError as exc:  # RunError: a meta.json that cannot be read
             print(f"homefield report: {exc}", file=sys.stderr)
             return 2
-        if newest:  # the newest run no session is running (issue 35): a run just started is not "the" report
-            summaries = run_summaries(runs_root)
-            newest, running = pick_run(summaries)
         ids = [newest] if newest else []
     if not ids:
         print(f"homefield report: no runs in {runs_root}", file=sys.stderr)

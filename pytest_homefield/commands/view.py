@@ -1,10 +1,10 @@
 """``homefield view [RUN…] [--serve] [--port N]``: build the static site of runs and say where it is.
 
 The site of one run goes to ``.homefield/runs/<run_id>/view/``; of several, to
-``.homefield/runs/<id1>+<id2>…/view/`` (as ``homefield report`` saves their report). Without a run id,
-the newest run. ``--serve`` then serves it on ``127.0.0.1`` (``--port``, default a free one) and
-prints the URL, until Ctrl-C. Exit status: 0 built, 2 for bad input (no such run, a bad record)
-with one line on stderr; a site already built is left as it was then.
+``.homefield/runs/<id1>+<id2>…/view/`` (as ``homefield report`` saves their report). Without a run id, the run
+``homefield report`` takes (the newest one no session is running that holds a result). ``--serve`` then serves it
+on ``127.0.0.1`` (``--port``, default a free one) and prints the URL, until Ctrl-C. Exit status: 0 built, 2 for bad
+input (no such run, a bad record) with one line on stderr; a site already built is left as it was then.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.records import load_tasks
-from pytest_homefield.report.which import pick_run, run_summaries
+from pytest_homefield.report.which import default_run
 from pytest_homefield.view import build_site, serve_site, site_dir
 
 __all__ = ["run_view"]
@@ -26,15 +26,13 @@ def run_view(root: Path, ns: argparse.Namespace) -> int:
     home = HomefieldDir(root)
     ids = list(ns.run_ids)
     if not ids:
-        try:
-            newest = home.newest_run()
+        try:  # the run homefield report takes by default (nu56: never a newer one holding no result)
+            newest, lines, _ = default_run(home.runs)
         except ValueError as exc:
             print(f"homefield view: {exc}", file=sys.stderr)
             return 2
-        if newest:  # the run homefield report takes by default (nu56: never a newer one holding no result)
-            newest, lines = pick_run(run_summaries(home.runs))
-            for line in lines:
-                print(line, file=sys.stderr)
+        for line in lines:
+            print(line, file=sys.stderr)
         ids = [newest] if newest else []
     if not ids:
         print(f"homefield view: no runs in {home.runs}", file=sys.stderr)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.layout import read_own_file
+from pytest_homefield.layout import newest_run, read_own_file
 from pytest_homefield.report.runs import results_read
 from pytest_homefield.shard import outside_plan, why_outside
 from pytest_homefield.store import lock_holder, read_jsonl
@@ -19,13 +19,13 @@ __all__ = ["RunSummary", "pick_run", "run_summaries", "run_summary", "which_run_
 
 @dataclass
 class RunSummary:
-    """One run folder at a glance: ``planned`` = tasks × agents × attempts of its ``meta.json``,
-    ``finished`` = distinct attempts in its results (the last line of a key wins) within that plan
-    (``plan``: :func:`pytest_homefield.shard.outside_plan` of the meta, the check ``homefield report``
-    refuses a run by; ``outside`` counts the others), counted from ``results_file`` when first asked
-    (picking a run needs none of it; the report's own run is then counted from the records the report read:
-    :func:`.runs.results_read`, issue 35). atk17: lines appended to a shard's results showed as "48 of 16
-    attempts finished"."""
+    """One run folder at a glance: ``planned`` = tasks × agents × attempts of its ``meta.json``, ``finished`` =
+    distinct attempts in its results (the last line of a key wins) within that plan (``plan``:
+    :func:`pytest_homefield.shard.outside_plan` of the meta, the check ``homefield report`` refuses a run by;
+    ``outside`` counts the others), counted from ``results_file`` when first asked (picking a run counts the
+    newest idle runs' until one holds a result, nu56; the other runs' lines count the report's own run from the
+    records the report read: :func:`.runs.results_read`, issue 35). atk17: lines appended to a shard's results
+    showed as "48 of 16 attempts finished"."""
 
     run_id: str
     created_at: str
@@ -147,6 +147,18 @@ def pick_run(summaries: Sequence[RunSummary]) -> tuple[str | None, list[str]]:
              for s in summaries if s.created_at >= chosen.created_at and s is not chosen
              and (s.running or not s.finished)]
     return chosen.run_id, lines
+
+
+def default_run(runs_root: Path) -> tuple[str | None, list[str], list[RunSummary] | None]:
+    """``(run id, lines, summaries)``: the run ``homefield report`` and ``homefield view`` take without a run id
+    (:func:`pick_run` of :func:`run_summaries`, newest first) and its lines about newer runs passed over;
+    ``(None, [], None)`` when ``runs_root`` holds no run. Raises ``ValueError``
+    (:class:`~pytest_homefield.layout.RunError`) for a ``meta.json`` that cannot be read, as
+    :func:`~pytest_homefield.layout.newest_run`."""
+    if newest_run(runs_root) is None:
+        return None, [], None
+    summaries = run_summaries(runs_root)
+    return (*pick_run(summaries), summaries)
 
 
 def which_run_lines(runs_root: Path, chosen: Sequence[str], *, by_default: bool, others: int = 5,
