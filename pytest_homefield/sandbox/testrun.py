@@ -373,13 +373,20 @@ def run_python(test_cmd: str, path: str | None) -> str | None:
     return python
 
 
+def _python_on(workdir: Path, test_cmd: str, path: str | None, venv: str | None) -> str | None:
+    """The interpreter a run of ``test_cmd`` in ``workdir`` whose ``PATH`` is ``path`` and ``VIRTUAL_ENV`` ``venv``
+    runs: :func:`run_python`, else the ``uv run``'s (:func:`uv_run_python`, a ``uv python find`` process); ``None``
+    when unknown."""
+    return run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, venv)
+
+
 def command_python(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = None) -> str | None:
     """The absolute path of the interpreter a run of ``test_cmd`` in ``workdir`` with ``env`` (:func:`run_tests`'s:
     the host's when ``None``) runs: :func:`run_python` on the run's ``PATH``, else the ``uv run``'s
     (:func:`uv_run_python`); ``None`` when unknown (``tox``, a shell script) or not found."""
     run_env = scrubbed_env(workdir, host_test_env(env))
     path = run_env.get("PATH")
-    python = run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
+    python = _python_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     return python if python is not None and os.path.isabs(python) else None
 
 
@@ -403,7 +410,7 @@ def _version_on(workdir: Path, test_cmd: str, path: str | None, venv: str | None
     unknown, and pytest 9's reading pinned a pytest 8 run)."""
     if _own_pytest(Path(workdir)):
         return None
-    python = run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, venv)
+    python = _python_on(workdir, test_cmd, path, venv)
     return pytest_version(python) if python is not None else None
 
 
@@ -652,7 +659,8 @@ def pytest_python(word: str, path: str | None, script: bool = False) -> str | No
 OWN_ENV_DIR = "py"
 
 
-def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path) -> list[str]:
+def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path,
+                         uv_python: str | None = None) -> list[str]:
     """``argv`` (a test command's) run in the run's own environment (:func:`~.editable_env.own_environment`, made at
     ``out_dir/py``) when the interpreter it starts has an editable install of the repository under benchmark: its
     program word (past an ``env`` prefix) when it names a Python, that environment's ``bin/python`` in its place;
@@ -661,13 +669,15 @@ def own_environment_argv(argv: Sequence[str], env: dict[str, str], workdir: Path
     that environment's ``bin`` goes just before it, holding that folder's scripts that run it (a child's ``python``
     and the project's own entry points are the run's own too).
     ``argv`` as it is for any other command (``uv run``, ``tox``), an interpreter without such an install or one that
-    does not answer. Raises ``OSError`` when the environment cannot be made."""
+    does not answer. ``uv_python``: the interpreter a ``uv run`` command runs with when the caller asked already
+    (:func:`uv_run_python` of the same ``PATH`` and ``VIRTUAL_ENV``: asked here when ``None``). Raises ``OSError``
+    when the environment cannot be made."""
     at = pytest_config.program_at(argv)
     if at >= len(argv):
         return list(argv)
     word, path = argv[at], env.get("PATH")
     if pytest_config.uv_run(argv[at:]) is not None:
-        _uv_run_own(argv, env, workdir, out_dir)
+        _uv_run_own(argv, env, workdir, out_dir, uv_python)
         return list(argv)
     python = pytest_python(word, path, script=True)
     found = shutil.which(python, path=path) if python is not None and "/" not in python else python
@@ -700,7 +710,8 @@ def program_found(argv: Sequence[str], path: str | None) -> list[str]:
     return [*argv[:at], os.path.abspath(found), *argv[at + 1:]]
 
 
-def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path) -> None:
+def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir: Path,
+                python: str | None = None) -> None:
     """For a ``uv run`` command (``argv``) that runs its program in the run's active environment (``VIRTUAL_ENV`` of
     ``env``: ``--no-project``, ``--active``, no project at ``workdir``; :func:`uv_run_python`): when that
     environment's interpreter has an editable install of the repository under benchmark, the run's own environment
@@ -709,11 +720,12 @@ def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir
     program there (ops56: a test's child imported the user's checkout, HEAD's fix, as ops52's did; and ``uv run
     --active`` synced the project into the user's environment, its editable install then naming the grading copy,
     a folder removed after the run). Nothing for any other (a project's ``.venv``: none in a copy, uv makes its
-    own). Raises ``OSError`` when the environment cannot be made."""
+    own). ``python``: that interpreter when the caller asked already (else asked here). Raises ``OSError`` when the
+    environment cannot be made."""
     venv, path = env.get("VIRTUAL_ENV"), env.get("PATH")
     if not venv:
         return
-    python = uv_run_python(workdir, shlex.join(argv), path, venv)
+    python = python or uv_run_python(workdir, shlex.join(argv), path, venv)
     if python is None or os.path.realpath(Path(python).parent.parent) != os.path.realpath(venv):
         return
     own = own_environment(python, workdir, out_dir / OWN_ENV_DIR, env, os.path.dirname(python))
@@ -886,10 +898,12 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     # the interpreter the command runs, shown to the sandbox (ops56: a venv's pytest script by absolute path was its
     # own argv[0], no Python, so its #! interpreter was not bound and the run did not start, 127; a uv run's, that of
     # the environment uv runs in, asked before the run's own environment replaces it)
-    python = run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV")) or argv[0]
+    plain = run_python(test_cmd, path)
+    asked = None if plain else uv_run_python(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))  # a uv run's
+    python = plain or asked or argv[0]
     if backend.name in (NoSandbox.name, LandlockBackend.name):  # nothing bound over the checkout: an own environment
         try:
-            run_argv = own_environment_argv(argv, run_env, workdir, out_dir)
+            run_argv = own_environment_argv(argv, run_env, workdir, out_dir, asked)
         except OSError as exc:
             own_failed = exc
     if backend.name != NoSandbox.name:
