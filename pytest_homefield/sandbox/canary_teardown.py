@@ -96,9 +96,10 @@ def _offset(lines: Sequence[str], start: int, lineno: int, col: int) -> int:
     return sum(len(lines[i]) for i in range(start - 1, lineno - 1)) + _chars(lines[lineno - 1], col)
 
 
-def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -> str | None:
-    """``segment`` (lines ``start``.. of the file) with ``test`` negated in place (:func:`negated`), the rest of its
-    text as it is; ``None`` when ``test`` has no negation or the edit does not give it."""
+def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -> tuple[str, ast.expr] | None:
+    """``(segment with test negated in place, the negation)``: ``segment`` (lines ``start``.. of the file) with
+    ``test`` negated (:func:`negated`), the rest of its text as it is; ``None`` when ``test`` has no negation or the
+    edit does not give it."""
     got = negated(test)
     if got is None:
         return None
@@ -126,7 +127,7 @@ def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -
         return None
     asserts = [n for n in ast.walk(tree) if isinstance(n, ast.Assert)]
     ok = any(ast.dump(n.test) == ast.dump(want) for n in asserts)
-    return text if ok else None
+    return (text, want) if ok else None
 
 
 def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
@@ -163,11 +164,11 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         if check is None:
             continue
         segment = "".join(lines[start - 1:end])
-        twin = _twin_text(segment, lines, start, check.test)
-        if twin is None or twin == segment:
+        made = _twin_text(segment, lines, start, check.test)  # never the segment: an operator changed or inserted
+        if made is None:
             continue
+        twin, now = made
         was = ast.get_source_segment(text, check.test) or ast.unparse(check.test)
-        now = negated(check.test)
-        how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {ast.unparse(now[0]) if now else '?'!r}"
+        how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {ast.unparse(now)!r}"
         return TeardownCheck(name, start, end, segment, twin, how)
     return None
