@@ -74,20 +74,19 @@ Options = tuple[tuple[str, ...], tuple[str, ...]]
 @dataclass(frozen=True)
 class Setup:
     """pytest's choice for a run in a tree (:func:`setup_for`). Paths are ``/``-separated, relative to the tree
-    (``.`` its top).
-
-    ``config``: the configuration file pytest reads, ``None`` with none in the tree. ``rootdir``: its rootdir
-    (``None`` when a path of the run lies outside the tree: pytest's choice is not read then). ``leaves``: pytest's
-    search passes the tree's top before it finds ``config`` (or finds none): a file above the tree, found first,
-    would be taken instead (``config`` and ``rootdir`` are then its choice when nothing above holds one). ``given``:
-    the command names the configuration (``-c``/``--config-file``). ``python_functions``, ``addopts``: what
-    ``config`` sets (``()`` when it sets none, or it cannot be read). ``version``: the ``(major, minor)`` of the
-    pytest whose reading this is (:func:`setup_for`'s; ``None``: unknown, pytest 9's reading): a run of another
-    pytest reads again (soft44). ``asked``: the test command and ``PATH`` ``version`` was asked for
+    (``.`` its top). ``config``: the configuration file pytest reads, ``None`` with none in the tree. ``rootdir``:
+    its rootdir (``None`` when a path of the run lies outside the tree: pytest's choice is not read then).
+    ``leaves``: pytest's search passes the tree's top before it finds ``config`` (or finds none): a file above the
+    tree, found first, would be taken instead (``config`` and ``rootdir`` are then its choice when nothing above
+    holds one). ``given``: the command names the configuration (``-c``/``--config-file``). ``python_functions``,
+    ``addopts``: what ``config`` sets (``()`` when it sets none, or it cannot be read). ``version``: the ``(major,
+    minor)`` of the pytest whose reading this is (:func:`setup_for`'s; ``None``: unknown, pytest 9's reading): a run
+    of another pytest reads again (soft44). ``asked``: the test command and ``PATH`` ``version`` was asked for
     (:func:`~pytest_homefield.sandbox.testrun.pytest_setup`; ``None``: not asked for a run): a run of the same two
-    takes it as its answer instead of asking again (ops46). ``env_addopts``: the words of the ``PYTEST_ADDOPTS`` a
-    ``uv run --env-file FILE`` of the command gives pytest (:func:`env_file_addopts`; ``()`` with none), read before
-    the command's own arguments (:meth:`args`)."""
+    takes it as its answer instead of asking again (ops46), and ``python`` too, the interpreter it found there (the
+    command's, else its ``uv run``'s; ``None``: unknown), which the run shows its sandbox. ``env_addopts``: the
+    words of the ``PYTEST_ADDOPTS`` a ``uv run --env-file FILE`` of the command gives pytest
+    (:func:`env_file_addopts`; ``()`` with none), read before the command's own arguments (:meth:`args`)."""
 
     config: str | None
     rootdir: str | None
@@ -98,6 +97,7 @@ class Setup:
     version: tuple[int, int] | None = None
     asked: tuple[str, str | None] | None = None
     env_addopts: tuple[str, ...] = ()
+    python: str | None = None
 
     def args(self, command: str) -> list[str]:
         """The arguments ``command`` (the test command this setup was read for) gives pytest: :func:`pytest_args`,

@@ -492,10 +492,20 @@ def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str], whole: Se
     asked again."""
     run_env = scrubbed_env(workdir, host_test_env(env))
     path = run_env.get("PATH")
-    version = _version_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
+    python, version = _asked_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     return dataclasses.replace(pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
                                                        targets if whole is None else whole, version),
-                               asked=(test_cmd, path))
+                               asked=(test_cmd, path), python=python)
+
+
+def _asked_on(workdir: Path, test_cmd: str, path: str | None, venv: str | None
+              ) -> tuple[str | None, tuple[int, int] | None]:
+    """``(the interpreter, the (major, minor) of its pytest)`` a run of ``test_cmd`` in ``workdir`` on ``PATH``
+    ``path`` and ``VIRTUAL_ENV`` ``venv`` starts (:func:`_python_on`; the version ``None`` where the tree holds a
+    pytest of its own, as :func:`_version_on`): each asked once a run (ops46; ops56's interpreter for the sandbox)."""
+    python = _python_on(workdir, test_cmd, path, venv)
+    own = _own_pytest(Path(workdir))
+    return python, None if own or python is None else pytest_version(python)
 
 
 def pinned_config(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path,
@@ -879,8 +889,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     # of its own runs that one, unknown), as the softener's reading asked it (soft44: run_version); ops46: a setup
     # asked for this command on this PATH (pytest_setup, for this run) holds the answer
     path = run_env.get("PATH")
-    version = setup.version if setup is not None and setup.asked == (test_cmd, path) \
-        else _version_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
+    found, version = (setup.python, setup.version) if setup is not None and setup.asked == (test_cmd, path) \
+        else _asked_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     by_file = ("{junit}" not in test_cmd and bool(targets) and not any("\n" in t or "\r" in t for t in targets)
                and version is not None and version >= ARGSFILE_PYTEST)
     pin = pinned_config(workdir, test_cmd, targets, out_dir, whole, version, setup) if pytest_words(test_cmd) else []
@@ -898,12 +908,10 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     # the interpreter the command runs, shown to the sandbox (ops56: a venv's pytest script by absolute path was its
     # own argv[0], no Python, so its #! interpreter was not bound and the run did not start, 127; a uv run's, that of
     # the environment uv runs in, asked before the run's own environment replaces it)
-    plain = run_python(test_cmd, path)
-    asked = None if plain else uv_run_python(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))  # a uv run's
-    python = plain or asked or argv[0]
+    python = found or argv[0]
     if backend.name in (NoSandbox.name, LandlockBackend.name):  # nothing bound over the checkout: an own environment
-        try:
-            run_argv = own_environment_argv(argv, run_env, workdir, out_dir, asked)
+        try:  # a uv run's interpreter is the one found (run_python knows no uv run)
+            run_argv = own_environment_argv(argv, run_env, workdir, out_dir, found)
         except OSError as exc:
             own_failed = exc
     if backend.name != NoSandbox.name:
