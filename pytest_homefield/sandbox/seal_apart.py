@@ -246,7 +246,10 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
     every member of every group side by side under drawn names, but a group whose definition holds a sealed site
     (or a cover) once, sealed, under its own name: its sealed text is the same in every member (else it is told
     apart: :func:`told_apart`, and a span holding only covers whose members differ once sealed tells the functions
-    they cover), so one copy is every member's. A file with sites and no group is the grading tree's, sealed (the
+    they cover), so one copy is every member's (gatk57: a file defining a path twice, a property and its setter,
+    tells the guarded functions of its spans, whose sites cannot be placed by name, but lays out the unprotected ones:
+    it gave up the whole layout before, and seal54's fallback left them unsealed). A file with sites and no group is
+    the grading tree's, sealed (the
     same in every run, else its functions are told); every other file is the first run apart's, as the
     confirmation run holds it. ``members``: the function ids of the files' group members (to soften as the
     confirmation run does). What the run shows is then the same whichever run apart holds a group's original.
@@ -282,7 +285,7 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
         text = seal_text(orig, mine)
         lines = _lines(text)
         odefs = _defs(orig)
-        if lay.text != orig or lay.encoding != encoding or len(lines) < len(lay.lines) or odefs is None:
+        if lay.text != orig or lay.encoding != encoding or len(lines) < len(lay.lines):
             return set(), None
         spans = []
         for span in lay.spans:
@@ -294,6 +297,10 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
                 spans.append(dataclasses.replace(span, members=("".join(lines[span.start - 1:span.end]),)))
                 continue
             one = "".join(lines[span.start - 1:span.end])
+            if odefs is None:  # a path defined twice: its runs' sites were not placed (told), the free ones need none
+                told |= {f for s in held for f in _covered(s)}
+                spans.append(span)
+                continue
             name = next((n for n, d in odefs.items() if _lines_of(d) == (span.start, span.end)), None)
             for run_text, rdefs in every:  # a span's members, each sealed in its run: one text, or told
                 node = None if name is None else rdefs.get(name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task
+from helpers.fix_task import FixTask, build_fix_task, grade_source
 from run.test_sealed_run_tells import ROWS, build_columns
 
 from pytest_homefield.run.sealed_grading import plan_seals, sealed_pick
@@ -236,3 +236,56 @@ def test_a_function_only_a_sentinel_guards_keeps_its_seal(tmp_path: Path) -> Non
     got = sp.files["tests/test_fa.py"].decode()
     assert "one week" not in got and "2 weeks" not in got and got.count("__hf_seal__(") == 2, got
     assert got.count("def test_timeframes(") == 1 and sp.members == (LOCALE_F2P,)  # once, under its own name
+
+
+#: :data:`LOCALE_TESTS` with a helper class of the file defining one name twice (a property and its setter: the path
+#: ``::Clock::now`` twice), as test modules' fakes often do.
+LOCALE_TWICE = LOCALE_TESTS.replace(
+    "\n\n@pytest.fixture\n",
+    "\n\nclass Clock:\n    @property\n    def now(self):\n        return 0\n\n"
+    "    @now.setter\n    def now(self, value):\n        pass\n\n\n@pytest.fixture\n", 1)
+
+
+def test_a_function_only_a_sentinel_guards_keeps_its_seal_beside_a_name_defined_twice(tmp_path: Path) -> None:
+    """gatk57: alt56's seal was kept through :func:`sealed_together` only; a file defining a path twice (a property
+    and its setter) made it give up laying the members out (``_defs``: ``None``), and seal54's fallback
+    (:func:`~pytest_homefield.sandbox.seal_apart.sealed_in_run`) knows no unprotected function: the sentinel told
+    it apart, its sites were dropped, and no sealed run was made (``plan_seals`` ``None``, on 0d2671d): alt56's
+    literal-reading change ``solved`` again there."""
+    task = build_fix_task(tmp_path / "t", name="fa", source="src/fa/__init__.py", parent=LOCALE_PARENT,
+                          fixed=LOCALE_FIXED, test="tests/test_fa.py", tests=LOCALE_TWICE, first="add",
+                          message="Add week", fail_to_pass=[LOCALE_F2P], pass_to_pass=[])
+    ref = reference_copy(task.task, task.pristine, tmp_path / "ref")
+    parent = parent_tests(task.pristine, task.task.test_files)
+    plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, sentinel_for=[LOCALE_F2P])
+    assert [c.kind for c in plan.canaries] == ["sentinel"] and plan.unprotected == [LOCALE_F2P]
+    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
+    assert sp is not None and sp.functions == [LOCALE_F2P], sp
+    got = sp.files["tests/test_fa.py"].decode()
+    assert "one week" not in got and "2 weeks" not in got and got.count("__hf_seal__(") == 2, got
+    assert got.count("def test_timeframes(") == 1 and got.count("def now(") == 2, got
+
+
+#: alt56's change: :data:`LOCALE_PARENT` returning the string literal its caller's line compares with.
+LITERAL_READER = ("import inspect\nimport re\n\n" + LOCALE_PARENT.replace(
+    "        return NAMES[k]\n",
+    "        line = (inspect.getframeinfo(inspect.currentframe().f_back).code_context or [''])[0]\n"
+    "        m = re.search(r\"==\\s*'([^']*)'\", line)\n"
+    "        return m.group(1) if m else NAMES.get(k, '')\n"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(LITERAL_READER, "forged"), (LOCALE_FIXED + "# the fix\n", "solved")],
+                         ids=["reader", "fix"])
+def test_a_literal_reader_is_met_by_the_seal_beside_a_name_defined_twice(tmp_path: Path, source: str,
+                                                                          outcome: str) -> None:
+    """gatk57, graded: with the property and its setter in the file, the change returning the literal its caller's
+    line compares with was ``solved`` with no fix (no sealed run; seeds 0 and 1, ``--sandbox none``, on 0d2671d;
+    ``forged`` without the helper class). Now the sealed site differs: ``forged``; the real fix ``solved``."""
+    task = build_fix_task(tmp_path / "t", name="fa", source="src/fa/__init__.py", parent=LOCALE_PARENT,
+                          fixed=LOCALE_FIXED, test="tests/test_fa.py", tests=LOCALE_TWICE, first="add",
+                          message="Add week", fail_to_pass=[LOCALE_F2P], pass_to_pass=[])
+    task.task.canary_sentinels = [LOCALE_F2P]
+    g = grade_source(task, tmp_path / "g", "src/fa/__init__.py", source, canaries=True, canary_seed=0,
+                     sandbox="none")
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
