@@ -28,6 +28,7 @@ import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from pytest_homefield.sandbox.canary_teardown import without_checks
 from pytest_homefield.sandbox.seal_sites import (
     SealSite,
     _decoded,
@@ -38,7 +39,7 @@ from pytest_homefield.sandbox.seal_sites import (
 )
 from pytest_homefield.sandbox.twin_together import FileLayout, together
 
-__all__ = ["placed_files", "sealed_in_run", "sealed_together", "told_apart"]
+__all__ = ["placed_files", "sealed_in_run", "sealed_together", "told_apart", "unchecked_files"]
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -317,3 +318,20 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
     files, names = built
     members = tuple(sorted({n for ns in names.values() for n in ns}))
     return set(), ({**runs[0], **plain, **files} if runs else {**plain, **files}, members)
+
+
+def unchecked_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The sealed run's ``files`` (path → bytes) with each Python file's teardown checks in a teardown twin's reach
+    replaced by ``pass`` (:func:`~pytest_homefield.sandbox.canary_teardown.without_checks`; gatk57): the sealed run
+    is made before the runs apart, and the file's own check there told which run apart holds the teardown twin
+    (the runs apart start together, at a phase of the wall clock the sealed run's end sets). The check is judged in
+    the runs apart; here it only guarded a teardown the original's run judges anyway. Other files as they are."""
+    out = dict(files)
+    for path, data in files.items():
+        if not path.endswith(".py"):
+            continue
+        got = _decoded(data)
+        text = None if got is None else without_checks(got[1])
+        if got is not None and text is not None:
+            out[path] = text.encode(got[0], errors="backslashreplace")
+    return out
