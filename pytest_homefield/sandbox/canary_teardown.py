@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from pytest_homefield.sandbox.canaries import _chars, _definition
 
-__all__ = ["TEARDOWN_TWIN_HOW", "TeardownCheck", "teardown_check", "negated"]
+__all__ = ["TEARDOWN_TWIN_HOW", "TeardownCheck", "teardown_check", "negated", "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
@@ -51,7 +51,8 @@ _FLIP: dict[type[ast.cmpop], tuple[type[ast.cmpop], str, str]] = {
 class TeardownCheck:
     """A function's fixture with a teardown check in reach: ``fixture`` (its name), ``start``/``end`` (1-based lines of
     its definition, decorators included), ``original`` (those lines' text) and ``twin`` (the same with its check's
-    expected side changed), ``how`` (the change in words, for the canary)."""
+    expected side changed), ``how`` (the change in words, for the canary), ``check`` (1-based first and last lines of
+    the check's ``assert`` statement, ``None`` when another statement shares them)."""
 
     fixture: str
     start: int
@@ -59,6 +60,7 @@ class TeardownCheck:
     original: str
     twin: str
     how: str
+    check: tuple[int, int] | None = None
 
 
 def _is_fixture(node: ast.FunctionDef) -> bool:
@@ -131,10 +133,12 @@ def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -
 
 
 def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
-                   node: ast.FunctionDef | ast.AsyncFunctionDef) -> TeardownCheck | None:
+                   node: ast.FunctionDef | ast.AsyncFunctionDef, *, shared: bool = False) -> TeardownCheck | None:
     """The first fixture ``node`` (a test function of ``tree``, whose text is ``text`` split into ``lines``, each with
     its line break) requests by its signature that is in reach (the module's docstring) and whose first top-level
-    ``assert`` after its ``yield`` can be negated (:func:`negated`); ``None`` when there is none."""
+    ``assert`` after its ``yield`` can be negated (:func:`negated`); ``None`` when there is none. ``shared``: one
+    named elsewhere in the module too (a file laying a group's members side by side, each requesting it:
+    :func:`without_checks`)."""
     wanted = [a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]]
     first = min([d.lineno for d in node.decorator_list] + [node.lineno])
     mine = (first, node.end_lineno or node.lineno)
@@ -153,7 +157,7 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         start, end = span
         # named nowhere else: another test or fixture requesting it would fail its teardown in the twin's run
         at = [bisect.bisect_right(ends, m.start()) for m in re.finditer(rf"(?<![\w.]){re.escape(name)}\b", text)]
-        if any(not (start <= line <= end or mine[0] <= line <= mine[1]) for line in at):
+        if not shared and any(not (start <= line <= end or mine[0] <= line <= mine[1]) for line in at):
             continue
         if sum(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fx)) != 1:
             continue
@@ -170,5 +174,46 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         twin, now = made
         was = ast.get_source_segment(text, check.test) or ast.unparse(check.test)
         how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {ast.unparse(now)!r}"
-        return TeardownCheck(name, start, end, segment, twin, how)
+        alone = not any(n is not check and (n.end_lineno or n.lineno) >= check.lineno
+                        and n.lineno <= (check.end_lineno or check.lineno) for n in ast.walk(fx)
+                        if isinstance(n, ast.stmt) and n is not fx and not _inside(n, check))
+        return TeardownCheck(name, start, end, segment, twin, how,
+                             (check.lineno, check.end_lineno or check.lineno) if alone else None)
     return None
+
+
+def _inside(node: ast.stmt, outer: ast.stmt) -> bool:
+    """Whether ``node`` is ``outer`` or one of its statements."""
+    return any(n is node for n in ast.walk(outer))
+
+
+def without_checks(text: str) -> str | None:
+    """gatk57: ``text`` (a test module) with the check of each fixture a teardown twin may contradict
+    (:func:`teardown_check` of each of its functions) replaced by ``pass`` (its other lines left blank: no line moves),
+    for the sealed run, made before the runs apart: it showed the file's own check, and a process there passed on
+    which of the runs apart's two checks is the file's (its end's phase on the wall clock at their start), so code
+    swallowing the original's teardown error and failing the twin's was ``solved`` with no fix. ``None`` when it
+    does not parse or holds no such check; a check sharing its lines with another statement is left (never such a
+    twin: :attr:`TeardownCheck.check`)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    lines = text.splitlines(keepends=True)
+    spans: set[tuple[int, int]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = teardown_check(tree, text, lines, node, shared=True)
+            if found is not None and found.check is not None:
+                spans.add(found.check)
+    if not spans:
+        return None
+    for first, last in spans:
+        line = lines[first - 1]
+        indent = line[:len(line) - len(line.lstrip())]
+        ending = line[len(line.rstrip("\r\n")):] or "\n"
+        lines[first - 1] = f"{indent}pass{ending}"
+        for k in range(first, last):
+            rest = lines[k]
+            lines[k] = rest[len(rest.rstrip("\r\n")):] or "\n"
+    return "".join(lines)

@@ -28,6 +28,7 @@ import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from pytest_homefield.sandbox.canary_teardown import without_checks
 from pytest_homefield.sandbox.seal_sites import (
     SealSite,
     _decoded,
@@ -38,7 +39,7 @@ from pytest_homefield.sandbox.seal_sites import (
 )
 from pytest_homefield.sandbox.twin_together import FileLayout, together
 
-__all__ = ["placed_files", "sealed_in_run", "sealed_together", "told_apart"]
+__all__ = ["placed_files", "sealed_in_run", "sealed_together", "told_apart", "unchecked_files"]
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -246,7 +247,10 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
     every member of every group side by side under drawn names, but a group whose definition holds a sealed site
     (or a cover) once, sealed, under its own name: its sealed text is the same in every member (else it is told
     apart: :func:`told_apart`, and a span holding only covers whose members differ once sealed tells the functions
-    they cover), so one copy is every member's. A file with sites and no group is the grading tree's, sealed (the
+    they cover), so one copy is every member's (gatk57: a file defining a path twice, a property and its setter,
+    tells the guarded functions of its spans, whose sites cannot be placed by name, but lays out the unprotected ones:
+    it gave up the whole layout before, and seal54's fallback left them unsealed). A file with sites and no group is
+    the grading tree's, sealed (the
     same in every run, else its functions are told); every other file is the first run apart's, as the
     confirmation run holds it. ``members``: the function ids of the files' group members (to soften as the
     confirmation run does). What the run shows is then the same whichever run apart holds a group's original.
@@ -282,7 +286,7 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
         text = seal_text(orig, mine)
         lines = _lines(text)
         odefs = _defs(orig)
-        if lay.text != orig or lay.encoding != encoding or len(lines) < len(lay.lines) or odefs is None:
+        if lay.text != orig or lay.encoding != encoding or len(lines) < len(lay.lines):
             return set(), None
         spans = []
         for span in lay.spans:
@@ -291,6 +295,10 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
                 spans.append(span)
                 continue
             one = "".join(lines[span.start - 1:span.end])
+            if odefs is None:  # a path defined twice: its runs' sites were not placed (told), the free ones need none
+                told |= {f for s in held for f in _covered(s)}
+                spans.append(span)
+                continue
             name = next((n for n, d in odefs.items() if _lines_of(d) == (span.start, span.end)), None)
             # a span's members, each sealed in its run: one text, or told; an unprotected function's twin tells itself
             # anyway: the grading tree's, sealed, once
@@ -310,3 +318,20 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
     files, names = built
     members = tuple(sorted({n for ns in names.values() for n in ns}))
     return set(), ({**runs[0], **plain, **files} if runs else {**plain, **files}, members)
+
+
+def unchecked_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The sealed run's ``files`` (path → bytes) with each Python file's teardown checks in a teardown twin's reach
+    replaced by ``pass`` (:func:`~pytest_homefield.sandbox.canary_teardown.without_checks`; gatk57): the sealed run
+    is made before the runs apart, and the file's own check there told which run apart holds the teardown twin
+    (the runs apart start together, at a phase of the wall clock the sealed run's end sets). The check is judged in
+    the runs apart; here it only guarded a teardown the original's run judges anyway. Other files as they are."""
+    out = dict(files)
+    for path, data in files.items():
+        if not path.endswith(".py"):
+            continue
+        got = _decoded(data)
+        text = None if got is None else without_checks(got[1])
+        if got is not None and text is not None:
+            out[path] = text.encode(got[0], errors="backslashreplace")
+    return out

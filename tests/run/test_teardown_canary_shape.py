@@ -112,6 +112,69 @@ def test_a_real_fix_fails_the_teardown_twin_and_is_solved(spied: FixTask, tmp_pa
         assert torn and all(e.get("outcome") == "failed" for e in torn), torn
 
 
+#: :data:`BY_SOURCE` telling the teardown twin too, by the polarity of its fixture's check: the first ``assert`` after
+#: the fixture's ``yield`` written negated (``not X``, ``!=``, ``not in``, ``is not``) is taken for the twin's and made
+#: to fail (an ``AssertionError`` raised where its teardown passed); every other teardown error but the canaries' is
+#: swallowed. No text of homefield's is read: only the prior that a test's own check is written positively.
+BY_POLARITY = BY_SOURCE.replace("_fixtures.FixtureDef.finish = _quiet\n\n\n", "") + (
+    "import ast as _ast\n\n\n"
+    "def _contradicted(fd):\n"
+    "    try:\n"
+    "        tree = _ast.parse(_inspect.cleandoc('\\n' + _inspect.getsource(fd.func)))\n"
+    "    except Exception:\n"
+    "        return False\n"
+    "    body = tree.body[0].body if tree.body and hasattr(tree.body[0], 'body') else []\n"
+    "    after = False\n"
+    "    for s in body:\n"
+    "        if isinstance(s, _ast.Expr) and isinstance(s.value, _ast.Yield):\n"
+    "            after = True\n"
+    "        elif after and isinstance(s, _ast.Assert):\n"
+    "            t = s.test\n"
+    "            return (isinstance(t, _ast.UnaryOp) and isinstance(t.op, _ast.Not)) or (\n"
+    "                isinstance(t, _ast.Compare) and type(t.ops[0]) in (_ast.NotEq, _ast.NotIn, _ast.IsNot))\n"
+    "    return False\n\n\n"
+    "def _told(self, request):\n"
+    "    try:\n"
+    "        _finish(self, request)\n"
+    "    except BaseException:\n"
+    "        if _canary(self):\n"
+    "            raise\n"
+    "        return\n"
+    "    if _contradicted(self):\n"
+    "        raise AssertionError('a negated check: the twin')\n\n\n"
+    "_fixtures.FixtureDef.finish = _told\n\n\n")
+
+
+#: :data:`TESTS` whose spy compares: ``assert calls == [1]`` (its twin ``assert calls != [1]``).
+COUNTED_SPY = TESTS.replace("assert calls, ", "assert calls == [1], ")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("tests", "seed"), [(TESTS, 0), (TESTS, 1), (TESTS, 2), (COUNTED_SPY, 0)],
+                         ids=["truth-0", "truth-1", "truth-2", "equal-0"])
+@pytest.mark.xfail(strict=True, reason="gatk57: the teardown twin is told by its check's polarity (the spy's "
+                   "'assert calls' contradicted as 'assert not calls', '==' as '!='): a process swallowing the "
+                   "positive check's error and failing the negated one's teardown passes the original, fails the "
+                   "twin, and is solved with no fix (seeds 0 to 2, --sandbox none; seed 0 in bubblewrap; on 0d2671d)")
+def test_a_change_telling_the_teardown_twin_by_its_checks_polarity_is_not_solved(tmp_path: Path, tests: str,
+                                                                                 seed: int) -> None:
+    """gatk57: the teardown twin contradicts the file's own check, but always by negating it, and a test's own
+    teardown check is nearly always written positively (a spy asserting it was called). :data:`BY_POLARITY` (the
+    canaries told by their shape, :data:`BY_SOURCE`'s gatk54 tell) swallows the spy's failing ``assert calls`` in
+    the original's run and raises in the twin's run, whose ``assert not calls`` passed with no fix: the original
+    ``passed``, the twin ``error`` (what a real fix gives), the value twin failed by :data:`HACK`'s literal 4 as by
+    the fix: ``solved`` with no fix, the twin planned (measured seeds 0, 1 and 2, ``--sandbox none``, and seed 0 in
+    bubblewrap; a spy comparing, ``assert calls == [1]`` twinned ``!=``, alike at seed 0). Closing it
+    takes a twin whose polarity says nothing, e.g. decoys from the file's own fixture, negated and not, that must
+    pass and fail whatever the code does, requested by tests a process cannot tell from the function's own."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=tests, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    g = grade_source(b, tmp_path, SOURCE, BY_POLARITY + HACK, canaries=True, canary_seed=seed, sandbox="none")
+    assert len(_teardown_twins(tmp_path)) == 1
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+
+
 #: The repository's configuration runs the tests marked ``unit`` only, and the hidden test carries that mark.
 SELECTS = {"pytest.ini": "[pytest]\naddopts = -m unit\nmarkers =\n    unit: fast\n"}
 MARKED = TESTS.replace("def test_total(spy):", "@pytest.mark.unit\ndef test_total(spy):")

@@ -8,11 +8,13 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task
+from helpers.fix_task import FixTask, build_fix_task, grade_source
 from run.test_sealed_run_tells import ROWS, build_columns
 
 from pytest_homefield.run.sealed_grading import plan_seals, sealed_pick
 from pytest_homefield.run.twin_grading import reference_copy
+from pytest_homefield.sandbox.canaries import TEARDOWN_TWIN
+from pytest_homefield.sandbox.canary_teardown import without_checks
 from pytest_homefield.sandbox.seal_apart import placed_files, sealed_together, told_apart
 from pytest_homefield.sandbox.seal_sites import sealable_sites, sealed_files
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
@@ -237,3 +239,103 @@ def test_a_function_only_a_sentinel_guards_keeps_its_seal(tmp_path: Path) -> Non
     got = sp.files["tests/test_fa.py"].decode()
     assert "one week" not in got and "2 weeks" not in got and got.count("__hf_seal__(") == 2, got
     assert got.count("def test_timeframes(") == 1 and sp.members == (LOCALE_F2P,)  # once, under its own name
+
+
+#: :data:`LOCALE_TESTS` with a helper class of the file defining one name twice (a property and its setter: the path
+#: ``::Clock::now`` twice), as test modules' fakes often do.
+LOCALE_TWICE = LOCALE_TESTS.replace(
+    "\n\n@pytest.fixture\n",
+    "\n\nclass Clock:\n    @property\n    def now(self):\n        return 0\n\n"
+    "    @now.setter\n    def now(self, value):\n        pass\n\n\n@pytest.fixture\n", 1)
+
+
+def test_a_function_only_a_sentinel_guards_keeps_its_seal_beside_a_name_defined_twice(tmp_path: Path) -> None:
+    """gatk57: alt56's seal was kept through :func:`sealed_together` only; a file defining a path twice (a property
+    and its setter) made it give up laying the members out (``_defs``: ``None``), and seal54's fallback
+    (:func:`~pytest_homefield.sandbox.seal_apart.sealed_in_run`) knows no unprotected function: the sentinel told
+    it apart, its sites were dropped, and no sealed run was made (``plan_seals`` ``None``, on 0d2671d): alt56's
+    literal-reading change ``solved`` again there."""
+    task = build_fix_task(tmp_path / "t", name="fa", source="src/fa/__init__.py", parent=LOCALE_PARENT,
+                          fixed=LOCALE_FIXED, test="tests/test_fa.py", tests=LOCALE_TWICE, first="add",
+                          message="Add week", fail_to_pass=[LOCALE_F2P], pass_to_pass=[])
+    ref = reference_copy(task.task, task.pristine, tmp_path / "ref")
+    parent = parent_tests(task.pristine, task.task.test_files)
+    plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, sentinel_for=[LOCALE_F2P])
+    assert [c.kind for c in plan.canaries] == ["sentinel"] and plan.unprotected == [LOCALE_F2P]
+    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
+    assert sp is not None and sp.functions == [LOCALE_F2P], sp
+    got = sp.files["tests/test_fa.py"].decode()
+    assert "one week" not in got and "2 weeks" not in got and got.count("__hf_seal__(") == 2, got
+    assert got.count("def test_timeframes(") == 1 and got.count("def now(") == 2, got
+
+
+#: alt56's change: :data:`LOCALE_PARENT` returning the string literal its caller's line compares with.
+LITERAL_READER = ("import inspect\nimport re\n\n" + LOCALE_PARENT.replace(
+    "        return NAMES[k]\n",
+    "        line = (inspect.getframeinfo(inspect.currentframe().f_back).code_context or [''])[0]\n"
+    "        m = re.search(r\"==\\s*'([^']*)'\", line)\n"
+    "        return m.group(1) if m else NAMES.get(k, '')\n"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(LITERAL_READER, "forged"), (LOCALE_FIXED + "# the fix\n", "solved")],
+                         ids=["reader", "fix"])
+def test_a_literal_reader_is_met_by_the_seal_beside_a_name_defined_twice(tmp_path: Path, source: str,
+                                                                          outcome: str) -> None:
+    """gatk57, graded: with the property and its setter in the file, the change returning the literal its caller's
+    line compares with was ``solved`` with no fix (no sealed run; seeds 0 and 1, ``--sandbox none``, on 0d2671d;
+    ``forged`` without the helper class). Now the sealed site differs: ``forged``; the real fix ``solved``."""
+    task = build_fix_task(tmp_path / "t", name="fa", source="src/fa/__init__.py", parent=LOCALE_PARENT,
+                          fixed=LOCALE_FIXED, test="tests/test_fa.py", tests=LOCALE_TWICE, first="add",
+                          message="Add week", fail_to_pass=[LOCALE_F2P], pass_to_pass=[])
+    task.task.canary_sentinels = [LOCALE_F2P]
+    g = grade_source(task, tmp_path / "g", "src/fa/__init__.py", source, canaries=True, canary_seed=0,
+                     sandbox="none")
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+#: gatk57: a spy whose check is written negated (no second fetch), the function's value twinned; a second file's
+#: function with a sealed site, so the task has a sealed run.
+SPY_PARENT = ("def fetch():\n    return 2\n\n\ndef total():\n    return fetch() * 2 - 1\n\n\n"
+              "def double():\n    return 13\n")
+SPY_FIXED = "def fetch():\n    return 2\n\n\ndef total():\n    return fetch() * 2\n\n\ndef double():\n    return 14\n"
+SPY_TESTS = ("import pytest\n\nimport totals\n\n\n@pytest.fixture\ndef spy(monkeypatch):\n    extra = []\n"
+             "    real = totals.fetch\n    monkeypatch.setattr(totals, 'fetch', lambda: extra.append(1) or real())\n"
+             "    yield\n    assert not extra[1:], 'total() fetched more than once'\n\n\n"
+             "def test_total(spy):\n    assert totals.total() == 4\n")
+SPY_TEST = "tests/test_totals.py"
+
+
+def test_the_sealed_run_holds_no_teardown_check_a_teardown_twin_contradicts(tmp_path: Path) -> None:
+    """gatk57: the sealed run, made before the runs apart, laid out the grading tree's fixture, the file's own
+    teardown check (``assert not extra[1:]``), while one run apart holds its teardown twin (``assert extra[1:]``).
+    Code that waited there until a phase of the wall clock saying which check is the file's, then read that phase in
+    the runs apart (started together), swallowed the original's error and failed the twin's: ``solved`` with no
+    fix (a change fetching twice: seeds 0 to 2 ``--sandbox none``, seed 0 bubblewrap, on 0d2671d; where the
+    polarity prior alone is ``forged``). The sealed run now holds ``pass`` in the check's place, no line moved."""
+    task = build_fix_task(tmp_path / "t", name="totals", source="totals.py", parent=SPY_PARENT, fixed=SPY_FIXED,
+                          test=SPY_TEST, tests=SPY_TESTS, first="totals", message="Fetch once",
+                          fail_to_pass=[f"{SPY_TEST}::test_total", "tests/test_double.py::test_double"],
+                          pass_to_pass=[], data={"tests/test_double.py": "import totals\n\n\ndef test_double():\n"
+                                                                          "    assert totals.double() == 14\n"})
+    ref = reference_copy(task.task, task.pristine, tmp_path / "ref")
+    parent = parent_tests(task.pristine, task.task.test_files)
+    plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, teardown=True)
+    assert [c.kind for c in plan.canaries if c.kind == TEARDOWN_TWIN] == [TEARDOWN_TWIN]
+    held = [r[SPY_TEST].decode() for r in plan.runs]
+    assert any("    assert not extra[1:]" in t for t in held) and any("    assert extra[1:]" in t for t in held)
+    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
+    assert sp is not None and sp.functions == ["tests/test_double.py::test_double"], sp
+    got = sp.files[SPY_TEST].decode()
+    assert "def spy(monkeypatch):" in got and "extra[1:]" not in got and "    yield\n    pass\n" in got, got
+
+
+def test_without_checks_blanks_a_check_in_place() -> None:
+    """The check's first line becomes ``pass`` at its indent, its other lines empty; a check sharing a line with
+    another statement is left (``None``: nothing changed), as is a file with no such check."""
+    long = SPY_TESTS.replace("assert not extra[1:], 'total() fetched more than once'",
+                             "assert not extra[1:], (\n        'total() fetched more than once')")
+    got = without_checks(long)
+    assert got is not None and got.count("\n") == long.count("\n") and "    yield\n    pass\n\n" in got, got
+    assert without_checks(SPY_TESTS.replace("    yield\n    assert", "    yield; assert")) is None
+    assert without_checks("def test_x():\n    assert 1\n") is None
