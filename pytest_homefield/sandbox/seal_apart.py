@@ -295,19 +295,20 @@ def sealed_together(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, Seal
                 spans.append(span)
                 continue
             one = "".join(lines[span.start - 1:span.end])
-            if odefs is None:  # a path defined twice: its runs' sites were not placed (told), the free ones need none
-                told |= {f for s in held for f in _covered(s)}
-                spans.append(span)
-                continue
-            name = next((n for n, d in odefs.items() if _lines_of(d) == (span.start, span.end)), None)
-            # a span's members, each sealed in its run: one text, or told; an unprotected function's twin tells itself
-            # anyway: the grading tree's, sealed, once
-            for run_text, rdefs in [] if all(_covered(s) <= free for s in held) else every:
-                node = None if name is None else rdefs.get(name)
-                first, last = (0, 0) if node is None else _lines_of(node)
-                if node is None or "".join(_lines(run_text)[first - 1:last]) != one:
+            # an unprotected function's twin tells itself anyway: the grading tree's, sealed, once; any other span's
+            # members, each sealed in its run: one text, or told
+            if not all(_covered(s) <= free for s in held):
+                if odefs is None:  # a path defined twice: its runs' sites were not placed (told)
                     told |= {f for s in held for f in _covered(s)}
-                    break
+                    spans.append(span)
+                    continue
+                name = next((n for n, d in odefs.items() if _lines_of(d) == (span.start, span.end)), None)
+                for run_text, rdefs in every:
+                    node = None if name is None else rdefs.get(name)
+                    first, last = (0, 0) if node is None else _lines_of(node)
+                    if node is None or "".join(_lines(run_text)[first - 1:last]) != one:
+                        told |= {f for s in held for f in _covered(s)}
+                        break
             spans.append(dataclasses.replace(span, members=(one,)))
         laid[path] = dataclasses.replace(lay, text=text, lines=tuple(lines), spans=tuple(spans))
     if told:

@@ -262,7 +262,7 @@ def test_a_function_only_a_sentinel_guards_keeps_its_seal_beside_a_name_defined_
     parent = parent_tests(task.pristine, task.task.test_files)
     plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, sentinel_for=[LOCALE_F2P])
     assert [c.kind for c in plan.canaries] == ["sentinel"] and plan.unprotected == [LOCALE_F2P]
-    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
+    sp = plan_seals(ref, task.task, parent, apart=plan)
     assert sp is not None and sp.functions == [LOCALE_F2P], sp
     got = sp.files["tests/test_fa.py"].decode()
     assert "one week" not in got and "2 weeks" not in got and got.count("__hf_seal__(") == 2, got
@@ -324,7 +324,7 @@ def test_the_sealed_run_holds_no_teardown_check_a_teardown_twin_contradicts(tmp_
     assert [c.kind for c in plan.canaries if c.kind == TEARDOWN_TWIN] == [TEARDOWN_TWIN]
     held = [r[SPY_TEST].decode() for r in plan.runs]
     assert any("    assert not extra[1:]" in t for t in held) and any("    assert extra[1:]" in t for t in held)
-    sp = plan_seals(ref, task.task, parent, apart=(plan.runs, plan.layouts, plan.seed, plan.unprotected))
+    sp = plan_seals(ref, task.task, parent, apart=plan)
     assert sp is not None and sp.functions == ["tests/test_double.py::test_double"], sp
     got = sp.files[SPY_TEST].decode()
     assert "def spy(monkeypatch):" in got and "extra[1:]" not in got and "    yield\n    pass\n" in got, got
