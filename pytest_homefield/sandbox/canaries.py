@@ -284,14 +284,16 @@ def _chars(line: str, col: int) -> int:
     return len(line.encode("utf-8")[:col].decode("utf-8", errors="replace"))
 
 
+def _offset(lines: Sequence[str], start: int, lineno: int, col: int) -> int:
+    """The character offset of ``(lineno, col)`` (ast's: UTF-8 bytes) in the text of ``lines`` from line ``start``."""
+    return sum(len(lines[i]) for i in range(start - 1, lineno - 1)) + _chars(lines[lineno - 1], col)
+
+
 def _replace(segment: str, lines: Sequence[str], start: int, node: ast.AST, new: str, *, statement: bool) -> str:
     """``segment`` (lines ``start``.. of the file) with ``node``'s source replaced by ``new``; a
     statement's continuation lines get the statement's indentation."""
-    def offset(lineno: int, col: int) -> int:
-        return sum(len(lines[i]) for i in range(start - 1, lineno - 1)) + _chars(lines[lineno - 1], col)
-
-    a = offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-    b = offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    a = _offset(lines, start, node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    b = _offset(lines, start, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
     if statement:
         first = lines[node.lineno - 1]  # type: ignore[attr-defined]
         new = new.replace("\n", "\n" + first[:len(first) - len(first.lstrip())])

@@ -30,7 +30,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_homefield.sandbox.canaries import _chars, _definition
+from pytest_homefield.sandbox.canaries import _definition, _offset
+from pytest_homefield.sandbox.canary_sites import _dotted_last
 
 __all__ = ["TEARDOWN_TWIN_HOW", "TeardownCheck", "teardown_check", "negated", "without_checks"]
 
@@ -69,9 +70,7 @@ def _is_fixture(node: ast.FunctionDef) -> bool:
     if len(node.decorator_list) != 1:
         return False
     d = node.decorator_list[0]
-    f = d.func if isinstance(d, ast.Call) else d
-    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-    if name != "fixture":
+    if _dotted_last(d.func if isinstance(d, ast.Call) else d) != "fixture":
         return False
     if isinstance(d, ast.Call):
         return not d.args and all(k.arg == "scope" and isinstance(k.value, ast.Constant)
@@ -91,11 +90,6 @@ def negated(test: ast.expr) -> tuple[ast.expr, str] | None:
     if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
         return ast.UnaryOp(op=ast.Not(), operand=test), ""
     return None
-
-
-def _offset(lines: Sequence[str], start: int, lineno: int, col: int) -> int:
-    """The character offset of ``(lineno, col)`` (ast's: UTF-8 bytes) in the text of ``lines`` from line ``start``."""
-    return sum(len(lines[i]) for i in range(start - 1, lineno - 1)) + _chars(lines[lineno - 1], col)
 
 
 def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -> tuple[str, ast.expr] | None:
