@@ -409,6 +409,13 @@ def test_a_sentinel_member_takes_its_classs_parametrized_arguments(tmp_path: Pat
     """gatk55: gatk54's sentinel member (the plain ``raise AssertionError`` method of a function whose body may return
     first) in a class whose decorator or ``pytestmark`` parametrizes its every test: the member takes the module's
     names only (:func:`module_params`), so pytest fails its run's collection and the real fix is not ``solved``."""
+    assert_sentinel_member_takes_the_classs_arguments(tmp_path, tests, seed)
+
+
+def assert_sentinel_member_takes_the_classs_arguments(tmp_path: Path, tests: str, seed: int) -> None:
+    """``tests`` (``TestTotal``'s ``test_total``, whose body may return first, and ``test_double``, both parametrized
+    by ``k`` through their class) graded with ``test_total``'s sentinel member at ``seed``: the real fix ``solved``,
+    a report patch on the parent's code ``forged`` (``--sandbox none``)."""
     b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=EARLY_PARENT, fixed=EARLY_FIXED,
                        test=TEST, tests=tests, first="totals", message="Count by four",
                        fail_to_pass=[f"{TEST}::TestTotal::test_total[1]", f"{TEST}::TestTotal::test_double[1]"],
