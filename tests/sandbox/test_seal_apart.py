@@ -219,18 +219,25 @@ LOCALE_TESTS = ("import pytest\n\nfrom fa import Locale\n\n\n@pytest.fixture\nde
 LOCALE_F2P = "tests/test_fa.py::TestFarsi::test_timeframes"
 
 
-def test_a_function_only_a_sentinel_guards_keeps_its_seal(tmp_path: Path) -> None:
-    """alt56: a function whose one twin is a sentinel differs between the runs apart (one holds the sentinel in its
-    place), so seal54's rule told it apart and left its sites unsealed: nothing then guarded its expected values, and
-    a change reading them from the test's own line was ``solved`` on arrow. A sentinel tells itself to anyone, so the
-    runs' difference says nothing more: the function is laid out once, as the grading tree holds it, sealed."""
+def _sentinel_only(tmp_path: Path, tests: str) -> tuple[FixTask, Path, dict[str, bytes | None], TwinPlan]:
+    """``(task, its reference copy, the parent's tests, its twin plan at seed 0)``: the locale task of ``tests``,
+    ``test_timeframes`` given a sentinel as its one twin (forced, as grading forces one), so unprotected."""
     task = build_fix_task(tmp_path / "t", name="fa", source="src/fa/__init__.py", parent=LOCALE_PARENT,
-                          fixed=LOCALE_FIXED, test="tests/test_fa.py", tests=LOCALE_TESTS, first="add",
+                          fixed=LOCALE_FIXED, test="tests/test_fa.py", tests=tests, first="add",
                           message="Add week", fail_to_pass=[LOCALE_F2P], pass_to_pass=[])
     ref = reference_copy(task.task, task.pristine, tmp_path / "ref")
     parent = parent_tests(task.pristine, task.task.test_files)
     plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, sentinel_for=[LOCALE_F2P])
     assert [c.kind for c in plan.canaries] == ["sentinel"] and plan.unprotected == [LOCALE_F2P]
+    return task, ref, parent, plan
+
+
+def test_a_function_only_a_sentinel_guards_keeps_its_seal(tmp_path: Path) -> None:
+    """alt56: a function whose one twin is a sentinel differs between the runs apart (one holds the sentinel in its
+    place), so seal54's rule told it apart and left its sites unsealed: nothing then guarded its expected values, and
+    a change reading them from the test's own line was ``solved`` on arrow. A sentinel tells itself to anyone, so the
+    runs' difference says nothing more: the function is laid out once, as the grading tree holds it, sealed."""
+    task, ref, parent, plan = _sentinel_only(tmp_path, LOCALE_TESTS)
     assert len(plan.runs) == 2 and "tests/test_fa.py" in plan.layouts
     told = plan_seals(ref, task.task, parent, apart=dataclasses.replace(plan, unprotected=[]))
     assert told is None  # as before: told apart by the sentinel, no site sealed
@@ -255,13 +262,7 @@ def test_a_function_only_a_sentinel_guards_keeps_its_seal_beside_a_name_defined_
     (:func:`~pytest_homefield.sandbox.seal_apart.sealed_in_run`) knows no unprotected function: the sentinel told
     it apart, its sites were dropped, and no sealed run was made (``plan_seals`` ``None``, on 0d2671d): alt56's
     literal-reading change ``solved`` again there."""
-    task = build_fix_task(tmp_path / "t", name="fa", source="src/fa/__init__.py", parent=LOCALE_PARENT,
-                          fixed=LOCALE_FIXED, test="tests/test_fa.py", tests=LOCALE_TWICE, first="add",
-                          message="Add week", fail_to_pass=[LOCALE_F2P], pass_to_pass=[])
-    ref = reference_copy(task.task, task.pristine, tmp_path / "ref")
-    parent = parent_tests(task.pristine, task.task.test_files)
-    plan = plan_twins(ref, task.task.FAIL_TO_PASS, seed=0, parent=parent, sentinel_for=[LOCALE_F2P])
-    assert [c.kind for c in plan.canaries] == ["sentinel"] and plan.unprotected == [LOCALE_F2P]
+    task, ref, parent, plan = _sentinel_only(tmp_path, LOCALE_TWICE)
     sp = plan_seals(ref, task.task, parent, apart=plan)
     assert sp is not None and sp.functions == [LOCALE_F2P], sp
     got = sp.files["tests/test_fa.py"].decode()
