@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +55,7 @@ from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import latest_results, result_key
 from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import (
     left_out,
@@ -125,6 +125,49 @@ def _load(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     if meta.get("kind") != "ablate":
         raise ShardMergeError(f"{WHAT}: {folder} is not an ablation (meta.json kind {meta.get('kind')!r})")
     return meta, plan
+
+
+def _variant_entries(folder: Path) -> dict[str, nofollow.Entry]:
+    """The entries of the shard ``folder``'s ``variants/`` (its variants' rules files and attempt artifacts) by
+    relative path, folders included (:func:`~pytest_homefield.sandbox.nofollow.walk`, no link followed); ``{}`` when
+    it has none. A shard folder is whatever its machine or its CI artifact holds (satk58: ``shutil.copytree``
+    followed links, and a ``variants/base/notes.md`` linked to a file of the merging machine was copied in as that
+    file). Raises :class:`ShardMergeError` (one line) when ``variants`` is a link or no folder, or holds a fifo, a
+    socket or a device, or folders nested deeper than the walk goes."""
+    kind = nofollow.kind_at(folder, "variants")
+    if kind is None:
+        return {}
+    if kind != "dir":
+        raise ShardMergeError(f"{WHAT}: {folder / 'variants'} is a {kind}, not a folder; the folder is damaged")
+    try:
+        entries = nofollow.walk(folder / "variants", dirs=True)
+    except OSError as exc:
+        raise ShardMergeError(f"{WHAT}: {folder / 'variants'}: cannot list: {exc.strerror or exc}") from None
+    odd = sorted(rel for rel, e in entries.items() if e.kind not in ("dir", "file", "link"))
+    if odd:
+        raise ShardMergeError(f"{WHAT}: {folder / 'variants' / odd[0]} is no file, folder or symlink (or lies "
+                              "deeper than homefield walks); the folder is damaged")
+    return entries
+
+
+def _copy_variants(folder: Path, entries: dict[str, nofollow.Entry], ablate_dir: Path) -> None:
+    """Copy ``entries`` (:func:`_variant_entries` of the shard ``folder``) into ``ablate_dir/variants``: folders
+    made, regular files copied, a symlink copied as the symlink it is (an agent under ``--sandbox none`` can leave
+    one in its attempt folder), never followed on either side; what another shard copied there before is
+    replaced. Raises :class:`ShardMergeError` (one line) when an entry cannot be copied (a link or a special file
+    put in its place since it was listed)."""
+    src, dest = folder / "variants", ablate_dir / "variants"
+    dest.mkdir(exist_ok=True)
+    try:
+        with nofollow.EntryCopier(src, dest) as copier:
+            for rel, entry in sorted(entries.items()):
+                if entry.kind == "dir":
+                    copier.forget()
+                    nofollow.make_dirs(dest, rel)
+                else:
+                    copier.copy(rel)
+    except OSError as exc:
+        raise ShardMergeError(f"{WHAT}: {src}: cannot copy: {exc.strerror or exc}") from None
 
 
 def _same(folders: Sequence[Path], values: Sequence[Any], what: str) -> None:
@@ -267,10 +310,10 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     ablate_dir = home.ablate / new_id
     if ablate_dir.exists():
         raise ShardMergeError(f"{WHAT}: {ablate_dir} exists; give another --run-id")
+    listings = [_variant_entries(d) for d in folders]  # before anything is written: a refusal leaves nothing
     ablate_dir.mkdir(parents=True)
-    for d in folders:
-        if (d / "variants").is_dir():
-            shutil.copytree(d / "variants", ablate_dir / "variants", dirs_exist_ok=True)
+    for d, entries in zip(folders, listings, strict=True):
+        _copy_variants(d, entries, ablate_dir)
     write_jsonl_atomic(ablate_dir / "results.jsonl", (r for k in keys for r in history[origin[k]][k]))
     tries = list(dict.fromkeys(json.dumps(r, sort_keys=True) for d in folders for r in read_jsonl(tries_path(d))))
     if tries:

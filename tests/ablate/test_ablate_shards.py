@@ -6,6 +6,7 @@ the same scripted agent. Bad merges are one line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -249,3 +250,57 @@ def test_an_ablation_shard_holding_no_task_is_merged_as_that_shard(ablate_repo: 
         merge_ablations([folders[0], folders[2]], settings, rules_rel="CLAUDE.md", rules_text=rules,
                         split=split_rules, new_id="claim")
     assert not (merged / ".homefield" / "ablate" / "claim").exists()
+
+
+def test_a_shards_variants_are_copied_without_following_a_link(ablate_repo: Path, tmp_path: Path) -> None:
+    """satk58: ``ablate --merge`` copied each shard's ``variants/`` with ``shutil.copytree``, which follows links: a
+    shard folder (a CI job's artifact, whoever wrote it) holding ``variants/base/notes.md`` linked to a file of the
+    merging machine, or ``variants`` linked to one of its folders, had that file's bytes copied into this
+    ``.homefield/ablate/`` (every other file of a shard is read without following a link: ``meta.json``,
+    ``plan.json``, the JSON-lines files, a mine's ``envs/``). Now nothing is followed: a link inside is copied as
+    the link it is (an agent under ``--sandbox none`` can leave one in its attempt folder), and ``variants`` that
+    is a link, or a fifo inside, is refused, one line, nothing written; a shard's own files are copied as before."""
+    folders = []
+    for k in (1, 2, 3):
+        machine = _copy(ablate_repo, tmp_path / f"machine{k}")
+        proc = homefield(machine, "ablate", "CLAUDE.md", "--agent", "noop", "--attempts", "1", "--max-tasks", "2",
+                         "--yes", "--sandbox", "none", "-n", "0", "--shard", f"{k}/3", "--run-id", f"s{k}")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        folders.append(machine / ".homefield" / "ablate" / f"s{k}")
+    secret = tmp_path / "outside" / "id_rsa"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE KEY of the merging machine\n")
+    merged = _copy(ablate_repo, tmp_path / "merged")
+    settings = resolve_settings(merged, {}, mode="run")
+    rules = (merged / "CLAUDE.md").read_text()
+
+    def merge(new_id: str) -> Path:
+        merge_ablations(folders, settings, rules_rel="CLAUDE.md", rules_text=rules, split=split_rules, new_id=new_id)
+        return merged / ".homefield" / "ablate" / new_id
+
+    base = folders[1] / "variants" / "base"
+    attempts = sorted(p.relative_to(folders[1] / "variants") for p in base.rglob("agent.out"))
+    assert attempts  # the shard's attempt artifacts, copied in
+    (base / "notes.md").write_text("the shard's own note\n")
+    own = merge("own")
+    assert (own / "variants" / "base" / "notes.md").read_text() == "the shard's own note\n"
+    assert all((own / "variants" / rel).read_bytes() == (folders[1] / "variants" / rel).read_bytes()
+               for rel in attempts)
+    (base / "notes.md").unlink()
+    (base / "notes.md").symlink_to(secret)
+    linked = merge("linked_file") / "variants" / "base" / "notes.md"
+    assert linked.is_symlink() and os.readlink(linked) == str(secret)  # the link as it is, nothing read through it
+    (base / "notes.md").unlink()
+    os.mkfifo(base / "pipe")
+    with pytest.raises(ShardMergeError, match=r"variants/base/pipe is no file, folder or symlink"):
+        merge("fifo")
+    (base / "pipe").unlink()
+    shutil.rmtree(folders[2] / "variants")
+    (folders[2] / "variants").symlink_to(secret.parent)
+    with pytest.raises(ShardMergeError, match=r"variants is a link, not a folder"):
+        merge("linked_folder")
+    assert not (merged / ".homefield" / "ablate" / "fifo").exists()
+    assert not (merged / ".homefield" / "ablate" / "linked_folder").exists()
+    leaked = [p for p in (merged / ".homefield").rglob("*")
+              if p.is_file() and not p.is_symlink() and b"PRIVATE KEY" in p.read_bytes()]
+    assert leaked == []
