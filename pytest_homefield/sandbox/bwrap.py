@@ -50,7 +50,7 @@ from pytest_homefield.sandbox.copies_by_content import content_copies
 from pytest_homefield.sandbox.editable import editable_binds
 from pytest_homefield.sandbox.proccap import inside_argv, marked
 from pytest_homefield.sandbox.project_copies import copies_of_protected
-from pytest_homefield.sandbox.protected import holds_protected, protected, touches_protected
+from pytest_homefield.sandbox.protected import holds_home, holds_protected, protected, touches_protected
 from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "interpreter_paths", "is_prefix", "program_paths",
@@ -184,7 +184,8 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
 
     Binds are ordered by depth so a read-write folder inside a read-only one (or inside the tmpfs)
     stays writable; a read-only path inside an already read-only one is left out, and so is one that
-    holds a protected folder (:mod:`.protected`: the repository under benchmark); a protected folder
+    holds a protected folder (:mod:`.protected`: the repository under benchmark) or the user's home folder
+    (:func:`~.protected.holds_home`: a client's install prefix ``~`` of ``~/bin/NAME``, satk58); a protected folder
     under a system folder is hidden by an empty tmpfs. Reads only which of the paths exist and the
     protected folders, and finds the copies of the project to mask (:func:`_mask_args`; ``masks=False``:
     none, for :func:`probe` alone, whose sandbox shows nothing of a task).
@@ -197,7 +198,7 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     tmpfs = [a for t in policy.tmpfs for a in (*size, "--tmpfs", str(t))] + [a for d in policy.dirs
                                                                               for a in ("--dir", str(d))]
     rw = _norm(policy.rw)
-    ro = [p for p in _norm(policy.ro) if p not in rw and not holds_protected(p)]
+    ro = [p for p in _norm(policy.ro) if p not in rw and not holds_protected(p) and not holds_home(p)]
     binds: list[tuple[int, str, str, str]] = []
     for p in ro:
         # already visible read-only through a system folder or a shallower read-only bind

@@ -6,16 +6,21 @@ a ``PYTHONPATH`` entry of the user's that lies inside a protected folder or hold
 to a test run (:func:`outside_pythonpath`, used by :func:`~pytest_homefield.sandbox.testrun.scrubbed_env`,
 which puts the same folder of the copy under test in place of one inside, :func:`in_copy`) nor bound
 into a sandbox, and no read-only bind of bubblewrap holds a protected folder (:func:`holds_protected`,
-used by :func:`~pytest_homefield.sandbox.bwrap.bwrap_argv`). Paths are compared resolved
-(symlinks followed; a relative entry against the current folder).
+used by :func:`~pytest_homefield.sandbox.bwrap.bwrap_argv`). Nor does any read-only path of a sandbox hold the
+user's home folder (:func:`holds_home`, used there and by Landlock's policy): a client or interpreter whose real
+file is ``~/bin/NAME`` has the home as its install prefix, and binding it gave the sandbox ``~/.ssh`` and every
+credential of the user's (satk58). Paths are compared resolved (symlinks followed; a relative entry against the
+current folder).
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 from pathlib import Path
 
-__all__ = ["protect", "protected", "holds_protected", "touches_protected", "outside_pythonpath", "in_copy"]
+__all__ = ["protect", "protected", "holds_protected", "holds_home", "homes", "touches_protected",
+           "outside_pythonpath", "in_copy"]
 
 _PROTECTED: list[Path] = []
 
@@ -36,6 +41,29 @@ def holds_protected(path: Path | str) -> bool:
     """Whether ``path`` is a protected folder or one of its ancestors (binding it would show it)."""
     resolved = Path(os.path.realpath(path))
     return any(p == resolved or p.is_relative_to(resolved) for p in _PROTECTED)
+
+
+def homes() -> list[Path]:
+    """The user's home folders, resolved: ``$HOME`` of this process and its account's (``pwd``), each when set and
+    an absolute path."""
+    out: list[Path] = []
+    candidates = [os.environ.get("HOME", "")]
+    try:
+        candidates.append(pwd.getpwuid(os.geteuid()).pw_dir)
+    except KeyError:  # a uid with no account
+        pass
+    for c in candidates:
+        if c and os.path.isabs(c) and (home := Path(os.path.realpath(c))) not in out:
+            out.append(home)
+    return out
+
+
+def holds_home(path: Path | str) -> bool:
+    """Whether ``path`` is the user's home folder or one of its ancestors (:func:`homes`): binding it would show
+    the user's dotfiles (``~/.ssh``, cloud and forge credentials, other repositories), which no sandbox gets
+    (docs/contracts.md §9)."""
+    resolved = Path(os.path.realpath(path))
+    return any(h == resolved or h.is_relative_to(resolved) for h in homes())
 
 
 def touches_protected(path: Path | str) -> bool:
