@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import difflib
 
+import pytest
+
 from pytest_homefield.run.suspicious import suspicious_reasons
 
 
@@ -102,3 +104,21 @@ def test_reaching_a_callers_frame_is_still_flagged() -> None:
                   "objs = gc.get_referrers(value)"):
         change = _diff("glom/core.py", FINALIZE, FINALIZE_BY_MODULE + "        " + reach + "\n")
         assert suspicious_reasons(change, gold) == ["frame or object inspection"], reach
+
+
+#: Real-fix shapes other reasons of the list still flag (alt58): each counts a real fix unsolved, and each is one a
+#: forger spells past the list (``getattr(importlib, "import_" + "module")``), so the list guards nothing there.
+STILL_FLAGGED = {
+    "dynamic import": "    backend = importlib.import_module(name)  # an optional dependency, chosen by the caller\n",
+    "encoded or generated code": "    text = codecs.decode(text, 'unicode_escape')  # a CLI argument's escapes\n",
+    "module table edit": "sys.modules.setdefault('funcy.py3', sys.modules[__name__])  # the old module name\n",
+}
+
+
+@pytest.mark.xfail(strict=True, reason="alt58: a pattern list cannot tell these real fixes from a forger's; a "
+                   "flagged solve counts unsolved (contracts §10), which only a rule that no pattern decides closes")
+@pytest.mark.parametrize("reason", sorted(STILL_FLAGGED))
+def test_a_real_fix_of_another_listed_shape_is_not_flagged(reason: str) -> None:
+    gold = _diff("funcy/colls.py", JOIN_WITH, JOIN_WITH_GOLD)
+    change = _diff("funcy/colls.py", JOIN_WITH, JOIN_WITH_GOLD + STILL_FLAGGED[reason])
+    assert suspicious_reasons(change, gold) == []
