@@ -1,16 +1,17 @@
-"""gatk56: a ``uv run`` test command installs the grading copy's own project into the environment it makes (``uv
-run`` syncs the project, editable, from the copy's ``pyproject.toml``) before pytest starts; grading carries an agent's
+"""gatk56: a ``uv run`` test command installed the grading copy's own project into the environment it made (``uv
+run`` syncs the project, editable, from the copy's ``pyproject.toml``) before pytest started; grading carries an agent's
 ``pyproject.toml`` whole unless its pytest table changed (``carried._section_of``). So an agent's
-``[project.entry-points.pytest11]`` (with ``[tool.setuptools] py-modules`` naming its module) is installed and pytest
-autoloads the agent's module as a plugin, beside the reporter, in every run of the grading: hooks before collection,
-whatever the hidden tests import. Left (strict xfail): closing it by construction means running a ``uv run``
-command in an environment synced from the parent's project, not the change's (``--no-sync`` on an environment made
-before the change is applied), not a list of ``pyproject.toml`` tables."""
+``[project.entry-points.pytest11]`` (with ``[tool.setuptools] py-modules`` naming its module) was installed and pytest
+autoloaded the agent's module as a plugin, beside the reporter, in every run of the grading. ops58: a ``uv run`` in a
+project runs in the run's active environment, never synced (``testrun.project_run``: ``--active --no-sync``): the
+user's environment, whose project was installed from the user's checkout, its editable install the copy's in the run
+(the run's own environment); nothing of the tree's packaging metadata is installed."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 from helpers.fix_task import build_fix_task
 
 from pytest_homefield.run.grading import grade
+from pytest_homefield.sandbox import protected, testrun
 from pytest_homefield.sandbox.snapshot import copy_tree
 
 SOURCE = "totals.py"
@@ -33,11 +35,29 @@ AGENTS = PROJECT.replace('py-modules = ["totals"]', 'py-modules = ["totals", "to
     '\n[project.entry-points.pytest11]\nextra = "totals_extra"\n')
 
 
+def _users_environment(tmp_path: Path, uv: str, checkout: Path) -> Path:
+    """The user's environment of ``checkout`` (its ``uv run`` one): a venv with the project installed editable from the
+    checkout (setuptools, built offline from uv's cache) and this process's pytest (a ``.pth`` naming its site
+    folder)."""
+    import sysconfig
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "_hf_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    made = subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "--no-deps", "-e",
+                           str(checkout)], capture_output=True, text=True, timeout=300)
+    if made.returncode != 0:
+        pytest.skip(f"the project could not be installed (uv's cache, the registry): {made.stderr[-500:]}")
+    return venv
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk56: an agent's [project.entry-points.pytest11] in pyproject.toml is "
-                   "carried, and a uv run test command installs it: its module is loaded as a pytest plugin in "
-                   "every run of the grading")
-def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["none", "bwrap", "landlock"])
+def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 sandbox: str) -> None:
+    """Measured before ops58: the marker the agent's plugin module writes was there after the grading (uv synced the
+    copy's project, with the agent's entry point, into ``.venv`` in the copy). Now the run is in the user's
+    environment, unsynced: no marker, and the agent's real fix is ``solved`` (the copy's ``totals`` imported)."""
     uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
     if uv is None:
         pytest.skip("no uv beside this Python or on PATH")
@@ -46,14 +66,66 @@ def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path)
                        pass_to_pass=[], project=False,
                        parent_data={"pyproject.toml": PROJECT})
     b.task.test_cmd = f"{uv} run pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    venv = _users_environment(tmp_path, uv, b.root)
     marker = tmp_path / "loaded"
     work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")  # the real fix, and the agent's plugin beside it
     (work / "pyproject.toml").write_text(AGENTS, encoding="utf-8")
     (work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
+    env = {**os.environ, "VIRTUAL_ENV": str(venv)}
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
-              canaries=False, sandbox="none")
-    log = tmp_path / "out" / "tests.log"
-    if not log.exists() or b"test session starts" not in log.read_bytes():  # uv made no environment (offline)
-        pytest.skip(f"the uv run command ran no test: {g.outcome} {g.error}")
+              canaries=False, sandbox=sandbox, env=env)
     assert "pyproject.toml" in g.carried, (g.carried, g.dropped)
     assert not marker.exists(), (g.outcome, g.error)
+    assert g.outcome == "solved", (g.outcome, g.error, (tmp_path / "out" / "tests.log").read_text()[-2000:])
+    assert not (work / ".venv").exists()
+
+
+@pytest.mark.parametrize(("command", "project", "expected"), [
+    ("uv run pytest", True, "uv run --active --no-sync pytest"),
+    ("env CI=1 uv run -q --frozen pytest -x", True, "env CI=1 uv run --active --no-sync -q --frozen pytest -x"),
+    ("uv run --active pytest", True, "uv run --no-sync --active pytest"),
+    ("uv run --no-sync --active python -m pytest", True, "uv run --no-sync --active python -m pytest"),
+    ("uv run --no-project pytest", True, "uv run --no-project pytest"),
+    ("uv run pytest", False, "uv run pytest"),
+    ("uv run --project sub pytest", False, "uv run --active --no-sync --project sub pytest"),
+    ("uv run --directory sub pytest", True, "uv run --directory sub pytest"),  # not read: as it was
+    ("python -m pytest", True, "python -m pytest"),
+])
+def test_a_uv_run_in_a_project_runs_in_the_active_environment_unsynced(tmp_path: Path, command: str, project: bool,
+                                                                       expected: str) -> None:
+    """ops58: what :func:`testrun.project_run` makes of a command, and the active environment it names when the run
+    has none (this process's own venv)."""
+    if project:
+        (tmp_path / "pyproject.toml").write_text(PROJECT, encoding="utf-8")
+    run_env: dict[str, str] = {}
+    assert testrun.project_run(tmp_path, command, run_env) == expected
+    changed = expected != command
+    assert run_env == ({"VIRTUAL_ENV": sys.prefix} if changed and sys.prefix != sys.base_prefix else {})
+    venv = {"VIRTUAL_ENV": "/elsewhere/venv"}
+    testrun.project_run(tmp_path, command, venv)
+    assert venv == {"VIRTUAL_ENV": "/elsewhere/venv"}
+
+
+def test_a_uv_run_with_no_active_environment_does_not_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops58: with no ``VIRTUAL_ENV`` and homefield in no virtual environment, ``uv run pytest`` in a project would
+    run in a ``.venv`` uv makes in the copy (synced from the tree's ``pyproject.toml`` before ops58, empty with
+    ``--active --no-sync``; under bubblewrap and Landlock not at all, ``infra`` with uv's 'failed to create
+    directory'). It does not start, and says what to do; nothing is written in the tree."""
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    work = tmp_path / "work"
+    (work / "tests").mkdir(parents=True)
+    (work / "pyproject.toml").write_text(PROJECT.replace('dev = ["pytest"]', "dev = []"), encoding="utf-8")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    (work / TEST).write_text(TESTS, encoding="utf-8")
+    monkeypatch.setattr(sys, "prefix", sys.base_prefix)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = os.path.dirname(uv) + os.pathsep + env.get("PATH", "")
+    run = testrun.run_tests(work, f"{uv} run --offline pytest", [TEST], out_dir=tmp_path / "out", env=env,
+                            sandbox="none", timeout_s=120)
+    assert run.exit_code == 127 and run.error is not None and testrun.NO_ACTIVE_ENV in run.error, run.error
+    assert sorted(p.name for p in work.iterdir()) == ["pyproject.toml", "tests", "totals.py"]
