@@ -77,7 +77,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
-from pytest_homefield.sandbox.pytest_config import Setup, setup_for
+from pytest_homefield.sandbox.pytest_config import Setup, env_files_of, setup_for
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -431,6 +431,11 @@ def grade(
     # tree, as uv's discovery of a uv run reads it there
     carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs,
                                                 command_python(pristine, test_cmd or task.test_cmd, env))
+    # the env files a uv run test command reads are its configuration, the parent's kept (ops58: an agent's .env
+    # setting PYTEST_PLUGINS had its module loaded as a pytest plugin in every run)
+    if held := env_files_of(pristine, test_cmd or task.test_cmd):
+        dropped += [r for r in carried if r in held]
+        carried = [r for r in carried if r not in held]
     whole = capped_diff(pristine, workspace, list(changes), changes, diff_limit)
     nofollow.write_bytes(out_dir, "diff.patch", whole.text.encode("utf-8"))  # replaces a link there (link46)
     # most often every change is carried: the same paths make the same diff, made once (one git process less)

@@ -53,7 +53,8 @@ else:  # pragma: no cover
 __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args",
            "all_values", "last_value", "positional", "split_args", "split_words", "TestCommand", "parse_command",
            "config_at", "module_pytest", "PYTHON_VALUED", "from_top", "UvRun", "uv_run", "launched_at", "program_at",
-           "command_problem", "rootdir_problem", "env_file_addopts", "uv_dotenv_addopts", "UV_OPTIONS_OF"]
+           "command_problem", "rootdir_problem", "env_file_addopts", "env_files_of", "uv_dotenv_addopts",
+           "UV_OPTIONS_OF"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -680,6 +681,21 @@ def rootdir_problem(command: str, root: Path) -> str | None:
 #: The program :func:`env_file_addopts` has uv run (``-I``: nothing of the tree's on its path): what
 #: ``PYTEST_ADDOPTS`` it was given, ``=`` then its value, nothing when it was given none.
 _PRINT_ADDOPTS = "import os, sys; v = os.environ.get('PYTEST_ADDOPTS'); sys.stdout.write('' if v is None else '=' + v)"
+
+
+def env_files_of(root: Path, command: str) -> frozenset[str]:
+    """The files of the tree at ``root`` (the run's working folder) that ``command``'s ``uv run`` reads as env files
+    (:attr:`UvRun.env_files`), each relative to ``root``, normalized (``/``-separated); one outside the tree is none
+    of them. ``frozenset()`` for any other command, or one that cannot be split. What they set reaches the program
+    uv runs (``PYTEST_PLUGINS``, ``PYTHONPATH``): grading holds them back as test configuration (ops58)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return frozenset()
+    found = uv_run(words)
+    if found is None:
+        return frozenset()
+    return frozenset(rel for name in found.env_files if name and (rel := _inside(root, name)) is not None)
 
 
 def env_file_addopts(root: Path, command: str) -> tuple[str, ...]:

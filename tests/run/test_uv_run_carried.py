@@ -129,3 +129,43 @@ def test_a_uv_run_with_no_active_environment_does_not_start(tmp_path: Path, monk
                             sandbox="none", timeout_s=120)
     assert run.exit_code == 127 and run.error is not None and testrun.NO_ACTIVE_ENV in run.error, run.error
     assert sorted(p.name for p in work.iterdir()) == ["pyproject.toml", "tests", "totals.py"]
+
+
+@pytest.mark.slow
+def test_an_env_file_the_uv_run_reads_is_the_parents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops58: ``uv run --env-file .env pytest`` reads ``.env`` of the grading copy; an agent's ``.env`` setting
+    ``PYTEST_PLUGINS`` had its module loaded as a pytest plugin in every run (the marker written; scrubbed_env drops
+    the variable from the caller's environment only). The command's env files are the test configuration the user
+    wrote: the parent's is put back (``dropped``), and the real fix beside it is ``solved``."""
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False,
+                       parent_data={"pyproject.toml": PROJECT, ".env": "TOTALS=1\n"})
+    b.task.test_cmd = f"{uv} run --env-file .env pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    venv = _users_environment(tmp_path, uv, b.root)
+    marker = tmp_path / "loaded"
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    (work / ".env").write_text("TOTALS=1\nPYTEST_PLUGINS=totals_extra\n", encoding="utf-8")
+    (work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
+    assert not marker.exists(), (g.outcome, g.error, g.carried, g.dropped)
+    assert ".env" in g.dropped and g.outcome == "solved", (g.outcome, g.error, g.carried, g.dropped)
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("uv run --env-file .env --env-file=conf/./test.env pytest", {".env", "conf/test.env"}),
+    ("env A=1 uv run --env-file ../outside.env --env-file /elsewhere/x.env pytest", set()),
+    ("uv run pytest --env-file .env", set()),  # pytest's word, not uv's
+    ("python -m pytest", set()),
+])
+def test_the_env_files_a_uv_run_reads(tmp_path: Path, command: str, expected: set[str]) -> None:
+    """ops58: the tree's files a ``uv run`` command reads as env files (grading keeps the parent's)."""
+    from pytest_homefield.sandbox.pytest_config import env_files_of
+    assert env_files_of(tmp_path, command) == expected
