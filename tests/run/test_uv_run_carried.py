@@ -169,3 +169,29 @@ def test_the_env_files_a_uv_run_reads(tmp_path: Path, command: str, expected: se
     """ops58: the tree's files a ``uv run`` command reads as env files (grading keeps the parent's)."""
     from pytest_homefield.sandbox.pytest_config import env_files_of
     assert env_files_of(tmp_path, command) == expected
+
+
+@pytest.mark.parametrize(("command", "named"), [
+    ("uv run --with-editable . pytest", "--with-editable ."),
+    ("uv run --with-requirements=requirements-test.txt pytest", "--with-requirements requirements-test.txt"),
+    ("uv run -w pytest-cov,./plugins/hf pytest", "--with pytest-cov,./plugins/hf"),
+    ("uv run --with 'hfplug @ file:///REPO/plug' pytest", "--with hfplug @ file:///REPO/plug"),
+    ("uv run --find-links wheels --with pytest-cov pytest", "--find-links wheels"),
+    ("uv run --index local=file:///REPO/idx pytest", "--index local=file:///REPO/idx"),
+    ("uv run --with pytest-cov>=5 --with 'x @ https://example.org/x.whl' pytest", None),
+    ("uv run --find-links /opt/wheels --index-url https://pypi.org/simple pytest", None),
+    ("uv run --with 'hfplug @ file:///opt/plug' pytest", None),
+    ("uv run pytest", None),
+])
+def test_a_uv_run_installing_from_the_tree_is_refused(tmp_path: Path, command: str, named: str | None) -> None:
+    """ops58: a ``uv run`` option that has uv install from the tree under test (measured: ``uv run --active --no-sync
+    --with-editable .`` installed the copy's project, an agent's entry points with it, into uv's overlay
+    environment) is one ``ConfigError`` line at the start; a registry's requirement, a URL or a folder outside the
+    repository is none."""
+    from pytest_homefield.sandbox.pytest_config import command_problem
+    command = command.replace("/REPO", str(tmp_path))
+    problem = command_problem(command, tmp_path)
+    if named is None:
+        assert problem is None
+    else:
+        assert problem is not None and f"uv run {named.replace('/REPO', str(tmp_path))} installs" in problem, problem
