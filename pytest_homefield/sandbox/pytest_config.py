@@ -54,7 +54,7 @@ __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for
            "all_values", "last_value", "positional", "split_args", "split_words", "TestCommand", "parse_command",
            "config_at", "module_pytest", "PYTHON_VALUED", "from_top", "UvRun", "uv_run", "launched_at", "program_at",
            "command_problem", "tree_install", "rootdir_problem", "env_file_addopts", "env_files_of",
-           "uv_dotenv_addopts", "UV_OPTIONS_OF", "UV_RUN_SOURCES"]
+           "uv_dotenv_addopts", "UV_OPTIONS_OF", "UV_RUN_SOURCES", "uv_run_of"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -734,6 +734,14 @@ def rootdir_problem(command: str, root: Path) -> str | None:
 #: The program :func:`env_file_addopts` has uv run (``-I``: nothing of the tree's on its path): what
 #: ``PYTEST_ADDOPTS`` it was given, ``=`` then its value, nothing when it was given none.
 _PRINT_ADDOPTS = "import os, sys; v = os.environ.get('PYTEST_ADDOPTS'); sys.stdout.write('' if v is None else '=' + v)"
+
+
+def uv_run_of(command: str) -> UvRun | None:
+    """:func:`uv_run` of ``command``'s words (``None`` for one that cannot be split, or another program)."""
+    try:
+        return uv_run(shlex.split(command))
+    except ValueError:
+        return None
 
 
 def env_files_of(root: Path, command: str) -> frozenset[str]:

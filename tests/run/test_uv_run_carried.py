@@ -195,3 +195,76 @@ def test_a_uv_run_installing_from_the_tree_is_refused(tmp_path: Path, command: s
         assert problem is None
     else:
         assert problem is not None and f"uv run {named.replace('/REPO', str(tmp_path))} installs" in problem, problem
+
+
+def _plugin_wheel(folder: Path, marker: Path) -> None:
+    """``folder/attrs-99-py3-none-any.whl``: a wheel of that name whose ``pytest11`` entry point is a module
+    writing ``marker``."""
+    import base64
+    import hashlib
+    import zipfile
+    files = {"hfplug_mod.py": f"open({str(marker)!r}, 'a').close()\n",
+             "attrs-99.dist-info/METADATA": "Metadata-Version: 2.1\nName: attrs\nVersion: 99\n",
+             "attrs-99.dist-info/WHEEL": ("Wheel-Version: 1.0\nGenerator: hf\nRoot-Is-Purelib: true\n"
+                                          "Tag: py3-none-any\n"),
+             "attrs-99.dist-info/entry_points.txt": "[pytest11]\nhfplug = hfplug_mod\n"}
+    def digest(text: str) -> str:
+        return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    record = "".join(f"{name},sha256={digest(text)},{len(text.encode())}\n" for name, text in files.items()) \
+        + "attrs-99.dist-info/RECORD,,\n"
+    folder.mkdir(parents=True)
+    with zipfile.ZipFile(folder / "attrs-99-py3-none-any.whl", "w") as whl:
+        for name, text in {**files, "attrs-99.dist-info/RECORD": record}.items():
+            whl.writestr(name, text)
+
+
+@pytest.mark.slow
+def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops58: ``uv run --with attrs python -m pytest`` resolves ``attrs`` with the graded copy's uv configuration; an
+    agent's ``[tool.uv] find-links`` naming a folder of wheels it added had its wheel installed in uv's overlay and
+    its ``pytest11`` entry point loaded in every run (the marker written). The ``[tool.uv]`` table and ``uv.toml``
+    are the command's configuration: the parent's stays (``pyproject.toml`` in ``dropped``), the real fix beside
+    it is ``solved``."""
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT})
+    b.task.test_cmd = f"{uv} run --with attrs python -m pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    venv = _users_environment(tmp_path, uv, b.root)
+    marker = tmp_path / "loaded"
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    agents = PROJECT.replace("package = true\n", 'package = true\nfind-links = ["wheels"]\n')
+    (work / "pyproject.toml").write_text(agents, encoding="utf-8")
+    _plugin_wheel(work / "wheels", marker)
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
+    log = tmp_path / "out" / "tests.log"
+    if g.outcome == "infra":  # no registry and attrs not in uv's cache: the parent's run could not start either
+        pytest.skip(f"uv could not resolve attrs: {g.error}")
+    assert not marker.exists(), (g.outcome, g.error, g.carried, g.dropped, log.read_text()[-1500:])
+    assert "pyproject.toml" in g.dropped and g.outcome == "solved", (g.outcome, g.error, g.carried, g.dropped)
+
+
+def test_which_changes_move_the_uv_configuration(tmp_path: Path) -> None:
+    """ops58: ``carried.uv_config_changed``: the top's ``uv.toml``, or ``pyproject.toml`` whose ``[tool.uv]`` table
+    changed (parsed: a comment or another table is no change)."""
+    from pytest_homefield.run.carried import uv_config_changed
+    parent, agent = tmp_path / "p", tmp_path / "a"
+    for root in (parent, agent):
+        (root / "sub").mkdir(parents=True)
+        (root / "pyproject.toml").write_text(PROJECT)
+    (agent / "sub" / "pyproject.toml").write_text(PROJECT + '\n[tool.uv.sources]\nx = { path = "x" }\n')
+    assert uv_config_changed(parent, agent, "uv.toml")
+    assert not uv_config_changed(parent, agent, "sub/uv.toml")
+    assert not uv_config_changed(parent, agent, "sub/pyproject.toml")
+    (agent / "pyproject.toml").write_text("# a comment\n" + PROJECT.replace('version = "0"', 'version = "1"'))
+    assert not uv_config_changed(parent, agent, "pyproject.toml")
+    (agent / "pyproject.toml").write_text(PROJECT.replace("package = true", "package = false"))
+    assert uv_config_changed(parent, agent, "pyproject.toml")
+    (agent / "pyproject.toml").unlink()
+    assert uv_config_changed(parent, agent, "pyproject.toml")  # deleted: the parent's table gone
