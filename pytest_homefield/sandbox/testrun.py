@@ -775,9 +775,9 @@ def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir
     the active one instead (``VIRTUAL_ENV``; its ``bin`` just before the environment's on ``PATH``), so uv runs the
     program there (ops56: a test's child imported the user's checkout, HEAD's fix, as ops52's did; and ``uv run
     --active`` synced the project into the user's environment, its editable install then naming the grading copy,
-    a folder removed after the run). Nothing for any other (a project's ``.venv``: none in a copy, uv makes its
-    own). ``python``: that interpreter when the caller asked already (else asked here). Raises ``OSError`` when the
-    environment cannot be made."""
+    a folder removed after the run). Nothing for any other (a project's own ``.venv``: a run never takes it, ops58,
+    :func:`project_run`). ``python``: that interpreter when the caller asked already (else asked here). Raises
+    ``OSError`` when the environment cannot be made."""
     venv, path = env.get("VIRTUAL_ENV"), env.get("PATH")
     if not venv:
         return
