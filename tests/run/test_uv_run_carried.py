@@ -268,3 +268,30 @@ def test_which_changes_move_the_uv_configuration(tmp_path: Path) -> None:
     assert uv_config_changed(parent, agent, "pyproject.toml")
     (agent / "pyproject.toml").unlink()
     assert uv_config_changed(parent, agent, "pyproject.toml")  # deleted: the parent's table gone
+
+
+@pytest.mark.slow
+def test_a_uv_run_in_the_checkouts_own_environment_runs_in_bubblewrap(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops58, r41's left item: a uv user's flow, ``uv sync`` in the checkout (its ``.venv`` inside the repository) and
+    homefield under ``uv run`` (``VIRTUAL_ENV`` that ``.venv``), ``test_cmd`` ``uv run pytest``, under bubblewrap: the
+    copy had no ``.venv`` and uv could not make one there (read-only, offline): ``infra``. Now the run is in the
+    checkout's environment, its editable install the copy's: the real fix is ``solved``."""
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT})
+    b.task.test_cmd = f"{uv} run pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    synced = subprocess.run([uv, "sync", "-q", "--python", sys.executable], cwd=b.root, capture_output=True, text=True,
+                            timeout=300)
+    if synced.returncode != 0:
+        pytest.skip(f"uv sync failed (uv's cache, the registry): {synced.stderr[-500:]}")
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              canaries=False, sandbox="bwrap", env={**os.environ, "VIRTUAL_ENV": str(b.root / ".venv")})
+    assert g.outcome == "solved" and g.test_sandbox == "bwrap", (g.outcome, g.error)
