@@ -384,28 +384,34 @@ NO_ACTIVE_ENV = ("a uv run test command runs in the active environment, never on
 
 
 def project_run(workdir: Path, test_cmd: str, run_env: dict[str, str]) -> str:
-    """``test_cmd`` as a test run in ``workdir`` with ``run_env`` (:func:`scrubbed_env`'s) runs it: a ``uv run``
-    command (:func:`~pytest_homefield.sandbox.pytest_config.uv_run`, all its options read) that would run its
-    program in a project's own environment (a ``pyproject.toml`` at ``workdir``, or ``--project``; no
-    ``--no-project``) gets :data:`UV_PROJECT_FLAGS` it lacks right after ``run``: uv runs it in the run's active
-    environment and syncs nothing (ops58). Left as it was, uv made ``.venv`` in the copy and synced the copy's own
-    project into it before pytest started: a grading installed the agent's ``pyproject.toml`` (its
+    """``test_cmd`` as a test run in ``workdir`` with ``run_env`` (:func:`scrubbed_env`'s) runs it: a ``uv run`` command
+    (:func:`~pytest_homefield.sandbox.pytest_config.uv_run`, every option one of uv's; not ``--script``) that would
+    run its program in a project's own environment (a ``pyproject.toml`` at ``workdir``, or in its ``--directory``,
+    or ``--project``; no ``--no-project``) gets :data:`UV_PROJECT_FLAGS` it lacks right after ``run``: uv runs it in
+    the run's active environment and syncs nothing (ops58). Left as it was, uv made ``.venv`` in the copy and synced
+    the copy's own project into it before pytest started: a grading installed the agent's ``pyproject.toml`` (its
     ``[project.entry-points.pytest11]`` module autoloaded as a pytest plugin in every run, gatk56), and under
     bubblewrap, the copy read-only and offline, no run started (``infra``). The active environment is ``run_env``'s
-    ``VIRTUAL_ENV``, else this process's own when it runs in one (``sys.prefix``; set in ``run_env`` then): the one a
-    ``uv run pytest`` of the user's checkout runs in (``uv run homefield …`` sets it), made by the user from their
+    ``VIRTUAL_ENV``, else this process's own when it runs in one (``sys.prefix``; set in ``run_env`` then): the one
+    a ``uv run pytest`` of the user's checkout runs in (``uv run homefield …`` sets it), made by the user from their
     own project, never from the tree under test (nor a ``.venv`` the tree holds: an agent's is carried); with
-    neither, :func:`run_tests` starts no such run (:data:`NO_ACTIVE_ENV`). Any other command as it is. Raises nothing
-    (an unparseable command is left to the run's own error)."""
+    neither, :func:`run_tests` starts no such run (:data:`NO_ACTIVE_ENV`). Any other command as it is. Raises
+    nothing (an unparseable command is left to the run's own error)."""
     try:
         words = shlex.split(test_cmd)
     except ValueError:
         return test_cmd
     found = pytest_config.uv_run(words)
-    if found is None or not found.read:
+    if found is None or found.unknown is not None:
         return test_cmd
     names = {name for name, _ in found.given}
-    if "--no-project" in names or not ((Path(workdir) / "pyproject.toml").is_file() or "--project" in names):
+    if names & (pytest_config.UV_RUN_ASIDE - {"--directory"}):  # --script, --gui-script, --help
+        return test_cmd
+    folder = Path(workdir)
+    for name, value in found.given:  # uv reads the project in --directory's folder
+        if name == "--directory" and value:
+            folder = folder / value
+    if "--no-project" in names or not ((folder / "pyproject.toml").is_file() or "--project" in names):
         return test_cmd
     missing = [flag for flag in UV_PROJECT_FLAGS if flag not in names]
     if not missing:

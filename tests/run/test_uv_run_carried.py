@@ -91,8 +91,11 @@ def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path,
     ("uv run --no-project pytest", True, "uv run --no-project pytest"),
     ("uv run pytest", False, "uv run pytest"),
     ("uv run --project sub pytest", False, "uv run --active --no-sync --project sub pytest"),
-    ("uv run --directory sub pytest", True, "uv run --directory sub pytest"),  # not read: as it was
+    ("uv run --directory sub pytest", True, "uv run --directory sub pytest"),  # no project in sub
+    ("uv run --script run.py", True, "uv run --script run.py"),
+    ("uv run --bogus pytest", True, "uv run --bogus pytest"),  # refused by the settings
     ("python -m pytest", True, "python -m pytest"),
+    ("uv run --directory deep pytest", False, "uv run --active --no-sync --directory deep pytest"),
 ])
 def test_a_uv_run_in_a_project_runs_in_the_active_environment_unsynced(tmp_path: Path, command: str, project: bool,
                                                                        expected: str) -> None:
@@ -100,6 +103,8 @@ def test_a_uv_run_in_a_project_runs_in_the_active_environment_unsynced(tmp_path:
     has none (this process's own venv)."""
     if project:
         (tmp_path / "pyproject.toml").write_text(PROJECT, encoding="utf-8")
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "pyproject.toml").write_text(PROJECT, encoding="utf-8")
     run_env: dict[str, str] = {}
     assert testrun.project_run(tmp_path, command, run_env) == expected
     changed = expected != command
