@@ -22,6 +22,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 from pytest_homefield.paths import classify_path
 from pytest_homefield.run.changes import is_link, link_target, read_text, resolves_inside
 from pytest_homefield.sandbox.editable_env import interpreter_facts
@@ -62,6 +67,37 @@ class TaskFiles(Protocol):
 
     @property
     def source_files(self) -> Sequence[str]: ...
+
+
+#: The files at the tree's top holding the uv configuration a ``uv run`` reads there (uv's own discovery: ``uv.toml``,
+#: else ``pyproject.toml``'s ``[tool.uv]`` table).
+UV_CONFIG_NAMES = ("uv.toml", "pyproject.toml")
+
+
+def uv_config_changed(pristine: Path, workspace: Path, rel: str) -> bool:
+    """Whether the change to ``rel`` (a ``/``-separated path) changes the uv configuration a ``uv run`` test command
+    reads at the tree's top (ops58: its ``find-links`` and indexes, a ``uv run --with NAME`` resolving NAME from the
+    graded copy's wheels): ``uv.toml`` there, or that ``pyproject.toml``'s ``[tool.uv]`` table (compared parsed; a
+    text either side cannot parse as TOML, whole). Read without following a link (a link: changed)."""
+    if rel not in UV_CONFIG_NAMES:
+        return False
+    if rel == "uv.toml":
+        return True
+    return _uv_table_at(pristine, rel) != _uv_table_at(workspace, rel)
+
+
+def _uv_table_at(root: Path, rel: str) -> object:
+    """``root/rel``'s ``[tool.uv]`` table (``None`` without one), its text when it is no TOML, ``False`` for a link
+    or a file that cannot be read."""
+    text = read_text(root, rel)
+    if text is None:
+        return False
+    try:
+        doc = tomllib.loads(text.replace("\r\n", "\n").replace("\r", "\n"))
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return text
+    tool = doc.get("tool")
+    return tool.get("uv") if isinstance(tool, dict) else None
 
 
 def _section_at(root: Path, rel: str) -> str | None:

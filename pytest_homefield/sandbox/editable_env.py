@@ -20,6 +20,7 @@ is made for each run, as the copy is each run's.
 
 from __future__ import annotations
 
+import ast
 import base64
 import contextlib
 import functools
@@ -33,13 +34,14 @@ from pathlib import Path
 
 from pytest_homefield.sandbox.editable import (
     FINDER_IMPORT,
+    FINDER_MAX_BYTES,
     MODULE_IMPORT,
     PTH_MAX_BYTES,
     finder_literals,
     read_own,
     redirector_map,
 )
-from pytest_homefield.sandbox.protected import in_copy, touches_protected
+from pytest_homefield.sandbox.protected import in_copy, protected, touches_protected
 
 __all__ = ["InterpreterFacts", "OwnEnvironment", "interpreter_facts", "site_plan", "own_environment",
            "rewritten_script", "SITE_MODULE", "PTH_NAME", "SCRIPT_MAX_BYTES"]
@@ -170,14 +172,38 @@ def _finder_step(site: str, module: str, base: Path) -> tuple[Step, bool]:
     return ("finder", module, new_map, new_spaces), named
 
 
-def _import_step(site: str, line: str, base: Path) -> tuple[Step, bool]:
+def hook_names_repository(path: str) -> bool:
+    """Whether the module file ``path`` (a site hook a ``.pth`` line imports) names the repository under benchmark: a
+    string in its code (any depth: a call's argument, a literal's item) that is an absolute path inside a protected
+    folder (meson-python's ``_<name>_editable_loader``, its build folder and ninja run in the checkout;
+    scikit-build-core's ``_<name>_editable``, its modules' files there). Parsed, never imported; a file unreadable
+    as a regular file, larger than :data:`~.editable.FINDER_MAX_BYTES` or not Python names nothing."""
+    try:
+        data = read_own(path, FINDER_MAX_BYTES + 1)
+        tree = ast.parse(data) if len(data) <= FINDER_MAX_BYTES else None
+    except (OSError, SyntaxError, ValueError):
+        return False
+    if tree is None or not (folders := protected()):
+        return False
+    return any(isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("/")
+               and "\0" not in node.value and any(Path(os.path.realpath(node.value)).is_relative_to(f) for f in folders)
+               for node in ast.walk(tree))
+
+
+def _import_step(site: str, line: str, base: Path) -> tuple[Step | None, bool]:
     """The step for an ``import`` line of a ``.pth`` file of ``site`` that imports no setuptools finder, and whether
     it names the repository: for an ``editables`` redirector module (:func:`~.editable.redirector_map`: hatchling's
     ``import _editable_impl_<name>``, ops56) ``("redirect", pairs)``, each module's file inside a protected folder
-    taken from the copy (one with no counterpart there left out); any other ``("exec", line)``."""
+    taken from the copy (one with no counterpart there left out); ``None`` (left out) for a module whose code names
+    the repository otherwise (:func:`hook_names_repository`: meson-python's and scikit-build-core's loaders, which
+    rebuild in the checkout and import its files; ops58: under ``--sandbox none`` the tests imported the user's
+    checkout, HEAD's code, whatever the change); any other ``("exec", line)``."""
     hook = MODULE_IMPORT.match(line)
-    pairs = redirector_map(os.path.join(site, hook.group(1) + ".py")) if hook else None
+    module = os.path.join(site, hook.group(1) + ".py") if hook else None
+    pairs = redirector_map(module) if module else None
     if pairs is None:
+        if module is not None and hook_names_repository(module):
+            return None, True
         return ("exec", line), False
     named = False
     kept: list[tuple[str, str]] = []
@@ -210,7 +236,8 @@ def _pth_steps(site: str, name: str, base: Path) -> list[Step] | None:
             hook = FINDER_IMPORT.match(line)
             step, by_finder = _finder_step(site, hook.group(1), base) if hook else _import_step(site, line, base)
             named = named or by_finder
-            steps.append(step)
+            if step is not None:
+                steps.append(step)
             continue
         moved, by_repo = _retarget(os.path.normpath(os.path.join(site, line.rstrip())), base)
         named = named or by_repo

@@ -53,7 +53,8 @@ else:  # pragma: no cover
 __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for", "config_options", "pytest_args",
            "all_values", "last_value", "positional", "split_args", "split_words", "TestCommand", "parse_command",
            "config_at", "module_pytest", "PYTHON_VALUED", "from_top", "UvRun", "uv_run", "launched_at", "program_at",
-           "command_problem", "rootdir_problem", "env_file_addopts", "uv_dotenv_addopts", "UV_OPTIONS_OF"]
+           "command_problem", "tree_install", "rootdir_problem", "env_file_addopts", "env_files_of",
+           "uv_dotenv_addopts", "UV_OPTIONS_OF", "UV_RUN_SOURCES", "uv_run_of"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -627,6 +628,55 @@ def launched_at(words: Sequence[str]) -> int:
 NOT_PYTEST = frozenset({"make", "tox", "hatch"})
 
 
+#: ``uv run``'s options whose value names what uv installs, or where it looks for it (ops58): one naming a file or
+#: folder of the tree under test installs what the graded copy holds (:func:`tree_install`).
+UV_RUN_SOURCES = frozenset({"--with", "--with-editable", "--with-requirements", "--find-links", "--index",
+                            "--index-url", "--extra-index-url", "--default-index"})
+
+
+def _in_tree(place: str, root: Path | None) -> bool:
+    """Whether ``place`` (a path, or a URL) names the tree a run's working folder is: a ``file:`` URL's path or a
+    path, relative (to that folder), or absolute inside ``root`` (the repository's top, when known); never a URL of
+    another scheme."""
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", place)
+    if scheme and len(scheme.group(1)) > 1:  # c:, a drive letter, is none
+        if scheme.group(1).lower() != "file":
+            return False
+        place = re.sub(r"^file:(//[^/]*)?", "", place) or "/"
+    if not posixpath.isabs(place):
+        return True
+    return root is not None and _inside(root, place) is not None
+
+
+def tree_install(found: UvRun, root: Path | None = None) -> str | None:
+    """The first option of ``found`` (a command's ``uv run``) that has uv install from the tree under test (ops58):
+    ``--with-editable``, ``--with-requirements``, a ``--with`` requirement that is a path or a ``file:`` URL
+    (``packaging`` reads each comma-separated one: a name with a version specifier is a registry's), a
+    ``--find-links`` or index naming a folder of it (:func:`_in_tree`), as ``"--option value"``; ``None`` with
+    none. An agent's change to what it names is installed in the run's environment (measured: ``uv run --active
+    --no-sync --with-editable .`` installed the copy's project, its entry points)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for name, value in found.given:
+        if name not in UV_RUN_SOURCES or value is None:
+            continue
+        if name in ("--with-editable", "--with-requirements"):
+            return f"{name} {value}"
+        places = [value.split("=", 1)[1] if name == "--index" and "=" in value.split(":", 1)[0] else value]
+        if name == "--with":
+            places = []
+            for one in (v.strip() for v in value.split(",") if v.strip()):
+                try:
+                    url = Requirement(one).url
+                except InvalidRequirement:
+                    url = one
+                if url is not None:
+                    places.append(url)
+        if any(_in_tree(place, root) for place in places):
+            return f"{name} {value}"
+    return None
+
+
 def command_problem(command: str, root: Path | None = None) -> str | None:
     """Why ``command`` (a test command) cannot be run as read here, one line; ``None`` when it can: a ``uv run``
     option that is none of uv's (:data:`UV_OPTIONS_OF`: uv refuses it, and where its program starts, so where the
@@ -642,6 +692,10 @@ def command_problem(command: str, root: Path | None = None) -> str | None:
         return (f"test command {command!r}: {found.unknown} is no option of uv run (uv {UV_OPTIONS_OF}'s): where the "
                 "program it runs starts is not known; spell the option as uv does, or move it to the environment "
                 "(UV_... variables)")
+    if found is not None and (named := tree_install(found, root)) is not None:
+        return (f"test command {command!r}: uv run {named} installs what the tree under test holds, which an agent's "
+                "change edits (its pyproject.toml, a requirements file, a wheel): install it in the environment "
+                "homefield runs in (uv sync; uv run homefield …) and drop the option")
     at = program_at(words)
     runner = PurePosixPath(words[at]).name if at < len(words) else ""
     if runner in NOT_PYTEST and "{junit}" not in command:
@@ -680,6 +734,29 @@ def rootdir_problem(command: str, root: Path) -> str | None:
 #: The program :func:`env_file_addopts` has uv run (``-I``: nothing of the tree's on its path): what
 #: ``PYTEST_ADDOPTS`` it was given, ``=`` then its value, nothing when it was given none.
 _PRINT_ADDOPTS = "import os, sys; v = os.environ.get('PYTEST_ADDOPTS'); sys.stdout.write('' if v is None else '=' + v)"
+
+
+def uv_run_of(command: str) -> UvRun | None:
+    """:func:`uv_run` of ``command``'s words (``None`` for one that cannot be split, or another program)."""
+    try:
+        return uv_run(shlex.split(command))
+    except ValueError:
+        return None
+
+
+def env_files_of(root: Path, command: str) -> frozenset[str]:
+    """The files of the tree at ``root`` (the run's working folder) that ``command``'s ``uv run`` reads as env files
+    (:attr:`UvRun.env_files`), each relative to ``root``, normalized (``/``-separated); one outside the tree is none
+    of them. ``frozenset()`` for any other command, or one that cannot be split. What they set reaches the program
+    uv runs (``PYTEST_PLUGINS``, ``PYTHONPATH``): grading holds them back as test configuration (ops58)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return frozenset()
+    found = uv_run(words)
+    if found is None:
+        return frozenset()
+    return frozenset(rel for name in found.env_files if name and (rel := _inside(root, name)) is not None)
 
 
 def env_file_addopts(root: Path, command: str) -> tuple[str, ...]:

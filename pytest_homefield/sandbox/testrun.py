@@ -88,6 +88,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -141,6 +142,7 @@ __all__ = [
     "TEST_ENV_PREFIXES",
     "TEST_ENV_VAR",
     "build_command",
+    "project_run",
     "read_outcomes",
     "parse_events",
     "read_junit",
@@ -373,6 +375,53 @@ def run_python(test_cmd: str, path: str | None) -> str | None:
     return python
 
 
+#: ``uv run``'s flags a command runs in a project with (:func:`project_run`): the active environment, never synced.
+UV_PROJECT_FLAGS = ("--active", "--no-sync")
+#: Why a ``uv run`` in a project did not start (:func:`project_run` found no active environment).
+NO_ACTIVE_ENV = ("a uv run test command runs in the active environment, never one uv makes or syncs in the copy "
+                 "(it would install the tree's own pyproject.toml), and there is none: run homefield in the "
+                 "project's environment (uv run homefield …, uv run pytest --homefield …) or set VIRTUAL_ENV to it")
+
+
+def project_run(workdir: Path, test_cmd: str, run_env: dict[str, str]) -> str:
+    """``test_cmd`` as a test run in ``workdir`` with ``run_env`` (:func:`scrubbed_env`'s) runs it: a ``uv run`` command
+    (:func:`~pytest_homefield.sandbox.pytest_config.uv_run`, every option one of uv's; not ``--script``) that would
+    run its program in a project's own environment (a ``pyproject.toml`` at ``workdir``, or in its ``--directory``,
+    or ``--project``; no ``--no-project``) gets :data:`UV_PROJECT_FLAGS` it lacks right after ``run``: uv runs it in
+    the run's active environment and syncs nothing (ops58). Left as it was, uv made ``.venv`` in the copy and synced
+    the copy's own project into it before pytest started: a grading installed the agent's ``pyproject.toml`` (its
+    ``[project.entry-points.pytest11]`` module autoloaded as a pytest plugin in every run, gatk56), and under
+    bubblewrap, the copy read-only and offline, no run started (``infra``). The active environment is ``run_env``'s
+    ``VIRTUAL_ENV``, else this process's own when it runs in one (``sys.prefix``; set in ``run_env`` then): the one
+    a ``uv run pytest`` of the user's checkout runs in (``uv run homefield …`` sets it), made by the user from their
+    own project, never from the tree under test (nor a ``.venv`` the tree holds: an agent's is carried); with
+    neither, :func:`run_tests` starts no such run (:data:`NO_ACTIVE_ENV`). Any other command as it is. Raises
+    nothing (an unparseable command is left to the run's own error)."""
+    try:
+        words = shlex.split(test_cmd)
+    except ValueError:
+        return test_cmd
+    found = pytest_config.uv_run(words)
+    if found is None or found.unknown is not None:
+        return test_cmd
+    names = {name for name, _ in found.given}
+    if names & (pytest_config.UV_RUN_ASIDE - {"--directory"}):  # --script, --gui-script, --help
+        return test_cmd
+    folder = Path(workdir)
+    for name, value in found.given:  # uv reads the project in --directory's folder
+        if name == "--directory" and value:
+            folder = folder / value
+    if "--no-project" in names or not ((folder / "pyproject.toml").is_file() or "--project" in names):
+        return test_cmd
+    missing = [flag for flag in UV_PROJECT_FLAGS if flag not in names]
+    if not missing:
+        return test_cmd
+    if not run_env.get("VIRTUAL_ENV") and sys.prefix != sys.base_prefix:
+        run_env["VIRTUAL_ENV"] = sys.prefix
+    at = pytest_config.program_at(words) + 2  # past ``uv run``
+    return shlex.join([*words[:at], *missing, *words[at:]])
+
+
 def _python_on(workdir: Path, test_cmd: str, path: str | None, venv: str | None) -> str | None:
     """The interpreter a run of ``test_cmd`` in ``workdir`` whose ``PATH`` is ``path`` and ``VIRTUAL_ENV`` ``venv``
     runs: :func:`run_python`, else the ``uv run``'s (:func:`uv_run_python`, a ``uv python find`` process); ``None``
@@ -386,6 +435,7 @@ def command_python(workdir: Path, test_cmd: str, env: Mapping[str, str] | None =
     (:func:`uv_run_python`); ``None`` when unknown (``tox``, a shell script) or not found."""
     run_env = scrubbed_env(workdir, host_test_env(env))
     path = run_env.get("PATH")
+    test_cmd = project_run(workdir, test_cmd, run_env)
     python = _python_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     return python if python is not None and os.path.isabs(python) else None
 
@@ -401,6 +451,7 @@ def run_version(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = No
     run's pytest is asked for (soft44: the softener's reading, :func:`pytest_setup`, and the pin's, in
     :func:`run_tests`)."""
     run_env = scrubbed_env(workdir, host_test_env(env))
+    test_cmd = project_run(workdir, test_cmd, run_env)
     return _version_on(workdir, test_cmd, run_env.get("PATH"), run_env.get("VIRTUAL_ENV"))
 
 
@@ -492,6 +543,7 @@ def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str], whole: Se
     asked again."""
     run_env = scrubbed_env(workdir, host_test_env(env))
     path = run_env.get("PATH")
+    test_cmd = project_run(workdir, test_cmd, run_env)
     python, version = _asked_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     return dataclasses.replace(pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
                                                        targets if whole is None else whole, version),
@@ -729,9 +781,9 @@ def _uv_run_own(argv: Sequence[str], env: dict[str, str], workdir: Path, out_dir
     the active one instead (``VIRTUAL_ENV``; its ``bin`` just before the environment's on ``PATH``), so uv runs the
     program there (ops56: a test's child imported the user's checkout, HEAD's fix, as ops52's did; and ``uv run
     --active`` synced the project into the user's environment, its editable install then naming the grading copy,
-    a folder removed after the run). Nothing for any other (a project's ``.venv``: none in a copy, uv makes its
-    own). ``python``: that interpreter when the caller asked already (else asked here). Raises ``OSError`` when the
-    environment cannot be made."""
+    a folder removed after the run). Nothing for any other (a project's own ``.venv``: a run never takes it, ops58,
+    :func:`project_run`). ``python``: that interpreter when the caller asked already (else asked here). Raises
+    ``OSError`` when the environment cannot be made."""
     venv, path = env.get("VIRTUAL_ENV"), env.get("PATH")
     if not venv:
         return
@@ -885,6 +937,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     box_mb = box_mb or memory_mb
     log_path = out_dir / LOG_FILE
     run_env = scrubbed_env(workdir, host_test_env(env), test_timeout_s=test_timeout_s)  # no secret of the host
+    # a uv run in a project: in the active environment, synced from nothing of the tree (ops58)
+    as_given, test_cmd = test_cmd, project_run(workdir, test_cmd, run_env)
     # the pytest that runs, its version asked once (conf43: the pin names the file it reads; a tree with a pytest
     # of its own runs that one, unknown), as the softener's reading asked it (soft44: run_version); ops46: a setup
     # asked for this command on this PATH (pytest_setup, for this run) holds the answer
@@ -905,6 +959,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     backend = backend_named(sandbox)
     run_argv: Sequence[str] = argv
     own_failed: OSError | None = None  # the run's own environment could not be made: a run that did not start
+    if test_cmd != as_given and not run_env.get("VIRTUAL_ENV"):  # uv would run in a .venv of the tree's (ops58)
+        own_failed = OSError(NO_ACTIVE_ENV)
     # the interpreter the command runs, shown to the sandbox (ops56: a venv's pytest script by absolute path was its
     # own argv[0], no Python, so its #! interpreter was not bound and the run did not start, 127; a uv run's, that of
     # the environment uv runs in, asked before the run's own environment replaces it)

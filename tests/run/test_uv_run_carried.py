@@ -1,16 +1,17 @@
-"""gatk56: a ``uv run`` test command installs the grading copy's own project into the environment it makes (``uv
-run`` syncs the project, editable, from the copy's ``pyproject.toml``) before pytest starts; grading carries an agent's
+"""gatk56: a ``uv run`` test command installed the grading copy's own project into the environment it made (``uv
+run`` syncs the project, editable, from the copy's ``pyproject.toml``) before pytest started; grading carries an agent's
 ``pyproject.toml`` whole unless its pytest table changed (``carried._section_of``). So an agent's
-``[project.entry-points.pytest11]`` (with ``[tool.setuptools] py-modules`` naming its module) is installed and pytest
-autoloads the agent's module as a plugin, beside the reporter, in every run of the grading: hooks before collection,
-whatever the hidden tests import. Left (strict xfail): closing it by construction means running a ``uv run``
-command in an environment synced from the parent's project, not the change's (``--no-sync`` on an environment made
-before the change is applied), not a list of ``pyproject.toml`` tables."""
+``[project.entry-points.pytest11]`` (with ``[tool.setuptools] py-modules`` naming its module) was installed and pytest
+autoloaded the agent's module as a plugin, beside the reporter, in every run of the grading. ops58: a ``uv run`` in a
+project runs in the run's active environment, never synced (``testrun.project_run``: ``--active --no-sync``): the
+user's environment, whose project was installed from the user's checkout, its editable install the copy's in the run
+(the run's own environment); nothing of the tree's packaging metadata is installed."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 from helpers.fix_task import build_fix_task
 
 from pytest_homefield.run.grading import grade
+from pytest_homefield.sandbox import protected, testrun
 from pytest_homefield.sandbox.snapshot import copy_tree
 
 SOURCE = "totals.py"
@@ -33,11 +35,29 @@ AGENTS = PROJECT.replace('py-modules = ["totals"]', 'py-modules = ["totals", "to
     '\n[project.entry-points.pytest11]\nextra = "totals_extra"\n')
 
 
+def _users_environment(tmp_path: Path, uv: str, checkout: Path) -> Path:
+    """The user's environment of ``checkout`` (its ``uv run`` one): a venv with the project installed editable from the
+    checkout (setuptools, built offline from uv's cache) and this process's pytest (a ``.pth`` naming its site
+    folder)."""
+    import sysconfig
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "_hf_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    made = subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "--no-deps", "-e",
+                           str(checkout)], capture_output=True, text=True, timeout=300)
+    if made.returncode != 0:
+        pytest.skip(f"the project could not be installed (uv's cache, the registry): {made.stderr[-500:]}")
+    return venv
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk56: an agent's [project.entry-points.pytest11] in pyproject.toml is "
-                   "carried, and a uv run test command installs it: its module is loaded as a pytest plugin in "
-                   "every run of the grading")
-def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["none", "bwrap", "landlock"])
+def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 sandbox: str) -> None:
+    """Measured before ops58: the marker the agent's plugin module writes was there after the grading (uv synced the
+    copy's project, with the agent's entry point, into ``.venv`` in the copy). Now the run is in the user's
+    environment, unsynced: no marker, and the agent's real fix is ``solved`` (the copy's ``totals`` imported)."""
     uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
     if uv is None:
         pytest.skip("no uv beside this Python or on PATH")
@@ -46,14 +66,237 @@ def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path)
                        pass_to_pass=[], project=False,
                        parent_data={"pyproject.toml": PROJECT})
     b.task.test_cmd = f"{uv} run pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    venv = _users_environment(tmp_path, uv, b.root)
     marker = tmp_path / "loaded"
     work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")  # the real fix, and the agent's plugin beside it
     (work / "pyproject.toml").write_text(AGENTS, encoding="utf-8")
     (work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
+    env = {**os.environ, "VIRTUAL_ENV": str(venv)}
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
-              canaries=False, sandbox="none")
-    log = tmp_path / "out" / "tests.log"
-    if not log.exists() or b"test session starts" not in log.read_bytes():  # uv made no environment (offline)
-        pytest.skip(f"the uv run command ran no test: {g.outcome} {g.error}")
+              canaries=False, sandbox=sandbox, env=env)
     assert "pyproject.toml" in g.carried, (g.carried, g.dropped)
     assert not marker.exists(), (g.outcome, g.error)
+    assert g.outcome == "solved", (g.outcome, g.error, (tmp_path / "out" / "tests.log").read_text()[-2000:])
+    assert not (work / ".venv").exists()
+
+
+@pytest.mark.parametrize(("command", "project", "expected"), [
+    ("uv run pytest", True, "uv run --active --no-sync pytest"),
+    ("env CI=1 uv run -q --frozen pytest -x", True, "env CI=1 uv run --active --no-sync -q --frozen pytest -x"),
+    ("uv run --active pytest", True, "uv run --no-sync --active pytest"),
+    ("uv run --no-sync --active python -m pytest", True, "uv run --no-sync --active python -m pytest"),
+    ("uv run --no-project pytest", True, "uv run --no-project pytest"),
+    ("uv run pytest", False, "uv run pytest"),
+    ("uv run --project sub pytest", False, "uv run --active --no-sync --project sub pytest"),
+    ("uv run --directory sub pytest", True, "uv run --directory sub pytest"),  # no project in sub
+    ("uv run --script run.py", True, "uv run --script run.py"),
+    ("uv run --bogus pytest", True, "uv run --bogus pytest"),  # refused by the settings
+    ("python -m pytest", True, "python -m pytest"),
+    ("uv run --directory deep pytest", False, "uv run --active --no-sync --directory deep pytest"),
+])
+def test_a_uv_run_in_a_project_runs_in_the_active_environment_unsynced(tmp_path: Path, command: str, project: bool,
+                                                                       expected: str) -> None:
+    """ops58: what :func:`testrun.project_run` makes of a command, and the active environment it names when the run
+    has none (this process's own venv)."""
+    if project:
+        (tmp_path / "pyproject.toml").write_text(PROJECT, encoding="utf-8")
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "pyproject.toml").write_text(PROJECT, encoding="utf-8")
+    run_env: dict[str, str] = {}
+    assert testrun.project_run(tmp_path, command, run_env) == expected
+    changed = expected != command
+    assert run_env == ({"VIRTUAL_ENV": sys.prefix} if changed and sys.prefix != sys.base_prefix else {})
+    venv = {"VIRTUAL_ENV": "/elsewhere/venv"}
+    testrun.project_run(tmp_path, command, venv)
+    assert venv == {"VIRTUAL_ENV": "/elsewhere/venv"}
+
+
+def test_a_uv_run_with_no_active_environment_does_not_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops58: with no ``VIRTUAL_ENV`` and homefield in no virtual environment, ``uv run pytest`` in a project would
+    run in a ``.venv`` uv makes in the copy (synced from the tree's ``pyproject.toml`` before ops58, empty with
+    ``--active --no-sync``; under bubblewrap and Landlock not at all, ``infra`` with uv's 'failed to create
+    directory'). It does not start, and says what to do; nothing is written in the tree."""
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    work = tmp_path / "work"
+    (work / "tests").mkdir(parents=True)
+    (work / "pyproject.toml").write_text(PROJECT.replace('dev = ["pytest"]', "dev = []"), encoding="utf-8")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    (work / TEST).write_text(TESTS, encoding="utf-8")
+    monkeypatch.setattr(sys, "prefix", sys.base_prefix)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = os.path.dirname(uv) + os.pathsep + env.get("PATH", "")
+    run = testrun.run_tests(work, f"{uv} run --offline pytest", [TEST], out_dir=tmp_path / "out", env=env,
+                            sandbox="none", timeout_s=120)
+    assert run.exit_code == 127 and run.error is not None and testrun.NO_ACTIVE_ENV in run.error, run.error
+    assert sorted(p.name for p in work.iterdir()) == ["pyproject.toml", "tests", "totals.py"]
+
+
+@pytest.mark.slow
+def test_an_env_file_the_uv_run_reads_is_the_parents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops58: ``uv run --env-file .env pytest`` reads ``.env`` of the grading copy; an agent's ``.env`` setting
+    ``PYTEST_PLUGINS`` had its module loaded as a pytest plugin in every run (the marker written; scrubbed_env drops
+    the variable from the caller's environment only). The command's env files are the test configuration the user
+    wrote: the parent's is put back (``dropped``), and the real fix beside it is ``solved``."""
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False,
+                       parent_data={"pyproject.toml": PROJECT, ".env": "TOTALS=1\n"})
+    b.task.test_cmd = f"{uv} run --env-file .env pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    venv = _users_environment(tmp_path, uv, b.root)
+    marker = tmp_path / "loaded"
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    (work / ".env").write_text("TOTALS=1\nPYTEST_PLUGINS=totals_extra\n", encoding="utf-8")
+    (work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
+    assert not marker.exists(), (g.outcome, g.error, g.carried, g.dropped)
+    assert ".env" in g.dropped and g.outcome == "solved", (g.outcome, g.error, g.carried, g.dropped)
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("uv run --env-file .env --env-file=conf/./test.env pytest", {".env", "conf/test.env"}),
+    ("env A=1 uv run --env-file ../outside.env --env-file /elsewhere/x.env pytest", set()),
+    ("uv run pytest --env-file .env", set()),  # pytest's word, not uv's
+    ("python -m pytest", set()),
+])
+def test_the_env_files_a_uv_run_reads(tmp_path: Path, command: str, expected: set[str]) -> None:
+    """ops58: the tree's files a ``uv run`` command reads as env files (grading keeps the parent's)."""
+    from pytest_homefield.sandbox.pytest_config import env_files_of
+    assert env_files_of(tmp_path, command) == expected
+
+
+@pytest.mark.parametrize(("command", "named"), [
+    ("uv run --with-editable . pytest", "--with-editable ."),
+    ("uv run --with-requirements=requirements-test.txt pytest", "--with-requirements requirements-test.txt"),
+    ("uv run -w pytest-cov,./plugins/hf pytest", "--with pytest-cov,./plugins/hf"),
+    ("uv run --with 'hfplug @ file:///REPO/plug' pytest", "--with hfplug @ file:///REPO/plug"),
+    ("uv run --find-links wheels --with pytest-cov pytest", "--find-links wheels"),
+    ("uv run --index local=file:///REPO/idx pytest", "--index local=file:///REPO/idx"),
+    ("uv run --with pytest-cov>=5 --with 'x @ https://example.org/x.whl' pytest", None),
+    ("uv run --find-links /opt/wheels --index-url https://pypi.org/simple pytest", None),
+    ("uv run --with 'hfplug @ file:///opt/plug' pytest", None),
+    ("uv run pytest", None),
+])
+def test_a_uv_run_installing_from_the_tree_is_refused(tmp_path: Path, command: str, named: str | None) -> None:
+    """ops58: a ``uv run`` option that has uv install from the tree under test (measured: ``uv run --active --no-sync
+    --with-editable .`` installed the copy's project, an agent's entry points with it, into uv's overlay
+    environment) is one ``ConfigError`` line at the start; a registry's requirement, a URL or a folder outside the
+    repository is none."""
+    from pytest_homefield.sandbox.pytest_config import command_problem
+    command = command.replace("/REPO", str(tmp_path))
+    problem = command_problem(command, tmp_path)
+    if named is None:
+        assert problem is None
+    else:
+        assert problem is not None and f"uv run {named.replace('/REPO', str(tmp_path))} installs" in problem, problem
+
+
+def _plugin_wheel(folder: Path, marker: Path) -> None:
+    """``folder/attrs-99-py3-none-any.whl``: a wheel of that name whose ``pytest11`` entry point is a module
+    writing ``marker``."""
+    import base64
+    import hashlib
+    import zipfile
+    files = {"hfplug_mod.py": f"open({str(marker)!r}, 'a').close()\n",
+             "attrs-99.dist-info/METADATA": "Metadata-Version: 2.1\nName: attrs\nVersion: 99\n",
+             "attrs-99.dist-info/WHEEL": ("Wheel-Version: 1.0\nGenerator: hf\nRoot-Is-Purelib: true\n"
+                                          "Tag: py3-none-any\n"),
+             "attrs-99.dist-info/entry_points.txt": "[pytest11]\nhfplug = hfplug_mod\n"}
+    def digest(text: str) -> str:
+        return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    record = "".join(f"{name},sha256={digest(text)},{len(text.encode())}\n" for name, text in files.items()) \
+        + "attrs-99.dist-info/RECORD,,\n"
+    folder.mkdir(parents=True)
+    with zipfile.ZipFile(folder / "attrs-99-py3-none-any.whl", "w") as whl:
+        for name, text in {**files, "attrs-99.dist-info/RECORD": record}.items():
+            whl.writestr(name, text)
+
+
+@pytest.mark.slow
+def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops58: ``uv run --with attrs python -m pytest`` resolves ``attrs`` with the graded copy's uv configuration; an
+    agent's ``[tool.uv] find-links`` naming a folder of wheels it added had its wheel installed in uv's overlay and
+    its ``pytest11`` entry point loaded in every run (the marker written). The ``[tool.uv]`` table and ``uv.toml``
+    are the command's configuration: the parent's stays (``pyproject.toml`` in ``dropped``), the real fix beside
+    it is ``solved``."""
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT})
+    b.task.test_cmd = f"{uv} run --with attrs python -m pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    venv = _users_environment(tmp_path, uv, b.root)
+    marker = tmp_path / "loaded"
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    agents = PROJECT.replace("package = true\n", 'package = true\nfind-links = ["wheels"]\n')
+    (work / "pyproject.toml").write_text(agents, encoding="utf-8")
+    _plugin_wheel(work / "wheels", marker)
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
+    log = tmp_path / "out" / "tests.log"
+    if g.outcome == "infra":  # no registry and attrs not in uv's cache: the parent's run could not start either
+        pytest.skip(f"uv could not resolve attrs: {g.error}")
+    assert not marker.exists(), (g.outcome, g.error, g.carried, g.dropped, log.read_text()[-1500:])
+    assert "pyproject.toml" in g.dropped and g.outcome == "solved", (g.outcome, g.error, g.carried, g.dropped)
+
+
+def test_which_changes_move_the_uv_configuration(tmp_path: Path) -> None:
+    """ops58: ``carried.uv_config_changed``: the top's ``uv.toml``, or ``pyproject.toml`` whose ``[tool.uv]`` table
+    changed (parsed: a comment or another table is no change)."""
+    from pytest_homefield.run.carried import uv_config_changed
+    parent, agent = tmp_path / "p", tmp_path / "a"
+    for root in (parent, agent):
+        (root / "sub").mkdir(parents=True)
+        (root / "pyproject.toml").write_text(PROJECT)
+    (agent / "sub" / "pyproject.toml").write_text(PROJECT + '\n[tool.uv.sources]\nx = { path = "x" }\n')
+    assert uv_config_changed(parent, agent, "uv.toml")
+    assert not uv_config_changed(parent, agent, "sub/uv.toml")
+    assert not uv_config_changed(parent, agent, "sub/pyproject.toml")
+    (agent / "pyproject.toml").write_text("# a comment\n" + PROJECT.replace('version = "0"', 'version = "1"'))
+    assert not uv_config_changed(parent, agent, "pyproject.toml")
+    (agent / "pyproject.toml").write_text(PROJECT.replace("package = true", "package = false"))
+    assert uv_config_changed(parent, agent, "pyproject.toml")
+    (agent / "pyproject.toml").unlink()
+    assert uv_config_changed(parent, agent, "pyproject.toml")  # deleted: the parent's table gone
+
+
+@pytest.mark.slow
+def test_a_uv_run_in_the_checkouts_own_environment_runs_in_bubblewrap(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops58, r41's left item: a uv user's flow, ``uv sync`` in the checkout (its ``.venv`` inside the repository) and
+    homefield under ``uv run`` (``VIRTUAL_ENV`` that ``.venv``), ``test_cmd`` ``uv run pytest``, under bubblewrap: the
+    copy had no ``.venv`` and uv could not make one there (read-only, offline): ``infra``. Now the run is in the
+    checkout's environment, its editable install the copy's: the real fix is ``solved``."""
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    if uv is None:
+        pytest.skip("no uv beside this Python or on PATH")
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT})
+    b.task.test_cmd = f"{uv} run pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    synced = subprocess.run([uv, "sync", "-q", "--python", sys.executable], cwd=b.root, capture_output=True, text=True,
+                            timeout=300)
+    if synced.returncode != 0:
+        pytest.skip(f"uv sync failed (uv's cache, the registry): {synced.stderr[-500:]}")
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              canaries=False, sandbox="bwrap", env={**os.environ, "VIRTUAL_ENV": str(b.root / ".venv")})
+    assert g.outcome == "solved" and g.test_sandbox == "bwrap", (g.outcome, g.error)

@@ -200,11 +200,12 @@ def test_the_softener_reads_the_configuration_the_running_pytest_reads(tmp_path:
 
 
 def test_a_uv_run_commands_pytest_is_the_one_uv_runs(tmp_path: Path, pytest_of: Callable[[str], str]) -> None:
-    """ops48: ``uv run pytest`` in a project whose ``.venv`` holds pytest 8.4.2 (configuration kept for both pytests,
+    """ops48: ``uv run pytest`` in a project whose environment holds pytest 8.4.2 (configuration kept for both pytests,
     warnings as errors, a test that warns): its pytest is asked of the interpreter uv runs it with (``uv python
     find``), 8.4, and the run fails the test as pytest 8.4.2 does alone. Before, the ``uv`` word was asked, unknown,
-    pytest 9's reading pinned ``-c pytest.toml`` (empty to pytest 8) and the test passed. A project without its
-    ``.venv`` (uv would make and sync one) and a ``--with`` run stay unknown, and nothing is written in the tree."""
+    pytest 9's reading pinned ``-c pytest.toml`` (empty to pytest 8) and the test passed. ops58: a project's ``uv
+    run`` runs in the active environment, unsynced (here the 8.4.2 one; with none set, this process's); a ``--with``
+    run stays unknown, and nothing is written in the tree."""
     pytest_of("8.4.2")  # in uv's cache from here on
     uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
     assert uv is not None
@@ -217,11 +218,14 @@ def test_a_uv_run_commands_pytest_is_the_one_uv_runs(tmp_path: Path, pytest_of: 
     env = {**os.environ, "PATH": os.path.dirname(uv) + os.pathsep + os.environ.get("PATH", "")}
     env.pop("VIRTUAL_ENV", None)
     command = "uv run --offline --no-sync pytest"
-    assert testrun.run_version(repo.path, command, env) is None  # no .venv: uv would make one
+    # ops58: a project's uv run runs in the active environment (testrun.project_run), with none set this process's
+    assert testrun.run_version(repo.path, command, env) == pytest_version(sys.executable)
     assert not (repo.path / ".venv").exists()
-    subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(repo.path / ".venv")], check=True, timeout=120)
-    subprocess.run([uv, "pip", "install", "-q", "--offline", "-p", str(repo.path / ".venv" / "bin" / "python"),
+    v84 = tmp_path / "v84"
+    subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(v84)], check=True, timeout=120)
+    subprocess.run([uv, "pip", "install", "-q", "--offline", "-p", str(v84 / "bin" / "python"),
                     "pytest==8.4.2"], check=True, timeout=300)
+    env = {**env, "VIRTUAL_ENV": str(v84)}
     assert testrun.run_version(repo.path, command, env) == (8, 4)
     assert testrun.run_version(repo.path, "uv run --with pytest pytest", env) is None
     run = run_tests(repo.path, command, ["tests/test_a.py"], out_dir=tmp_path / "out", env=env, sandbox="none")
