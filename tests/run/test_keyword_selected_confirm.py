@@ -11,11 +11,16 @@ and 1, ``--sandbox none``, measured on 6d4a018). A confirmation run now drops th
 The teardown canaries' names are drawn alike: one without the word is deselected in every run (never run, never
 ``forged``), and with both so a change swallowing every teardown error was ``solved`` with no fix (seeds 5 to 7 of 0
 to 9, measured on e19657b). Here the spied fixture is in a teardown twin's reach (tdtwin56: its check contradicted
-in a run apart, where the configuration's ``-k`` selects the original's name), so it is ``forged`` now; where no
-twin reaches the check the hole stays (the strict xfail in ``tests/run/test_teardown_canary_marks.py``). Closing it:
-the configuration's ``-k`` dropped in every run selecting by node id (mining's and grading's: the ids select), or
-names drawn only among those pytest's own ``-k`` reading (``_pytest.mark.expression``) selects as it selects the
-function."""
+in a run apart, where the configuration's ``-k`` selects the original's name), so it is ``forged``; where no twin
+reaches the check the hole stayed (gatk56's strict xfail in ``tests/run/test_teardown_canary_marks.py``), closed by
+mark58: every run holding canaries (the runs apart, the plain run, the sealed run, the confirmation and probe runs,
+mining's canary runs) drops the configuration's ``-k`` and ``-m``.
+
+The sealed run (seal56) lays the members of a group without sealed sites side by side too, under drawn names: there
+``-k total`` deselected a member (seeds 1 and 3 of 0 to 3 of :data:`TWO`, "2 passed, 1 deselected", measured on
+1db51c0). The verdict did not change (``solved``: the sealed run judges the sealed FAIL_TO_PASS ids alone, which run
+under their own names, selected as at mining), but the run held fewer tests than its files: it drops the
+configuration's ``-k`` now, as every run holding canaries."""
 
 from __future__ import annotations
 
@@ -66,3 +71,24 @@ def test_a_change_swallowing_teardown_errors_is_forged_where_the_configuration_s
     XPASS(strict))."""
     g = grade_source(keyed, tmp_path, SOURCE, QUIET_FINISH + HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+
+
+#: A sealed function (``== 4``) and one without a sealed site (``> 3``), both named with the word: in the sealed run
+#: the second's members lie side by side, one under a drawn name.
+TWO = ("import totals\n\n\ndef test_total():\n    assert totals.total() == 4\n\n\n"
+       "def test_total_more():\n    assert totals.total() > 3\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 3])
+def test_no_run_deselects_a_member_where_the_configuration_selects_by_keyword(tmp_path: Path, seed: int) -> None:
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TWO, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TEST}::test_total", f"{TEST}::test_total_more"], pass_to_pass=[], project=False,
+                       parent_data=SELECTS)
+    g = grade_source(b, tmp_path / "g", SOURCE, FIXED + "# the fix, a comment more\n", canaries=True,
+                     canary_seed=seed, sandbox="none")
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+    logs = sorted((tmp_path / "g" / "out").glob("*.log"))
+    assert "sealed.log" in [p.name for p in logs]
+    assert [p.name for p in logs if "deselected" in p.read_text(errors="replace")] == []
