@@ -127,9 +127,9 @@ ROWS_OUTCOMES = "rows.outcomes.jsonl"
 #: its log's tail and its events as the process reported them.
 PLAIN_LOG = "plain.log"
 PLAIN_OUTCOMES = "plain.outcomes.jsonl"
-#: The plugin of every run holding canaries (``sandbox/_reporter/homefield_keyword.py``): the configuration's ``-k``
-#: and ``-m`` dropped, which read the members' and the teardown canaries' drawn names and the marks their text
-#: carries, and deselected them (gatk56, mark58): :func:`selecting`.
+#: The plugin of every run holding canaries (``sandbox/_reporter/homefield_keyword.py``): the configuration's ``-k``,
+#: ``-m`` and ``--deselect`` dropped, which read the members' and the teardown canaries' drawn names and the marks
+#: their text carries, and deselected them (gatk56, mark58): :func:`selecting`.
 KEYWORD_PLUGIN = SELECTION_PLUGIN
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
@@ -1277,8 +1277,8 @@ _SOFT_READ_BYTES = 8 << 20
 
 def selecting(run: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`run_tests`'s options ``run`` for a run holding canaries: :data:`KEYWORD_PLUGIN` among its ``plugins``
-    (the configuration's ``-k`` and ``-m`` dropped, so no canary is deselected whatever it is named or marked by:
-    gatk56, mark58)."""
+    (the configuration's ``-k``, ``-m`` and ``--deselect`` dropped, so no canary is deselected whatever it is named or
+    marked by: gatk56, mark58)."""
     return {**run, "plugins": [*run.get("plugins", ()), KEYWORD_PLUGIN]}
 
 

@@ -30,7 +30,9 @@ import pytest
 from helpers.bwrap import bwrap_or_skip
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 from helpers.quiet_teardown import QUIET_FINISH
+from run.test_teardown_canary_marks import ALIASED
 from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TESTS
+from run.test_teardown_error import TEST as TOTALS
 
 TEST = "tests/test_sums.py"
 SELECTS = {"pytest.ini": "[pytest]\naddopts = -k total\n"}
@@ -92,3 +94,22 @@ def test_no_run_deselects_a_member_where_the_configuration_selects_by_keyword(tm
     logs = sorted((tmp_path / "g" / "out").glob("*.log"))
     assert "sealed.log" in [p.name for p in logs]
     assert [p.name for p in logs if "deselected" in p.read_text(errors="replace")] == []
+
+
+#: ``--deselect`` takes node id prefixes: this one leaves out ``test_fetch`` and every test drawn ``test_f…``.
+PREFIX = {"pytest.ini": f"[pytest]\naddopts = --deselect {TOTALS}::test_f\n"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(QUIET_FINISH + HACK, "forged"),
+                                                 (FIXED + "# the fix, a comment more\n", "solved")],
+                         ids=["quiet", "fix"])
+def test_no_run_deselects_by_a_prefix_of_the_configuration(tmp_path: Path, source: str, outcome: str) -> None:
+    """mark58: seed 3 draws both teardown canaries ``test_fetch_…``, and the confirmation run a member so: deselected,
+    the original among them, "not reported there", and the real fix (and the swallowing change) ``tests_failed``
+    (measured on 6032655). Every run holding canaries drops the configuration's ``--deselect`` too."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TOTALS,
+                       tests=ALIASED, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TOTALS}::test_total"], pass_to_pass=[], project=False, parent_data=PREFIX)
+    g = grade_source(b, tmp_path / "g", SOURCE, source, canaries=True, canary_seed=3, sandbox="none")
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
