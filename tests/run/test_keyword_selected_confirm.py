@@ -24,6 +24,9 @@ configuration's ``-k`` now, as every run holding canaries."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +36,9 @@ from helpers.quiet_teardown import QUIET_FINISH
 from run.test_teardown_canary_marks import ALIASED
 from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TESTS
 from run.test_teardown_error import TEST as TOTALS
+
+from pytest_homefield.sandbox.bwrap import REPORTER_DIR
+from pytest_homefield.sandbox.testrun import SELECTION_PLUGIN
 
 TEST = "tests/test_sums.py"
 SELECTS = {"pytest.ini": "[pytest]\naddopts = -k total\n"}
@@ -113,3 +119,22 @@ def test_no_run_deselects_by_a_prefix_of_the_configuration(tmp_path: Path, sourc
                        fail_to_pass=[f"{TOTALS}::test_total"], pass_to_pass=[], project=False, parent_data=PREFIX)
     g = grade_source(b, tmp_path / "g", SOURCE, source, canaries=True, canary_seed=3, sandbox="none")
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
+def test_the_selection_plugin_drops_every_selection_of_the_configuration(tmp_path: Path) -> None:
+    """mark58: ``-p homefield_keyword`` (every run holding canaries) runs every test of its targets whatever the
+    configuration's ``-k``, ``-m`` and ``--deselect`` leave out; without it pytest runs one of the three."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -m unit -k total --deselect test_x.py::test_total_b\n"
+                                         "markers =\n    unit: fast\n")
+    (tmp_path / "test_x.py").write_text("import pytest\n\n\n@pytest.mark.unit\ndef test_total_a():\n    pass\n\n\n"
+                                        "@pytest.mark.unit\ndef test_total_b():\n    pass\n\n\n"
+                                        "def test_other():\n    pass\n")
+    env = {**os.environ, "PYTHONPATH": str(REPORTER_DIR)}
+    runs = [subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                            *plugin, "test_x.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=60)
+            for plugin in ([], ["-p", SELECTION_PLUGIN])]
+    assert [r.returncode for r in runs] == [0, 0], [r.stdout[-500:] for r in runs]
+    assert "1 passed, 2 deselected" in runs[0].stdout, runs[0].stdout[-500:]
+    assert "3 passed" in runs[1].stdout and "deselected" not in runs[1].stdout, runs[1].stdout[-500:]
