@@ -109,6 +109,7 @@ from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 from pytest_homefield.sandbox.testrun import (
     FAILING,
     PASSING,
+    SELECTION_PLUGIN,
     TestRun,
     pytest_setup,
     run_reservation_mb,
@@ -1188,15 +1189,17 @@ def verify_candidate(
                 # the plan's runs (it is made by the first): one more with a teardown twin (tdtwin56)
                 while n == 0 or n < len(plan.runs):
                     n += 1
+                    # the configuration's -k and -m dropped (mark58): the teardown canaries' drawn names and marks
+                    # deselected them; the ids select
                     r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n}",
-                                prepare=preparer(n - 1, False))
+                                prepare=preparer(n - 1, False), plugins=(SELECTION_PLUGIN,))
                     if not isinstance(r, TestRun):
                         return r, plan
                     ran = {function_id(i) for i in r.outcomes}  # every group function reports (twin or original)
                     if not r.timed_out and plan.placement and any(f not in ran and f.split("::", 1)[0] not in
                                                              r.collection_errors for f in plan.selectors()):
                         r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n}-full",
-                                    prepare=preparer(n - 1, True))
+                                    prepare=preparer(n - 1, True), plugins=(SELECTION_PLUGIN,))
                         if not isinstance(r, TestRun):
                             return r, plan
                     runs.append(r)

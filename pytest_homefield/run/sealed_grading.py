@@ -40,6 +40,7 @@ from pytest_homefield.run.twin_grading import (
     reference_copy,
     remember_check,
     run_completes,
+    selecting,
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
@@ -308,8 +309,10 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
         tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i) and not s.cover]
                  for i in sealed_ids(fail_to_pass, [f for f in plan.functions if f not in columns])}
         repeats = {sid: 2 * s.items for sid, s in plan.ids.items() if s.items}  # loop38: once per item
+        # its members laid side by side under drawn names, selected with the whole files: the configuration's -k and
+        # -m dropped, as in every run holding canaries (mark58)
         made = run_tests(folder, test_cmd, list(targets), out_dir=into,
-                         seals=SealScope(plan.expected(), tests, columns, repeats), **run)
+                         seals=SealScope(plan.expected(), tests, columns, repeats), **selecting(run))
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):

@@ -76,6 +76,7 @@ from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import (
     LOG_FILE,
     OUTCOMES_FILE,
+    SELECTION_PLUGIN,
     TestRun,
     pytest_setup,
     run_reservation_mb,
@@ -126,9 +127,10 @@ ROWS_OUTCOMES = "rows.outcomes.jsonl"
 #: its log's tail and its events as the process reported them.
 PLAIN_LOG = "plain.log"
 PLAIN_OUTCOMES = "plain.outcomes.jsonl"
-#: The plugin of a confirmation run (``sandbox/_reporter/homefield_keyword.py``): the configuration's ``-k`` dropped,
-#: which read the members' fresh names and deselected them (gatk56).
-KEYWORD_PLUGIN = "homefield_keyword"
+#: The plugin of every run holding canaries (``sandbox/_reporter/homefield_keyword.py``): the configuration's ``-k``,
+#: ``-m`` and ``--deselect`` dropped, which read the members' and the teardown canaries' drawn names and the marks
+#: their text carries, and deselected them (gatk56, mark58): :func:`selecting`.
+KEYWORD_PLUGIN = SELECTION_PLUGIN
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
 
@@ -578,7 +580,7 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
         folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=at, test_cmd=test_cmd,
                              tests=[*plan.selectors(), *selected], setup=setup)
         try:
-            made = run_tests(folder, test_cmd, at, out_dir=out, setup=setup, **run)
+            made = run_tests(folder, test_cmd, at, out_dir=out, setup=setup, **selecting(run))
         finally:
             nofollow.remove_tree(folder.parent)
         if not made.timed_out and run_completes(made):
@@ -645,7 +647,7 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files}, targets=at, test_cmd=test_cmd,
                          tests=[*plan.selectors(), *selected], setup=setup)
     try:
-        made = run_tests(folder, test_cmd, at, out_dir=out, setup=setup, **run)
+        made = run_tests(folder, test_cmd, at, out_dir=out, setup=setup, **selecting(run))
     finally:
         nofollow.remove_tree(folder.parent)
     if made.timed_out or not run_completes(made):
@@ -1003,7 +1005,8 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         # host-only: the test process writes its own private folder
         return run_tests(folders[n], test_cmd, targets, out_dir=tmp / f"run-{n + 1}-out", timeout_s=timeout_s,
                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                         memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, setup=setup)
+                         memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, setup=setup,
+                         plugins=[KEYWORD_PLUGIN])  # the teardown canaries' drawn names and marks (mark58)
 
     try:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
@@ -1219,7 +1222,7 @@ def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, tes
                          setup=setup)
     into = tmp / "plain-out"
     try:
-        made = run_tests(folder, test_cmd, targets, out_dir=into, setup=setup, **run)
+        made = run_tests(folder, test_cmd, targets, out_dir=into, setup=setup, **selecting(run))
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((PLAIN_LOG, LOG_FILE), (PLAIN_OUTCOMES, OUTCOMES_FILE)):
@@ -1270,6 +1273,13 @@ def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:
 
 #: A test file of the run's targets larger than this (bytes) is written as it is, not softened (:func:`_fresh_copies`).
 _SOFT_READ_BYTES = 8 << 20
+
+
+def selecting(run: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`run_tests`'s options ``run`` for a run holding canaries: :data:`KEYWORD_PLUGIN` among its ``plugins``
+    (the configuration's ``-k``, ``-m`` and ``--deselect`` dropped, so no canary is deselected whatever it is named or
+    marked by: gatk56, mark58)."""
+    return {**run, "plugins": [*run.get("plugins", ()), KEYWORD_PLUGIN]}
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes], *, soft: bool = True,
@@ -1539,8 +1549,7 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
                          tests=[*plan.selectors(), *chosen], setup=setup)
     try:
         # the configuration's -k would read the members' fresh names (gatk56): dropped, the ids select them
-        made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup,
-                         **{**run, "plugins": [*run.get("plugins", ()), KEYWORD_PLUGIN]})
+        made = run_tests(folder, test_cmd, selected, out_dir=out, setup=setup, **selecting(run))
     finally:
         nofollow.remove_tree(folder.parent)
     seen = _in_plan_ids(made.outcomes, built)

@@ -148,6 +148,7 @@ __all__ = [
     "read_junit",
     "parse_junit",
     "REPORTER_DIR",
+    "SELECTION_PLUGIN",
     "OUTCOMES_FD_ENV",
     "OutcomeChannel",
     "PASSING",
@@ -163,6 +164,11 @@ _ARGPARSE_ERROR = re.compile(r"^[^:]+: error: ")
 #: The last line of a traceback (``ModuleNotFoundError: No module named 'x'``), or pytest's ``E   …Error: …``.
 _EXCEPTION_LINE = re.compile(r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit): \S.*?)\s*$")
 
+#: The plugin of every run holding canaries (``_reporter/homefield_keyword.py``, loaded with ``-p`` after the reporter:
+#: :func:`build_command`'s ``plugins``): the configuration's ``-k``, ``-m`` and ``--deselect`` dropped, which read the
+#: canaries' drawn names and the marks their text carries and deselected them (gatk54, gatk56, mark58); the targets
+#: select.
+SELECTION_PLUGIN = "homefield_keyword"
 #: The variable naming the outcome channel's descriptor in the test process (the reporter removes it).
 OUTCOMES_FD_ENV = "HOMEFIELD_OUTCOMES_FD"
 OUTCOMES_FILE = "outcomes.jsonl"

@@ -1,6 +1,9 @@
 """gatk56: the teardown canaries carry the marks of their FAIL_TO_PASS function (gatk54, ``canaries.marks_of``), read
-by their text; a mark the hidden test carries by another name, or by inheritance, is not copied, and a configuration
-selecting by that mark (``addopts = -m unit``) deselects the canaries: never run, never ``forged``."""
+by their text; a mark the hidden test carries by another name, or by inheritance, was not copied, and a configuration
+selecting by that mark (``addopts = -m unit``) deselected the canaries: never run, never ``forged``. mark58: every run
+holding canaries drops the configuration's ``-m`` and ``-k`` (the grading end-to-end tests of each way of marking are
+in ``test_teardown_canary_marks.py``); mining keeps the configuration's selection where it decides the FAIL_TO_PASS
+ids, so a test it deselects is never one, and runs, counting for nothing, beside the canaries at grading."""
 
 from __future__ import annotations
 
@@ -10,78 +13,52 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
-from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.fix_task import build_fix_task, grade_source
 from helpers.quiet_teardown import QUIET_FINISH
+from run.test_teardown_canary_marks import FORMS, build_marked
 from run.test_teardown_canary_shape import assert_sentinel_member_takes_the_classs_arguments
 from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
 
-from pytest_homefield.mine.redgreen import verify_candidate
+from pytest_homefield.mine.redgreen import Verification, verify_candidate
 from pytest_homefield.sandbox.canaries import class_params, marks_of, parse_source
 
-SELECTS = {"pytest.ini": "[pytest]\naddopts = -m unit\nmarkers =\n    unit: fast\n"}
-#: ``mark`` imported under another name.
-ALIASED = TESTS.replace("import pytest\n", "import pytest\nfrom pytest import mark as m\n").replace(
-    "def test_total(spy):", "@m.unit\ndef test_total(spy):")
-#: The mark on a base class: pytest gives a class's marks (its ``pytestmark``) to its subclasses' tests.
-INHERITED = TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n",
-                          "@pytest.mark.unit\nclass Unit:\n    pass\n\n\n"
-                          "class TestTotal(Unit):\n    def test_total(self, spy):\n"
-                          "        assert totals.total() == 4\n")
-#: The mark bound to a name of the module (below its imports: above it at the canary's place).
-ASSIGNED = TESTS.replace("import totals\n", "import totals\n\nunit = pytest.mark.unit\n").replace(
-    "def test_total(spy):", "@unit\ndef test_total(spy):")
-FORMS = {"aliased": (ALIASED, f"{TEST}::test_total"), "inherited": (INHERITED, f"{TEST}::TestTotal::test_total"),
-         "assigned": (ASSIGNED, f"{TEST}::test_total")}
-#: The mark on a base class another module defines: not read here. A second test requests the spy, so no teardown
-#: twin (tdtwin56) reaches its check: the canaries alone guard it.
-IMPORTED = INHERITED.replace("@pytest.mark.unit\nclass Unit:\n    pass\n\n\n", "").replace(
-    "import totals\n", "import totals\nfrom unit_base import Unit\n") + (
-    "\n    def test_fetch(self, spy):\n        assert totals.fetch() == 2\n")
-UNIT_BASE = {"tests/unit_base.py": "import pytest\n\n\n@pytest.mark.unit\nclass Unit:\n    pass\n"}
 
-
-@pytest.fixture(scope="module", params=sorted(FORMS))
-def marked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    tests, fid = FORMS[request.param]
-    return build_fix_task(tmp_path_factory.mktemp(request.param), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=tests, first="totals", message="Count both fetches",
-                          fail_to_pass=[fid], pass_to_pass=[], project=False, parent_data=SELECTS)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("source", "outcome"), [(QUIET_FINISH + HACK, "forged"),
-                                                 (FIXED + "# the fix, a comment more\n", "solved")],
-                         ids=["quiet", "fix"])
-def test_the_teardown_canaries_run_whatever_names_the_mark(marked: FixTask, tmp_path: Path, source: str,
-                                                           outcome: str) -> None:
-    g = grade_source(marked, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
-    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+def _verified(root: Path, commit: str, parent: str, log_dir: Path) -> Verification:
+    return verify_candidate(root, commit=commit, parent=parent, test_files=[TEST], runnable_tests=[TEST],
+                            test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                            stability_runs=1, log_dir=log_dir)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_a_commit_marked_by_another_name_is_kept_at_mining(tmp_path: Path, form: str) -> None:
-    tests, fid = FORMS[form]
-    b = build_fix_task(tmp_path, name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=tests,
-                       first="totals", message="Count both fetches", fail_to_pass=[fid], pass_to_pass=[],
-                       project=False, parent_data=SELECTS)
-    v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=[TEST], runnable_tests=[TEST],
-                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
-                         stability_runs=1, log_dir=tmp_path / "logs")
-    assert (v.reason, v.FAIL_TO_PASS) == (None, [fid]), (v.reason, v.detail)
+    b = build_marked(tmp_path, form)
+    v = _verified(b.root, b.task.commit, b.task.parent, tmp_path / "logs")
+    assert (v.reason, v.FAIL_TO_PASS) == (None, list(b.task.FAIL_TO_PASS)), (v.reason, v.detail)
     assert v.canary_teardown
 
 
+#: A configuration leaving out the tests marked ``slow``, and a ``slow`` test of the hidden file that fails with any
+#: code: it is never a FAIL_TO_PASS id (mining's runs keep the configuration's ``-m``), and it runs beside the
+#: canaries at grading (every run holding them drops it), counting for nothing.
+NOT_SLOW = {"pytest.ini": "[pytest]\naddopts = -m 'not slow'\nmarkers =\n    slow: slow\n"}
+WITH_SLOW = TESTS + ("\n\n@pytest.mark.slow\ndef test_slow_total(spy):\n    assert totals.total() == 5\n")
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk56: a mark a hidden test's class inherits from a base class of another "
-                   "module is not read (canaries.marks_of reads the module's own text): with addopts = -m unit the "
-                   "teardown canaries are deselected, and a change swallowing every teardown error is solved")
-def test_the_teardown_canaries_run_with_a_mark_of_an_imported_base(tmp_path: Path) -> None:
-    b = build_fix_task(tmp_path, name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=IMPORTED,
-                       first="totals", message="Count both fetches", fail_to_pass=[f"{TEST}::TestTotal::test_total"],
-                       pass_to_pass=[], project=False, parent_data={**SELECTS, **UNIT_BASE})
-    g = grade_source(b, tmp_path, SOURCE, QUIET_FINISH + HACK, canaries=True, canary_seed=0, sandbox="none")
-    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+def test_a_test_the_configuration_leaves_out_counts_for_nothing(tmp_path: Path) -> None:
+    """mark58: the honest task of a ``-m 'not slow'`` repository is mined with ``test_total`` alone, its teardown
+    canaries judged; at grading the real fix is ``solved`` (the ``slow`` test failing beside it) and the change
+    swallowing every teardown error ``forged``."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=WITH_SLOW, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[], project=False, parent_data=NOT_SLOW)
+    v = _verified(b.root, b.task.commit, b.task.parent, tmp_path / "logs")
+    assert (v.reason, v.FAIL_TO_PASS) == (None, [f"{TEST}::test_total"]), (v.reason, v.detail)
+    assert v.canary_teardown
+    for source, outcome in ((FIXED + "# the fix, a comment more\n", "solved"), (QUIET_FINISH + HACK, "forged")):
+        g = grade_source(b, tmp_path / outcome, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
+        assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
 
 
 def test_marks_of_reads_a_mark_by_any_name_and_a_base_classs() -> None:

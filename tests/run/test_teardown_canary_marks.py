@@ -3,7 +3,13 @@ function it is named like (``canaries.marks_of``), read as ``pytest.mark.X`` or 
 ``pytest.mark`` to another name (``@m.unit``) gave the canaries none: with ``addopts = -m unit`` they were deselected,
 never ran, and a change swallowing every teardown error was ``solved`` with no fix (seed 0, ``--sandbox none``, on
 ea3bf0e). The spy is requested by a second test too, so no teardown twin (tdtwin56) reaches it: the canaries are the
-guard here."""
+guard here.
+
+mark58: marks read from the text miss what the text does not show (a base class another module defines, a hook's
+mark), and drawn names miss a ``-k``; every run holding canaries now drops the configuration's ``-m`` and ``-k``
+(``-p homefield_keyword``), so the canaries run whatever marks or names the hidden tests select by. The end-to-end
+tests of every way of marking are here (gatk56's ``test_marked_canary_names.py`` held the same tasks' twins, merged
+here)."""
 
 from __future__ import annotations
 
@@ -17,8 +23,6 @@ from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
 
 from pytest_homefield.sandbox.canaries import marks_of, own_marks, parse_source
 
-#: The configuration runs the tests marked ``unit`` only.
-SELECTS = {"pytest.ini": "[pytest]\naddopts = -m unit\nmarkers =\n    unit: fast\n"}
 #: The spied test marked through ``from pytest import mark as m``, and a second test requesting the spy.
 ALIASED = (TESTS.replace("import pytest\n", "import pytest\nfrom pytest import mark as m\n")
            .replace("def test_total(spy):", "@m.unit\ndef test_total(spy):")
@@ -33,24 +37,6 @@ def test_marks_of_reads_a_renamed_pytest_mark() -> None:
     assert marks_of(other, f"{TEST}::test_x") == []
     func = next(n for n in tree.body if getattr(n, "name", "") == "test_fetch")
     assert own_marks(tree, func) == ["m.unit"]  # type: ignore[arg-type]
-
-
-@pytest.fixture(scope="module")
-def aliased(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return build_fix_task(tmp_path_factory.mktemp("aliased"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=ALIASED, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[f"{TEST}::test_fetch"], project=False,
-                          parent_data=SELECTS)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("source", "outcome"), [(QUIET_FINISH + HACK, "forged"),
-                                                 (FIXED + "# the fix, a comment more\n", "solved")],
-                         ids=["quiet", "fix"])
-def test_the_teardown_canaries_carry_a_renamed_mark(aliased: FixTask, tmp_path: Path, source: str,
-                                                    outcome: str) -> None:
-    g = grade_source(aliased, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
-    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
 
 
 #: The spied test in a class whose base class carries the mark (pytest reads a class's marks along its MRO).
@@ -70,25 +56,73 @@ def test_marks_of_reads_a_base_classs_marks() -> None:
     assert marks_of(imported, f"{TEST}::TestX::test_x") == []
 
 
-@pytest.fixture(scope="module")
-def inherited(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    selects = {"pytest.ini": "[pytest]\naddopts = -m unit\nmarkers =\n    unit: fast\n    db: slow\n"}
-    return build_fix_task(tmp_path_factory.mktemp("inherited"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=INHERITED, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::TestTotals::test_total"],
-                          pass_to_pass=[f"{TEST}::TestTotals::test_fetch"], project=False, parent_data=selects)
+#: The mark bound to a name of the module (below its imports: above it at the canary's place).
+ASSIGNED = (TESTS.replace("import totals\n", "import totals\n\nunit = pytest.mark.unit\n")
+            .replace("def test_total(spy):", "@unit\ndef test_total(spy):")
+            + "\n\n@unit\ndef test_fetch(spy):\n    assert totals.fetch() == 2\n")
+#: The mark on a base class another module defines: no text of the test module shows it (gatk56 left, a strict
+#: xfail: the canaries carried no mark and were deselected; mark58: the configuration's ``-m`` dropped).
+IMPORTED = (TESTS.replace("import totals\n", "import totals\nfrom unit_base import Unit\n")
+            .replace("def test_total(spy):\n    assert totals.total() == 4\n",
+                     "class TestTotals(Unit):\n    def test_total(self, spy):\n        assert totals.total() == 4\n\n"
+                     "    def test_fetch(self, spy):\n        assert totals.fetch() == 2\n"))
+UNIT_BASE = {"tests/unit_base.py": "import pytest\n\n\n@pytest.mark.unit\nclass Unit:\n    pass\n"}
+#: Each way of marking: ``(tests, the FAIL_TO_PASS id, the PASS_TO_PASS id, more files of the parent)``; the
+#: configuration runs the tests marked ``unit`` only (``db`` registered too, for :data:`INHERITED`'s base).
+FORMS = {"aliased": (ALIASED, f"{TEST}::test_total", f"{TEST}::test_fetch", {}),
+         "inherited": (INHERITED, f"{TEST}::TestTotals::test_total", f"{TEST}::TestTotals::test_fetch", {}),
+         "assigned": (ASSIGNED, f"{TEST}::test_total", f"{TEST}::test_fetch", {}),
+         "imported": (IMPORTED, f"{TEST}::TestTotals::test_total", f"{TEST}::TestTotals::test_fetch", UNIT_BASE)}
+MARKED = {"pytest.ini": "[pytest]\naddopts = -m unit\nmarkers =\n    unit: fast\n    db: slow\n"}
+
+
+def build_marked(root: Path, form: str) -> FixTask:
+    """The task of :data:`FORMS`' ``form`` under :data:`MARKED`'s configuration."""
+    tests, f2p, p2p, more = FORMS[form]
+    return build_fix_task(root, name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=tests,
+                          first="totals", message="Count both fetches", fail_to_pass=[f2p], pass_to_pass=[p2p],
+                          project=False, parent_data={**MARKED, **more})
+
+
+@pytest.fixture(scope="module", params=sorted(FORMS))
+def marked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_marked(tmp_path_factory.mktemp(request.param), request.param)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("source", "outcome"), [(QUIET_FINISH + HACK, "forged"),
                                                  (FIXED + "# the fix, a comment more\n", "solved")],
                          ids=["quiet", "fix"])
-def test_the_teardown_canaries_carry_a_base_classs_mark(inherited: FixTask, tmp_path: Path, source: str,
-                                                        outcome: str) -> None:
-    """gatk54 left: the canaries took the marks of the test's own class chain only; with the mark on a base class and
-    ``addopts = -m unit`` they were deselected and the swallowing change was ``solved`` (seed 0, on ea3bf0e)."""
-    g = grade_source(inherited, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
+def test_the_teardown_canaries_run_whatever_marks_the_test(marked: FixTask, tmp_path: Path, source: str,
+                                                           outcome: str) -> None:
+    """gatk54/gatk56: the canaries carried no mark of a renamed ``pytest.mark`` (``aliased``), of a base class
+    (``inherited``), of a name bound to a mark (``assigned``): deselected, and the swallowing change ``solved`` (seed
+    0, on ea3bf0e). mark58: a base class another module defines (``imported``) was still ``solved`` (seed 0, on
+    1db51c0), now ``forged``: the configuration's ``-m`` is dropped in every run holding canaries. A real fix is
+    ``solved`` under each."""
+    g = grade_source(marked, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+#: Code under test putting the configuration's ``-m`` back in the test process (imported at collection, before pytest's
+#: ``mark`` plugin reads it), after ``homefield_keyword`` dropped it.
+RESELECT = ("import gc\n\nimport _pytest.config as _config\n\n"
+            "for _o in gc.get_objects():\n"
+            "    if isinstance(_o, _config.Config):\n"
+            "        _o.option.markexpr = 'unit'\n\n\n")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="mark58 left: code under test setting the configuration's -m back in the test "
+                   "process deselects the canaries whose text carries none of the marks (a base class of another "
+                   "module's), and a change also swallowing every teardown error is solved; closing it: a teardown "
+                   "canary not reported by a run that completed, where nothing honest deselects it now, judged "
+                   "forged (minding -x, timeouts and collection errors)")
+def test_a_change_setting_the_mark_selection_back_is_caught(tmp_path: Path) -> None:
+    b = build_marked(tmp_path / "task", "imported")
+    g = grade_source(b, tmp_path / "g", SOURCE, RESELECT + QUIET_FINISH + HACK, canaries=True, canary_seed=0,
+                     sandbox="none")
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
 
 
 #: :data:`ALIASED`'s tests selected by name: ``addopts = -k "test_total or test_fetch"`` (a module name that neither
@@ -99,11 +133,11 @@ SEED = 3
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk54 left: the teardown canaries' names are drawn from the file's words; a "
-                   "configuration's -k selecting tests by name deselects them, and the swallowing change is solved")
 def test_the_teardown_canaries_run_where_the_configuration_selects_by_name(tmp_path: Path) -> None:
-    """:data:`SEED` draws canary names neither word matches (``canaries.json``): deselected, never run, and the change
-    swallowing every teardown error is ``solved`` with no fix (the spy is requested by two tests: no teardown twin)."""
+    """:data:`SEED` draws canary names neither word matches (``canaries.json``): they were deselected, never run, and
+    the change swallowing every teardown error was ``solved`` with no fix (the spy is requested by two tests: no
+    teardown twin; gatk54 left, a strict xfail, seen ``solved`` on 1db51c0). mark58: the configuration's ``-k``
+    dropped in every run holding canaries, ``forged``."""
     b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=NAMED,
                        tests=ALIASED, first="totals", message="Count both fetches",
                        fail_to_pass=[f"{NAMED}::test_total"], pass_to_pass=[f"{NAMED}::test_fetch"], project=False,
