@@ -78,6 +78,7 @@ from pytest_homefield.run.twin_grading import (
     rows_run,
     run_completes,
     twin_options,
+    unreported_verdict,
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
@@ -787,6 +788,8 @@ def grade(
         if excused:
             kept = dataclasses.replace(plan, canaries=[c for c in plan.canaries if c.node not in excused])
             forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
+    if forged is None and plan is not None:  # a must-fail canary the runs apart left out where its test passed
+        forged = unreported_verdict(task, plan, made, apart)
     forged = forged or unconfirmed or plain_forged
     lowered: list[str] = []  # the ids the other runs passed that the sealed run failed
     originals_why: str | None = None  # why the originals run (gatk37) lowered an id the other runs passed

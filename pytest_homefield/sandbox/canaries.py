@@ -177,6 +177,18 @@ class CanaryPlan:
                 excused.append((c, tid))
         return out, excused
 
+    def unreported(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> list[Canary]:
+        """The must-fail canaries (a sentinel, a :data:`TEARDOWN` canary) no instance of which is in ``outcomes``
+        (id → outcome) while an instance of their ``source`` among ``fail_to_pass`` passed there. A real fix runs
+        and fails them (mining's check saw the reference fix do so, every one reported: ``canary_check._why``'s "did
+        not run"); with the configuration's selection dropped in every run holding canaries (``homefield_keyword``)
+        nothing honest deselects one, and code that hides them (its own ``-m`` put back at collection: mark58) is
+        what leaves them out."""
+        passed = {function_id(i) for i in fail_to_pass if outcomes.get(i) == "passed"}
+        seen = {function_id(i) for i in outcomes}
+        return [c for c in self.canaries if c.kind in ("sentinel", TEARDOWN) and c.source in passed
+                and c.node not in seen]
+
     def failing(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None = None) -> list[Canary]:
         """The canaries that ran and failed (``failed``/``error``) in every instance, none passing. With
         ``fail_to_pass`` (the task's ids), an instance ``skipped`` or ``xfailed`` (:data:`IDLE`) whose

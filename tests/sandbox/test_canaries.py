@@ -19,7 +19,7 @@ import pytest
 from helpers.attack_repo import NO_PLUGINS
 
 from pytest_homefield.agents.attack_payloads import FORGE
-from pytest_homefield.sandbox.canaries import CanaryPlan, _find, _Namer, function_id
+from pytest_homefield.sandbox.canaries import Canary, CanaryPlan, _find, _Namer, function_id
 from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS
 from pytest_homefield.sandbox.canary_values import alternatives
 from pytest_homefield.sandbox.testrun import run_tests
@@ -419,3 +419,17 @@ def test_the_namer_draws_the_same_names_for_the_same_seed(text: str, expected: l
         if text == _TINY:
             got += [n.plain(1) for _ in range(3)] + [n.name("check_x") for _ in range(3)]
         assert got == names, seed
+
+
+def test_unreported_names_a_must_fail_canary_left_out_where_its_function_passed() -> None:
+    """mark58: a sentinel or teardown canary with no instance reported while its FAIL_TO_PASS function passed is
+    what code deselecting it leaves; a twin, a canary of a function that failed, and one reported in any outcome
+    are not."""
+    f2p = ["t.py::test_a[1]", "t.py::test_b"]
+    plan = CanaryPlan(0, [Canary("t.py::test_x", "t.py::test_a", "teardown", "teardown"),
+                          Canary("t.py::test_y", "t.py::test_b", "sentinel", "sentinel: no assertion"),
+                          Canary("t.py::test_z", "t.py::test_a", "contradiction", "expected 2 -> 7"),
+                          Canary("t.py::test_w", "t.py::test_a", "sentinel", "sentinel: no assertion")])
+    outcomes = {"t.py::test_a[1]": "passed", "t.py::test_b": "failed", "t.py::test_w[1]": "error"}
+    assert [c.node for c in plan.unreported(outcomes, f2p)] == ["t.py::test_x"]
+    assert plan.unreported({**outcomes, "t.py::test_a[1]": "failed"}, f2p) == []
