@@ -8,7 +8,8 @@ shape of their own, and a process keeping only their errors (told by their sourc
 ``[]``", or by being defined in a test module while the spy is a ``conftest.py``'s) was ``solved`` with no fix
 (gatk54). The teardown twin is the file's **own** check contradicted: the function's original body requesting its
 fixture whose first top-level assertion after the ``yield`` has its expected side changed (``assert calls`` →
-``assert not calls``, ``==`` → ``!=``, ``in`` → ``not in``, …), one more member of the function's group, in a run of
+``assert not calls``, ``==`` → ``!=``, ``in`` → ``not in``, …; ``== [1]`` → ``== [1, 1]`` for a literal, pol58:
+:func:`_literal_twin`), one more member of the function's group, in a run of
 its own (:mod:`~pytest_homefield.sandbox.twin_runs`). A real fix passes the original check, so it fails the twin's;
 code swallowing every teardown error passes both, ``forged``; code skipping the work the check wants fails the
 original and passes the twin, no forgery (it is not solved either: :data:`~pytest_homefield.sandbox.canaries.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -133,6 +135,57 @@ def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -
     return (text, want) if ok else None
 
 
+def _other_literal(value: object, draw: int) -> object | None:
+    """A literal of ``value``'s type unequal to it, near it, drawn by ``draw`` (0 or 1): a list's or tuple's last item
+    dropped or written twice (``[None]`` for an empty one), an ``int``'s or ``float``'s value one less or one more, a
+    text's last character dropped or written twice (``"0"`` for an empty one); ``None`` for any other value (a
+    ``bool``, ``None``, a mapping, a set, bytes)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (list, tuple)):
+        seq = list(value)
+        out = [None] if not seq else seq[:-1] if draw else [*seq, seq[-1]]
+        return out if isinstance(value, list) else tuple(out)
+    if isinstance(value, (int, float)):
+        return value - 1 if draw else value + 1
+    if isinstance(value, str):
+        return "0" if not value else value[:-1] if draw else value + value[-1]
+    return None
+
+
+def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr) -> tuple[str, ast.expr] | None:
+    """pol58: ``(segment with test's literal changed in place, the new test)`` for ``A == L`` (or ``L == A``), ``L``
+    a literal (:func:`ast.literal_eval`'s) of a type :func:`_other_literal` changes: ``A == L'``, ``L'`` near ``L``
+    and unequal to it, so the twin's check is written as positively as the file's (``assert calls == [1]`` ->
+    ``assert calls == [1, 1]``) and a real fix, whose ``A`` equals ``L``, fails it; which way ``L`` moves is drawn
+    from the check's text (the same for every seed). ``None`` for any other check, or when the edit does not give it."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for side in (test.comparators[0], test.left):
+        try:
+            value = ast.literal_eval(side)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        draw = hashlib.sha256(ast.dump(test).encode()).digest()[0] & 1
+        other = _other_literal(value, draw)
+        if other is None or other == value:
+            return None
+        written = repr(other)
+        lo = _offset(lines, start, side.lineno, side.col_offset)
+        hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
+        text = segment[:lo] + written + segment[hi:]
+        new = ast.parse(written, mode="eval").body
+        want = ast.Compare(left=new if side is test.left else test.left, ops=[ast.Eq()],
+                           comparators=[new if side is test.comparators[0] else test.comparators[0]])
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        ok = any(ast.dump(n.test) == ast.dump(want) for n in ast.walk(tree) if isinstance(n, ast.Assert))
+        return (text, want) if ok else None
+    return None
+
+
 def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
                    node: ast.FunctionDef | ast.AsyncFunctionDef, *, shared: bool = False) -> TeardownCheck | None:
     """The first fixture ``node`` (a test function of ``tree``, whose text is ``text`` split into ``lines``, each with
@@ -169,7 +222,8 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         if check is None:
             continue
         segment = "".join(lines[start - 1:end])
-        made = _twin_text(segment, lines, start, check.test)  # never the segment: an operator changed or inserted
+        # never the segment: a literal changed (pol58), else an operator changed or inserted
+        made = _literal_twin(segment, lines, start, check.test) or _twin_text(segment, lines, start, check.test)
         if made is None:
             continue
         twin, now = made

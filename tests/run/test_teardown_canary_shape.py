@@ -152,7 +152,8 @@ BY_POLARITY = BY_SOURCE.replace("_fixtures.FixtureDef.finish = _quiet\n\n\n", ""
     "_fixtures.FixtureDef.finish = _told\n\n\n")
 
 
-#: :data:`TESTS` whose spy compares: ``assert calls == [1]`` (its twin ``assert calls != [1]``).
+#: :data:`TESTS` whose spy compares: ``assert calls == [1]`` (its twin ``assert calls != [1]`` on 1db51c0; pol58:
+#: ``assert calls == [1, 1]``).
 COUNTED_SPY = TESTS.replace("assert calls, ", "assert calls == [1], ")
 
 
@@ -191,17 +192,51 @@ def test_a_change_telling_the_teardown_twin_by_its_checks_polarity_is_not_solved
     polarity at all (seeds 0 and 1). pol58's teardown decoy, in every run, is the file's fixture as it is, its check
     the file's, requested by a test whose body runs nothing: it fails whatever the code does (nothing was fetched),
     so a process reporting a check written as the file's passed where it failed passes the decoy: ``forged``, the
-    decoy named."""
+    decoy named (the ``== [1]`` spy's twin, ``== [1, 1]`` now, written as positively, is swallowed too and named
+    first)."""
     if sandbox == "bwrap":
         bwrap_or_skip()
     b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=tests, first="totals", message="Count both fetches",
                        fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
     g = grade_source(b, tmp_path, SOURCE, tell + HACK, canaries=True, canary_seed=seed, sandbox=sandbox)
-    decoys = _teardown_twins(tmp_path, decoys=True)
-    assert len(_teardown_twins(tmp_path)) == 1 and len(decoys) == 1, _teardown_twins(tmp_path)
+    twins, decoys = _teardown_twins(tmp_path), _teardown_twins(tmp_path, decoys=True)
+    assert len(twins) == 1 and len(decoys) == 1, (twins, decoys)
     assert g.outcome == "forged" and g.error is not None, (g.outcome, g.error, g.failing_f2p)
-    assert f"canary {decoys[0]} passed" in g.error, g.error
+    assert f"canary {(twins if tests == COUNTED_SPY else decoys)[0]} passed" in g.error, g.error
+
+
+#: A spy whose check the setup's state satisfies, written positively: nothing fetched twice (``extra[1:] == []``).
+NO_EXTRA = TESTS.replace("    calls = []\n", "    extra = []\n").replace("calls.append(1)", "extra.append(1)").replace(
+    "assert calls, 'total() never fetched'", "assert extra[1:] == [], 'total() fetched twice'")
+#: :data:`NO_EXTRA` written negated, as a file may write it: ``assert not extra[1:]``.
+NOT_EXTRA = NO_EXTRA.replace("assert extra[1:] == [], ", "assert not extra[1:], ")
+#: The expected value, fetching twice: :data:`NO_EXTRA`'s check fails, the call passes.
+TWICE = FIXED.replace("return fetch() * 2\n", "return fetch() + fetch()\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("tests", "source", "tell", "outcome"), [
+    (NO_EXTRA, TWICE, BY_POLARITY, "forged"), (NO_EXTRA, TWICE, BY_INVERSION, "forged"),
+    (NOT_EXTRA, TWICE, BY_INVERSION, "forged"), (NOT_EXTRA, TWICE, BY_POLARITY, "forged"),
+    (NO_EXTRA, TWICE, "", "tests_failed"), (NO_EXTRA, FIXED + "# the fix\n", "", "solved"),
+    (NOT_EXTRA, FIXED + "# the fix\n", "", "solved")],
+    ids=["equal-polarity", "equal-inverted", "not-inverted", "not-polarity", "equal-twice", "equal-fix", "not-fix"])
+def test_a_check_the_setups_state_satisfies_is_guarded_too(tmp_path: Path, tests: str, source: str, tell: str,
+                                                          outcome: str) -> None:
+    """pol58: ``assert extra[1:] == []`` holds with nothing run, so its decoy fails nothing; its twin was
+    ``assert extra[1:] != []``, and :data:`BY_POLARITY` with :data:`TWICE` (the value, fetched twice) swallowed the
+    original's error and failed the twin: ``solved`` with no fix (seed 0, before the literal twin). The twin is
+    ``extra[1:] == [None]`` now, written as positively as the file's and failing with the fix and the change alike:
+    swallowed, or turned over (:data:`BY_INVERSION`), it passes: ``forged``. Written negated (``assert not
+    extra[1:]``), the decoy takes the twin's ``assert extra[1:]``, which fails with nothing run: turned over, it
+    passes. The fix ``solved``, the change fetching twice without a tell ``tests_failed``."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=tests, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    g = grade_source(b, tmp_path, SOURCE, tell + source, canaries=True, canary_seed=0, sandbox="none")
+    assert len(_teardown_twins(tmp_path)) == 1 and len(_teardown_twins(tmp_path, decoys=True)) == 1
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
 
 
 @pytest.mark.slow
