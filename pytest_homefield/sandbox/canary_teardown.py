@@ -158,7 +158,8 @@ def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr
     a literal (:func:`ast.literal_eval`'s) of a type :func:`_other_literal` changes: ``A == L'``, ``L'`` near ``L``
     and unequal to it, so the twin's check is written as positively as the file's (``assert calls == [1]`` ->
     ``assert calls == [1, 1]``) and a real fix, whose ``A`` equals ``L``, fails it; which way ``L`` moves is drawn
-    from the check's text (the same for every seed). ``None`` for any other check, or when the edit does not give it."""
+    from the check's text (the same for every seed); texts quoted as the file quotes them. ``None`` for any other
+    check, or when the edit does not give it."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
     for side in (test.comparators[0], test.left):
@@ -173,6 +174,9 @@ def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr
         written = repr(other)
         lo = _offset(lines, start, side.lineno, side.col_offset)
         hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
+        quotes = [c for c in segment[lo:hi] if c in "'\""]
+        if quotes[:1] == ['"'] and '"' not in written:  # the file's quotes: every ' of such a repr is a delimiter
+            written = written.replace("'", '"')
         text = segment[:lo] + written + segment[hi:]
         new = ast.parse(written, mode="eval").body
         want = ast.Compare(left=new if side is test.left else test.left, ops=[ast.Eq()],

@@ -55,6 +55,8 @@ def test_the_twin_negates_the_first_check_after_the_yield_in_place(tmp_path: Pat
 
 @pytest.mark.parametrize(("check", "twin"), [
     ("calls == [1]", "calls == [1, 1]"), ("calls == []", "calls == [None]"), ("calls == 'ab'", "calls == 'a'"),
+    ("calls == \"ab\"", "calls == \"a\""), ("calls == [\"ab\"]", "calls == []"),
+    ("calls == [\"it's\"]", "calls == [\"it's\", \"it's\"]"),
     ("1 == seen", "0 == seen"), ("seen == 1.5", "seen == 0.5"), ("calls == (1, 2)", "calls == (1,)"),
     ("seen == True", "seen != True"), ("calls == {}", "calls != {}"), ("calls == x", "calls != x")])
 def test_a_literal_comparisons_twin_keeps_its_polarity(tmp_path: Path, check: str, twin: str) -> None:
