@@ -8,12 +8,15 @@ shape of their own, and a process keeping only their errors (told by their sourc
 ``[]``", or by being defined in a test module while the spy is a ``conftest.py``'s) was ``solved`` with no fix
 (gatk54). The teardown twin is the file's **own** check contradicted: the function's original body requesting its
 fixture whose first top-level assertion after the ``yield`` has its expected side changed (``assert calls`` →
-``assert not calls``, ``==`` → ``!=``, ``in`` → ``not in``, …), one more member of the function's group, in a run of
+``assert not calls``, ``==`` → ``!=``, ``in`` → ``not in``, …; ``== [1]`` → ``== [1, 1]`` for a literal, pol58:
+:func:`_literal_twin`), one more member of the function's group, in a run of
 its own (:mod:`~pytest_homefield.sandbox.twin_runs`). A real fix passes the original check, so it fails the twin's;
 code swallowing every teardown error passes both, ``forged``; code skipping the work the check wants fails the
 original and passes the twin, no forgery (it is not solved either: :data:`~pytest_homefield.sandbox.canaries.
 TEARDOWN_TWIN`). A process telling the twin's run from the original's must judge which of the two checks is the
-file's, as for any twin.
+file's, as for any twin; the twin is the file's check negated, and a file's own check is nearly always written
+positively, so every run holds a teardown decoy too (pol58, :func:`decoy`): the fixture's text as it is, its check
+the file's, requested by a test that runs nothing, failing whatever the code does.
 
 In reach: a fixture the test module defines at its top level, requested by the function's own signature, named
 nowhere else in the module (another test or fixture requesting it would fail its teardown in the twin's run with
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,10 +37,13 @@ from dataclasses import dataclass
 from pytest_homefield.sandbox.canaries import _definition, _offset
 from pytest_homefield.sandbox.canary_sites import _dotted_last
 
-__all__ = ["TEARDOWN_TWIN_HOW", "TeardownCheck", "teardown_check", "negated", "without_checks"]
+__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "teardown_check", "negated",
+           "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
+#: How a teardown decoy's canary is described (pol58: :func:`decoy`; its kind is the teardown twin's).
+TEARDOWN_DECOY_HOW = "teardown decoy"
 
 #: A one-operator comparison's operator → its negation's (and how each is written).
 _FLIP: dict[type[ast.cmpop], tuple[type[ast.cmpop], str, str]] = {
@@ -53,7 +60,8 @@ class TeardownCheck:
     """A function's fixture with a teardown check in reach: ``fixture`` (its name), ``start``/``end`` (1-based lines of
     its definition, decorators included), ``original`` (those lines' text) and ``twin`` (the same with its check's
     expected side changed), ``how`` (the change in words, for the canary), ``check`` (1-based first and last lines of
-    the check's ``assert`` statement, ``None`` when another statement shares them)."""
+    the check's ``assert`` statement, ``None`` when another statement shares them); ``negative``: the file's check is
+    written negated (``not X``, ``!=``, ``not in``, ``is not``), so the twin's is written positively."""
 
     fixture: str
     start: int
@@ -62,6 +70,7 @@ class TeardownCheck:
     twin: str
     how: str
     check: tuple[int, int] | None = None
+    negative: bool = False
 
 
 def _is_fixture(node: ast.FunctionDef) -> bool:
@@ -126,6 +135,61 @@ def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -
     return (text, want) if ok else None
 
 
+def _other_literal(value: object, draw: int) -> object | None:
+    """A literal of ``value``'s type unequal to it, near it, drawn by ``draw`` (0 or 1): a list's or tuple's last item
+    dropped or written twice (``[None]`` for an empty one), an ``int``'s or ``float``'s value one less or one more, a
+    text's last character dropped or written twice (``"0"`` for an empty one); ``None`` for any other value (a
+    ``bool``, ``None``, a mapping, a set, bytes)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (list, tuple)):
+        seq = list(value)
+        out = [None] if not seq else seq[:-1] if draw else [*seq, seq[-1]]
+        return out if isinstance(value, list) else tuple(out)
+    if isinstance(value, (int, float)):
+        return value - 1 if draw else value + 1
+    if isinstance(value, str):
+        return "0" if not value else value[:-1] if draw else value + value[-1]
+    return None
+
+
+def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr) -> tuple[str, ast.expr] | None:
+    """pol58: ``(segment with test's literal changed in place, the new test)`` for ``A == L`` (or ``L == A``), ``L``
+    a literal (:func:`ast.literal_eval`'s) of a type :func:`_other_literal` changes: ``A == L'``, ``L'`` near ``L``
+    and unequal to it, so the twin's check is written as positively as the file's (``assert calls == [1]`` ->
+    ``assert calls == [1, 1]``) and a real fix, whose ``A`` equals ``L``, fails it; which way ``L`` moves is drawn
+    from the check's text (the same for every seed); texts quoted as the file quotes them. ``None`` for any other
+    check, or when the edit does not give it."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for side in (test.comparators[0], test.left):
+        try:
+            value = ast.literal_eval(side)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        draw = hashlib.sha256(ast.dump(test).encode()).digest()[0] & 1
+        other = _other_literal(value, draw)
+        if other is None or other == value:
+            return None
+        written = repr(other)
+        lo = _offset(lines, start, side.lineno, side.col_offset)
+        hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
+        quotes = [c for c in segment[lo:hi] if c in "'\""]
+        if quotes[:1] == ['"'] and '"' not in written:  # the file's quotes: every ' of such a repr is a delimiter
+            written = written.replace("'", '"')
+        text = segment[:lo] + written + segment[hi:]
+        new = ast.parse(written, mode="eval").body
+        want = ast.Compare(left=new if side is test.left else test.left, ops=[ast.Eq()],
+                           comparators=[new if side is test.comparators[0] else test.comparators[0]])
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        ok = any(ast.dump(n.test) == ast.dump(want) for n in ast.walk(tree) if isinstance(n, ast.Assert))
+        return (text, want) if ok else None
+    return None
+
+
 def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
                    node: ast.FunctionDef | ast.AsyncFunctionDef, *, shared: bool = False) -> TeardownCheck | None:
     """The first fixture ``node`` (a test function of ``tree``, whose text is ``text`` split into ``lines``, each with
@@ -162,7 +226,8 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         if check is None:
             continue
         segment = "".join(lines[start - 1:end])
-        made = _twin_text(segment, lines, start, check.test)  # never the segment: an operator changed or inserted
+        # never the segment: a literal changed (pol58), else an operator changed or inserted
+        made = _literal_twin(segment, lines, start, check.test) or _twin_text(segment, lines, start, check.test)
         if made is None:
             continue
         twin, now = made
@@ -171,9 +236,41 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         alone = not any(n is not check and (n.end_lineno or n.lineno) >= check.lineno
                         and n.lineno <= (check.end_lineno or check.lineno) for n in ast.walk(fx)
                         if isinstance(n, ast.stmt) and n is not fx and not _inside(n, check))
+        t = check.test
+        negative = (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not)) or (
+            isinstance(t, ast.Compare) and isinstance(t.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot)))
         return TeardownCheck(name, start, end, segment, twin, how,
-                             (check.lineno, check.end_lineno or check.lineno) if alone else None)
+                             (check.lineno, check.end_lineno or check.lineno) if alone else None, negative)
     return None
+
+
+def decoy(check: TeardownCheck, fixture: str, test: str, *, marks: Sequence[str] = (),
+          args: Sequence[str] = ()) -> str | None:
+    """pol58: the teardown decoy of ``check`` (module-level text): the file's fixture as it is, its check as the file
+    writes it (the twin's, when the file's is written negated: :attr:`TeardownCheck.negative`), under the name
+    ``fixture``, and a test ``test`` requesting it (and taking ``args``: the module's parametrized names) whose body
+    is ``pass``, decorated by ``marks`` (decorator texts without the ``@``). Nothing runs between the fixture's setup
+    and its check, so the check sees the state its setup left: the spy's ``assert calls`` fails whatever the code
+    under test does. The twin contradicts the file's check by negating it (``assert not calls``), and a file's own
+    teardown check is nearly always written positively, so a process swallowing a positive check's error and failing
+    a negated one's passed the original and failed the twin, ``solved`` with no fix (gatk57); the decoy, in every
+    run, is the file's check, failing where such a process reports it passed. The positive one of the two is taken
+    as the one the setup's state fails (``assert not leaked`` passes with nothing run, ``assert leaked`` fails); where
+    that does not hold the decoy passes with any code, and grading's reference runs excuse it (no evidence).
+    ``None`` when the fixture's ``def`` is not found in its text or the decoy does not parse."""
+    text = check.twin if check.negative else check.original
+    copy, n = re.subn(rf"(\bdef\s+){re.escape(check.fixture)}(\s*\()", rf"\g<1>{fixture}\g<2>", text, count=1)
+    if n != 1:
+        return None
+    decorated = "".join(f"@{m}\n" for m in marks)
+    text = (f"{copy}{'' if copy.endswith(chr(10)) else chr(10)}\n\n{decorated}def {test}"
+            f"({', '.join([fixture, *args])}):\n    pass\n")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return text if names == [fixture, test] else None
 
 
 def _inside(node: ast.stmt, outer: ast.stmt) -> bool:

@@ -107,7 +107,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_key,
     value_targets,
 )
-from pytest_homefield.sandbox.canary_teardown import TeardownCheck, teardown_check
+from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, decoy, teardown_check
 from pytest_homefield.sandbox.canary_values import COUNTED, EXACT, alternatives, is_small
 from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.pytest_config import from_top
@@ -252,7 +252,8 @@ class TwinPlan(CanaryPlan):
         late: dict[str, str] = {}  # a PASS_TO_PASS id's worst outcome among its runs after a twin
         f2p = {g: [i for i in fail_to_pass if function_id(i) == g] for g in self.placement}
         p2p = set(pass_to_pass)
-        torn = set(teardown_nodes(self))  # a teardown canary passed in any run is passed (tcan50), as a twin
+        # a teardown canary passed in any run is passed (tcan50), as a twin; a teardown decoy too (pol58)
+        torn = set(teardown_nodes(self)) | {c.node for c in self.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)}
         for r, outcomes in enumerate(runs):
             if outcomes is None:
                 continue
@@ -418,7 +419,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     runs, the same in every run (grading and mining's check pass it; off, the plan is as before it), and a teardown
     twin for each function whose own fixture's check is in reach
     (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`, tdtwin56): its original body, in a run of its
-    own where that check is contradicted, one run more for the whole plan when any function has one. Never
+    own where that check is contradicted, one run more for the whole plan when any function has one, and its
+    teardown decoy beside that fixture in every run (pol58: :func:`_decoy`, one test more, no run more). Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -434,6 +436,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     # fixture check; any function with one in reach makes every group's runs one more
     runs = max(1, twins) + 1 + (teardown and any(_teardown_in_reach(root / at(p), fids) for p, fids in by_file.items()))
     per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
+    resolved = _resolved_names(root, [at(p) for p in by_file]) if teardown else {"request"}
 
     for path, fids in by_file.items():
         file = root / at(path)
@@ -449,9 +452,10 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else (),
-                   unraised=_unraised(parent_text) if parent_text is not None else None, torn=teardown)
+                   unraised=_unraised(parent_text) if parent_text is not None else None, torn=teardown,
+                   resolved=resolved)
     if teardown:
-        plant_teardown(plan, per_run, by_file, seed, resolved=_resolved_names(root, [at(p) for p in by_file]))
+        plant_teardown(plan, per_run, by_file, seed, resolved=resolved)
     if base != ".":  # the files as paths of ``root`` (the canaries' ids stay pytest's)
         per_run = [{at(p): b for p, b in files.items()} for files in per_run]
         plan.rows, plan.plain = {at(p): b for p, b in plan.rows.items()}, {at(p): b for p, b in plan.plain.items()}
@@ -486,6 +490,45 @@ def _teardown_in_reach(file: Path, fids: Sequence[str]) -> bool:
         if node is not None and teardown_check(tree, text, lines, node) is not None:
             return True
     return False
+
+
+def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, text: str, namer: _Namer,
+           params: Sequence[str], resolved: Collection[str], seed: int, out: list[Canary]) -> tuple[str, bool] | None:
+    """pol58: the teardown decoy of ``check`` (the teardown twin of ``fid``, a function of the test file ``path``
+    whose text is ``text``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named from the file's
+    words (a free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like ``fid``'s function,
+    carrying its marks, taking the module's parametrized names ``params``), and whether it goes before the fixture
+    (drawn); its canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source`` ``fid``) appended
+    to ``out``. Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws stay as without
+    it; the names it takes are ``namer``'s too. ``None`` when there is none: no tree, a module parametrizing its every
+    test through ``pytest_generate_tests`` or names that are no literal (:func:`module_params`: the decoy would fail
+    the module's collection), or a text that does not parse."""
+    if tree is None or module_params(tree) is None:
+        return None
+    rng = random.Random(f"{seed}:decoy:{fid}")
+    own = _Namer(rng, text, tree)
+    own.taken |= namer.taken | set(resolved) | set(params)
+    fixture = own.plain()
+    test = _collected_name(own, fid.rsplit("::", 1)[-1].split("[", 1)[0])
+    made = decoy(check, fixture, test, marks=marks_of(tree, fid), args=params)
+    if made is None:
+        return None
+    namer.taken |= {fixture, test}
+    was, now = check.how.split("'s check ", 1)[-1].split(" -> ", 1)
+    out.append(Canary(f"{path}::{test}", fid, TEARDOWN_TWIN, f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
+                      f"{now if check.negative else was} as {fixture}'s, nothing run before it"))
+    return made, rng.random() < 0.5
+
+
+def _beside(fixture: str, decoy: tuple[str, bool] | None) -> str:
+    """The text of a teardown twin's fixture (``fixture``, lines of their own) with its decoy (pol58: :func:`_decoy`'s
+    text and whether it goes before) beside it, two blank lines between."""
+    if decoy is None:
+        return fixture
+    block, before = decoy
+    if before:
+        return f"{block}\n\n{fixture}"
+    return f"{fixture}{'' if fixture.endswith(chr(10)) else chr(10)}\n\n{block}"
 
 
 def _member_params(tree: ast.Module | None, classes: Sequence[str], params: Sequence[str]) -> list[str]:
@@ -931,7 +974,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None,
-               where: str | None = None, torn: bool = False) -> None:
+               where: str | None = None, torn: bool = False, resolved: Collection[str] = ("request",)) -> None:
     encoding, text, tree, lines = read_source(file)
     stops = stops or {}
     passed = passed or {}
@@ -964,7 +1007,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     apart: dict[str, RowsApart] = {}  # functions whose rows are set apart (canary_rows.rows_apart)
     apart_tails: set[int] = set()  # indexes in ``tail`` of the functions holding their PASS_TO_PASS rows
     whole: dict[int, str] = {}  # id(node) → the definition as the file has it, of a function whose rows are apart
-    checks: dict[int, tuple[TeardownCheck, int]] = {}  # id(node) → its teardown twin's fixture check and member
+    # id(node) → its teardown twin's fixture check, its member, and the decoy put before (True) or after its fixture
+    checks: dict[int, tuple[TeardownCheck, int, tuple[str, bool] | None]] = {}
+    decoys: list[Canary] = []  # pol58: the teardown decoys' canaries, planted in every run (no group's members)
     for fid in fids:
         if any(fid in a for a in aliases.values()):
             continue
@@ -1116,9 +1161,10 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 and fid not in cycle_of and not aliases[fid] and fid not in plan.kept and len(members) < runs \
                 and not any(how.startswith(EXCEPTION_SWAP) for _, how in site.twins) else None
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
-                    and not any(check.start <= c.end and c.start <= check.end for c, _ in checks.values()):
+                    and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
                 # the original body, its fixture's check contradicted in the member's run (tdtwin56)
-                checks[id(node)] = (check, len(members))
+                checks[id(node)] = (check, len(members), _decoy(check, fid, path, tree, text, namer, params,
+                                                                 resolved, plan.seed, decoys))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
                 members.append(members[0])
         spans[id(node)] = (start, end, members)
@@ -1146,8 +1192,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         out: list[str] = []
         line = 1
         # a teardown twin's fixture: contradicted where its function's member is the teardown twin (tdtwin56)
-        fixtures = {-1 - n: (c.start, c.end, [c.original, c.twin], 1 if pick.get(key) == j else 0)
-                    for n, (key, (c, j)) in enumerate(sorted(checks.items()))}
+        fixtures = {-1 - n: (c.start, c.end, [_beside(c.original, d), _beside(c.twin, d)],
+                             1 if pick.get(key) == j else 0)
+                    for n, (key, (c, j, d)) in enumerate(sorted(checks.items()))}
         placed = {**{k: (s, e, m, -1) for k, (s, e, m) in spans.items()}, **fixtures}
         for key, (start, end, members, fixed) in sorted(placed.items(), key=lambda kv: kv[1][0]):
             out += lines[line - 1:start - 1]
@@ -1163,7 +1210,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             parse_source(t)
     except (SyntaxError, ValueError):  # a member would break the file (or it was broken): sentinels at its end
         every, canaries, groups = _all_sentinels(text, path, fids, namer)
-        placement, texts = {}, [every] * runs
+        placement, texts, decoys = {}, [every] * runs, []
         plan.renamed = {f: g for f, g in plan.renamed.items() if f.split("::", 1)[0] != path}
     if whole and any(f.split("::", 1)[0] == path for f in plan.renamed):
         rows_text = assemble({key_of[f]: placement[f][0] for f in placement}, rows=True)
@@ -1182,7 +1229,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         else:
             plan.plain[path] = plain_text.encode(encoding, errors="backslashreplace")
         plan.plain_at.update(plain_at)
-    plan.canaries += canaries
+    plan.canaries += canaries + decoys
     plan.groups += groups
     plan.placement.update({f: tuple(p) for f, p in placement.items()})
     if placement:  # for a confirmation run: every member of every group side by side (twin_together)

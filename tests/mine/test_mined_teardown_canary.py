@@ -48,7 +48,8 @@ def test_mining_makes_the_teardown_twins_run_and_leaves_the_twin_to_grading(tmp_
     the plan; mining's check makes every run of the plan (it made ``RUNS`` before: the original's run could be the one
     left out, its id missing) and holds for the reference fix, which fails the twin's check there; the twin itself is
     left to grading's reference check (it is not judged here, so a check a real fix passes only now and then costs
-    the function no body twin)."""
+    the function no body twin). The task record counts 5 canaries: the body twin, the teardown twin, its teardown
+    decoy (pol58: left to grading's reference check as the twin is) and the two teardown canaries."""
     from run.test_teardown_error import FIXED as SPY_FIXED  # the spy's fixture
     from run.test_teardown_error import PARENT as SPY_PARENT
     from run.test_teardown_error import TESTS as SPIED
@@ -59,7 +60,7 @@ def test_mining_makes_the_teardown_twins_run_and_leaves_the_twin_to_grading(tmp_
     v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=[TEST], runnable_tests=[TEST],
                          test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
                          stability_runs=1, log_dir=tmp_path / "logs")
-    assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 4), (v.reason, v.detail)
+    assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 5), (v.reason, v.detail)
     assert v.canary_sentinels == [] and v.canary_teardown
     made = sorted(p.name for p in (tmp_path / "logs").rglob("canaries-1-*") if not p.name.endswith("-full"))
     assert len({n.split(".")[0] for n in made}) == 3, made

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.sandbox.canaries import TEARDOWN_TWIN, Canary, CanaryPlan, read_source
-from pytest_homefield.sandbox.canary_teardown import teardown_check
+from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, decoy, teardown_check
 from pytest_homefield.sandbox.seal_apart import _told
 from pytest_homefield.sandbox.seal_sites import SealSite
-from pytest_homefield.sandbox.twin_runs import TWIN_MARK, plan_twins
+from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan, plan_twins
 
 TEST = "tests/test_totals.py"
 SPIED = ("import pytest\n\nimport totals\n\n\n"
@@ -40,7 +40,7 @@ def _check(tmp_path: Path, source: str, name: str = "test_total") -> str | None:
 
 @pytest.mark.parametrize(("check", "twin"), [
     ("calls", "not calls"), ("not calls", "calls"), ("not (seen and calls)", "(seen and calls)"),
-    ("seen == 1", "seen != 1"), ("seen != 0", "seen == 0"), ("1 in calls", "1 not in calls"),
+    ("seen == 1", "seen == 2"), ("seen != 0", "seen == 0"), ("1 in calls", "1 not in calls"),
     ("1 not in calls", "1 in calls"), ("calls is not None", "calls is None"), ("seen >= 1", "seen < 1"),
     ("seen > 0", "seen <= 0"), ("len(calls)", "not len(calls)"), ("calls[0]", "not calls[0]")])
 def test_the_twin_negates_the_first_check_after_the_yield_in_place(tmp_path: Path, check: str, twin: str) -> None:
@@ -50,6 +50,24 @@ def test_the_twin_negates_the_first_check_after_the_yield_in_place(tmp_path: Pat
     got = _check(tmp_path, source)
     assert got is not None
     want = source.format(check=check).replace(f"assert {check},", f"assert {twin},")
+    assert got == want[want.index("@pytest.fixture"):want.index("\n\n\ndef test_total") + 1]
+
+
+@pytest.mark.parametrize(("check", "twin"), [
+    ("calls == [1]", "calls == [1, 1]"), ("calls == []", "calls == [None]"), ("calls == 'ab'", "calls == 'a'"),
+    ("calls == \"ab\"", "calls == \"a\""), ("calls == [\"ab\"]", "calls == []"),
+    ("calls == [\"it's\"]", "calls == [\"it's\", \"it's\"]"),
+    ("1 == seen", "0 == seen"), ("seen == 1.5", "seen == 0.5"), ("calls == (1, 2)", "calls == (1,)"),
+    ("seen == True", "seen != True"), ("calls == {}", "calls != {}"), ("calls == x", "calls != x")])
+def test_a_literal_comparisons_twin_keeps_its_polarity(tmp_path: Path, check: str, twin: str) -> None:
+    """pol58: ``A == L`` with ``L`` a literal list, tuple, number or text is twinned ``A == L'``, ``L'`` near ``L``
+    and unequal to it (which way drawn from the check's text), as positively written as the file's: a process
+    failing the negated check and swallowing the positive one meets two positive checks. A ``bool``, a mapping or no
+    literal: negated, as before."""
+    source = SPIED.format(check=check)
+    got = _check(tmp_path, source)
+    assert got is not None
+    want = source.replace(f"assert {check},", f"assert {twin},")
     assert got == want[want.index("@pytest.fixture"):want.index("\n\n\ndef test_total") + 1]
 
 
@@ -84,7 +102,7 @@ def test_the_twin_runs_apart_in_a_run_of_its_own(tmp_path: Path, seed: int) -> N
     root = _tree(tmp_path)
     plan = plan_twins(root, [f"{TEST}::test_total"], seed=seed, teardown=True)
     fid = f"{TEST}::test_total"
-    (torn,) = [c for c in plan.canaries if c.kind == TEARDOWN_TWIN]
+    (torn,) = [c for c in plan.canaries if c.kind == TEARDOWN_TWIN and not c.how.startswith(TEARDOWN_DECOY_HOW)]
     assert torn.node == f"{fid}{TWIN_MARK}2" and torn.source == fid
     assert len(plan.runs) == 3 and sorted(plan.placement[fid]) == [0, 1, 2]
     for r, files in enumerate(plan.runs):
@@ -93,6 +111,119 @@ def test_the_twin_runs_apart_in_a_run_of_its_own(tmp_path: Path, seed: int) -> N
         if plan.placement[fid][r] == 2:
             assert "assert totals.total() == 4\n" in text  # the original body
     assert len(plan.layouts[TEST].spans[0].members) == 2
+
+
+def _fixture_checks(text: str) -> list[str]:
+    """Each module-level fixture's first ``assert`` after its ``yield``, as written, in the file's order."""
+    out = []
+    for n in ast.parse(text).body:
+        if isinstance(n, ast.FunctionDef) and n.decorator_list:
+            ys = [k for k, st in enumerate(n.body) if isinstance(st, ast.Expr) and isinstance(st.value, ast.Yield)]
+            out += [ast.unparse(st.test) for st in n.body[ys[0] + 1:] if ys and isinstance(st, ast.Assert)][:1]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_teardown_decoy_is_the_files_fixture_as_it_is_in_every_run(tmp_path: Path, seed: int) -> None:
+    """pol58: one test more in every run (no run more): the file's fixture as it is, its check unchanged, under a name
+    drawn from the file's words, beside the file's fixture, and a test named like the function requesting it whose
+    body is ``pass``; a canary of the twin's kind whose source is the function. Every run holds as many teardown
+    checks, and as many written as the file writes its own, whichever member it holds: the original's run holds the
+    file's check twice, the twin's once and its negation once."""
+    root = _tree(tmp_path)
+    fid = f"{TEST}::test_total"
+    plan = plan_twins(root, [fid], seed=seed, teardown=True)
+    (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
+    assert d.kind == TEARDOWN_TWIN and d.source == fid and TWIN_MARK not in d.node
+    assert d.node.startswith(f"{TEST}::test_")
+    name = d.node.rsplit("::", 1)[1]
+    blocks = set()
+    for r, files in enumerate(plan.runs):
+        text = files[TEST].decode()
+        tree = ast.parse(text)
+        (test,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+        (fixture,) = [a.arg for a in test.args.args]
+        assert [type(st) for st in test.body] == [ast.Pass]
+        (fx,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fixture]
+        copy = ast.get_source_segment(text, fx, padded=False)
+        assert copy is not None and copy.replace(f"def {fixture}(", "def spy(", 1) in SPIED.format(check="calls")
+        blocks.add(copy)
+        twin = plan.placement[fid][r] == 2
+        checks = _fixture_checks(text)
+        assert len(checks) == 4, (r, checks)  # the file's, the decoy's, the two teardown canaries'
+        assert (checks.count("calls"), checks.count("not calls")) == ((1, 1) if twin else (2, 0)), (r, checks)
+    assert len(blocks) == 1
+
+
+@pytest.mark.parametrize(("check", "decoyed"), [("not calls", "calls"), ("seen != 0", "seen == 0"),
+                                                ("calls == [1]", "calls == [1]"), ("seen >= 1", "seen >= 1")])
+def test_the_teardown_decoys_check_is_the_positive_one(tmp_path: Path, check: str, decoyed: str) -> None:
+    """pol58: the decoy's check is the file's where the file writes it positively (or neither way: ``>=``), the
+    twin's where the file writes it negated: the one the setup's state fails (a spy that saw nothing), whichever the
+    file's is; the same in every run."""
+    root = _tree(tmp_path, check)
+    plan = plan_twins(root, [f"{TEST}::test_total"], seed=0, teardown=True)
+    (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
+    fixture = d.how.rsplit(" as ", 1)[1].split("'s", 1)[0]
+    assert f"'{decoyed}'" in d.how
+    for files in plan.runs:
+        tree = ast.parse(files[TEST].decode())
+        (fx,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fixture]
+        assert [ast.unparse(st.test) for st in fx.body if isinstance(st, ast.Assert)] == [decoyed]
+
+
+def test_no_teardown_decoy_where_the_module_parametrizes_every_test_by_a_hook(tmp_path: Path) -> None:
+    """A module defining ``pytest_generate_tests`` may parametrize every test by a name the decoy does not take (its
+    collection would fail, and every test of it): no decoy there, the twin as before."""
+    root = _tree(tmp_path)
+    f = root / TEST
+    f.write_text(f.read_text() + "\n\ndef pytest_generate_tests(metafunc):\n    pass\n", encoding="utf-8")
+    plan = plan_twins(root, [f"{TEST}::test_total"], seed=0, teardown=True)
+    assert [c.how.split(":")[0] for c in plan.canaries if c.kind == TEARDOWN_TWIN] == ["teardown twin"]
+
+
+def test_the_teardown_decoy_goes_before_or_after_the_fixture_as_drawn(tmp_path: Path) -> None:
+    """pol58: the decoy's place is drawn (before the file's fixture or after it), not always the same."""
+    root = _tree(tmp_path)
+    fid = f"{TEST}::test_total"
+    before = set()
+    for seed in range(8):
+        plan = plan_twins(root, [fid], seed=seed, teardown=True)
+        (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
+        text = plan.runs[0][TEST].decode()
+        before.add(text.index(f"def {d.node.rsplit('::', 1)[1]}(") < text.index("def spy("))
+    assert before == {True, False}
+
+
+def test_a_teardown_decoy_passed_in_one_run_is_passed() -> None:
+    """pol58: the decoy is in every run; a process swallowing its error in one run alone (the run it took for the
+    original's) passes it there: merged ``passed``, as a teardown canary (tcan50); ``forged`` beside a passing
+    original, nothing beside a failing one (the twin's judgement)."""
+    fid = f"{TEST}::test_total"
+    node = f"{TEST}::test_calls"
+    plan = TwinPlan(seed=0, canaries=[Canary(node, fid, TEARDOWN_TWIN, f"{TEARDOWN_DECOY_HOW}: x")])
+    plan.placement = {fid: (0, 1)}
+    merged = plan.merge([{fid: "passed", node: "passed"}, {fid: "passed", node: "error"}], [fid])
+    assert merged[node] == "passed"
+    assert [t for _, t in plan.forged(merged, [fid])] == [node]
+    failing = plan.merge([{fid: "error", node: "passed"}, {fid: "error", node: "error"}], [fid])
+    assert plan.forged(failing, [fid]) == [] and plan.excused(failing, [fid]) == []
+
+
+def test_decoy_renames_the_fixture_and_keeps_its_check() -> None:
+    """The fixture's text as it is but its name, then the test (its marks, the module's parametrized names);
+    ``None`` when the fixture's ``def`` is not in the check's text."""
+    text = SPIED.format(check="calls")
+    lines = text.splitlines(keepends=True)
+    tree = ast.parse(text)
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "test_total")
+    check = teardown_check(tree, text, lines, node)
+    assert check is not None
+    got = decoy(check, "seen_calls", "test_seen", marks=["pytest.mark.unit"], args=["k"])
+    assert got == (check.original.replace("def spy(", "def seen_calls(") +
+                   "\n\n@pytest.mark.unit\ndef test_seen(seen_calls, k):\n    pass\n")
+    other = TeardownCheck("other", check.start, check.end, check.original, check.twin, check.how)
+    assert decoy(other, "seen_calls", "test_seen") is None
 
 
 def test_without_the_teardown_canaries_the_plan_is_as_before(tmp_path: Path) -> None:
