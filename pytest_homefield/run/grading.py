@@ -716,7 +716,7 @@ def grade(
         try:  # a group whose members disagree (whichever passed): one run holding them all must agree (§7)
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
-                parent=(pristine, task.test_patch),
+                parent=(pristine, task.test_patch), reference=(task, pristine),
                 remember=None if parent_checks is None else (_task_key(task), parent_checks), targets=targets,
                 timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
                 sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
