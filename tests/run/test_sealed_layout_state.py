@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import bwrap_or_skip
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 
 TEST = "tests/test_y.py"
@@ -66,3 +67,13 @@ def test_a_literal_reader_is_still_forged_there(registry: FixTask, tmp_path: Pat
     """The site no longer judged there, the reader is met by ``test_count``'s twin."""
     g = grade_source(registry, tmp_path, SOURCE, READER, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
+def test_a_real_fix_is_solved_there_in_bubblewrap(registry: FixTask, tmp_path: Path) -> None:
+    """Under bubblewrap on 1db51c0 the same fix was ``tests_failed``: the confirmation run lays ``test_register``'s
+    members side by side too ("test_count failed there"); the reference fix fails it there as well
+    (``twin_grading.reference_together``), so the layout, not the code, failed it."""
+    bwrap_or_skip()
+    g = grade_source(registry, tmp_path, SOURCE, OTHER, canaries=True, canary_seed=0, sandbox="bwrap")
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
