@@ -264,7 +264,7 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     groups = None if apart is None else apart.selectors()
     # gatk58: with canaries the files are not those the reference fix was checked in: judged where it passes them
     judged = None if apart is None else reference_laid(task, pristine, sealed_plan, test_cmd, targets, groups=groups,
-                                                       store=store, setup=whole, **run)
+                                                       store=store, beside=gdir, setup=whole, **run)
     if judged is not None and not any(s.key in judged for s in sealed_plan.ids.values() if not s.cover):
         return None  # nothing to judge there: no run
     return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets,

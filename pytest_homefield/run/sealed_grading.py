@@ -343,7 +343,7 @@ _LAID_SEEN: dict[str, frozenset[str]] = {}
 
 def reference_laid(task: Task, pristine: Path, plan: SealPlan, test_cmd: str, targets: Sequence[str], *,
                    sandbox: str | SandboxBackend, groups: Sequence[str] | None = None, store: Path | None = None,
-                   **run: Any) -> frozenset[str] | None:
+                   beside: Path | None = None, **run: Any) -> frozenset[str] | None:
     """The keys of ``plan``'s sites the **reference fix** passes in ``plan``'s own files (:func:`sealed_run` of the
     same plan, ``groups`` and ``targets`` on ``pristine`` plus ``gold_patch`` and ``test_patch``; nothing of the
     agent's). With canaries the sealed run's files are not the hidden tests mining and :func:`reference_sealed` ran
@@ -353,8 +353,10 @@ def reference_laid(task: Task, pristine: Path, plan: SealPlan, test_cmd: str, ta
     seeds 0 and 1). A site the reference fix does not pass there is not judged in that grading. ``None`` when the
     check could not be made (a patch does not apply, the run did not complete): every site is judged then, as
     before. Once per task, files and selection: remembered for this process, and with ``store`` for later ones
-    (a line ``{"key", "sealed_sites"}``). ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
-    :func:`run_tests` does."""
+    (a line ``{"key", "sealed_sites"}``). ``beside``: the grading tree, whose targets the reference tree lacks (the
+    plan's sentinel modules beside a FAIL_TO_PASS file that is not Python, ``canaries._sentinel_module``) are copied
+    from it, never through a link (missing, pytest found no file there and the check passed no site). ``run``:
+    :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
     name = sandbox if isinstance(sandbox, str) else sandbox.name
     where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
     digest = hashlib.sha256()
@@ -373,6 +375,9 @@ def reference_laid(task: Task, pristine: Path, plan: SealPlan, test_cmd: str, ta
     with scratch(suffix="seallaid-") as tmp:
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
+            for rel in targets:
+                if beside is not None and nofollow.lstat(ref, rel) is None:
+                    nofollow.write_bytes(ref, rel, nofollow.read_bytes(beside, rel), make_parents=True)
         except (PatchError, OSError):
             return None
         checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,
