@@ -3,8 +3,10 @@ those the reference fix passes in the hidden tests as written (mining's ``sealed
 sealed test reading what the tests before it leave (a registry each member of an earlier, unsealed group appends to:
 ``describe(REG) == "1 item registered"``) gives another value there with any code ("2 items registered"), while the
 other runs pass it: a real fix was ``forged`` ("its value differed" at the sealed site, seeds 0 and 1, ``--sandbox
-none``, measured on 1db51c0). Now a site is judged only where the reference fix passes it in the grading's own sealed
-files (``sealed_grading.reference_laid``, once per task, files and selection)."""
+none``, measured on 10297ec; on 1db51c0 it was ``tests_failed``, the confirmation run's side-by-side layout failing
+``test_count`` first, "failed there", which 10297ec's reference check excuses). Now a site is judged only where the
+reference fix passes it in the grading's own sealed files (``sealed_grading.reference_laid``, once per task, files and
+selection)."""
 
 from __future__ import annotations
 
