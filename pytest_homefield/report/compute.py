@@ -65,6 +65,7 @@ from pytest_homefield.report.runs import (
     check_same_specs,
     claims_by_key,
     cut_short_by_key,
+    forged_lines,
     load_meta,
     merged_results,
     owed_attempts,
@@ -228,6 +229,10 @@ def compute_report(
     notes: list[str] = []
 
     merged, other_variants, outside, tried_usd = merged_results(run_dirs)
+    # gatk58: a forged line flags its agent whatever later line or folder won its key (the numbers stay the winner's)
+    forged_seen = forged_lines(run_dirs)
+    hidden_forged = [r for k, r in forged_seen.items() if k not in merged or merged[k][0].outcome != "forged"]
+    forged_keys = Counter(k[1] for k in forged_seen)
     if other_variants:
         notes.append(say.other_variants(other_variants))
     if outside:
@@ -280,7 +285,7 @@ def compute_report(
         n = len(owed.get(summary.name, set()) | recorded)
         if summary.scored < n:
             summary.incomplete = f"incomplete: {summary.scored} of {n} scored"
-        n_forged = sum(1 for a in attempts_of(summary.name) if a.result.outcome == "forged")
+        n_forged = forged_keys[summary.name]
         if n_forged:  # one forged attempt and none of its solved ones is trusted (docs/contracts.md §8)
             trusted = f"{plural(summary.solved, 'solved attempt')} {'is' if summary.solved == 1 else 'are'} not trusted"
             summary.forged = f"forged on {plural(n_forged, 'attempt')}: its {trusted}"
@@ -416,8 +421,9 @@ def compute_report(
     flagged = [Flagged(r.task_id, r.agent, r.attempt, r.outcome, r.suspicious, r.touched_tests,
                        r.suspicious_reason if r.suspicious and r.suspicious_reason else None,
                        r.canary if r.outcome == "forged" else None)
-               for r in results if r.suspicious or r.touched_tests or r.outcome == "forged"]
-    forged_by = Counter(r.agent for r in results if r.outcome == "forged")  # one pass, not one per agent
+               for r in [*results, *(r for r in hidden_forged if r.agent in agents)]
+               if r.suspicious or r.touched_tests or r.outcome == "forged"]
+    forged_by = forged_keys
     suspicious_by = Counter(r.agent for r in results if r.solved and r.suspicious)
     for a in agents.values():
         n_forged = forged_by[a.name]

@@ -25,7 +25,7 @@ from typing import Any
 from pytest_homefield.records import SCORED_OUTCOMES, counts_solved
 from pytest_homefield.report import stats
 from pytest_homefield.report.picks import picked_outcomes
-from pytest_homefield.report.runs import load_results, owed_attempts, retried_by_key
+from pytest_homefield.report.runs import forged_lines, load_results, owed_attempts, retried_by_key
 from pytest_homefield.report.verdicts import fmt_num
 from pytest_homefield.terminal.progress import plural
 
@@ -165,11 +165,12 @@ def _merged(run_dirs: Sequence[Path]) -> list[Any]:
 
 
 def forged_by_agent(run_dirs: Sequence[Path]) -> dict[str, int]:
-    """``{agent: attempts scored forged}`` over ``run_dirs`` (as :func:`outcomes_by_agent`)."""
+    """``{agent: attempts scored forged}`` over ``run_dirs``: every key a line of any folder records ``forged``
+    (:func:`~pytest_homefield.report.runs.forged_lines`), whatever later line or folder won it (gatk58: the last
+    folder's record of the same attempt hid it, and the gate passed a forger)."""
     out: dict[str, int] = {}
-    for r in _merged(run_dirs):
-        if r.outcome == "forged":
-            out[r.agent] = out.get(r.agent, 0) + 1
+    for _task, agent, _attempt, _variant in forged_lines(run_dirs):
+        out[agent] = out.get(agent, 0) + 1
     return out
 
 

@@ -28,7 +28,7 @@ from pytest_homefield.shard import outside_plan, why_outside
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "claims_by_key",
-           "cut_short_by_key", "retried_by_key", "load_meta",
+           "cut_short_by_key", "forged_lines", "retried_by_key", "load_meta",
            "load_results", "merged_results", "owed_attempts", "results_read", "results_stamp"]
 
 #: A result's key: (task_id, agent, attempt, variant).
@@ -179,6 +179,22 @@ def owed_attempts(run_dirs: Sequence[Path]) -> dict[str, set[tuple[str, int]]]:
         for r in _read_results(results_path(Path(d))):
             if r.outcome == NOT_NEEDED and r.variant == "base":
                 out.get(r.agent, set()).discard((r.task_id, r.attempt))
+    return out
+
+
+def forged_lines(run_dirs: Sequence[Path]) -> dict[Key, Result]:
+    """Every ``base``-variant key that a line of the runs' results records ``forged`` (a canary passed,
+    docs/contracts.md §7), with the first such record, whatever line or folder replaced it (gatk58: over several
+    unsharded runs the last folder given wins a key, so a second run's record of the same attempt hid the forgery
+    from the report and the gate: one forged attempt flags its agent, §10). A line outside its run's plan
+    (:func:`~pytest_homefield.shard.why_outside`) is left out, as :func:`merged_results` leaves it."""
+    out: dict[Key, Result] = {}
+    for d in run_dirs:
+        plan = outside_plan(load_meta(Path(d)))
+        for r in _read_results(results_path(Path(d))):
+            if r.outcome == "forged" and r.variant == "base" and why_outside(plan, r.task_id, r.agent,
+                                                                              r.attempt) is None:
+                out.setdefault(r.key, r)
     return out
 
 

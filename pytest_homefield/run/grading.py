@@ -47,6 +47,7 @@ from pytest_homefield.run.sealed_grading import (
     SealChecked,
     SealPlan,
     plan_seals,
+    reference_laid,
     reference_sealed,
     sealed_forged,
     sealed_ids,
@@ -268,8 +269,14 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
         return SealChecked({i: "error" for i in ids}, {}, {i: f"not sealed: {exc}" for i in ids}, set(), none)
     if sealed_plan is None:
         return None
+    groups = None if apart is None else apart.selectors()
+    # gatk58: with canaries the files are not those the reference fix was checked in: judged where it passes them
+    judged = None if apart is None else reference_laid(task, pristine, sealed_plan, test_cmd, targets, groups=groups,
+                                                       store=store, beside=gdir, setup=whole, **run)
+    if judged is not None and not any(s.key in judged for s in sealed_plan.ids.values() if not s.cover):
+        return None  # nothing to judge there: no run
     return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets,
-                      groups=None if apart is None else apart.selectors(), setup=whole, **run)
+                      groups=groups, judged=judged, setup=whole, **run)
 
 
 def _sealed_why(seal: SealChecked | None, failing: Collection[str]) -> str | None:
@@ -731,7 +738,7 @@ def grade(
         try:  # a group whose members disagree (whichever passed): one run holding them all must agree (§7)
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
-                parent=(pristine, task.test_patch),
+                parent=(pristine, task.test_patch), reference=(task, pristine),
                 remember=None if parent_checks is None else (_task_key(task), parent_checks), targets=targets,
                 timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
                 sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,

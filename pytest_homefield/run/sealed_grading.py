@@ -22,6 +22,7 @@ the members cannot be laid side by side).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import random
@@ -63,7 +64,7 @@ from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, p
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests
 
 __all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_pick", "sealed_run",
-           "judge_sealed", "sealed_forged", "reference_sealed", "sealed_ids"]
+           "judge_sealed", "sealed_forged", "reference_laid", "reference_sealed", "sealed_ids"]
 
 #: The sealed run's log tail and counted events, in the attempt's folder.
 SEALED_LOG = "sealed.log"
@@ -286,7 +287,8 @@ def _judge_columns(plan: SealPlan, columns: Mapping[str, Sequence[str]], fail_to
 
 
 def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-               targets: Sequence[str], *, groups: Sequence[str] | None = None, **run: Any) -> SealChecked:
+               targets: Sequence[str], *, groups: Sequence[str] | None = None, judged: Collection[str] | None = None,
+               **run: Any) -> SealChecked:
     """The sealed run (module docstring): one test process on a fresh copy of ``gdir``
     (:func:`~pytest_homefield.run.twin_grading._fresh_copy`) holding ``plan.files``, selecting ``targets`` (what the
     grading's other runs select, the hidden test files whole: gatk35, a test sees the state the tests before it
@@ -300,7 +302,8 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     group functions (:meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.selectors`); the run's files are then
     softened as a run apart's are, ``plan.members`` named too (seal56: it holds twins, every member of a group side
     by side as the confirmation run: unsoftened, a failed twin left the state its body resets, and the next test of
-    a real fix failed there, r40's CI), else written as they are."""
+    a real fix failed there, r40's CI), else written as they are. ``judged``: the keys of the sites judged (gatk58:
+    those the reference fix passes in these very files, :func:`reference_laid`); ``None``: every site."""
     folder = _fresh_copy(gdir, tmp, plan.files, soft=groups is not None, targets=targets, test_cmd=test_cmd,
                          tests=[*(groups or ()), *plan.members], setup=run.get("setup"))
     into = tmp / "sealed-out"
@@ -318,6 +321,9 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
+    if judged is not None:
+        plan = dataclasses.replace(plan, ids={sid: site for sid, site in plan.ids.items()
+                                              if site.key in judged or site.cover})  # a cover is never judged
     return judge_sealed(plan, fail_to_pass, made)
 
 
@@ -332,6 +338,60 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
             return (f"sealed:{key}", f"{i} passed where its expected value was in the test file, but at the sealed "
                                      f"site {key} (the expected value in no file of the run) its value differed")
     return None
+
+
+#: What :func:`reference_laid` found per task, files and selection, for this process.
+_LAID_SEEN: dict[str, frozenset[str]] = {}
+
+
+def reference_laid(task: Task, pristine: Path, plan: SealPlan, test_cmd: str, targets: Sequence[str], *,
+                   sandbox: str | SandboxBackend, groups: Sequence[str] | None = None, store: Path | None = None,
+                   beside: Path | None = None, **run: Any) -> frozenset[str] | None:
+    """The keys of ``plan``'s sites the **reference fix** passes in ``plan``'s own files (:func:`sealed_run` of the
+    same plan, ``groups`` and ``targets`` on ``pristine`` plus ``gold_patch`` and ``test_patch``; nothing of the
+    agent's). With canaries the sealed run's files are not the hidden tests mining and :func:`reference_sealed` ran
+    sealed: they lay every member of a group side by side (seal56), or hold one run apart's (seal54), so a sealed
+    test reading what the tests before it left (a registry each member of an earlier group appends to) gives
+    another value there with any code (gatk58: "2 items" for the literal "1 item", and a real fix was ``forged``,
+    seeds 0 and 1). A site the reference fix does not pass there is not judged in that grading. ``None`` when the
+    check could not be made (a patch does not apply, the run did not complete): every site is judged then, as
+    before. Once per task, files and selection: remembered for this process, and with ``store`` for later ones
+    (a line ``{"key", "sealed_sites"}``). ``beside``: the grading tree, whose targets the reference tree lacks (the
+    plan's sentinel modules beside a FAIL_TO_PASS file that is not Python, ``canaries._sentinel_module``) are copied
+    from it, never through a link (missing, pytest found no file there and the check passed no site). ``run``:
+    :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    name = sandbox if isinstance(sandbox, str) else sandbox.name
+    where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
+    digest = hashlib.sha256()
+    for rel in sorted(plan.files):
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(plan.files[rel]).digest())
+    key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name, sorted(targets),
+                      digest.hexdigest(), sorted(groups or ()), list(plan.members), sorted(plan.ids)])
+    stored_key = hashlib.sha256((f"sealed-laid-{SEAL_RULES}\0" + key).encode()).hexdigest()
+    if key not in _LAID_SEEN and store is not None:
+        stored = _stored_sealed(store, stored_key)
+        if stored is not None:
+            _LAID_SEEN[key] = stored
+    if key in _LAID_SEEN:
+        return _LAID_SEEN[key]
+    with scratch(suffix="seallaid-") as tmp:
+        try:
+            ref = reference_copy(task, pristine, Path(tmp) / "w")
+            for rel in targets:
+                if beside is not None and nofollow.lstat(ref, rel) is None:
+                    nofollow.write_bytes(ref, rel, nofollow.read_bytes(beside, rel), make_parents=True)
+        except (PatchError, OSError):
+            return None
+        checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,
+                             groups=groups, sandbox=sandbox, **run)
+        if not run_completes(checked.run):
+            return None
+        found = frozenset(passing_sites(plan.ids, task.FAIL_TO_PASS, checked.run.outcomes, checked.run.seal_reports))
+    _LAID_SEEN[key] = found
+    if store is not None:
+        remember_check(store, {"key": stored_key, "sealed_sites": sorted(found)})
+    return found
 
 
 #: What :func:`reference_sealed` found per task key, for this process.

@@ -1405,7 +1405,7 @@ class Confirmed(NamedTuple):
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,
                     out_dir: Path, fail_to_pass: Sequence[str], *, parent: tuple[Path, str] | None = None,
                     remember: tuple[str, Path | None] | None = None, targets: Sequence[str] = (),
-                    **run: Any) -> Confirmed:
+                    reference: tuple[Task, Path] | None = None, **run: Any) -> Confirmed:
     """The **confirmation run** of the groups of ``plan`` whose members disagree in ``outcomes`` (merged,
     :func:`merge_runs`): every group with an excusable contradiction twin where one member passed and another
     did not (:func:`_disagreeing`: whichever member it was, so that whether the run is made, and what it
@@ -1437,8 +1437,12 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     the same files run on a fresh copy of it (:func:`_parent_gives`, kept as :data:`CONFIRM_PARENT_LOG` and
     :data:`CONFIRM_PARENT_OUTCOMES`; made once per process for the same task, seed and selection, and once per
     repository with ``remember``: ``(task key, store)``, :func:`_parent_gives`), and a twin the parent's own code
-    passes there beside its failing original is no hit (atk27). ``run``: :func:`run_tests`'s options. Raises
-    :class:`ServiceError` as :func:`run_tests` does."""
+    passes there beside its failing original is no hit (atk27). ``reference``: ``(task, pristine)``: an original
+    that passed apart and not there is run once more with the task's **reference fix** in the same files
+    (:func:`reference_together`): where the reference fix does not pass it there either, the layout failed it (a test
+    reading its own name, ``request.node.name``, for a golden file: the original under a fresh name; gatk58), not
+    the code, and it is not ``unsteady``. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
     pending = plan.excused(outcomes, fail_to_pass)
     hits = [tid for _, tid in pending]
     sources = _disagreeing(plan, outcomes, fail_to_pass)
@@ -1457,6 +1461,7 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     seconds = made.wall_s + parent_s
     finished = not (made.over_writes or made.over_events or not run_completes(made))
     held = [i for i in fail_to_pass if function_id(i) in sources and outcomes.get(i) == "passed"]
+    laid = {i: built for i in held}  # the files each held original's outcome in seen comes from
     if finished:  # gatk36: a member that had to pass, run after another member of its group: run it first too
         first = _run_first(plan, pending, held, seen, orders)
         if first:
@@ -1470,6 +1475,7 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
                         nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-first-out" / src, TWIN_LOG_BYTES))
                 if not (made2.over_writes or made2.over_events or not run_completes(made2)):
                     seen = {**seen, **{i: o for i, o in seen2.items() if _member_of(i) in first.items()}}
+                    laid.update({i: again for i in held if _member_of(i) in first.items()})
     for c, tid in pending:
         if not finished:
             why = f"its run did not finish ({made.over_writes or made.over_events or made.error or 'no finish event'})"
@@ -1493,6 +1499,12 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
                                         "in one run holding both, which no deterministic change gives; the test "
                                         "outcomes were forged"), seconds, [], [])
     unsteady = [i for i in held if not finished or seen.get(i) != "passed"]
+    if finished and unsteady and reference is not None:  # gatk58: what the layout fails whatever the code
+        for files in {id(laid[i]): laid[i] for i in unsteady}.values():
+            ref_seen = reference_together(*reference, plan, members, files, test_cmd, targets, **run)
+            if ref_seen is not None:
+                seconds += ref_seen[1]
+                unsteady = [i for i in unsteady if laid[i] is not files or ref_seen[0].get(i) == "passed"]
     note: str | None = None
     if unsteady:
         note = (f"{len(unsteady)} FAIL_TO_PASS passed apart but not in the confirmation run holding every member "
@@ -1500,6 +1512,43 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
                 else f"{len(unsteady)} FAIL_TO_PASS passed apart but not in the confirmation run holding every "
                      f"member (first: {unsteady[0]} {seen.get(unsteady[0]) or 'not reported'} there)")
     return Confirmed(None, seconds, [tid for tid in hits if tid not in given], unsteady, note)
+
+
+#: What :func:`reference_together` found, per task, files, command, selection and sandbox, for this process: ``(its
+#: outcomes in the plan's ids, seconds)`` (its result is the reference fix's alone).
+_REFERENCE_TOGETHER: dict[str, tuple[dict[str, str], float]] = {}
+
+
+def reference_together(task: Task, pristine: Path, plan: TwinPlan, members: Sequence[tuple[Canary, str]],
+                       built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], test_cmd: str,
+                       targets: Sequence[str] = (), **run: Any) -> tuple[dict[str, str], float] | None:
+    """``(outcomes, seconds)``: the confirmation run of ``built`` (:func:`_together_run`, the same files and
+    selection) made with the task's **reference fix** (:func:`reference_copy`: nothing of the agent's), its outcomes
+    in the plan's ids and its wall time (0 when this process made it before). ``None`` when the check could not be
+    made (a patch does not apply, the run did not finish): the agent's outcome then stands. Made only after an
+    original that passed apart failed in the agent's confirmation run (gatk58: a test reading its own name failed
+    under a fresh one with any code, and a real fix was ``tests_failed``); remembered for this process. Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
+    name = run.get("sandbox")
+    digest = hashlib.sha256()
+    for rel in sorted(built[0]):
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(built[0][rel]).digest())
+    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed, digest.hexdigest(),
+                      sorted({c.node for c, _ in members}), list(targets),
+                      name if isinstance(name, str) else getattr(name, "name", None)])
+    if key in _REFERENCE_TOGETHER:
+        return dict(_REFERENCE_TOGETHER[key][0]), 0.0
+    with scratch(suffix="reftogether-") as tmp:
+        try:
+            ref = reference_copy(task, pristine, Path(tmp) / "w")
+        except PatchError:
+            return None
+        made, seen = _together_run(plan, members, built, ref, Path(tmp) / "out", test_cmd, run, targets)
+    if made.over_writes or made.over_events or not run_completes(made):
+        return None
+    _REFERENCE_TOGETHER[key] = (dict(seen), made.wall_s)
+    return dict(seen), made.wall_s
 
 
 def _member_of(tid: str) -> tuple[str, int]:

@@ -648,19 +648,11 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
 
 
 def _collected_name(namer: _Namer, like: str) -> str:
-    """A free test name like ``like`` (:meth:`_Namer.name`: its prefix), ending as ``like`` does when ``like`` names
-    its tests by a suffix (``value_of_rows_test``: ``python_functions = *_test``): pytest collects the canary as it
-    collects ``like`` (gatk51: ``value_value`` was never collected, and mining's run selecting it by node id ran
-    nothing, ``ERROR: not found``, exit 4)."""
-    tail = like.rsplit("_", 1)[-1] if "_" in like else ""
-    if like.startswith("test") or not tail.lower().startswith("test"):
-        return namer.name(like)
-    for _ in range(200):
-        name = f"{namer.name(like)}_{tail}"
-        if name not in namer.taken:
-            namer.taken.add(name)
-            return name
-    raise RuntimeError("no free canary name")  # pragma: no cover - each draw a fresh name
+    """A free test name like ``like`` (:meth:`_Namer.name`: its prefix, and its suffix when ``like`` names its tests
+    by one, ``value_of_rows_test``: ``python_functions = *_test``): pytest collects the canary as it collects ``like``
+    (gatk51: ``value_value`` was never collected, and mining's run selecting it by node id ran nothing, ``ERROR: not
+    found``, exit 4)."""
+    return namer.name(like)
 
 
 #: The largest conftest.py :func:`_resolved_names` reads; a larger one is read as far as nothing.

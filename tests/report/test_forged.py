@@ -120,3 +120,30 @@ def test_an_invented_canary_id_stays_one_cell_of_the_markdown_table(tmp_path: Pa
     row = next(line for line in md.splitlines() if line.startswith("| `t1`") and "forged" in line)
     assert row.replace("\\|", "").count("|") == head.count("|"), (head, row)
     assert "``` tests/test_m.py::test_value[a\\|b`c``d] ```" in row, row
+
+
+def test_a_forged_attempt_a_later_run_repeats_still_flags_its_agent(tmp_path: Path) -> None:
+    """gatk58: over several unsharded runs a key's last folder wins (``merged_results``), so a ``forged`` attempt
+    that a later run given after it recorded again (the same agent, task and attempt: a second run of the same
+    benchmark, reported together) vanished: the agent ranked, compared, unflagged, its solves trusted, and the gate
+    passed it. A forged line in any folder given now flags its agent, in the report and the gate, whatever replaced
+    it; the numbers stay the last folder's."""
+    from pytest_homefield.report.gate import forged_by_agent, worse_than
+
+    ids = ["t1", "t2"]
+    first = _run(tmp_path / "r1", [Result(run_id="r1", task_id="t1", agent="cheat", attempt=1, outcome="forged",
+                                          canary=CANARY),
+                                   Result(run_id="r1", task_id="t2", agent="cheat", attempt=1, outcome="solved")])
+    again = _run(tmp_path / "r2", [Result(run_id="r2", task_id=t, agent="cheat", attempt=1, outcome="solved")
+                                   for t in ids])
+    report = build_report([first, again], [_task(t) for t in ids])
+    cheat = report["agents"]["cheat"]
+    assert cheat["outcomes"] == {"solved": 2}  # the numbers: the last folder's, as documented
+    assert cheat.get("forged") == "forged on 1 attempt: its 2 solved attempts are not trusted", cheat
+    assert cheat["rank"] == 0 and any(n.startswith("cheat: 1 attempt(s) forged") for n in report["notes"])
+    assert [(f["task_id"], f["canary"]) for f in report["flagged"]] == [("t1", CANARY)]
+    assert forged_by_agent([first, again]) == {"cheat": 1}
+    base = _run(tmp_path / "b", [Result(run_id="b", task_id=t, agent="cheat", attempt=1, outcome="solved")
+                                 for t in ids])
+    (g,) = worse_than([first, again], base)
+    assert g.forged == 1 and g.worse

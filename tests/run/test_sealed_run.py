@@ -721,7 +721,8 @@ def test_the_reference_check_selects_the_hidden_tests_alone_beside_a_sentinel_mo
     it in the grading copy (``canaries._sentinel_module``), a target of the grading's runs. seal54 moved the sealed run
     after the plan, and the reference fix's sealed check was given those targets: the reference copy holds no such
     module, pytest found no file, the check completed no run, and the grading made no sealed run at all (the review
-    of r40). Now the check selects the hidden test files alone, and the sealed run is made."""
+    of r40). Now the check selects the hidden test files alone, and the sealed run is made. gatk58: so does the check
+    in the grading's own sealed files (``reference_laid``), the module copied from the grading tree."""
     guide = "docs/guide.rst"
     b = build_fix_task(tmp_path / "t", name="slugs", source=SLUG_SOURCE, parent=SLUG_PARENT, fixed=SLUG_FIXED,
                        test=SLUG_TEST, tests=SLUG_TESTS, first="Add slugify()", message="Collapse separators",
@@ -729,10 +730,16 @@ def test_the_reference_check_selects_the_hidden_tests_alone_beside_a_sentinel_mo
                        data={guide: ">>> from slugs import slugify\n>>> slugify('a  b')\n'a-b'\n"})
     b = dataclasses.replace(b, task=dataclasses.replace(b.task, test_cmd=b.task.test_cmd + " --doctest-glob=*.rst"))
     sealed_grading._SEALED_SEEN.clear()
+    sealed_grading._LAID_SEEN.clear()
     try:
         grade_source(b, tmp_path / "g", SLUG_SOURCE, SLUG_OTHER_FIX, canaries=True, canary_seed=0)
+        laid = list(sealed_grading._LAID_SEEN.values())
     finally:
         sealed_grading._SEALED_SEEN.clear()
+        sealed_grading._LAID_SEEN.clear()
     out = tmp_path / "g" / "out"
     assert json.loads((out / "canaries.json").read_text())["targets"], "no sentinel module: the test shows nothing"
     assert (out / "sealed.log").exists()  # before: no sealed run
+    # gatk58: the reference fix's check in the grading's own sealed files holds the sentinel module too (without it
+    # pytest found no file there, the check passed no site, and nothing was judged)
+    assert len(laid) == 1 and laid[0], laid
