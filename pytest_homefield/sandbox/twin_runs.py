@@ -113,7 +113,8 @@ from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.pytest_config import from_top
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
-__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "plant_teardown", "teardown_nodes", "guarded", "parent_tests",
+__all__ = ["APART", "RUNS", "RUNS_KEY", "TwinPlan", "at_once", "grading_runs", "plan_twins",
+           "plant_teardown", "teardown_nodes", "guarded", "parent_tests",
            "TWIN_MARK", "statement_at"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
@@ -128,6 +129,8 @@ __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "plant_teardown", "teardow
 APART = 1
 #: Runs of a grading (and targeted runs of mining's check): one per member of a full group.
 RUNS = APART + 1
+#: The key of a task's ``verify`` (docs/contracts.md §6) holding :func:`at_once` of mining's twin plan.
+RUNS_KEY = "twin_runs"
 #: What joins a function id and a twin's number in :attr:`Canary.node` (``a.py::test_f@twin2``).
 TWIN_MARK = "@twin"
 #: Outcomes from worst to best, for an original's ids seen in several runs.
@@ -314,6 +317,23 @@ def _site_where(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.AST) -> 
         if isinstance(n, ast.Call) and n.args and n.args[0] is expr:
             return func.name, n.lineno - first
     return func.name, -1
+
+
+def at_once(plan: TwinPlan) -> int:
+    """The test runs a grading of ``plan`` makes at once (:func:`~pytest_homefield.run.twin_grading.apart_runs`): its
+    runs apart (:data:`RUNS`; one more with a teardown twin, tdtwin56; one for a plan of sentinels alone) and the
+    plain run when it has a plain form (neg35)."""
+    return len(plan.runs) + (1 if plan.plain else 0)
+
+
+def grading_runs(verify: Mapping[str, Any], unknown: int = RUNS) -> int:
+    """The test runs a grading of a change other than the reference fix makes at once for a task whose record's
+    ``verify`` is ``verify``: its :data:`RUNS_KEY`, :func:`at_once` of mining's twin plan (a grading draws its own
+    twins: past :data:`~pytest_homefield.sandbox.canaries.LIMIT` functions, or where an exception-swap twin is
+    drawn or not, it may make one run fewer or more); ``unknown`` for a task mined before it was recorded (or a
+    value that is not a positive whole number)."""
+    n = verify.get(RUNS_KEY)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else unknown
 
 
 def plain_pick(seed: int, runs: int) -> int:
