@@ -110,7 +110,7 @@ class SealPlan:
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
                keep: Collection[str] | None = None, *, rootdir: str | None = ".",
-               apart: TwinPlan | None = None
+               apart: TwinPlan | None = None, lost: set[str] | None = None
                ) -> SealPlan | None:
     """The sealed run of ``task``'s sealable sites in ``root`` (a tree with the hidden tests applied; ``parent``:
     :func:`~pytest_homefield.sandbox.twin_runs.parent_tests` of the task's test files), only those whose key is in
@@ -125,6 +125,9 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
     (:func:`~pytest_homefield.sandbox.seal_apart.told_apart`, and the covers of those alone); where the members
     cannot be laid side by side, the files of the run drawn by :func:`sealed_pick` with the sites sealed in them
     (seal54). No file of it shows what tells a group's original from its twin, nor which run apart holds it.
+    ``lost`` (a set, filled in place): the function ids whose sites this plan leaves unsealed because the runs apart
+    tell them apart once sealed (their twins guard them; the grading's ``canaries.json`` ``unsealed``, rev58), also
+    when that leaves no site and the plan is ``None``.
     ``OSError``/``ValueError`` as :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` raises them."""
     sites = sealable_sites(root, task.test_files, task.FAIL_TO_PASS, parent, rootdir)
     members: tuple[str, ...] = ()
@@ -147,6 +150,8 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
             if placed is not None:
                 files = placed
                 break
+        if lost is not None:
+            lost |= told
         kept = {s.key for s in sites if not s.cover and s.function not in told}
         sites = [s for s in sites if (s.key in kept if not s.cover else any(k in kept for k in s.covering))]
     if apart is not None:  # gatk57: no teardown check a teardown twin contradicts (its original told the runs apart)
