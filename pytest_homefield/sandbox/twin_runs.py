@@ -450,9 +450,11 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
     base = plan.rootdir = posixpath.normpath(rootdir or ".")
     at = functools.partial(from_top, base)  # an id's path as a path of ``root``
+    # each test file read and parsed once, for a teardown twin's reach and for its plan (rev58: twice before)
+    sources = {p: _source(root / at(p)) for p in by_file}
     # a teardown twin (tdtwin56) is one member more, in a run of its own: the original body beside its contradicted
     # fixture check; any function with one in reach makes every group's runs one more
-    runs = max(1, twins) + 1 + (teardown and any(_teardown_in_reach(root / at(p), fids) for p, fids in by_file.items()))
+    runs = max(1, twins) + 1 + (teardown and any(_teardown_in_reach(sources[p], fids) for p, fids in by_file.items()))
     per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
 
     for path, fids in by_file.items():
@@ -461,7 +463,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
             _sentinel_module(root, path, fids, rng, plan, base=base)  # no link on the way followed (link48)
             continue
         forced = set(sentinel_for)
-        _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None, where=at(path),
+        _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None, where=at(path), source=sources[path],
                    twins=max(1, twins), known=functools.partial(_known, parent, at(path)), corpus=parent_text,
                    before=_parent_module(parent, at(path)),
                    graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())), stops=stops or {},
@@ -488,16 +490,25 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     return plan
 
 
-def _teardown_in_reach(file: Path, fids: Sequence[str]) -> bool:
-    """Whether a function of ``fids`` (ids of ``file``, a test file) has a fixture check in reach for a teardown twin
-    (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`); ``False`` for a file that cannot be read or
-    parsed (it gets sentinels)."""
+def _source(file: Path) -> tuple[str, str, ast.Module | None, list[str]] | None:
+    """:func:`~pytest_homefield.sandbox.canaries.read_source` of ``file``, a test file of the plan; ``None`` for one
+    that is not a ``.py`` file there, is a link, or cannot be read (no teardown twin in reach; :func:`_plan_file` then
+    reads it itself, as before)."""
     if file.suffix != ".py" or file.is_symlink() or not file.is_file():
-        return False
+        return None
     try:
-        _, text, tree, lines = read_source(file)
+        return read_source(file)
     except OSError:
+        return None
+
+
+def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | None, fids: Sequence[str]) -> bool:
+    """Whether a function of ``fids`` (ids of a test file whose :func:`_source` is ``source``) has a fixture check in
+    reach for a teardown twin (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`); ``False`` for a file
+    that could not be read or parsed (it gets sentinels)."""
+    if source is None:
         return False
+    _, text, tree, lines = source
     if tree is None:
         return False
     for fid in fids:
@@ -951,8 +962,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None,
-               where: str | None = None, torn: bool = False) -> None:
-    encoding, text, tree, lines = read_source(file)
+               where: str | None = None, torn: bool = False,
+               source: tuple[str, str, ast.Module | None, list[str]] | None = None) -> None:
+    encoding, text, tree, lines = source if source is not None else read_source(file)
     stops = stops or {}
     passed = passed or {}
     namer = _Namer(rng, text, tree)
