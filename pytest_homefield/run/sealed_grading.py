@@ -49,7 +49,6 @@ from pytest_homefield.sandbox.seal_apart import sealed_in_run, sealed_together, 
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     SealSite,
-    _decoded,
     item_reports,
     passing_sites,
     row_reports,
@@ -133,14 +132,15 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
     members: tuple[str, ...] = ()
     if keep is not None:  # hole41: a cover with a site it covers
         sites = [s for s in sites if (s.key in keep if not s.cover else any(k in keep for k in s.covering))]
+    read: dict[str, tuple[str, str]] = {}  # each test file read once, by sealed_files, for every round here
     while True:
         if not any(not s.cover for s in sites):
             return None
-        files, ids = sealed_files(root, sites, task.test_files)
+        files, ids = sealed_files(root, sites, task.test_files, read)
         if apart is None:
             break
         runs, seed = apart.runs, apart.seed
-        texts = {p: _text(root, p) for p in sorted({s.path for s in ids.values()})}
+        texts = {p: read[p] for p in sorted({s.path for s in ids.values()})}
         told, laid = sealed_together(texts, ids, runs, apart.layouts, seed, apart.unprotected)
         if laid is not None:
             files, members = laid
@@ -159,15 +159,6 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
     # gatk35: no hidden data file of the commit in the run (its values are whatever a decoder makes of it)
     withheld = withheld_data(root, task.test_files, parent)
     return SealPlan({**withheld, **files}, ids, frozenset(withheld), members)
-
-
-def _text(root: Path, path: str) -> tuple[str, str]:
-    """``(encoding, text)`` of a test file of ``root`` (never through a link); ``ValueError`` when it does not
-    decode, as :func:`~pytest_homefield.sandbox.seal_sites.sealed_files`."""
-    got = _decoded(nofollow.read_bytes(root, path))
-    if got is None:
-        raise ValueError(f"{path} does not decode")
-    return got
 
 
 def sealed_pick(seed: int, runs: int) -> int:

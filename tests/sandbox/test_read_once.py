@@ -46,3 +46,30 @@ def test_plan_twins_reads_each_test_file_once_with_the_teardown_twins(tmp_path: 
     plan = plan_twins(tmp_path, [f"{TEST}::test_total"], seed=1, teardown=True)
     assert [Path(f).name for f in reads] == ["test_totals.py"]  # before: twice
     assert len(plan.runs) == 3 and plan.runs == before.runs and plan.to_dict() == before.to_dict()
+
+
+def test_the_sealed_runs_plan_reads_its_test_files_once_for_the_runs_apart(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan_seals with a twin plan read each file of a sealed site again (``_text``) right after ``sealed_files`` had
+    read it: the texts ``sealed_files`` read are handed on. The same sealed files."""
+    from sandbox.test_seal_apart import LOCALE_F2P, LOCALE_TESTS, _sentinel_only
+
+    from pytest_homefield.run.sealed_grading import plan_seals
+    from pytest_homefield.sandbox import nofollow, seal_sites
+
+    task, ref, parent, plan = _sentinel_only(tmp_path, LOCALE_TESTS)
+    first = plan_seals(ref, task.task, parent, apart=plan)
+    calls: list[str] = []
+    real = nofollow.read_bytes
+
+    def counted(root: Path, path: str, *args: Any, **kw: Any) -> bytes:
+        calls.append(path)
+        return real(root, path, *args, **kw)
+    monkeypatch.setattr(nofollow, "read_bytes", counted)
+    monkeypatch.setattr(seal_sites.nofollow, "read_bytes", counted)
+    sp = plan_seals(ref, task.task, parent, apart=plan)
+    assert sp is not None and first is not None and sp.functions == [LOCALE_F2P]
+    assert sp.files.keys() == first.files.keys()
+    # sealable_sites', sealed_files' (the sealed text and what the runs apart are sealed from) and withheld_data's;
+    # before: _text's too, 4
+    assert calls.count("tests/test_fa.py") == 3, calls
