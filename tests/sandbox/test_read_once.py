@@ -73,3 +73,34 @@ def test_the_sealed_runs_plan_reads_its_test_files_once_for_the_runs_apart(tmp_p
     # sealable_sites', sealed_files' (the sealed text and what the runs apart are sealed from) and withheld_data's;
     # before: _text's too, 4
     assert calls.count("tests/test_fa.py") == 3, calls
+
+
+def test_each_finder_module_of_a_pth_file_is_read_and_parsed_once(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """editable_entries read every module a ``.pth`` file imports twice and parsed it twice: as a setuptools finder
+    (its ``MAPPING``) and as an ``editables`` redirector. A site folder holding one of each: one read and one parse of
+    each, the same entries."""
+    import ast
+
+    from pytest_homefield.sandbox import editable
+
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "__editable__.a-1.pth").write_text("import __editable___a_1_finder; __editable___a_1_finder.install()\n")
+    (site / "__editable___a_1_finder.py").write_text(f"MAPPING = {{'a': '{tmp_path / 'src' / 'a'}'}}\n")
+    (site / "_b.pth").write_text("import _editable_impl_b\n")
+    (site / "_editable_impl_b.py").write_text("from editables.redirector import RedirectingFinder as F\n"
+                                              f"F.install()\nF.map_module('b', '{tmp_path / 'src' / 'b.py'}')\n")
+    for name in ("_tree_of", "_literals_of", "_redirects_of"):  # parsed afresh (the caches are keyed by text)
+        if hasattr(editable, name):
+            getattr(editable, name).cache_clear()
+    from pytest_homefield.sandbox import protected
+
+    monkeypatch.setattr(protected, "_PROTECTED", [*protected._PROTECTED, (tmp_path / "src").resolve()])
+    reads = _counted(monkeypatch, editable, "read_own")
+    parses = _counted(monkeypatch, ast, "parse")
+    got = editable.editable_entries([tmp_path])
+    assert sorted(Path(p).name for p in reads if p.endswith(".py")) == ["__editable___a_1_finder.py",
+                                                                        "_editable_impl_b.py"]  # before: each twice
+    assert len(parses) == 2  # before: 4
+    assert got == [(str(tmp_path / "src" / "a"), True), (str(tmp_path / "src" / "b"), True)]
