@@ -1177,14 +1177,15 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         instead (:attr:`TwinPlan.plain`)."""
         out: list[str] = []
         line = 1
-        # a teardown twin's fixture: contradicted where its function's member is the teardown twin (tdtwin56)
-        fixtures = {-1 - n: (c.start, c.end, [c.original, c.twin], 1 if pick.get(key) == j else 0)
-                    for n, (key, (c, j)) in enumerate(sorted(checks.items()))}
-        placed = {**{k: (s, e, m, -1) for k, (s, e, m) in spans.items()}, **fixtures}
-        for key, (start, end, members, fixed) in sorted(placed.items(), key=lambda kv: kv[1][0]):
+        # each span's text, and a teardown twin's fixture: contradicted where its function's member is the teardown
+        # twin (tdtwin56); ``(first line, last line, text)`` in the file's order
+        slots = [(s, e, whole[key] if rows and key in whole else bare[key] if bare and key in bare
+                  else members[pick.get(key, 0)]) for key, (s, e, members) in spans.items()]
+        slots += [(c.start, c.end, c.twin if pick.get(key) == j else c.original)
+                  for key, (c, j) in sorted(checks.items())]
+        for start, end, chosen in sorted(slots, key=lambda slot: slot[0]):
             out += lines[line - 1:start - 1]
-            out.append(members[fixed] if fixed >= 0 else whole[key] if rows and key in whole
-                       else bare[key] if bare and key in bare else members[pick.get(key, 0)])
+            out.append(chosen)
             line = end + 1
         out += lines[line - 1:]
         return "".join(out) + "".join(f"\n\n{t}" for i, t in enumerate(tail) if not (rows and i in apart_tails))
