@@ -7,20 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sandbox.test_canary_teardown_twin import SPIED as SPIED_FORMAT
 
 from pytest_homefield.sandbox import twin_runs
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
 TEST = "tests/test_totals.py"
-SPIED = ("import pytest\n\nimport totals\n\n\n"
-         "@pytest.fixture\n"
-         "def spy(monkeypatch):\n"
-         "    calls = []\n"
-         "    monkeypatch.setattr(totals, 'fetch', lambda: calls.append(1) or 2)\n"
-         "    yield calls\n"
-         "    assert calls, \"total() never fetched\"\n\n\n"
-         "def test_total(spy):\n"
-         "    assert totals.total() == 4\n")
+#: the teardown twin's spied test file (a fixture check in reach: one run more)
+SPIED = SPIED_FORMAT.format(check="calls")
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
