@@ -97,31 +97,36 @@ def protect_repository(root: Path, *, note: bool) -> None:
               "every test run and sandbox (a folder inside it is taken from the copy under test)", file=sys.stderr)
 
 
-def _largest_task_mb(settings: Settings) -> float | None:
-    """The largest memory cap of a grading's test run of the tasks in ``tasks.jsonl``
-    (:func:`~pytest_homefield.sandbox.limits.task_memory_mb` of each task's ``verify.peak_mb``); ``None`` (the
-    ceiling, ``max_test_memory_mb``) when there are none or they cannot be read (the run says why later)."""
+def _gradings_at_once(settings: Settings) -> list[tuple[int, float | None]]:
+    """``(test runs at once, memory cap of each)`` of a grading of each task in ``tasks.jsonl``: the runs of
+    :func:`~pytest_homefield.sandbox.twin_runs.grading_runs` (:data:`~pytest_homefield.sandbox.twin_runs.RUNS`
+    and one more, a teardown twin's, for a task mined before mining recorded them) and
+    :func:`~pytest_homefield.sandbox.limits.task_memory_mb` of the task's ``verify.peak_mb`` (``None``: the
+    ceiling, ``max_test_memory_mb``); ``[]`` when there are none or they cannot be read (the run says why later)."""
     from pytest_homefield.records import load_tasks
     from pytest_homefield.sandbox.limits import task_memory_mb
+    from pytest_homefield.sandbox.twin_runs import RUNS, grading_runs
 
     try:
         tasks = load_tasks(settings.tasks_path) if settings.tasks_path.exists() else []
     except Exception:  # noqa: BLE001 - a bad record is the run's to report, with its line
-        return None
-    caps = [task_memory_mb(t.verify.get("peak_mb"), settings.max_test_memory_mb) for t in tasks]
-    return max((c for c in caps if c is not None), default=None)
+        return []
+    return [(grading_runs(t.verify, unknown=RUNS + 1), task_memory_mb(t.verify.get("peak_mb"),
+                                                                       settings.max_test_memory_mb)) for t in tasks]
 
 
 def _budget_memory(settings: Settings, run: bool = False) -> None:
     """This process's machine-wide memory budget (``--max-total-memory-mb``, sandbox/memory_budget.py); one
     smaller than the largest set of sandboxes that run at once is refused at start (a usage error, one line),
-    never a wait for ever. ``run``: a run's (or verify's) gradings reserve their tasks' memory caps
-    (:func:`_largest_task_mb`), not ``max_test_memory_mb``."""
+    never a wait for ever. ``run``: a run's (or verify's) gradings reserve each task's runs at once of its memory
+    cap (:func:`_gradings_at_once`), not :data:`~pytest_homefield.sandbox.twin_runs.RUNS` of
+    ``max_test_memory_mb``."""
     from pytest_homefield.sandbox import memory_budget
     from pytest_homefield.sandbox.twin_runs import RUNS
 
-    largest = memory_budget.largest_mb(settings.max_test_memory_mb, settings.max_agent_memory_mb,
-                                       len(settings.services), RUNS, _largest_task_mb(settings) if run else None)
+    gradings = (_gradings_at_once(settings) if run else []) or [(RUNS, None)]
+    largest = max(memory_budget.largest_mb(settings.max_test_memory_mb, settings.max_agent_memory_mb,
+                                           len(settings.services), runs, mb) for runs, mb in gradings)
     try:
         memory_budget.configure(settings.max_total_memory_mb, largest)
     except memory_budget.BudgetTooSmall as exc:

@@ -42,7 +42,7 @@ from pytest_homefield.terminal.hooks import end_open_line
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["run_verify", "verify_run_lines", "oracle_line", "Pace", "Estimate", "machine_load", "time_estimate",
-           "process_age", "unprotected_lines", "graded_unprotected", "excused_lines",
+           "process_age", "unprotected_lines", "graded_unprotected", "excused_lines", "unsealed_lines",
            "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
 
 
@@ -272,9 +272,28 @@ def _attempt_json(run_dir: Path, record: Mapping[str, Any], name: str) -> Any:
 def canary_lines(run_dir: Path, tasks: Sequence[Task], records: Sequence[Mapping[str, Any]]) -> list[str]:
     """What ``verify --attacks`` says of the canaries of the gradings of the run in ``run_dir`` (``records``, its
     results.jsonl lines) of ``tasks``: the functions no twin guarded (:func:`unprotected_lines`, from
-    :func:`graded_unprotected`), then the canaries the reference fix passes too (:func:`excused_lines`)."""
+    :func:`graded_unprotected`), then the functions whose seals a grading left off (:func:`unsealed_lines`), then the
+    canaries the reference fix passes too (:func:`excused_lines`)."""
     return unprotected_lines(tasks, {r["task_id"] for r in records}, graded_unprotected(run_dir, records),
-                             graded_unprotected(run_dir, records, "told")) + excused_lines(run_dir, records)
+                             graded_unprotected(run_dir, records, "told")) \
+        + unsealed_lines(graded_unprotected(run_dir, records, "unsealed")) + excused_lines(run_dir, records)
+
+
+def unsealed_lines(unsealed: Mapping[str, Sequence[str]]) -> list[str]:
+    """The tasks whose sealed FAIL_TO_PASS functions a grading left unsealed (``unsealed``: task id → the union of its
+    attempts' ``canaries.json`` ``unsealed``, :func:`graded_unprotected`): the runs apart tell the function apart once
+    its sites are sealed (a teardown twin changing its fixture, a twin outside the sealed statements), so its expected
+    values stay in the sealed run's files and its twin alone guards them (docs/contracts.md §7 "Sealed sites"). A header
+    counting the functions and one line per task (three names at most); ``[]`` when there are none (rev58: counted
+    nowhere before)."""
+    found = {tid: names for tid, names in sorted(unsealed.items()) if names}
+    if not found:
+        return []
+    n = sum(len(names) for names in found.values())
+    return [f"homefield verify: {plural(len(found), 'task')} had {n} FAIL_TO_PASS function(s) whose sealed sites a "
+            "grading left unsealed (its runs apart tell them apart once sealed; their canary twins guard them):"] \
+        + [f"  {tid}  {len(names)}: " + ", ".join(_short_names(list(names))[:3]) + (" …" if len(names) > 3 else "")
+           for tid, names in found.items()]
 
 
 def excused_lines(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> list[str]:

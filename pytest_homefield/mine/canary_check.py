@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from pytest_homefield.sandbox.canaries import IDLE, TEARDOWN_TWIN, Canary, CanaryPlan, function_id, teardown_nodes
 from pytest_homefield.sandbox.testrun import TestRun
+from pytest_homefield.sandbox.twin_runs import TwinPlan, at_once
 
 __all__ = ["CanaryCheck", "check_twins", "TWIN_ROUNDS"]
 
@@ -37,7 +38,8 @@ class CanaryCheck:
     spent in canary runs, ``runs`` made, ``peak_mb`` the most MiB a canary run's memory cgroup held at once
     (``None``: none had one); ``teardown``: whether the check that held judged a teardown canary
     (:data:`~pytest_homefield.sandbox.canaries.TEARDOWN`, the reference fix failing it: the task's
-    ``canary_teardown``, tcan52)."""
+    ``canary_teardown``, tcan52); ``at_once``: the test runs a grading of the last plan makes at once
+    (:func:`~pytest_homefield.sandbox.twin_runs.at_once`; 0 before a check held: the task's ``verify.twin_runs``)."""
 
     canaries: int = 0
     sentinels: list[str] = field(default_factory=list)
@@ -49,6 +51,7 @@ class CanaryCheck:
     peak_mb: float | None = None
     runs: int = 0
     teardown: bool = False
+    at_once: int = 0
 
 
 def _why(c: Canary, outcomes: Mapping[str, str]) -> str:
@@ -121,6 +124,7 @@ def check_twins(fail_to_pass: Sequence[str],
             check.canaries, check.sentinels = len(plan.canaries), sorted(forced)
             check.unprotected = list(getattr(plan, "unprotected", []))
             check.teardown = bool(teardown_nodes(ran))  # judged with its group (tcan52)
+            check.at_once = at_once(plan) if isinstance(plan, TwinPlan) else 0
             return check
         if bad & forced:
             break

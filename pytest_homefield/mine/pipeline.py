@@ -84,6 +84,7 @@ from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, other_python_note, python_of
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.twin_runs import RUNS_KEY
 from pytest_homefield.settings import Settings, network_of, parse_duration
 from pytest_homefield.shard import SPLIT, parse_shard
 from pytest_homefield.store import FolderLock, JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
@@ -289,7 +290,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             verify={"stability_runs": settings.stability_runs, "parent_s": round(ver.parent_s, 3),
                     "commit_s": round(ver.commit_s, 3),
                     **({"parent_bound": ver.parent_bound} if ver.parent_bound else {}),
-                    **({"peak_mb": round(ver.peak_mb, 1)} if ver.peak_mb is not None else {})},
+                    **({"peak_mb": round(ver.peak_mb, 1)} if ver.peak_mb is not None else {}),
+                    **({RUNS_KEY: ver.twin_runs} if ver.twin_runs else {})},
             # every FAIL_TO_PASS id only "failed" because its module could not be imported at the parent
             red_by_import_error=len(ver.red_by_import_error) == len(ver.FAIL_TO_PASS),
             env=environment.record() if environment is not None else None,

@@ -411,6 +411,9 @@ class Verification:
     canary_unprotected: list[str] = field(default_factory=list)
     #: whether the canary check judged the teardown canary on the reference fix (tcan52; the task's ``canary_teardown``)
     canary_teardown: bool = False
+    #: the test runs a grading of a change makes at once, as mining's twin plan laid them out (the task's
+    #: ``verify.twin_runs``; 0: no canary check held)
+    twin_runs: int = 0
     parent_bound: str | None = None
     skip_reasons: dict[str, int] = field(default_factory=dict)
     peak_mb: float | None = None
@@ -1219,6 +1222,7 @@ def verify_candidate(
             v.canaries, v.canary_sentinels, v.canary_order = check.canaries, check.sentinels, check.order
             v.canary_unprotected = check.unprotected
             v.canary_teardown = check.teardown
+            v.twin_runs = check.at_once
             # the sealed sites the reference fix passes sealed (contracts §7 "Sealed sites"): one more targeted run
             try:
                 # the ids from pytest's rootdir for the whole run (seal47), as grading's _sealed_first reads them

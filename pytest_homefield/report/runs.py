@@ -29,7 +29,7 @@ from pytest_homefield.store import read_jsonl
 
 __all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "claims_by_key",
            "cut_short_by_key", "forged_lines", "retried_by_key", "load_meta",
-           "load_results", "merged_results", "owed_attempts", "results_read", "results_stamp"]
+           "load_results", "merged_results", "owed_attempts", "read_results", "results_read", "results_stamp"]
 
 #: A result's key: (task_id, agent, attempt, variant).
 Key = tuple[str, str, int, str]
@@ -90,6 +90,14 @@ def results_read(path: Path) -> list[Result] | None:
     return seen[1] if seen is not None and seen[0] == _stamp(path) else None
 
 
+def read_results(path: Path) -> list[Result]:
+    """Every record of the results file ``path`` (:func:`pytest_homefield.records.load_results`), read once per
+    process while the file is unchanged (:func:`results_read`; rev58: ``homefield report`` read its run's file to
+    pick the run, then again to report on it), and kept for the next caller. Raises as that does."""
+    known = results_read(path)
+    return known if known is not None else _read_results(path)
+
+
 def _read_results(path: Path) -> list[Result]:
     stamp = _stamp(path)
     records = records_load_results(path)
@@ -112,7 +120,7 @@ def _winners(run_dir: Path) -> tuple[list[Result], dict[Key, float]]:
     tries ``--resume`` made again, or that an attempt ``--adaptive`` did not need replaced)."""
     by_key: dict[Key, Result] = {}
     tried: dict[Key, float] = {}
-    for r in _read_results(results_path(Path(run_dir))):
+    for r in read_results(results_path(Path(run_dir))):
         earlier = by_key.pop(r.key, None)  # re-inserted below, so the order is that of the winning lines
         if earlier is not None and earlier.cost_usd is not None:
             tried[r.key] = tried.get(r.key, 0.0) + earlier.cost_usd
@@ -127,7 +135,7 @@ def claims_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
     Each was tried again by ``--resume``: a claim buys the attempt another try (atk20 F2)."""
     out: Counter[Key] = Counter()
     for d in run_dirs:
-        for r in _read_results(results_path(Path(d))):
+        for r in read_results(results_path(Path(d))):
             if r.claimed and not r.scored:
                 out[r.key] += 1
     return out
@@ -176,7 +184,7 @@ def owed_attempts(run_dirs: Sequence[Path]) -> dict[str, set[tuple[str, int]]]:
             if isinstance(agent, dict) and isinstance(agent.get("name"), str):
                 out.setdefault(agent["name"], set()).update((str(t), n) for t in task_ids
                                                             for n in range(1, attempts + 1))
-        for r in _read_results(results_path(Path(d))):
+        for r in read_results(results_path(Path(d))):
             if r.outcome == NOT_NEEDED and r.variant == "base":
                 out.get(r.agent, set()).discard((r.task_id, r.attempt))
     return out

@@ -8,8 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.errors import RecordError
 from pytest_homefield.layout import newest_run, read_own_file
-from pytest_homefield.report.runs import results_read
+from pytest_homefield.report.runs import read_results, results_read
 from pytest_homefield.shard import outside_plan, why_outside
 from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural
@@ -40,12 +41,15 @@ class RunSummary:
     #: why ``results_file`` could not be read (one line: a link, never followed; not a regular file; fix45), else
     #: ``None``: the run is then described with 0 finished and that reason, never a traceback
     unreadable: str | None = field(default=None, repr=False)
+    #: count from the records, read and kept for the report that follows (:func:`default_run`: ``homefield report``
+    #: and ``view`` read the run picked again), else from the JSON lines alone (``homefield status``: cheaper)
+    keep: bool = field(default=False, repr=False)
 
     def _count(self) -> tuple[int, int, str | None]:
         if self._counts is None:
             try:
                 self._counts = (0, 0, None) if self.results_file is None else _count_finished(self.results_file,
-                                                                                               self.plan)
+                                                                                               self.plan, self.keep)
             except (OSError, ValueError) as exc:  # StoreError, RecordError: one line naming the file
                 self._counts, self.unreadable = (0, 0, None), " ".join(str(exc).split())
         return self._counts
@@ -87,15 +91,16 @@ class RunSummary:
         return text
 
 
-def run_summaries(runs_root: Path) -> list[RunSummary]:
+def run_summaries(runs_root: Path, keep: bool = False) -> list[RunSummary]:
     """Every agent run under ``runs_root`` (``verify-…`` runs left out), newest ``created_at`` first,
-    each with the session running it now, if any (:func:`pytest_homefield.store.lock_holder`)."""
+    each with the session running it now, if any (:func:`pytest_homefield.store.lock_holder`); ``keep``: as
+    :attr:`RunSummary.keep`."""
     out = [s for d in (runs_root.iterdir() if runs_root.is_dir() else []) if not d.name.startswith("verify-")
-           for s in [run_summary(d)] if s is not None]
+           for s in [run_summary(d, keep)] if s is not None]
     return sorted(out, key=lambda s: (s.created_at, s.run_id), reverse=True)
 
 
-def run_summary(d: Path) -> RunSummary | None:
+def run_summary(d: Path, keep: bool = False) -> RunSummary | None:
     """The run in folder ``d`` at a glance (a ``verify-…`` run too), ``None`` when its ``meta.json`` is
     missing or not JSON."""
     try:
@@ -106,15 +111,22 @@ def run_summary(d: Path) -> RunSummary | None:
     planned = len(meta.get("task_ids", [])) * len(agents) * int(meta.get("attempts") or 0)
     return RunSummary(run_id=d.name, created_at=str(meta.get("created_at") or ""), agents=agents,
                       planned=planned, cut_short=meta.get("cut_short"), running=lock_holder(d),
-                      results_file=d / "results.jsonl", plan=outside_plan(meta))
+                      results_file=d / "results.jsonl", plan=outside_plan(meta), keep=keep)
 
 
-def _count_finished(path: Path, plan: Callable[[str, str, int], str | None] | None) -> tuple[int, int, str | None]:
+def _count_finished(path: Path, plan: Callable[[str, str, int], str | None] | None,
+                    keep: bool = False) -> tuple[int, int, str | None]:
     """Distinct result keys of ``path`` within ``plan`` (:func:`pytest_homefield.shard.outside_plan`; ``None``:
     all), those outside it, and why the first of those (in file order) is: from the records this process
-    already read (unchanged since), else from the file's JSON lines (no record checks: a summary of another
-    run never fails on it; an attempt that is not a number is outside)."""
+    already read (unchanged since), else with ``keep`` read and kept (:func:`~.runs.read_results`: the report on the
+    run picked reads them no more), else (or for a file holding a bad record) from its JSON lines (no record
+    checks: a summary of another run never fails on it; an attempt that is not a number is outside)."""
     known = results_read(path)
+    if known is None and keep:
+        try:  # parsed and kept: the report on the run picked takes them from there (rev58: it read the file again)
+            known = read_results(path)
+        except RecordError:  # a bad record: counted from the JSON lines, with no record checks, as before
+            known = None
     keys = list(dict.fromkeys([r.key for r in known] if known is not None else
                               [(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant"))
                                for r in read_jsonl(path)]))
@@ -157,7 +169,7 @@ def default_run(runs_root: Path) -> tuple[str | None, list[str], list[RunSummary
     :func:`~pytest_homefield.layout.newest_run`."""
     if newest_run(runs_root) is None:
         return None, [], None
-    summaries = run_summaries(runs_root)
+    summaries = run_summaries(runs_root, keep=True)  # the run picked is read next: its records kept (rev58)
     return (*pick_run(summaries), summaries)
 
 

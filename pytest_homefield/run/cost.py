@@ -9,9 +9,11 @@ Per agent run, two parts (seconds, USD):
   ``stability_runs``: one run of the commit's tests), which is a lower bound (grading also plants
   canaries, runs the whole hidden test files and, without an outcome, a control run; on more-itertools
   graded attempts took 1.7-2.7x the mined figure). Who wrote the change matters: the reference fix
-  (``oracle``, a ``sim:P`` hit) is graded by one run, any other change by :data:`RUNS` runs with canary
-  twins, at once (their attempt folders hold ``canaries.json``). An agent with a model is estimated from
-  earlier gradings with twins, else from the others × :data:`RUNS` (nu27 on prettytable: oracle's
+  (``oracle``, a ``sim:P`` hit) is graded by one run, any other change by the task's runs with canary
+  twins, at once (their attempt folders hold ``canaries.json``; :func:`~pytest_homefield.sandbox.twin_runs.
+  grading_runs`: two, one more with a teardown twin or a plain run, a single one for sentinels only, as mining
+  planned them; two for a task mined before it recorded them). An agent with a model is estimated from
+  earlier gradings with twins, else from the others × the task's runs (nu27 on prettytable: oracle's
   gradings took 2.4-3.0 s, the attacks' 4-9 s, and verify's estimate from oracle's was half the time
   it took); ``oracle`` and ``sim:P`` from gradings without twins. ``noop`` is never graded (an empty
   patch is scored ``empty_patch`` without a test run): 0; nor is a ``sim:P`` miss: ``sim:P`` is P × the figure.
@@ -39,7 +41,7 @@ from pytest_homefield.agents.registry import kind_capabilities, parse_spec
 from pytest_homefield.layout import HomefieldDir, attempt_dir, read_meta, results_path
 from pytest_homefield.records import UNSCORED_OUTCOMES, Task
 from pytest_homefield.run.twin_grading import CANARIES_FILE
-from pytest_homefield.sandbox.twin_runs import RUNS
+from pytest_homefield.sandbox.twin_runs import grading_runs
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
@@ -139,7 +141,7 @@ def graded_seconds_by_task(runs_root: Path, *, canaries: bool | None = None) -> 
     estimate counted the test runs alone) of every earlier attempt that was graded (a test run happened:
     ``test_s > 0``, scored), over every run folder under ``runs_root``. ``canaries``: ``True`` keeps only
     the gradings that planted canary twins (the attempt folder holds ``canaries.json``: a change other than
-    the reference fix, :data:`RUNS` runs at once), ``False`` only the others (one run), ``None`` all."""
+    the reference fix, the task's runs at once), ``False`` only the others (one run), ``None`` all."""
     out: dict[str, list[float]] = defaultdict(list)
     for run_dir in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
         for r in read_jsonl(results_path(run_dir)):
@@ -166,14 +168,16 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     (a lower bound), else the agent's mean ``hist_test_s``; ``(None, "unknown")`` when none is known.
     ``canaried`` (given for a change other than the reference fix, graded with canary twins): a task's
     earlier gradings with twins (:func:`graded_seconds_by_task` ``canaries=True``) come first, and a
-    figure from ``graded`` or mining counts :data:`RUNS` times (``hist_test_s``, the agent's own, as it is)."""
+    figure from ``graded`` or mining counts as many times as the task's grading makes runs at once
+    (:func:`~pytest_homefield.sandbox.twin_runs.grading_runs`; ``hist_test_s``, the agent's own, as it is)."""
     per_task: list[float] = []
     n_twins = n_hist = n_mined = 0
-    factor = 1 if canaried is None else RUNS
+    factors: set[int] = set()
     for t in tasks:
         twins = (canaried or {}).get(t.id)
         earlier = (graded or {}).get(t.id)
         v = t.verify or {}
+        factor = 1 if canaried is None else grading_runs(v)
         runs = int(v.get("stability_runs") or 0)
         if twins:
             per_task.append(sum(twins) / len(twins))
@@ -181,14 +185,18 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
         elif earlier:
             per_task.append(factor * sum(earlier) / len(earlier))
             n_hist += 1
+            factors.add(factor)
         elif runs and v.get("commit_s") is not None:
             per_task.append(factor * float(v["commit_s"]) / runs)
             n_mined += 1
+            factors.add(factor)
         elif hist_test_s is not None:
             per_task.append(hist_test_s)
     if not per_task:
         return None, "unknown"
-    times = "" if canaried is None else f" × {RUNS}"
+    lo, hi = min(factors, default=1), max(factors, default=1)
+    span = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    times = "" if canaried is None else f" × {span}"
     parts = []
     if n_twins:
         parts.append(f"earlier gradings with canary twins ({plural(n_twins, 'task')})")
@@ -201,7 +209,7 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
         parts.append(f"this agent's earlier attempts ({plural(len(per_task) - n_twins - n_hist - n_mined, 'task')})")
     how = ", ".join(parts)
     if times and n_hist + n_mined:
-        how += f": a change other than the reference fix is graded by {RUNS} runs at once"
+        how += f": a change other than the reference fix is graded by {span} {'run' if hi == 1 else 'runs'} at once"
     return sum(per_task) / len(per_task), how
 
 

@@ -224,7 +224,7 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
                   store: Path | None, targets: Sequence[str], hidden: Sequence[str], whole: Setup, *,
-                  apart: TwinPlan | None = None, **run: Any) -> SealChecked | None:
+                  apart: TwinPlan | None = None, lost: set[str] | None = None, **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
     ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining when it recorded them
     under the current rules, ``sealed_rules`` :data:`~.seal_sites.SEAL_RULES`, and ``gdir`` holds no hidden data
@@ -238,7 +238,8 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     a ``tests/pytest.ini``, as mining's), and the sealed run takes it for its pin. ``apart`` (seal54, a grading with
     canaries): the twin plan, whose runs apart's files, layouts, seed and unprotected functions the sealed run's files
     are made of (:func:`plan_seals`, seal56) and whose group functions it softens (:func:`sealed_run`); ``targets``
-    are then the runs apart's.
+    are then the runs apart's; ``lost``: filled with the functions whose sites the runs apart tell apart once sealed
+    (:func:`plan_seals`' ``lost``: left unsealed, their twins guarding them).
     ``hidden``: the hidden test files alone, which the reference fix's check selects (the reference copy holds no
     sentinel module of the plan). ``run``: :func:`run_tests`'s options. Raises
     :class:`ServiceError` as :func:`run_tests` does."""
@@ -261,7 +262,7 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     if not keep:
         return None
     try:
-        sealed_plan: SealPlan | None = plan_seals(gdir, task, parent, keep, rootdir=rootdir, apart=apart)
+        sealed_plan: SealPlan | None = plan_seals(gdir, task, parent, keep, rootdir=rootdir, apart=apart, lost=lost)
     except (OSError, ValueError) as exc:
         fns = {k.rsplit("@", 1)[0] for k in keep}
         ids = sealed_ids(task.FAIL_TO_PASS, fns)
@@ -562,6 +563,7 @@ def grade(
         except OSError:  # not a regular file there (the change made a link on its way): not checked, not passed
             rows_bytes = None
         seal: SealChecked | None = None
+        unsealed: set[str] = set()  # functions the runs apart tell apart once sealed: canaries.json's "unsealed"
         if sealed and hidden_setup is not None:
             # before any other run of the change, on a fresh copy holding no sealed expected value: every member of
             # every group side by side (seal56, as the confirmation run; a group with sealed sites once, sealed; its
@@ -569,7 +571,7 @@ def grade(
             # group is the original (gatk52) nor which run apart holds it (seal54's drawn run apart told that)
             try:
                 seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                     parent_checks, targets, hidden, hidden_setup, apart=plan,
+                                     parent_checks, targets, hidden, hidden_setup, apart=plan, lost=unsealed,
                                      timeout_s=bound.seconds,
                                      test_timeout_s=test_timeout_s,
                                      sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
@@ -609,7 +611,9 @@ def grade(
         if plan is not None:  # only now: the test process could read a file written before it ended
             # never through a link the tests may have left in their writable out folder
             try:
-                nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
+                lost = {"unsealed": sorted(unsealed)} if unsealed else {}
+                nofollow.write_bytes(out_dir, CANARIES_FILE,
+                                     (json.dumps({**plan.to_dict(), **lost}, indent=1) + "\n").encode())
             except OSError as exc:  # the name did not exist before the tests ran: they put something there
                 g.test_s += sum(r.wall_s for r in made)
                 g.test_sandbox = run.sandbox

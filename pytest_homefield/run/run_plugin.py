@@ -250,6 +250,8 @@ class RunPlugin(ModePlugin):
         self.selected_none: str | None = None
         self._tries: TryLog | None = None  # the run's tries.jsonl, once the session is made
         self._planned: tuple[set[str], set[str]] | None = None  # task ids and agent names, for message_scope
+        #: pytest's ``--collect-only`` on the controller: the attempts are collected, no run folder is made (rev58)
+        self.dry = bool(config.getoption("collectonly", False)) and not is_worker(config)
         if settings.adaptive:  # before the run folder is made (issue 32)
             why = adaptive_refusal(shard=settings.shard, dist=config.getoption("dist", None))
             if why:
@@ -279,7 +281,8 @@ class RunPlugin(ModePlugin):
                 self.session = RunSession.start(settings, tasks, agents, setup_command=setup_command_hook(config),
                                                 sandbox_hook=sandbox_hook(config), excluded=excluded,
                                                 cut_from=chosen.cut_from,
-                                                shard_of=[t.id for t in chosen.every] if chosen.shard else None)
+                                                shard_of=[t.id for t in chosen.every] if chosen.shard else None,
+                                                dry=self.dry)
         except PredictionsSpecError as exc:  # a preds: file that is unreadable or names unknown ids: exit 2
             pytest.exit(str(exc), returncode=2)
         except (RunError, AgentSpecError) as exc:
@@ -292,7 +295,7 @@ class RunPlugin(ModePlugin):
                 raise pytest.UsageError(why)
         self.end = RunEnd()
         self.gate_lines: list[str] = []
-        if settings.fail_if_worse_than and not is_worker(config):
+        if settings.fail_if_worse_than and not is_worker(config) and not self.dry:
             config.pluginmanager.register(BaselineGate(self), "homefield-baseline-gate")
         redirect_collection(config, self.session.collect_path)
 
@@ -501,7 +504,7 @@ class RunPlugin(ModePlugin):
         forward_report(self.config, report, self.session.note_skip)
 
     def finish(self, session: pytest.Session) -> None:
-        self.end = self.session.finish(self.reports)
+        self.end = RunEnd() if self.dry else self.session.finish(self.reports)  # --collect-only: no report to build
         if self.session.nothing_to_resume and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
         elif (session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self.session.tasks
@@ -547,6 +550,9 @@ class RunPlugin(ModePlugin):
             tr.write_line(f"nothing to resume: every attempt of run {s.run_id} is already recorded", green=True)
         for why in self._refused():
             tr.write_line(f"ERROR: pytest-homefield: {why}; the run stopped", red=True, bold=True)
+        if self.dry:
+            tr.write_line("--collect-only: no run made, nothing recorded")
+            return
         if report is None and s.interrupted:
             tr.write_line("Interrupted: the attempts that were running were stopped and not recorded; "
                           f"results so far are in {s.results_path.relative_to(self.settings.root)}", yellow=True)

@@ -51,7 +51,6 @@ from pytest_homefield.sandbox.seal_apart import sealed_in_run, sealed_together, 
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
     SealSite,
-    _decoded,
     item_reports,
     passing_sites,
     row_reports,
@@ -112,7 +111,7 @@ class SealPlan:
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
                keep: Collection[str] | None = None, *, rootdir: str | None = ".",
-               apart: TwinPlan | None = None
+               apart: TwinPlan | None = None, lost: set[str] | None = None
                ) -> SealPlan | None:
     """The sealed run of ``task``'s sealable sites in ``root`` (a tree with the hidden tests applied; ``parent``:
     :func:`~pytest_homefield.sandbox.twin_runs.parent_tests` of the task's test files), only those whose key is in
@@ -127,19 +126,23 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
     (:func:`~pytest_homefield.sandbox.seal_apart.told_apart`, and the covers of those alone); where the members
     cannot be laid side by side, the files of the run drawn by :func:`sealed_pick` with the sites sealed in them
     (seal54). No file of it shows what tells a group's original from its twin, nor which run apart holds it.
+    ``lost`` (a set, filled in place): the function ids whose sites this plan leaves unsealed because the runs apart
+    tell them apart once sealed (their twins guard them; the grading's ``canaries.json`` ``unsealed``, rev58), also
+    when that leaves no site and the plan is ``None``.
     ``OSError``/``ValueError`` as :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` raises them."""
     sites = sealable_sites(root, task.test_files, task.FAIL_TO_PASS, parent, rootdir)
     members: tuple[str, ...] = ()
     if keep is not None:  # hole41: a cover with a site it covers
         sites = [s for s in sites if (s.key in keep if not s.cover else any(k in keep for k in s.covering))]
+    read: dict[str, tuple[str, str]] = {}  # each test file read once, by sealed_files, for every round here
     while True:
         if not any(not s.cover for s in sites):
             return None
-        files, ids = sealed_files(root, sites, task.test_files)
+        files, ids = sealed_files(root, sites, task.test_files, read)
         if apart is None:
             break
         runs, seed = apart.runs, apart.seed
-        texts = {p: _text(root, p) for p in sorted({s.path for s in ids.values()})}
+        texts = {p: read[p] for p in sorted({s.path for s in ids.values()})}
         told, laid = sealed_together(texts, ids, runs, apart.layouts, seed, apart.unprotected)
         if laid is not None:
             files, members = laid
@@ -149,6 +152,8 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
             if placed is not None:
                 files = placed
                 break
+        if lost is not None:
+            lost |= told
         kept = {s.key for s in sites if not s.cover and s.function not in told}
         sites = [s for s in sites if (s.key in kept if not s.cover else any(k in kept for k in s.covering))]
     if apart is not None:  # gatk57: no teardown check a teardown twin contradicts (its original told the runs apart)
@@ -156,15 +161,6 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
     # gatk35: no hidden data file of the commit in the run (its values are whatever a decoder makes of it)
     withheld = withheld_data(root, task.test_files, parent)
     return SealPlan({**withheld, **files}, ids, frozenset(withheld), members)
-
-
-def _text(root: Path, path: str) -> tuple[str, str]:
-    """``(encoding, text)`` of a test file of ``root`` (never through a link); ``ValueError`` when it does not
-    decode, as :func:`~pytest_homefield.sandbox.seal_sites.sealed_files`."""
-    got = _decoded(nofollow.read_bytes(root, path))
-    if got is None:
-        raise ValueError(f"{path} does not decode")
-    return got
 
 
 def sealed_pick(seed: int, runs: int) -> int:

@@ -282,7 +282,7 @@ class RunSession:
               setup_command: Callable[[Task], str | None] = lambda task: None,
               sandbox_hook: SandboxHook | None = None,
               excluded: Mapping[str, Any] | None = None, cut_from: int | None = None,
-              shard_of: Sequence[str] | None = None) -> RunSession:
+              shard_of: Sequence[str] | None = None, dry: bool = False) -> RunSession:
         """The controller's session: pick the run id (a new one, ``--homefield-run-id``, or the run to
         resume), check a resumed run against its ``meta.json`` and clear its ``cut_short``, write
         ``meta.json``, and read the finished attempts when resuming (all before ``meta.json`` is
@@ -300,7 +300,9 @@ class RunSession:
         the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`). The run folder
         is locked (:class:`~pytest_homefield.store.FolderLock`) for the session, until :meth:`release`;
         raises :class:`~pytest_homefield.store.FolderLocked` (one line naming the pid and host) when
-        another session holds it (a ``--resume`` of a run still in progress)."""
+        another session holds it (a ``--resume`` of a run still in progress). ``dry`` (pytest's ``--collect-only``):
+        everything but the writes: no run folder, no lock, no ``meta.json`` (rev58: each ``--collect-only`` left a
+        run folder holding no result, nu56); the session's attempts are collected as a run's would be."""
         check_gates(settings.fail_under, agents)
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         home = HomefieldDir(settings.root)
@@ -309,6 +311,10 @@ class RunSession:
         digest = tasks_digest(settings.tasks_path)
         run_id = pick_run_id(home.runs, run_id=settings.run_id, resume=settings.resume, new_id=new_id())
         run_dir = home.run_dir(run_id)
+        if dry:
+            return cls._start(settings, tasks, agents, run_id=run_id, start=start, digest=digest,
+                              setup_command=setup_command, sandbox_hook=sandbox_hook, excluded=excluded,
+                              cut_from=cut_from, shard_of=shard_of, dry=True)
         created = not run_dir.exists()
         lock = FolderLock.take(run_dir, f"run {run_id}")  # FolderLocked: another session runs it
         try:
@@ -327,8 +333,9 @@ class RunSession:
     def _start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str, start: str,
                digest: str, setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None,
                excluded: Mapping[str, Any] | None, cut_from: int | None = None,
-               shard_of: Sequence[str] | None = None) -> RunSession:
-        """:meth:`start` once the run folder is locked: check and write ``meta.json``, read the attempts done."""
+               shard_of: Sequence[str] | None = None, dry: bool = False) -> RunSession:
+        """:meth:`start` once the run folder is locked: check and write ``meta.json`` (``dry``: not written, nor the
+        folder made), read the attempts done."""
         home = HomefieldDir(settings.root)
         run_dir = home.run_dir(run_id)
         shard = parse_shard(settings.shard)
@@ -373,8 +380,9 @@ class RunSession:
                 tries = unscored_tries(results_path(run_dir)) if settings.resume else {}
             except StoreError as exc:  # the run's records cannot be read: no usage error (link46)
                 raise ResultsUnreadable(f"pytest-homefield: {exc}") from None
-            run_dir.mkdir(parents=True, exist_ok=True)
-            write_meta(run_dir, meta)
+            if not dry:
+                run_dir.mkdir(parents=True, exist_ok=True)
+                write_meta(run_dir, meta)
         except ResultsUnreadable:
             raise
         except (RecordError, StoreError) as exc:

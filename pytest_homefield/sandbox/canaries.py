@@ -371,15 +371,10 @@ def _is_mark(dec: ast.expr, imported: Collection[str], roots: Collection[str] = 
     """Whether the decorator ``dec`` is a pytest mark (``pytest.mark.X``, ``mark.X``, or ``m.X`` where ``m`` is one of
     ``roots``, a name :func:`_mark_roots` binds to ``pytest.mark``; with or without a call), none of
     :data:`_NOT_COPIED`, every name of which a top-level import binds, so it means the same at any place after them."""
-    head = dec.func if isinstance(dec, ast.Call) else dec
-    chain: list[str] = []
-    while isinstance(head, ast.Attribute):
-        chain.append(head.attr)
-        head = head.value
-    if not isinstance(head, ast.Name):
+    head, attrs = _chain(dec)
+    if head is None:
         return False
-    chain.append(head.id)
-    chain.reverse()  # e.g. ["pytest", "mark", "unit"]
+    chain = [head.id, *attrs]  # e.g. ["pytest", "mark", "unit"]
     if len(chain) < 2 or ("mark" not in chain[:-1] and chain[0] not in roots) or chain[-1] in _NOT_COPIED:
         return False
     return all(n.id in imported for n in ast.walk(dec) if isinstance(n, ast.Name))
@@ -419,12 +414,20 @@ def _mark_names(tree: ast.Module) -> dict[str, ast.expr]:
     return {k: v for k, v in values.items() if counts.get(k) == 1 and _head(v) is not None}
 
 
-def _head(expr: ast.expr) -> ast.Name | None:
-    """The name an attribute chain, or the called chain of a call, starts with (``None``: it starts otherwise)."""
+def _chain(expr: ast.expr) -> tuple[ast.Name | None, list[str]]:
+    """The name an attribute chain, or the called chain of a call, starts with (``None``: it starts otherwise) and
+    the attributes after it, in order (``pytest.mark.unit(…)``: ``pytest``, ``["mark", "unit"]``)."""
     node = expr.func if isinstance(expr, ast.Call) else expr
+    attrs: list[str] = []
     while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
         node = node.value
-    return node if isinstance(node, ast.Name) else None
+    return (node if isinstance(node, ast.Name) else None), attrs[::-1]
+
+
+def _head(expr: ast.expr) -> ast.Name | None:
+    """The name an attribute chain, or the called chain of a call, starts with (:func:`_chain`)."""
+    return _chain(expr)[0]
 
 
 def _with_head(expr: ast.expr, value: ast.expr) -> ast.expr:

@@ -73,20 +73,36 @@ def redirector_map(path: str) -> list[tuple[str, str]] | None:
     (:func:`ast.parse`), never imported: each call of a ``map_module`` attribute with two string literals; ``None``
     for a module that imports nothing of ``editables`` (another module, a link, not a regular file, larger than
     :data:`FINDER_MAX_BYTES`, not Python). Raises nothing."""
+    data = _module_text(path)
+    found = _redirects_of(data) if data is not None else None
+    return list(found) if found is not None else None
+
+
+def _module_text(path: str) -> bytes | None:
+    """The bytes of the module at ``path`` (a finder or redirector a ``.pth`` file names), never through a link
+    (:func:`read_own`); ``None`` for one that cannot be read so or is larger than :data:`FINDER_MAX_BYTES`."""
     try:
         data = read_own(path, FINDER_MAX_BYTES + 1)
     except OSError:
         return None
-    found = _redirects_of(data) if len(data) <= FINDER_MAX_BYTES else None
-    return list(found) if found is not None else None
+    return data if len(data) <= FINDER_MAX_BYTES else None
+
+
+@functools.lru_cache(maxsize=32)
+def _tree_of(data: bytes) -> ast.Module | None:
+    """A module's text ``data`` parsed (one parse per text, for :func:`_literals_of` and :func:`_redirects_of`
+    alike; the tree is only read); ``None`` when it is not Python."""
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 @functools.lru_cache(maxsize=32)
 def _redirects_of(data: bytes) -> tuple[tuple[str, str], ...] | None:
-    """:func:`redirector_map` of a module's text ``data`` (one parse per text)."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    """:func:`redirector_map` of a module's text ``data`` (one parse per text, :func:`_tree_of`)."""
+    tree = _tree_of(data)
+    if tree is None:
         return None
     if not any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "editables" for n in tree.body):
         return None
@@ -105,8 +121,14 @@ def redirected_paths(path: str) -> list[str]:
     suffix as a setuptools finder's ``MAPPING`` names it (:func:`editable_binds` binds the copy's folder there, or
     its files with an import suffix): a package's ``__init__.py`` its folder, a module's file its path less ``.py``;
     absolute paths only, once each; ``[]`` for no such module."""
+    data = _module_text(path)
+    return _redirected_paths(data) if data is not None else []
+
+
+def _redirected_paths(data: bytes) -> list[str]:
+    """:func:`redirected_paths` of a module's text ``data``."""
     out: list[str] = []
-    for _, file in redirector_map(path) or ():
+    for _, file in _redirects_of(data) or ():
         if os.path.isabs(file):
             stem = os.path.dirname(file) if os.path.basename(file).startswith("__init__.") else \
                 os.path.splitext(file)[0]
@@ -148,20 +170,16 @@ def finder_literals(path: str) -> dict[str, object]:
     the module is never imported. A file that is a link, not a regular file, larger than
     :data:`FINDER_MAX_BYTES` or not Python gives ``{}``; a name whose value is no literal is left out. The
     values are shared between calls on the same text (read only)."""
-    try:
-        data = read_own(path, FINDER_MAX_BYTES + 1)
-    except OSError:
-        return {}
-    return dict(_literals_of(data)) if len(data) <= FINDER_MAX_BYTES else {}
+    data = _module_text(path)
+    return dict(_literals_of(data)) if data is not None else {}
 
 
 @functools.lru_cache(maxsize=32)
 def _literals_of(data: bytes) -> tuple[tuple[str, object], ...]:
-    """:func:`finder_literals` of a finder module's text ``data`` (one parse per text: every test run of a
-    session reads the same finders)."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    """:func:`finder_literals` of a finder module's text ``data`` (one parse per text, :func:`_tree_of`: every test
+    run of a session reads the same finders)."""
+    tree = _tree_of(data)
+    if tree is None:
         return ()
     values: dict[str, ast.expr] = {}
     for node in tree.body:
@@ -200,7 +218,13 @@ def finder_paths(path: str) -> list[str]:
     """The paths the setuptools editable finder module at ``path`` imports from: its ``MAPPING``'s
     (:func:`finder_mapping`), then each absolute path its ``NAMESPACES`` lists for a namespace package
     (``{"ns": ["/repo/ns"]}``), in order, once each; raises nothing."""
-    found = finder_literals(path)
+    data = _module_text(path)
+    return _finder_paths(data) if data is not None else []
+
+
+def _finder_paths(data: bytes) -> list[str]:
+    """:func:`finder_paths` of a finder module's text ``data``."""
+    found = dict(_literals_of(data))
     out = list(_paths_of(found.get("MAPPING")).values())
     spaces = found.get("NAMESPACES")
     for paths in spaces.values() if isinstance(spaces, dict) else ():
@@ -238,7 +262,8 @@ def editable_entries(prefixes: Iterable[Path]) -> list[tuple[str, bool]]:
                 if touches_protected(entry):
                     out.setdefault(entry, False)
             for finder in finders:
-                for mapped in finder_paths(finder) + redirected_paths(finder):
+                data = _module_text(finder)  # read once, parsed once, as a finder and as a redirector (rev58)
+                for mapped in (_finder_paths(data) + _redirected_paths(data)) if data is not None else []:
                     entry = os.path.normpath(mapped)
                     if touches_protected(entry):
                         out.setdefault(entry, True)

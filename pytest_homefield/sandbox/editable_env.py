@@ -28,9 +28,10 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pytest_homefield.sandbox.editable import (
     FINDER_IMPORT,
@@ -122,6 +123,7 @@ def interpreter_facts(python: str, env: Mapping[str, str] | None = None) -> Inte
 #: One step of a ``.pth`` file's plan (:mod:`._editable_site`): ``("path", folder)``, ``("finder", module,
 #: mapping, namespaces)`` or ``("exec", line)``.
 Step = tuple[object, ...]
+_K = TypeVar("_K")
 
 
 def _to_copy(entry: str, base: Path) -> str | None:
@@ -143,32 +145,35 @@ def _retarget(value: str, base: Path) -> tuple[str | None, bool]:
     return value, False
 
 
+def _retarget_all(pairs: Iterable[tuple[_K, str]], base: Path) -> tuple[list[tuple[_K, str]], bool]:
+    """Each ``(key, path)`` of ``pairs`` with its path retargeted (:func:`_retarget`; one with no counterpart in the
+    copy left out), and whether any of them named the repository."""
+    named = False
+    kept: list[tuple[_K, str]] = []
+    for key, value in pairs:
+        moved, by_repo = _retarget(value, base)
+        named = named or by_repo
+        if moved is not None:
+            kept.append((key, moved))
+    return kept, named
+
+
 def _finder_step(site: str, module: str, base: Path) -> tuple[Step, bool]:
     """The step for setuptools' finder ``module`` of ``site`` and whether it names the repository: its ``MAPPING``
     and ``NAMESPACES`` (parsed, never imported) with each path inside a protected folder taken from the copy, a
     path with no counterpart there left out."""
     found = finder_literals(os.path.join(site, module + ".py"))
     mapping, spaces = found.get("MAPPING"), found.get("NAMESPACES")
-    named = False
-    new_map: dict[str, str] = {}
-    for key, value in (mapping.items() if isinstance(mapping, dict) else ()):
-        if not (isinstance(key, str) and isinstance(value, str)):
-            continue
-        moved, by_repo = _retarget(value, base)
-        named = named or by_repo
-        if moved is not None:
-            new_map[key] = moved
+    kept, named = _retarget_all([(k, v) for k, v in (mapping.items() if isinstance(mapping, dict) else ())
+                                 if isinstance(k, str) and isinstance(v, str)], base)
+    new_map = dict(kept)
     new_spaces: dict[str, list[str]] = {}
     for key, paths in (spaces.items() if isinstance(spaces, dict) else ()):
         if not (isinstance(key, str) and isinstance(paths, list)):
             continue
-        kept: list[str] = []
-        for value in (p for p in paths if isinstance(p, str)):
-            moved, by_repo = _retarget(value, base)
-            named = named or by_repo
-            if moved is not None:
-                kept.append(moved)
-        new_spaces[key] = kept
+        moved, by_repo = _retarget_all([(None, p) for p in paths if isinstance(p, str)], base)
+        named = named or by_repo
+        new_spaces[key] = [value for _, value in moved]
     return ("finder", module, new_map, new_spaces), named
 
 
@@ -205,13 +210,7 @@ def _import_step(site: str, line: str, base: Path) -> tuple[Step | None, bool]:
         if module is not None and hook_names_repository(module):
             return None, True
         return ("exec", line), False
-    named = False
-    kept: list[tuple[str, str]] = []
-    for module, file in pairs:
-        moved, by_repo = _retarget(file, base)
-        named = named or by_repo
-        if moved is not None:
-            kept.append((module, moved))
+    kept, named = _retarget_all(pairs, base)
     return ("redirect", kept), named
 
 

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.sandbox.relay import _join, _pump, close_listener
+from pytest_homefield.sandbox.relay import _join, close_listener
 from pytest_homefield.store import open_own_file
 
 __all__ = ["HostRule", "Allowlist", "ProxyLog", "FilteringProxy", "parse_host_rule", "proxy_env",
@@ -385,23 +385,20 @@ class _Body:
 def _one_request(conn: socket.socket, upstream: socket.socket, body: _Body, length: int | None) -> None:
     """Relay the upstream's answer to ``conn`` (from now: a ``100 Continue`` too) while the request's ``body`` of
     ``length`` (:meth:`_Body.send`) goes on, then read and drop whatever else the client sends, until the client
-    ends (then the upstream's sending side is shut) and the answer ends; then close both."""
-    back = threading.Thread(target=_pump, args=(upstream, conn), daemon=True)
-    back.start()
-    try:
-        body.send(length)
-        while conn.recv(65536):
-            pass
-    except (OSError, ValueError):
-        pass
-    finally:
+    ends (then the upstream's sending side is shut) and the answer ends; then close both (:func:`~.relay._join`)."""
+    def forward(conn: socket.socket, upstream: socket.socket) -> None:
         try:
-            upstream.shutdown(socket.SHUT_WR)
-        except OSError:
+            body.send(length)
+            while conn.recv(65536):
+                pass
+        except (OSError, ValueError):
             pass
-    back.join()
-    conn.close()
-    upstream.close()
+        finally:
+            try:
+                upstream.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+    _join(conn, upstream, forward)
 
 
 def _answer(conn: socket.socket, status: str, text: str) -> None:

@@ -65,11 +65,14 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
             pass
 
 
-def _join(a: socket.socket, b: socket.socket) -> None:
-    """Relay both directions between ``a`` and ``b`` (blocks until both are done), then close both."""
+def _join(a: socket.socket, b: socket.socket,
+          forward: Callable[[socket.socket, socket.socket], None] | None = None) -> None:
+    """Relay both directions between ``a`` and ``b`` (blocks until both are done), then close both. ``forward``: what
+    carries ``a`` to ``b`` (default :func:`_pump`; it must shut ``b``'s sending side when done), on this thread, while
+    another thread pumps ``b`` back to ``a``."""
     back = threading.Thread(target=_pump, args=(b, a), daemon=True)
     back.start()
-    _pump(a, b)
+    (forward or _pump)(a, b)
     back.join()
     a.close()
     b.close()

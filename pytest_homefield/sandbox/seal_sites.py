@@ -1167,15 +1167,19 @@ def _offset(text: str, line: int, col: int) -> int:
     return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", errors="replace"))
 
 
-def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[str]) -> tuple[
-        dict[str, bytes], dict[str, SealSite]]:
+def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[str],
+                 texts: dict[str, tuple[str, str]] | None = None) -> tuple[dict[str, bytes], dict[str, SealSite]]:
     """The sealed test files (path → bytes) of ``sites`` (each statement rewritten to ``__hf_seal__("<id>", (A))``
     (``__hf_seal_in__`` for an ``in`` site) and padded with blank lines to its lines, a ``match`` site's ``with``
     item only (:func:`_rewrite_spans`), the import of the calls used appended) and each site's id → the site. An id is
-    ``hf`` and 24 random hex digits that occur in none of ``test_files`` (read from ``root``). ``OSError`` when a
-    file cannot be read (never through a link); ``ValueError`` when one no longer decodes."""
-    texts: dict[str, tuple[str, str]] = {}
+    ``hf`` and 24 random hex digits that occur in none of ``test_files`` (read from ``root``). ``texts``: path →
+    ``(encoding, text)`` of the files read, filled in place and read from (a path in it is not read again: the
+    caller's copy of what was read, rev58). ``OSError`` when a file cannot be read (never through a link);
+    ``ValueError`` when one no longer decodes."""
+    texts = {} if texts is None else texts
     for p in sorted({s.path for s in sites} | set(test_files)):
+        if p in texts:
+            continue
         got = _decoded(nofollow.read_bytes(root, p))
         if got is None:
             if p in {s.path for s in sites}:

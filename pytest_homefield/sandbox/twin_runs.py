@@ -113,7 +113,8 @@ from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.pytest_config import from_top
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
-__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "plant_teardown", "teardown_nodes", "guarded", "parent_tests",
+__all__ = ["APART", "RUNS", "RUNS_KEY", "TwinPlan", "at_once", "grading_runs", "plan_twins",
+           "plant_teardown", "teardown_nodes", "guarded", "parent_tests",
            "TWIN_MARK", "statement_at"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
@@ -128,6 +129,8 @@ __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "plant_teardown", "teardow
 APART = 1
 #: Runs of a grading (and targeted runs of mining's check): one per member of a full group.
 RUNS = APART + 1
+#: The key of a task's ``verify`` (docs/contracts.md §6) holding :func:`at_once` of mining's twin plan.
+RUNS_KEY = "twin_runs"
 #: What joins a function id and a twin's number in :attr:`Canary.node` (``a.py::test_f@twin2``).
 TWIN_MARK = "@twin"
 #: Outcomes from worst to best, for an original's ids seen in several runs.
@@ -317,6 +320,23 @@ def _site_where(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.AST) -> 
     return func.name, -1
 
 
+def at_once(plan: TwinPlan) -> int:
+    """The test runs a grading of ``plan`` makes at once (:func:`~pytest_homefield.run.twin_grading.apart_runs`): its
+    runs apart (:data:`RUNS`; one more with a teardown twin, tdtwin56; one for a plan of sentinels alone) and the
+    plain run when it has a plain form (neg35)."""
+    return len(plan.runs) + (1 if plan.plain else 0)
+
+
+def grading_runs(verify: Mapping[str, Any], unknown: int = RUNS) -> int:
+    """The test runs a grading of a change other than the reference fix makes at once for a task whose record's
+    ``verify`` is ``verify``: its :data:`RUNS_KEY`, :func:`at_once` of mining's twin plan (a grading draws its own
+    twins: past :data:`~pytest_homefield.sandbox.canaries.LIMIT` functions, or where an exception-swap twin is
+    drawn or not, it may make one run fewer or more); ``unknown`` for a task mined before it was recorded (or a
+    value that is not a positive whole number)."""
+    n = verify.get(RUNS_KEY)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else unknown
+
+
 def plain_pick(seed: int, runs: int) -> int:
     """The run apart (from 0, in the planner's order) whose members every group but the unwrapped ones holds in
     :attr:`TwinPlan.plain`: drawn uniformly from the plan's seed alone (the same for every file; not from the
@@ -432,9 +452,11 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
     base = plan.rootdir = posixpath.normpath(rootdir or ".")
     at = functools.partial(from_top, base)  # an id's path as a path of ``root``
+    # each test file read and parsed once, for a teardown twin's reach and for its plan (rev58: twice before)
+    sources = {p: _source(root / at(p)) for p in by_file}
     # a teardown twin (tdtwin56) is one member more, in a run of its own: the original body beside its contradicted
     # fixture check; any function with one in reach makes every group's runs one more
-    runs = max(1, twins) + 1 + (teardown and any(_teardown_in_reach(root / at(p), fids) for p, fids in by_file.items()))
+    runs = max(1, twins) + 1 + (teardown and any(_teardown_in_reach(sources[p], fids) for p, fids in by_file.items()))
     per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
     resolved = _resolved_names(root, [at(p) for p in by_file]) if teardown else {"request"}
 
@@ -444,7 +466,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
             _sentinel_module(root, path, fids, rng, plan, base=base)  # no link on the way followed (link48)
             continue
         forced = set(sentinel_for)
-        _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None, where=at(path),
+        _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None, where=at(path), source=sources[path],
                    twins=max(1, twins), known=functools.partial(_known, parent, at(path)), corpus=parent_text,
                    before=_parent_module(parent, at(path)),
                    graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())), stops=stops or {},
@@ -472,16 +494,25 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     return plan
 
 
-def _teardown_in_reach(file: Path, fids: Sequence[str]) -> bool:
-    """Whether a function of ``fids`` (ids of ``file``, a test file) has a fixture check in reach for a teardown twin
-    (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`); ``False`` for a file that cannot be read or
-    parsed (it gets sentinels)."""
+def _source(file: Path) -> tuple[str, str, ast.Module | None, list[str]] | None:
+    """:func:`~pytest_homefield.sandbox.canaries.read_source` of ``file``, a test file of the plan; ``None`` for one
+    that is not a ``.py`` file there, is a link, or cannot be read (no teardown twin in reach; :func:`_plan_file` then
+    reads it itself, as before)."""
     if file.suffix != ".py" or file.is_symlink() or not file.is_file():
-        return False
+        return None
     try:
-        _, text, tree, lines = read_source(file)
+        return read_source(file)
     except OSError:
+        return None
+
+
+def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | None, fids: Sequence[str]) -> bool:
+    """Whether a function of ``fids`` (ids of a test file whose :func:`_source` is ``source``) has a fixture check in
+    reach for a teardown twin (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`); ``False`` for a file
+    that could not be read or parsed (it gets sentinels)."""
+    if source is None:
         return False
+    _, text, tree, lines = source
     if tree is None:
         return False
     for fid in fids:
@@ -966,8 +997,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None,
-               where: str | None = None, torn: bool = False, resolved: Collection[str] = ("request",)) -> None:
-    encoding, text, tree, lines = read_source(file)
+               where: str | None = None, torn: bool = False, resolved: Collection[str] = ("request",),
+               source: tuple[str, str, ast.Module | None, list[str]] | None = None) -> None:
+    encoding, text, tree, lines = source if source is not None else read_source(file)
     stops = stops or {}
     passed = passed or {}
     namer = _Namer(rng, text, tree)
@@ -1183,15 +1215,15 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         instead (:attr:`TwinPlan.plain`)."""
         out: list[str] = []
         line = 1
-        # a teardown twin's fixture: contradicted where its function's member is the teardown twin (tdtwin56)
-        fixtures = {-1 - n: (c.start, c.end, [_beside(c.original, d), _beside(c.twin, d)],
-                             1 if pick.get(key) == j else 0)
-                    for n, (key, (c, j, d)) in enumerate(sorted(checks.items()))}
-        placed = {**{k: (s, e, m, -1) for k, (s, e, m) in spans.items()}, **fixtures}
-        for key, (start, end, members, fixed) in sorted(placed.items(), key=lambda kv: kv[1][0]):
+        # each span's text, and a teardown twin's fixture: contradicted where its function's member is the teardown
+        # twin (tdtwin56), each beside its decoy (pol58); ``(first line, last line, text)`` in the file's order
+        slots = [(s, e, whole[key] if rows and key in whole else bare[key] if bare and key in bare
+                  else members[pick.get(key, 0)]) for key, (s, e, members) in spans.items()]
+        slots += [(c.start, c.end, _beside(c.twin, d) if pick.get(key) == j else _beside(c.original, d))
+                  for key, (c, j, d) in sorted(checks.items())]
+        for start, end, chosen in sorted(slots, key=lambda slot: slot[0]):
             out += lines[line - 1:start - 1]
-            out.append(members[fixed] if fixed >= 0 else whole[key] if rows and key in whole
-                       else bare[key] if bare and key in bare else members[pick.get(key, 0)])
+            out.append(chosen)
             line = end + 1
         out += lines[line - 1:]
         return "".join(out) + "".join(f"\n\n{t}" for i, t in enumerate(tail) if not (rows and i in apart_tails))

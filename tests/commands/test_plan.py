@@ -284,3 +284,16 @@ def test_a_plan_of_oracle_and_noop_says_one_attempt_is_the_sanity_check(settings
     assert "make the same change" not in plan_text(settings)
     settings.agents, settings.attempts = ["oracle", "noop"], 1
     assert "make the same change" not in plan_text(settings)
+
+
+def test_a_tasks_grading_counts_the_runs_its_twin_plan_makes(settings: Settings) -> None:
+    """rev58: a model's change was estimated at ``RUNS`` (2) × mining's time for every task, but a task whose twin
+    plan has a teardown twin makes 3 runs at once and one of sentinels alone 1 (``verify.twin_runs``, mining's
+    plan): task 1 (2 s a run, 3 runs) and task 2 (4 s a run, 1 run) are (6 + 4) / 2 = 5 s (before: (4 + 8) / 2)."""
+    one, two = task(1, 4.0), task(2, 8.0)
+    one.verify["twin_runs"], two.verify["twin_runs"] = 3, 1
+    (sonnet,) = estimate(settings, [one, two], ["claude:claude-sonnet-4-5"], 1)
+    assert sonnet.grading_s_per_run == pytest.approx(5.0)
+    assert sonnet.grading_basis.endswith("a change other than the reference fix is graded by 1-3 runs at once")
+    (plain,) = estimate(settings, [task(1, 4.0)], ["claude:claude-sonnet-4-5"], 1)  # mined before it: RUNS
+    assert plain.grading_s_per_run == pytest.approx(4.0) and plain.grading_basis.endswith("graded by 2 runs at once")

@@ -11,7 +11,13 @@ import pytest
 from helpers.verify_attacks_run import MAX_PROCS, VerifyAttacksRun
 
 from pytest_homefield.agents.attacks import ATTACKS, attack_specs
-from pytest_homefield.commands.verify import attack_table, attack_verdict, graded_unprotected, unprotected_lines
+from pytest_homefield.commands.verify import (
+    attack_table,
+    attack_verdict,
+    canary_lines,
+    graded_unprotected,
+    unprotected_lines,
+)
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Task
 
@@ -110,6 +116,28 @@ def test_a_function_the_parent_check_told_is_said_to_be_unknown_to_mining(tmp_pa
     lines = unprotected_lines([task], {"t1"}, graded_unprotected(tmp_path, records), told)
     assert lines[1:] == ["  t1  2 of 2: test_a, test_b (1 told by the parent's code at grading, a check mining does "
                          "not make)"], lines
+
+
+def test_the_functions_a_grading_left_unsealed_are_counted(tmp_path: Path) -> None:
+    """rev58: a sealed function the runs apart tell apart once sealed (``seal_apart.told_apart``: a teardown twin
+    changing its fixture, a twin outside its sealed statements) is left unsealed in that grading, its twin alone
+    guarding its expected values, and was counted nowhere: ``verify --attacks`` says how many, per task, from the
+    union of its attempts' ``canaries.json`` ``unsealed``."""
+    task = Task(id="t1", commit="c", parent="p", committed_at="", authored_at="", mode="commit", subject="",
+                message="", prompt="", source_files=[], test_files=[], test_patch="", gold_patch="",
+                FAIL_TO_PASS=["t.py::test_a", "t.py::test_b"], PASS_TO_PASS=[], canary_unprotected=[])
+    records = [{"task_id": tid, "agent": agent, "attempt": 1}
+               for tid, agent in (("t1", "attack-x"), ("t1", "attack-y"), ("t2", "attack-x"))]
+    for tid, agent, data in (("t1", "attack-x", {"unsealed": ["t.py::test_a"]}),
+                             ("t1", "attack-y", {"unsealed": ["t.py::test_a", "t.py::T::test_b"]}),
+                             ("t2", "attack-x", {})):
+        folder = attempt_dir(tmp_path, tid, agent, 1)
+        folder.mkdir(parents=True)
+        (folder / "canaries.json").write_text(json.dumps({"canaries": [], "unprotected": [], **data}))
+    lines = canary_lines(tmp_path, [task, dataclasses.replace(task, id="t2")], records)
+    assert lines == ["homefield verify: 1 task had 2 FAIL_TO_PASS function(s) whose sealed sites a grading left "
+                     "unsealed (its runs apart tell them apart once sealed; their canary twins guard them):",
+                     "  t1  2: test_b, test_a"], lines
 
 
 def test_a_flag_alone_does_not_catch_an_attack() -> None:

@@ -37,6 +37,7 @@ def test_the_reference_fix_must_fail_the_teardown_canary(tmp_path: Path, quiet: 
     if not quiet:
         assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 3), (v.reason, v.detail)
         assert v.canary_teardown  # the task record's canary_teardown (tcan52): grading trusts mining's check
+        assert v.twin_runs == 2  # verify.twin_runs (rev58): RUNS, no teardown twin in reach
     else:
         assert v.reason == "reference_passes_canary", (v.reason, v.detail)
         assert "(teardown of tests/test_totals.py::test_total" in (v.detail or ""), v.detail
@@ -62,5 +63,6 @@ def test_mining_makes_the_teardown_twins_run_and_leaves_the_twin_to_grading(tmp_
                          stability_runs=1, log_dir=tmp_path / "logs")
     assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 5), (v.reason, v.detail)
     assert v.canary_sentinels == [] and v.canary_teardown
+    assert v.twin_runs == 3  # verify.twin_runs (rev58): what cost and the memory budget count for its gradings
     made = sorted(p.name for p in (tmp_path / "logs").rglob("canaries-1-*") if not p.name.endswith("-full"))
     assert len({n.split(".")[0] for n in made}) == 3, made

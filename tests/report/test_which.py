@@ -92,6 +92,30 @@ def test_the_reported_run_is_counted_from_the_records_the_report_read(tmp_path: 
     assert summary.finished == 0 and opened == [tmp_path / "r1" / "results.jsonl"]  # read again (stubbed)
 
 
+def test_the_run_picked_by_default_is_read_once_for_its_pick_and_its_report(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """rev58: picking the run (:func:`pick_run` counts its finished attempts) read its results.jsonl as JSON lines,
+    then the report read and parsed the file again. Now the pick of ``homefield report`` and ``view``
+    (:func:`default_run`) reads the records once and the report takes them; a file with a bad record is still
+    counted from its JSON lines (a summary never fails on it); ``homefield status`` counts JSON lines, as before."""
+    import pytest_homefield.report.runs as runs
+    import pytest_homefield.report.which as which
+    from pytest_homefield.report.runs import load_results
+    from pytest_homefield.report.which import default_run
+
+    make_run(tmp_path, "r1", "2026-12-01T10:00:00+00:00", ["claude"], 4, 1, 3)
+    reads: list[object] = []
+    for module, name in ((which, "read_jsonl"), (runs, "records_load_results")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda path, real=real: reads.append(path) or real(path))
+    picked, _, summaries = default_run(tmp_path)
+    assert picked == "r1" and summaries is not None and summaries[0].finished == 3
+    assert len(load_results(tmp_path / "r1")) == 3
+    assert reads == [tmp_path / "r1" / "results.jsonl"]  # before: read_jsonl's, then load_results' again
+    with (tmp_path / "r1" / "results.jsonl").open("a") as f:  # a bad record: no result, counted as JSON lines
+        f.write(json.dumps({"run_id": "r1", "task_id": "t3", "agent": "claude", "attempt": 1, "outcome": "??"}) + "\n")
+    assert run_summaries(tmp_path, keep=True)[0].finished == 4
+
+
 def test_a_newer_run_without_results_is_passed_over_by_default(tmp_path: Path) -> None:
     """nu56 on Suor/funcy: ``pytest --homefield … -k … --collect-only`` (to check what a ``-k`` selects) left a run
     of 0 of 114 attempts; ``homefield report`` and ``homefield status`` picked it over the 57 finished attempts of

@@ -92,6 +92,10 @@ def test_a_real_fix_is_solved_with_the_teardown_canary_planted(spied: FixTask, t
                      sandbox="none")
     assert [c["kind"] for c in _canaries(tmp_path)].count("teardown") == 2  # two (can52)
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+    # its teardown twin's run changes the spy: the runs tell test_total apart once sealed (gatk57), so this grading
+    # left its seal off, and says so (rev58: counted nowhere before; verify --attacks counts it)
+    data = json.loads((tmp_path / "out" / "canaries.json").read_text(encoding="utf-8"))
+    assert data.get("unsealed") == [f"{TEST}::test_total"], data.get("unsealed")
 
 
 #: FixtureDef.finish wrapped to swallow every teardown error but that of its module's last test when the module has

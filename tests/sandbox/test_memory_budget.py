@@ -269,3 +269,31 @@ def test_a_wait_for_memory_stops_at_its_deadline_and_holds_nothing(budget: Memor
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.join(10)
+
+
+def test_a_run_reserves_what_each_tasks_grading_makes_at_once(tmp_path: Path, budget: MemoryBudget) -> None:
+    """rev58: the check at start counted ``RUNS`` runs for every task, but a task whose twin plan has a teardown twin
+    (tdtwin56) makes one run more at once (``verify.twin_runs``, mining's plan): ``--max-total-memory-mb 1100``
+    passed for a task of three runs of 512 MiB (before: 2 × 512 = 1024 asked), and its grading's reservation of
+    1536 MiB could never be had. A task mined before the count was recorded counts one run more than ``RUNS``."""
+    from pytest_homefield.plugin import _budget_memory
+    from pytest_homefield.records import Task
+    from pytest_homefield.settings import Settings
+    from pytest_homefield.store import write_jsonl_atomic
+
+    def record(i: int, verify: dict[str, Any]) -> dict[str, Any]:
+        return Task(id=f"{i:012d}", commit=f"{i:040d}", parent="0" * 40, committed_at="", authored_at="",
+                    mode="commit", subject="t", message="", prompt="", source_files=[], test_files=[], test_patch="",
+                    gold_patch="", FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[], verify=verify).to_dict()
+
+    settings = Settings(root=tmp_path, max_test_memory_mb=512, max_agent_memory_mb=512, max_total_memory_mb=1100)
+    write_jsonl_atomic(settings.tasks_path, [record(1, {"peak_mb": 100.0, "twin_runs": 2}),
+                                             record(2, {"peak_mb": 100.0, "twin_runs": 3})])
+    with pytest.raises(pytest.UsageError, match="smaller than .* 1536 MiB"):
+        _budget_memory(settings, run=True)
+    settings.max_total_memory_mb = 1536
+    _budget_memory(settings, run=True)
+    settings.max_total_memory_mb = 1100
+    write_jsonl_atomic(settings.tasks_path, [record(1, {"peak_mb": 100.0})])  # mined before it was recorded
+    with pytest.raises(pytest.UsageError, match="smaller than .* 1536 MiB"):
+        _budget_memory(settings, run=True)

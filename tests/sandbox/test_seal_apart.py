@@ -239,10 +239,13 @@ def test_a_function_only_a_sentinel_guards_keeps_its_seal(tmp_path: Path) -> Non
     runs' difference says nothing more: the function is laid out once, as the grading tree holds it, sealed."""
     task, ref, parent, plan = _sentinel_only(tmp_path, LOCALE_TESTS)
     assert len(plan.runs) == 2 and "tests/test_fa.py" in plan.layouts
-    told = plan_seals(ref, task.task, parent, apart=dataclasses.replace(plan, unprotected=[]))
+    lost: set[str] = set()
+    told = plan_seals(ref, task.task, parent, apart=dataclasses.replace(plan, unprotected=[]), lost=lost)
     assert told is None  # as before: told apart by the sentinel, no site sealed
-    sp = plan_seals(ref, task.task, parent, apart=plan)
-    assert sp is not None and sp.functions == [LOCALE_F2P], sp
+    assert lost == {LOCALE_F2P}  # rev58: the grading's canaries.json says so ("unsealed"), verify counts it
+    lost.clear()
+    sp = plan_seals(ref, task.task, parent, apart=plan, lost=lost)
+    assert sp is not None and sp.functions == [LOCALE_F2P] and lost == set(), sp
     got = sp.files["tests/test_fa.py"].decode()
     assert "one week" not in got and "2 weeks" not in got and got.count("__hf_seal__(") == 2, got
     assert got.count("def test_timeframes(") == 1 and sp.members == (LOCALE_F2P,)  # once, under its own name
