@@ -267,7 +267,18 @@ __all__ = [
 #: refused (ops56); pytest-html's and pytest-json-report's outputs off in test runs (nu56); an unprotected function
 #: (a sentinel its only twin) is sealed in the sealed run whatever the runs apart hold (alt56: arrow's c78e35e8ee31
 #: was solved by a literal reader), and the sealed run holds no teardown check a teardown twin contradicts (gatk57).
-VERIFY_VERSION = 30
+#: 31: a ``uv run`` in a project runs in the active environment, never synced from the tree under test (ops58: an
+#: agent's ``pytest11`` entry point was installed; ``infra`` under bubblewrap), the env files and uv configuration it
+#: reads are the parent's, and an editable loader naming the checkout is left out of the run's own environment
+#: (meson-python, scikit-build-core imported HEAD under none); every run holding canaries drops the configuration's
+#: ``-m``, ``-k`` and ``--deselect`` (mark58: a base class's mark from another module, drawn names, node-id
+#: prefixes deselected canaries and a real fix's original); a teardown decoy beside every teardown twin, a literal
+#: comparison's twin keeping its polarity (pol58: gatk57's polarity tell); suffix-named replacement tests, an original
+#: failing only in the confirmation run checked on the reference fix there, sealed sites judged where the reference
+#: fix passes them in the grading's own sealed files (gatk58: real fixes ``tests_failed``/``forged``); no read-only
+#: bind holding the user's home (satk58); a must-fail canary the completed runs apart left out where its function
+#: passed is ``forged`` (lead, mark58's left); ``verify.twin_runs`` recorded (rev58).
+VERIFY_VERSION = 31
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
