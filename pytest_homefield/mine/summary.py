@@ -15,9 +15,9 @@ from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["setup_hint", "older_python", "collection_errors_line", "version_stub_setup_cmd", "service_lines",
-           "setup_failed_line", "network_line", "missing_modules_line", "skipped_line", "failing_with_reference_line",
-           "env_summary", "drop_summary", "dropped_line", "vague_line"]
+__all__ = ["setup_hint", "older_python", "older_filter", "collection_errors_line", "version_stub_setup_cmd",
+           "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "skipped_line",
+           "failing_with_reference_line", "env_summary", "drop_summary", "dropped_line", "vague_line"]
 
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
@@ -74,8 +74,8 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
         return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
-    older = older_python(why)
-    if older:  # the standard library of this Python lacks what the code imports: no file is missing
+    older = older_python(why) or older_filter(why)
+    if older:  # the standard library of this Python, or this pytest, lacks what the code names: no file is missing
         return f"{head} {older}."
     warning = _WARNING.search(why)
     if warning:  # a warning the tests' own settings raise (filterwarnings = error): no file is missing
@@ -106,6 +106,28 @@ def older_python(why: str) -> str | None:
     return (f"{module} of Python {python}, which the tests ran with, has no {name}: these commits were written for an "
             "older Python; mine them again in a virtualenv of the Python of their day (python3.X -m venv, activated: "
             "a changed environment is verified again), or from a later --since")
+
+
+#: pytest's error for a ``filterwarnings`` entry whose warning class it cannot import, as
+#: :func:`~pytest_homefield.sandbox.testrun.last_error_line` says it: group 1 the entry, 2 the module, 3 the class.
+_FILTER_CLASS = re.compile(r"while parsing the following warning configuration: (\S+) \(AttributeError: module "
+                           r"'([\w.]+)' has no attribute '(\w+)'\)")
+
+
+def older_filter(why: str) -> str | None:
+    """What to do when pytest stops at a ``filterwarnings`` entry naming a warning class the installed module
+    lacks (nub58, dgilland/pydash 2023-24: ``ignore::pytest.PytestRemovedIn8Warning:pytest_pylint.*``, a class
+    pytest 9 has not): no package or ``setup_cmd`` brings it back and homefield needs pytest 8.4 or later, but
+    ``-o filterwarnings=`` in ``test_cmd`` runs those commits' tests without their filters (measured: one of
+    the 5 candidates dropped so became a task). ``None`` for any other error."""
+    found = _FILTER_CLASS.search(why)
+    if found is None:
+        return None
+    entry, module, name = found.groups()
+    return (f"their filterwarnings entry {entry} names {module}.{name}, which the {module} installed here lacks; "
+            "test_cmd: \"python -m pytest -o filterwarnings=\" in .homefield.yml runs their tests without their "
+            "warning filters (a test that needs one fails alike at parent and commit and is left out), then mine "
+            "again (a changed environment is verified again)")
 
 
 #: The start of a ``reference_fails`` detail whose tests could not be collected at either commit.
@@ -155,7 +177,7 @@ def collection_errors_line(verified: Sequence[dict[str, Any]]) -> str | None:
     total = sum(why.values())
     head = (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
             f"the commit, {n} of them for \"{top}\": ")
-    older = older_python(top)
+    older = older_python(top) or older_filter(top)
     if older:
         return f"{head}{older}."
     return (f"{head}older commits may need a pytest plugin, a package or a "

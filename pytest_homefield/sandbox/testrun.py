@@ -1072,12 +1072,27 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
         if text.startswith("INTERNALERROR>") and text[len("INTERNALERROR>"):].strip():
             return _cut(_internal_error_start(lines, i), limit)
         if _ARGPARSE_ERROR.match(text) or (text.startswith("ERROR:") and not text.startswith("ERROR: usage:")):
-            return _cut(text, limit)
+            return _cut(_with_what_follows(text, lines[i + 1:]), limit)
     for k in range(len(lines) - 1, -1, -1):
         m = _EXCEPTION_LINE.match(lines[k])
         if m:
             return _cut(" ".join([m.group(1), *_message_rest(lines[k + 1:])]), limit)
     return None
+
+
+def _with_what_follows(text: str, after: list[str]) -> str:
+    """``text``, an ``ERROR:`` line, with what it announces when it ends in ``:``: the first non-blank line of
+    ``after`` (the lines that follow it in the log) and, in parentheses, the last exception line among them.
+    pytest's ``ERROR: while parsing the following warning configuration:`` quotes the filter on its next line
+    and ends in the traceback that says why (nub58 on dgilland/pydash: ``AttributeError: module 'pytest' has no
+    attribute 'PytestRemovedIn8Warning'``, a filter older than pytest 9); the heading alone said neither."""
+    if not text.endswith(":"):
+        return text
+    quoted = next((line.strip() for line in after if line.strip()), None)
+    if quoted is None:
+        return text
+    causes = [m.group(1) for m in map(_EXCEPTION_LINE.match, after[1:]) if m]
+    return f"{text} {quoted}" + (f" ({causes[-1]})" if causes and causes[-1] != quoted else "")
 
 
 #: At most this many lines after an exception's first line are read as the rest of its message.

@@ -77,3 +77,26 @@ def test_a_missing_module_is_named_not_the_records(tmp_path: Path) -> None:
                                  "them for \"ModuleNotFoundError: No module named 'no_such_module_nu35a'\"") in line
     hint = setup_hint([a, dict(a)])
     assert hint is not None and "(ModuleNotFoundError: No module named 'no_such_module_nu35a')" in hint, hint
+
+
+def test_a_filter_naming_a_class_this_pytest_lacks_gets_the_override_not_setup_cmd(tmp_path: Path) -> None:
+    """nub58 on dgilland/pydash: 5 candidates of 2023-24 filter ``pytest.PytestRemovedIn8Warning``; the line sent
+    the user to a plugin, package or setup_cmd, none of which brings the class back; ``-o filterwarnings=``
+    does (one of them mined so was kept)."""
+    proj = tmp_path / "p"
+    (proj / "tests").mkdir(parents=True)
+    (proj / "setup.cfg").write_text("[tool:pytest]\nfilterwarnings =\n    ignore::pytest.PytestRemovedIn8Warning\n")
+    (proj / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+    runs = [run_tests(proj, f"{sys.executable} -m pytest", ["tests/test_x.py"], out_dir=tmp_path / f"out-{k}",
+                      sandbox="none", timeout_s=60) for k in range(2)]
+    v = classify_runs(runs[:1], runs[1:])
+    broken = [{"reason": v.reason, "detail": v.detail}] * 2
+    line = collection_errors_line(broken + [{"reason": None}] * 3)
+    assert line is not None and line.endswith(
+        "their filterwarnings entry ignore::pytest.PytestRemovedIn8Warning names pytest.PytestRemovedIn8Warning, "
+        "which the pytest installed here lacks; test_cmd: \"python -m pytest -o filterwarnings=\" in .homefield.yml "
+        "runs their tests without their warning filters (a test that needs one fails alike at parent and commit and "
+        "is left out), then mine again (a changed environment is verified again)."), line
+    hint = setup_hint(broken)
+    assert hint is not None and "; test_cmd: \"python -m pytest -o filterwarnings=\" in .homefield.yml" in hint, hint
+    assert "PytestRemovedIn8Warning')). their filterwarnings entry" in hint, hint

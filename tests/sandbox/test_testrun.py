@@ -279,6 +279,21 @@ def test_the_stop_line_is_read_from_its_stable_parts(tmp_path: Path, log: str, l
     assert last_error_line(tmp_path / "tests.log") == line
 
 
+def test_a_warning_filter_naming_a_class_this_pytest_lacks_says_which_and_why(tmp_path: Path) -> None:
+    """nub58 on dgilland/pydash: 5 commits of 2023-24 filter ``pytest.PytestRemovedIn8Warning``, which pytest 9 has
+    not; pytest's error is a heading (``ERROR: while parsing the following warning configuration:``) whose
+    filter and cause follow it, and the records said the heading alone, 5 times, naming neither."""
+    proj = _project(tmp_path / "p", {
+        "setup.cfg": "[tool:pytest]\nfilterwarnings =\n    ignore::pytest.PytestRemovedIn8Warning:pytest_pylint.*\n",
+        "tests/test_a.py": "def test_a():\n    pass\n"})
+    run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out")
+    assert run.exit_code == 4 and run.outcomes == {}
+    assert run.error == (
+        "the test command exited with status 4 before any test ran: ERROR: while parsing the following warning "
+        "configuration: ignore::pytest.PytestRemovedIn8Warning:pytest_pylint.* (AttributeError: module 'pytest' "
+        "has no attribute 'PytestRemovedIn8Warning')"), run.error
+
+
 def test_a_usage_error_is_named_by_the_installed_pytest(tmp_path: Path) -> None:
     """The installed pytest's own wording of an unknown option, end to end (exit status 4)."""
     proj = _project(tmp_path / "p", {"tests/test_a.py": "def test_a():\n    pass\n"})
