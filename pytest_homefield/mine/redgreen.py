@@ -85,7 +85,7 @@ from pytest_homefield.sandbox.canary_soft import softened_files
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.memory_budget import BudgetWaitExpired, reserve
 from pytest_homefield.sandbox.nethint import network_hint, read_only_hint, semaphore_hint
-from pytest_homefield.sandbox.outcomes import SealScope
+from pytest_homefield.sandbox.outcomes import LEFT_OUT, SealScope
 from pytest_homefield.sandbox.pytest_config import Setup, from_top, setup_for
 from pytest_homefield.sandbox.seal_sites import (
     SEAL_RULES,
@@ -642,6 +642,17 @@ def _uncollected(runs: Sequence[TestRun]) -> list[str]:
     return sorted({p for r in runs for p in r.collection_errors})
 
 
+def _left_out_files(runs: Sequence[TestRun]) -> list[str]:
+    """The files whose collection failed in ``runs`` when every collection error of every run is one of a file
+    the repository's own configuration leaves out here (the reporter's ``left_out``: :data:`LEFT_OUT`); else
+    ``[]`` (a run without any collection error, or one error of another kind, says the runs were not only that)."""
+    if not runs or not all(r.collection_errors for r in runs):
+        return []
+    if not all(m.startswith(LEFT_OUT) for r in runs for m in r.collection_errors.values()):
+        return []
+    return sorted({p for r in runs for p in r.collection_errors})
+
+
 def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun], *,
                   own_modules: Collection[str] = ()) -> Verification:
     """Classify the ids of stability runs at the parent (commit's tests on the parent tree) and
@@ -661,9 +672,11 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     outcomes because the test command itself failed (not found, no outcome file); with empty
     FAIL_TO_PASS: ``passes_without_change`` (no id failed in any parent run), ``flaky`` (ids
     failed at the parent but not in every run, or every red id was flaky at the commit), else
-    ``reference_fails``. With no commit runs (verification stopped after the parent) both lists
-    stay empty and only the reason is set. ``own_modules``: the repository's top-level names
-    (:func:`own_top_levels`), never reported as missing from the environment.
+    ``reference_fails``; ``tests_skipped`` when every test was skipped at the parent, or when no id was seen and
+    every collection error of every run is of a file the repository's own configuration leaves out here
+    (:data:`~pytest_homefield.sandbox.outcomes.LEFT_OUT`: collected only because named). With no commit runs
+    (verification stopped after the parent) both lists stay empty and only the reason is set. ``own_modules``:
+    the repository's top-level names (:func:`own_top_levels`), never reported as missing from the environment.
     """
     parent_s = sum(r.wall_s for r in parent_runs)
     commit_s = sum(r.wall_s for r in commit_runs)
@@ -697,7 +710,13 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     if v.FAIL_TO_PASS:
         v.detail = _kept_detail(v)
         return v
-    if not ids and any(r.collection_error for r in parent_runs) and any(r.collection_error for r in commit_runs):
+    left_out = _left_out_files([*parent_runs, *commit_runs])
+    if not ids and left_out:
+        v.reason = "tests_skipped"  # as the repository runs its tests here, none of these runs at all
+        v.detail = (f"its test files are left out of collection by the repository's own pytest configuration in this "
+                    f"environment (a conftest.py's collect_ignore, --ignore; e.g. files for a newer Python): "
+                    f"{', '.join(left_out)}; their tests never run here")
+    elif not ids and any(r.collection_error for r in parent_runs) and any(r.collection_error for r in commit_runs):
         v.reason = "reference_fails"
         messages = {p: m for r in commit_runs for p, m in r.collection_errors.items()}
         v.detail = "collection errors at the parent and at the commit"

@@ -251,7 +251,8 @@ def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
     ``skip_reasons``: tests this environment skips cannot go red, so a step the environment lacks (a
     generated file, a package) can drop candidates that are tasks, and no record says so on its own
     (python-humanize/humanize: 9 i18n candidates skipped their new tests until ``setup_cmd`` compiled
-    the ``.mo`` files). Names the reason most candidates share and how many others there are, and that
+    the ``.mo`` files). Names the reason most candidates share (among equals, the one that skipped most tests)
+    and how many others there are, and that
     ``setup_cmd`` runs before a commit's change (nu31: with the ``.mo`` step the 3 commits changing a ``.po``
     were dropped as reference fails, unexplained); ``None`` with fewer than two such records (a drop's own
     detail names its skips)."""
@@ -260,7 +261,12 @@ def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
     if len(with_skips) < 2:
         return None
     by_reason = Counter(str(why) for r in with_skips for why in r["skip_reasons"])
-    (top, n), *rest = sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
+    tests = Counter({str(why): 0 for why in by_reason})
+    for r in with_skips:
+        tests.update({str(why): n for why, n in r["skip_reasons"].items() if isinstance(n, int)})
+    # a tie among candidates goes to the reason that skipped more tests (nu58, structlog: "Needs Rich." 10 tests,
+    # not "Must be running on Windows." 2, which no step lifts and came first by its text)
+    (top, n), *rest = sorted(by_reason.items(), key=lambda kv: (-kv[1], -tests[kv[0]], kv[0]))
     others = f"; {plural(len(rest), 'other skip reason')}" if rest else ""
     return (f"Skipped tests: {len(with_skips)} candidates that passed without the change skipped tests at the "
             f"parent, {n} of them for \"{top}\"{others}: tests this environment skips cannot go red. If a step "

@@ -24,7 +24,12 @@ __all__ = ["EventTally", "OutcomeChannel", "Parsed", "SealScope", "parse_events"
            "read_outcomes", "write_counted", "seal_verdict", "MAX_SEALS",
            "MAX_SEAL_TEXT", "SEAL_VERDICTS", "SEAL_LOOSE",
            "MAX_EVENT_BYTES", "MAX_EVENT_IDS", "MAX_LINE_BYTES", "KEEP_COUNTED_BYTES",
-           "CHANNEL_DRAIN_S", "MAX_TORN", "MAX_TORN_ID", "spread_torn", "within_scope"]
+           "CHANNEL_DRAIN_S", "MAX_TORN", "MAX_TORN_ID", "spread_torn", "within_scope", "LEFT_OUT"]
+
+#: What a collection error's message starts with when the reporter said its file is one the repository's own
+#: configuration leaves out of collection in this environment (``"left_out": true``): pytest collected it only
+#: because the command named it (mining names the commit's test files; nu58, cattrs' ``*_695.py`` files).
+LEFT_OUT = "left out by the repository's own pytest configuration here, collected only because named: "
 
 #: Bytes one run may send on its outcome channel (an honest phase event is about 250 bytes: some 90,000 tests).
 #: Past it nothing more counts and the run is over the cap (:attr:`EventTally.over`).
@@ -459,7 +464,8 @@ class EventTally:
                 self.over = (f"the test process reported over {self._max_ids} collection errors, the most one test "
                              "run may report; nothing after that counted")
                 return
-            self._errors[key] = str(ev.get("message") or "collection failed")[:_MAX_MESSAGE]
+            message = str(ev.get("message") or "collection failed")
+            self._errors[key] = (LEFT_OUT + message if ev.get("left_out") is True else message)[:_MAX_MESSAGE]
         elif kind == "collected":
             count = int(ev.get("count") or 0)
             if self._collected is None or count > self._collected:  # the ids that follow are this count's

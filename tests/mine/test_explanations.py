@@ -118,3 +118,20 @@ def test_drops_that_skipped_tests_are_summed_up_with_their_shared_reason() -> No
     assert line.endswith("setup_cmd runs at the parent, before a commit's change, as grading builds the reference "
                          "fix: a commit that changes what it reads (a .po file it compiles) stays red at the commit "
                          "and is dropped as reference fails.")
+
+
+def test_a_tie_between_shared_skip_reasons_names_the_one_that_skipped_most_tests() -> None:
+    """nu58, hynek/structlog: both drops skipped 5 tests for "Needs Rich." (rich, which its test group lacks), 2 for
+    "Needs better-exceptions." and 1 for "Must be running on Windows."; the tie among candidates was broken by the
+    reason's text, so the line named the Windows skip, which no step can lift, and not the package to install."""
+    from pytest_homefield.mine.summary import skipped_line
+
+    records = [{"reason": "passes_without_change",
+                "skip_reasons": {"Needs better-exceptions.": 2, "Must be running on Windows.": 1, "Needs Rich.": 5}},
+               {"reason": "passes_without_change",
+                "skip_reasons": {"Needs better-exceptions.": 2, "Only relevant on Windows with colorama": 1,
+                                 "Must be running on Windows.": 1, "Needs Rich.": 5}}]
+    line = skipped_line(records)
+    assert line is not None
+    assert line.startswith('Skipped tests: 2 candidates that passed without the change skipped tests at the parent, '
+                           '2 of them for "Needs Rich."; 3 other skip reasons: '), line

@@ -11,7 +11,10 @@ import does not find it there. It writes one JSON object per line, each with the
 * ``{"event": "start", "pytest": str, "python": str, "pid": int}`` at configure time;
 * ``{"event": "collect_error", "nodeid": str, "path": str, "message": str}`` for every failed
   collection (an import error in a test module, a broken ``conftest.py`` — also an initial
-  conftest that fails before the session starts, with ``nodeid`` ``""``);
+  conftest that fails before the session starts, with ``nodeid`` ``""``), with ``"left_out": true`` added
+  when the file is one the command line named that the repository's own configuration leaves out of
+  collection here (``pytest_ignore_collect`` says so: ``collect_ignore_glob`` of a ``conftest.py`` for a
+  newer Python, ``--ignore``), which pytest collects only because it was named;
 * ``{"event": "collected", "count": int}`` once collection is done (under xdist: per worker, the
   largest count is the number collected), followed by ``{"event": "collected_ids", "ids": [str, ...]}`` lines
   naming those ``count`` test ids in collection order, at most :data:`_IDS_PER_LINE` characters of ids a line
@@ -1106,6 +1109,7 @@ class _Writer:
         _channel[0] = None
         self._pid = os.getpid()
         self._max_collected = -1
+        self._session: pytest.Session | None = None
 
     def write(self, record: dict[str, Any]) -> None:
         if self._fd is None:
@@ -1121,16 +1125,34 @@ class _Writer:
 
     # -- hooks (registered on the non-worker process only) -------------------------------------
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._session = session
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.write(
-                {
-                    "event": "collect_error",
-                    "nodeid": report.nodeid,
-                    "path": report.nodeid.split("::")[0],
-                    "message": _message(report) or "collection failed",
-                }
-            )
+            path = report.nodeid.split("::")[0]
+            event: dict[str, Any] = {"event": "collect_error", "nodeid": report.nodeid, "path": path,
+                     "message": _message(report) or "collection failed"}
+            if "::" not in report.nodeid and self._left_out(path):
+                event["left_out"] = True
+            self.write(event)
+
+    def _left_out(self, path: str) -> bool:
+        """Whether ``path`` (relative to the rootdir) is a file the command line named that the repository's own
+        configuration would leave out of collection: pytest asks ``pytest_ignore_collect`` (a ``conftest.py``'s
+        ``collect_ignore``/``collect_ignore_glob``, ``--ignore``) only of paths it finds, never of those named, so
+        cattrs' ``tests/strategies/test_tagged_unions_695.py``, left out on Python < 3.12, was collected when
+        named and failed on its ``type`` statements (nu58). False when it cannot tell."""
+        session = self._session
+        if session is None or not path:
+            return False
+        try:
+            file = session.config.rootpath / path
+            if not file.is_file() or not session.isinitpath(file):
+                return False
+            return bool(session.gethookproxy(file).pytest_ignore_collect(collection_path=file, config=session.config))
+        except Exception:  # a conftest's hook that raises says nothing about the file
+            return False
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._collected([item.nodeid for item in session.items])
