@@ -21,8 +21,10 @@ PARENT = "def f(x):\n    return x\n"
 FIXED = "def f(x):\n    if isinstance(x, str):\n        return x + '-lima-mike-4417'\n    return x\n"
 #: another real fix than the commit's (the commit's own is graded without canaries)
 OTHER = "def f(x):\n    return x + '-lima-mike-4417' if isinstance(x, str) else x  # another real fix\n"
-#: the same fix, which fails wherever the confirmation run's keyword plugin is loaded (that run only)
-SPITE = ("import sys\n\n\ndef f(x):\n    if 'homefield_keyword' in sys.modules:\n        return None\n"
+#: the same fix, which fails wherever its test file holds the group's members side by side (the confirmation run
+#: only: a run apart holds one member; since mark58 the keyword plugin, which it read before, is in every such run)
+SPITE = ("def f(x):\n    with open('tests/test_y.py') as fh:\n        if fh.read().count('f(\"kilo\")') > 1:\n"
+         "            return None\n"
          "    return x + '-lima-mike-4417' if isinstance(x, str) else x\n")
 TESTS = '''from pathlib import Path
 
