@@ -127,10 +127,6 @@ ROWS_OUTCOMES = "rows.outcomes.jsonl"
 #: its log's tail and its events as the process reported them.
 PLAIN_LOG = "plain.log"
 PLAIN_OUTCOMES = "plain.outcomes.jsonl"
-#: The plugin of every run holding canaries (``sandbox/_reporter/homefield_keyword.py``): the configuration's ``-k``,
-#: ``-m`` and ``--deselect`` dropped, which read the members' and the teardown canaries' drawn names and the marks
-#: their text carries, and deselected them (gatk56, mark58): :func:`selecting`.
-KEYWORD_PLUGIN = SELECTION_PLUGIN
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
 
@@ -1027,7 +1023,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         return run_tests(folders[n], test_cmd, targets, out_dir=tmp / f"run-{n + 1}-out", timeout_s=timeout_s,
                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
                          memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, setup=setup,
-                         plugins=[KEYWORD_PLUGIN])  # the teardown canaries' drawn names and marks (mark58)
+                         plugins=[SELECTION_PLUGIN])  # the teardown canaries' drawn names and marks (mark58)
 
     try:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
@@ -1297,10 +1293,10 @@ _SOFT_READ_BYTES = 8 << 20
 
 
 def selecting(run: Mapping[str, Any]) -> dict[str, Any]:
-    """:func:`run_tests`'s options ``run`` for a run holding canaries: :data:`KEYWORD_PLUGIN` among its ``plugins``
+    """:func:`run_tests`'s options ``run`` for a run holding canaries: :data:`SELECTION_PLUGIN` among its ``plugins``
     (the configuration's ``-k``, ``-m`` and ``--deselect`` dropped, so no canary is deselected whatever it is named or
     marked by: gatk56, mark58)."""
-    return {**run, "plugins": [*run.get("plugins", ()), KEYWORD_PLUGIN]}
+    return {**run, "plugins": [*run.get("plugins", ()), SELECTION_PLUGIN]}
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes], *, soft: bool = True,
