@@ -540,7 +540,7 @@ def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, t
     own = _Namer(rng, text, tree)
     own.taken |= namer.taken | set(resolved) | set(params)
     fixture = own.plain()
-    test = _collected_name(own, fid.rsplit("::", 1)[-1].split("[", 1)[0])
+    test = own.name(fid.rsplit("::", 1)[-1].split("[", 1)[0])
     made = decoy(check, fixture, test, marks=marks_of(tree, fid), args=params)
     if made is None:
         return None
@@ -617,7 +617,7 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     grouped = {g.source for g in plan.groups}  # mining's check judges the canaries of a group's function
     fids = sorted(by_file[path], key=lambda f: (f not in grouped, f))
     like = fids[0].rsplit("::", 1)[-1].split("[", 1)[0]
-    test = _collected_name(namer, like)
+    test = namer.name(like)
     fixture, held = namer.plain(), namer.plain(2)
     imports = [(k, a.asname or a.name) for k, n in enumerate(tree.body) if isinstance(n, ast.Import)
                for a in n.names if a.name == "pytest"]
@@ -630,7 +630,7 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     # a second one (can52), drawn after the first's draws (the first's names and place are as with one alone), at
     # another place when the file has two: one of them is not the module's last test, so a change keeping only the
     # last test's teardown error swallows the other's
-    second = _collected_name(namer, like)
+    second = namer.name(like)
     fixture2, held2 = namer.plain(), namer.plain(2)
     # either may come first
     block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports), marks, params[path])
@@ -676,14 +676,6 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     for node in (test, second):
         plan.canaries.append(Canary(f"{path}::{node}", fids[0], TEARDOWN, "teardown: its fixture's teardown fails",
                                     excusable=False))
-
-
-def _collected_name(namer: _Namer, like: str) -> str:
-    """A free test name like ``like`` (:meth:`_Namer.name`: its prefix, and its suffix when ``like`` names its tests
-    by one, ``value_of_rows_test``: ``python_functions = *_test``): pytest collects the canary as it collects ``like``
-    (gatk51: ``value_value`` was never collected, and mining's run selecting it by node id ran nothing, ``ERROR: not
-    found``, exit 4)."""
-    return namer.name(like)
 
 
 #: The largest conftest.py :func:`_resolved_names` reads; a larger one is read as far as nothing.
