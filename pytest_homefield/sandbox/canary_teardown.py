@@ -61,7 +61,8 @@ class TeardownCheck:
     its definition, decorators included), ``original`` (those lines' text) and ``twin`` (the same with its check's
     expected side changed), ``how`` (the change in words, for the canary), ``check`` (1-based first and last lines of
     the check's ``assert`` statement, ``None`` when another statement shares them); ``negative``: the file's check is
-    written negated (``not X``, ``!=``, ``not in``, ``is not``), so the twin's is written positively."""
+    written negated (``not X``, ``!=``, ``not in``, ``is not``), so the twin's is written positively; ``was`` and
+    ``now``: the check's test as the file writes it and the twin's (unparsed), the two sides of ``how``."""
 
     fixture: str
     start: int
@@ -71,6 +72,8 @@ class TeardownCheck:
     how: str
     check: tuple[int, int] | None = None
     negative: bool = False
+    was: str = ""
+    now: str = ""
 
 
 def _is_fixture(node: ast.FunctionDef) -> bool:
@@ -230,9 +233,9 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         made = _literal_twin(segment, lines, start, check.test) or _twin_text(segment, lines, start, check.test)
         if made is None:
             continue
-        twin, now = made
-        was = ast.get_source_segment(text, check.test) or ast.unparse(check.test)
-        how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {ast.unparse(now)!r}"
+        twin, want = made
+        was, now = ast.get_source_segment(text, check.test) or ast.unparse(check.test), ast.unparse(want)
+        how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {now!r}"
         alone = not any(n is not check and (n.end_lineno or n.lineno) >= check.lineno
                         and n.lineno <= (check.end_lineno or check.lineno) for n in ast.walk(fx)
                         if isinstance(n, ast.stmt) and n is not fx and not _inside(n, check))
@@ -240,7 +243,7 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         negative = (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not)) or (
             isinstance(t, ast.Compare) and isinstance(t.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot)))
         return TeardownCheck(name, start, end, segment, twin, how,
-                             (check.lineno, check.end_lineno or check.lineno) if alone else None, negative)
+                             (check.lineno, check.end_lineno or check.lineno) if alone else None, negative, was, now)
     return None
 
 

@@ -545,9 +545,8 @@ def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, t
     if made is None:
         return None
     namer.taken |= {fixture, test}
-    was, now = check.how.split("'s check ", 1)[-1].split(" -> ", 1)
     out.append(Canary(f"{path}::{test}", fid, TEARDOWN_TWIN, f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
-                      f"{now if check.negative else was} as {fixture}'s, nothing run before it"))
+                      f"{(check.now if check.negative else check.was)!r} as {fixture}'s, nothing run before it"))
     return made, rng.random() < 0.5
 
 

@@ -172,6 +172,20 @@ def test_the_teardown_decoys_check_is_the_positive_one(tmp_path: Path, check: st
         assert [ast.unparse(st.test) for st in fx.body if isinstance(st, ast.Assert)] == [decoyed]
 
 
+@pytest.mark.parametrize(("check", "decoyed"), [("calls == ['a -> b']", "calls == ['a -> b']"),
+                                                ("calls != ['a -> b']", "calls == ['a -> b']")])
+def test_the_teardown_decoys_description_holds_a_check_holding_an_arrow(tmp_path: Path, check: str,
+                                                                         decoyed: str) -> None:
+    """The decoy's description names its check whole, a check holding `` -> `` too (it was cut out of the twin's
+    description at its first `` -> ``: ``"calls == ['a``)."""
+    root = _tree(tmp_path, check)
+    plan = plan_twins(root, [f"{TEST}::test_total"], seed=0, teardown=True)
+    (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
+    head, _, fixture = d.how.removesuffix("'s, nothing run before it").rpartition(" as ")
+    assert head == f"{TEARDOWN_DECOY_HOW}: spy's check {decoyed!r}", d.how
+    assert fixture.isidentifier() and fixture != "spy"
+
+
 def test_no_teardown_decoy_where_the_module_parametrizes_every_test_by_a_hook(tmp_path: Path) -> None:
     """A module defining ``pytest_generate_tests`` may parametrize every test by a name the decoy does not take (its
     collection would fail, and every test of it): no decoy there, the twin as before."""
