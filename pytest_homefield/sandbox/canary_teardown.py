@@ -129,12 +129,17 @@ def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -
         if n != 1:
             return None
         text = segment[:lo] + changed + segment[hi:]
+    return _checked(text, want)
+
+
+def _checked(text: str, want: ast.expr) -> tuple[str, ast.expr] | None:
+    """``(text, want)`` when ``text`` (a fixture's edited lines) parses and one of its ``assert`` statements tests
+    ``want`` (the same :func:`ast.dump`); ``None`` otherwise (the edit did not give the check)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    asserts = [n for n in ast.walk(tree) if isinstance(n, ast.Assert)]
-    ok = any(ast.dump(n.test) == ast.dump(want) for n in asserts)
+    ok = any(ast.dump(n.test) == ast.dump(want) for n in ast.walk(tree) if isinstance(n, ast.Assert))
     return (text, want) if ok else None
 
 
@@ -165,12 +170,12 @@ def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr
     check, or when the edit does not give it."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
+    draw = hashlib.sha256(ast.dump(test).encode()).digest()[0] & 1
     for side in (test.comparators[0], test.left):
         try:
             value = ast.literal_eval(side)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        draw = hashlib.sha256(ast.dump(test).encode()).digest()[0] & 1
         other = _other_literal(value, draw)
         if other is None or other == value:
             return None
@@ -184,12 +189,7 @@ def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr
         new = ast.parse(written, mode="eval").body
         want = ast.Compare(left=new if side is test.left else test.left, ops=[ast.Eq()],
                            comparators=[new if side is test.comparators[0] else test.comparators[0]])
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            return None
-        ok = any(ast.dump(n.test) == ast.dump(want) for n in ast.walk(tree) if isinstance(n, ast.Assert))
-        return (text, want) if ok else None
+        return _checked(text, want)
     return None
 
 
