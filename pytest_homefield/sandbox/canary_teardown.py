@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from pytest_homefield.sandbox.canaries import _definition, _offset
 from pytest_homefield.sandbox.canary_sites import _dotted_last
+from pytest_homefield.sandbox.twin_together import _renamed
 
 __all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "teardown_check", "negated",
            "without_checks"]
@@ -262,8 +263,8 @@ def decoy(check: TeardownCheck, fixture: str, test: str, *, marks: Sequence[str]
     that does not hold the decoy passes with any code, and grading's reference runs excuse it (no evidence).
     ``None`` when the fixture's ``def`` is not found in its text or the decoy does not parse."""
     text = check.twin if check.negative else check.original
-    copy, n = re.subn(rf"(\bdef\s+){re.escape(check.fixture)}(\s*\()", rf"\g<1>{fixture}\g<2>", text, count=1)
-    if n != 1:
+    copy = _renamed(text, check.fixture, fixture)
+    if copy is None:
         return None
     decorated = "".join(f"@{m}\n" for m in marks)
     text = (f"{copy}{'' if copy.endswith(chr(10)) else chr(10)}\n\n{decorated}def {test}"
