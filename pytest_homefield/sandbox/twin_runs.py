@@ -523,22 +523,23 @@ def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | N
     return False
 
 
-def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, text: str, namer: _Namer,
-           params: Sequence[str], resolved: Collection[str], seed: int, out: list[Canary]) -> tuple[str, bool] | None:
+def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, namer: _Namer,
+           params: Sequence[str] | None, resolved: Collection[str], seed: int,
+           out: list[Canary]) -> tuple[str, bool] | None:
     """pol58: the teardown decoy of ``check`` (the teardown twin of ``fid``, a function of the test file ``path``
-    whose text is ``text``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named from the file's
-    words (a free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like ``fid``'s function,
-    carrying its marks, taking the module's parametrized names ``params``), and whether it goes before the fixture
-    (drawn); its canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source`` ``fid``) appended
-    to ``out``. Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws stay as without
-    it; the names it takes are ``namer``'s too. ``None`` when there is none: no tree, a module parametrizing its every
-    test through ``pytest_generate_tests`` or names that are no literal (:func:`module_params`: the decoy would fail
-    the module's collection), or a text that does not parse."""
-    if tree is None or module_params(tree) is None:
+    parsed as ``tree``, named by ``namer``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named
+    from the file's words (a free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like
+    ``fid``'s function, carrying its marks, taking the module's parametrized names ``params``), and whether it goes
+    before the fixture (drawn); its canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source``
+    ``fid``) appended to ``out``. Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws
+    stay as without it; the names it takes are ``namer``'s too. ``None`` when there is none: no tree, a module
+    parametrizing its every test through ``pytest_generate_tests`` or names that are no literal (``params`` ``None``,
+    :func:`module_params`: the decoy would fail the module's collection), or a text that does not parse."""
+    if tree is None or params is None:
         return None
     rng = random.Random(f"{seed}:decoy:{fid}")
-    own = _Namer(rng, text, tree)
-    own.taken |= namer.taken | set(resolved) | set(params)
+    own = namer.drawing(rng)
+    own.taken |= set(resolved) | set(params)
     fixture = own.plain()
     test = own.name(fid.rsplit("::", 1)[-1].split("[", 1)[0])
     made = decoy(check, fixture, test, marks=marks_of(tree, fid), args=params)
@@ -996,7 +997,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
-    params = (module_params(tree) or []) if tree is not None else []  # its module's pytestmark's (gatk54)
+    named = module_params(tree) if tree is not None else None  # its module's pytestmark's (gatk54); None: none read
+    params = named or []
     counts = Counter(value_key(v) for v in values)
     real = _pool_for(pool, values, counts, corpus, path if where is None else where, text, twins, rng)
     fixtures = _fixtures(tree, corpus, path if where is None else where)
@@ -1178,8 +1180,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
                 # the original body, its fixture's check contradicted in the member's run (tdtwin56)
-                checks[id(node)] = (check, len(members), _decoy(check, fid, path, tree, text, namer, params,
-                                                                 resolved, plan.seed, decoys))
+                checks[id(node)] = (check, len(members), _decoy(check, fid, path, tree, namer, named, resolved,
+                                                                 plan.seed, decoys))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
                 members.append(members[0])
         spans[id(node)] = (start, end, members)
