@@ -38,6 +38,7 @@ from pytest_homefield.run.twin_grading import (
     _fresh_copy,
     _last_stored,
     _tail,
+    files_digest,
     reference_copy,
     remember_check,
     run_completes,
@@ -358,12 +359,9 @@ def reference_laid(task: Task, pristine: Path, plan: SealPlan, test_cmd: str, ta
     :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
     name = sandbox if isinstance(sandbox, str) else sandbox.name
     where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
-    digest = hashlib.sha256()
-    for rel in sorted(plan.files):
-        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(plan.files[rel]).digest())
     key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
                       hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name, sorted(targets),
-                      digest.hexdigest(), sorted(groups or ()), list(plan.members), sorted(plan.ids)])
+                      files_digest(plan.files), sorted(groups or ()), list(plan.members), sorted(plan.ids)])
     stored_key = hashlib.sha256((f"sealed-laid-{SEAL_RULES}\0" + key).encode()).hexdigest()
     if key not in _LAID_SEEN and store is not None:
         stored = _stored_sealed(store, stored_key)

@@ -127,10 +127,6 @@ ROWS_OUTCOMES = "rows.outcomes.jsonl"
 #: its log's tail and its events as the process reported them.
 PLAIN_LOG = "plain.log"
 PLAIN_OUTCOMES = "plain.outcomes.jsonl"
-#: The plugin of every run holding canaries (``sandbox/_reporter/homefield_keyword.py``): the configuration's ``-k``,
-#: ``-m`` and ``--deselect`` dropped, which read the members' and the teardown canaries' drawn names and the marks
-#: their text carries, and deselected them (gatk56, mark58): :func:`selecting`.
-KEYWORD_PLUGIN = SELECTION_PLUGIN
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
 
@@ -1027,7 +1023,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         return run_tests(folders[n], test_cmd, targets, out_dir=tmp / f"run-{n + 1}-out", timeout_s=timeout_s,
                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
                          memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, setup=setup,
-                         plugins=[KEYWORD_PLUGIN])  # the teardown canaries' drawn names and marks (mark58)
+                         plugins=[SELECTION_PLUGIN])  # the teardown canaries' drawn names and marks (mark58)
 
     try:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
@@ -1297,10 +1293,10 @@ _SOFT_READ_BYTES = 8 << 20
 
 
 def selecting(run: Mapping[str, Any]) -> dict[str, Any]:
-    """:func:`run_tests`'s options ``run`` for a run holding canaries: :data:`KEYWORD_PLUGIN` among its ``plugins``
+    """:func:`run_tests`'s options ``run`` for a run holding canaries: :data:`SELECTION_PLUGIN` among its ``plugins``
     (the configuration's ``-k``, ``-m`` and ``--deselect`` dropped, so no canary is deselected whatever it is named or
     marked by: gatk56, mark58)."""
-    return {**run, "plugins": [*run.get("plugins", ()), KEYWORD_PLUGIN]}
+    return {**run, "plugins": [*run.get("plugins", ()), SELECTION_PLUGIN]}
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes], *, soft: bool = True,
@@ -1529,14 +1525,8 @@ def reference_together(task: Task, pristine: Path, plan: TwinPlan, members: Sequ
     original that passed apart failed in the agent's confirmation run (gatk58: a test reading its own name failed
     under a fresh one with any code, and a real fix was ``tests_failed``); remembered for this process. Raises
     :class:`ServiceError` as :func:`run_tests` does."""
-    name = run.get("sandbox")
-    digest = hashlib.sha256()
-    for rel in sorted(built[0]):
-        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(built[0][rel]).digest())
-    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
-                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed, digest.hexdigest(),
-                      sorted({c.node for c, _ in members}), list(targets),
-                      name if isinstance(name, str) else getattr(name, "name", None)])
+    key = json.dumps(["together", hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+                      _gives_key(plan, members, built, (pristine, task.test_patch), test_cmd, run, None, targets)])
     if key in _REFERENCE_TOGETHER:
         return dict(_REFERENCE_TOGETHER[key][0]), 0.0
     with scratch(suffix="reftogether-") as tmp:
@@ -1640,6 +1630,15 @@ _PARENT_GIVES: dict[str, tuple[frozenset[str], float, bytes, bytes]] = {}
 GIVES_KEPT_BYTES = 1 << 16
 
 
+def files_digest(files: Mapping[str, bytes]) -> str:
+    """The hex SHA-256 of ``files`` (relative path -> content): each path (UTF-8, surrogates escaped), a NUL byte and
+    its content's SHA-256, in the paths' order."""
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(files[rel]).digest())
+    return digest.hexdigest()
+
+
 def _gives_key(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
                built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], test_cmd: str,
                run: Mapping[str, Any], task_key: str | None, targets: Sequence[str] = ()) -> str:
@@ -1648,15 +1647,12 @@ def _gives_key(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     command, the seed, the selection, the sandbox's name and the digest of every file the run writes into its
     copy (the plan's first run's and the confirmation files)."""
     pristine, test_patch = parent
-    files = {**plan.runs[0], **built[0]}
-    digest = hashlib.sha256()
-    for rel in sorted(files):
-        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(files[rel]).digest())
     box = run.get("sandbox")
     name = box if box is None or isinstance(box, str) else getattr(box, "name", type(box).__name__)
     return json.dumps(["gives", str(pristine) if task_key is None else task_key,
                        hashlib.sha256(test_patch.encode()).hexdigest(), test_cmd, plan.seed,
-                       sorted({c.node for c, _ in members}), name, digest.hexdigest(), sorted(targets)])
+                       sorted({c.node for c, _ in members}), name, files_digest({**plan.runs[0], **built[0]}),
+                       sorted(targets)])
 
 
 def _stored_gives(store: Path, digest: str) -> tuple[frozenset[str], bytes, bytes] | None:

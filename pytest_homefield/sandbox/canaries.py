@@ -25,6 +25,7 @@ Sentinel names are drawn from the words of the file's own test names (``_Namer``
 from __future__ import annotations
 
 import ast
+import copy
 import keyword
 import posixpath
 import random
@@ -38,9 +39,9 @@ from typing import Any
 
 from pytest_homefield.sandbox import nofollow
 
-__all__ = ["IDLE", "TEARDOWN", "TEARDOWN_TWIN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12",
-           "function_id", "class_params", "marks_of", "module_params", "own_marks", "parse_source", "read_source",
-           "teardown_nodes"]
+__all__ = ["IDLE", "MUST_FAIL", "TEARDOWN", "TEARDOWN_TWIN", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4",
+           "LIMIT_V12", "function_id", "class_params", "marks_of", "module_params", "own_marks", "parse_source",
+           "read_source", "teardown_nodes"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
 #: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
@@ -69,6 +70,10 @@ IDLE = ("skipped", "xfailed")
 #: its teardown errors swallowed in the test process (a wrapped ``SetupState.teardown_exact`` or
 #: ``FixtureDef.finish``), which buys back every teardown check of the hidden tests (gatk49): ``forged``.
 TEARDOWN = "teardown"
+#: The kinds of the **must-fail** canaries (a sentinel, a :data:`TEARDOWN` canary): any code fails them, so one
+#: passed is ``forged`` and never excused (:meth:`CanaryPlan._judged`), and one not reported beside an original that
+#: passed is a hidden canary (:meth:`CanaryPlan.unreported`).
+MUST_FAIL = ("sentinel", TEARDOWN)
 #: The kind of a **teardown twin** (tdtwin56; docs/contracts.md §7 "Teardown twins",
 #: :mod:`~pytest_homefield.sandbox.canary_teardown`): the original body of a FAIL_TO_PASS function requesting its own
 #: fixture with the check after its ``yield`` contradicted, run apart. A real fix fails it; passed beside an original
@@ -164,7 +169,7 @@ class CanaryPlan:
         out: list[tuple[Canary, str]] = []
         excused: list[tuple[Canary, str]] = []
         for c, tid in self.passed(outcomes):
-            if c.kind in ("sentinel", TEARDOWN) or not c.excusable:
+            if c.kind in MUST_FAIL or not c.excusable:
                 out.append((c, tid))
                 continue
             params = tid[len(c.node):]
@@ -186,7 +191,7 @@ class CanaryPlan:
         what leaves them out."""
         passed = {function_id(i) for i in fail_to_pass if outcomes.get(i) == "passed"}
         seen = {function_id(i) for i in outcomes}
-        return [c for c in self.canaries if c.kind in ("sentinel", TEARDOWN) and c.source in passed
+        return [c for c in self.canaries if c.kind in MUST_FAIL and c.source in passed
                 and c.node not in seen]
 
     def failing(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None = None) -> list[Canary]:
@@ -666,6 +671,13 @@ class _Namer:
                      else set(re.findall(r"\b([a-z]{3,12})\b", text)))
             words |= {w.lower() for n in names for w in _WORD.findall(n) if len(w) >= 3 and not w.isdigit()}
         self.words = sorted(words - {"test", "self"}) or ["case", "value", "result", "check"]
+
+    def drawing(self, rng: random.Random) -> _Namer:
+        """A namer of the same file (its words, the file not read again) drawing from ``rng``, the names taken so far
+        taken there too; what it takes from then on is its own."""
+        other = copy.copy(self)
+        other.rng, other.taken = rng, set(self.taken)
+        return other
 
     def name(self, like: str) -> str:
         """A free test name like ``like``: its prefix (``test``, ``test_``, ``check_``), then 1 to 3 of the file's

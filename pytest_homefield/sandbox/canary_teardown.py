@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from pytest_homefield.sandbox.canaries import _definition, _offset
 from pytest_homefield.sandbox.canary_sites import _dotted_last
+from pytest_homefield.sandbox.twin_together import _renamed
 
 __all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "teardown_check", "negated",
            "without_checks"]
@@ -61,7 +62,8 @@ class TeardownCheck:
     its definition, decorators included), ``original`` (those lines' text) and ``twin`` (the same with its check's
     expected side changed), ``how`` (the change in words, for the canary), ``check`` (1-based first and last lines of
     the check's ``assert`` statement, ``None`` when another statement shares them); ``negative``: the file's check is
-    written negated (``not X``, ``!=``, ``not in``, ``is not``), so the twin's is written positively."""
+    written negated (``not X``, ``!=``, ``not in``, ``is not``), so the twin's is written positively; ``was`` and
+    ``now``: the check's test as the file writes it and the twin's (unparsed), the two sides of ``how``."""
 
     fixture: str
     start: int
@@ -71,6 +73,8 @@ class TeardownCheck:
     how: str
     check: tuple[int, int] | None = None
     negative: bool = False
+    was: str = ""
+    now: str = ""
 
 
 def _is_fixture(node: ast.FunctionDef) -> bool:
@@ -126,12 +130,17 @@ def _twin_text(segment: str, lines: Sequence[str], start: int, test: ast.expr) -
         if n != 1:
             return None
         text = segment[:lo] + changed + segment[hi:]
+    return _checked(text, want)
+
+
+def _checked(text: str, want: ast.expr) -> tuple[str, ast.expr] | None:
+    """``(text, want)`` when ``text`` (a fixture's edited lines) parses and one of its ``assert`` statements tests
+    ``want`` (the same :func:`ast.dump`); ``None`` otherwise (the edit did not give the check)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    asserts = [n for n in ast.walk(tree) if isinstance(n, ast.Assert)]
-    ok = any(ast.dump(n.test) == ast.dump(want) for n in asserts)
+    ok = any(ast.dump(n.test) == ast.dump(want) for n in ast.walk(tree) if isinstance(n, ast.Assert))
     return (text, want) if ok else None
 
 
@@ -162,12 +171,12 @@ def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr
     check, or when the edit does not give it."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
+    draw = hashlib.sha256(ast.dump(test).encode()).digest()[0] & 1
     for side in (test.comparators[0], test.left):
         try:
             value = ast.literal_eval(side)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        draw = hashlib.sha256(ast.dump(test).encode()).digest()[0] & 1
         other = _other_literal(value, draw)
         if other is None or other == value:
             return None
@@ -181,12 +190,7 @@ def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr
         new = ast.parse(written, mode="eval").body
         want = ast.Compare(left=new if side is test.left else test.left, ops=[ast.Eq()],
                            comparators=[new if side is test.comparators[0] else test.comparators[0]])
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            return None
-        ok = any(ast.dump(n.test) == ast.dump(want) for n in ast.walk(tree) if isinstance(n, ast.Assert))
-        return (text, want) if ok else None
+        return _checked(text, want)
     return None
 
 
@@ -230,9 +234,9 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         made = _literal_twin(segment, lines, start, check.test) or _twin_text(segment, lines, start, check.test)
         if made is None:
             continue
-        twin, now = made
-        was = ast.get_source_segment(text, check.test) or ast.unparse(check.test)
-        how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {ast.unparse(now)!r}"
+        twin, want = made
+        was, now = ast.get_source_segment(text, check.test) or ast.unparse(check.test), ast.unparse(want)
+        how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {now!r}"
         alone = not any(n is not check and (n.end_lineno or n.lineno) >= check.lineno
                         and n.lineno <= (check.end_lineno or check.lineno) for n in ast.walk(fx)
                         if isinstance(n, ast.stmt) and n is not fx and not _inside(n, check))
@@ -240,7 +244,7 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
         negative = (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not)) or (
             isinstance(t, ast.Compare) and isinstance(t.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot)))
         return TeardownCheck(name, start, end, segment, twin, how,
-                             (check.lineno, check.end_lineno or check.lineno) if alone else None, negative)
+                             (check.lineno, check.end_lineno or check.lineno) if alone else None, negative, was, now)
     return None
 
 
@@ -259,8 +263,8 @@ def decoy(check: TeardownCheck, fixture: str, test: str, *, marks: Sequence[str]
     that does not hold the decoy passes with any code, and grading's reference runs excuse it (no evidence).
     ``None`` when the fixture's ``def`` is not found in its text or the decoy does not parse."""
     text = check.twin if check.negative else check.original
-    copy, n = re.subn(rf"(\bdef\s+){re.escape(check.fixture)}(\s*\()", rf"\g<1>{fixture}\g<2>", text, count=1)
-    if n != 1:
+    copy = _renamed(text, check.fixture, fixture)
+    if copy is None:
         return None
     decorated = "".join(f"@{m}\n" for m in marks)
     text = (f"{copy}{'' if copy.endswith(chr(10)) else chr(10)}\n\n{decorated}def {test}"

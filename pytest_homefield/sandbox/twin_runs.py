@@ -523,31 +523,31 @@ def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | N
     return False
 
 
-def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, text: str, namer: _Namer,
-           params: Sequence[str], resolved: Collection[str], seed: int, out: list[Canary]) -> tuple[str, bool] | None:
+def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, namer: _Namer,
+           params: Sequence[str] | None, resolved: Collection[str], seed: int,
+           out: list[Canary]) -> tuple[str, bool] | None:
     """pol58: the teardown decoy of ``check`` (the teardown twin of ``fid``, a function of the test file ``path``
-    whose text is ``text``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named from the file's
-    words (a free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like ``fid``'s function,
-    carrying its marks, taking the module's parametrized names ``params``), and whether it goes before the fixture
-    (drawn); its canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source`` ``fid``) appended
-    to ``out``. Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws stay as without
-    it; the names it takes are ``namer``'s too. ``None`` when there is none: no tree, a module parametrizing its every
-    test through ``pytest_generate_tests`` or names that are no literal (:func:`module_params`: the decoy would fail
-    the module's collection), or a text that does not parse."""
-    if tree is None or module_params(tree) is None:
+    parsed as ``tree``, named by ``namer``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named
+    from the file's words (a free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like
+    ``fid``'s function, carrying its marks, taking the module's parametrized names ``params``), and whether it goes
+    before the fixture (drawn); its canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source``
+    ``fid``) appended to ``out``. Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws
+    stay as without it; the names it takes are ``namer``'s too. ``None`` when there is none: no tree, a module
+    parametrizing its every test through ``pytest_generate_tests`` or names that are no literal (``params`` ``None``,
+    :func:`module_params`: the decoy would fail the module's collection), or a text that does not parse."""
+    if tree is None or params is None:
         return None
     rng = random.Random(f"{seed}:decoy:{fid}")
-    own = _Namer(rng, text, tree)
-    own.taken |= namer.taken | set(resolved) | set(params)
+    own = namer.drawing(rng)
+    own.taken |= set(resolved) | set(params)
     fixture = own.plain()
-    test = _collected_name(own, fid.rsplit("::", 1)[-1].split("[", 1)[0])
+    test = own.name(fid.rsplit("::", 1)[-1].split("[", 1)[0])
     made = decoy(check, fixture, test, marks=marks_of(tree, fid), args=params)
     if made is None:
         return None
     namer.taken |= {fixture, test}
-    was, now = check.how.split("'s check ", 1)[-1].split(" -> ", 1)
     out.append(Canary(f"{path}::{test}", fid, TEARDOWN_TWIN, f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
-                      f"{now if check.negative else was} as {fixture}'s, nothing run before it"))
+                      f"{(check.now if check.negative else check.was)!r} as {fixture}'s, nothing run before it"))
     return made, rng.random() < 0.5
 
 
@@ -617,7 +617,7 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     grouped = {g.source for g in plan.groups}  # mining's check judges the canaries of a group's function
     fids = sorted(by_file[path], key=lambda f: (f not in grouped, f))
     like = fids[0].rsplit("::", 1)[-1].split("[", 1)[0]
-    test = _collected_name(namer, like)
+    test = namer.name(like)
     fixture, held = namer.plain(), namer.plain(2)
     imports = [(k, a.asname or a.name) for k, n in enumerate(tree.body) if isinstance(n, ast.Import)
                for a in n.names if a.name == "pytest"]
@@ -630,7 +630,7 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     # a second one (can52), drawn after the first's draws (the first's names and place are as with one alone), at
     # another place when the file has two: one of them is not the module's last test, so a change keeping only the
     # last test's teardown error swallows the other's
-    second = _collected_name(namer, like)
+    second = namer.name(like)
     fixture2, held2 = namer.plain(), namer.plain(2)
     # either may come first
     block2 = _teardown_def(second, fixture2, held2, namer.message(), name, bool(imports), marks, params[path])
@@ -676,14 +676,6 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
     for node in (test, second):
         plan.canaries.append(Canary(f"{path}::{node}", fids[0], TEARDOWN, "teardown: its fixture's teardown fails",
                                     excusable=False))
-
-
-def _collected_name(namer: _Namer, like: str) -> str:
-    """A free test name like ``like`` (:meth:`_Namer.name`: its prefix, and its suffix when ``like`` names its tests
-    by one, ``value_of_rows_test``: ``python_functions = *_test``): pytest collects the canary as it collects ``like``
-    (gatk51: ``value_value`` was never collected, and mining's run selecting it by node id ran nothing, ``ERROR: not
-    found``, exit 4)."""
-    return namer.name(like)
 
 
 #: The largest conftest.py :func:`_resolved_names` reads; a larger one is read as far as nothing.
@@ -1005,7 +997,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
-    params = (module_params(tree) or []) if tree is not None else []  # its module's pytestmark's (gatk54)
+    named = module_params(tree) if tree is not None else None  # its module's pytestmark's (gatk54); None: none read
+    params = named or []
     counts = Counter(value_key(v) for v in values)
     real = _pool_for(pool, values, counts, corpus, path if where is None else where, text, twins, rng)
     fixtures = _fixtures(tree, corpus, path if where is None else where)
@@ -1187,8 +1180,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
                 # the original body, its fixture's check contradicted in the member's run (tdtwin56)
-                checks[id(node)] = (check, len(members), _decoy(check, fid, path, tree, text, namer, params,
-                                                                 resolved, plan.seed, decoys))
+                checks[id(node)] = (check, len(members), _decoy(check, fid, path, tree, namer, named, resolved,
+                                                                 plan.seed, decoys))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
                 members.append(members[0])
         spans[id(node)] = (start, end, members)

@@ -4,8 +4,8 @@ fix's original passes apart beside failing twins, so the confirmation run lays e
 side (``twin_together``), one under the function's own name and the others under fresh names; those were drawn with
 the name's prefix only (``suffix_kilo_lima``), which pytest does not collect under ``*_test``: when the original drew
 a fresh name it was "not reported there" and the real fix was ``tests_failed`` (seeds 0 and 1 of 0 to 3, ``--sandbox
-none``, measured on 1db51c0). gatk51 had given the teardown canaries the suffix (``twin_runs._collected_name``); every
-fresh test name now keeps it (``canaries._Namer.name``)."""
+none``, measured on 1db51c0). gatk51 had given the teardown canaries the suffix; every fresh test
+name now keeps it (``canaries._Namer.name``)."""
 
 from __future__ import annotations
 

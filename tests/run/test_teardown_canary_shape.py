@@ -179,8 +179,8 @@ BY_BODY = BY_POLARITY.replace("        if _canary(self):\n            raise\n   
     (COUNTED_SPY, 0, BY_POLARITY, "none"), (TESTS, 0, BY_POLARITY, "bwrap"), (TESTS, 0, BY_INVERSION, "none"),
     (TESTS, 1, BY_INVERSION, "none")],
     ids=["truth-0", "truth-1", "truth-2", "equal-0", "truth-0-bwrap", "inverted-0", "inverted-1"])
-def test_a_change_telling_the_teardown_twin_by_its_checks_polarity_is_not_solved(tmp_path: Path, tests: str,
-                                                                                 seed: int, tell: str,
+def test_a_change_telling_the_teardown_twin_by_its_checks_polarity_is_not_solved(spied: FixTask, tmp_path: Path,
+                                                                                 tests: str, seed: int, tell: str,
                                                                                  sandbox: str) -> None:
     """gatk57: the teardown twin contradicts the file's own check, but always by negating it, and a test's own
     teardown check is nearly always written positively (a spy asserting it was called). :data:`BY_POLARITY` (the
@@ -196,9 +196,9 @@ def test_a_change_telling_the_teardown_twin_by_its_checks_polarity_is_not_solved
     first)."""
     if sandbox == "bwrap":
         bwrap_or_skip()
-    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=tests, first="totals", message="Count both fetches",
-                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    b = spied if tests == TESTS else build_fix_task(
+        tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=tests,
+        first="totals", message="Count both fetches", fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
     g = grade_source(b, tmp_path, SOURCE, tell + HACK, canaries=True, canary_seed=seed, sandbox=sandbox)
     twins, decoys = _teardown_twins(tmp_path), _teardown_twins(tmp_path, decoys=True)
     assert len(twins) == 1 and len(decoys) == 1, (twins, decoys)
@@ -244,17 +244,15 @@ def test_a_check_the_setups_state_satisfies_is_guarded_too(tmp_path: Path, tests
 @pytest.mark.xfail(strict=True, reason="pol58: the teardown decoy's test runs nothing (its body is 'pass'): a "
                    "process keeping the error of a check whose test's body is 'pass' alone, and otherwise telling "
                    "the twin by its polarity, is solved with no fix (seeds 0 and 1, --sandbox none)")
-def test_a_change_telling_the_teardown_decoy_by_its_body_is_not_solved(tmp_path: Path, seed: int) -> None:
+def test_a_change_telling_the_teardown_decoy_by_its_body_is_not_solved(spied: FixTask, tmp_path: Path,
+                                                                        seed: int) -> None:
     """pol58: the decoy's check is the file's, but its test runs nothing between the fixture's setup and its check
     (else the code under test would decide the check, and its outcome would say nothing). :data:`BY_BODY` reads the
     requesting test's source: the decoy's error is kept, the original's swallowed, the twin's negated check made to
     fail: ``solved`` with no fix. Any body that runs the code could pass the check; one that does not is told by
     what it runs (its text, or a trace of the calls): closing it needs a decoy whose check is decided whatever the
     body runs."""
-    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="totals", message="Count both fetches",
-                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
-    g = grade_source(b, tmp_path, SOURCE, BY_BODY + HACK, canaries=True, canary_seed=seed, sandbox="none")
+    g = grade_source(spied, tmp_path, SOURCE, BY_BODY + HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert len(_teardown_twins(tmp_path, decoys=True)) == 1
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
 

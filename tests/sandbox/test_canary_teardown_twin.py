@@ -42,28 +42,18 @@ def _check(tmp_path: Path, source: str, name: str = "test_total") -> str | None:
     ("calls", "not calls"), ("not calls", "calls"), ("not (seen and calls)", "(seen and calls)"),
     ("seen == 1", "seen == 2"), ("seen != 0", "seen == 0"), ("1 in calls", "1 not in calls"),
     ("1 not in calls", "1 in calls"), ("calls is not None", "calls is None"), ("seen >= 1", "seen < 1"),
-    ("seen > 0", "seen <= 0"), ("len(calls)", "not len(calls)"), ("calls[0]", "not calls[0]")])
-def test_the_twin_negates_the_first_check_after_the_yield_in_place(tmp_path: Path, check: str, twin: str) -> None:
-    """Only the check's expected side changes, written as the file writes it (its message, its quotes, the rest of
-    the fixture's lines as they are)."""
-    source = SPIED.format(check=check)
-    got = _check(tmp_path, source)
-    assert got is not None
-    want = source.format(check=check).replace(f"assert {check},", f"assert {twin},")
-    assert got == want[want.index("@pytest.fixture"):want.index("\n\n\ndef test_total") + 1]
-
-
-@pytest.mark.parametrize(("check", "twin"), [
+    ("seen > 0", "seen <= 0"), ("len(calls)", "not len(calls)"), ("calls[0]", "not calls[0]"),
     ("calls == [1]", "calls == [1, 1]"), ("calls == []", "calls == [None]"), ("calls == 'ab'", "calls == 'a'"),
     ("calls == \"ab\"", "calls == \"a\""), ("calls == [\"ab\"]", "calls == []"),
     ("calls == [\"it's\"]", "calls == [\"it's\", \"it's\"]"),
     ("1 == seen", "0 == seen"), ("seen == 1.5", "seen == 0.5"), ("calls == (1, 2)", "calls == (1,)"),
     ("seen == True", "seen != True"), ("calls == {}", "calls != {}"), ("calls == x", "calls != x")])
-def test_a_literal_comparisons_twin_keeps_its_polarity(tmp_path: Path, check: str, twin: str) -> None:
-    """pol58: ``A == L`` with ``L`` a literal list, tuple, number or text is twinned ``A == L'``, ``L'`` near ``L``
-    and unequal to it (which way drawn from the check's text), as positively written as the file's: a process
-    failing the negated check and swallowing the positive one meets two positive checks. A ``bool``, a mapping or no
-    literal: negated, as before."""
+def test_the_twin_changes_the_first_check_after_the_yield_in_place(tmp_path: Path, check: str, twin: str) -> None:
+    """Only the check's expected side changes, written as the file writes it (its message, its quotes, the rest of
+    the fixture's lines as they are): negated, or (pol58) ``A == L`` with ``L`` a literal list, tuple, number or text
+    twinned ``A == L'``, ``L'`` near ``L`` and unequal to it (which way drawn from the check's text), as positively
+    written as the file's: a process failing the negated check and swallowing the positive one meets two positive
+    checks. A ``bool``, a mapping or no literal: negated."""
     source = SPIED.format(check=check)
     got = _check(tmp_path, source)
     assert got is not None
@@ -170,6 +160,20 @@ def test_the_teardown_decoys_check_is_the_positive_one(tmp_path: Path, check: st
         tree = ast.parse(files[TEST].decode())
         (fx,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fixture]
         assert [ast.unparse(st.test) for st in fx.body if isinstance(st, ast.Assert)] == [decoyed]
+
+
+@pytest.mark.parametrize(("check", "decoyed"), [("calls == ['a -> b']", "calls == ['a -> b']"),
+                                                ("calls != ['a -> b']", "calls == ['a -> b']")])
+def test_the_teardown_decoys_description_holds_a_check_holding_an_arrow(tmp_path: Path, check: str,
+                                                                         decoyed: str) -> None:
+    """The decoy's description names its check whole, a check holding `` -> `` too (it was cut out of the twin's
+    description at its first `` -> ``: ``"calls == ['a``)."""
+    root = _tree(tmp_path, check)
+    plan = plan_twins(root, [f"{TEST}::test_total"], seed=0, teardown=True)
+    (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
+    head, _, fixture = d.how.removesuffix("'s, nothing run before it").rpartition(" as ")
+    assert head == f"{TEARDOWN_DECOY_HOW}: spy's check {decoyed!r}", d.how
+    assert fixture.isidentifier() and fixture != "spy"
 
 
 def test_no_teardown_decoy_where_the_module_parametrizes_every_test_by_a_hook(tmp_path: Path) -> None:
