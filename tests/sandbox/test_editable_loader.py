@@ -100,3 +100,26 @@ def test_a_meson_python_editable_install_imports_the_copy(tmp_path: Path, repo: 
                             sandbox="none", timeout_s=120)
     assert run.outcomes == {"tests/test_where.py::test_where": "passed"}, (run.error,
                                                                           run.log_path.read_text()[-1500:])
+
+
+def test_a_loader_is_parsed_once_for_the_plan(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_import_step`` parsed each loader twice: as an ``editables`` redirector (``redirector_map``, cached by text)
+    and again in ``hook_names_repository`` (its own read and parse). The same plan, one parse."""
+    import ast
+
+    from pytest_homefield.sandbox import editable
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "_mpkg_editable_loader.py").write_text(MESON_LOADER.format(build=repo / "build" / "cp311"))
+    (site / "pkg-editable.pth").write_text("import _mpkg_editable_loader; _mpkg_editable_loader.init()\n")
+    editable._tree_of.cache_clear()
+    parses: list[object] = []
+    real = ast.parse
+
+    def counted(*args: object, **kw: object) -> ast.Module:
+        parses.append(args[0])
+        return real(*args, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(ast, "parse", counted)
+    assert site_plan([str(site)], tmp_path / "copy") == ([(str(site), [("pkg-editable.pth", [])])], True)
+    assert len(parses) == 1  # before: 2
