@@ -8,13 +8,13 @@ the copy's files are imported (``PYTHONPATH``), never the checkout's."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
 import pytest
+from helpers.uv import uv_or_skip
 
 from pytest_homefield.sandbox import protected, testrun
 from pytest_homefield.sandbox.editable_env import hook_names_repository, site_plan
@@ -69,9 +69,7 @@ def test_a_loader_naming_another_folder_runs_as_it_is(tmp_path: Path, repo: Path
 
 @pytest.mark.slow  # a real meson-python build (uv, meson, ninja from uv's cache or the registry): ~20 s
 def test_a_meson_python_editable_install_imports_the_copy(tmp_path: Path, repo: Path) -> None:
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     copy = tmp_path / "copy"
     for root, where in ((repo, "repository"), (copy, "copy")):
         (root / "src" / "mpkg").mkdir(parents=True)
