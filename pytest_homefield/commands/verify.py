@@ -42,8 +42,8 @@ from pytest_homefield.terminal.hooks import end_open_line
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["run_verify", "verify_run_lines", "oracle_line", "Pace", "Estimate", "machine_load", "time_estimate",
-           "process_age", "unprotected_lines", "graded_unprotected", "excused_lines", "unsealed_lines",
-           "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
+           "process_age", "unprotected_lines", "graded_unprotected", "graded_canaries", "excused_lines",
+           "unsealed_lines", "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None,
@@ -248,15 +248,30 @@ def graded_unprotected(run_dir: Path, records: Sequence[Mapping[str, Any]], key:
     one attempt of which was graded with canaries; the others are absent. r26: verify named the functions
     ``tasks.jsonl`` recorded at mining, which a later planner may guard (rows31 on humanize: 12 tasks listed,
     1 left). ``key``: ``"told"``, those of them the parent check told on every try (a task none of whose
-    attempts lists one is absent)."""
-    found: dict[str, set[str]] = {}
+    attempts lists one is absent). The one-key form of :func:`graded_canaries`."""
+    return graded_canaries(run_dir, records, (key,))[key]
+
+
+def graded_canaries(run_dir: Path, records: Sequence[Mapping[str, Any]],
+                    keys: Sequence[str] = ("unprotected", "told", "unsealed")) -> dict[str, dict[str, list[str]]]:
+    """Each of ``keys`` → :func:`graded_unprotected` of it (task id → the union of that list of its attempts'
+    ``canaries.json``, sorted; a task none of whose attempts lists one absent, but for ``"unprotected"``, where a
+    task graded with canaries is present with ``[]``), each attempt's file read once for all of them."""
+    found: dict[str, dict[str, set[str]]] = {key: {} for key in keys}
     for r in records:
-        if (data := _attempt_json(run_dir, r, CANARIES_FILE)) is None:
+        if (data := _attempt_json(run_dir, r, CANARIES_FILE)) is None or not isinstance(data, dict):
             continue
-        names = data.get(key) if isinstance(data, dict) else None
-        if isinstance(names, list) and all(isinstance(n, str) for n in names):
-            found.setdefault(str(r["task_id"]), set()).update(names)
-    return {tid: sorted(names) for tid, names in found.items() if names or key == "unprotected"}
+        for key in keys:
+            names = data.get(key)
+            if isinstance(names, list) and all(isinstance(n, str) for n in names):
+                found[key].setdefault(str(r["task_id"]), set()).update(names)
+    return {key: {tid: sorted(names) for tid, names in by_task.items() if names or key == "unprotected"}
+            for key, by_task in found.items()}
+
+
+def _first_three(names: Sequence[str]) -> str:
+    """``names`` joined by commas, the first three only, then `` …`` when there are more."""
+    return ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
 
 
 def _attempt_json(run_dir: Path, record: Mapping[str, Any], name: str) -> Any:
@@ -274,9 +289,9 @@ def canary_lines(run_dir: Path, tasks: Sequence[Task], records: Sequence[Mapping
     results.jsonl lines) of ``tasks``: the functions no twin guarded (:func:`unprotected_lines`, from
     :func:`graded_unprotected`), then the functions whose seals a grading left off (:func:`unsealed_lines`), then the
     canaries the reference fix passes too (:func:`excused_lines`)."""
-    return unprotected_lines(tasks, {r["task_id"] for r in records}, graded_unprotected(run_dir, records),
-                             graded_unprotected(run_dir, records, "told")) \
-        + unsealed_lines(graded_unprotected(run_dir, records, "unsealed")) + excused_lines(run_dir, records)
+    graded = graded_canaries(run_dir, records)
+    return unprotected_lines(tasks, {r["task_id"] for r in records}, graded["unprotected"], graded["told"]) \
+        + unsealed_lines(graded["unsealed"]) + excused_lines(run_dir, records)
 
 
 def unsealed_lines(unsealed: Mapping[str, Sequence[str]]) -> list[str]:
@@ -292,8 +307,7 @@ def unsealed_lines(unsealed: Mapping[str, Sequence[str]]) -> list[str]:
     n = sum(len(names) for names in found.values())
     return [f"homefield verify: {plural(len(found), 'task')} had {n} FAIL_TO_PASS function(s) whose sealed sites a "
             "grading left unsealed (its runs apart tell them apart once sealed; their canary twins guard them):"] \
-        + [f"  {tid}  {len(names)}: " + ", ".join(_short_names(list(names))[:3]) + (" …" if len(names) > 3 else "")
-           for tid, names in found.items()]
+        + [f"  {tid}  {len(names)}: " + _first_three(_short_names(list(names))) for tid, names in found.items()]
 
 
 def excused_lines(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -314,8 +328,8 @@ def excused_lines(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> list[s
         return []
     return [f"homefield verify: {plural(len(found), 'task')} had canaries not used: the reference fix passes them "
             "too (mining's check never judged them: mined before it), so they are no evidence of a forgery there:"] \
-        + [f"  {tid}  " + ", ".join(f"{kind} {cid}" for cid, kind in sorted(ids.items())[:3])
-           + (" …" if len(ids) > 3 else "") for tid, ids in sorted(found.items())]
+        + [f"  {tid}  " + _first_three([f"{kind} {cid}" for cid, kind in sorted(ids.items())])
+           for tid, ids in sorted(found.items())]
 
 
 def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = None,
@@ -345,8 +359,7 @@ def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = No
     return [f"homefield verify: {plural(len(bare), 'task')} of {len(tasks)} {verb} {n} FAIL_TO_PASS function(s) no "
             "canary guards (a test process can tell their twins: a forger that no-ops only them is not caught):"] \
         + [f"  {t.id}  {len(t.canary_unprotected)} of {len({function_id(i) for i in t.FAIL_TO_PASS})}: "
-           + ", ".join(_short_names(t.canary_unprotected)[:3])
-           + (" …" if len(t.canary_unprotected) > 3 else "") + why(t) for t in bare]
+           + _first_three(_short_names(t.canary_unprotected)) + why(t) for t in bare]
 
 
 def _seconds(each: float) -> str:

@@ -650,7 +650,7 @@ def _left_out_files(runs: Sequence[TestRun]) -> list[str]:
         return []
     if not all(m.startswith(LEFT_OUT) for r in runs for m in r.collection_errors.values()):
         return []
-    return sorted({p for r in runs for p in r.collection_errors})
+    return _uncollected(runs)
 
 
 def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun], *,

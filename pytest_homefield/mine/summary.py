@@ -261,7 +261,7 @@ def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
     if len(with_skips) < 2:
         return None
     by_reason = Counter(str(why) for r in with_skips for why in r["skip_reasons"])
-    tests = Counter({str(why): 0 for why in by_reason})
+    tests: Counter[str] = Counter()  # a reason with no counted tests counts 0 (a Counter's missing key)
     for r in with_skips:
         tests.update({str(why): n for why, n in r["skip_reasons"].items() if isinstance(n, int)})
     # a tie among candidates goes to the reason that skipped more tests (nu58, structlog: "Needs Rich." 10 tests,

@@ -423,10 +423,9 @@ def compute_report(
                        r.canary if r.outcome == "forged" else None)
                for r in [*results, *(r for r in hidden_forged if r.agent in agents)]
                if r.suspicious or r.touched_tests or r.outcome == "forged"]
-    forged_by = forged_keys
     suspicious_by = Counter(r.agent for r in results if r.solved and r.suspicious)
     for a in agents.values():
-        n_forged = forged_by[a.name]
+        n_forged = forged_keys[a.name]
         if n_forged:
             notes.append(say.forged(a.name, n_forged))
         n_sus = suspicious_by[a.name]

@@ -199,7 +199,7 @@ def forged_lines(run_dirs: Sequence[Path]) -> dict[Key, Result]:
     out: dict[Key, Result] = {}
     for d in run_dirs:
         plan = outside_plan(load_meta(Path(d)))
-        for r in _read_results(results_path(Path(d))):
+        for r in read_results(results_path(Path(d))):
             if r.outcome == "forged" and r.variant == "base" and why_outside(plan, r.task_id, r.agent,
                                                                               r.attempt) is None:
                 out.setdefault(r.key, r)

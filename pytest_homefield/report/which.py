@@ -121,12 +121,11 @@ def _count_finished(path: Path, plan: Callable[[str, str, int], str | None] | No
     already read (unchanged since), else with ``keep`` read and kept (:func:`~.runs.read_results`: the report on the
     run picked reads them no more), else (or for a file holding a bad record) from its JSON lines (no record
     checks: a summary of another run never fails on it; an attempt that is not a number is outside)."""
-    known = results_read(path)
-    if known is None and keep:
-        try:  # parsed and kept: the report on the run picked takes them from there (rev58: it read the file again)
-            known = read_results(path)
-        except RecordError:  # a bad record: counted from the JSON lines, with no record checks, as before
-            known = None
+    try:  # with keep parsed and kept (read_results: the records already read, else read now): the report on the run
+        # picked takes them from there (rev58: it read the file again)
+        known = read_results(path) if keep else results_read(path)
+    except RecordError:  # a bad record: counted from the JSON lines, with no record checks, as before
+        known = None
     keys = list(dict.fromkeys([r.key for r in known] if known is not None else
                               [(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant"))
                                for r in read_jsonl(path)]))
@@ -170,7 +169,10 @@ def default_run(runs_root: Path) -> tuple[str | None, list[str], list[RunSummary
     if newest_run(runs_root) is None:
         return None, [], None
     summaries = run_summaries(runs_root, keep=True)  # the run picked is read next: its records kept (rev58)
-    return (*pick_run(summaries), summaries)
+    picked, lines = pick_run(summaries)
+    for s in summaries:  # the others are only described (which_run_lines): counted from their JSON lines
+        s.keep = s.run_id == picked
+    return picked, lines, summaries
 
 
 def which_run_lines(runs_root: Path, chosen: Sequence[str], *, by_default: bool, others: int = 5,

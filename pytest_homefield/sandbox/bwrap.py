@@ -50,7 +50,7 @@ from pytest_homefield.sandbox.copies_by_content import content_copies
 from pytest_homefield.sandbox.editable import editable_binds
 from pytest_homefield.sandbox.proccap import inside_argv, marked
 from pytest_homefield.sandbox.project_copies import copies_of_protected
-from pytest_homefield.sandbox.protected import holds_home, holds_protected, protected, touches_protected
+from pytest_homefield.sandbox.protected import holds_home, holds_protected, homes, protected, touches_protected
 from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "interpreter_paths", "is_prefix", "program_paths",
@@ -198,7 +198,8 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     tmpfs = [a for t in policy.tmpfs for a in (*size, "--tmpfs", str(t))] + [a for d in policy.dirs
                                                                               for a in ("--dir", str(d))]
     rw = _norm(policy.rw)
-    ro = [p for p in _norm(policy.ro) if p not in rw and not holds_protected(p) and not holds_home(p)]
+    home = homes()  # once for the policy's paths (not kept: HOME may change between calls)
+    ro = [p for p in _norm(policy.ro) if p not in rw and not holds_protected(p) and not holds_home(p, home)]
     binds: list[tuple[int, str, str, str]] = []
     for p in ro:
         # already visible read-only through a system folder or a shallower read-only bind

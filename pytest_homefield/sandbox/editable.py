@@ -116,17 +116,11 @@ def _redirects_of(data: bytes) -> tuple[tuple[str, str], ...] | None:
     return tuple(out)
 
 
-def redirected_paths(path: str) -> list[str]:
-    """The paths the ``editables`` redirector module at ``path`` imports from (:func:`redirector_map`), each less its
-    suffix as a setuptools finder's ``MAPPING`` names it (:func:`editable_binds` binds the copy's folder there, or
+def _redirected_paths(data: bytes) -> list[str]:
+    """The paths the ``editables`` redirector module of text ``data`` imports from (:func:`redirector_map`), each less
+    its suffix as a setuptools finder's ``MAPPING`` names it (:func:`editable_binds` binds the copy's folder there, or
     its files with an import suffix): a package's ``__init__.py`` its folder, a module's file its path less ``.py``;
     absolute paths only, once each; ``[]`` for no such module."""
-    data = _module_text(path)
-    return _redirected_paths(data) if data is not None else []
-
-
-def _redirected_paths(data: bytes) -> list[str]:
-    """:func:`redirected_paths` of a module's text ``data``."""
     out: list[str] = []
     for _, file in _redirects_of(data) or ():
         if os.path.isabs(file):

@@ -35,9 +35,10 @@ from typing import TypeVar
 
 from pytest_homefield.sandbox.editable import (
     FINDER_IMPORT,
-    FINDER_MAX_BYTES,
     MODULE_IMPORT,
     PTH_MAX_BYTES,
+    _module_text,
+    _tree_of,
     finder_literals,
     read_own,
     redirector_map,
@@ -182,12 +183,10 @@ def hook_names_repository(path: str) -> bool:
     string in its code (any depth: a call's argument, a literal's item) that is an absolute path inside a protected
     folder (meson-python's ``_<name>_editable_loader``, its build folder and ninja run in the checkout;
     scikit-build-core's ``_<name>_editable``, its modules' files there). Parsed, never imported; a file unreadable
-    as a regular file, larger than :data:`~.editable.FINDER_MAX_BYTES` or not Python names nothing."""
-    try:
-        data = read_own(path, FINDER_MAX_BYTES + 1)
-        tree = ast.parse(data) if len(data) <= FINDER_MAX_BYTES else None
-    except (OSError, SyntaxError, ValueError):
-        return False
+    as a regular file, larger than :data:`~.editable.FINDER_MAX_BYTES` or not Python names nothing (read and parsed
+    as :func:`~.editable.redirector_map` reads and parses it: the parse shared through its cache)."""
+    data = _module_text(path)
+    tree = _tree_of(data) if data is not None else None
     if tree is None or not (folders := protected()):
         return False
     return any(isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("/")

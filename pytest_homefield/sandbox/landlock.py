@@ -62,7 +62,7 @@ from pathlib import Path
 from pytest_homefield.sandbox import _landlock, tempdirs
 from pytest_homefield.sandbox.bwrap import ETC_ENTRIES, SYSTEM_DIRS, BwrapUnavailable, inside_path, tests_ro_paths
 from pytest_homefield.sandbox.project_copies import copies_of_protected
-from pytest_homefield.sandbox.protected import holds_home, holds_protected
+from pytest_homefield.sandbox.protected import holds_home, holds_protected, homes
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["LandlockPolicy", "LandlockUnavailable", "carve", "landlock_argv", "probe", "system_paths", "tests_policy",
@@ -116,7 +116,8 @@ class LandlockPolicy:
         protected folder left out, and the read-only ones that are or hold the user's home
         (:func:`~.protected.holds_home`, satk58); the system paths added."""
         rw = _allowed(self.rw)
-        ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw and not holds_home(p)]  # satk58
+        home = homes()  # once for the policy's paths (not kept: HOME may change between calls)
+        ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw and not holds_home(p, home)]  # satk58
         ro, listable = carve(ro, copies_of_protected(ro, skip=[*rw, *map(str, self.own)]))
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "hosts": list(self.hosts),
                                                  "peers": [[h, int(p)] for h, p in dict.fromkeys(self.peers)],

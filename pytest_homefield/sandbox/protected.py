@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import pwd
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 __all__ = ["protect", "protected", "holds_protected", "holds_home", "homes", "touches_protected",
@@ -37,10 +38,15 @@ def protected() -> list[Path]:
     return list(_PROTECTED)
 
 
+def _holds(path: Path | str, folders: Iterable[Path]) -> bool:
+    """Whether ``path`` (resolved) is one of ``folders`` (resolved) or an ancestor of one."""
+    resolved = Path(os.path.realpath(path))
+    return any(p == resolved or p.is_relative_to(resolved) for p in folders)
+
+
 def holds_protected(path: Path | str) -> bool:
     """Whether ``path`` is a protected folder or one of its ancestors (binding it would show it)."""
-    resolved = Path(os.path.realpath(path))
-    return any(p == resolved or p.is_relative_to(resolved) for p in _PROTECTED)
+    return _holds(path, _PROTECTED)
 
 
 def homes() -> list[Path]:
@@ -58,12 +64,11 @@ def homes() -> list[Path]:
     return out
 
 
-def holds_home(path: Path | str) -> bool:
-    """Whether ``path`` is the user's home folder or one of its ancestors (:func:`homes`): binding it would show
-    the user's dotfiles (``~/.ssh``, cloud and forge credentials, other repositories), which no sandbox gets
-    (docs/contracts.md §9)."""
-    resolved = Path(os.path.realpath(path))
-    return any(h == resolved or h.is_relative_to(resolved) for h in homes())
+def holds_home(path: Path | str, folders: Sequence[Path] | None = None) -> bool:
+    """Whether ``path`` is the user's home folder or one of its ancestors (``folders``: :func:`homes`, asked
+    here when ``None``; a caller testing many paths asks once): binding it would show the user's dotfiles
+    (``~/.ssh``, cloud and forge credentials, other repositories), which no sandbox gets (docs/contracts.md §9)."""
+    return _holds(path, homes() if folders is None else folders)
 
 
 def touches_protected(path: Path | str) -> bool:

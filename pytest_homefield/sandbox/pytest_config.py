@@ -749,11 +749,7 @@ def env_files_of(root: Path, command: str) -> frozenset[str]:
     (:attr:`UvRun.env_files`), each relative to ``root``, normalized (``/``-separated); one outside the tree is none
     of them. ``frozenset()`` for any other command, or one that cannot be split. What they set reaches the program
     uv runs (``PYTEST_PLUGINS``, ``PYTHONPATH``): grading holds them back as test configuration (ops58)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return frozenset()
-    found = uv_run(words)
+    found = uv_run_of(command)
     if found is None:
         return frozenset()
     return frozenset(rel for name in found.env_files if name and (rel := _inside(root, name)) is not None)

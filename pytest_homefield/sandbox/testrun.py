@@ -435,13 +435,20 @@ def _python_on(workdir: Path, test_cmd: str, path: str | None, venv: str | None)
     return run_python(test_cmd, path) or uv_run_python(workdir, test_cmd, path, venv)
 
 
+def _command_env(workdir: Path, test_cmd: str, env: Mapping[str, str] | None) -> tuple[str, dict[str, str]]:
+    """``(test_cmd as run, its environment)`` for a run of ``test_cmd`` in ``workdir`` with ``env`` (the host's when
+    ``None``), as :func:`run_tests` makes them: :func:`scrubbed_env` of :func:`host_test_env`, and
+    :func:`project_run` with it (which may set its ``VIRTUAL_ENV``)."""
+    run_env = scrubbed_env(workdir, host_test_env(env))
+    return project_run(workdir, test_cmd, run_env), run_env
+
+
 def command_python(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = None) -> str | None:
     """The absolute path of the interpreter a run of ``test_cmd`` in ``workdir`` with ``env`` (:func:`run_tests`'s:
     the host's when ``None``) runs: :func:`run_python` on the run's ``PATH``, else the ``uv run``'s
     (:func:`uv_run_python`); ``None`` when unknown (``tox``, a shell script) or not found."""
-    run_env = scrubbed_env(workdir, host_test_env(env))
+    test_cmd, run_env = _command_env(workdir, test_cmd, env)
     path = run_env.get("PATH")
-    test_cmd = project_run(workdir, test_cmd, run_env)
     python = _python_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     return python if python is not None and os.path.isabs(python) else None
 
@@ -456,8 +463,7 @@ def run_version(workdir: Path, test_cmd: str, env: Mapping[str, str] | None = No
     when unknown, or when the tree holds a pytest of its own (:func:`_own_pytest`: that one runs). The one place a
     run's pytest is asked for (soft44: the softener's reading, :func:`pytest_setup`, and the pin's, in
     :func:`run_tests`)."""
-    run_env = scrubbed_env(workdir, host_test_env(env))
-    test_cmd = project_run(workdir, test_cmd, run_env)
+    test_cmd, run_env = _command_env(workdir, test_cmd, env)
     return _version_on(workdir, test_cmd, run_env.get("PATH"), run_env.get("VIRTUAL_ENV"))
 
 
@@ -547,9 +553,8 @@ def pytest_setup(workdir: Path, test_cmd: str, targets: Sequence[str], whole: Se
     same two takes it instead of asking again (ops46: the ``PATH`` lookup and the script's ``#!`` read were made
     twice a run). Asked each call, never kept by the process: a ``PATH`` or environment changed between runs is
     asked again."""
-    run_env = scrubbed_env(workdir, host_test_env(env))
+    test_cmd, run_env = _command_env(workdir, test_cmd, env)
     path = run_env.get("PATH")
-    test_cmd = project_run(workdir, test_cmd, run_env)
     python, version = _asked_on(workdir, test_cmd, path, run_env.get("VIRTUAL_ENV"))
     return dataclasses.replace(pytest_config.setup_for(Path(os.path.abspath(workdir)), test_cmd or "python -m pytest",
                                                        targets if whole is None else whole, version),

@@ -135,3 +135,18 @@ def test_a_tie_between_shared_skip_reasons_names_the_one_that_skipped_most_tests
     assert line is not None
     assert line.startswith('Skipped tests: 2 candidates that passed without the change skipped tests at the parent, '
                            '2 of them for "Needs Rich."; 3 other skip reasons: '), line
+
+
+def test_a_tie_between_skip_reasons_with_no_counted_tests_goes_by_their_text() -> None:
+    """A reason whose counts are not numbers (a hand-edited record) counts no tests: a tie among candidates and
+    tests (0 each, or equal counts) is broken by the reason's text, whichever order the records give them."""
+    from pytest_homefield.mine.summary import skipped_line
+
+    records = [{"reason": "passes_without_change", "skip_reasons": {"zeta": "3", "alpha": None, "mid": 0}},
+               {"reason": "passes_without_change", "skip_reasons": {"mid": 0, "alpha": "x", "zeta": 1.5}}]
+    for order in (records, records[::-1]):
+        line = skipped_line(order)
+        assert line is not None and '2 of them for "alpha"; 2 other skip reasons: ' in line, line
+    records[1]["skip_reasons"] = {"mid": 1, "alpha": "x", "zeta": 1.5}
+    line = skipped_line(records)
+    assert line is not None and '2 of them for "mid"; 2 other skip reasons: ' in line, line

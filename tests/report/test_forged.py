@@ -147,3 +147,20 @@ def test_a_forged_attempt_a_later_run_repeats_still_flags_its_agent(tmp_path: Pa
                                  for t in ids])
     (g,) = worse_than([first, again], base)
     assert g.forged == 1 and g.worse
+
+
+def test_the_report_reads_each_results_file_once_for_its_forged_lines(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """rev58's read-once: ``forged_lines`` parsed every run's results.jsonl again (``_read_results``) right after
+    ``merged_results`` had read it (``read_results``, kept while the file is unchanged). One parse per file, the
+    same forged attempt flagged."""
+    import pytest_homefield.report.runs as runs
+
+    first = _run(tmp_path / "r1", [Result(run_id="r1", task_id="t1", agent="cheat", attempt=1, outcome="forged",
+                                          canary=CANARY)])
+    again = _run(tmp_path / "r2", [Result(run_id="r2", task_id="t1", agent="cheat", attempt=1, outcome="solved")])
+    reads: list[object] = []
+    real = runs.records_load_results
+    monkeypatch.setattr(runs, "records_load_results", lambda path: reads.append(path) or real(path))
+    report = build_report([first, again], [_task("t1")])
+    assert [(f["task_id"], f["canary"]) for f in report["flagged"]] == [("t1", CANARY)]
+    assert sorted(map(str, reads)) == [str(first / "results.jsonl"), str(again / "results.jsonl")]  # before: each twice

@@ -132,3 +132,21 @@ def test_a_newer_run_without_results_is_passed_over_by_default(tmp_path: Path) -
     assert pick_run(run_summaries(tmp_path / "none")) == (None, [])
     (tmp_path / "r-real" / "results.jsonl").unlink()  # no run holds a result: the newest, as before
     assert pick_run(run_summaries(tmp_path)) == ("r-only", [])
+
+
+def test_the_runs_not_picked_are_described_from_their_json_lines(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """default_run left ``keep`` on every summary, so the other runs ``which_run_lines`` describes were parsed as
+    records and kept for a report that never came: only the run picked is, the others counted from their JSON
+    lines (as ``homefield status`` counts them), the same lines."""
+    import pytest_homefield.report.runs as runs
+    from pytest_homefield.report.which import default_run
+
+    make_run(tmp_path, "r1", "2026-12-01T10:00:00+00:00", ["claude"], 4, 1, 4)
+    make_run(tmp_path, "r2", "2026-12-01T11:00:00+00:00", ["claude"], 4, 1, 2)
+    parsed: list[object] = []
+    real = runs.records_load_results
+    monkeypatch.setattr(runs, "records_load_results", lambda path: parsed.append(path) or real(path))
+    picked, _, summaries = default_run(tmp_path)
+    lines = which_run_lines(tmp_path, [str(picked)], by_default=True, summaries=summaries)
+    assert picked == "r2" and lines[2] == "  r1  started 2026-12-01 10:00 UTC · claude · 4 of 4 attempts finished"
+    assert parsed == [tmp_path / "r2" / "results.jsonl"]  # before: r1's too

@@ -10,13 +10,13 @@ user's environment, whose project was installed from the user's checkout, its ed
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from helpers.fix_task import build_fix_task
+from helpers.uv import uv_or_skip
 
 from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox import protected, testrun
@@ -58,9 +58,7 @@ def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path,
     """Measured before ops58: the marker the agent's plugin module writes was there after the grading (uv synced the
     copy's project, with the agent's entry point, into ``.venv`` in the copy). Now the run is in the user's
     environment, unsynced: no marker, and the agent's real fix is ``solved`` (the copy's ``totals`` imported)."""
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
                        pass_to_pass=[], project=False,
@@ -119,9 +117,7 @@ def test_a_uv_run_with_no_active_environment_does_not_start(tmp_path: Path, monk
     run in a ``.venv`` uv makes in the copy (synced from the tree's ``pyproject.toml`` before ops58, empty with
     ``--active --no-sync``; under bubblewrap and Landlock not at all, ``infra`` with uv's 'failed to create
     directory'). It does not start, and says what to do; nothing is written in the tree."""
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     work = tmp_path / "work"
     (work / "tests").mkdir(parents=True)
     (work / "pyproject.toml").write_text(PROJECT.replace('dev = ["pytest"]', "dev = []"), encoding="utf-8")
@@ -142,9 +138,7 @@ def test_an_env_file_the_uv_run_reads_is_the_parents(tmp_path: Path, monkeypatch
     ``PYTEST_PLUGINS`` had its module loaded as a pytest plugin in every run (the marker written; scrubbed_env drops
     the variable from the caller's environment only). The command's env files are the test configuration the user
     wrote: the parent's is put back (``dropped``), and the real fix beside it is ``solved``."""
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
                        pass_to_pass=[], project=False,
@@ -230,9 +224,7 @@ def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monk
     its ``pytest11`` entry point loaded in every run (the marker written). The ``[tool.uv]`` table and ``uv.toml``
     are the command's configuration: the parent's stays (``pyproject.toml`` in ``dropped``), the real fix beside
     it is ``solved``."""
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
                        pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT})
@@ -282,9 +274,7 @@ def test_a_uv_run_in_the_checkouts_own_environment_runs_in_bubblewrap(tmp_path: 
     homefield under ``uv run`` (``VIRTUAL_ENV`` that ``.venv``), ``test_cmd`` ``uv run pytest``, under bubblewrap: the
     copy had no ``.venv`` and uv could not make one there (read-only, offline): ``infra``. Now the run is in the
     checkout's environment, its editable install the copy's: the real fix is ``solved``."""
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
                        pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT})

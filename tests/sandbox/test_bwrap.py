@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers.bwrap import ProcessAgent
+from helpers.uv import uv_or_skip
 
 from pytest_homefield.envs.builder import EnvBuildError, Environment, find_uv
 from pytest_homefield.sandbox import modes, protected
@@ -712,9 +713,7 @@ def test_a_uv_run_in_the_active_environment_starts_in_a_sandbox(tmp_path: Path, 
             landlock_probe()
         except LandlockUnavailable as exc:
             pytest.skip(str(exc))
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     monkeypatch.setattr(protected, "_PROTECTED", [])
     work, _, env, _ = _editable_project(tmp_path)
     test = work / "tests" / "test_child.py"  # what bubblewrap hides, Landlock shows by name: not asked here

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers.uv import uv_or_skip
 
 from pytest_homefield.sandbox import protected, testrun
 from pytest_homefield.sandbox.editable_env import own_environment, rewritten_script, site_plan
@@ -185,9 +185,7 @@ def test_a_uv_run_in_the_active_environment_runs_in_the_runs_own(venv: tuple[Pat
     in: the child imports the copy's, and the user's environment is not written."""
     import sysconfig
     env, site, _, copy = venv
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     (site / "_hf_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # pytest, from this environment
     (copy / "tests").mkdir()
     (copy / "tests" / "test_child.py").write_text(

@@ -8,13 +8,13 @@ the copy's files are imported (``PYTHONPATH``), never the checkout's."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
 import pytest
+from helpers.uv import uv_or_skip
 
 from pytest_homefield.sandbox import protected, testrun
 from pytest_homefield.sandbox.editable_env import hook_names_repository, site_plan
@@ -69,9 +69,7 @@ def test_a_loader_naming_another_folder_runs_as_it_is(tmp_path: Path, repo: Path
 
 @pytest.mark.slow  # a real meson-python build (uv, meson, ninja from uv's cache or the registry): ~20 s
 def test_a_meson_python_editable_install_imports_the_copy(tmp_path: Path, repo: Path) -> None:
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-    if uv is None:
-        pytest.skip("no uv beside this Python or on PATH")
+    uv = uv_or_skip()
     copy = tmp_path / "copy"
     for root, where in ((repo, "repository"), (copy, "copy")):
         (root / "src" / "mpkg").mkdir(parents=True)
@@ -100,3 +98,26 @@ def test_a_meson_python_editable_install_imports_the_copy(tmp_path: Path, repo: 
                             sandbox="none", timeout_s=120)
     assert run.outcomes == {"tests/test_where.py::test_where": "passed"}, (run.error,
                                                                           run.log_path.read_text()[-1500:])
+
+
+def test_a_loader_is_parsed_once_for_the_plan(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_import_step`` parsed each loader twice: as an ``editables`` redirector (``redirector_map``, cached by text)
+    and again in ``hook_names_repository`` (its own read and parse). The same plan, one parse."""
+    import ast
+
+    from pytest_homefield.sandbox import editable
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "_mpkg_editable_loader.py").write_text(MESON_LOADER.format(build=repo / "build" / "cp311"))
+    (site / "pkg-editable.pth").write_text("import _mpkg_editable_loader; _mpkg_editable_loader.init()\n")
+    editable._tree_of.cache_clear()
+    parses: list[object] = []
+    real = ast.parse
+
+    def counted(*args: object, **kw: object) -> ast.Module:
+        parses.append(args[0])
+        return real(*args, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(ast, "parse", counted)
+    assert site_plan([str(site)], tmp_path / "copy") == ([(str(site), [("pkg-editable.pth", [])])], True)
+    assert len(parses) == 1  # before: 2

@@ -58,3 +58,29 @@ def test_a_client_in_the_users_bin_does_not_bind_the_users_home(tmp_path: Path, 
     out = (tmp_path / "out").read_text()
     assert "PRIVATE KEY" not in out, out
     assert "client-visible" in out and res.exit_code == 0, out + (tmp_path / "err").read_text()
+
+
+def test_the_users_home_is_asked_once_per_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bwrap's and Landlock's policies asked :func:`~.protected.homes` (its ``pwd`` lookup) once per read-only path;
+    once per policy now, the same paths left out (the home and what holds it) and kept (what is inside it)."""
+    import pwd
+
+    from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
+    from pytest_homefield.sandbox.landlock import LandlockPolicy
+
+    home = tmp_path / "home"
+    folders = [home, home / "bin", tmp_path / "a", tmp_path / "b"]
+    for f in folders:
+        f.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    asked: list[int] = []
+    real = pwd.getpwuid
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: asked.append(uid) or real(uid))
+    argv = bwrap_argv(["true"], Policy(cwd=tmp_path / "a", ro=folders), masks=False)
+    assert len(asked) == 1  # before: 4
+    bound = {argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"}
+    assert str(home) not in bound and {str(home / "bin"), str(tmp_path / "b")} <= bound, argv
+    asked.clear()
+    ro = LandlockPolicy(ro=folders).as_json()
+    assert len(asked) == 1, asked  # before: one per path, the system paths' included
+    assert f'"{home}"' not in ro and f'"{home / "bin"}"' in ro, ro

@@ -10,7 +10,6 @@ PyPI; the tests skip, saying why, where neither can be had) and this venv's pyte
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers.gitrepo import GitRepo
+from helpers.uv import find_uv, uv_or_skip
 
 from pytest_homefield.sandbox import testrun
 from pytest_homefield.sandbox.canary_soft import setup_functions, softened_files
@@ -58,9 +58,7 @@ def pytest_of(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str]:
 
     def get(version: str) -> str:
         if version not in made:
-            uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
-            if uv is None:
-                pytest.skip("no uv to install an older pytest with")
+            uv = uv_or_skip("no uv to install an older pytest with")
             venv = tmp_path_factory.mktemp(f"pytest-{version}") / "venv"
             env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
             try:
@@ -207,7 +205,7 @@ def test_a_uv_run_commands_pytest_is_the_one_uv_runs(tmp_path: Path, pytest_of: 
     run`` runs in the active environment, unsynced (here the 8.4.2 one; with none set, this process's); a ``--with``
     run stays unknown, and nothing is written in the tree."""
     pytest_of("8.4.2")  # in uv's cache from here on
-    uv = shutil.which("uv", path=os.path.dirname(sys.executable)) or shutil.which("uv")
+    uv = find_uv()
     assert uv is not None
     repo = GitRepo.init(tmp_path / "r")
     repo.write("pytest.toml", '[pytest]\nfilterwarnings = ["error"]\n')
