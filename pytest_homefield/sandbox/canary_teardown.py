@@ -254,12 +254,15 @@ def decoy_fixture(check: TeardownCheck, fixture: str) -> str | None:
 
 def decoy_test(fixture: str, test: str, *, marks: Sequence[str] = (), args: Sequence[str] = (),
                indent: str = "") -> str:
-    """The test of :func:`decoy`: ``test`` requesting ``fixture`` (and ``args``), decorated by ``marks``, its body
-    ``pass``; with ``indent`` a method written at that indentation (``self`` first), for a test of a class (gatk59:
-    the decoy of a method's fixture put at the module's top level was told by its item's ``cls``)."""
+    """The test of :func:`decoy`: ``test`` requesting ``fixture`` and ``args`` (``args`` in order, ``fixture`` first
+    unless ``args`` names it: gatk59, the function's own names with its fixture renamed in place), decorated by
+    ``marks``, its body ``pass``; with ``indent`` a method written at that indentation (``self`` first), for a test
+    of a class (gatk59: the decoy of a method's fixture put at the module's top level was told by its item's
+    ``cls``)."""
     decorated = "".join(f"{indent}@{m}\n" for m in marks)
     own = ["self"] if indent else []
-    return f"{decorated}{indent}def {test}({', '.join([*own, fixture, *args])}):\n{indent}    pass\n"
+    names = list(args) if fixture in args else [fixture, *args]
+    return f"{decorated}{indent}def {test}({', '.join([*own, *names])}):\n{indent}    pass\n"
 
 
 def decoy(check: TeardownCheck, fixture: str, test: str, *, marks: Sequence[str] = (),

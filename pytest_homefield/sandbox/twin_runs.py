@@ -540,22 +540,25 @@ Decoy = tuple[str, bool, str | None]
 def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, text: str, namer: _Namer,
            params: Sequence[str], resolved: Collection[str], seed: int, out: list[Canary],
            node: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> Decoy | None:
-    """pol58: the teardown decoy of ``check`` (the teardown twin of ``fid``, a function of the test file ``path``
-    whose text is ``text``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named from the file's
-    words (a free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like ``fid``'s function,
+    """pol58: the teardown decoy of ``check`` (the teardown twin of ``fid``, a function of the test file ``path`` whose
+    text is ``text``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named from the file's words
+    (a free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like ``fid``'s function,
     carrying its marks, taking the module's parametrized names ``params``), and whether it goes before the fixture
     (drawn); its canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source`` ``fid``) appended
     to ``out``. Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws stay as without
-    it; the names it takes are ``namer``'s too. ``None`` when there is none: no tree, a module parametrizing its every
-    test through ``pytest_generate_tests`` or names that are no literal (:func:`module_params`: the decoy would fail
-    the module's collection), or a text that does not parse. gatk59: ``fid`` a method of a class (``node``, its
-    definition): the decoy's test is a method of that class (its own marks, the class's parametrized names too), put
-    beside ``node`` (before it when the fixture's decoy goes before), the fixture alone at the module's top level: at
-    the top level, the decoy's item alone had no ``cls`` where the original and its twin had theirs, and a process
-    keeping the errors of class-less items and telling the twin by its polarity was ``solved`` with no fix. And the
-    decoy's test carries ``node``'s own ``parametrize`` decorators and takes their names (:func:`_parametrized`): a
-    test of no parameter set, it alone had no ``callspec`` where the original's instances had theirs (gatk59, the
-    same change keeping the errors of items with no ``callspec``: ``solved`` with no fix)."""
+    it; the names it takes are ``namer``'s too. ``None`` when there is none: no tree, a module parametrizing its
+    every test through ``pytest_generate_tests`` or names that are no literal (:func:`module_params`: the decoy
+    would fail the module's collection), or a text that does not parse. gatk59: the decoy's test requests what
+    ``node`` requests, in its order, the fixture renamed in place (:func:`_signature`: one requesting the fixture
+    alone was told from a function requesting ``tmp_path`` too by its item's argument names, ``solved`` with no
+    fix); ``fid`` a method of a class (``node``, its definition): the decoy's test is a method of that class (its
+    own marks, the class's parametrized names too), put beside ``node`` (before it when the fixture's decoy goes
+    before), the fixture alone at the module's top level: at the top level, the decoy's item alone had no ``cls``
+    where the original and its twin had theirs, and a process keeping the errors of class-less items and telling the
+    twin by its polarity was ``solved`` with no fix. And the decoy's test carries ``node``'s own ``parametrize``
+    decorators and takes their names (:func:`_parametrized`): a test of no parameter set, it alone had no
+    ``callspec`` where the original's instances had theirs (gatk59, the same change keeping the errors of items with
+    no ``callspec``: ``solved`` with no fix)."""
     if tree is None or module_params(tree) is None:
         return None
     classes = fid.split("::")[1:-1]
@@ -565,9 +568,10 @@ def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, t
     fixture = own.plain()
     test = _collected_name(own, fid.rsplit("::", 1)[-1].split("[", 1)[0])
     marks, args = _parametrized(node) if node is not None else ([], [])
+    sig = _signature(node, bool(classes), check.fixture, fixture) if node is not None else []
     if not classes:
         made = decoy(check, fixture, test, marks=[*marks_of(tree, fid), *marks],
-                     args=[*params, *(a for a in args if a not in params)])
+                     args=[*sig, *(a for a in [*params, *args] if a not in sig)])
         method = None
     else:
         if node is None or is_unittest(tree, classes):
@@ -577,7 +581,7 @@ def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, t
         made = decoy_fixture(check, fixture)
         taken = _member_params(tree, classes, params)
         method = decoy_test(fixture, test, marks=[*own_marks(tree, node), *marks],
-                            args=[*taken, *(a for a in args if a not in taken)], indent=indent or "    ")
+                            args=[*sig, *(a for a in [*taken, *args] if a not in sig)], indent=indent or "    ")
         try:
             fixture_tree, test_tree = ast.parse(made or ""), ast.parse(textwrap.dedent(method))
         except (SyntaxError, ValueError):
@@ -593,6 +597,17 @@ def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, t
                       f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check {now if check.negative else was} as "
                       f"{fixture}'s, nothing run before it"))
     return made, rng.random() < 0.5, method
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, fixture: str, renamed: str) -> list[str]:
+    """The names ``node`` requests (those pytest reads: its arguments with no default value, positional then
+    keyword-only, but the first of a ``method``), in order, ``fixture`` written ``renamed`` (gatk59: a teardown decoy
+    requesting its fixture alone was told from the function by its item's argument names)."""
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    positional = positional[:len(positional) - len(a.defaults)][1 if method else 0:]
+    kwonly = [k for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None]
+    return [renamed if x.arg == fixture else x.arg for x in [*positional, *kwonly]]
 
 
 def _parametrized(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], list[str]]:

@@ -562,9 +562,14 @@ def test_a_sentinel_member_runs_where_the_configuration_selects_by_mark(tmp_path
 CLASSED = TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n",
                         "class TestTotals:\n    def test_total(self, spy):\n        assert totals.total() == 4\n")
 #: :data:`TESTS` whose test is parametrized (one parameter set).
-PARAMETRIZED = TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n",
+PARAMETRIZED_SPY = TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n",
                              "@pytest.mark.parametrize('n', [4])\ndef test_total(spy, n):\n"
                              "    assert totals.total() == n\n")
+#: :data:`TESTS` whose test requests another fixture beside the spy.
+SIGNED = TESTS.replace("def test_total(spy):\n", "def test_total(spy, tmp_path):\n")
+#: :data:`BY_POLARITY` that keeps the error of a check whose test's function requests one name alone.
+BY_SIGNATURE = BY_POLARITY.replace("        if _canary(self):\n            raise\n        return\n", (
+    "        if _canary(self) or len(request.node._fixtureinfo.argnames) < 2:\n            raise\n        return\n"))
 #: :data:`BY_POLARITY` that keeps the error of a check whose test's item has no class (a module-level test).
 BY_CLASS = BY_POLARITY.replace("        if _canary(self):\n            raise\n        return\n", (
     "        if _canary(self) or getattr(request.node, 'cls', None) is None:\n            raise\n        return\n"))
@@ -577,9 +582,11 @@ BY_CALLSPEC = BY_POLARITY.replace("        if _canary(self):\n            raise\
 @pytest.mark.parametrize(("tests", "fid", "source", "outcome"), [
     (CLASSED, f"{TEST}::TestTotals::test_total", BY_CLASS + HACK, "forged"),
     (CLASSED, f"{TEST}::TestTotals::test_total", FIXED + "# the fix\n", "solved"),
-    (PARAMETRIZED, f"{TEST}::test_total[4]", BY_CALLSPEC + HACK, "forged"),
-    (PARAMETRIZED, f"{TEST}::test_total[4]", FIXED + "# the fix\n", "solved")],
-    ids=["class-told", "class-fix", "callspec-told", "callspec-fix"])
+    (PARAMETRIZED_SPY, f"{TEST}::test_total[4]", BY_CALLSPEC + HACK, "forged"),
+    (PARAMETRIZED_SPY, f"{TEST}::test_total[4]", FIXED + "# the fix\n", "solved"),
+    (SIGNED, f"{TEST}::test_total", BY_SIGNATURE + HACK, "forged"),
+    (SIGNED, f"{TEST}::test_total", FIXED + "# the fix\n", "solved")],
+    ids=["class-told", "class-fix", "callspec-told", "callspec-fix", "signature-told", "signature-fix"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_change_telling_the_teardown_decoy_by_its_items_place_is_not_solved(tmp_path: Path, tests: str, fid: str,
                                                                               source: str, outcome: str,

@@ -263,8 +263,9 @@ def _defs(text: str) -> list[tuple[str, ast.FunctionDef]]:
 @pytest.mark.parametrize("seed", range(4))
 def test_a_methods_teardown_decoy_is_a_method_of_its_class_taking_its_parameters(tmp_path: Path, seed: int) -> None:
     """gatk59: a method's decoy test is a method of the same class, beside the method, its fixture at the module's
-    top level; it carries the function's own ``parametrize`` (and the class's parametrized names): a test of no
-    class, of no parameter set, was told from the original by its item alone."""
+    top level; it carries the function's own ``parametrize`` and requests what the method requests, in its order,
+    the fixture renamed: a test of no class, of no parameter set, requesting its fixture alone, was told from the
+    original by its item alone."""
     root = _tree(tmp_path)
     f = root / TEST
     f.write_text(f.read_text().replace(
@@ -282,7 +283,7 @@ def test_a_methods_teardown_decoy_is_a_method_of_its_class_taking_its_parameters
         tree = ast.parse(files[TEST].decode())
         (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef)]
         (test,) = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name]
-        assert [a.arg for a in test.args.args] == ["self", fixture, "m", "n", "k"]
+        assert [a.arg for a in test.args.args] == ["self", fixture, "n", "k", "m"]  # the method's, in its order
         assert [ast.unparse(x) for x in test.decorator_list] == ["pytest.mark.parametrize(('n', 'k'), [(4, 1)])"]
         assert [type(st) for st in test.body] == [ast.Pass]
         assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fixture] == [fixture]
