@@ -611,13 +611,17 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, fixtu
 
 
 def _parametrized(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], list[str]]:
-    """``node``'s own ``parametrize`` decorators (texts without the ``@``, :func:`ast.unparse`'s, in its order) and the
-    names they give (in order, once each), for its teardown decoy (gatk59); none of either when one of them names its
-    parameters otherwise than by a literal text or a list or tuple of them, or passes ``indirect`` (its parameters
-    would be fixtures, set up beside the decoy's)."""
+    """``node``'s own ``parametrize`` and ``usefixtures`` decorators (texts without the ``@``, :func:`ast.unparse`'s,
+    in its order) and the names the first give (in order, once each), for its teardown decoy (gatk59: a decoy with
+    neither was told by its item's ``callspec`` or its ``usefixtures`` mark); none of either when a ``parametrize``
+    names its parameters otherwise than by a literal text or a list or tuple of them, or passes ``indirect`` (its
+    parameters would be fixtures, set up beside the decoy's)."""
     marks: list[str] = []
     names: list[str] = []
     for d in node.decorator_list:
+        if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "usefixtures":
+            marks.append(ast.unparse(d))  # set up before the decoy's fixture: its check sees nothing they run
+            continue
         if not (isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize"):
             continue
         first = d.args[0] if d.args else next((k.value for k in d.keywords if k.arg == "argnames"), None)

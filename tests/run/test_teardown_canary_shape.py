@@ -570,6 +570,12 @@ SIGNED = TESTS.replace("def test_total(spy):\n", "def test_total(spy, tmp_path):
 #: :data:`BY_POLARITY` that keeps the error of a check whose test's function requests one name alone.
 BY_SIGNATURE = BY_POLARITY.replace("        if _canary(self):\n            raise\n        return\n", (
     "        if _canary(self) or len(request.node._fixtureinfo.argnames) < 2:\n            raise\n        return\n"))
+#: :data:`TESTS` whose test uses another fixture by its mark.
+USES = TESTS.replace("def test_total(spy):\n", "@pytest.mark.usefixtures('tmp_path')\ndef test_total(spy):\n")
+#: :data:`BY_POLARITY` that keeps the error of a check whose test's item uses no fixture by a mark.
+BY_USEFIXTURES = BY_POLARITY.replace("        if _canary(self):\n            raise\n        return\n", (
+    "        if _canary(self) or request.node.get_closest_marker('usefixtures') is None:\n"
+    "            raise\n        return\n"))
 #: :data:`BY_POLARITY` that keeps the error of a check whose test's item has no class (a module-level test).
 BY_CLASS = BY_POLARITY.replace("        if _canary(self):\n            raise\n        return\n", (
     "        if _canary(self) or getattr(request.node, 'cls', None) is None:\n            raise\n        return\n"))
@@ -585,8 +591,11 @@ BY_CALLSPEC = BY_POLARITY.replace("        if _canary(self):\n            raise\
     (PARAMETRIZED_SPY, f"{TEST}::test_total[4]", BY_CALLSPEC + HACK, "forged"),
     (PARAMETRIZED_SPY, f"{TEST}::test_total[4]", FIXED + "# the fix\n", "solved"),
     (SIGNED, f"{TEST}::test_total", BY_SIGNATURE + HACK, "forged"),
-    (SIGNED, f"{TEST}::test_total", FIXED + "# the fix\n", "solved")],
-    ids=["class-told", "class-fix", "callspec-told", "callspec-fix", "signature-told", "signature-fix"])
+    (SIGNED, f"{TEST}::test_total", FIXED + "# the fix\n", "solved"),
+    (USES, f"{TEST}::test_total", BY_USEFIXTURES + HACK, "forged"),
+    (USES, f"{TEST}::test_total", FIXED + "# the fix\n", "solved")],
+    ids=["class-told", "class-fix", "callspec-told", "callspec-fix", "signature-told", "signature-fix",
+         "usefixtures-told", "usefixtures-fix"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_change_telling_the_teardown_decoy_by_its_items_place_is_not_solved(tmp_path: Path, tests: str, fid: str,
                                                                               source: str, outcome: str,
