@@ -651,3 +651,32 @@ def test_a_change_telling_the_teardown_decoy_by_its_tests_place_in_the_file_is_n
     g = grade_source(b, tmp_path, SOURCE, BY_NEIGHBOUR + HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert len(_teardown_twins(tmp_path, decoys=True)) == 1
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+
+
+#: :data:`BY_POLARITY` that keeps every teardown error but those of a fixture named as the parent's test file names
+#: it (``spy``: the agent read it there).
+BY_KNOWN_NAME = BY_POLARITY.replace("        if _canary(self):\n            raise\n        return\n", (
+    "        if _canary(self) or self.argname != 'spy':\n            raise\n        return\n"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.xfail(strict=True, reason="gatk59: where the parent's test file holds the fixture (and the test), the "
+                   "agent reads their names there; the decoy's are drawn, so a process keeping the errors of fixtures "
+                   "the parent does not name and telling the twin by its polarity is solved with no fix (seeds 0 and "
+                   "1, --sandbox none)")
+def test_a_change_telling_the_teardown_decoy_by_the_parents_fixture_name(tmp_path: Path, seed: int) -> None:
+    """gatk59: the parent's test file holds the spy and ``test_total`` (expecting another value; the commit changed
+    it), as a commit changing an existing test has them. The decoy's fixture and test take names drawn from the
+    file's words, never the parent's (two fixtures of one name in one module: the last wins), so
+    :data:`BY_KNOWN_NAME`, naming the one fixture the agent read in the parent, keeps the decoy's error, swallows the
+    original's and fails the twin's negated check: ``solved`` with no fix. A test's name read in the parent tells the
+    decoy's test the same way. Closing it needs a decoy bearing the file's names (another module of the same folder,
+    its fixture named as the file's), or no teardown twin of a function whose fixture the parent holds."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[],
+                       tests_before=TESTS.replace("== 4\n", "== 3\n"))
+    g = grade_source(b, tmp_path, SOURCE, BY_KNOWN_NAME + HACK, canaries=True, canary_seed=seed, sandbox="none")
+    assert len(_teardown_twins(tmp_path, decoys=True)) == 1
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
