@@ -38,8 +38,8 @@ from pytest_homefield.sandbox.canaries import _definition, _offset
 from pytest_homefield.sandbox.canary_sites import _dotted_last
 from pytest_homefield.sandbox.twin_together import _renamed
 
-__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "teardown_check", "negated",
-           "without_checks"]
+__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "decoy_fixture", "decoy_test",
+           "teardown_check", "negated", "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
@@ -248,6 +248,25 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
     return None
 
 
+def decoy_fixture(check: TeardownCheck, fixture: str) -> str | None:
+    """The fixture text of :func:`decoy` alone (module-level): the file's fixture renamed ``fixture``, its check as the
+    file writes it (the twin's when :attr:`TeardownCheck.negative`); ``None`` when its ``def`` is not found once."""
+    return _renamed(check.twin if check.negative else check.original, check.fixture, fixture)
+
+
+def decoy_test(fixture: str, test: str, *, marks: Sequence[str] = (), args: Sequence[str] = (),
+               indent: str = "") -> str:
+    """The test of :func:`decoy`: ``test`` requesting ``fixture`` and ``args`` (``args`` in order, ``fixture`` first
+    unless ``args`` names it: gatk59, the function's own names with its fixture renamed in place), decorated by
+    ``marks``, its body ``pass``; with ``indent`` a method written at that indentation (``self`` first), for a test
+    of a class (gatk59: the decoy of a method's fixture put at the module's top level was told by its item's
+    ``cls``)."""
+    decorated = "".join(f"{indent}@{m}\n" for m in marks)
+    own = ["self"] if indent else []
+    names = list(args) if fixture in args else [fixture, *args]
+    return f"{decorated}{indent}def {test}({', '.join([*own, *names])}):\n{indent}    pass\n"
+
+
 def decoy(check: TeardownCheck, fixture: str, test: str, *, marks: Sequence[str] = (),
           args: Sequence[str] = ()) -> str | None:
     """pol58: the teardown decoy of ``check`` (module-level text): the file's fixture as it is, its check as the file
@@ -262,13 +281,10 @@ def decoy(check: TeardownCheck, fixture: str, test: str, *, marks: Sequence[str]
     as the one the setup's state fails (``assert not leaked`` passes with nothing run, ``assert leaked`` fails); where
     that does not hold the decoy passes with any code, and grading's reference runs excuse it (no evidence).
     ``None`` when the fixture's ``def`` is not found in its text or the decoy does not parse."""
-    text = check.twin if check.negative else check.original
-    copy = _renamed(text, check.fixture, fixture)
+    copy = decoy_fixture(check, fixture)
     if copy is None:
         return None
-    decorated = "".join(f"@{m}\n" for m in marks)
-    text = (f"{copy}{'' if copy.endswith(chr(10)) else chr(10)}\n\n{decorated}def {test}"
-            f"({', '.join([fixture, *args])}):\n    pass\n")
+    text = f"{copy}{'' if copy.endswith(chr(10)) else chr(10)}\n\n{decoy_test(fixture, test, marks=marks, args=args)}"
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):

@@ -38,6 +38,7 @@ import functools
 import posixpath
 import random
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -107,7 +108,14 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_key,
     value_targets,
 )
-from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, decoy, teardown_check
+from pytest_homefield.sandbox.canary_teardown import (
+    TEARDOWN_DECOY_HOW,
+    TeardownCheck,
+    decoy,
+    decoy_fixture,
+    decoy_test,
+    teardown_check,
+)
 from pytest_homefield.sandbox.canary_values import COUNTED, EXACT, alternatives, is_small
 from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.pytest_config import from_top
@@ -523,43 +531,131 @@ def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | N
     return False
 
 
-def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, namer: _Namer,
-           params: Sequence[str] | None, resolved: Collection[str], seed: int,
-           out: list[Canary]) -> tuple[str, bool] | None:
-    """pol58: the teardown decoy of ``check`` (the teardown twin of ``fid``, a function of the test file ``path``
-    parsed as ``tree``, named by ``namer``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named
-    from the file's words (a free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like
-    ``fid``'s function, carrying its marks, taking the module's parametrized names ``params``), and whether it goes
-    before the fixture (drawn); its canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source``
-    ``fid``) appended to ``out``. Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws
-    stay as without it; the names it takes are ``namer``'s too. ``None`` when there is none: no tree, a module
-    parametrizing its every test through ``pytest_generate_tests`` or names that are no literal (``params`` ``None``,
-    :func:`module_params`: the decoy would fail the module's collection), or a text that does not parse."""
+#: A teardown decoy placed (pol58, :func:`_decoy`): its module-level text, whether it goes before its fixture (drawn),
+#: and, for a method's fixture, the decoy's test as a method of the same class, put beside the method (gatk59), else
+#: ``None`` (the test is in the module-level text).
+Decoy = tuple[str, bool, str | None]
+
+
+def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, text: str, namer: _Namer,
+           params: Sequence[str] | None, resolved: Collection[str], seed: int, out: list[Canary],
+           node: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> Decoy | None:
+    """pol58: the teardown decoy of ``check`` (the teardown twin of ``fid``, a function of the test file ``path`` whose
+    text is ``text``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named from the file's words (a
+    free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like ``fid``'s function, carrying its
+    marks, taking the module's parametrized names ``params``), and whether it goes before the fixture (drawn); its
+    canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source`` ``fid``) appended to ``out``.
+    Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws stay as without it; the names it
+    takes are ``namer``'s too. ``None`` when there is none: no tree, a module parametrizing its every test through
+    ``pytest_generate_tests`` or names that are no literal (``params`` ``None``, :func:`module_params`: the decoy would
+    fail the module's collection), or a text that does not parse. gatk59: the decoy's test requests what ``node``
+    requests, in its order, the fixture renamed in place (:func:`_signature`: one requesting the fixture alone was told
+    from a function requesting ``tmp_path`` too by its item's argument names, ``solved`` with no fix); ``fid`` a method
+    of a class (``node``, its definition): the decoy's test is a method of that class (its own marks, the class's
+    parametrized names too), put beside ``node`` (before it when the fixture's decoy goes before), the fixture alone at
+    the module's top level: at the top level, the decoy's item alone had no ``cls`` where the original and its twin had
+    theirs, and a process keeping the errors of class-less items and telling the twin by its polarity was ``solved``
+    with no fix. And the decoy's test carries ``node``'s own ``parametrize`` decorators and takes their names
+    (:func:`_parametrized`): a test of no parameter set, it alone had no ``callspec`` where the original's instances had
+    theirs (gatk59, the same change keeping the errors of items with no ``callspec``: ``solved`` with no fix)."""
     if tree is None or params is None:
         return None
+    classes = fid.split("::")[1:-1]
     rng = random.Random(f"{seed}:decoy:{fid}")
     own = namer.drawing(rng)
     own.taken |= set(resolved) | set(params)
     fixture = own.plain()
     test = own.name(fid.rsplit("::", 1)[-1].split("[", 1)[0])
-    made = decoy(check, fixture, test, marks=marks_of(tree, fid), args=params)
+    marks, args = _parametrized(node) if node is not None else ([], [])
+    sig = _signature(node, bool(classes), check.fixture, fixture) if node is not None else []
+    if not classes:
+        made = decoy(check, fixture, test, marks=[*marks_of(tree, fid), *marks],
+                     args=[*sig, *(a for a in [*params, *args] if a not in sig)])
+        method = None
+    else:
+        if node is None or is_unittest(tree, classes):
+            return None
+        first = text.splitlines(keepends=True)[node.lineno - 1]
+        indent = first[:len(first) - len(first.lstrip())]
+        made = decoy_fixture(check, fixture)
+        taken = _member_params(tree, classes, params)
+        method = decoy_test(fixture, test, marks=[*own_marks(tree, node), *marks],
+                            args=[*sig, *(a for a in [*taken, *args] if a not in sig)], indent=indent or "    ")
+        try:
+            fixture_tree, test_tree = ast.parse(made or ""), ast.parse(textwrap.dedent(method))
+        except (SyntaxError, ValueError):
+            return None
+        if [n.name for n in fixture_tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] != [fixture] \
+                or [n.name for n in test_tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] != [test]:
+            return None
     if made is None:
         return None
     namer.taken |= {fixture, test}
-    out.append(Canary(f"{path}::{test}", fid, TEARDOWN_TWIN, f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
+    out.append(Canary(f"{path}::{'::'.join([*classes, test])}", fid, TEARDOWN_TWIN,
+                      f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
                       f"{(check.now if check.negative else check.was)!r} as {fixture}'s, nothing run before it"))
-    return made, rng.random() < 0.5
+    return made, rng.random() < 0.5, method
 
 
-def _beside(fixture: str, decoy: tuple[str, bool] | None) -> str:
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, fixture: str, renamed: str) -> list[str]:
+    """The names ``node`` requests (those pytest reads: its arguments with no default value, positional then
+    keyword-only, but the first of a ``method``), in order, ``fixture`` written ``renamed`` (gatk59: a teardown decoy
+    requesting its fixture alone was told from the function by its item's argument names)."""
+    a = node.args
+    positional = [*a.posonlyargs, *a.args]
+    positional = positional[:len(positional) - len(a.defaults)][1 if method else 0:]
+    kwonly = [k for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None]
+    return [renamed if x.arg == fixture else x.arg for x in [*positional, *kwonly]]
+
+
+def _parametrized(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], list[str]]:
+    """``node``'s own ``parametrize`` and ``usefixtures`` decorators (texts without the ``@``, :func:`ast.unparse`'s,
+    in its order) and the names the first give (in order, once each), for its teardown decoy (gatk59: a decoy with
+    neither was told by its item's ``callspec`` or its ``usefixtures`` mark); none of either when a ``parametrize``
+    names its parameters otherwise than by a literal text or a list or tuple of them, or passes ``indirect`` (its
+    parameters would be fixtures, set up beside the decoy's)."""
+    marks: list[str] = []
+    names: list[str] = []
+    for d in node.decorator_list:
+        if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "usefixtures":
+            marks.append(ast.unparse(d))  # set up before the decoy's fixture: its check sees nothing they run
+            continue
+        if not (isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize"):
+            continue
+        first = d.args[0] if d.args else next((k.value for k in d.keywords if k.arg == "argnames"), None)
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            given = [n.strip() for n in first.value.split(",") if n.strip()]
+        elif isinstance(first, (ast.List, ast.Tuple)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
+            given = [str(e.value).strip() for e in first.elts if isinstance(e, ast.Constant)]
+        else:
+            return [], []
+        if any(k.arg == "indirect" for k in d.keywords) or not all(n.isidentifier() for n in given):
+            return [], []
+        marks.append(ast.unparse(d))
+        names += [n for n in given if n not in names]
+    return marks, names
+
+
+def _beside(fixture: str, decoy: Decoy | None) -> str:
     """The text of a teardown twin's fixture (``fixture``, lines of their own) with its decoy (pol58: :func:`_decoy`'s
     text and whether it goes before) beside it, two blank lines between."""
     if decoy is None:
         return fixture
-    block, before = decoy
+    block, before, _ = decoy
     if before:
         return f"{block}\n\n{fixture}"
     return f"{fixture}{'' if fixture.endswith(chr(10)) else chr(10)}\n\n{block}"
+
+
+def _with_method(member: str, decoy: Decoy | None) -> str:
+    """A method's member text (``member``, lines of their own) with its teardown decoy's method (gatk59:
+    :func:`_decoy`'s third part) beside it, before it when the decoy goes before its fixture, a blank line between."""
+    if decoy is None or decoy[2] is None:
+        return member
+    if decoy[1]:
+        return f"{decoy[2]}\n{member}"
+    return f"{member}{'' if member.endswith(chr(10)) else chr(10)}\n{decoy[2]}"
 
 
 def _member_params(tree: ast.Module | None, classes: Sequence[str], params: Sequence[str]) -> list[str]:
@@ -1025,7 +1121,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     apart_tails: set[int] = set()  # indexes in ``tail`` of the functions holding their PASS_TO_PASS rows
     whole: dict[int, str] = {}  # id(node) → the definition as the file has it, of a function whose rows are apart
     # id(node) → its teardown twin's fixture check, its member, and the decoy put before (True) or after its fixture
-    checks: dict[int, tuple[TeardownCheck, int, tuple[str, bool] | None]] = {}
+    checks: dict[int, tuple[TeardownCheck, int, Decoy | None]] = {}
     decoys: list[Canary] = []  # pol58: the teardown decoys' canaries, planted in every run (no group's members)
     for fid in fids:
         if any(fid in a for a in aliases.values()):
@@ -1180,8 +1276,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
                 # the original body, its fixture's check contradicted in the member's run (tdtwin56)
-                checks[id(node)] = (check, len(members), _decoy(check, fid, path, tree, namer, named, resolved,
-                                                                 plan.seed, decoys))
+                checks[id(node)] = (check, len(members), _decoy(check, fid, path, tree, text, namer, named,
+                                                                 resolved, plan.seed, decoys, node))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
                 members.append(members[0])
         spans[id(node)] = (start, end, members)
@@ -1210,8 +1306,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         line = 1
         # each span's text, and a teardown twin's fixture: contradicted where its function's member is the teardown
         # twin (tdtwin56), each beside its decoy (pol58); ``(first line, last line, text)`` in the file's order
-        slots = [(s, e, whole[key] if rows and key in whole else bare[key] if bare and key in bare
-                  else members[pick.get(key, 0)]) for key, (s, e, members) in spans.items()]
+        slots = [(s, e, _with_method(whole[key] if rows and key in whole else bare[key] if bare and key in bare
+                                     else members[pick.get(key, 0)], checks[key][2] if key in checks else None))
+                 for key, (s, e, members) in spans.items()]
         slots += [(c.start, c.end, _beside(c.twin, d) if pick.get(key) == j else _beside(c.original, d))
                   for key, (c, j, d) in sorted(checks.items())]
         for start, end, chosen in sorted(slots, key=lambda slot: slot[0]):

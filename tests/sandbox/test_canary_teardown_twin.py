@@ -262,3 +262,32 @@ def test_a_function_whose_fixture_differs_among_the_runs_is_told_apart_for_the_s
 def _defs(text: str) -> list[tuple[str, ast.FunctionDef]]:
     tree = ast.parse(text)
     return [(f"::{n.name}", n) for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_methods_teardown_decoy_is_a_method_of_its_class_taking_its_parameters(tmp_path: Path, seed: int) -> None:
+    """gatk59: a method's decoy test is a method of the same class, beside the method, its fixture at the module's
+    top level; it carries the function's own ``parametrize`` and requests what the method requests, in its order,
+    the fixture renamed: a test of no class, of no parameter set, requesting its fixture alone, was told from the
+    original by its item alone."""
+    root = _tree(tmp_path)
+    f = root / TEST
+    f.write_text(f.read_text().replace(
+        "def test_total(spy):\n    assert totals.total() == 4\n",
+        "class TestTotals:\n    pytestmark = pytest.mark.parametrize('m', [2])\n\n"
+        "    @pytest.mark.parametrize(('n', 'k'), [(4, 1)])\n    def test_total(self, spy, n, k, m):\n"
+        "        assert totals.total() == n\n"), encoding="utf-8")
+    fid = f"{TEST}::TestTotals::test_total"
+    plan = plan_twins(root, [fid], seed=seed, teardown=True)
+    (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
+    assert d.node.startswith(f"{TEST}::TestTotals::test_") and d.source == fid
+    name = d.node.rsplit("::", 1)[1]
+    fixture = d.how.rsplit(" as ", 1)[1].split("'s", 1)[0]
+    for files in plan.runs:
+        tree = ast.parse(files[TEST].decode())
+        (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+        (test,) = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name]
+        assert [a.arg for a in test.args.args] == ["self", fixture, "n", "k", "m"]  # the method's, in its order
+        assert [ast.unparse(x) for x in test.decorator_list] == ["pytest.mark.parametrize(('n', 'k'), [(4, 1)])"]
+        assert [type(st) for st in test.body] == [ast.Pass]
+        assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fixture] == [fixture]
