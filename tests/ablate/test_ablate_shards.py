@@ -54,6 +54,19 @@ def _copy(src: Path, dest: Path) -> Path:
     return dest
 
 
+def _three_shards(ablate_repo: Path, tmp_path: Path) -> list[Path]:
+    """Shards 1/3 to 3/3 of a two-task ``noop`` ablation of ``CLAUDE.md``, each on a copy of ``ablate_repo`` (a
+    machine of its own under ``tmp_path``): their ablation folders, in order."""
+    folders = []
+    for k in (1, 2, 3):
+        machine = _copy(ablate_repo, tmp_path / f"machine{k}")
+        proc = homefield(machine, "ablate", "CLAUDE.md", "--agent", "noop", "--attempts", "1", "--max-tasks", "2",
+                         "--yes", "--sandbox", "none", "-n", "0", "--shard", f"{k}/3", "--run-id", f"s{k}")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        folders.append(machine / ".homefield" / "ablate" / f"s{k}")
+    return folders
+
+
 def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_path: Path) -> None:
     agent = f"cmd:{sys.executable} -S {write_agent(tmp_path)} CLAUDE.md"
     one = _copy(ablate_repo, tmp_path / "one")
@@ -199,13 +212,7 @@ def test_an_ablation_shard_holding_no_task_is_merged_as_that_shard(ablate_repo: 
     that shard; the share check still refuses it claiming another shard's task."""
     ids = [t["id"] for t in read_jsonl(ablate_repo / ".homefield" / "tasks.jsonl")][:2]
     assert not Shard(1, 3).select(ids) and Shard(2, 3).select(ids) and Shard(3, 3).select(ids)
-    folders = []
-    for k in (1, 2, 3):
-        machine = _copy(ablate_repo, tmp_path / f"machine{k}")
-        proc = homefield(machine, "ablate", "CLAUDE.md", "--agent", "noop", "--attempts", "1", "--max-tasks", "2",
-                         "--yes", "--sandbox", "none", "-n", "0", "--shard", f"{k}/3", "--run-id", f"s{k}")
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        folders.append(machine / ".homefield" / "ablate" / f"s{k}")
+    folders = _three_shards(ablate_repo, tmp_path)
     meta = json.loads((folders[0] / "meta.json").read_text())
     assert (meta["shard"], meta["task_ids"], meta["shard_of"], meta["next_phase"]) == ("1/3", [], ids, "merge")
     assert meta["max_tasks"] == {"n": 2, "of": 8}  # as a run's: what a merge derives each share of tasks.jsonl from
@@ -260,13 +267,7 @@ def test_a_shards_variants_are_copied_without_following_a_link(ablate_repo: Path
     ``plan.json``, the JSON-lines files, a mine's ``envs/``). Now nothing is followed: a link inside is copied as
     the link it is (an agent under ``--sandbox none`` can leave one in its attempt folder), and ``variants`` that
     is a link, or a fifo inside, is refused, one line, nothing written; a shard's own files are copied as before."""
-    folders = []
-    for k in (1, 2, 3):
-        machine = _copy(ablate_repo, tmp_path / f"machine{k}")
-        proc = homefield(machine, "ablate", "CLAUDE.md", "--agent", "noop", "--attempts", "1", "--max-tasks", "2",
-                         "--yes", "--sandbox", "none", "-n", "0", "--shard", f"{k}/3", "--run-id", f"s{k}")
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        folders.append(machine / ".homefield" / "ablate" / f"s{k}")
+    folders = _three_shards(ablate_repo, tmp_path)
     secret = tmp_path / "outside" / "id_rsa"
     secret.parent.mkdir()
     secret.write_text("PRIVATE KEY of the merging machine\n")
