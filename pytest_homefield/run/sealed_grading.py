@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import json
 import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,11 +34,11 @@ from pytest_homefield.records import Task
 from pytest_homefield.run.twin_grading import (
     TWIN_LOG_BYTES,
     _fresh_copy,
-    _last_stored,
     _tail,
+    cached_sites,
     files_digest,
     reference_copy,
-    remember_check,
+    reference_key,
     run_completes,
     selecting,
 )
@@ -358,45 +356,29 @@ def reference_laid(task: Task, pristine: Path, plan: SealPlan, test_cmd: str, ta
     from it, never through a link (missing, pytest found no file there and the check passed no site). ``run``:
     :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
     name = sandbox if isinstance(sandbox, str) else sandbox.name
-    where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
-    key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
-                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name, sorted(targets),
-                      files_digest(plan.files), sorted(groups or ()), list(plan.members), sorted(plan.ids)])
-    stored_key = hashlib.sha256((f"sealed-laid-{SEAL_RULES}\0" + key).encode()).hexdigest()
-    if key not in _LAID_SEEN and store is not None:
-        stored = _stored_sealed(store, stored_key)
-        if stored is not None:
-            _LAID_SEEN[key] = stored
-    if key in _LAID_SEEN:
-        return _LAID_SEEN[key]
-    with scratch(suffix="seallaid-") as tmp:
-        try:
-            ref = reference_copy(task, pristine, Path(tmp) / "w")
-            for rel in targets:
-                if beside is not None and nofollow.lstat(ref, rel) is None:
-                    nofollow.write_bytes(ref, rel, nofollow.read_bytes(beside, rel), make_parents=True)
-        except (PatchError, OSError):
-            return None
-        checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,
-                             groups=groups, sandbox=sandbox, **run)
-        if not run_completes(checked.run):
-            return None
-        found = frozenset(passing_sites(plan.ids, task.FAIL_TO_PASS, checked.run.outcomes, checked.run.seal_reports))
-    _LAID_SEEN[key] = found
-    if store is not None:
-        remember_check(store, {"key": stored_key, "sealed_sites": sorted(found)})
-    return found
+    key = reference_key(task, pristine, store, test_cmd, name, sorted(targets), files_digest(plan.files),
+                        sorted(groups or ()), list(plan.members), sorted(plan.ids))
+
+    def make() -> frozenset[str] | None:
+        with scratch(suffix="seallaid-") as tmp:
+            try:
+                ref = reference_copy(task, pristine, Path(tmp) / "w")
+                for rel in targets:
+                    if beside is not None and nofollow.lstat(ref, rel) is None:
+                        nofollow.write_bytes(ref, rel, nofollow.read_bytes(beside, rel), make_parents=True)
+            except (PatchError, OSError):
+                return None
+            checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,
+                                 groups=groups, sandbox=sandbox, **run)
+            if not run_completes(checked.run):
+                return None
+            return frozenset(passing_sites(plan.ids, task.FAIL_TO_PASS, checked.run.outcomes,
+                                           checked.run.seal_reports))
+    return cached_sites(_LAID_SEEN, store, f"sealed-laid-{SEAL_RULES}", "sealed_sites", key, make)
 
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}
-
-
-def _stored_sealed(store: Path, digest: str) -> frozenset[str] | None:
-    def parse(r: dict[str, Any]) -> frozenset[str] | None:
-        keys = r.get("sealed_sites")
-        return frozenset(keys) if isinstance(keys, list) and all(isinstance(k, str) for k in keys) else None
-    return _last_stored(store, digest, parse)
 
 
 def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str | SandboxBackend,
@@ -410,35 +392,24 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
     "sealed_sites"}``). ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
     does."""
     name = sandbox if isinstance(sandbox, str) else sandbox.name
-    where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
-    key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
-                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name, sorted(targets)])
-    digest = hashlib.sha256((f"sealed-{SEAL_RULES}\0" + key).encode()).hexdigest()
-    if key not in _SEALED_SEEN and store is not None:
-        stored = _stored_sealed(store, digest)
-        if stored is not None:
-            _SEALED_SEEN[key] = stored
-    if key in _SEALED_SEEN:
-        return _SEALED_SEEN[key]
-    with scratch(suffix="sealcheck-") as tmp:
-        try:
-            ref = reference_copy(task, pristine, Path(tmp) / "w")
-            # pytest's setup for the whole run of the hidden tests: its rootdir the one the ids are relative to
-            # (seal47), as grading reads them; the sealed run's pin
-            whole = pytest_setup(ref, test_cmd, [], targets, run.get("env"))
-            plan = plan_seals(ref, task, parent_tests(pristine, task.test_files), rootdir=whole.rootdir)
-        except (PatchError, OSError, ValueError):
-            return None
-        if plan is None:
-            found: frozenset[str] = frozenset()
-        else:
+    key = reference_key(task, pristine, store, test_cmd, name, sorted(targets))
+
+    def make() -> frozenset[str] | None:
+        with scratch(suffix="sealcheck-") as tmp:
+            try:
+                ref = reference_copy(task, pristine, Path(tmp) / "w")
+                # pytest's setup for the whole run of the hidden tests: its rootdir the one the ids are relative to
+                # (seal47), as grading reads them; the sealed run's pin
+                whole = pytest_setup(ref, test_cmd, [], targets, run.get("env"))
+                plan = plan_seals(ref, task, parent_tests(pristine, task.test_files), rootdir=whole.rootdir)
+            except (PatchError, OSError, ValueError):
+                return None
+            if plan is None:
+                return frozenset()
             checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,
                                  sandbox=sandbox, **{**run, "setup": whole})
             if not run_completes(checked.run):
                 return None
-            found = frozenset(passing_sites(plan.ids, task.FAIL_TO_PASS, checked.run.outcomes,
-                                            checked.run.seal_reports))
-    _SEALED_SEEN[key] = found
-    if store is not None:
-        remember_check(store, {"key": digest, "sealed_sites": sorted(found)})
-    return found
+            return frozenset(passing_sites(plan.ids, task.FAIL_TO_PASS, checked.run.outcomes,
+                                           checked.run.seal_reports))
+    return cached_sites(_SEALED_SEEN, store, f"sealed-{SEAL_RULES}", "sealed_sites", key, make)

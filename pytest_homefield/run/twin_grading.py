@@ -94,7 +94,7 @@ __all__ = ["CANARIES_FILE", "EXCUSED_FILE", "excused_note", "CONFIRM_LOG", "CONF
            "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
            "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run",
            "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_checked", "plain_due",
-           "plain_run", "reference_plain", "reference_copy"]
+           "plain_run", "reference_plain", "reference_copy", "reference_key", "cached_sites"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -283,34 +283,59 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     once per repository: the key is then the task's id, commits and setup command instead of the tree's path, and
     a later process reads the ids there. ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
     ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
-    where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
     name = sandbox if isinstance(sandbox, str) else sandbox.name
-    key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
-                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed,
-                      json.dumps(plan.to_dict(), sort_keys=True), list(targets), name])
-    digest = hashlib.sha256(("reference\0" + key).encode()).hexdigest()
-    if key not in _REFERENCE_SEEN and store is not None:
-        stored = _stored_passes(store, digest)
-        if stored is not None:
-            _REFERENCE_SEEN[key] = stored
-    if key in _REFERENCE_SEEN:
-        return set(_REFERENCE_SEEN[key])
-    with scratch(suffix="refcheck-") as tmp:
-        try:
-            ref = reference_copy(task, pristine, Path(tmp) / "w")
-        except PatchError:
+    key = reference_key(task, pristine, store, test_cmd, plan.seed, json.dumps(plan.to_dict(), sort_keys=True),
+                        list(targets), name)
+
+    def make() -> frozenset[str] | None:
+        with scratch(suffix="refcheck-") as tmp:
+            try:
+                ref = reference_copy(task, pristine, Path(tmp) / "w")
+            except PatchError:
+                return None
+            made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
+                               test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                               fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb, write_mb=write_mb,
+                               box_mb=box_mb)
+        if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
             return None
-        made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
-                           test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
-    if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
+        merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
+        return frozenset(c.node for c, _ in plan.passed(merged))
+    found = cached_sites(_REFERENCE_SEEN, store, "reference", "reference_passes", key, make)
+    return None if found is None else set(found)
+
+
+def reference_key(task: Task, pristine: Path, store: Path | None, test_cmd: str, *rest: Any) -> str:
+    """The key a check of ``task``'s reference fix is remembered under (:func:`cached_sites`): JSON of where
+    (``pristine``'s path; with ``store``, once per repository, the task's id, commits and setup command instead), the
+    SHA-256 of ``gold_patch`` and of ``test_patch``, ``test_cmd``, then ``rest`` (what else the check's result
+    depends on: the sandbox's name, the targets, the plan)."""
+    where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
+    return json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+                       hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, *rest])
+
+
+def cached_sites(seen: dict[str, frozenset[str]], store: Path | None, tag: str, name: str, key: str,
+                 make: Callable[[], frozenset[str] | None]) -> frozenset[str] | None:
+    """What a check of the reference fix found for ``key`` (:func:`reference_key`): this process's ``seen``, else with
+    ``store`` its last line ``{"key": <hex SHA-256 of tag, a NUL byte and key>, name: [texts]}``
+    (:func:`_stored_sites`), else ``make()`` (``None``: the check could not be made, nothing is remembered), kept
+    in ``seen`` and appended to ``store`` (:func:`remember_check`). ``tag`` tells the checks apart (a plan rule's
+    version in it, ``SEAL_RULES``, makes a store's older lines unread). Raises what ``make`` raises."""
+    digest = hashlib.sha256((tag + "\0" + key).encode()).hexdigest()
+    if key not in seen and store is not None:
+        stored = _stored_sites(store, digest, name)
+        if stored is not None:
+            seen[key] = stored
+    if key in seen:
+        return seen[key]
+    found = make()
+    if found is None:
         return None
-    merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
-    passed = {c.node for c, _ in plan.passed(merged)}
-    _REFERENCE_SEEN[key] = frozenset(passed)
+    seen[key] = found
     if store is not None:
-        remember_check(store, {"key": digest, "reference_passes": sorted(passed)})
-    return passed
+        remember_check(store, {"key": digest, name: sorted(found)})
+    return found
 
 
 #: What a line of the store gives (:func:`_last_stored`).
@@ -397,13 +422,18 @@ def _last_stored(store: Path, digest: str, parse: Callable[[dict[str, Any]], _T 
     return found
 
 
-def _stored_passes(store: Path, digest: str) -> frozenset[str] | None:
-    """The canary ids :func:`reference_passes` recorded in ``store`` for ``digest`` (:func:`_last_stored`); a line
-    whose ``reference_passes`` is not a list of texts is passed over."""
+def _stored_sites(store: Path, digest: str, name: str) -> frozenset[str] | None:
+    """The texts a check of the reference fix recorded in ``store`` for ``digest`` under ``name``
+    (:func:`_last_stored`); a line whose ``name`` is not a list of texts is passed over."""
     def parse(r: dict[str, Any]) -> frozenset[str] | None:
-        ids = r.get("reference_passes")
-        return frozenset(ids) if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else None
+        got = r.get(name)
+        return frozenset(got) if isinstance(got, list) and all(isinstance(i, str) for i in got) else None
     return _last_stored(store, digest, parse)
+
+
+def _stored_passes(store: Path, digest: str) -> frozenset[str] | None:
+    """The canary ids :func:`reference_passes` recorded in ``store`` for ``digest`` (:func:`_stored_sites`)."""
+    return _stored_sites(store, digest, "reference_passes")
 
 
 #: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
