@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from helpers.fix_task import FixTask, build_fix_task
 from helpers.uv import uv_or_skip
 
-from pytest_homefield.run.grading import grade
+from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.sandbox import protected, testrun
 from pytest_homefield.sandbox.snapshot import copy_tree
 
@@ -51,6 +52,49 @@ def _users_environment(tmp_path: Path, uv: str, checkout: Path) -> Path:
     return venv
 
 
+@dataclass
+class Carried:
+    """A task of :data:`SOURCE` run by a ``uv`` command (:func:`_carried`): the task, ``venv`` (the
+    environment homefield runs in, ``VIRTUAL_ENV``) and ``work``, the agent's copy of the parent holding the real
+    fix."""
+
+    fix: FixTask
+    venv: Path
+    work: Path
+
+    def grade(self, tmp_path: Path, sandbox: str = "none") -> Grade:
+        """The grading of :attr:`work` (no canaries, ``tmp_path/out``)."""
+        return grade(self.fix.task, workspace=self.work, pristine=self.fix.pristine, out_dir=tmp_path / "out",
+                     run_timeout_s=300, canaries=False, sandbox=sandbox,
+                     env={**os.environ, "VIRTUAL_ENV": str(self.venv)})
+
+
+def _carried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_cmd: str, parent_data: dict[str, str], *,
+             sync: bool = False) -> Carried:
+    """The totals task (no project of its own: ``parent_data``'s files, a ``pyproject.toml`` among them) whose test
+    command is ``test_cmd`` (``{uv}``: uv's path), its checkout protected, and its user's environment
+    (:func:`_users_environment`; ``sync``: ``uv sync`` in the checkout, its ``.venv``); skipped without uv or what
+    it installs."""
+    uv = uv_or_skip()
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False, parent_data=parent_data)
+    b.task.test_cmd = test_cmd.format(uv=uv)
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    if sync:
+        synced = subprocess.run([uv, "sync", "-q", "--python", sys.executable], cwd=b.root, capture_output=True,
+                                text=True, timeout=300)
+        if synced.returncode != 0:
+            pytest.skip(f"uv sync failed (uv's cache, the registry): {synced.stderr[-500:]}")
+        venv = b.root / ".venv"
+    else:
+        venv = _users_environment(tmp_path, uv, b.root)
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    return Carried(b, venv, work)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", "bwrap", "landlock"])
 def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -58,27 +102,15 @@ def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path,
     """Measured before ops58: the marker the agent's plugin module writes was there after the grading (uv synced the
     copy's project, with the agent's entry point, into ``.venv`` in the copy). Now the run is in the user's
     environment, unsynced: no marker, and the agent's real fix is ``solved`` (the copy's ``totals`` imported)."""
-    uv = uv_or_skip()
-    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
-                       pass_to_pass=[], project=False,
-                       parent_data={"pyproject.toml": PROJECT})
-    b.task.test_cmd = f"{uv} run pytest"
-    monkeypatch.setattr(protected, "_PROTECTED", [])
-    protected.protect(b.root)
-    venv = _users_environment(tmp_path, uv, b.root)
+    c = _carried(tmp_path, monkeypatch, "{uv} run pytest", {"pyproject.toml": PROJECT})
     marker = tmp_path / "loaded"
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(FIXED, encoding="utf-8")  # the real fix, and the agent's plugin beside it
-    (work / "pyproject.toml").write_text(AGENTS, encoding="utf-8")
-    (work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
-    env = {**os.environ, "VIRTUAL_ENV": str(venv)}
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
-              canaries=False, sandbox=sandbox, env=env)
+    (c.work / "pyproject.toml").write_text(AGENTS, encoding="utf-8")  # the agent's plugin beside the real fix
+    (c.work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
+    g = c.grade(tmp_path, sandbox)
     assert "pyproject.toml" in g.carried, (g.carried, g.dropped)
     assert not marker.exists(), (g.outcome, g.error)
     assert g.outcome == "solved", (g.outcome, g.error, (tmp_path / "out" / "tests.log").read_text()[-2000:])
-    assert not (work / ".venv").exists()
+    assert not (c.work / ".venv").exists()
 
 
 @pytest.mark.parametrize(("command", "project", "expected"), [
@@ -138,22 +170,12 @@ def test_an_env_file_the_uv_run_reads_is_the_parents(tmp_path: Path, monkeypatch
     ``PYTEST_PLUGINS`` had its module loaded as a pytest plugin in every run (the marker written; scrubbed_env drops
     the variable from the caller's environment only). The command's env files are the test configuration the user
     wrote: the parent's is put back (``dropped``), and the real fix beside it is ``solved``."""
-    uv = uv_or_skip()
-    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
-                       pass_to_pass=[], project=False,
-                       parent_data={"pyproject.toml": PROJECT, ".env": "TOTALS=1\n"})
-    b.task.test_cmd = f"{uv} run --env-file .env pytest"
-    monkeypatch.setattr(protected, "_PROTECTED", [])
-    protected.protect(b.root)
-    venv = _users_environment(tmp_path, uv, b.root)
+    c = _carried(tmp_path, monkeypatch, "{uv} run --env-file .env pytest",
+                 {"pyproject.toml": PROJECT, ".env": "TOTALS=1\n"})
     marker = tmp_path / "loaded"
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(FIXED, encoding="utf-8")
-    (work / ".env").write_text("TOTALS=1\nPYTEST_PLUGINS=totals_extra\n", encoding="utf-8")
-    (work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
-              canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
+    (c.work / ".env").write_text("TOTALS=1\nPYTEST_PLUGINS=totals_extra\n", encoding="utf-8")
+    (c.work / "totals_extra.py").write_text(f"open({str(marker)!r}, 'a').close()\n", encoding="utf-8")
+    g = c.grade(tmp_path)
     assert not marker.exists(), (g.outcome, g.error, g.carried, g.dropped)
     assert ".env" in g.dropped and g.outcome == "solved", (g.outcome, g.error, g.carried, g.dropped)
 
@@ -224,22 +246,12 @@ def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monk
     its ``pytest11`` entry point loaded in every run (the marker written). The ``[tool.uv]`` table and ``uv.toml``
     are the command's configuration: the parent's stays (``pyproject.toml`` in ``dropped``), the real fix beside
     it is ``solved``."""
-    uv = uv_or_skip()
-    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
-                       pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT})
-    b.task.test_cmd = f"{uv} run --with attrs python -m pytest"
-    monkeypatch.setattr(protected, "_PROTECTED", [])
-    protected.protect(b.root)
-    venv = _users_environment(tmp_path, uv, b.root)
+    c = _carried(tmp_path, monkeypatch, "{uv} run --with attrs python -m pytest", {"pyproject.toml": PROJECT})
     marker = tmp_path / "loaded"
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(FIXED, encoding="utf-8")
     agents = PROJECT.replace("package = true\n", 'package = true\nfind-links = ["wheels"]\n')
-    (work / "pyproject.toml").write_text(agents, encoding="utf-8")
-    _plugin_wheel(work / "wheels", marker)
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
-              canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
+    (c.work / "pyproject.toml").write_text(agents, encoding="utf-8")
+    _plugin_wheel(c.work / "wheels", marker)
+    g = c.grade(tmp_path)
     log = tmp_path / "out" / "tests.log"
     if g.outcome == "infra":  # no registry and attrs not in uv's cache: the parent's run could not start either
         pytest.skip(f"uv could not resolve attrs: {g.error}")
@@ -274,19 +286,6 @@ def test_a_uv_run_in_the_checkouts_own_environment_runs_in_bubblewrap(tmp_path: 
     homefield under ``uv run`` (``VIRTUAL_ENV`` that ``.venv``), ``test_cmd`` ``uv run pytest``, under bubblewrap: the
     copy had no ``.venv`` and uv could not make one there (read-only, offline): ``infra``. Now the run is in the
     checkout's environment, its editable install the copy's: the real fix is ``solved``."""
-    uv = uv_or_skip()
-    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
-                       pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT})
-    b.task.test_cmd = f"{uv} run pytest"
-    monkeypatch.setattr(protected, "_PROTECTED", [])
-    protected.protect(b.root)
-    synced = subprocess.run([uv, "sync", "-q", "--python", sys.executable], cwd=b.root, capture_output=True, text=True,
-                            timeout=300)
-    if synced.returncode != 0:
-        pytest.skip(f"uv sync failed (uv's cache, the registry): {synced.stderr[-500:]}")
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(FIXED, encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
-              canaries=False, sandbox="bwrap", env={**os.environ, "VIRTUAL_ENV": str(b.root / ".venv")})
+    c = _carried(tmp_path, monkeypatch, "{uv} run pytest", {"pyproject.toml": PROJECT}, sync=True)
+    g = c.grade(tmp_path, "bwrap")
     assert g.outcome == "solved" and g.test_sandbox == "bwrap", (g.outcome, g.error)
