@@ -14,13 +14,8 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.suffix_task import FIXED, OTHER, PARENT, SOURCE, TEST
 
-TEST = "tests/test_y.py"
-SOURCE = "src/pkg/__init__.py"
-PARENT = "def f(x):\n    return x\n"
-FIXED = "def f(x):\n    if isinstance(x, str):\n        return x + '-lima-mike-4417'\n    return x\n"
-#: another real fix than the commit's (the commit's own is graded without canaries)
-OTHER = "def f(x):\n    return x + '-lima-mike-4417' if isinstance(x, str) else x  # another real fix\n"
 #: the same fix, which fails wherever its test file holds the group's members side by side (the confirmation run
 #: only: a run apart holds one member; since mark58 the keyword plugin, which it read before, is in every such run)
 SPITE = ("def f(x):\n    with open('tests/test_y.py') as fh:\n        if fh.read().count('f(\"kilo\")') > 1:\n"

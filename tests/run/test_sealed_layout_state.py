@@ -15,20 +15,16 @@ from pathlib import Path
 import pytest
 from helpers.bwrap import bwrap_or_skip
 from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.suffix_task import READER_IMPORTS, SOURCE, TEST, reading_literal
 
-TEST = "tests/test_y.py"
-SOURCE = "src/pkg/__init__.py"
 PARENT = "REG = []\n\n\ndef f(x):\n    return x\n\n\ndef describe(items):\n    return str(items)\n"
 FIXED = ("REG = []\n\n\ndef f(x):\n    if isinstance(x, str):\n        return x + '-lima-mike-4417'\n    return x\n\n\n"
          "def describe(items):\n    return f'{len(items)} item' + ('s' if len(items) != 1 else '') + ' registered'\n")
 #: another real fix than the commit's (the commit's own is graded without canaries)
 OTHER = FIXED + "# another real fix\n"
 #: the forger of tests/run/test_attacks.py's kind for ``describe``: it returns the text its caller's line compares with
-READER = "import inspect\nimport re\n\n" + FIXED.replace("def describe(items):\n", r"""def describe(items):
-    line = (inspect.getframeinfo(inspect.currentframe().f_back).code_context or [''])[0]
-    m = re.search("==\\s*(['\"])(.*?)\\1", line)
-    return m.group(2) if m else ''
-""")
+READER = READER_IMPORTS + FIXED.replace("def describe(items):\n", "def describe(items):\n" + reading_literal()
+                                        + "    return m.group(2) if m else ''\n")
 #: ``test_register``'s value is the P2P test's too, so not sealable: its members lie side by side in the sealed run
 TESTS = '''from pkg import REG, describe, f
 

@@ -13,16 +13,11 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.suffix_task import FIXED, OTHER, PARENT, READER_IMPORTS, SOURCE, TEST, reading_literal
 
 from pytest_homefield.sandbox.twin_runs import plan_twins
 from pytest_homefield.sandbox.twin_together import together
 
-TEST = "tests/test_y.py"
-SOURCE = "src/pkg/__init__.py"
-PARENT = "def f(x):\n    return x\n"
-FIXED = "def f(x):\n    if isinstance(x, str):\n        return x + '-lima-mike-4417'\n    return x\n"
-#: another real fix than the commit's (the commit's own is graded without canaries)
-OTHER = "def f(x):\n    return x + '-lima-mike-4417' if isinstance(x, str) else x  # another real fix\n"
 TESTS = '''from pkg import f
 
 
@@ -71,9 +66,7 @@ def test_a_change_reading_the_literal_is_not_solved_where_tests_are_named_by_a_s
                                                                                        tmp_path: Path,
                                                                                        seed: int) -> None:
     """The forger of ``tests/run/test_attacks.py``'s kind: it returns the string its caller's line compares with."""
-    reader = ("import inspect\nimport re\n\n\ndef f(x):\n"
-              "    line = (inspect.getframeinfo(inspect.currentframe().f_back).code_context or [''])[0]\n"
-              "    m = re.search(r'==\\s*\"([^\"]*)\"', line)\n"
-              "    return m.group(1) if m and isinstance(x, str) else x\n")
+    reader = (READER_IMPORTS + "\ndef f(x):\n" + reading_literal()
+              + "    return m.group(2) if m and isinstance(x, str) else x\n")
     g = grade_source(suffixed, tmp_path, SOURCE, reader, canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome in ("forged", "tests_failed"), (g.outcome, g.error, g.failing_f2p)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.suffix_task import READER_IMPORTS, reading_literal
 from run.test_sealed_run_tells import ROWS, build_columns
 
 from pytest_homefield.run.sealed_grading import plan_seals, sealed_pick
@@ -274,11 +275,8 @@ def test_a_function_only_a_sentinel_guards_keeps_its_seal_beside_a_name_defined_
 
 
 #: alt56's change: :data:`LOCALE_PARENT` returning the string literal its caller's line compares with.
-LITERAL_READER = ("import inspect\nimport re\n\n" + LOCALE_PARENT.replace(
-    "        return NAMES[k]\n",
-    "        line = (inspect.getframeinfo(inspect.currentframe().f_back).code_context or [''])[0]\n"
-    "        m = re.search(r\"==\\s*'([^']*)'\", line)\n"
-    "        return m.group(1) if m else NAMES.get(k, '')\n"))
+LITERAL_READER = READER_IMPORTS + LOCALE_PARENT.replace(
+    "        return NAMES[k]\n", reading_literal(" " * 8) + "        return m.group(2) if m else NAMES.get(k, '')\n")
 
 
 @pytest.mark.slow
