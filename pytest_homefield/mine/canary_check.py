@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from pytest_homefield.sandbox.canaries import IDLE, TEARDOWN_TWIN, Canary, CanaryPlan, function_id, teardown_nodes
 from pytest_homefield.sandbox.testrun import TestRun
-from pytest_homefield.sandbox.twin_runs import TwinPlan, at_once
+from pytest_homefield.sandbox.twin_runs import TwinPlan, most_at_once
 
 __all__ = ["CanaryCheck", "check_twins", "TWIN_ROUNDS"]
 
@@ -38,8 +38,9 @@ class CanaryCheck:
     spent in canary runs, ``runs`` made, ``peak_mb`` the most MiB a canary run's memory cgroup held at once
     (``None``: none had one); ``teardown``: whether the check that held judged a teardown canary
     (:data:`~pytest_homefield.sandbox.canaries.TEARDOWN`, the reference fix failing it: the task's
-    ``canary_teardown``, tcan52); ``at_once``: the test runs a grading of the last plan makes at once
-    (:func:`~pytest_homefield.sandbox.twin_runs.at_once`; 0 before a check held: the task's ``verify.twin_runs``)."""
+    ``canary_teardown``, tcan52); ``at_once``: the most test runs a grading of the task makes at once
+    (:func:`~pytest_homefield.sandbox.twin_runs.most_at_once` of the last plan: a grading's exception-swap twin that
+    plan did not draw counted; 0 before a check held: the task's ``verify.twin_runs``)."""
 
     canaries: int = 0
     sentinels: list[str] = field(default_factory=list)
@@ -124,7 +125,7 @@ def check_twins(fail_to_pass: Sequence[str],
             check.canaries, check.sentinels = len(plan.canaries), sorted(forced)
             check.unprotected = list(getattr(plan, "unprotected", []))
             check.teardown = bool(teardown_nodes(ran))  # judged with its group (tcan52)
-            check.at_once = at_once(plan) if isinstance(plan, TwinPlan) else 0
+            check.at_once = most_at_once(plan) if isinstance(plan, TwinPlan) else 0
             return check
         if bad & forced:
             break

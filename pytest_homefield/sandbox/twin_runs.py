@@ -90,6 +90,7 @@ from pytest_homefield.sandbox.canary_shapes import (
 from pytest_homefield.sandbox.canary_sites import (
     EXCEPTION_SWAP,
     OTHER_EXCEPTIONS,
+    RAISES,
     Drawn,
     Site,
     _short,
@@ -121,7 +122,7 @@ from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.pytest_config import from_top
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
-__all__ = ["APART", "RUNS", "RUNS_KEY", "TwinPlan", "at_once", "grading_runs", "plan_twins",
+__all__ = ["APART", "RUNS", "RUNS_KEY", "TwinPlan", "at_once", "most_at_once", "grading_runs", "plan_twins",
            "plant_teardown", "teardown_nodes", "guarded", "parent_tests",
            "TWIN_MARK", "statement_at"]
 
@@ -335,12 +336,38 @@ def at_once(plan: TwinPlan) -> int:
     return len(plan.runs) + (1 if plan.plain else 0)
 
 
+def most_at_once(plan: TwinPlan) -> int:
+    """The most test runs a grading of ``plan``'s task makes at once, whatever its seed and its parent check:
+    :func:`at_once` of ``plan``, and one more where ``plan`` has no plain run but an original of its groups holds a
+    ``raises`` call (:data:`~pytest_homefield.sandbox.canary_sites.RAISES`): a grading's plan may draw its
+    exception-swap twin there, whose plain form is a run more (grading's parent check moves a twin's site to the
+    statement its original stopped at on the parent, ``plan_twins``' ``stops``, which mining's plan has not: a
+    ``raises`` the parent does not meet, rev60). What mining records as :data:`RUNS_KEY`."""
+    if plan.plain or not plan.placement:
+        return at_once(plan)
+    originals = (span.members[0] for lay in plan.layouts.values() for span in lay.spans if span.members)
+    return at_once(plan) + (1 if any(_holds_raises(text) for text in originals) else 0)
+
+
+def _holds_raises(text: str) -> bool:
+    """Whether the function definition ``text`` (decorators included, indented as in its file) calls a
+    :data:`~pytest_homefield.sandbox.canary_sites.RAISES` name with an argument; ``True`` when it does not parse."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return True
+    return any(isinstance(n, ast.Call) and n.args and (n.func.attr if isinstance(n.func, ast.Attribute) else
+                                                       n.func.id if isinstance(n.func, ast.Name) else None) in RAISES
+               for n in ast.walk(tree))
+
+
 def grading_runs(verify: Mapping[str, Any], unknown: int = RUNS) -> int:
     """The test runs a grading of a change other than the reference fix makes at once for a task whose record's
-    ``verify`` is ``verify``: its :data:`RUNS_KEY`, :func:`at_once` of mining's twin plan (a grading draws its own
-    twins: past :data:`~pytest_homefield.sandbox.canaries.LIMIT` functions, or where an exception-swap twin is
-    drawn or not, it may make one run fewer or more); ``unknown`` for a task mined before it was recorded (or a
-    value that is not a positive whole number)."""
+    ``verify`` is ``verify``: its :data:`RUNS_KEY`, :func:`most_at_once` of mining's twin plan (a grading draws its
+    own twins: past :data:`~pytest_homefield.sandbox.canaries.LIMIT` functions it may make one run fewer or more; a
+    record made before rev60 holds :func:`at_once`, one fewer where a grading draws an exception-swap twin mining's
+    plan did not); ``unknown`` for a task mined before it was recorded (or a value that is not a positive whole
+    number)."""
     n = verify.get(RUNS_KEY)
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else unknown
 
