@@ -99,11 +99,14 @@ def protect_repository(root: Path, *, note: bool) -> None:
 
 def _gradings_at_once(settings: Settings) -> list[tuple[int, float | None]]:
     """``(test runs at once, memory cap of each)`` of a grading of each task in ``tasks.jsonl``: the runs of
-    :func:`~pytest_homefield.sandbox.twin_runs.grading_runs` (:data:`~pytest_homefield.sandbox.twin_runs.RUNS`
-    and one more, a teardown twin's, for a task mined before mining recorded them) and
-    :func:`~pytest_homefield.sandbox.limits.task_memory_mb` of the task's ``verify.peak_mb`` (``None``: the
-    ceiling, ``max_test_memory_mb``); ``[]`` when there are none or they cannot be read (the run says why later)."""
+    :func:`~pytest_homefield.sandbox.twin_runs.grading_runs`; for a task mined before mining recorded them, with
+    ``--max-total-memory-mb`` given, those of the twin plan of its test files at its commit
+    (:func:`~pytest_homefield.run.runs_at_once.planned_runs`), else :data:`~pytest_homefield.sandbox.twin_runs.RUNS`
+    and one more, a teardown twin's; and :func:`~pytest_homefield.sandbox.limits.task_memory_mb` of the task's
+    ``verify.peak_mb`` (``None``: the ceiling, ``max_test_memory_mb``); ``[]`` when there are none or they cannot
+    be read (the run says why later)."""
     from pytest_homefield.records import load_tasks
+    from pytest_homefield.run.runs_at_once import planned_runs
     from pytest_homefield.sandbox.limits import task_memory_mb
     from pytest_homefield.sandbox.twin_runs import RUNS, grading_runs
 
@@ -111,8 +114,9 @@ def _gradings_at_once(settings: Settings) -> list[tuple[int, float | None]]:
         tasks = load_tasks(settings.tasks_path) if settings.tasks_path.exists() else []
     except Exception:  # noqa: BLE001 - a bad record is the run's to report, with its line
         return []
-    return [(grading_runs(t.verify, unknown=RUNS + 1), task_memory_mb(t.verify.get("peak_mb"),
-                                                                       settings.max_test_memory_mb)) for t in tasks]
+    planned = settings.max_total_memory_mb is not None  # a budget refused or not by it: worth reading the plans
+    return [(grading_runs(t.verify, unknown=0) or (planned_runs(settings.root, t, RUNS + 1) if planned else RUNS + 1),
+             task_memory_mb(t.verify.get("peak_mb"), settings.max_test_memory_mb)) for t in tasks]
 
 
 def _budget_memory(settings: Settings, run: bool = False) -> None:

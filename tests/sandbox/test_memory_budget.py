@@ -297,3 +297,36 @@ def test_a_run_reserves_what_each_tasks_grading_makes_at_once(tmp_path: Path, bu
     write_jsonl_atomic(settings.tasks_path, [record(1, {"peak_mb": 100.0})])  # mined before it was recorded
     with pytest.raises(pytest.UsageError, match="smaller than .* 1536 MiB"):
         _budget_memory(settings, run=True)
+
+
+def test_a_task_mined_before_the_count_counts_the_runs_of_its_plan(tmp_path: Path, budget: MemoryBudget) -> None:
+    """rev60: for a task whose record has no ``verify.twin_runs`` the check at start counted ``RUNS`` + 1 runs (3 ×
+    512 MiB: ``--max-total-memory-mb 1100`` refused), though its grading makes 2 (no teardown twin, no ``raises``).
+    With a budget given it reads the twin plan of the task's test files at its commit: 1100 holds it; a task whose
+    test holds a ``raises`` (an exception-swap twin's plain run) counts 3, and one whose commit cannot be read 3."""
+    from helpers.gitrepo import GitRepo
+
+    from pytest_homefield.plugin import _budget_memory
+    from pytest_homefield.records import Task
+    from pytest_homefield.settings import Settings
+    from pytest_homefield.store import write_jsonl_atomic
+
+    repo = GitRepo.init(tmp_path)
+    repo.write("tests/test_a.py", "from a import f\n\n\ndef test_a():\n    assert f() == 1\n")
+    repo.write("tests/test_b.py", "import pytest\n\nfrom a import f\n\n\ndef test_b():\n    assert f() == 1\n"
+               "    with pytest.raises(ValueError):\n        f(2)\n")
+    commit = repo.commit("Add the tests")
+
+    def record(test: str, commit: str = commit) -> dict[str, Any]:
+        return Task(id=f"{test[-4]}{commit[:11]}", commit=commit, parent="0" * 40, committed_at="", authored_at="",
+                    mode="commit", subject="t", message="", prompt="", source_files=[], test_files=[test],
+                    test_patch="", gold_patch="", FAIL_TO_PASS=[f"{test}::{test[-9:-3]}"], PASS_TO_PASS=[],
+                    verify={"peak_mb": 100.0}).to_dict()
+
+    settings = Settings(root=tmp_path, max_test_memory_mb=512, max_agent_memory_mb=512, max_total_memory_mb=1100)
+    write_jsonl_atomic(settings.tasks_path, [record("tests/test_a.py")])
+    _budget_memory(settings, run=True)  # before: refused, "smaller than … 1536 MiB"
+    for refused in (record("tests/test_b.py"), record("tests/test_a.py", "1" * 40)):
+        write_jsonl_atomic(settings.tasks_path, [record("tests/test_a.py"), refused])
+        with pytest.raises(pytest.UsageError, match="smaller than .* 1536 MiB"):
+            _budget_memory(settings, run=True)
