@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.records import SCORED_OUTCOMES, counts_solved
+from pytest_homefield.records import SCORED_OUTCOMES, counts_solved_flagged_failed
 from pytest_homefield.report import stats
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.runs import forged_lines, load_results, owed_attempts, retried_by_key
@@ -119,13 +119,14 @@ def outcomes_by_agent(run_dirs: Sequence[Path], *, counted_failed: Container[Any
                       value: Callable[[Any], int] | None = None) -> dict[str, dict[str, list[int]]]:
     """``{agent: {task_id: [0/1 per scored attempt]}}`` over ``run_dirs`` (variant ``base``; the last
     folder wins per key, as in the report); an attempt whose key is in ``counted_failed`` is 0, and so is a solve
-    flagged ``suspicious`` (:func:`~pytest_homefield.records.counts_solved`, the report's rule). ``value``:
+    flagged ``suspicious`` (:func:`~pytest_homefield.records.counts_solved_flagged_failed`: a pass/fail gate has
+    no "no verdict", so it takes the reading a verdict of the report must survive, as for claimed retries). ``value``:
     each scored attempt's number instead (a :class:`~pytest_homefield.records.Result` → int)."""
     out: dict[str, dict[str, list[int]]] = {}
     for r in _merged(run_dirs):
         if r.outcome in SCORED_OUTCOMES:
-            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(
-                value(r) if value is not None else 0 if r.key in counted_failed else int(counts_solved(r)))
+            counted = 0 if r.key in counted_failed else int(counts_solved_flagged_failed(r))
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(value(r) if value is not None else counted)
     return out
 
 
