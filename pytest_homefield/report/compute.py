@@ -90,7 +90,7 @@ REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
 #: homefield version, ``made_by``) is computed again by the viewer (docs/contracts.md §10).
-REPORT_FORMAT = 6
+REPORT_FORMAT = 7
 
 #: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
 SYMBOLS: dict[str, str] = {
