@@ -136,6 +136,17 @@ def test_a_suspicious_solve_settles_nothing_the_report_would_not() -> None:
     assert "counted as failed: futility" in pair.why, pair.why
 
 
+def test_a_flagged_solve_that_decides_nothing_settles_as_recorded() -> None:
+    """sus60: a flag withholds only what rests on it. c solves every attempt, one flagged (a real fix of a listed
+    shape); a solves none: 'difference' at look 1 as recorded and with the flagged solve counted failed, so the
+    pair is settled there."""
+    tasks = [f"t{i}" for i in range(20)]
+    recs = [_rec(t, "a", n, "tests_failed") for t in tasks for n in (1, 2)]
+    recs += [{**_rec(t, "c", n, "solved"), "suspicious": (t, n) == ("t0", 1)} for t in tasks for n in (1, 2)]
+    pair = {(p.a, p.b): p for p in adaptive_pairs(recs, [("a", "cmd:x"), ("c", "cmd:z")], looks=5)}[("a", "c")]
+    assert (pair.why, pair.look) == ("difference", 1), pair
+
+
 def test_section_and_savings() -> None:
     recs = [_rec("t1", "a", 1, "tests_failed", 0.5), _rec("t1", "a", 2, "not_needed"),
             _rec("t1", "b", 1, "tests_failed", 0.25), _rec("t1", "b", 2, "not_needed")]
