@@ -78,8 +78,9 @@ def test_the_gate_counts_a_flagged_solve_failed(tmp_path: Path) -> None:
     (cand / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert build_report([cand], [plain_task(t) for t in IDS])["agents"]["x"]["pass_at_1"] == 1.0
     (g,) = worse_than([cand], base)
-    assert (g.candidate, g.baseline, g.worse) == (0.0, 1.0, True), g
+    assert (g.candidate, g.baseline, g.worse, g.flagged) == (0.0, 1.0, True, 8), g
     assert gate_summary([g]).startswith("gate: fail (x worse than base-f")
+    assert "; 8 solves flagged suspicious counted as failed (a pattern list's hint" in g.text, g.text
 
 
 def test_unsolved_by_all_counts_a_flagged_solve_as_the_rates_do(tmp_path: Path) -> None:
