@@ -59,6 +59,8 @@ __all__ = [
     "reported_usd",
     "reported_count",
     "counts_solved",
+    "counts_solved_flagged_failed",
+    "flagged_solve",
 ]
 
 SCHEMA_VERSION = 1
@@ -88,13 +90,29 @@ def reported_count(value: Any) -> int | None:
 
 def counts_solved(record: Result | Mapping[str, Any]) -> bool:
     """Whether a result (a :class:`Result`, or a ``results.jsonl`` line's dict) counts as solved in a rate, a
-    comparison or a gate: its outcome ``solved`` and not flagged ``suspicious`` (docs/contracts.md §10: a
-    suspicious attempt is shown apart and never counted as solved). The one rule of the report, the
-    ``--fail-if-worse-than`` gate, the ablation's tables and the adaptive run's looks (ratk48: all but the
-    report counted a flagged solve as solved)."""
+    comparison, an ablation label or an adaptive look: its outcome ``solved``, flagged ``suspicious`` or not
+    (docs/contracts.md §10). The flag is a pattern list's hint, shown beside the solve; no pattern decides a count
+    (sus60: ``importlib.import_module(name)``, ``codecs.decode(s, 'unicode_escape')`` and a ``sys.modules`` alias,
+    three real fixes, counted unsolved, while a forger spells past the list). A verdict that would change were
+    the flagged solves counted failed (:func:`counts_solved_flagged_failed`) is held instead: ``no verdict: it
+    rests on flagged solves``."""
     if isinstance(record, Result):
-        return record.solved and not record.suspicious
-    return record.get("outcome") == "solved" and not record.get("suspicious")
+        return record.solved
+    return record.get("outcome") == "solved"
+
+
+def flagged_solve(record: Result | Mapping[str, Any]) -> bool:
+    """A solve flagged ``suspicious`` (§10: counted solved, the flag shown; verdicts resting on it held)."""
+    if isinstance(record, Result):
+        return record.solved and record.suspicious
+    return record.get("outcome") == "solved" and bool(record.get("suspicious"))
+
+
+def counts_solved_flagged_failed(record: Result | Mapping[str, Any]) -> bool:
+    """:func:`counts_solved` with a solve flagged ``suspicious`` counted failed: the reading a verdict must
+    survive to stand (§10), and the ``--fail-if-worse-than`` gate's count of the candidate's attempts (a
+    flagged solve buys no pass, as a claimed retry buys none)."""
+    return counts_solved(record) and not flagged_solve(record)
 
 
 #: The empty tree's ids (SHA-1, SHA-256): the ``parent`` of a task mined from a root commit by a

@@ -21,7 +21,10 @@ the label uses the adjusted p at ``alpha``:
 * **no verdict: it may rest on luck (twin hits)** (:data:`PICKED`): the label would change were two solves
   per attempt with a twin hit counted as failed (:mod:`pytest_homefield.report.picks`: code that passes
   one version of each hidden test by content, unable to tell which is real, atk22), in base or in the
-  variant.
+  variant;
+* **no verdict: it rests on flagged solves** (:data:`FLAGGED`): the label would change were the solves flagged
+  ``suspicious`` counted as failed, in base or in the variant (docs/contracts.md §10: a flagged solve counts
+  solved, the flag is a pattern list's hint; sus60).
 
 Each agent's table also states its power (``label_gap``): the smallest rule effect labelled right at
 least 80 % of the time at its task count, attempts and base pass@1 (issue 32).
@@ -42,13 +45,14 @@ from typing import Any, TypedDict
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.ablate.variants import BASE, SLIM, Variant
-from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES, counts_solved
+from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES, counts_solved, flagged_solve
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
 from pytest_homefield.run.attempt import latest_results, result_key
 
-__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "RETRIED", "PICKED", "RuleEffect",
+__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "RETRIED", "PICKED", "FLAGGED",
+           "RuleEffect",
            "AgentTable",
            "AgentEntry",
            "RuleRow",
@@ -61,6 +65,8 @@ NO_EFFECT = "no detectable effect"
 NO_DATA = "no data"
 AT_ITS_WORD = "no verdict: it rests on the agent's claims"
 RETRIED = "no verdict: it rests on retried attempts (the agent's claims, or tries an interrupted session cut short)"
+#: The label of a rule whose label would change were the solves flagged ``suspicious`` counted as failed.
+FLAGGED = "no verdict: it rests on flagged solves"
 PICKED = "no verdict: it may rest on luck (twin hits)"
 
 Outcomes = Mapping[str, Sequence[int]]
@@ -121,10 +127,12 @@ def label_gap(n_tasks: int, attempts: int, base_rate: float, level: float) -> fl
 
 
 def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: bool = False,
-                        field: str = "", cut: Collection[Key] = ()) -> dict[str, dict[str, dict[str, list[int]]]]:
+                        field: str = "", cut: Collection[Key] = (),
+                        flagged_failed: bool = False) -> dict[str, dict[str, dict[str, list[int]]]]:
     """``{agent: {variant: {task: [0/1, …]}}}`` from result records (the last record per (task, agent,
-    attempt, variant) wins; only scored outcomes; a solve flagged ``suspicious`` is 0, as in the report:
-    :func:`~pytest_homefield.records.counts_solved`). ``claims_failed``: an attempt with an earlier line
+    attempt, variant) wins; only scored outcomes; a solve flagged ``suspicious`` is 1, as in the report:
+    :func:`~pytest_homefield.records.counts_solved`). ``flagged_failed``: a solve flagged ``suspicious`` is 0
+    (the reading a label must survive, :data:`FLAGGED`). ``claims_failed``: an attempt with an earlier line
     recorded unscored at the agent's word (``claimed``: tried again by ``--resume`` after its claim) is 0,
     and so is one of ``cut`` (task, agent, attempt, variant: a try of it an interrupted session cut short).
     ``field``: each attempt's integer ``field`` (``twin_hits``) instead of 0/1, 0 where it is missing."""
@@ -138,7 +146,8 @@ def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: 
             if field:
                 out[agent][variant][task].append(int(r.get(field) or 0))
             else:
-                out[agent][variant][task].append(1 if counts_solved(r) and key not in claimed else 0)
+                out[agent][variant][task].append(1 if counts_solved(r) and key not in claimed
+                                                 and not (flagged_failed and flagged_solve(r)) else 0)
     return out
 
 
@@ -215,6 +224,7 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
     records = list(records)  # read again: with claimed retries counted as failed, and for the twin hits
     by = outcomes_by_variant(records)
     counted = outcomes_by_variant(records, claims_failed=True, cut=cut)
+    flagged_out = outcomes_by_variant(records, flagged_failed=True)
     scored = {k for k, r in latest_results([dict(r) for r in records]).items() if r.get("outcome") in SCORED_OUTCOMES}
     cut_agents = {k[1] for k in cut if k in scored}
     hits = outcomes_by_variant(records, field="twin_hits")
@@ -227,6 +237,7 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
         bought = _changed(effects, base, without, counted.get(agent, {}), alpha)
         picked = _changed(effects, base, without, _picked(variants, hits.get(agent, {})), alpha) \
             if any(h for v in hits.get(agent, {}).values() for t in v.values() for h in t) else set()
+        flagged = _changed(effects, base, without, flagged_out.get(agent, {}), alpha)
         table = AgentTable(agent, pass_rate(base) if base else None, len(base), attempts)
         if base:
             table.label_gap = label_gap(len(base), attempts, _rate(base), alpha / max(1, len(rules.rules)))
@@ -243,6 +254,8 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
                     row.verdict = RETRIED if agent in cut_agents else AT_ITS_WORD
                 elif r.number in picked:
                     row.verdict = PICKED
+                elif r.number in flagged:
+                    row.verdict = FLAGGED
             table.rows.append(row)
         if slim is not None:
             saved = sum(row.tokens for row in table.rows if row.number in slim.removed)
@@ -279,8 +292,9 @@ def _changed(effects: Mapping[int, Comparison], base: Outcomes, without: Mapping
 
 
 def slim_keep(tables: Sequence[AgentTable]) -> set[int]:
-    """Rules to keep in the slimmer file: those load-bearing for at least one agent."""
-    return {row.number for t in tables for row in t.rows if row.verdict == LOAD_BEARING}
+    """Rules to keep in the slimmer file: those load-bearing for at least one agent, and those whose label rests on
+    flagged solves (:data:`FLAGGED`: the file drops no rule on a pattern list's word, ratk48)."""
+    return {row.number for t in tables for row in t.rows if row.verdict in (LOAD_BEARING, FLAGGED)}
 
 
 class RuleRow(TypedDict):

@@ -16,24 +16,26 @@ only. An agent in no pair (the only candidate of a run) runs every round. The de
 is a function of the recorded results alone, so every xdist worker, a resumed session and the report
 reach the same one. No pytest.
 
-Nothing is settled at an agent's word (docs/contracts.md §10). Three kinds of attempt are read both as
-recorded and counted as the report counts them: an attempt tried again after the agent's own claim (a rate
-limit or an outage its output reported, ``claimed``: atk20 F2) or after a try an interrupted session cut
+Nothing is settled at an agent's word, nor on a pattern list's flag (docs/contracts.md §10). Four kinds of
+attempt are read both as recorded and counted as failed: an attempt tried again after the agent's own claim (a
+rate limit or an outage its output reported, ``claimed``: atk20 F2) or after a try an interrupted session cut
 short (``cut``: a ``start`` without an ``end`` in ``tries.jsonl``, atk23 F3) counts as failed, and
 :data:`.picks.SOLVES_PER_HIT` solved attempts per attempt with twin hits (atk22: solves a content picker may
 have won by luck) count as failed, those on the tasks the pair's other agent solves least first
-(:func:`.picks.picked_outcomes`). A pair is settled only where **every** reading settles it the same way
-(the same kind, a difference in the same direction): as recorded, each of its two agents so counted with
-the other as recorded (the report's readings), and both so counted. One reading with both counted would
-not be enough: counting lowers both agents at once, so it can hide a difference bought by one of them
-(the liar's bought wins and the honest agent's real ones both vanish) or make one (the honest agent
-counted down below the liar); each agent counted alone is the reading that undoes exactly what that agent
-may have bought, in either direction. Else the pair is not settled, ``why`` ``no verdict: it rests on
-NAME's word …``, ``… NAME's retried attempts …`` or ``… it may rest on luck (NAME's twin hits …)``, and
-its attempts go on (atk23: a liar claiming a rate limit after each miss made its pair with an equal honest
-agent "difference" at look 2 of 3, +40 pts, repeated p=0.0007, and round 3 not needed for either; counted
-as failed the two tie). A run's own session reads only the tries earlier sessions cut short (an ``end``
-of its own may still be on its way when a worker decides: ``tries.jsonl`` ``session``).
+(:func:`.picks.picked_outcomes`), and a solve flagged ``suspicious`` counts as failed (sus60: the flag is a
+pattern list's hint; it decides no count, but a look that rests on flagged solves settles nothing). A pair is
+settled only where **every** reading settles it the same way (the same kind, a difference in the same
+direction): as recorded, each of its two agents so counted with the other as recorded (the report's readings),
+and both so counted. One reading with both counted would not be enough: counting lowers both agents at once, so
+it can hide a difference bought by one of them (the liar's bought wins and the honest agent's real ones both
+vanish) or make one (the honest agent counted down below the liar); each agent counted alone is the reading that
+undoes exactly what that agent may have bought, in either direction. Else the pair is not settled, ``why`` ``no
+verdict: it rests on NAME's word …``, ``… NAME's retried attempts …``, ``… it may rest on luck (NAME's twin hits
+…)`` or ``… it rests on NAME's flagged solves …``, and its attempts go on (atk23: a liar claiming a rate limit
+after each miss made its pair with an equal honest agent "difference" at look 2 of 3, +40 pts, repeated
+p=0.0007, and round 3 not needed for either; counted as failed the two tie). A run's own session reads only the
+tries earlier sessions cut short (an ``end`` of its own may still be on its way when a worker decides:
+``tries.jsonl`` ``session``).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, counts_solved
+from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, counts_solved, flagged_solve
 from pytest_homefield.report.family import COST_REPORTED, cost_measured, is_reference_spec
 from pytest_homefield.report.picks import SOLVES_PER_HIT, picked_outcomes
 from pytest_homefield.report.sequential import Look, futile, look_stats
@@ -79,7 +81,7 @@ def counted_failed(last: Mapping[Key, Record], claimed: set[Key]) -> dict[Key, R
 
 
 def _solved(r: Record | None) -> int | None:
-    """1 for an attempt the report counts solved (a suspicious solve is not: ``records.counts_solved``), 0 for
+    """1 for an attempt the report counts solved (a flagged solve too: ``records.counts_solved``), 0 for
     another scored one, ``None`` for none or an unscored one."""
     if r is None or r.get("outcome") not in SCORED_OUTCOMES:
         return None
@@ -167,7 +169,8 @@ def adaptive_pairs(results: Iterable[Record], agents: Sequence[tuple[str, str | 
 
 def _unless_every_reading(stop: PairStop, last: Mapping[Key, Record], claimed: set[Key], cuts: set[Key],
                           upto: int, looks: int, alpha: float, margin: float, with_p: bool) -> PairStop:
-    """``stop`` when every reading of its pair (each agent with its retried attempts and twin hits counted,
+    """``stop`` when every reading of its pair (each agent with its retried attempts, twin hits and flagged solves
+    counted,
     the other as recorded, then both counted) settles it the same way, else the pair unsettled with why."""
     a, b = stop.a, stop.b
     whose = {n: _what_counts(last, n, claimed, cuts, upto) for n in (a, b)}
@@ -184,23 +187,24 @@ def _unless_every_reading(stop: PairStop, last: Mapping[Key, Record], claimed: s
 
 
 def _what_counts(last: Mapping[Key, Record], agent: str, claimed: set[Key], cuts: set[Key],
-                 upto: int) -> tuple[bool, bool, bool]:
+                 upto: int) -> tuple[bool, bool, bool, bool]:
     """Whether ``agent`` has, in rounds ``<= upto``, a scored attempt tried again after its claims, one
-    tried again after a cut try, one with twin hits."""
+    tried again after a cut try, one with twin hits, a solve flagged ``suspicious``."""
     mine = [(k, r) for k, r in last.items() if k[1] == agent and k[2] <= upto and r.get("outcome") in SCORED_OUTCOMES]
     return (any(k in claimed for k, _ in mine), any(k in cuts for k, _ in mine),
-            any(int(r.get("twin_hits") or 0) > 0 for _, r in mine))
+            any(int(r.get("twin_hits") or 0) > 0 for _, r in mine), any(flagged_solve(r) for _, r in mine))
 
 
 def _their(names: Sequence[str]) -> str:
     return " and ".join(f"{n}'s" for n in names)
 
 
-def _no_verdict(subset: Sequence[str], whose: Mapping[str, tuple[bool, bool, bool]], other: PairStop) -> str:
+def _no_verdict(subset: Sequence[str], whose: Mapping[str, tuple[bool, bool, bool, bool]], other: PairStop) -> str:
     """The ``why`` of a pair that one reading (``subset`` counted) does not settle as recorded."""
     claims = [n for n in subset if whose[n][0] and not whose[n][1]]
     retried = [n for n in subset if whose[n][1]]
     picked = [n for n in subset if whose[n][2]]
+    flagged = [n for n in subset if whose[n][3]]
     parts = []
     if claims:
         parts.append(f"it rests on {_their(claims)} word (attempts tried again after its claims")
@@ -210,14 +214,18 @@ def _no_verdict(subset: Sequence[str], whose: Mapping[str, tuple[bool, bool, boo
     if picked:
         parts.append(f"it may rest on luck ({_their(picked)} code passed contradicted twins exactly, "
                      f"{SOLVES_PER_HIT} solves per such attempt")
+    if flagged:
+        parts.append(f"it rests on {_their(flagged)} flagged solves (solves flagged suspicious, which a pattern list "
+                     "flags and no pattern decides")
     return "no verdict: " + "), and ".join(parts) + f"; counted as failed: {other.why} at look {other.look})"
 
 
 def _counted(last: Mapping[Key, Record], agent: str, opponent: str, retried: set[Key], upto: int) -> dict[Key, Record]:
     """``last`` with ``agent``'s scored attempts of rounds ``<= upto`` counted as the report counts them: each
-    in ``retried`` failed, then :data:`.picks.SOLVES_PER_HIT` solved ones per attempt with twin hits failed,
-    on the tasks ``opponent`` solves least first (:func:`.picks.picked_outcomes`)."""
-    out = counted_failed(last, {k for k in retried if k[1] == agent and k[2] <= upto})
+    in ``retried`` and each solve flagged ``suspicious`` failed, then :data:`.picks.SOLVES_PER_HIT` solved ones per
+    attempt with twin hits failed, on the tasks ``opponent`` solves least first (:func:`.picks.picked_outcomes`)."""
+    out = counted_failed(last, {k for k, r in last.items() if k[1] == agent and k[2] <= upto
+                                and (k in retried or flagged_solve(r))})
     mine: dict[str, list[Key]] = {}
     theirs: dict[str, list[int]] = {}
     for k in sorted(out, key=lambda k: (k[0], k[2])):

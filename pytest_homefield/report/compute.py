@@ -36,6 +36,7 @@ from pytest_homefield.records import (
     Task,
     counts_solved,
     display_subject,
+    flagged_solve,
 )
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
@@ -89,7 +90,7 @@ REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
 #: homefield version, ``made_by``) is computed again by the viewer (docs/contracts.md §10).
-REPORT_FORMAT = 6
+REPORT_FORMAT = 7
 
 #: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
 SYMBOLS: dict[str, str] = {
@@ -365,6 +366,19 @@ def compute_report(
         a.twin_hits = (f"{plural(n_hit, 'attempt')} passed a contradicted twin exactly: "
                        f"{plural(flips[a.name], 'solve')} counted as failed, pass@1 "
                        f"{'n/a' if strict_p1 is None else f'{round(100 * strict_p1)}%'}")
+    # solves flagged ``suspicious`` (sus60): counted solved, the flag a pattern list's hint; the pass@1 a pass/fail
+    # line must survive (``counted_pass_at_1``, ``--fail-under``) counts them failed, with the other doubts
+    flagged_failed: dict[str, Outcomes01] = {}  # agent -> its outcomes with its flagged solves counted failed
+    for a in agents.values():
+        marks = {tid: [flagged_solve(x.result) for x in by_agent[a.name][tid] if x.result.scored]
+                 for tid in scored_outcomes[a.name]}
+        if not any(m for v in marks.values() for m in v):
+            continue
+        flagged_failed[a.name] = {tid: [0 if m else v for v, m in zip(scored_outcomes[a.name][tid], marks[tid],
+                                                                      strict=True)] for tid in marks}
+        doubted = picked.get(a.name, at_its_word.get(a.name, scored_outcomes[a.name]))
+        a.counted_pass_at_1 = _r(_pass_at({tid: [0 if m else v for v, m in zip(doubted[tid], marks[tid], strict=True)]
+                                           for tid in marks}, 1))
     unscored_total = Counter[str]()
     for a in agents.values():
         unscored_total.update(a.unscored)
@@ -384,11 +398,21 @@ def compute_report(
                 comparisons = [_unless_counted(row, other, name, count[name], key,
                                                retried_why.get(name) if key == "at_their_word" else None)
                                for row, other in zip(comparisons, alt, strict=True)]
+    # a verdict that changes with an agent's solves flagged ``suspicious`` counted as failed is withheld too (sus60:
+    # a flagged solve counts solved, the flag a pattern list's hint that a forger spells past and an honest fix
+    # trips; so no pattern decides a count, and none may buy a verdict)
+    for name, strict in flagged_failed.items():
+        if name in compared:
+            flagged_n = sum(v0 - v1 for tid in strict for v0, v1 in zip(scored_outcomes[name][tid], strict[tid],
+                                                                          strict=True))
+            alt = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
+                               kept=kept)
+            comparisons = [_unless_counted(row, other, name, flagged_n, "flagged")
+                           for row, other in zip(comparisons, alt, strict=True)]
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
-    # a task whose only solves are flagged ``suspicious`` is unsolved by all, as every rate counts it (ratk48: it
-    # was left out of the list, "every task was solved by some agent")
+    # a task solved by no agent (a flagged solve counts solved, §10)
     unsolved_by_all = [
         tid
         for tid in task_ids
@@ -619,6 +643,7 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
         outcomes={o: counts[o] for o in OUTCOMES if counts[o]},
         touched_tests=sum(1 for r in results if r.touched_tests),
         suspicious=sum(1 for r in results if r.suspicious),
+        flagged_solves=sum(1 for r in results if flagged_solve(r)) or None,
         similarity_mean=_r(_mean(f1s)),
         similarity_exact=sum(1 for a in scored if a.sim is not None and a.sim.exact),
         similarity_n=len(f1s),
@@ -683,14 +708,15 @@ def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: in
     rate limit after each failure bought a 67% against the 38% of the same agent without the claims) or
     ``twin_hits`` (solved attempts counted for its twin hits, :mod:`.picks`: atk22, code that passes one
     version of each hidden test by content, unable to tell which is real, is solved by luck as often as it
-    hits a twin). A pair without ``name`` is weighed too: its Holm adjustment is over a family holding
+    hits a twin) or ``flagged`` (its solves flagged ``suspicious``, counted solved: a pattern list decides no
+    verdict, sus60). A pair without ``name`` is weighed too: its Holm adjustment is over a family holding
     ``name``'s pairs, whose p ``name`` bought (atk23: a liar's re-rolled wins took Holm's first steps and
     left "h1 beats h2" at adjusted p=0.031, 0.094 with them counted as failed). A row already withheld keeps
     its text and, when it names ``name``, gains its count under ``key``. ``why``: the reason to give instead
     of the key's own (retried attempts among which an interrupted session cut tries short, atk23 F3)."""
     if row.test is None:
         return row
-    if row.at_their_word is not None or row.twin_hits is not None:  # already withheld
+    if row.at_their_word is not None or row.twin_hits is not None or row.flagged is not None:  # already withheld
         if name not in (row.a, row.b):
             return row
         grown: dict[str, Any] = {key: {**(getattr(row, key) or {}), name: n}}
@@ -700,6 +726,10 @@ def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: in
     if key == "at_their_word":
         why = why or (f"it rests on {name}'s word ({plural(n, 'attempt')} tried again after claims of a rate limit "
                       "or an outage that homefield cannot check)")
+        what = "it" if n == 1 else "them"
+    elif key == "flagged":
+        why = (f"it rests on flagged solves ({name}'s {plural(n, 'solve')} flagged suspicious by a pattern list, "
+               "which a forger spells past and an honest fix can trip)")
         what = "it" if n == 1 else "them"
     else:
         why = (f"it may rest on luck ({name}'s code passed contradicted twins of hidden tests exactly, as code "

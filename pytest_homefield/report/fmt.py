@@ -14,6 +14,7 @@ from pytest_homefield.terminal.progress import plural
 __all__ = [
     "DASH",
     "FLAGGED_SOLVES",
+    "flagged_label",
     "SUSPICIOUS_SOLVE_SYMBOL",
     "SUSPICIOUS_SOLVE_WORDS",
     "fmt_ci",
@@ -39,11 +40,21 @@ __all__ = [
 
 DASH = "—"
 #: The per-task grid's mark of a solve flagged ``suspicious`` (``tasks[].suspicious``, docs/contracts.md §10):
-#: every rate counts it unsolved (:func:`~pytest_homefield.records.counts_solved`), so the grid never shows it
-#: as the ``✓`` of a solve (grid50: it did, a flagged solve read as solved). Single-width in a terminal.
+#: every rate counts it solved (:func:`~pytest_homefield.records.counts_solved`: the flag is a pattern list's hint)
+#: and a verdict resting on it is withheld, so the grid shows it apart from the ``✓`` of a solve (grid50: a flagged
+#: solve read as any other). Single-width in a terminal.
 SUSPICIOUS_SOLVE_SYMBOL = "!"
 #: The legend's words for :data:`SUSPICIOUS_SOLVE_SYMBOL`.
-SUSPICIOUS_SOLVE_WORDS = "solved but flagged suspicious, counted unsolved"
+SUSPICIOUS_SOLVE_WORDS = "solved but flagged suspicious, counted solved (a hint; verdicts resting on it withheld)"
+
+
+def flagged_label(a: AgentSummary) -> str | None:
+    """``K solves flagged suspicious: counted solved, pass@1 P% counted failed`` for an agent with solves flagged
+    ``suspicious`` (``a.flagged_solves``; P its ``counted_pass_at_1``, every doubt counted failed), else ``None``."""
+    if not a.flagged_solves:
+        return None
+    p = "n/a" if a.counted_pass_at_1 is None else fmt_pct(a.counted_pass_at_1)
+    return f"{plural(a.flagged_solves, 'solve')} flagged suspicious: counted solved, pass@1 {p} counted failed"
 
 
 def grid_symbol(outcome: str, suspicious: bool, legend: Mapping[str, str]) -> str:
@@ -155,8 +166,8 @@ def fmt_test(c: ComparisonRow) -> str:
 
 
 def outcome_words(outcome: str) -> str:
-    """``tests_failed`` → ``tests failed``; :data:`FLAGGED_SOLVES` → ``flagged solve (counted unsolved)``."""
-    return "flagged solve (counted unsolved)" if outcome == FLAGGED_SOLVES else outcome.replace("_", " ")
+    """``tests_failed`` → ``tests failed``; :data:`FLAGGED_SOLVES` → ``flagged solve (counted solved)``."""
+    return "flagged solve (counted solved)" if outcome == FLAGGED_SOLVES else outcome.replace("_", " ")
 
 
 #: The key of an agent's solves flagged ``suspicious`` in :func:`outcome_counts` (no outcome of its own: a record's
@@ -165,14 +176,14 @@ FLAGGED_SOLVES = "suspicious"
 
 
 def outcome_counts(a: AgentSummary) -> list[tuple[str, int]]:
-    """``(outcome, attempts)`` of one agent in ``a.outcomes``' order, its ``solved`` split as every rate counts it
-    (:func:`~pytest_homefield.records.counts_solved`): ``solved`` the counted solves (``a.solved``), then
-    :data:`FLAGGED_SOLVES` those flagged ``suspicious`` (counted unsolved) when there are any (gatk51: the outcomes
-    per agent said ``✓ solved 2`` beside a leaderboard's ``solved 1``)."""
+    """``(outcome, attempts)`` of one agent in ``a.outcomes``' order, its ``solved`` split in two: ``solved`` the
+    solves not flagged, then :data:`FLAGGED_SOLVES` those flagged ``suspicious`` (``a.flagged_solves``: counted solved
+    too, :func:`~pytest_homefield.records.counts_solved`, shown apart) when there are any; the two add up to the
+    leaderboard's ``solved`` (gatk51: ``✓ solved 2`` beside a leaderboard's ``solved 1``)."""
     out: list[tuple[str, int]] = []
     for o, n in a.outcomes.items():
         if o == "solved":
-            flagged = max(0, n - a.solved)
+            flagged = min(n, a.flagged_solves or 0)
             out.append((o, n - flagged))
             if flagged:
                 out.append((FLAGGED_SOLVES, flagged))

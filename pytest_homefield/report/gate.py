@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.records import SCORED_OUTCOMES, counts_solved
+from pytest_homefield.records import SCORED_OUTCOMES, counts_solved_flagged_failed, flagged_solve
 from pytest_homefield.report import stats
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.runs import forged_lines, load_results, owed_attempts, retried_by_key
@@ -69,6 +69,9 @@ class GateLine:
     #: the candidate's solved attempts on the compared tasks counted as failed for its twin hits (solves a
     #: content picker may have won by luck: ``report/picks.py``, atk22)
     picked: int = 0
+    #: the candidate's solves on the compared tasks flagged ``suspicious``: each counted as a failure (the report
+    #: counts them solved and withholds what rests on them; a pass/fail gate cannot withhold itself, sus60)
+    flagged: int = 0
 
     @property
     def method(self) -> str:
@@ -100,6 +103,9 @@ class GateLine:
         if self.picked:
             unscored += (f"; {plural(self.picked, 'solve')} counted as failed for its twin hits (its code passed "
                          "contradicted twins of hidden tests exactly)")
+        if self.flagged:
+            unscored += (f"; {plural(self.flagged, 'solve')} flagged suspicious counted as failed (a pattern list's "
+                         "hint: the report counts them solved and withholds what rests on them)")
         return (f"gate {self.agent}: pass@1 {self.candidate:.2f} vs {self.baseline:.2f} in baseline "
                 f"{self.baseline_run} on {self.n_tasks} shared tasks (delta {self.delta:+.2f}, {self.test} "
                 f"one-sided p={self.p_value:.3g}{holm}, alpha={self.alpha:g}{unscored}): {verdict}")
@@ -119,13 +125,14 @@ def outcomes_by_agent(run_dirs: Sequence[Path], *, counted_failed: Container[Any
                       value: Callable[[Any], int] | None = None) -> dict[str, dict[str, list[int]]]:
     """``{agent: {task_id: [0/1 per scored attempt]}}`` over ``run_dirs`` (variant ``base``; the last
     folder wins per key, as in the report); an attempt whose key is in ``counted_failed`` is 0, and so is a solve
-    flagged ``suspicious`` (:func:`~pytest_homefield.records.counts_solved`, the report's rule). ``value``:
+    flagged ``suspicious`` (:func:`~pytest_homefield.records.counts_solved_flagged_failed`: a pass/fail gate has
+    no "no verdict", so it takes the reading a verdict of the report must survive, as for claimed retries). ``value``:
     each scored attempt's number instead (a :class:`~pytest_homefield.records.Result` → int)."""
     out: dict[str, dict[str, list[int]]] = {}
     for r in _merged(run_dirs):
         if r.outcome in SCORED_OUTCOMES:
-            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(
-                value(r) if value is not None else 0 if r.key in counted_failed else int(counts_solved(r)))
+            counted = 0 if r.key in counted_failed else int(counts_solved_flagged_failed(r))
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(value(r) if value is not None else counted)
     return out
 
 
@@ -203,6 +210,7 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
                         f"(this run: {', '.join(cand) or 'none'}; baseline: {', '.join(base) or 'none'})")
     found = []
     hits = outcomes_by_agent(candidate_dirs, value=lambda r: int(r.twin_hits))  # twin hits per scored attempt
+    flags = outcomes_by_agent(candidate_dirs, value=lambda r: int(flagged_solve(r)))  # flagged solves (sus60)
     picked: dict[str, int] = {}
     for agent in shared:
         tasks = sorted(set(cand[agent]) & set(base[agent]))
@@ -216,11 +224,12 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         pa = sum(sum(v) / len(v) for v in a.values()) / len(tasks)
         pb = sum(sum(v) / len(v) for v in b.values()) / len(tasks)
         found.append((agent, pa, pb, cmp, len(tasks), sum(missing.get(agent, {}).get(t, 0) for t in tasks),
-                      sum(retried.get(agent, {}).get(t, 0) for t in tasks)))
-    adjusted = stats.holm([cmp.p_worse for *_, cmp, _, _, _ in found])
+                      sum(retried.get(agent, {}).get(t, 0) for t in tasks),
+                      sum(sum(flags.get(agent, {}).get(t, [])) for t in tasks)))
+    adjusted = stats.holm([cmp.p_worse for *_, cmp, _, _, _, _ in found])
     forged = forged_by_agent(candidate_dirs)
     return [GateLine(agent, pa, pb, cmp.delta, cmp.p_worse, cmp.test, n, alpha, base_id,
                      worse=(cmp.delta < 0 and p_adj < alpha) or forged.get(agent, 0) > 0, p_adjusted=p_adj,
                      family=len(found), forged=forged.get(agent, 0), unscored=unscored, retried=again,
-                     picked=picked[agent])
-            for (agent, pa, pb, cmp, n, unscored, again), p_adj in zip(found, adjusted, strict=True)]
+                     picked=picked[agent], flagged=n_flagged)
+            for (agent, pa, pb, cmp, n, unscored, again, n_flagged), p_adj in zip(found, adjusted, strict=True)]

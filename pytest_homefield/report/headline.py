@@ -12,7 +12,7 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
   attempts); when that gap is not significant, that no agent is detectably better,
   with the smallest gap the tasks could detect (MDE); with one such agent, its pass@1 and CI; when the
   verdict rests on an agent's claims (``at_their_word``, docs/contracts.md §10) or on solves its twin hits
-  may have bought (``twin_hits``), that there is none;
+  may have bought (``twin_hits``), or on solves flagged ``suspicious`` (``flagged``), that there is none;
 * when any graded attempt ran its hidden tests without a sandbox (``test_sandbox`` ``none``: ``--sandbox
   none``, or no sandbox worked on the machine), how many, and that their verdicts can be bought: there
   the tests run as the user, so any agent's code can read the answers (docs/contracts.md §9);
@@ -70,6 +70,10 @@ def _comparison(rep: Report) -> str | None:
         return (f"No verdict between {top.name} and {nxt.name} ({rates} pass@1): it may rest on luck; {whose} code "
                 "passed contradicted twins of hidden tests exactly, as code that picks one version of each test "
                 "does")
+    if c.flagged:  # the verdict would change were the solves flagged suspicious counted as failed (sus60)
+        whose = " and ".join(f"{n}'s" for n in c.flagged)
+        return (f"No verdict between {top.name} and {nxt.name} ({rates} pass@1): it rests on flagged solves, "
+                f"{whose} solves flagged suspicious by a pattern list that decides no count")
     if c.significant:
         beaten = sum(1 for o in ranked[1:] if (x := _pair(rep, top.name, o.name)) is not None and x.significant)
         others = f", and {beaten - 1} more of the {len(ranked) - 1} others" if beaten > 1 else ""

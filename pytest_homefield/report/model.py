@@ -142,17 +142,20 @@ class AgentSummary(_Record):
     #: ``reported by the agent`` when its cost is the agent's own report, not measured by homefield
     #: (:func:`.family.cost_measured`): shown beside every cost of it, never a tie-break; else ``None``
     cost_reported: str | None = None
-    #: its pass@1 (fraction) with those attempts counted as failed, beside ``at_its_word`` or ``twin_hits``
-    #: (both, when it has both)
+    #: its pass@1 (fraction) with those attempts counted as failed, beside ``at_its_word``, ``twin_hits`` or
+    #: ``flagged_solves`` (all it has)
     counted_pass_at_1: float | None = None
     #: scored attempts that failed, by kind (:mod:`.kinds`: ``did_not_fix``, ``broke_existing_tests``);
     #: ``None`` (left out of the JSON) when none did
     failure_kinds: dict[str, int] | None = None
     #: the agent's first error in task and attempt order, ``[task_id, attempt, text]``; ``None`` without one
     first_error: list[str | int] | None = None
+    #: of its ``solved``, the solves flagged ``suspicious`` (counted solved, the flag a hint: docs/contracts.md
+    #: §10); ``None`` (left out of the JSON) when it has none
+    flagged_solves: int | None = None
 
     OPTIONAL = frozenset({"incomplete", "forged", "at_its_word", "twin_hits", "counted_pass_at_1", "failure_kinds",
-                          "first_error", "cost_reported", "host_s_p50", "host_s_p95"})
+                          "first_error", "cost_reported", "host_s_p50", "host_s_p95", "flagged_solves"})
 
     @property
     def tags(self) -> list[str]:
@@ -176,10 +179,11 @@ class ComparisonRow(_Record):
     limit or an outage its output reported), {agent: such attempts} and the ``verdict`` says "no verdict"
     (``significant`` false); the verdict so counted is ``counted_failed``; both left out otherwise.
     ``twin_hits``: likewise, {agent: its solved attempts counted as failed for its twin hits} when that
-    changes the verdict (``report/picks.py``)."""
+    changes the verdict (``report/picks.py``). ``flagged``: likewise, {agent: its solves flagged ``suspicious``}
+    when counting them failed changes the verdict (a flagged solve counts solved; no pattern decides a verdict)."""
 
     OPTIONAL = frozenset({"attempts", "b_c", "ties", "sd_diff", "exact", "family", "sanity", "at_their_word",
-                          "twin_hits", "counted_failed"})
+                          "twin_hits", "counted_failed", "flagged"})
 
     a: str
     b: str
@@ -204,12 +208,13 @@ class ComparisonRow(_Record):
     at_their_word: dict[str, int] | None = None
     twin_hits: dict[str, int] | None = None
     counted_failed: str | None = None
+    flagged: dict[str, int] | None = None
 
 
 @dataclass
 class TaskRow(_Record):
     """One task, ``tasks[]``: outcomes, ``suspicious`` flags (one per outcome: the attempt was flagged
-    ``suspicious``; a solve so flagged is counted unsolved and has its own grid mark) and edit-F1 per
+    ``suspicious``; a solve so flagged is counted solved and has its own grid mark) and edit-F1 per
     attempt, per agent in rank order."""
 
     id: str

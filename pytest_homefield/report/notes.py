@@ -98,8 +98,9 @@ def agent_notes(a: AgentSummary) -> list[str]:
 
 def suspicious_solved(name: str, n: int) -> str:
     """``n`` of the agent's attempts were scored solved but flagged suspicious."""
-    return (f"{name}: {n} attempt(s) scored solved but flagged suspicious are counted as "
-            "unsolved in pass@1 and every comparison; review them (flagged attempts, diff.patch).")
+    return (f"{name}: {n} attempt(s) scored solved but flagged suspicious are counted as solved (the flag is a "
+            "pattern list's hint); a verdict that counting them failed would change is withheld; review them "
+            "(flagged attempts, diff.patch).")
 
 
 def retried_at_its_word(name: str, n: int, claims: int, solved_again: int, solved: int,

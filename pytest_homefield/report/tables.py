@@ -17,6 +17,7 @@ from pytest_homefield.report.fmt import (
     DASH,
     FLAGGED_SOLVES,
     SUSPICIOUS_SOLVE_SYMBOL,
+    flagged_label,
     fmt_ci,
     fmt_p,
     fmt_p_adjusted,
@@ -103,7 +104,7 @@ class OutcomeHead:
 class Attempts:
     """One agent's attempts at one task in attempt order: outcome, its symbol (a solve flagged suspicious:
     :data:`~.fmt.SUSPICIOUS_SOLVE_SYMBOL`), the edit-F1 of each diff against the gold patch (``None``:
-    no diff), and whether each is a solve flagged suspicious (counted unsolved)."""
+    no diff), and whether each is a solve flagged suspicious (counted solved, shown apart)."""
 
     outcomes: tuple[str, ...]
     symbols: tuple[str, ...]
@@ -178,8 +179,8 @@ def used_outcomes(report: Report) -> list[str]:
 
 def outcome_columns(report: Report) -> tuple[list[str], dict[str, dict[str, int]]]:
     """``(columns, counts)`` of a table of attempts per outcome per agent: :func:`used_outcomes`, and
-    :data:`FLAGGED_SOLVES` after ``solved`` where some agent has a solve flagged suspicious (counted unsolved,
-    gatk51); agent name → its :func:`outcome_counts`."""
+    :data:`FLAGGED_SOLVES` after ``solved`` where some agent has a solve flagged suspicious (counted solved,
+    shown apart: gatk51); agent name → its :func:`outcome_counts`."""
     used = used_outcomes(report)
     counts = {name: dict(outcome_counts(a)) for name, a in report.agents.items()}
     if used and any(FLAGGED_SOLVES in c for c in counts.values()):
@@ -244,7 +245,7 @@ def _without_empty_columns(table: Table, *, first: int) -> Table:
 def _with_incomplete(pass_at_1: str, a: AgentSummary) -> str:
     """A pass@1 cell with the agent's ``incomplete: k of n scored``, ``K attempts tried again at its word: …``
     ``K attempts passed a contradicted twin exactly: …`` and ``forged on K attempts: …`` labels when it has them."""
-    labels = [x for x in (a.incomplete, a.at_its_word, a.twin_hits, a.forged) if x]
+    labels = [x for x in (a.incomplete, a.at_its_word, a.twin_hits, flagged_label(a), a.forged) if x]
     return f"{pass_at_1} ({'; '.join(labels)})" if labels else pass_at_1
 
 
@@ -268,7 +269,8 @@ def terminal_leaderboard(report: Report) -> Table:
         "tasks": [Text(str(a.tasks)) for a in agents],
         "scored": [Text(f"{a.scored}/{a.attempts}") for a in agents],
         "solved": [Text(str(a.solved)) for a in agents],
-        "pass@1": [Text(fmt_pct(a.pass_at_1) + ("*" if a.incomplete or a.at_its_word or a.twin_hits else ""))
+        "pass@1": [Text(fmt_pct(a.pass_at_1) + ("*" if a.incomplete or a.at_its_word or a.twin_hits
+                                                or a.flagged_solves else ""))
                    for a in agents],
         "95% CI": [Text(fmt_ci(a.pass_at_1_ci)) for a in agents],
         "pass@k": [Text(pass_k_summary(a.pass_at_k)) for a in agents],

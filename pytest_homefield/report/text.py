@@ -17,6 +17,7 @@ from pytest_homefield.report.fmt import (
     DASH,
     SUSPICIOUS_SOLVE_SYMBOL,
     SUSPICIOUS_SOLVE_WORDS,
+    flagged_label,
     fmt_pct,
     fmt_tokens,
     grid_flagged_solves,
@@ -165,6 +166,8 @@ def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> l
             add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.at_its_word}", yellow=True)
         if a.twin_hits:  # solves a content picker may have won by luck (atk22)
             add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.twin_hits}", yellow=True)
+        if a.flagged_solves:  # counted solved, the flag a hint; verdicts resting on them withheld (sus60)
+            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {flagged_label(a)}", yellow=True)
         if a.forged:  # not ranked, no comparison, fails the gate (docs/contracts.md §8)
             add(f"{a.name}: {a.forged} (not ranked)", yellow=True)
     reported = [a.name for a in agents.values() if a.cost_reported]

@@ -650,7 +650,8 @@ class AttemptItem(pytest.Item):
     """What an attempt item of a run or an ablation reports from its ``result`` (a :class:`Result`
     set in setup): solved passes, ``rate_limited`` is skipped with the reason, anything else is
     ``UNSOLVED`` (an xfail whose report carries only its reason), a solve flagged ``suspicious`` too
-    (``unsolved: suspicious (solved, flagged: REASON)``), as the report counts it."""
+    (``unsolved: suspicious (solved, flagged: REASON)``): a pass/fail channel has no "no verdict", so it takes the
+    reading a verdict of the report must survive (docs/contracts.md §10), as the gate does."""
 
     result: Result | None
 
@@ -660,8 +661,8 @@ class AttemptItem(pytest.Item):
         if result.outcome == "rate_limited":
             raise pytest.skip.Exception(f"{RATE_LIMITED}: {result.error or 'provider unavailable'}")
         if result.solved and result.suspicious:
-            # counted unsolved in every rate, comparison and gate (contracts §10): not a passed test either, in the
-            # terminal, its progress line or the JUnit XML (ratk48: "PASSED", "solved 1", a passed test case)
+            # counted solved in the report's rates, but a pass/fail line cannot withhold itself (contracts §10): the
+            # gate counts it failed, and so does the terminal, its progress line and the JUnit XML (ratk48: "PASSED")
             raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}suspicious (solved, flagged: "
                                          f"{result.suspicious_reason or 'suspicious'})")
         if not result.solved:

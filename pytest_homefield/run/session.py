@@ -572,7 +572,8 @@ def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list
     """Messages for each ``--homefield-fail-under`` gate not met: ``RATE`` applies to every agent,
     ``AGENT=RATE`` to one. Rates are pass@1 fractions in [0, 1]; an agent whose report is
     ``incomplete`` (an attempt of the run unscored or never run) does not meet any, nor one whose pass@1
-    with the attempts tried again at its word counted as failed (``counted_pass_at_1``) is below the rate.
+    with the attempts tried again at its word, or its solves flagged ``suspicious``, counted as failed
+    (``counted_pass_at_1``) is below the rate.
     Raises :class:`RunError` on a bad gate or an unknown agent name."""
     out: list[str] = []
     agents = report.get("agents", {})
@@ -594,8 +595,9 @@ def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list
             elif incomplete:  # a pass@1 over the attempts the agent let run is no pass (atk11 G2)
                 out.append(f"{n} pass@1 {p:.2f} is not over every attempt ({incomplete}): not passing {rate:.2f}")
             elif (counted := agents[n].get("counted_pass_at_1")) is not None and counted < rate:  # atk20 F2, atk22
-                why = " and ".join(f"{what} ({agents[n][k]})" for k, what in (
+                why = " and ".join([f"{what} ({agents[n][k]})" for k, what in (
                     ("at_its_word", "rests on its word"), ("twin_hits", "rests on solves its twin hits may have won"))
-                    if agents[n].get(k))
+                    if agents[n].get(k)] + ([f"rests on {agents[n]['flagged_solves']} solve(s) flagged suspicious"]
+                                            if agents[n].get("flagged_solves") else []))
                 out.append(f"{n} pass@1 {p:.2f} {why}: not passing {rate:.2f}")
     return out

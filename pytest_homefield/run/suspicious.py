@@ -70,7 +70,7 @@ def _matches(rx: re.Pattern[str], text: str) -> int:
 def suspicious_reasons(diff_text: str, gold_patch: str = "", *, cut: bool = False) -> list[str]:
     """The :data:`SUSPICIOUS_PATTERNS` reasons matched more often by the *added* lines of ``diff_text`` than by its
     removed lines (alt54: a real fix reformatting a whole file re-adds the lines the parent already had, simonw/llm's
-    own ``base64`` and ``@llm.hookimpl``: 6 of 6 such fixes were flagged, and a flagged solve counts as unsolved),
+    own ``base64`` and ``@llm.hookimpl``: 6 of 6 such fixes were flagged, and a flagged solve counted as unsolved then),
     and not by the added lines of ``gold_patch`` (what the reference fix itself does is never suspicious), each
     text cut to its first :data:`SCAN_CHARS` characters; then :data:`TOO_LARGE` when the change's
     added lines are longer than that, or ``diff_text`` is ``cut`` (the change was longer than the diff

@@ -77,7 +77,7 @@ def diff_block(text: str | Redacted, limit: int, where: str) -> Redacted:
 
 def outcome_span(outcome: str, symbol: str = "", *, flagged_solve: bool = False) -> str:
     """The outcome in its colour (the report's ``o-<outcome>`` classes), unscored ones marked; ``flagged_solve``
-    (a solve flagged suspicious, counted unsolved): the grid's own mark and words, class ``o-suspicious``."""
+    (a solve flagged suspicious, counted solved, shown apart): the grid's own mark and words, class ``o-suspicious``."""
     if flagged_solve:
         sym = f"{e(SUSPICIOUS_SOLVE_SYMBOL)} " if symbol else ""
         return f'<span class="o-suspicious">{sym}{e(SUSPICIOUS_SOLVE_WORDS)}</span>'

@@ -11,6 +11,7 @@ from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.ablate.simulate import label_rates, simulate_labels
 from pytest_homefield.ablate.table import (
     AT_ITS_WORD,
+    FLAGGED,
     HARMFUL,
     LOAD_BEARING,
     NO_EFFECT,
@@ -76,19 +77,21 @@ def test_outcomes_by_variant_keeps_the_last_line_and_only_scored_attempts() -> N
 
 
 def test_a_suspicious_solve_counts_as_the_report_counts_it() -> None:
-    """ratk48: the report counts a solve flagged ``suspicious`` as unsolved (contracts §10), the ablation's
-    tables counted it solved: a rule keeping the agent off pytest's internals, whose removal made it solve every
-    task by patching them (each solve flagged), read 'no detectable effect' (100 % with and without) and the
-    slimmer file dropped it. Now it is load-bearing, as the report's numbers say."""
+    """ratk48: a rule keeping the agent off pytest's internals, whose removal made it solve every task by patching
+    them (each solve flagged ``suspicious``), read 'no detectable effect' (100 % with and without) and the slimmer
+    file dropped it. Since sus60 a flagged solve counts solved, as in the report (contracts §10), and a label that
+    would change were the flagged solves counted failed is withheld: ``no verdict: it rests on flagged solves``,
+    and the slimmer file keeps the rule (it drops none on a pattern list's word)."""
     rules = split_rules("- Never touch pytest's internals.\n- filler.\n")
     tasks = [f"t{i}" for i in range(10)]
     recs = []
     for t in tasks:
         recs += [_record("base", t, "solved"), {**_record("rule-1", t, "solved"), "suspicious": True},
                  _record("rule-2", t, "solved")]
-    assert outcomes_by_variant(recs)["a"]["rule-1"] == {t: [0] for t in tasks}
+    assert outcomes_by_variant(recs)["a"]["rule-1"] == {t: [1] for t in tasks}
+    assert outcomes_by_variant(recs, flagged_failed=True)["a"]["rule-1"] == {t: [0] for t in tasks}
     table = build_tables(recs, rules, ["a"])[0]
-    assert [r.verdict for r in table.rows] == [LOAD_BEARING, NO_EFFECT] and table.rows[0].without_rule == 0.0
+    assert [r.verdict for r in table.rows] == [FLAGGED, NO_EFFECT] and table.rows[0].without_rule == 1.0
     assert slim_keep([table]) == {1}
 
 

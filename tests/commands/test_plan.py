@@ -206,7 +206,8 @@ def test_cli_flags(settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: 
 
 def test_plan_power_uses_the_earlier_runs_base_rate(settings: Settings) -> None:
     """issue 32: the power is stated at the solve rate the user's newest earlier run shows (else 50%, said); a
-    solve flagged ``suspicious`` (2 here) is not one, as the report counts it (ratk48: 40% before)."""
+    solve flagged ``suspicious`` (2 here) is one, as the report counts it since sus60 (30% when it counted
+    unsolved)."""
     settings.agents = ["oracle", "claude"]
     assert "Base rate: 50% assumed (no earlier run" in plan_text(settings)
     for rid, when, solved in (("old", "2026-01-01T00:00:00+00:00", [1, 1, 1, 1]),
@@ -220,8 +221,8 @@ def test_plan_power_uses_the_earlier_runs_base_rate(settings: Settings) -> None:
         recs.append({"run_id": rid, "task_id": "t0", "agent": "oracle", "attempt": 2, "outcome": "solved"})
         write_jsonl_atomic(run / "results.jsonl", recs)
     lines = plan_text(settings).splitlines()
-    assert lines[-2] == "Base rate: 30% from run new (10 scored attempts of claude)"
-    assert "30% base rate" in lines[-1]
+    assert lines[-2] == "Base rate: 40% from run new (10 scored attempts of claude)"
+    assert "40% base rate" in lines[-1]
 
 
 def test_a_plan_of_reference_agents_says_so_rather_than_no_earlier_run(settings: Settings) -> None:

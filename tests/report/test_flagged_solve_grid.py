@@ -1,8 +1,8 @@
-"""grid50: a solve flagged ``suspicious`` is counted unsolved by every rate (``records.counts_solved``), yet the
-per-task grid showed it as ``✓`` in every format (terminal, report.md, report.html, ``homefield view``), the
-list of flagged attempts below it: a reader scanning the grid read it as solved. Now ``tasks[].suspicious`` (one
-flag per attempt) gives it its own mark, ``!``, named in each legend. Over one run folder of hand-written result
-records: ``t0`` solved and flagged, ``t1`` solved clean, ``t2`` failed and flagged."""
+"""grid50: a solve flagged ``suspicious`` (counted solved by every rate since sus60, ``records.counts_solved``, a
+verdict resting on it withheld; counted unsolved before) was shown as ``✓`` in every format (terminal, report.md,
+report.html, ``homefield view``), the list of flagged attempts below it: a reader scanning the grid missed its flag.
+Now ``tasks[].suspicious`` (one flag per attempt) gives it its own mark, ``!``, named in each legend. Over one run
+folder of hand-written result records: ``t0`` solved and flagged, ``t1`` solved clean, ``t2`` failed and flagged."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pytest_homefield.report import render_html, render_json, render_markdown, r
 from pytest_homefield.report.model import Report
 from pytest_homefield.view import build_site
 
-WORDS = "solved but flagged suspicious, counted unsolved"
+WORDS = "solved but flagged suspicious, counted solved (a hint; verdicts resting on it withheld)"
 
 
 @pytest.fixture

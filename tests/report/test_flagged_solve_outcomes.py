@@ -1,7 +1,8 @@
 """gatk51: the report's outcomes per agent (terminal line, report.md and report.html's Outcomes table, ``homefield
 view``'s run page) counted a solve flagged ``suspicious`` under ``✓ solved`` beside a leaderboard whose ``solved``
-(``records.counts_solved``, ratk48) does not: ``✓ solved 2`` under ``solved 1``. Now ``✓ solved`` counts what every
-rate counts and the flagged solves have their own count, ``!``. Over one run folder of hand-written result records:
+(``records.counts_solved``, ratk48) did not: ``✓ solved 2`` under ``solved 1``. Now the flagged solves have their
+own count, ``!``, and ``✓ solved`` the others; since sus60 every rate counts both (the flag a hint), so the two add
+up to the leaderboard's ``solved``. Over one run folder of hand-written result records:
 ``t0`` solved and flagged, ``t1`` solved clean, ``t2`` failed and flagged."""
 
 from __future__ import annotations
@@ -24,16 +25,16 @@ def run(tmp_path: Path) -> Path:
 
 def test_the_terminal_outcomes_count_a_flagged_solve_apart(run: Path) -> None:
     rep = flagged_report(run)
-    assert rep.agents["x"].solved == 1
+    assert rep.agents["x"].solved == 2 and rep.agents["x"].flagged_solves == 1
     text = render_text_plain(rep)
     line = text.splitlines()[text.splitlines().index("outcomes (scored | unscored, left out of every rate):") + 1]
-    assert "✓ solved 1 · ! flagged solve (counted unsolved) 1 · ✗ tests failed 1" in line, line  # before: ✓ solved 2
+    assert "✓ solved 1 · ! flagged solve (counted solved) 1 · ✗ tests failed 1" in line, line  # before: ✓ solved 2
 
 
 def test_the_markdown_and_html_outcomes_tables_count_a_flagged_solve_apart(run: Path) -> None:
     md = render_markdown(flagged_report(run))
     table = md[md.index("## Outcomes"):]
-    assert "| Agent | ✓ solved | ! flagged solve (counted unsolved) | ✗ tests failed |" in table, table
+    assert "| Agent | ✓ solved | ! flagged solve (counted solved) | ✗ tests failed |" in table, table
     assert "| `x` | 1 | 1 | 1 |" in table, table  # before: | `x` | 2 | 1 | 1 |
     page = render_html(flagged_report(run))
     box = page[page.index("<h2>Outcomes</h2>"):]

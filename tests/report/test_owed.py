@@ -66,30 +66,33 @@ def test_the_gate_counts_a_candidates_unrun_attempts_as_failed(tmp_path: Path) -
     assert gate_summary([g]).startswith("gate: fail (x worse than base-x")
 
 
-def test_the_gate_counts_a_flagged_solve_as_the_report_does(tmp_path: Path) -> None:
-    """ratk48: the report counts a solve flagged ``suspicious`` as unsolved (contracts §10); the gate counted it
-    solved: a candidate whose every solve was flagged (pass@1 0 % in its report, 100 % in the baseline's) read
-    ``1.00 vs 1.00``, ``gate: pass``, exit 0 and a passed ``homefield``/``gate`` test case in the JUnit XML."""
+def test_the_gate_counts_a_flagged_solve_failed(tmp_path: Path) -> None:
+    """ratk48: the gate counted a solve flagged ``suspicious`` solved: a candidate whose every solve was flagged
+    read ``1.00 vs 1.00``, ``gate: pass``, exit 0 and a passed ``homefield``/``gate`` test case in the JUnit XML.
+    The report counts it solved since sus60 (the flag a hint, a verdict resting on it withheld); a pass/fail gate
+    cannot withhold itself, so it counts the candidate's flagged solves failed, as it counts claimed retries."""
     base = _run(tmp_path / "base-f", ["x"], [(t, "x", "solved") for t in IDS])
     cand = _run(tmp_path / "cand-f", ["x"], [(t, "x", "solved") for t in IDS])
     rows = [{**json.loads(line), "suspicious": True, "suspicious_reason": "pytest hooks"}
             for line in (cand / "results.jsonl").read_text().splitlines()]
     (cand / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert build_report([cand], [plain_task(t) for t in IDS])["agents"]["x"]["pass_at_1"] == 0.0
+    assert build_report([cand], [plain_task(t) for t in IDS])["agents"]["x"]["pass_at_1"] == 1.0
     (g,) = worse_than([cand], base)
-    assert (g.candidate, g.baseline, g.worse) == (0.0, 1.0, True), g
+    assert (g.candidate, g.baseline, g.worse, g.flagged) == (0.0, 1.0, True, 8), g
     assert gate_summary([g]).startswith("gate: fail (x worse than base-f")
+    assert "; 8 solves flagged suspicious counted as failed (a pattern list's hint" in g.text, g.text
 
 
-def test_a_task_only_a_flagged_solve_solved_is_unsolved_by_all(tmp_path: Path) -> None:
-    """ratk48: a task whose only solve was flagged ``suspicious`` (counted unsolved in every rate) was left out
-    of "Unsolved by every agent": the report said "every task was solved by some agent"."""
-    run = _run(tmp_path / "u", ["x"], [("t0", "x", "solved"), ("t1", "x", "solved")])
-    rows = [{**json.loads(line), "suspicious": json.loads(line)["task_id"] == "t0"}
-            for line in (run / "results.jsonl").read_text().splitlines()]
+def test_unsolved_by_all_counts_a_flagged_solve_as_the_rates_do(tmp_path: Path) -> None:
+    """ratk48: a task whose only solve was flagged ``suspicious`` (counted unsolved in every rate then) was left
+    out of "Unsolved by every agent". The list counts as the rates count: since sus60 a flagged solve counts
+    solved (the flag a hint), so such a task is solved, and a task with no solve at all is listed."""
+    run = _run(tmp_path / "u", ["x"], [("t0", "x", "solved"), ("t1", "x", "tests_failed")])
+    rows = [{**json.loads(line), "suspicious": True} for line in (run / "results.jsonl").read_text().splitlines()]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     report = build_report([run], [plain_task(t) for t in IDS])
-    assert report["unsolved_by_all"] == ["t0"]
+    assert report["unsolved_by_all"] == ["t1"]
+    assert report["agents"]["x"]["pass_at_1"] == 0.5
 
 
 def _claimed_then(folder: Path, rows: list[tuple[str, str, list[str]]]) -> Path:

@@ -123,15 +123,28 @@ def test_not_needed_decisions() -> None:
 
 
 def test_a_suspicious_solve_settles_nothing_the_report_would_not() -> None:
-    """ratk48: the report counts a solve flagged ``suspicious`` as unsolved (contracts §10); the adaptive looks
-    counted it solved, so an agent whose every solve was flagged (c: 20 of 20 here, the report's pass@1 0 %,
-    tied with a) settled its pair 'difference' from a at look 1 and its later attempts were not run. Counted as the
-    report counts it, the pair is tied: futility, the same verdict as the report's."""
+    """ratk48: the adaptive looks counted a solve flagged ``suspicious`` solved, so an agent whose every solve was
+    flagged (c: 20 of 20 here) settled its pair 'difference' from a at look 1 and its later attempts were not run.
+    Since sus60 a flagged solve counts solved (the flag a hint) and a verdict resting on flagged solves is withheld
+    (contracts §10): as recorded 'difference', with c's flagged solves counted failed a tie (futility), so the pair
+    is not settled and its attempts go on."""
     tasks = [f"t{i}" for i in range(20)]
     recs = [_rec(t, "a", n, "tests_failed") for t in tasks for n in (1, 2)]
     recs += [{**_rec(t, "c", n, "solved"), "suspicious": True} for t in tasks for n in (1, 2)]
     pair = {(p.a, p.b): p for p in adaptive_pairs(recs, [("a", "cmd:x"), ("c", "cmd:z")], looks=5)}[("a", "c")]
-    assert pair.why.startswith("futility")
+    assert not pair.settled and pair.why.startswith("no verdict: it rests on c's flagged solves"), pair.why
+    assert "counted as failed: futility" in pair.why, pair.why
+
+
+def test_a_flagged_solve_that_decides_nothing_settles_as_recorded() -> None:
+    """sus60: a flag withholds only what rests on it. c solves every attempt, one flagged (a real fix of a listed
+    shape); a solves none: 'difference' at look 1 as recorded and with the flagged solve counted failed, so the
+    pair is settled there."""
+    tasks = [f"t{i}" for i in range(20)]
+    recs = [_rec(t, "a", n, "tests_failed") for t in tasks for n in (1, 2)]
+    recs += [{**_rec(t, "c", n, "solved"), "suspicious": (t, n) == ("t0", 1)} for t in tasks for n in (1, 2)]
+    pair = {(p.a, p.b): p for p in adaptive_pairs(recs, [("a", "cmd:x"), ("c", "cmd:z")], looks=5)}[("a", "c")]
+    assert (pair.why, pair.look) == ("difference", 1), pair
 
 
 def test_section_and_savings() -> None:

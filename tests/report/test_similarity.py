@@ -98,12 +98,14 @@ def test_similarity_of_lines_is_similarity() -> None:
     assert similarity(agent, gold) == similarity_of_lines(changed_lines(agent), changed_lines(gold))
 
 
-def test_a_flagged_solve_is_in_the_unsolved_similarity_mean(tmp_path: Path) -> None:
-    """ratk48: the mean edit-F1 "of solved attempts" held a solve flagged ``suspicious``, which every rate counts
-    unsolved (0.9 here, the flagged solve's; it is the unsolved mean's now)."""
+def test_a_flagged_solve_is_in_the_solved_similarity_mean(tmp_path: Path) -> None:
+    """ratk48: the similarity split follows the rates' count (``records.counts_solved``). Since sus60 a solve
+    flagged ``suspicious`` counts solved (the flag a hint), so its edit-F1 (0.9 here) is the solved mean's, with
+    the clean solve's 0.5; a failed attempt's 0.2 is the unsolved mean."""
     def attempt(f1: float, **flags: bool) -> Attempt:
         return Attempt(Result(run_id="r", task_id="t", agent="a", attempt=1, outcome="solved", **flags),
                        tmp_path, None, f1)
 
-    split = _similarity_split([attempt(0.9, suspicious=True), attempt(0.5)])
-    assert (split.mean_f1_solved, split.mean_f1_unsolved) == (0.5, 0.9)
+    failed = Attempt(Result(run_id="r", task_id="t", agent="a", attempt=2, outcome="tests_failed"), tmp_path, None, 0.2)
+    split = _similarity_split([attempt(0.9, suspicious=True), attempt(0.5), failed])
+    assert (split.mean_f1_solved, split.mean_f1_unsolved) == (0.7, 0.2)

@@ -15,9 +15,10 @@ in the temp dir above the grading copy. ``infra`` (unscored) instead of ``tests_
 ``tests`` replaced by a symlink, ``.git`` replaced by a gitdir file.
 
 Known limit, kept as a test: code the agent writes that the hidden tests import runs inside the test
-process and can tamper with pytest in memory; such a diff is flagged ``suspicious`` with its reason
-(and kept out of pass@1 by the report); source that calls ``os._exit(0)`` at import is scored
-``tests_failed`` (issue 15; see ``test_sandbox_attacks.py`` for the sandbox's own attacks).
+process and can tamper with pytest in memory; such a diff is flagged ``suspicious`` with its reason (a
+hint: the canaries catch it, ``forged``, which is what keeps it out of pass@1; sus60); source that calls
+``os._exit(0)`` at import is scored ``tests_failed`` (issue 15; see ``test_sandbox_attacks.py`` for the
+sandbox's own attacks).
 """
 
 from __future__ import annotations
@@ -331,10 +332,12 @@ def test_source_exiting_at_import_is_never_solved(task: Task, cache: SnapshotCac
 
 @pytest.mark.slow
 def test_source_patching_pytest_in_memory_is_flagged(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
-    """Not closable: the hidden tests import the agent's module, which patches ``_pytest.reports``
-    in the test process (contracts §7: forgery-resistant, not forgery-proof). Currently scored
-    ``solved``; it must at least be flagged ``suspicious`` for the report."""
+    """The hidden tests import the agent's module, which patches ``_pytest.reports`` in the test process
+    (contracts §7: forgery-resistant, not forgery-proof). Once scored ``solved`` and only flagged; the canaries
+    catch it (``forged``: measured before sus60, ``forged``, flagged ``pytest internals``), so no count rests on
+    the flag, which a solve flagged ``suspicious`` would since it counts solved (contracts §10)."""
     r, _ = files_attempt(task, cache, tmp_path, {"src/calc/__init__.py": WRONG_CALC + MONKEYPATCH_REPORTS})
+    assert r.outcome == "forged" and r.canary, r
     assert r.suspicious, r
 
 

@@ -32,9 +32,10 @@ def test_only_an_xfail_has_a_reason() -> None:
 
 @pytest.mark.parametrize("item_class", [RunItem, AblateItem])
 def test_a_flagged_solve_is_not_a_passed_test(item_class: type) -> None:
-    """ratk48: the report counts a solve flagged ``suspicious`` as unsolved (contracts §10), its item passed:
-    ``PASSED`` in the terminal, ``solved`` on the progress line, a passed test case in the JUnit XML a CI
-    dashboard counts. Now it is unsolved there too, with the flag's reason; a clean solve still passes."""
+    """ratk48: a solve flagged ``suspicious`` passed its item: ``PASSED`` in the terminal, ``solved`` on the
+    progress line, a passed test case in the JUnit XML a CI dashboard counts. The report counts it solved since
+    sus60 and withholds every verdict resting on it; a pass/fail line cannot withhold itself, so it is unsolved
+    there, with the flag's reason, as in the gate (contracts §10); a clean solve still passes."""
     item = object.__new__(item_class)
     item.result = Result(run_id="r", task_id="t", agent="a", attempt=1, outcome="solved", suspicious=True,
                          suspicious_reason="pytest hooks")

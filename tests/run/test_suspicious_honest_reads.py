@@ -1,4 +1,5 @@
-"""Real fixes the ``suspicious`` hint flagged, and so counted unsolved (alt58, issue 30; docs/contracts.md §7).
+"""Real fixes the ``suspicious`` hint flagged, and so counted unsolved until sus60 (alt58, issue 30; docs/contracts.md
+§7, §10: a flagged solve counts solved since, the flag shown beside it).
 
 Two honest shapes, measured on real repositories with ``homefield run --agent cmd:…`` (bubblewrap, canaries on):
 
@@ -16,9 +17,14 @@ Two honest shapes, measured on real repositories with ``homefield run --agent cm
 from __future__ import annotations
 
 import difflib
+import json
+from pathlib import Path
 
 import pytest
+from helpers.report_tasks import plain_task
 
+from pytest_homefield.records import Result, counts_solved
+from pytest_homefield.report import compute_report
 from pytest_homefield.run.suspicious import suspicious_reasons
 
 
@@ -106,8 +112,9 @@ def test_reaching_a_callers_frame_is_still_flagged() -> None:
         assert suspicious_reasons(change, gold) == ["frame or object inspection"], reach
 
 
-#: Real-fix shapes other reasons of the list still flag (alt58): each counts a real fix unsolved, and each is one a
-#: forger spells past the list (``getattr(importlib, "import_" + "module")``), so the list guards nothing there.
+#: Real-fix shapes other reasons of the list still flag (alt58): each is one a forger spells past the list
+#: (``getattr(importlib, "import_" + "module")``), so the list guards nothing there, and until sus60 each counted a
+#: real fix unsolved (a flagged solve counted unsolved everywhere, contracts §10).
 STILL_FLAGGED = {
     "dynamic import": "    backend = importlib.import_module(name)  # an optional dependency, chosen by the caller\n",
     "encoded or generated code": "    text = codecs.decode(text, 'unicode_escape')  # a CLI argument's escapes\n",
@@ -115,10 +122,19 @@ STILL_FLAGGED = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="alt58: a pattern list cannot tell these real fixes from a forger's; a "
-                   "flagged solve counts unsolved (contracts §10), which only a rule that no pattern decides closes")
 @pytest.mark.parametrize("reason", sorted(STILL_FLAGGED))
-def test_a_real_fix_of_another_listed_shape_is_not_flagged(reason: str) -> None:
+def test_a_real_fix_of_another_listed_shape_counts_solved_with_its_flag_shown(reason: str, tmp_path: Path) -> None:
+    """alt58's strict xfail turned around (sus60): no pattern decides a count. The fix is still flagged with its
+    reason (the hint, shown in the report's flagged attempts), and its solve counts solved: pass@1 100%, not 0%."""
     gold = _diff("funcy/colls.py", JOIN_WITH, JOIN_WITH_GOLD)
     change = _diff("funcy/colls.py", JOIN_WITH, JOIN_WITH_GOLD + STILL_FLAGGED[reason])
-    assert suspicious_reasons(change, gold) == []
+    assert suspicious_reasons(change, gold) == [reason]
+    r = Result(run_id="r", task_id="t", agent="fixer", attempt=1, outcome="solved", suspicious=True,
+               suspicious_reason="; ".join(suspicious_reasons(change, gold)))
+    assert counts_solved(r) and counts_solved(r.to_dict())
+    (tmp_path / "results.jsonl").write_text(json.dumps(r.to_dict()) + "\n")
+    (tmp_path / "meta.json").write_text(json.dumps({"run_id": "r", "attempts": 1, "task_ids": ["t"],
+                                                    "agents": [{"name": "fixer", "spec": "fixer"}]}))
+    rep = compute_report([tmp_path], [plain_task("t")])
+    assert (rep.agents["fixer"].pass_at_1, rep.agents["fixer"].flagged_solves) == (1.0, 1)
+    assert [(f.task_id, f.reason) for f in rep.flagged] == [("t", reason)]

@@ -1,0 +1,76 @@
+"""sus60: a solve flagged ``suspicious`` counts solved (the flag a pattern list's hint, shown beside it), and a
+verdict that would change were the flagged solves counted failed is withheld (docs/contracts.md §10), as one
+resting on an agent's claims is. Before, a flagged solve counted unsolved everywhere (``records.counts_solved``):
+a real fix that trips the list (``importlib.import_module(name)``, alt58) lost its solve, while a forger spells
+past the list. Over run folders of hand-written result records (10 tasks, one attempt each)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers.report_tasks import plain_task
+
+from pytest_homefield.records import Result
+from pytest_homefield.report import build_report, compute_report
+from pytest_homefield.report.headline import headline
+from pytest_homefield.report.model import Report
+from pytest_homefield.run.session import fail_under_failures
+
+IDS = [f"t{i}" for i in range(10)]
+
+
+def _run(folder: Path, rows: dict[str, list[tuple[str, bool]]]) -> Path:
+    """A run folder of :data:`IDS` × the agents of ``rows`` × 1 attempt: per agent, per task in order, its
+    (outcome, flagged ``suspicious``)."""
+    folder.mkdir()
+    results = [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o, suspicious=s,
+                      suspicious_reason="dynamic import" if s else None)
+               for a, outs in rows.items() for t, (o, s) in zip(IDS, outs, strict=True)]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
+    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name, "attempts": 1, "task_ids": IDS,
+                                                  "agents": [{"name": a, "spec": a} for a in rows]}))
+    return folder
+
+
+FAILED = ("tests_failed", False)
+SOLVED = ("solved", False)
+FLAGGED = ("solved", True)
+
+
+def test_a_comparison_won_on_flagged_solves_is_no_verdict(tmp_path: Path) -> None:
+    """``flagger`` solves every task, each solve flagged; ``plain`` solves 2, unflagged. As recorded flagger beats
+    plain (8 to 0, exact McNemar p=0.008); with the flagged solves counted failed plain leads 2 to 0, no
+    detectable difference: the verdict rests on the flags, so there is none."""
+    run = _run(tmp_path / "r", {"flagger": [FLAGGED] * 10, "plain": [SOLVED] * 2 + [FAILED] * 8})
+    rep = compute_report([run], [plain_task(t) for t in IDS])
+    flagger = rep.agents["flagger"]
+    assert (flagger.pass_at_1, flagger.solved, flagger.flagged_solves, flagger.counted_pass_at_1) == (1.0, 10, 10, 0.0)
+    (row,) = [c for c in rep.comparisons if c.test is not None]
+    assert row.flagged == {"flagger": 10} and not row.significant, row
+    assert row.verdict.startswith("flagger vs plain: no verdict, it rests on flagged solves (flagger's 10 solves "
+                                  "flagged suspicious"), row.verdict
+    assert row.counted_failed is not None and "no detectable difference" in row.counted_failed
+    assert headline(rep).startswith("No verdict between flagger and plain (100% vs 20% pass@1): it rests on "
+                                    "flagged solves"), headline(rep)
+    # a pass/fail line has no "no verdict": --fail-under takes the flagged solves as failed
+    report = build_report([run], [plain_task(t) for t in IDS])
+    assert fail_under_failures(report, ["flagger=0.5"]) == [
+        "flagger pass@1 1.00 rests on 10 solve(s) flagged suspicious: not passing 0.50"]
+    assert report["comparisons"][0]["flagged"] == {"flagger": 10}
+
+
+def test_a_verdict_that_no_flag_decides_stands(tmp_path: Path) -> None:
+    """``fixer`` solves every task, one solve flagged (a real fix of a listed shape, alt58); ``plain`` none. The
+    flagged solve counts solved (pass@1 100%, not 90%), the flag is shown, and the verdict, the same with it
+    counted failed, stands."""
+    run = _run(tmp_path / "r", {"fixer": [FLAGGED] + [SOLVED] * 9, "plain": [FAILED] * 10})
+    rep: Report = compute_report([run], [plain_task(t) for t in IDS])
+    fixer = rep.agents["fixer"]
+    assert (fixer.pass_at_1, fixer.flagged_solves, fixer.counted_pass_at_1) == (1.0, 1, 0.9)
+    (row,) = [c for c in rep.comparisons if c.test is not None]
+    assert row.significant and row.flagged is None and row.counted_failed is None, row
+    assert headline(rep).startswith("fixer beats plain by +100 pp pass@1"), headline(rep)
+    assert [(f.task_id, f.reason) for f in rep.flagged] == [("t0", "dynamic import")]
+    assert any("fixer: 1 attempt(s) scored solved but flagged suspicious are counted as solved" in n
+               for n in rep.notes), rep.notes
