@@ -158,3 +158,41 @@ def test_the_real_claude_cli_installed_in_a_home_runs_in_the_sandbox(layout: str
 def _same_fs_tmp(path: Path) -> str:
     """A scratch folder on ``path``'s filesystem: ``/tmp`` when it is there, else ``path``'s folder's parent."""
     return "/tmp" if os.stat("/tmp").st_dev == path.stat().st_dev else str(path.parent.parent)
+
+
+def test_a_recipe_client_whose_interpreter_prefix_is_the_home_is_refused_before_the_attempt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recipe client ``#!~/bin/python3.11`` whose Python was installed with ``--prefix=$HOME`` (``~/lib/python3.11``):
+    its prefix is the home, which no sandbox gets (satk58), so inside it had its binary and not its standard
+    library, and the attempt ran to an empty patch, scored as the agent's (before: outcome ``None``, graded). Now,
+    sandboxed, it is ``infra`` before the attempt, one line naming the path; unsandboxed it runs."""
+    from helpers.bwrap import bwrap_or_skip as _probe
+
+    from pytest_homefield.agents.base import AgentContext
+    from pytest_homefield.agents.registry import build_agents
+    from pytest_homefield.settings import resolve_settings
+
+    bwrap = _probe()
+    home = tmp_path / "home"
+    (home / "lib" / "python3.11").mkdir(parents=True)
+    (home / "lib" / "python3.11" / "os.py").write_text("")
+    (home / "bin").mkdir()
+    python = home / "bin" / "python3.11"  # a shell under a Python's name: it runs the script below on the host
+    shutil.copy2(Path(shutil.which("sh") or "/bin/sh").resolve(), python)
+    client = home / "bin" / "aider"
+    client.write_text(f"#!{python}\necho edited > done.txt\n")
+    client.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (aider,) = build_agents(["aider"], resolve_settings(tmp_path, {}))
+    env = {"PATH": f"{home / 'bin'}:/usr/bin:/bin", "HOMEFIELD_PROMPT": "x", "TMPDIR": str(tmp_path),
+           "HOME": str(home)}
+    res = aider.run(AgentContext(workspace=ws, prompt="x", env=dict(env), timeout_s=60, artifacts=tmp_path / "a1",
+                                 sandbox=BwrapBackend(bwrap).name))
+    assert (res.outcome, res.established) == ("infra", True), res
+    assert res.error == (f"cannot sandbox aider: it needs {home}, your home folder, which no sandbox is given "
+                         "(install it outside your home, or pass --sandbox none to accept the risk)"), res.error
+    assert not (ws / "done.txt").exists()
+    res = aider.run(AgentContext(workspace=ws, prompt="x", env=dict(env), timeout_s=60, artifacts=tmp_path / "a2"))
+    assert res.outcome is None and (ws / "done.txt").read_text() == "edited\n", res
