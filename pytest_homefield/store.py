@@ -35,7 +35,12 @@ from pytest_homefield.pins import folder_below, open_in_pinned
 
 __all__ = ["StoreError", "RecordError", "NotOwnFile", "open_own", "open_own_file", "own_text", "append_jsonl",
            "lock_holder", "read_jsonl", "read_jsonl_lines", "read_jsonl_tail", "write_atomic", "write_jsonl_atomic",
-           "dumps", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE"]
+           "dumps", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE", "MAX_LINE_BYTES"]
+
+#: The longest line :func:`read_jsonl_lines` reads (characters, at most as many bytes): homefield writes no record near
+#: it (a task's patches are its largest, kilobytes to a few MB); a line without end from another machine's file (a
+#: shard given to ``--merge``, a run folder given to ``homefield report``) is refused with this much of it in memory.
+MAX_LINE_BYTES = 64 << 20
 
 
 def dumps(record: Any) -> str:
@@ -180,7 +185,9 @@ def read_jsonl_lines(path: Path, *, strict: bool = False) -> Iterator[tuple[int,
 
     ``strict=False``: a line that is not valid JSON (a torn write) is skipped; a valid JSON line that
     is not an object raises :class:`RecordError`. ``strict=True``: any line that is not a JSON object
-    raises :class:`RecordError` (``"<path>: line N: …"``).
+    raises :class:`RecordError` (``"<path>: line N: …"``). Either way a line over :data:`MAX_LINE_BYTES`
+    raises :class:`RecordError` once that much of it is read (satk60: a sparse shard file of one line without
+    end was read whole, the host's memory with it).
     """
     try:
         fh = os.fdopen(_open_regular(path, os.O_RDONLY), encoding="utf-8", errors="surrogateescape")
@@ -191,7 +198,11 @@ def read_jsonl_lines(path: Path, *, strict: bool = False) -> Iterator[tuple[int,
     except OSError as exc:
         raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with fh:
-        for n, line in enumerate(fh, 1):
+        n = 0
+        while line := fh.readline(MAX_LINE_BYTES + 1):
+            n += 1
+            if len(line) > MAX_LINE_BYTES and not line.endswith("\n"):
+                raise RecordError(f"{path}: line {n}: longer than {MAX_LINE_BYTES} bytes, not a record")
             line = line.strip()
             if not line:
                 continue

@@ -153,3 +153,28 @@ def test_report_refuses_a_run_whose_results_are_a_link(tmp_path: Path, monkeypat
     assert err == f"homefield report: {run / 'results.jsonl'}: a symlink, never followed\n"
     assert "solved" not in out and "Traceback" not in err
     assert forged.read_text() == USER_FILE
+
+
+def test_a_line_without_end_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """satk60: a JSON-lines file from another machine (a shard's ``results.jsonl`` or probe file given to
+    ``--merge`` or ``homefield report RUN…``) of one line with no end was read whole into memory: a sparse file
+    costs no disk, and the host's memory went with its size (before: 300 MiB of line, a reader's peak RSS 600+ MiB).
+    A line over :data:`~pytest_homefield.store.MAX_LINE_BYTES` is now refused naming the file and line, the reader
+    holding at most that much of it; the records before it were read."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "results.jsonl"
+    with open(path, "wb") as fh:
+        fh.write(b'{"a": 1}\n')
+        fh.truncate(300 << 20)  # a sparse line of NUL bytes, no newline
+    code = ("import resource, sys\nfrom pathlib import Path\nfrom pytest_homefield.store import read_jsonl_lines\n"
+            "got = []\ntry:\n    for n, r in read_jsonl_lines(Path(sys.argv[1])):\n        got.append(r)\n"
+            "except ValueError as exc:\n    print('refused:', exc)\n"
+            "print(got, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and len(lines) == 2, proc.stdout + proc.stderr
+    assert lines[0].startswith(f"refused: {path}: line 2: longer than"), lines
+    got, peak_mib = lines[1].rsplit(" ", 1)
+    assert got == "[{'a': 1}]" and int(peak_mib) < 200, lines

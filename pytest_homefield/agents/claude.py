@@ -394,10 +394,18 @@ class ClaudeAgent(Capable):
     capabilities = CAPABILITIES
 
     def sandbox_paths(self, env: Mapping[str, str] | None = None) -> list[Path]:
-        """Read-only paths the CLI needs inside a sandbox: the folder of its launcher (``node_modules/.bin``)
-        and of its installed package."""
-        real = Path(os.path.realpath(self.executable))
-        return [Path(self.executable).parent, real.parent.parent if real.parent.name == "bin" else real.parent]
+        """Read-only paths the CLI needs inside a sandbox: its launcher as a file (``node_modules/.bin/claude``,
+        ``~/bin/claude``; a link is made that link inside, :func:`~pytest_homefield.sandbox.bwrap.bwrap_argv`), and
+        its installed package when it lies in one (``node_modules/@anthropic-ai/claude-code``, above its ``bin/``
+        when its real file is there), else its real file alone (the native installer's
+        ``~/.local/share/claude/versions/X``, a binary copied to ``~/bin``). Never the folder the launcher or the
+        real file merely sits in: ``~/bin`` holds the user's other programs and their scripts' secrets (satk60)."""
+        launcher = Path(os.path.abspath(self.executable))
+        real = Path(os.path.realpath(launcher))
+        package = real.parent.parent if real.parent.name == "bin" else real.parent
+        if package.parent.name == "node_modules" or package.parent.parent.name == "node_modules":  # @scope/name
+            return list(dict.fromkeys([launcher, package]))
+        return list(dict.fromkeys([launcher, real]))
 
     def provider_hosts(self, env: Mapping[str, str]) -> list[str]:
         """Where the CLI's requests go: ``ANTHROPIC_BASE_URL`` when the attempt's environment sets it

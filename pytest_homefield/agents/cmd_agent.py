@@ -186,7 +186,8 @@ class CommandAgent(Capable):
         ``None``: grade it). A non-zero exit status is graded all the same; ``error`` (unless the usage
         line gives one) is then :func:`exit_error`'s line. Never raises for the command's own failures."""
         out_path = ctx.artifacts / "agent.out"
-        missing = self.client.missing(ctx.env) if self.client else None
+        # the bwrap and Landlock backends bind the client's install, never a path holding the home (satk60)
+        missing = self.client.missing(ctx.env, confined=ctx.sandbox in ("bwrap", "landlock")) if self.client else None
         if missing:  # a recipe's client not installed: homefield's finding, not an agent's empty patch
             return AgentResult(outcome="infra", error=missing, established=True)
         try:

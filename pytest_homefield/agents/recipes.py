@@ -45,6 +45,7 @@ from typing import Any
 from pytest_homefield.agents.recipe_hosts import RECIPE_HOSTS
 from pytest_homefield.key_shapes import redact
 from pytest_homefield.sandbox.bwrap import program_paths
+from pytest_homefield.sandbox.protected import holds_home, homes
 from pytest_homefield.store import own_text
 
 __all__ = [
@@ -353,14 +354,23 @@ class ClientSandbox:
     #: how to install the client, said when it is not on the agent's ``PATH`` (:meth:`missing`)
     install: str = ""
 
-    def missing(self, env: Mapping[str, str]) -> str | None:
-        """Why the client cannot start (its :attr:`executable` is not on ``env["PATH"]``), else ``None``:
-        homefield's own finding on the host, made before the attempt (inside, ``sh`` would say
-        "not found", the recipe's usage helper would print ``{}`` and the attempt read as an empty patch)."""
-        if shutil.which(self.executable, path=env.get("PATH", "")):
-            return None
-        how = f" (install it: {self.install})" if self.install else ""
-        return f"cannot start {self.executable}: not found on the agent's PATH{how}"
+    def missing(self, env: Mapping[str, str], *, confined: bool = False) -> str | None:
+        """Why the client cannot start (its :attr:`executable` is not on ``env["PATH"]``; ``confined``, in a sandbox
+        that binds its install: a path of it, :meth:`paths`, is or holds the user's home, which no sandbox is given,
+        :func:`~pytest_homefield.sandbox.protected.holds_home`), else ``None``: homefield's own finding on the host,
+        made before the attempt (inside, ``sh`` would say "not found", or the client would start without what it
+        needs, the recipe's usage helper would print ``{}`` and the attempt read as an empty patch; satk60: a
+        Python installed with ``--prefix=$HOME`` as its interpreter)."""
+        if not shutil.which(self.executable, path=env.get("PATH", "")):
+            how = f" (install it: {self.install})" if self.install else ""
+            return f"cannot start {self.executable}: not found on the agent's PATH{how}"
+        if confined:
+            home = homes()
+            held = next((p for p in self.paths(env) if holds_home(p, home)), None)
+            if held is not None:
+                return (f"cannot sandbox {self.executable}: it needs {held}, your home folder, which no sandbox is "
+                        "given (install it outside your home, or pass --sandbox none to accept the risk)")
+        return None
 
     def provider_hosts(self, env: Mapping[str, str]) -> list[str]:
         """The hosts the client calls given the attempt's ``env`` (:data:`RECIPE_HOSTS`, by

@@ -10,7 +10,8 @@ combined into this repository's ``.homefield/``, as one unsharded session would 
   (:mod:`pytest_homefield.ablate.ablate_shards`).
 
 Exit status: 0 merged; 2 refused (different task or candidate sets, shards of different splits, a
-key two folders disagree on, a missing shard of a mining split), one line on stderr, nothing
+key two folders disagree on, a missing shard of a mining split, a shard's records file that is a link, no regular
+file or holds a line over :data:`~pytest_homefield.store.MAX_LINE_BYTES`), one line on stderr, nothing
 written. Runs are merged by ``homefield report RUN…`` instead (:mod:`pytest_homefield.report.shard_checks`).
 """
 
@@ -96,6 +97,10 @@ def run_merge(ns: argparse.Namespace, root: Path) -> int:
     returns the exit status."""
     try:
         return {"mine": _mine, "probe": _probe, "ablate": _ablate}[ns.command](ns, root)
-    except (ShardMergeError, ConfigError, ValueError) as exc:
-        print(str(exc), file=sys.stderr)
+    except (ShardMergeError, ConfigError, ValueError, OSError) as exc:
+        # a shard's file refused by the store (a link, a fifo, a line without end: satk60) is an OSError or a
+        # ValueError naming the file, which no merge step wrapped: one line too, never a traceback
+        message = str(exc)
+        print(message if message.startswith("homefield ") else f"homefield {ns.command} --merge: {message}",
+              file=sys.stderr)
         return 2

@@ -186,7 +186,10 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     stays writable; a read-only path inside an already read-only one is left out, and so is one that
     holds a protected folder (:mod:`.protected`: the repository under benchmark) or the user's home folder
     (:func:`~.protected.holds_home`: a client's install prefix ``~`` of ``~/bin/NAME``, satk58); a protected folder
-    under a system folder is hidden by an empty tmpfs. Reads only which of the paths exist and the
+    under a system folder is hidden by an empty tmpfs. A read-only path that is a symlink whose real path is visible
+    (a system folder, another path of ``policy``) is made that symlink (``--symlink REAL PATH``: a launcher
+    ``~/bin/claude -> <install>`` runs from its install, whose relative imports still resolve, satk60).
+    Reads only which of the paths exist and the
     protected folders, and finds the copies of the project to mask (:func:`_mask_args`; ``masks=False``:
     none, for :func:`probe` alone, whose sandbox shows nothing of a task).
     """
@@ -205,6 +208,12 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
         # already visible read-only through a system folder or a shallower read-only bind
         if (_under(p, sys_roots) and not _under(p, hidden)) or \
                 any(q != p and _under(p, [q]) and not _under(p, rw) for q in ro):
+            continue
+        target = os.path.realpath(p)
+        if os.path.islink(p) and os.path.realpath(os.path.dirname(p)) == os.path.dirname(p) and \
+                _under(target, [*sys_roots, *ro, *rw]):
+            # a launcher ``~/bin/claude -> <install>``: the link itself, never the folder it sits in (satk60)
+            binds.append((p.count("/"), "--symlink", target, p))
             continue
         binds.append((p.count("/"), "--ro-bind", p, p))
     binds += [(p.count("/"), "--bind", p, p) for p in rw]
@@ -521,15 +530,19 @@ def _shebang(path: Path) -> list[str]:
 
 def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
     """Read-only paths a program found as ``executable`` on ``path_var`` (default ``$PATH``) needs
-    inside a sandbox; ``[]`` when it is not found. Always the folder of the launcher (so ``PATH`` finds
-    it) and of its real file; then, for the install layouts of pip, pipx, uv and npm:
+    inside a sandbox; ``[]`` when it is not found. Always the launcher and its real file, each as a file
+    (never the folder they sit in: a ``PATH`` folder such as ``~/bin`` holds the user's other programs and
+    the secrets of their scripts, satk60; :func:`inside_path` keeps a folder holding a bound file on ``PATH``,
+    and :func:`bwrap_argv` makes a launcher that is a link that link); then, for the install layouts of pip,
+    pipx, uv and npm:
 
     * a script under a virtual environment's ``bin/`` (``pyvenv.cfg`` beside it): the venv, and the
       prefix of the interpreter its ``#!`` names;
     * a file under ``node_modules``: the outermost ``node_modules`` folder above it (the package and
       its hoisted dependencies, e.g. codex's native binary in ``@openai/codex-linux-x64``), and the
       prefix of the ``node`` that ``#!/usr/bin/env node`` finds;
-    * any other ``#!`` interpreter: its prefix.
+    * any other ``#!`` interpreter: :func:`_interpreter_install` (its file, never all of the folder above
+      the ``bin/`` it lies in: ``#!/opt/bin/node`` bound all of ``/opt``, satk60).
 
     Folders under :data:`SYSTEM_DIRS` are left out (they are visible anyway)."""
     found = shutil.which(executable, path=path_var if path_var is not None else os.environ.get("PATH"))
@@ -537,7 +550,7 @@ def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
         return []
     launcher = Path(os.path.abspath(found))
     real = Path(os.path.realpath(launcher))
-    out: list[Path] = [launcher.parent, real.parent]
+    out: list[Path] = [launcher, real]
     for p in (launcher, real):
         if (p.parent.parent / "pyvenv.cfg").exists():
             out.append(p.parent.parent)
@@ -551,8 +564,7 @@ def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
         ipath = Path(os.path.abspath(interpreter))
         if (ipath.parent.parent / "pyvenv.cfg").exists():
             out.append(ipath.parent.parent)
-        exe = Path(os.path.realpath(ipath))
-        out.append(exe.parent.parent if exe.parent.name == "bin" else exe.parent)
+        out += _interpreter_install(ipath)
     modules = [a for a in real.parents if a.name == "node_modules"]
     if modules:
         out.append(modules[-1])
@@ -562,6 +574,29 @@ def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
         if p not in seen and str(p) != "/" and not _under(str(p), system):
             seen.append(p)
     return seen
+
+
+def _interpreter_install(interpreter: Path) -> list[Path]:
+    """What a ``#!`` interpreter (found at ``interpreter``, an absolute path) needs read-only: nothing when it
+    is a system one (visible anyway); else the file as named and its real file; a Python's
+    :func:`interpreter_paths` (its prefix when it has one of its own);
+    for another (``node``, ``ruby``…) under ``<prefix>/bin/``, those of ``<prefix>/lib/NAME*``,
+    ``<prefix>/lib/libNAME*`` and ``<prefix>/share/NAME*`` that exist (its own library folder), never the
+    prefix itself, which may be ``/opt`` or the home and hold every other install there."""
+    real = Path(os.path.realpath(interpreter))
+    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    if _under(str(real), system) and _under(os.path.realpath(interpreter.parent), system):
+        return []  # ``/bin/sh``: visible anyway (``/bin -> usr/bin``)
+    out: list[Path] = [interpreter, real]
+    if real.name.startswith("python"):
+        return [*out, *interpreter_paths(str(real))]
+    if real.parent.name == "bin":
+        stem = real.name.rstrip("0123456789.-")
+        if stem:
+            prefix = real.parent.parent
+            out += [Path(p) for pat in (f"lib/{stem}*", f"lib/lib{stem}*", f"lib64/lib{stem}*", f"share/{stem}*")
+                    for p in sorted(glob.glob(os.path.join(glob.escape(str(prefix)), pat)))]
+    return list(dict.fromkeys(out))
 
 
 def package_paths() -> list[Path]:

@@ -21,6 +21,7 @@ from pytest_homefield.records import Result, Task
 from pytest_homefield.report.compute import REPORT_FORMAT, REPORT_SCHEMA_VERSION, compute_report
 from pytest_homefield.report.model import Report
 from pytest_homefield.report.runs import load_meta, merged_results, results_stamp
+from pytest_homefield.sandbox import nofollow
 
 __all__ = ["AttemptRef", "SiteData", "load_site", "saved_report"]
 
@@ -62,6 +63,10 @@ class SiteData:
         return r.suspicious or r.touched_tests or r.outcome == "forged"
 
 
+#: The largest ``report.json`` :func:`saved_report` reads (bytes); a larger one is computed again.
+SAVED_REPORT_LIMIT = 64 << 20
+
+
 def saved_report(run_dir: Path, newer_than: float = 0.0) -> Report | None:
     """The run's ``report.json`` (written at the run's end and by ``homefield report``) when it is the
     report this homefield would compute now, else ``None`` (then it is computed again): its
@@ -70,15 +75,18 @@ def saved_report(run_dir: Path, newer_than: float = 0.0) -> Report | None:
     covers this run alone, its ``runs[0].results`` stamp (size and mtime in ns) is that of the
     ``results.jsonl`` now, and it is at least as new as ``newer_than`` (the tasks file's mtime, s) and as
     every probe file beside the runs folder (``.homefield/probe/*.jsonl``: a probe after the run gives the
-    report its memorization verdicts). One that cannot be read is computed again too."""
-    path = Path(run_dir) / "report.json"
+    report its memorization verdicts). One that cannot be read is computed again too, and so is one that is no
+    regular file of the run folder's own, or over :data:`SAVED_REPORT_LIMIT` bytes (satk60: a run folder may come
+    from another machine, a CI shard's artifact; a ``report.json`` linked to a host file was read, ``/dev/zero``
+    without end, and a fifo there held ``homefield view`` for good): read without following a link, never
+    waiting (:func:`~pytest_homefield.sandbox.nofollow.read_bytes`)."""
     try:
         if Path(run_dir).parent.name == "runs":
             probes = HomefieldDir(Path(run_dir).parent.parent.parent).probe
             newer_than = max([newer_than, *(p.stat().st_mtime for p in probes.glob("*.jsonl"))])
-        if path.stat().st_mtime < newer_than:
+        if (st := nofollow.lstat(run_dir, "report.json")) is None or st.st_mtime < newer_than:
             return None
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(nofollow.read_bytes(run_dir, "report.json", limit=SAVED_REPORT_LIMIT))
         runs = doc.get("runs") or []
         if (doc.get("made_by") != {"homefield": __version__, "format": REPORT_FORMAT}
                 or doc.get("schema_version") != REPORT_SCHEMA_VERSION or len(runs) != 1

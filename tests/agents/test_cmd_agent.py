@@ -254,7 +254,7 @@ def test_the_registry_gives_recipes_their_client(tmp_path: Path) -> None:
     (bindir / "aider").chmod(0o755)
     aider, own = build_agents(["aider", "own=cmd:aider --yes"], resolve_settings(tmp_path, {}))
     assert isinstance(aider, CommandAgent) and aider.client is RECIPE_SANDBOX["aider"] and aider.trust_infra
-    assert aider.sandbox_paths({"PATH": str(bindir)}) == [bindir]
+    assert aider.sandbox_paths({"PATH": str(bindir)}) == [bindir / "aider"]
     assert isinstance(own, CommandAgent) and own.client is None and not own.trust_infra
     assert own.sandbox_paths({"PATH": str(bindir)}) == []
 

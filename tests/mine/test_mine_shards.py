@@ -4,6 +4,7 @@ mine --merge``, equals one unsharded mine; what must not be merged is refused be
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -174,12 +175,18 @@ def test_crafted_mine_folders_are_refused_in_one_line_and_their_links_never_foll
         "text-max-tasks": lambda d: _mutate_meta(d, max_tasks="3"),
         "linked-env": lambda d: (d.parent.parent / "envs" / "zz-evil.json").symlink_to(secret),
         "env-not-an-object": lambda d: (d.parent.parent / "envs" / "zz-list.json").write_text("[1]"),
+        # satk60: the records themselves linked to a host file, or a line without end (sparse: no disk)
+        "linked-results": lambda d: (os.replace(d / "results.jsonl", tmp_path / f"{d.name}-results.jsonl"),
+                                     (d / "results.jsonl").symlink_to(tmp_path / f"{d.name}-results.jsonl")),
+        "endless-line": lambda d: os.truncate(d / "results.jsonl", 100 << 20),
     }
     expected = {"no-commit": "line 1: no 'commit'", "no-candidate-ids": "field 'candidate_ids' is missing",
                 "int-candidate-ids": "field 'candidate_ids' must be a list of strings",
                 "text-max-tasks": "field 'max_tasks' must be an integer or null",
                 "linked-env": "zz-evil.json: not an environment description (a symlink",
-                "env-not-an-object": "zz-list.json: not an environment description (not a JSON object)"}
+                "env-not-an-object": "zz-list.json: not an environment description (not a JSON object)",
+                "linked-results": "results.jsonl: a symlink, never followed",
+                "endless-line": "results.jsonl: line 2: longer than"}
     for i, (name, craft) in enumerate(crafted.items()):
         d = _folder(tmp_path / name / ".homefield" / "mine", "m1", None, [_record(a, None)])
         (d.parent.parent / "envs").mkdir()

@@ -213,7 +213,7 @@ def test_program_paths_of_a_venv_script_and_an_npm_launcher(tmp_path: Path) -> N
     script.chmod(0o755)
     (local_bin / "tool").symlink_to(script)
     paths = program_paths("tool", str(local_bin))
-    assert paths[:3] == [local_bin, venv / "bin", venv]
+    assert paths[:3] == [local_bin / "tool", script, venv]  # the launcher, not ~/.local/bin whole (satk60)
     assert Path(os.path.realpath(sys.executable)).parent.parent in paths
     # npm layout: node_modules/.bin/cli -> ../@scope/cli/bin/cli.js, `#!/usr/bin/env node`, node elsewhere
     nm = tmp_path / "proj" / "node_modules"
@@ -228,7 +228,7 @@ def test_program_paths_of_a_venv_script_and_an_npm_launcher(tmp_path: Path) -> N
     node.write_text("#!/bin/sh\n")
     node.chmod(0o755)
     paths = program_paths("cli", f"{nm / '.bin'}:{node.parent}")
-    assert paths == [nm / ".bin", js.parent, tmp_path / "nodejs", nm]
+    assert paths == [nm / ".bin" / "cli", js, node, nm]  # node's file, not all of the folder above its bin/
     assert program_paths("not-installed-anywhere", str(local_bin)) == []
 
 

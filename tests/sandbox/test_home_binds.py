@@ -8,6 +8,7 @@ that prefix the user's home: bubblewrap bound all of it, and an ``--allow-shell`
 and forge credentials and every other repository's ``.homefield/`` there (contracts §9: nothing of the user's home
 but what ``sandbox_home`` copies). Only a folder holding the repository under benchmark was left out
 (:mod:`pytest_homefield.sandbox.protected`); now a read-only path that is the user's home or holds it is left out too.
+Since satk60 the client's launcher is bound as its file (``~/bin/claude``), never a folder holding it.
 
 Real bubblewrap and Landlock (each skipped with its probe's reason where it does not work).
 """
@@ -28,7 +29,7 @@ from pytest_homefield.sandbox.bwrap import python_paths
 from pytest_homefield.sandbox.procs import run_process
 
 #: What the stand-in client (``~/bin/claude``) runs: the shell command an --allow-shell agent would.
-READ_KEY = 'cat "$1" 2>&1; ls "$(dirname "$0")" >/dev/null 2>&1 && echo client-visible\n'
+READ_KEY = 'cat "$1" 2>&1; test -r "$0" && echo client-visible\n'
 
 
 @pytest.mark.parametrize("kind", ["bwrap", "landlock"])
@@ -46,7 +47,7 @@ def test_a_client_in_the_users_bin_does_not_bind_the_users_home(tmp_path: Path, 
     monkeypatch.setenv("HOME", str(home))
     agent = ClaudeAgent(name="c", spec="claude", model=None, settings=AgentSettings(), executable=str(client))
     paths = agent.sandbox_paths({})
-    assert home in paths  # the prefix of ~/bin/claude: the home folder
+    assert home not in paths and client in paths  # before satk60: the prefix of ~/bin/claude, the home folder
     ws, tmp, box_home = (tmp_path / n for n in ("ws", "tmp", "box"))
     for d in (ws, tmp, box_home):
         d.mkdir()

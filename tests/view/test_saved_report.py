@@ -67,3 +67,34 @@ def test_a_kept_report_is_reused_only_for_this_version_and_these_results(tmp_pat
     assert saved_report(run) is None
     shown = load_site([run], tasks, tasks_mtime=0.0).report
     assert shown.agents[first["agent"]].outcomes["solved"] == report.agents[first["agent"]].outcomes["solved"] - 1
+
+
+def test_a_kept_report_is_read_without_following_a_link_or_waiting_on_a_fifo(tmp_path: Path) -> None:
+    """satk60: a run folder comes from another machine too (a CI shard's artifact, ``homefield report RUN…``); its
+    ``report.json`` was read following a link (a report kept outside the run, any host file: ``/dev/zero`` filled
+    memory) and waiting on a fifo (``homefield view`` hung for good: before, the read was still blocked after 5 s).
+    Now it is read as the run's own regular file, without waiting: a link or a fifo there is recomputed from the
+    results, as an unreadable report is."""
+    import threading
+
+    run = Path(shutil.copytree(SOURCE_DATA / "run-a", tmp_path / "run-a"))
+    tasks = load_tasks(SOURCE_DATA / "tasks.jsonl")
+    report = compute_report([run], tasks, stamp=True)
+    write_reports(report, run, formats=("json",))
+    assert saved_report(run) == report
+    elsewhere = tmp_path / "kept-elsewhere.json"
+    os.replace(run / "report.json", elsewhere)
+    (run / "report.json").symlink_to(elsewhere)
+    assert saved_report(run) is None  # before: the linked report was shown
+    (run / "report.json").unlink()
+    os.mkfifo(run / "report.json")
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(saved_report(run)), daemon=True)
+    reader.start()
+    reader.join(5)
+    blocked = reader.is_alive()
+    if blocked:  # let the blocked reader go before failing
+        with open(run / "report.json", "w"):
+            pass
+        reader.join(5)
+    assert not blocked and got == [None]
