@@ -239,6 +239,51 @@ def test_a_check_the_setups_state_satisfies_is_guarded_too(tmp_path: Path, tests
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
 
 
+#: A spy whose check the setup's state satisfies and no literal comparison: a log clean until fetched twice.
+CLEAN_LOG = TESTS.replace("@pytest.fixture\n", (
+    "class Log:\n    def __init__(self):\n        self.seen = []\n\n"
+    "    def is_clean(self):\n        return len(self.seen) < 2\n\n\n@pytest.fixture\n")).replace(
+    "    calls = []\n", "    log = Log()\n").replace("calls.append(1)", "log.seen.append(1)").replace(
+    "assert calls, 'total() never fetched'", "assert log.is_clean(), 'total() fetched twice'")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "outcome"), [(TWICE, "tests_failed"), (FIXED + "# the fix\n", "solved")],
+                         ids=["twice", "fix"])
+def test_a_clean_log_check_fails_fetching_twice(tmp_path: Path, source: str, outcome: str) -> None:
+    """The premise of the strict xfail below: :data:`CLEAN_LOG`'s check fails :data:`TWICE` (the value, fetched
+    twice), the fix passes it (its twin ``assert not log.is_clean()`` fails the fix)."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=CLEAN_LOG, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    g = grade_source(b, tmp_path, SOURCE, source, canaries=True, canary_seed=0, sandbox="none")
+    assert len(_teardown_twins(tmp_path)) == 1 and len(_teardown_twins(tmp_path, decoys=True)) == 1
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tell", [BY_POLARITY, BY_INVERSION], ids=["polarity", "inverted"])
+@pytest.mark.xfail(strict=True, reason="deco60: a positive check the setup's state satisfies and no literal "
+                   "comparison (assert log.is_clean()): its decoy passes with any code (excused, no evidence), its "
+                   "twin is written negated; told by polarity or turned over, the change fetching twice is solved "
+                   "(seed 0, --sandbox none)")
+def test_a_check_the_setups_state_satisfies_with_no_literal_is_guarded(tmp_path: Path, tell: str) -> None:
+    """deco60: :data:`CLEAN_LOG`'s ``assert log.is_clean()`` holds with nothing run, so its decoy (the function, its
+    body ``pass``) passes whatever the code does, and grading's reference runs excuse it; its twin is ``assert not
+    log.is_clean()``, written negated (no literal to move, :func:`~pytest_homefield.sandbox.canary_teardown.
+    _literal_twin`). :data:`BY_POLARITY` (or :data:`BY_INVERSION`) with :data:`TWICE` swallows the original's error and
+    fails the twin: every check reported as a real fix's. A decoy from the twin's check (``assert not
+    log.is_clean()``, which the setup's state fails) is negated, so telling polarity fails it as it would anyway;
+    closing it needs a positive check no code passes, which for a call's truth has no form written without its
+    value."""
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=CLEAN_LOG, first="totals", message="Count both fetches",
+                       fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    g = grade_source(b, tmp_path, SOURCE, tell + TWICE, canaries=True, canary_seed=0, sandbox="none")
+    assert len(_teardown_twins(tmp_path)) == 1 and len(_teardown_twins(tmp_path, decoys=True)) == 1
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.xfail(strict=True, reason="pol58: the teardown decoy's test runs nothing (its body is 'pass'): a "
