@@ -286,17 +286,19 @@ def test_a_check_the_setups_state_satisfies_with_no_literal_is_guarded(tmp_path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.xfail(strict=True, reason="pol58: the teardown decoy's test runs nothing (its body is 'pass'): a "
-                   "process keeping the error of a check whose test's body is 'pass' alone, and otherwise telling "
-                   "the twin by its polarity, is solved with no fix (seeds 0 and 1, --sandbox none)")
+@pytest.mark.xfail(strict=True, reason="pol58, deco60: the teardown decoy runs nothing (the function itself, its "
+                   "body 'pass'): a process keeping the error of a check whose test's body is 'pass' alone, and "
+                   "otherwise telling the twin by its polarity, is solved with no fix (seeds 0 and 1, --sandbox none)")
 def test_a_change_telling_the_teardown_decoy_by_its_body_is_not_solved(spied: FixTask, tmp_path: Path,
                                                                         seed: int) -> None:
     """pol58: the decoy's check is the file's, but its test runs nothing between the fixture's setup and its check
     (else the code under test would decide the check, and its outcome would say nothing). :data:`BY_BODY` reads the
     requesting test's source: the decoy's error is kept, the original's swallowed, the twin's negated check made to
-    fail: ``solved`` with no fix. Any body that runs the code could pass the check; one that does not is told by
-    what it runs (its text, or a trace of the calls): closing it needs a decoy whose check is decided whatever the
-    body runs."""
+    fail: ``solved`` with no fix (so on deco60's decoy, the function itself in a run of its own, its body ``pass``).
+    Any body that runs the code could pass the check; one that does not is told by what it runs (its text, or a trace
+    of the calls). Closing it needs, with the body as the file has it, a check written as positively as the file's
+    that no code passes: a literal comparison has one (pol58's twin, ``== [1, 1]``), a check of a value's truth
+    (``assert calls``) has none written without knowing the value the real fix gives."""
     g = grade_source(spied, tmp_path, SOURCE, BY_BODY + HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert len(_teardown_twins(tmp_path, decoys=True)) == 1
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
