@@ -15,8 +15,9 @@ code swallowing every teardown error passes both, ``forged``; code skipping the 
 original and passes the twin, no forgery (it is not solved either: :data:`~pytest_homefield.sandbox.canaries.
 TEARDOWN_TWIN`). A process telling the twin's run from the original's must judge which of the two checks is the
 file's, as for any twin; the twin is the file's check negated, and a file's own check is nearly always written
-positively, so every run holds a teardown decoy too (pol58, :func:`decoy`): the fixture's text as it is, its check
-the file's, requested by a test that runs nothing, failing whatever the code does.
+positively, so every teardown twin comes with a teardown decoy (pol58, deco60: :func:`decoy`), one member more in a
+run of its own: the function itself, its body run no more, its fixture the file's under the file's name, its check
+the file's, failing whatever the code does.
 
 In reach: a fixture the test module defines at its top level, requested by the function's own signature, named
 nowhere else in the module (another test or fixture requesting it would fail its teardown in the twin's run with
@@ -31,15 +32,15 @@ import ast
 import bisect
 import hashlib
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_homefield.sandbox.canaries import _definition, _offset
 from pytest_homefield.sandbox.canary_sites import _dotted_last
-from pytest_homefield.sandbox.twin_together import _renamed
 
-__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "decoy_fixture", "decoy_test",
-           "teardown_check", "negated", "without_checks"]
+__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "teardown_check", "negated",
+           "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
@@ -248,49 +249,36 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
     return None
 
 
-def decoy_fixture(check: TeardownCheck, fixture: str) -> str | None:
-    """The fixture text of :func:`decoy` alone (module-level): the file's fixture renamed ``fixture``, its check as the
-    file writes it (the twin's when :attr:`TeardownCheck.negative`); ``None`` when its ``def`` is not found once."""
-    return _renamed(check.twin if check.negative else check.original, check.fixture, fixture)
-
-
-def decoy_test(fixture: str, test: str, *, marks: Sequence[str] = (), args: Sequence[str] = (),
-               indent: str = "") -> str:
-    """The test of :func:`decoy`: ``test`` requesting ``fixture`` and ``args`` (``args`` in order, ``fixture`` first
-    unless ``args`` names it: gatk59, the function's own names with its fixture renamed in place), decorated by
-    ``marks``, its body ``pass``; with ``indent`` a method written at that indentation (``self`` first), for a test
-    of a class (gatk59: the decoy of a method's fixture put at the module's top level was told by its item's
-    ``cls``)."""
-    decorated = "".join(f"{indent}@{m}\n" for m in marks)
-    own = ["self"] if indent else []
-    names = list(args) if fixture in args else [fixture, *args]
-    return f"{decorated}{indent}def {test}({', '.join([*own, *names])}):\n{indent}    pass\n"
-
-
-def decoy(check: TeardownCheck, fixture: str, test: str, *, marks: Sequence[str] = (),
-          args: Sequence[str] = ()) -> str | None:
-    """pol58: the teardown decoy of ``check`` (module-level text): the file's fixture as it is, its check as the file
-    writes it (the twin's, when the file's is written negated: :attr:`TeardownCheck.negative`), under the name
-    ``fixture``, and a test ``test`` requesting it (and taking ``args``: the module's parametrized names) whose body
-    is ``pass``, decorated by ``marks`` (decorator texts without the ``@``). Nothing runs between the fixture's setup
-    and its check, so the check sees the state its setup left: the spy's ``assert calls`` fails whatever the code
-    under test does. The twin contradicts the file's check by negating it (``assert not calls``), and a file's own
-    teardown check is nearly always written positively, so a process swallowing a positive check's error and failing
-    a negated one's passed the original and failed the twin, ``solved`` with no fix (gatk57); the decoy, in every
-    run, is the file's check, failing where such a process reports it passed. The positive one of the two is taken
-    as the one the setup's state fails (``assert not leaked`` passes with nothing run, ``assert leaked`` fails); where
-    that does not hold the decoy passes with any code, and grading's reference runs excuse it (no evidence).
-    ``None`` when the fixture's ``def`` is not found in its text or the decoy does not parse."""
-    copy = decoy_fixture(check, fixture)
-    if copy is None:
+def decoy(segment: str, lines: Sequence[str], start: int,
+          node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """deco60: the teardown decoy's member of ``node`` (a test function whose definition, decorators included, is
+    ``segment``, lines ``start``.. of a file split into ``lines``): the function as the file has it, its name, its
+    decorators, its signature, its place, with its body run no more: its docstring kept, every other statement
+    replaced by one ``pass`` at the body's indent. Requested by it, the fixture's check sees the state its setup left
+    (the spy's ``assert calls`` fails whatever the code under test does). ``None`` when the body starts on the
+    ``def``'s line, the body is its docstring alone, or the text does not parse as one function of that name."""
+    body = node.body
+    kept = body[:1] if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else []
+    rest = body[len(kept):]
+    if not rest:
         return None
-    text = f"{copy}{'' if copy.endswith(chr(10)) else chr(10)}\n\n{decoy_test(fixture, test, marks=marks, args=args)}"
+    top = min([d.lineno for d in getattr(rest[0], "decorator_list", [])] + [rest[0].lineno])
+    if top <= ((kept[-1].end_lineno or kept[-1].lineno) if kept else node.lineno):
+        return None
+    first = lines[top - 1]
+    indent = first[:len(first) - len(first.lstrip())]
+    head = "".join(lines[start - 1:top - 1])
+    ending = first[len(first.rstrip("\r\n")):] or "\n"
+    text = f"{head}{indent}pass{ending}"
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(textwrap.dedent(text))
     except (SyntaxError, ValueError):
         return None
-    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return text if names == [fixture, test] else None
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if len(tree.body) != 1 or len(defs) != 1 or defs[0].name != node.name:
+        return None
+    return text
 
 
 def _inside(node: ast.stmt, outer: ast.stmt) -> bool:

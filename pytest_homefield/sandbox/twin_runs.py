@@ -38,7 +38,6 @@ import functools
 import posixpath
 import random
 import re
-import textwrap
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,8 +112,6 @@ from pytest_homefield.sandbox.canary_teardown import (
     TEARDOWN_DECOY_HOW,
     TeardownCheck,
     decoy,
-    decoy_fixture,
-    decoy_test,
     teardown_check,
 )
 from pytest_homefield.sandbox.canary_values import COUNTED, EXACT, alternatives, is_small
@@ -264,8 +261,8 @@ class TwinPlan(CanaryPlan):
         late: dict[str, str] = {}  # a PASS_TO_PASS id's worst outcome among its runs after a twin
         f2p = {g: [i for i in fail_to_pass if function_id(i) == g] for g in self.placement}
         p2p = set(pass_to_pass)
-        # a teardown canary passed in any run is passed (tcan50), as a twin; a teardown decoy too (pol58)
-        torn = set(teardown_nodes(self)) | {c.node for c in self.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)}
+        # a teardown canary passed in any run is passed (tcan50), as a twin (a teardown decoy is one: deco60)
+        torn = set(teardown_nodes(self))
         for r, outcomes in enumerate(runs):
             if outcomes is None:
                 continue
@@ -474,8 +471,9 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     runs, the same in every run (grading and mining's check pass it; off, the plan is as before it), and a teardown
     twin for each function whose own fixture's check is in reach
     (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`, tdtwin56): its original body, in a run of its
-    own where that check is contradicted, one run more for the whole plan when any function has one, and its
-    teardown decoy beside that fixture in every run (pol58: :func:`_decoy`, one test more, no run more). Never
+    own where that check is contradicted, and its teardown decoy (pol58, deco60:
+    :func:`~pytest_homefield.sandbox.canary_teardown.decoy`, the function itself, its body ``pass``) in another, two
+    runs more for the whole plan when any function has one. Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -491,7 +489,9 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     sources = {p: _source(root / at(p)) for p in by_file}
     # a teardown twin (tdtwin56) is one member more, in a run of its own: the original body beside its contradicted
     # fixture check; any function with one in reach makes every group's runs one more
-    runs = max(1, twins) + 1 + (teardown and any(_teardown_in_reach(sources[p], fids) for p, fids in by_file.items()))
+    # deco60: and its teardown decoy, one member more in a run of its own: the function itself, its body run no more
+    reach = teardown and any(_teardown_in_reach(sources[p], fids) for p, fids in by_file.items())
+    runs = max(1, twins) + 1 + 2 * reach
     per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
     resolved = _resolved_names(root, [at(p) for p in by_file]) if teardown else {"request"}
 
@@ -509,8 +509,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else (),
-                   unraised=_unraised(parent_text) if parent_text is not None else None, torn=teardown,
-                   resolved=resolved)
+                   unraised=_unraised(parent_text) if parent_text is not None else None, torn=teardown)
     if teardown:
         plant_teardown(plan, per_run, by_file, seed, resolved=resolved)
     if base != ".":  # the files as paths of ``root`` (the canaries' ids stay pytest's)
@@ -556,133 +555,6 @@ def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | N
         if node is not None and teardown_check(tree, text, lines, node) is not None:
             return True
     return False
-
-
-#: A teardown decoy placed (pol58, :func:`_decoy`): its module-level text, whether it goes before its fixture (drawn),
-#: and, for a method's fixture, the decoy's test as a method of the same class, put beside the method (gatk59), else
-#: ``None`` (the test is in the module-level text).
-Decoy = tuple[str, bool, str | None]
-
-
-def _decoy(check: TeardownCheck, fid: str, path: str, tree: ast.Module | None, text: str, namer: _Namer,
-           params: Sequence[str] | None, resolved: Collection[str], seed: int, out: list[Canary],
-           node: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> Decoy | None:
-    """pol58: the teardown decoy of ``check`` (the teardown twin of ``fid``, a function of the test file ``path`` whose
-    text is ``text``): :func:`~pytest_homefield.sandbox.canary_teardown.decoy`'s text, named from the file's words (a
-    free fixture name, none of ``resolved``: :func:`_resolved_names`; a test named like ``fid``'s function, carrying its
-    marks, taking the module's parametrized names ``params``), and whether it goes before the fixture (drawn); its
-    canary (kind :data:`~pytest_homefield.sandbox.canaries.TEARDOWN_TWIN`, ``source`` ``fid``) appended to ``out``.
-    Drawn from a generator of its own (``seed`` and ``fid``), so the plan's other draws stay as without it; the names it
-    takes are ``namer``'s too. ``None`` when there is none: no tree, a module parametrizing its every test through
-    ``pytest_generate_tests`` or names that are no literal (``params`` ``None``, :func:`module_params`: the decoy would
-    fail the module's collection), or a text that does not parse. gatk59: the decoy's test requests what ``node``
-    requests, in its order, the fixture renamed in place (:func:`_signature`: one requesting the fixture alone was told
-    from a function requesting ``tmp_path`` too by its item's argument names, ``solved`` with no fix); ``fid`` a method
-    of a class (``node``, its definition): the decoy's test is a method of that class (its own marks, the class's
-    parametrized names too), put beside ``node`` (before it when the fixture's decoy goes before), the fixture alone at
-    the module's top level: at the top level, the decoy's item alone had no ``cls`` where the original and its twin had
-    theirs, and a process keeping the errors of class-less items and telling the twin by its polarity was ``solved``
-    with no fix. And the decoy's test carries ``node``'s own ``parametrize`` decorators and takes their names
-    (:func:`_parametrized`): a test of no parameter set, it alone had no ``callspec`` where the original's instances had
-    theirs (gatk59, the same change keeping the errors of items with no ``callspec``: ``solved`` with no fix)."""
-    if tree is None or params is None:
-        return None
-    classes = fid.split("::")[1:-1]
-    rng = random.Random(f"{seed}:decoy:{fid}")
-    own = namer.drawing(rng)
-    own.taken |= set(resolved) | set(params)
-    fixture = own.plain()
-    test = own.name(fid.rsplit("::", 1)[-1].split("[", 1)[0])
-    marks, args = _parametrized(node) if node is not None else ([], [])
-    sig = _signature(node, bool(classes), check.fixture, fixture) if node is not None else []
-    if not classes:
-        made = decoy(check, fixture, test, marks=[*marks_of(tree, fid), *marks],
-                     args=[*sig, *(a for a in [*params, *args] if a not in sig)])
-        method = None
-    else:
-        if node is None or is_unittest(tree, classes):
-            return None
-        first = text.splitlines(keepends=True)[node.lineno - 1]
-        indent = first[:len(first) - len(first.lstrip())]
-        made = decoy_fixture(check, fixture)
-        taken = _member_params(tree, classes, params)
-        method = decoy_test(fixture, test, marks=[*own_marks(tree, node), *marks],
-                            args=[*sig, *(a for a in [*taken, *args] if a not in sig)], indent=indent or "    ")
-        try:
-            fixture_tree, test_tree = ast.parse(made or ""), ast.parse(textwrap.dedent(method))
-        except (SyntaxError, ValueError):
-            return None
-        if [n.name for n in fixture_tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] != [fixture] \
-                or [n.name for n in test_tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] != [test]:
-            return None
-    if made is None:
-        return None
-    namer.taken |= {fixture, test}
-    out.append(Canary(f"{path}::{'::'.join([*classes, test])}", fid, TEARDOWN_TWIN,
-                      f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
-                      f"{(check.now if check.negative else check.was)!r} as {fixture}'s, nothing run before it"))
-    return made, rng.random() < 0.5, method
-
-
-def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, fixture: str, renamed: str) -> list[str]:
-    """The names ``node`` requests (those pytest reads: its arguments with no default value, positional then
-    keyword-only, but the first of a ``method``), in order, ``fixture`` written ``renamed`` (gatk59: a teardown decoy
-    requesting its fixture alone was told from the function by its item's argument names)."""
-    a = node.args
-    positional = [*a.posonlyargs, *a.args]
-    positional = positional[:len(positional) - len(a.defaults)][1 if method else 0:]
-    kwonly = [k for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None]
-    return [renamed if x.arg == fixture else x.arg for x in [*positional, *kwonly]]
-
-
-def _parametrized(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], list[str]]:
-    """``node``'s own ``parametrize`` and ``usefixtures`` decorators (texts without the ``@``, :func:`ast.unparse`'s,
-    in its order) and the names the first give (in order, once each), for its teardown decoy (gatk59: a decoy with
-    neither was told by its item's ``callspec`` or its ``usefixtures`` mark); none of either when a ``parametrize``
-    names its parameters otherwise than by a literal text or a list or tuple of them, or passes ``indirect`` (its
-    parameters would be fixtures, set up beside the decoy's)."""
-    marks: list[str] = []
-    names: list[str] = []
-    for d in node.decorator_list:
-        if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "usefixtures":
-            marks.append(ast.unparse(d))  # set up before the decoy's fixture: its check sees nothing they run
-            continue
-        if not (isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize"):
-            continue
-        first = d.args[0] if d.args else next((k.value for k in d.keywords if k.arg == "argnames"), None)
-        if isinstance(first, ast.Constant) and isinstance(first.value, str):
-            given = [n.strip() for n in first.value.split(",") if n.strip()]
-        elif isinstance(first, (ast.List, ast.Tuple)) and all(
-                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts):
-            given = [str(e.value).strip() for e in first.elts if isinstance(e, ast.Constant)]
-        else:
-            return [], []
-        if any(k.arg == "indirect" for k in d.keywords) or not all(n.isidentifier() for n in given):
-            return [], []
-        marks.append(ast.unparse(d))
-        names += [n for n in given if n not in names]
-    return marks, names
-
-
-def _beside(fixture: str, decoy: Decoy | None) -> str:
-    """The text of a teardown twin's fixture (``fixture``, lines of their own) with its decoy (pol58: :func:`_decoy`'s
-    text and whether it goes before) beside it, two blank lines between."""
-    if decoy is None:
-        return fixture
-    block, before, _ = decoy
-    if before:
-        return f"{block}\n\n{fixture}"
-    return f"{fixture}{'' if fixture.endswith(chr(10)) else chr(10)}\n\n{block}"
-
-
-def _with_method(member: str, decoy: Decoy | None) -> str:
-    """A method's member text (``member``, lines of their own) with its teardown decoy's method (gatk59:
-    :func:`_decoy`'s third part) beside it, before it when the decoy goes before its fixture, a blank line between."""
-    if decoy is None or decoy[2] is None:
-        return member
-    if decoy[1]:
-        return f"{decoy[2]}\n{member}"
-    return f"{member}{'' if member.endswith(chr(10)) else chr(10)}\n{decoy[2]}"
 
 
 def _member_params(tree: ast.Module | None, classes: Sequence[str], params: Sequence[str]) -> list[str]:
@@ -1112,7 +984,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None,
-               where: str | None = None, torn: bool = False, resolved: Collection[str] = ("request",),
+               where: str | None = None, torn: bool = False,
                source: tuple[str, str, ast.Module | None, list[str]] | None = None) -> None:
     encoding, text, tree, lines = source if source is not None else read_source(file)
     stops = stops or {}
@@ -1120,8 +992,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
-    named = module_params(tree) if tree is not None else None  # its module's pytestmark's (gatk54); None: none read
-    params = named or []
+    params = (module_params(tree) if tree is not None else None) or []  # its module's pytestmark's (gatk54)
     counts = Counter(value_key(v) for v in values)
     real = _pool_for(pool, values, counts, corpus, path if where is None else where, text, twins, rng)
     fixtures = _fixtures(tree, corpus, path if where is None else where)
@@ -1147,9 +1018,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     apart: dict[str, RowsApart] = {}  # functions whose rows are set apart (canary_rows.rows_apart)
     apart_tails: set[int] = set()  # indexes in ``tail`` of the functions holding their PASS_TO_PASS rows
     whole: dict[int, str] = {}  # id(node) → the definition as the file has it, of a function whose rows are apart
-    # id(node) → its teardown twin's fixture check, its member, and the decoy put before (True) or after its fixture
-    checks: dict[int, tuple[TeardownCheck, int, Decoy | None]] = {}
-    decoys: list[Canary] = []  # pol58: the teardown decoys' canaries, planted in every run (no group's members)
+    # id(node) → its teardown twin's fixture check, the twin's member and the decoy's (deco60; None: no decoy)
+    checks: dict[int, tuple[TeardownCheck, int, int | None]] = {}
     for fid in fids:
         if any(fid in a for a in aliases.values()):
             continue
@@ -1298,15 +1168,22 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                         lo = _first(bare.node) - top
                         plain_at[canaries[-1].node] = (lo, lo + bare.twins[0][0].count("\n"))
             check = teardown_check(tree, text, lines, node) if torn and tree is not None and split is None \
-                and fid not in cycle_of and not aliases[fid] and fid not in plan.kept and len(members) < runs \
+                and fid not in cycle_of and not aliases[fid] and fid not in plan.kept and len(members) + 1 < runs \
                 and not any(how.startswith(EXCEPTION_SWAP) for _, how in site.twins) else None
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
                 # the original body, its fixture's check contradicted in the member's run (tdtwin56)
-                checks[id(node)] = (check, len(members), _decoy(check, fid, path, tree, text, namer, named,
-                                                                 resolved, plan.seed, decoys, node))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
                 members.append(members[0])
+                # and its decoy (pol58, deco60): the function itself, its body run no more, its fixture's check the
+                # one the setup's state fails (the file's, or the twin's where the file's is written negated)
+                still = decoy(segment, lines, start, node)
+                checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
+                if still is not None:
+                    canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,
+                                           f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
+                                           f"{(check.now if check.negative else check.was)!r}, nothing run before it"))
+                    members.append(still)
         spans[id(node)] = (start, end, members)
         key_of[fid] = id(node)
         # every member once, the other runs drawn uniformly: no member is likelier than another; a
@@ -1332,12 +1209,12 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         out: list[str] = []
         line = 1
         # each span's text, and a teardown twin's fixture: contradicted where its function's member is the teardown
-        # twin (tdtwin56), each beside its decoy (pol58); ``(first line, last line, text)`` in the file's order
-        slots = [(s, e, _with_method(whole[key] if rows and key in whole else bare[key] if bare and key in bare
-                                     else members[pick.get(key, 0)], checks[key][2] if key in checks else None))
-                 for key, (s, e, members) in spans.items()]
-        slots += [(c.start, c.end, _beside(c.twin, d) if pick.get(key) == j else _beside(c.original, d))
-                  for key, (c, j, d) in sorted(checks.items())]
+        # twin (tdtwin56), the one the setup's state fails where it is the decoy (deco60); ``(first line, last line,
+        # text)`` in the file's order
+        slots = [(s, e, whole[key] if rows and key in whole else bare[key] if bare and key in bare
+                  else members[pick.get(key, 0)]) for key, (s, e, members) in spans.items()]
+        slots += [(c.start, c.end, c.twin if pick.get(key) == j or (pick.get(key) == d and c.negative)
+                   else c.original) for key, (c, j, d) in sorted(checks.items())]
         for start, end, chosen in sorted(slots, key=lambda slot: slot[0]):
             out += lines[line - 1:start - 1]
             out.append(chosen)
@@ -1351,7 +1228,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             parse_source(t)
     except (SyntaxError, ValueError):  # a member would break the file (or it was broken): sentinels at its end
         every, canaries, groups = _all_sentinels(text, path, fids, namer)
-        placement, texts, decoys = {}, [every] * runs, []
+        placement, texts = {}, [every] * runs
         plan.renamed = {f: g for f, g in plan.renamed.items() if f.split("::", 1)[0] != path}
     if whole and any(f.split("::", 1)[0] == path for f in plan.renamed):
         rows_text = assemble({key_of[f]: placement[f][0] for f in placement}, rows=True)
@@ -1370,7 +1247,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         else:
             plan.plain[path] = plain_text.encode(encoding, errors="backslashreplace")
         plan.plain_at.update(plain_at)
-    plan.canaries += canaries + decoys
+    plan.canaries += canaries
     plan.groups += groups
     plan.placement.update({f: tuple(p) for f, p in placement.items()})
     if placement:  # for a confirmation run: every member of every group side by side (twin_together)

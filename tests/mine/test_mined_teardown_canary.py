@@ -46,11 +46,13 @@ def test_the_reference_fix_must_fail_the_teardown_canary(tmp_path: Path, quiet: 
 @pytest.mark.slow
 def test_mining_makes_the_teardown_twins_run_and_leaves_the_twin_to_grading(tmp_path: Path) -> None:
     """tdtwin56: a FAIL_TO_PASS function whose own fixture's check is in reach gets a teardown twin, one run more in
-    the plan; mining's check makes every run of the plan (it made ``RUNS`` before: the original's run could be the one
-    left out, its id missing) and holds for the reference fix, which fails the twin's check there; the twin itself is
-    left to grading's reference check (it is not judged here, so a check a real fix passes only now and then costs
-    the function no body twin). The task record counts 5 canaries: the body twin, the teardown twin, its teardown
-    decoy (pol58: left to grading's reference check as the twin is) and the two teardown canaries."""
+    the plan, and its teardown decoy, one more (deco60: the function itself, its body ``pass``); mining's check makes
+    every run of the plan (it made ``RUNS`` before: the original's run could be the one left out, its id missing) and
+    holds for the reference fix, which fails the twin's check there; the twin itself is left to grading's reference
+    check (it is not judged here, so a check a real fix passes only now and then costs the function no body twin).
+    The task record counts 5 canaries: the body twin, the teardown twin, its teardown decoy (pol58: left to grading's
+    reference check as the twin is) and the two teardown canaries. Four runs (three before deco60, whose decoy was
+    one test more in each run)."""
     from run.test_teardown_error import FIXED as SPY_FIXED  # the spy's fixture
     from run.test_teardown_error import PARENT as SPY_PARENT
     from run.test_teardown_error import TESTS as SPIED
@@ -63,6 +65,6 @@ def test_mining_makes_the_teardown_twins_run_and_leaves_the_twin_to_grading(tmp_
                          stability_runs=1, log_dir=tmp_path / "logs")
     assert (v.reason, v.FAIL_TO_PASS, v.canaries) == (None, [f"{TEST}::test_total"], 5), (v.reason, v.detail)
     assert v.canary_sentinels == [] and v.canary_teardown
-    assert v.twin_runs == 3  # verify.twin_runs (rev58): what cost and the memory budget count for its gradings
+    assert v.twin_runs == 4  # verify.twin_runs (rev58): what cost and the memory budget count for its gradings
     made = sorted(p.name for p in (tmp_path / "logs").rglob("canaries-1-*") if not p.name.endswith("-full"))
-    assert len({n.split(".")[0] for n in made}) == 3, made
+    assert len({n.split(".")[0] for n in made}) == 4, made

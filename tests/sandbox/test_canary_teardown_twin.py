@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.sandbox.canaries import TEARDOWN_TWIN, Canary, CanaryPlan, read_source
-from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, decoy, teardown_check
+from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, decoy, teardown_check
 from pytest_homefield.sandbox.seal_apart import _told
 from pytest_homefield.sandbox.seal_sites import SealSite
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan, plan_twins
@@ -87,14 +87,15 @@ def _tree(tmp_path: Path, check: str = "calls") -> Path:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_twin_runs_apart_in_a_run_of_its_own(tmp_path: Path, seed: int) -> None:
-    """One more run, holding the original body and the contradicted check; the other runs the original check; a
-    confirmation run's layout holds the body members only (the twin's body is the original's)."""
+    """One more run, holding the original body and the contradicted check, and one more for the decoy (deco60); the
+    other runs the original check; a confirmation run's layout holds the body members only (the twin's body is the
+    original's, the decoy's runs nothing)."""
     root = _tree(tmp_path)
     plan = plan_twins(root, [f"{TEST}::test_total"], seed=seed, teardown=True)
     fid = f"{TEST}::test_total"
     (torn,) = [c for c in plan.canaries if c.kind == TEARDOWN_TWIN and not c.how.startswith(TEARDOWN_DECOY_HOW)]
     assert torn.node == f"{fid}{TWIN_MARK}2" and torn.source == fid
-    assert len(plan.runs) == 3 and sorted(plan.placement[fid]) == [0, 1, 2]
+    assert len(plan.runs) == 4 and sorted(plan.placement[fid]) == [0, 1, 2, 3]
     for r, files in enumerate(plan.runs):
         text = files[TEST].decode()
         assert ("assert not calls," in text) == (plan.placement[fid][r] == 2), (r, text)
@@ -113,36 +114,41 @@ def _fixture_checks(text: str) -> list[str]:
     return out
 
 
+def _defs_of(text: str) -> list[tuple[str, int, list[str], list[str]]]:
+    """Each module-level definition: its name, its first line (decorators included), its decorators, its arguments."""
+    return [(n.name, min([d.lineno for d in n.decorator_list] + [n.lineno]),
+             [ast.unparse(d) for d in n.decorator_list], [a.arg for a in n.args.args])
+            for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+
+
 @pytest.mark.parametrize("seed", range(4))
-def test_the_teardown_decoy_is_the_files_fixture_as_it_is_in_every_run(tmp_path: Path, seed: int) -> None:
-    """pol58: one test more in every run (no run more): the file's fixture as it is, its check unchanged, under a name
-    drawn from the file's words, beside the file's fixture, and a test named like the function requesting it whose
-    body is ``pass``; a canary of the twin's kind whose source is the function. Every run holds as many teardown
-    checks, and as many written as the file writes its own, whichever member it holds: the original's run holds the
-    file's check twice, the twin's once and its negation once."""
+def test_the_teardown_decoy_is_the_function_itself_in_a_run_of_its_own(tmp_path: Path, seed: int) -> None:
+    """deco60: the decoy is one member of the function's group: the function as the file has it (its name, its
+    place, its decorators, its signature, its fixture under the file's name, its check as the file writes it), its
+    body ``pass``; a canary of the twin's kind whose source is the function. Every run holds the same definitions,
+    at the same lines, requesting the same names: a drawn name, a test right below its fixture or a body of
+    ``pass`` beside the original (pol58's decoy, gatk59's tells) is none of them. The original's run and the decoy's
+    hold the same fixture text."""
     root = _tree(tmp_path)
     fid = f"{TEST}::test_total"
     plan = plan_twins(root, [fid], seed=seed, teardown=True)
     (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
-    assert d.kind == TEARDOWN_TWIN and d.source == fid and TWIN_MARK not in d.node
-    assert d.node.startswith(f"{TEST}::test_")
-    name = d.node.rsplit("::", 1)[1]
-    blocks = set()
+    assert d.kind == TEARDOWN_TWIN and d.source == fid and d.node == f"{fid}{TWIN_MARK}3"
+    shapes, fixtures = set(), {}
     for r, files in enumerate(plan.runs):
         text = files[TEST].decode()
         tree = ast.parse(text)
-        (test,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
-        (fixture,) = [a.arg for a in test.args.args]
-        assert [type(st) for st in test.body] == [ast.Pass]
-        (fx,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fixture]
-        copy = ast.get_source_segment(text, fx, padded=False)
-        assert copy is not None and copy.replace(f"def {fixture}(", "def spy(", 1) in SPIED.format(check="calls")
-        blocks.add(copy)
-        twin = plan.placement[fid][r] == 2
+        shapes.add(repr(_defs_of(text)))
+        (test,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "test_total"]
+        (fx,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "spy"]
+        fixtures[plan.placement[fid][r]] = ast.get_source_segment(text, fx)
+        member = plan.placement[fid][r]
+        assert ([type(st) for st in test.body] == [ast.Pass]) == (member == 3), (r, text)
         checks = _fixture_checks(text)
-        assert len(checks) == 4, (r, checks)  # the file's, the decoy's, the two teardown canaries'
-        assert (checks.count("calls"), checks.count("not calls")) == ((1, 1) if twin else (2, 0)), (r, checks)
-    assert len(blocks) == 1
+        assert len(checks) == 3, (r, checks)  # the file's (or its twin) and the two teardown canaries'
+        assert (checks.count("calls"), checks.count("not calls")) == ((0, 1) if member == 2 else (1, 0)), checks
+    assert len(shapes) == 1, shapes
+    assert fixtures[3] == fixtures[0] != fixtures[2]
 
 
 @pytest.mark.parametrize(("check", "decoyed"), [("not calls", "calls"), ("seen != 0", "seen == 0"),
@@ -150,16 +156,16 @@ def test_the_teardown_decoy_is_the_files_fixture_as_it_is_in_every_run(tmp_path:
 def test_the_teardown_decoys_check_is_the_positive_one(tmp_path: Path, check: str, decoyed: str) -> None:
     """pol58: the decoy's check is the file's where the file writes it positively (or neither way: ``>=``), the
     twin's where the file writes it negated: the one the setup's state fails (a spy that saw nothing), whichever the
-    file's is; the same in every run."""
+    file's is; in the decoy's run (deco60), the file's fixture under its own name."""
     root = _tree(tmp_path, check)
-    plan = plan_twins(root, [f"{TEST}::test_total"], seed=0, teardown=True)
+    fid = f"{TEST}::test_total"
+    plan = plan_twins(root, [fid], seed=0, teardown=True)
     (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
-    fixture = d.how.rsplit(" as ", 1)[1].split("'s", 1)[0]
     assert f"'{decoyed}'" in d.how
-    for files in plan.runs:
-        tree = ast.parse(files[TEST].decode())
-        (fx,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fixture]
-        assert [ast.unparse(st.test) for st in fx.body if isinstance(st, ast.Assert)] == [decoyed]
+    (r,) = [r for r, m in enumerate(plan.placement[fid]) if m == 3]
+    tree = ast.parse(plan.runs[r][TEST].decode())
+    (fx,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "spy"]
+    assert [ast.unparse(st.test) for st in fx.body if isinstance(st, ast.Assert)] == [decoyed]
 
 
 @pytest.mark.parametrize(("check", "decoyed"), [("calls == ['a -> b']", "calls == ['a -> b']"),
@@ -171,63 +177,55 @@ def test_the_teardown_decoys_description_holds_a_check_holding_an_arrow(tmp_path
     root = _tree(tmp_path, check)
     plan = plan_twins(root, [f"{TEST}::test_total"], seed=0, teardown=True)
     (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
-    head, _, fixture = d.how.removesuffix("'s, nothing run before it").rpartition(" as ")
-    assert head == f"{TEARDOWN_DECOY_HOW}: spy's check {decoyed!r}", d.how
-    assert fixture.isidentifier() and fixture != "spy"
+    assert d.how == f"{TEARDOWN_DECOY_HOW}: spy's check {decoyed!r}, nothing run before it", d.how
 
 
-def test_no_teardown_decoy_where_the_module_parametrizes_every_test_by_a_hook(tmp_path: Path) -> None:
-    """A module defining ``pytest_generate_tests`` may parametrize every test by a name the decoy does not take (its
-    collection would fail, and every test of it): no decoy there, the twin as before."""
+def test_a_teardown_decoy_where_the_module_parametrizes_every_test_by_a_hook(tmp_path: Path) -> None:
+    """A module defining ``pytest_generate_tests`` may parametrize every test by a name a test of its own would not
+    take (pol58's decoy was left out there); the decoy is the function itself now, taking what it takes (deco60)."""
     root = _tree(tmp_path)
     f = root / TEST
     f.write_text(f.read_text() + "\n\ndef pytest_generate_tests(metafunc):\n    pass\n", encoding="utf-8")
     plan = plan_twins(root, [f"{TEST}::test_total"], seed=0, teardown=True)
-    assert [c.how.split(":")[0] for c in plan.canaries if c.kind == TEARDOWN_TWIN] == ["teardown twin"]
+    assert [c.how.split(":")[0] for c in plan.canaries if c.kind == TEARDOWN_TWIN] == ["teardown twin",
+                                                                                        "teardown decoy"]
 
 
-def test_the_teardown_decoy_goes_before_or_after_the_fixture_as_drawn(tmp_path: Path) -> None:
-    """pol58: the decoy's place is drawn (before the file's fixture or after it), not always the same."""
-    root = _tree(tmp_path)
+def test_a_teardown_decoy_passed_is_forged_beside_a_passing_original() -> None:
+    """deco60: the decoy is a member of its function's group, in a run of its own: passed there beside the original
+    passed in another, ``forged``; nothing beside a failing original (the twin's judgement)."""
     fid = f"{TEST}::test_total"
-    before = set()
-    for seed in range(8):
-        plan = plan_twins(root, [fid], seed=seed, teardown=True)
-        (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
-        text = plan.runs[0][TEST].decode()
-        before.add(text.index(f"def {d.node.rsplit('::', 1)[1]}(") < text.index("def spy("))
-    assert before == {True, False}
-
-
-def test_a_teardown_decoy_passed_in_one_run_is_passed() -> None:
-    """pol58: the decoy is in every run; a process swallowing its error in one run alone (the run it took for the
-    original's) passes it there: merged ``passed``, as a teardown canary (tcan50); ``forged`` beside a passing
-    original, nothing beside a failing one (the twin's judgement)."""
-    fid = f"{TEST}::test_total"
-    node = f"{TEST}::test_calls"
+    node = f"{fid}{TWIN_MARK}3"
     plan = TwinPlan(seed=0, canaries=[Canary(node, fid, TEARDOWN_TWIN, f"{TEARDOWN_DECOY_HOW}: x")])
-    plan.placement = {fid: (0, 1)}
-    merged = plan.merge([{fid: "passed", node: "passed"}, {fid: "passed", node: "error"}], [fid])
+    plan.placement = {fid: (0, 3)}
+    merged = plan.merge([{fid: "passed"}, {fid: "passed"}], [fid])
     assert merged[node] == "passed"
     assert [t for _, t in plan.forged(merged, [fid])] == [node]
-    failing = plan.merge([{fid: "error", node: "passed"}, {fid: "error", node: "error"}], [fid])
+    failing = plan.merge([{fid: "error"}, {fid: "passed"}], [fid])
     assert plan.forged(failing, [fid]) == [] and plan.excused(failing, [fid]) == []
+    caught = plan.merge([{fid: "passed"}, {fid: "error"}], [fid])
+    assert caught[node] == "error" and plan.forged(caught, [fid]) == []
 
 
-def test_decoy_renames_the_fixture_and_keeps_its_check() -> None:
-    """The fixture's text as it is but its name, then the test (its marks, the module's parametrized names);
-    ``None`` when the fixture's ``def`` is not in the check's text."""
-    text = SPIED.format(check="calls")
+@pytest.mark.parametrize(("body", "want"), [
+    ("    assert totals.total() == 4\n", "    pass\n"),
+    ('    """Totals."""\n    x = 1\n\n    assert totals.total() == x\n', '    """Totals."""\n    pass\n'),
+    ("    # a comment\n    @contextlib.contextmanager\n    def inner():\n        yield\n",
+     "    # a comment\n    pass\n"),
+])
+def test_decoy_is_the_function_its_body_run_no_more(body: str, want: str) -> None:
+    """The function's lines up to its body's first statement (a docstring kept, a comment above it kept), then
+    ``pass`` at the body's indent; ``None`` for a body on the ``def``'s line or a docstring alone."""
+    head = "@pytest.mark.unit\ndef test_total(spy,\n               k):\n"
+    text = f"import pytest\n\n\n{head}{body}"
     lines = text.splitlines(keepends=True)
-    tree = ast.parse(text)
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "test_total")
-    check = teardown_check(tree, text, lines, node)
-    assert check is not None
-    got = decoy(check, "seen_calls", "test_seen", marks=["pytest.mark.unit"], args=["k"])
-    assert got == (check.original.replace("def spy(", "def seen_calls(") +
-                   "\n\n@pytest.mark.unit\ndef test_seen(seen_calls, k):\n    pass\n")
-    other = TeardownCheck("other", check.start, check.end, check.original, check.twin, check.how)
-    assert decoy(other, "seen_calls", "test_seen") is None
+    node = ast.parse(text).body[1]
+    assert isinstance(node, ast.FunctionDef)
+    assert decoy("".join(lines[3:]), lines, 4, node) == head + want
+    for alone in ("def test_total(spy): assert spy\n", 'def test_total(spy):\n    """Totals."""\n'):
+        one = alone.splitlines(keepends=True)
+        fn = ast.parse(alone).body[0]
+        assert isinstance(fn, ast.FunctionDef) and decoy(alone, one, 1, fn) is None
 
 
 def test_without_the_teardown_canaries_the_plan_is_as_before(tmp_path: Path) -> None:
@@ -265,11 +263,10 @@ def _defs(text: str) -> list[tuple[str, ast.FunctionDef]]:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_methods_teardown_decoy_is_a_method_of_its_class_taking_its_parameters(tmp_path: Path, seed: int) -> None:
-    """gatk59: a method's decoy test is a method of the same class, beside the method, its fixture at the module's
-    top level; it carries the function's own ``parametrize`` and requests what the method requests, in its order,
-    the fixture renamed: a test of no class, of no parameter set, requesting its fixture alone, was told from the
-    original by its item alone."""
+def test_a_methods_teardown_decoy_is_the_method_itself(tmp_path: Path, seed: int) -> None:
+    """gatk59, deco60: a method's decoy is the method itself in its run (its class, its ``parametrize``, what it
+    requests in its order, its fixture under the file's name), its body ``pass``: the item's ``cls``, ``callspec``
+    and argument names are the original's."""
     root = _tree(tmp_path)
     f = root / TEST
     f.write_text(f.read_text().replace(
@@ -280,14 +277,12 @@ def test_a_methods_teardown_decoy_is_a_method_of_its_class_taking_its_parameters
     fid = f"{TEST}::TestTotals::test_total"
     plan = plan_twins(root, [fid], seed=seed, teardown=True)
     (d,) = [c for c in plan.canaries if c.how.startswith(TEARDOWN_DECOY_HOW)]
-    assert d.node.startswith(f"{TEST}::TestTotals::test_") and d.source == fid
-    name = d.node.rsplit("::", 1)[1]
-    fixture = d.how.rsplit(" as ", 1)[1].split("'s", 1)[0]
-    for files in plan.runs:
+    assert d.node == f"{fid}{TWIN_MARK}3" and d.source == fid
+    for r, files in enumerate(plan.runs):
         tree = ast.parse(files[TEST].decode())
         (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-        (test,) = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name]
-        assert [a.arg for a in test.args.args] == ["self", fixture, "n", "k", "m"]  # the method's, in its order
-        assert [ast.unparse(x) for x in test.decorator_list] == ["pytest.mark.parametrize(('n', 'k'), [(4, 1)])"]
-        assert [type(st) for st in test.body] == [ast.Pass]
-        assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fixture] == [fixture]
+        (test,) = [n for n in cls.body if isinstance(n, ast.FunctionDef)]
+        assert test.name == "test_total" and [a.arg for a in test.args.args] == ["self", "spy", "n", "k", "m"]
+        if plan.placement[fid][r] != 1:  # the value twin's row is changed in its run
+            assert [ast.unparse(x) for x in test.decorator_list] == ["pytest.mark.parametrize(('n', 'k'), [(4, 1)])"]
+        assert ([type(st) for st in test.body] == [ast.Pass]) == (plan.placement[fid][r] == 3)

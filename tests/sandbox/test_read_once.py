@@ -13,7 +13,7 @@ from pytest_homefield.sandbox import twin_runs
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
 TEST = "tests/test_totals.py"
-#: the teardown twin's spied test file (a fixture check in reach: one run more)
+#: the teardown twin's spied test file (a fixture check in reach: two runs more, its twin's and its decoy's)
 SPIED = SPIED_FORMAT.format(check="calls")
 
 
@@ -39,7 +39,7 @@ def test_plan_twins_reads_each_test_file_once_with_the_teardown_twins(tmp_path: 
     reads = _counted(monkeypatch, twin_runs, "read_source")
     plan = plan_twins(tmp_path, [f"{TEST}::test_total"], seed=1, teardown=True)
     assert [Path(f).name for f in reads] == ["test_totals.py"]  # before: twice
-    assert len(plan.runs) == 3 and plan.runs == before.runs and plan.to_dict() == before.to_dict()
+    assert len(plan.runs) == 4 and plan.runs == before.runs and plan.to_dict() == before.to_dict()  # deco60: 4
 
 
 def test_the_sealed_runs_plan_reads_its_test_files_once_for_the_runs_apart(tmp_path: Path,
