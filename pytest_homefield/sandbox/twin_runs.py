@@ -38,6 +38,7 @@ import functools
 import posixpath
 import random
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
