@@ -721,9 +721,9 @@ def grade(
             if left:  # what the reference fix leaves unconfirmed in its own plain run tells nothing
                 try:
                     same = reference_plain(task, pristine, plan, {i: due[i] for i in left}, test_cmd or task.test_cmd,
-                                           targets, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
-                                           sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
-                                           write_mb=write_mb, box_mb=box_mb)
+                                           targets, beside=gdir, timeout_s=bound.seconds,
+                                           test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                                           memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
                 except ServiceError as exc:
                     g.outcome, g.error = "infra", str(exc)
                     return g

@@ -1254,13 +1254,17 @@ _REFERENCE_PLAIN: dict[str, frozenset[str]] = {}
 
 
 def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str, str], test_cmd: str,
-                    targets: Sequence[str], **run: Any) -> set[str] | None:
+                    targets: Sequence[str], *, beside: Path | None = None, **run: Any) -> set[str] | None:
     """The ids of ``due`` (:func:`plain_due`) that the task's **reference fix** leaves unconfirmed in its own plain run
     (:func:`plain_run` on ``pristine`` plus ``task.gold_patch`` and ``task.test_patch`` in a scratch folder; nothing
     of the agent's): a test whose body passes bare with the reference fix (its ``raises`` inside another handler of
     the test) tells nothing there, so the agent's code passing it bare is no evidence. ``None`` when the check could
-    not be made (a patch does not apply). Made only after the agent's plain run left an id unconfirmed; remembered for
-    this process. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    not be made (a patch does not apply). An id that run did not report is none of them (gatk60: beside a FAIL_TO_PASS
+    doctest the reference copy had no sentinel module, pytest exited 4, and every id was left unconfirmed there, which
+    excused code raising only inside a ``raises``). ``beside``: the grading tree, whose targets the reference copy
+    lacks are copied from it (:func:`lay_missing`). Made only after the agent's plain run left an id unconfirmed;
+    remembered for this process. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
     name = run.get("sandbox")
     key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
                       hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed, sorted(due),
@@ -1270,11 +1274,14 @@ def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str
     with scratch(suffix="refplain-") as tmp:
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
-        except PatchError:
+            if beside is not None:
+                lay_missing(ref, beside, targets)
+        except (PatchError, OSError):
             return None
         checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
-    _REFERENCE_PLAIN[key] = frozenset(checked.unconfirmed)
-    return set(checked.unconfirmed)
+    same = frozenset(i for i in checked.unconfirmed if i in checked.run.outcomes)
+    _REFERENCE_PLAIN[key] = same
+    return set(same)
 
 
 def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:

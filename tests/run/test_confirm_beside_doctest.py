@@ -16,9 +16,20 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
+from run.test_exception_twins import ENTERED, FRAMES
+from run.test_exception_twins import F2P as X_F2P
+from run.test_exception_twins import FIXED as X_FIXED
+from run.test_exception_twins import PARENT as X_PARENT
+from run.test_exception_twins import SOURCE as X_SOURCE
+from run.test_exception_twins import TEST as X_TEST
+from run.test_exception_twins import TESTS as X_TESTS
 from run.test_name_reading_confirm import FIXED, OTHER, PARENT, SOURCE, SPITE, TEST, TESTS
 
+from pytest_homefield.run.grading import grade
+from pytest_homefield.sandbox.snapshot import copy_tree
+
 GUIDE = "docs/guide.rst"
+KIND = "\nKIND = 'reader'\n"
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +60,27 @@ def test_an_original_the_reference_fix_passes_there_must_pass_there_beside_a_doc
     g = grade_source(beside_doctest, tmp_path, SOURCE, SPITE, canaries=True, canary_seed=seed, sandbox="none",
                      test_globs=["docs/*.rst"])
     assert g.outcome == "tests_failed" and "confirmation run" in (g.error or ""), (g.outcome, g.error)
+
+
+#: the doctest of the plain-run task: a name the fix adds (the forgers below add it too; the doctest, a sentinel's
+#: only, is listed unprotected: what is judged here is the exception-swap group's function)
+DOC = ">>> import streams\n>>> streams.KIND\n'reader'\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["fix", "entered", "frames"])
+def test_code_raising_only_inside_a_raises_is_forged_beside_a_doctest(tmp_path: Path, source: str) -> None:
+    """The plain run's reference check (``twin_grading.reference_plain``) beside the same doctest: its copy had no
+    sentinel module, pytest exited 4, every id was left unconfirmed there, and the agent's unconfirmed ids were
+    excused: ``test_exception_twins``' forgers raising only inside a ``raises`` (a patched ``__enter__``, a walk of
+    the frames) were ``solved`` at seed 1 with no fix (``forged`` without the doctest). Now ``forged``; the fix
+    ``solved``."""
+    b = build_fix_task(tmp_path / "t", name="streams", source=X_SOURCE, parent=X_PARENT, fixed=X_FIXED + KIND,
+                       test=X_TEST, tests=X_TESTS, first="streams", message="Refuse to seek an unseekable stream",
+                       fail_to_pass=[*X_F2P, f"{GUIDE}::guide.rst"], pass_to_pass=[], data={GUIDE: DOC})
+    task = dataclasses.replace(b.task, test_cmd=b.task.test_cmd + " --doctest-glob=*.rst")
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / X_SOURCE).write_text({"fix": X_FIXED, "entered": ENTERED, "frames": FRAMES}[source] + KIND)
+    g = grade(task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=1, run_timeout_s=120,
+              test_globs=["docs/*.rst"], sandbox="none")
+    assert g.outcome == ("solved" if source == "fix" else "forged"), (g.outcome, g.error)
