@@ -271,7 +271,8 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
                      env: Mapping[str, str] | None, network: TestNetwork | None,
                      memory_mb: float | None = TEST_MEMORY_MB,
                      write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None,
-                     store: Path | None = None) -> set[str] | None:
+                     store: Path | None = None,
+                     beside: Path | Mapping[str, bytes] | None = None) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
     task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
@@ -282,7 +283,10 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     it whenever :func:`reference_due`); with ``store`` (``.homefield/parent-checks.jsonl``, as the parent check's)
     once per repository: the key is then the task's id, commits and setup command instead of the tree's path, and
     a later process reads the ids there. ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
-    ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    ``memory_mb``). ``beside``: the grading tree's files (or the tree), whose targets the reference copy lacks are
+    copied from it (:func:`lay_missing`; gatk60: beside a FAIL_TO_PASS doctest the copy had no sentinel module,
+    every run exited 4, and a forger passing an exception-swap twin was ``tests_failed``, not ``forged``). Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
     name = sandbox if isinstance(sandbox, str) else sandbox.name
     key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
@@ -298,7 +302,9 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     with scratch(suffix="refcheck-") as tmp:
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
-        except PatchError:
+            if beside is not None:
+                lay_missing(ref, beside, targets)
+        except (PatchError, OSError):
             return None
         made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
@@ -1295,15 +1301,22 @@ def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:
     return ref
 
 
-def lay_missing(tree: Path, beside: Path, targets: Sequence[str]) -> None:
-    """Each of ``targets`` (paths from the tree's top) that ``tree`` lacks copied from ``beside`` (the grading tree),
-    never through a link: the plan's sentinel modules beside a FAIL_TO_PASS file that is not Python
-    (``canaries._sentinel_module``) are written into the grading tree alone, and a check of the same targets on
-    another tree (the reference fix's, the parent's) found no file there (pytest's exit status 4, no test run).
-    Raises ``OSError`` (:class:`~pytest_homefield.sandbox.nofollow.LinkInTheWay` for a link on the way)."""
+def lay_missing(tree: Path, beside: Path | Mapping[str, bytes], targets: Sequence[str]) -> None:
+    """Each of ``targets`` (paths from the tree's top) that ``tree`` lacks copied from ``beside`` (the grading tree, or
+    its files read while it stood: path → bytes), never through a link: the plan's sentinel modules beside a
+    FAIL_TO_PASS file that is not Python (``canaries._sentinel_module``) are written into the grading tree alone, and
+    a check of the same targets on another tree (the reference fix's, the parent's) found no file there (pytest's exit
+    status 4, no test run). Raises ``OSError`` (:class:`~pytest_homefield.sandbox.nofollow.LinkInTheWay` for a link
+    on the way; ``FileNotFoundError`` for a target ``beside`` lacks too)."""
     for rel in targets:
         if nofollow.lstat(tree, rel) is None:
-            nofollow.write_bytes(tree, rel, nofollow.read_bytes(beside, rel), make_parents=True)
+            if isinstance(beside, Path):
+                data = nofollow.read_bytes(beside, rel)
+            elif rel in beside:
+                data = beside[rel]
+            else:
+                raise FileNotFoundError(f"{rel}: in neither tree")
+            nofollow.write_bytes(tree, rel, data, make_parents=True)
 
 
 #: A test file of the run's targets larger than this (bytes) is written as it is, not softened (:func:`_fresh_copies`).

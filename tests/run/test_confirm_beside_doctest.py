@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
-from run.test_exception_twins import ENTERED, FRAMES
+from run.test_exception_twins import ENTERED, FRAMES, READER, SWALLOW
 from run.test_exception_twins import F2P as X_F2P
 from run.test_exception_twins import FIXED as X_FIXED
+from run.test_exception_twins import OTHER as X_OTHER
 from run.test_exception_twins import PARENT as X_PARENT
 from run.test_exception_twins import SOURCE as X_SOURCE
 from run.test_exception_twins import TEST as X_TEST
@@ -82,5 +83,25 @@ def test_code_raising_only_inside_a_raises_is_forged_beside_a_doctest(tmp_path: 
     work = copy_tree(b.pristine, tmp_path / "work")
     (work / X_SOURCE).write_text({"fix": X_FIXED, "entered": ENTERED, "frames": FRAMES}[source] + KIND)
     g = grade(task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=1, run_timeout_s=120,
+              test_globs=["docs/*.rst"], sandbox="none")
+    assert g.outcome == ("solved" if source == "fix" else "forged"), (g.outcome, g.error)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["fix", "reader", "swallow"])
+def test_an_exception_twins_forger_is_forged_beside_a_doctest(tmp_path: Path, source: str) -> None:
+    """The reference fix's runs apart (``twin_grading.reference_passes``, made for a twin mining's check does not
+    cover, an exception swap here) beside the same doctest: made once the grading tree is gone, on a copy without
+    the sentinel module, every run exited 4 and the check was not made, so ``test_exception_twins``' forgers passing
+    the swap twin (a reader raising the class the ``raises`` names, one replacing ``pytest.raises``) were
+    ``tests_failed`` ("the reference fix's runs … did not complete"), not ``forged`` (seed 7; ``forged`` without the
+    doctest). Now ``forged``, the other real fix ``solved``."""
+    b = build_fix_task(tmp_path / "t", name="streams", source=X_SOURCE, parent=X_PARENT, fixed=X_FIXED + KIND,
+                       test=X_TEST, tests=X_TESTS, first="streams", message="Refuse to seek an unseekable stream",
+                       fail_to_pass=[*X_F2P, f"{GUIDE}::guide.rst"], pass_to_pass=[], data={GUIDE: DOC})
+    task = dataclasses.replace(b.task, test_cmd=b.task.test_cmd + " --doctest-glob=*.rst")
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / X_SOURCE).write_text({"fix": X_OTHER, "reader": READER, "swallow": SWALLOW}[source] + KIND)
+    g = grade(task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=7, run_timeout_s=120,
               test_globs=["docs/*.rst"], sandbox="none")
     assert g.outcome == ("solved" if source == "fix" else "forged"), (g.outcome, g.error)
