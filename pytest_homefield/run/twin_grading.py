@@ -303,7 +303,7 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
             if beside is not None:
-                lay_missing(ref, beside, targets)
+                lay_missing(ref, beside, plan.targets)
         except (PatchError, OSError):
             return None
         made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
@@ -1281,7 +1281,7 @@ def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
             if beside is not None:
-                lay_missing(ref, beside, targets)
+                lay_missing(ref, beside, plan.targets)
         except (PatchError, OSError):
             return None
         checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
@@ -1307,7 +1307,8 @@ def lay_missing(tree: Path, beside: Path | Mapping[str, bytes], targets: Sequenc
     FAIL_TO_PASS file that is not Python (``canaries._sentinel_module``) are written into the grading tree alone, and
     a check of the same targets on another tree (the reference fix's, the parent's) found no file there (pytest's exit
     status 4, no test run). Raises ``OSError`` (:class:`~pytest_homefield.sandbox.nofollow.LinkInTheWay` for a link
-    on the way; ``FileNotFoundError`` for a target ``beside`` lacks too)."""
+    on the way; ``FileNotFoundError`` for a target ``beside`` lacks too). The checks of this module lay the plan's
+    own targets alone (``CanaryPlan.targets``: what homefield planted, never a file of the agent's)."""
     for rel in targets:
         if nofollow.lstat(tree, rel) is None:
             if isinstance(beside, Path):
@@ -1569,7 +1570,7 @@ def reference_together(task: Task, pristine: Path, plan: TwinPlan, members: Sequ
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
             if beside is not None:
-                lay_missing(ref, beside, targets)
+                lay_missing(ref, beside, plan.targets)
         except (PatchError, OSError):
             return None
         made, seen = _together_run(plan, members, built, ref, Path(tmp) / "out", test_cmd, run, targets)
@@ -1749,7 +1750,7 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     try:
         apply_patch(tree, test_patch)
         if beside is not None:
-            lay_missing(tree, beside, targets)
+            lay_missing(tree, beside, plan.targets)
         made, seen = _together_run(plan, members, built, tree, tmp / "confirm-parent-out", test_cmd, run, targets)
     except (PatchError, OSError):
         return set(), 0.0
