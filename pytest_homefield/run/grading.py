@@ -514,6 +514,7 @@ def grade(
         hidden_setup = pytest_setup(gdir, test_cmd or task.test_cmd, [], hidden, env) \
             if checks and (sealed or canaries) else None
         plan: TwinPlan | None = None
+        planted: dict[str, bytes] = {}  # the plan's sentinel modules (path -> bytes)
         if canaries and hidden_setup is not None:
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             before, text = parent_tests(pristine, task.test_files), ParentText(pristine)
@@ -553,6 +554,8 @@ def grade(
                 g.outcome, g.error = "agent_error", f"hidden tests: {exc}"
                 return g
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
+            # the sentinel modules as planted, for the reference fix's runs made once the grading tree is gone
+            planted = {t: nofollow.read_bytes(gdir, t) for t in plan.targets}
             g.canaries, g.canary_seed = len(plan.canaries), seed
         # the PASS_TO_PASS rows set apart, checked again with the assertion the commit added (rows_run): the
         # plan's bytes of their test files (their functions whole, every other group as a run apart holds it)
@@ -721,9 +724,9 @@ def grade(
             if left:  # what the reference fix leaves unconfirmed in its own plain run tells nothing
                 try:
                     same = reference_plain(task, pristine, plan, {i: due[i] for i in left}, test_cmd or task.test_cmd,
-                                           targets, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
-                                           sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
-                                           write_mb=write_mb, box_mb=box_mb)
+                                           targets, beside=gdir, timeout_s=bound.seconds,
+                                           test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                                           memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
                 except ServiceError as exc:
                     g.outcome, g.error = "infra", str(exc)
                     return g
@@ -781,7 +784,7 @@ def grade(
             excused = reference_passes(task, pristine, plan, test_cmd or task.test_cmd, targets,
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
                                        env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                       box_mb=box_mb, store=parent_checks)
+                                       box_mb=box_mb, store=parent_checks, beside=planted)
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g

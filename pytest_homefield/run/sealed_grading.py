@@ -37,6 +37,7 @@ from pytest_homefield.run.twin_grading import (
     _tail,
     cached_sites,
     files_digest,
+    lay_missing,
     reference_copy,
     reference_key,
     run_completes,
@@ -363,9 +364,8 @@ def reference_laid(task: Task, pristine: Path, plan: SealPlan, test_cmd: str, ta
         with scratch(suffix="seallaid-") as tmp:
             try:
                 ref = reference_copy(task, pristine, Path(tmp) / "w")
-                for rel in targets:
-                    if beside is not None and nofollow.lstat(ref, rel) is None:
-                        nofollow.write_bytes(ref, rel, nofollow.read_bytes(beside, rel), make_parents=True)
+                if beside is not None:
+                    lay_missing(ref, beside, targets)
             except (PatchError, OSError):
                 return None
             checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,

@@ -94,7 +94,8 @@ __all__ = ["CANARIES_FILE", "EXCUSED_FILE", "excused_note", "CONFIRM_LOG", "CONF
            "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
            "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run",
            "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_checked", "plain_due",
-           "plain_run", "reference_plain", "reference_copy", "reference_key", "cached_sites"]
+           "plain_run", "reference_plain", "reference_copy", "reference_key", "cached_sites",
+           "lay_missing"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -271,7 +272,8 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
                      env: Mapping[str, str] | None, network: TestNetwork | None,
                      memory_mb: float | None = TEST_MEMORY_MB,
                      write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None,
-                     store: Path | None = None) -> set[str] | None:
+                     store: Path | None = None,
+                     beside: Path | Mapping[str, bytes] | None = None) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
     task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
@@ -282,7 +284,10 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     it whenever :func:`reference_due`); with ``store`` (``.homefield/parent-checks.jsonl``, as the parent check's)
     once per repository: the key is then the task's id, commits and setup command instead of the tree's path, and
     a later process reads the ids there. ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
-    ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    ``memory_mb``). ``beside``: the grading tree's files (or the tree), whose targets the reference copy lacks are
+    copied from it (:func:`lay_missing`; gatk60: beside a FAIL_TO_PASS doctest the copy had no sentinel module,
+    every run exited 4, and a forger passing an exception-swap twin was ``tests_failed``, not ``forged``). Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     name = sandbox if isinstance(sandbox, str) else sandbox.name
     key = reference_key(task, pristine, store, test_cmd, plan.seed, json.dumps(plan.to_dict(), sort_keys=True),
                         list(targets), name)
@@ -291,7 +296,9 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
         with scratch(suffix="refcheck-") as tmp:
             try:
                 ref = reference_copy(task, pristine, Path(tmp) / "w")
-            except PatchError:
+                if beside is not None:
+                    lay_missing(ref, beside, plan.targets)
+            except (PatchError, OSError):
                 return None
             made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                                test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
@@ -1284,13 +1291,17 @@ _REFERENCE_PLAIN: dict[str, frozenset[str]] = {}
 
 
 def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str, str], test_cmd: str,
-                    targets: Sequence[str], **run: Any) -> set[str] | None:
+                    targets: Sequence[str], *, beside: Path | None = None, **run: Any) -> set[str] | None:
     """The ids of ``due`` (:func:`plain_due`) that the task's **reference fix** leaves unconfirmed in its own plain run
     (:func:`plain_run` on ``pristine`` plus ``task.gold_patch`` and ``task.test_patch`` in a scratch folder; nothing
     of the agent's): a test whose body passes bare with the reference fix (its ``raises`` inside another handler of
     the test) tells nothing there, so the agent's code passing it bare is no evidence. ``None`` when the check could
-    not be made (a patch does not apply). Made only after the agent's plain run left an id unconfirmed; remembered for
-    this process. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    not be made (a patch does not apply). An id that run did not report is none of them (gatk60: beside a FAIL_TO_PASS
+    doctest the reference copy had no sentinel module, pytest exited 4, and every id was left unconfirmed there, which
+    excused code raising only inside a ``raises``). ``beside``: the grading tree, whose targets the reference copy
+    lacks are copied from it (:func:`lay_missing`). Made only after the agent's plain run left an id unconfirmed;
+    remembered for this process. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
     name = run.get("sandbox")
     key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
                       hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed, sorted(due),
@@ -1300,11 +1311,14 @@ def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str
     with scratch(suffix="refplain-") as tmp:
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
-        except PatchError:
+            if beside is not None:
+                lay_missing(ref, beside, plan.targets)
+        except (PatchError, OSError):
             return None
         checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
-    _REFERENCE_PLAIN[key] = frozenset(checked.unconfirmed)
-    return set(checked.unconfirmed)
+    same = frozenset(i for i in checked.unconfirmed if i in checked.run.outcomes)
+    _REFERENCE_PLAIN[key] = same
+    return set(same)
 
 
 def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:
@@ -1316,6 +1330,25 @@ def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:
     apply_patch(ref, task.gold_patch)
     apply_patch(ref, task.test_patch)
     return ref
+
+
+def lay_missing(tree: Path, beside: Path | Mapping[str, bytes], targets: Sequence[str]) -> None:
+    """Each of ``targets`` (paths from the tree's top) that ``tree`` lacks copied from ``beside`` (the grading tree, or
+    its files read while it stood: path → bytes), never through a link: the plan's sentinel modules beside a
+    FAIL_TO_PASS file that is not Python (``canaries._sentinel_module``) are written into the grading tree alone, and
+    a check of the same targets on another tree (the reference fix's, the parent's) found no file there (pytest's exit
+    status 4, no test run). Raises ``OSError`` (:class:`~pytest_homefield.sandbox.nofollow.LinkInTheWay` for a link
+    on the way; ``FileNotFoundError`` for a target ``beside`` lacks too). The checks of this module lay the plan's
+    own targets alone (``CanaryPlan.targets``: what homefield planted, never a file of the agent's)."""
+    for rel in targets:
+        if nofollow.lstat(tree, rel) is None:
+            if isinstance(beside, Path):
+                data = nofollow.read_bytes(beside, rel)
+            elif rel in beside:
+                data = beside[rel]
+            else:
+                raise FileNotFoundError(f"{rel}: in neither tree")
+            nofollow.write_bytes(tree, rel, data, make_parents=True)
 
 
 #: A test file of the run's targets larger than this (bytes) is written as it is, not softened (:func:`_fresh_copies`).
@@ -1465,10 +1498,10 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     repository with ``remember``: ``(task key, store)``, :func:`_parent_gives`), and a twin the parent's own code
     passes there beside its failing original is no hit (atk27). ``reference``: ``(task, pristine)``: an original
     that passed apart and not there is run once more with the task's **reference fix** in the same files
-    (:func:`reference_together`): where the reference fix does not pass it there either, the layout failed it (a test
-    reading its own name, ``request.node.name``, for a golden file: the original under a fresh name; gatk58), not
-    the code, and it is not ``unsteady``. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
-    :func:`run_tests` does."""
+    (:func:`reference_together`): where the reference fix reports it not passing there either, the layout failed it
+    (a test reading its own name, ``request.node.name``, for a golden file: the original under a fresh name; gatk58),
+    not the code, and it is not ``unsteady`` (one that run did not report stays: gatk60). ``run``: :func:`run_tests`'s
+    options. Raises :class:`ServiceError` as :func:`run_tests` does."""
     pending = plan.excused(outcomes, fail_to_pass)
     hits = [tid for _, tid in pending]
     sources = _disagreeing(plan, outcomes, fail_to_pass)
@@ -1483,7 +1516,7 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
             nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-out" / src, TWIN_LOG_BYTES))
     given, parent_s = (set(), 0.0) if parent is None else _parent_gives(plan, members, built, parent, tmp, out_dir,
                                                                         test_cmd, fail_to_pass, run, remember,
-                                                                        targets)
+                                                                        targets, beside=gdir)
     seconds = made.wall_s + parent_s
     finished = not (made.over_writes or made.over_events or not run_completes(made))
     held = [i for i in fail_to_pass if function_id(i) in sources and outcomes.get(i) == "passed"]
@@ -1527,10 +1560,12 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     unsteady = [i for i in held if not finished or seen.get(i) != "passed"]
     if finished and unsteady and reference is not None:  # gatk58: what the layout fails whatever the code
         for files in {id(laid[i]): laid[i] for i in unsteady}.values():
-            ref_seen = reference_together(*reference, plan, members, files, test_cmd, targets, **run)
+            ref_seen = reference_together(*reference, plan, members, files, test_cmd, targets, beside=gdir, **run)
             if ref_seen is not None:
                 seconds += ref_seen[1]
-                unsteady = [i for i in unsteady if laid[i] is not files or ref_seen[0].get(i) == "passed"]
+                # an id the reference run did not report excuses nothing (gatk60: a run that found no file
+                # reported none, and every original failing there was excused)
+                unsteady = [i for i in unsteady if laid[i] is not files or ref_seen[0].get(i) in ("passed", None)]
     note: str | None = None
     if unsteady:
         note = (f"{len(unsteady)} FAIL_TO_PASS passed apart but not in the confirmation run holding every member "
@@ -1547,13 +1582,16 @@ _REFERENCE_TOGETHER: dict[str, tuple[dict[str, str], float]] = {}
 
 def reference_together(task: Task, pristine: Path, plan: TwinPlan, members: Sequence[tuple[Canary, str]],
                        built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], test_cmd: str,
-                       targets: Sequence[str] = (), **run: Any) -> tuple[dict[str, str], float] | None:
+                       targets: Sequence[str] = (), *, beside: Path | None = None,
+                       **run: Any) -> tuple[dict[str, str], float] | None:
     """``(outcomes, seconds)``: the confirmation run of ``built`` (:func:`_together_run`, the same files and
     selection) made with the task's **reference fix** (:func:`reference_copy`: nothing of the agent's), its outcomes
     in the plan's ids and its wall time (0 when this process made it before). ``None`` when the check could not be
     made (a patch does not apply, the run did not finish): the agent's outcome then stands. Made only after an
     original that passed apart failed in the agent's confirmation run (gatk58: a test reading its own name failed
-    under a fresh one with any code, and a real fix was ``tests_failed``); remembered for this process. Raises
+    under a fresh one with any code, and a real fix was ``tests_failed``); remembered for this process. ``beside``:
+    the grading tree, whose targets the reference copy lacks are copied from it (:func:`lay_missing`: gatk60, beside a
+    FAIL_TO_PASS doctest the copy had no sentinel module, pytest exited 4 and reported no id). Raises
     :class:`ServiceError` as :func:`run_tests` does."""
     key = json.dumps(["together", hashlib.sha256(task.gold_patch.encode()).hexdigest(),
                       _gives_key(plan, members, built, (pristine, task.test_patch), test_cmd, run, None, targets)])
@@ -1562,7 +1600,9 @@ def reference_together(task: Task, pristine: Path, plan: TwinPlan, members: Sequ
     with scratch(suffix="reftogether-") as tmp:
         try:
             ref = reference_copy(task, pristine, Path(tmp) / "w")
-        except PatchError:
+            if beside is not None:
+                lay_missing(ref, beside, plan.targets)
+        except (PatchError, OSError):
             return None
         made, seen = _together_run(plan, members, built, ref, Path(tmp) / "out", test_cmd, run, targets)
     if made.over_writes or made.over_events or not run_completes(made):
@@ -1706,7 +1746,7 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
                   built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], tmp: Path,
                   out_dir: Path, test_cmd: str, fail_to_pass: Sequence[str], run: Mapping[str, Any],
                   remember: tuple[str, Path | None] | None = None,
-                  targets: Sequence[str] = ()) -> tuple[set[str], float]:
+                  targets: Sequence[str] = (), *, beside: Path | None = None) -> tuple[set[str], float]:
     """``(ids, seconds)``: the instance ids of the twins of ``members`` (the confirmation run's selection) that
     the untouched parent passes beside its failing original, in the confirmation run's files (``built``) on a
     fresh copy of ``parent`` (``(pristine, test_patch)``: nothing of the agent's), and that run's wall time.
@@ -1719,8 +1759,10 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     hidden tests, and ``.homefield/parent-checks.jsonl``, as the parent check's) once per repository: a later
     process reads its ids, log and events from the store (when they fit in :data:`GIVES_KEPT_BYTES`). Empty
     when the hidden tests do not apply there or the run did not finish (the hits stand; not remembered). Kept
-    as :data:`CONFIRM_PARENT_LOG` and :data:`CONFIRM_PARENT_OUTCOMES`. Raises :class:`ServiceError` as
-    :func:`run_tests` does."""
+    as :data:`CONFIRM_PARENT_LOG` and :data:`CONFIRM_PARENT_OUTCOMES`. ``beside``: the grading tree, whose targets
+    the parent's copy lacks are copied from it (:func:`lay_missing`; gatk60: beside a FAIL_TO_PASS doctest the copy
+    had no sentinel module, pytest exited 4 and ran nothing). Raises :class:`ServiceError` as :func:`run_tests`
+    does."""
     pristine, test_patch = parent
     task_key, store = remember if remember is not None else (None, None)
     key = _gives_key(plan, members, built, parent, test_cmd, run, task_key, targets)
@@ -1738,8 +1780,10 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     tree = copy_tree(pristine, Path(tempfile.mkdtemp(prefix="p", dir=tmp)) / "w")
     try:
         apply_patch(tree, test_patch)
+        if beside is not None:
+            lay_missing(tree, beside, plan.targets)
         made, seen = _together_run(plan, members, built, tree, tmp / "confirm-parent-out", test_cmd, run, targets)
-    except PatchError:
+    except (PatchError, OSError):
         return set(), 0.0
     finally:
         nofollow.remove_tree(tree.parent)
