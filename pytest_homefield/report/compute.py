@@ -376,9 +376,13 @@ def compute_report(
             continue
         flagged_failed[a.name] = {tid: [0 if m else v for v, m in zip(scored_outcomes[a.name][tid], marks[tid],
                                                                       strict=True)] for tid in marks}
-        doubted = picked.get(a.name, at_its_word.get(a.name, scored_outcomes[a.name]))
-        a.counted_pass_at_1 = _r(_pass_at({tid: [0 if m else v for v, m in zip(doubted[tid], marks[tid], strict=True)]
-                                           for tid in marks}, 1))
+        doubted = at_its_word.get(a.name, scored_outcomes[a.name])
+        doubted = {tid: [0 if m else v for v, m in zip(doubted[tid], marks[tid], strict=True)] for tid in marks}
+        if a.name in picked:  # the twin hits' solves among those the flags leave (fatk60: picked first, they fell on
+            # flagged solves, already failed, and cost nothing: 80% for a 60%), as the adaptive looks count them
+            hits = {tid: [x.result.twin_hits for x in by_agent[a.name][tid] if x.result.scored] for tid in marks}
+            doubted = picked_outcomes(doubted, hits, [scored_outcomes[n] for n in agents if n != a.name])[0]
+        a.counted_pass_at_1 = _r(_pass_at(doubted, 1))
     unscored_total = Counter[str]()
     for a in agents.values():
         unscored_total.update(a.unscored)
