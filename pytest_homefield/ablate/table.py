@@ -224,8 +224,12 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
     records = list(records)  # read again: with claimed retries counted as failed, and for the twin hits
     by = outcomes_by_variant(records)
     counted = outcomes_by_variant(records, claims_failed=True, cut=cut)
-    flagged_out = outcomes_by_variant(records, flagged_failed=True)
-    scored = {k for k, r in latest_results([dict(r) for r in records]).items() if r.get("outcome") in SCORED_OUTCOMES}
+    # the flagged solves counted failed with the agent's other doubts (claims and cut tries, then the twin hits' picks
+    # among the solves left), as the report reads them (fatk60: each apart left a label standing that both moved)
+    flagged_out = outcomes_by_variant(records, claims_failed=True, cut=cut, flagged_failed=True)
+    latest = latest_results([dict(r) for r in records])
+    scored = {k for k, r in latest.items() if r.get("outcome") in SCORED_OUTCOMES}
+    flagged_agents = {r.get("agent") for r in latest.values() if flagged_solve(r)}
     cut_agents = {k[1] for k in cut if k in scored}
     hits = outcomes_by_variant(records, field="twin_hits")
     tables: list[AgentTable] = []
@@ -238,10 +242,13 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
         picked_out = _picked(variants, hits.get(agent, {})) \
             if any(h for v in hits.get(agent, {}).values() for t in v.values() for h in t) else {}
         picked = _changed(effects, base, without, picked_out, alpha) if picked_out else set()
-        flagged = _changed(effects, base, without, flagged_out.get(agent, {}), alpha)
+        doubted = flagged_out.get(agent, {}) if agent in flagged_agents else {}
+        if doubted and picked_out:
+            doubted = _picked(doubted, hits.get(agent, {}))
+        flagged = _changed(effects, base, without, doubted, alpha) if doubted else set()
         # the readings a verdict must survive, in the order of the labels' precedence: the slimmer file's too
         readings = ((RETRIED if agent in cut_agents else AT_ITS_WORD, counted.get(agent, {})),
-                    (PICKED, picked_out), (FLAGGED, flagged_out.get(agent, {})))
+                    (PICKED, picked_out), (FLAGGED, doubted))
         table = AgentTable(agent, pass_rate(base) if base else None, len(base), attempts)
         if base:
             table.label_gap = label_gap(len(base), attempts, _rate(base), alpha / max(1, len(rules.rules)))

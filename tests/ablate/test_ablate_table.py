@@ -251,3 +251,19 @@ def test_the_slimmer_files_sentence_resting_on_the_agents_claims_is_no_verdict()
     assert table.slim is not None and table.slim.slim == 0.9
     assert table.slim.sentence.startswith(AT_ITS_WORD), table.slim.sentence
     assert table.slim.comparison is not None and table.slim.comparison["significant"] is False
+
+
+def test_a_label_resting_on_flagged_solves_and_twin_hits_together_is_no_verdict() -> None:
+    """fatk60: the labels were read with each doubt apart, never the flagged solves with the others. With the rule
+    the agent solves t0..t9, t0 and t1 flagged and a twin hit on t9; without it t8 and t9: 8 wins to 0,
+    load-bearing. The flags alone leave 6 to 0 (p=0.031), the picks alone (t0, t1: what the variant solves least)
+    too; together (the picks among the solves the flags leave) 4 to 0: no verdict, it rests on flagged solves."""
+    rules = split_rules("- rule one.\n")
+    recs: list[dict[str, object]] = []
+    for i in range(10):
+        t = f"t{i}"
+        recs += [{**_record("base", t, "solved"), "suspicious": i < 2, "twin_hits": int(i == 9)},
+                 _record("rule-1", t, "solved" if i >= 8 else "tests_failed")]
+    (table,) = build_tables(recs, rules, ["a"])
+    assert table.rows[0].effect == 0.8 and table.rows[0].verdict == FLAGGED, table.rows[0]
+    assert slim_keep([table]) == {1}
