@@ -224,8 +224,12 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
     records = list(records)  # read again: with claimed retries counted as failed, and for the twin hits
     by = outcomes_by_variant(records)
     counted = outcomes_by_variant(records, claims_failed=True, cut=cut)
-    flagged_out = outcomes_by_variant(records, flagged_failed=True)
-    scored = {k for k, r in latest_results([dict(r) for r in records]).items() if r.get("outcome") in SCORED_OUTCOMES}
+    # the flagged solves counted failed with the agent's other doubts (claims and cut tries, then the twin hits' picks
+    # among the solves left), as the report reads them (fatk60: each apart left a label standing that both moved)
+    flagged_out = outcomes_by_variant(records, claims_failed=True, cut=cut, flagged_failed=True)
+    latest = latest_results([dict(r) for r in records])
+    scored = {k for k, r in latest.items() if r.get("outcome") in SCORED_OUTCOMES}
+    flagged_agents = {r.get("agent") for r in latest.values() if flagged_solve(r)}
     cut_agents = {k[1] for k in cut if k in scored}
     hits = outcomes_by_variant(records, field="twin_hits")
     tables: list[AgentTable] = []
@@ -235,9 +239,16 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
         without = {r.number: variants.get(f"rule-{r.number}", {}) for r in rules.rules}
         effects = rule_effects(base, without, alpha=alpha)
         bought = _changed(effects, base, without, counted.get(agent, {}), alpha)
-        picked = _changed(effects, base, without, _picked(variants, hits.get(agent, {})), alpha) \
-            if any(h for v in hits.get(agent, {}).values() for t in v.values() for h in t) else set()
-        flagged = _changed(effects, base, without, flagged_out.get(agent, {}), alpha)
+        picked_out = _picked(variants, hits.get(agent, {})) \
+            if any(h for v in hits.get(agent, {}).values() for t in v.values() for h in t) else {}
+        picked = _changed(effects, base, without, picked_out, alpha) if picked_out else set()
+        doubted = flagged_out.get(agent, {}) if agent in flagged_agents else {}
+        if doubted and picked_out:
+            doubted = _picked(doubted, hits.get(agent, {}))
+        flagged = _changed(effects, base, without, doubted, alpha) if doubted else set()
+        # the readings a verdict must survive, in the order of the labels' precedence: the slimmer file's too
+        readings = ((RETRIED if agent in cut_agents else AT_ITS_WORD, counted.get(agent, {})),
+                    (PICKED, picked_out), (FLAGGED, doubted))
         table = AgentTable(agent, pass_rate(base) if base else None, len(base), attempts)
         if base:
             table.label_gap = label_gap(len(base), attempts, _rate(base), alpha / max(1, len(rules.rules)))
@@ -270,6 +281,10 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
                     res.with_rules, res.slim = pass_rate(base), pass_rate(slim_out)
                     res.comparison = c.to_dict()
                     res.sentence = c.verdict
+                    held = _slim_held(c, base, slim_out, readings, alpha)
+                    if held is not None:  # fatk60: "slimmer file beats full file" bought by flagged solves
+                        res.sentence = held
+                        res.comparison.update(significant=False, verdict=held)
             table.slim = res
         tables.append(table)
     return tables
@@ -289,6 +304,28 @@ def _changed(effects: Mapping[int, Comparison], base: Outcomes, without: Mapping
     for alt in (rule_effects(c_base, without, alpha=alpha), rule_effects(base, c_without, alpha=alpha)):
         out |= {n for n, label in labels.items() if n not in alt or label_for(alt[n]) != label}
     return out
+
+
+def _slim_held(c: Comparison, base: Outcomes, slim_out: Outcomes,
+               readings: Sequence[tuple[str, Mapping[str, Outcomes]]], alpha: float) -> str | None:
+    """The slimmer file's sentence when its comparison with the full file (``c``, base − slim) would change
+    label (:func:`label_for`: which file wins, or neither) were ``readings``' outcomes (``(label, {variant: {task:
+    [0/1]}})``: claimed retries, twin hits, flagged solves, each counted failed) read in base or in the slimmer
+    file, the other as recorded: ``LABEL; with them counted as failed: VERDICT`` for the first such reading, as a
+    rule's row is labelled (fatk60: a slimmer file solving 8 more tasks with 8 flagged solves "beat" the full
+    file, p=0.0078); ``None`` when every reading leaves the label."""
+    for label, counted in readings:
+        c_base, c_slim = counted.get(BASE, {}), counted.get(SLIM, {})
+        if not counted or (c_base == base and c_slim == slim_out):  # {}: no twin hit, nothing to read
+            continue
+        for alt_base, alt_slim in ((c_base, slim_out), (base, c_slim)):
+            try:
+                alt: Comparison | None = compare(alt_base, alt_slim, alpha=alpha, names=("full file", "slimmer file"))
+            except ValueError:
+                alt = None
+            if alt is None or label_for(alt) != label_for(c):
+                return label + ("" if alt is None else f"; with them counted as failed: {alt.verdict}")
+    return None
 
 
 def slim_keep(tables: Sequence[AgentTable]) -> set[int]:

@@ -368,17 +368,24 @@ def compute_report(
                        f"{'n/a' if strict_p1 is None else f'{round(100 * strict_p1)}%'}")
     # solves flagged ``suspicious`` (sus60): counted solved, the flag a pattern list's hint; the pass@1 a pass/fail
     # line must survive (``counted_pass_at_1``, ``--fail-under``) counts them failed, with the other doubts
-    flagged_failed: dict[str, Outcomes01] = {}  # agent -> its outcomes with its flagged solves counted failed
+    # agent -> its outcomes with its flagged solves counted failed, with its other doubts (the reading a verdict must
+    # survive: fatk60, each doubt apart left "picker beats plain" standing on 2 flagged solves and a twin hit)
+    flagged_failed: dict[str, Outcomes01] = {}
+    flagged_n: dict[str, int] = {}  # agent -> its flagged solves among its scored attempts
     for a in agents.values():
         marks = {tid: [flagged_solve(x.result) for x in by_agent[a.name][tid] if x.result.scored]
                  for tid in scored_outcomes[a.name]}
         if not any(m for v in marks.values() for m in v):
             continue
-        flagged_failed[a.name] = {tid: [0 if m else v for v, m in zip(scored_outcomes[a.name][tid], marks[tid],
-                                                                      strict=True)] for tid in marks}
-        doubted = picked.get(a.name, at_its_word.get(a.name, scored_outcomes[a.name]))
-        a.counted_pass_at_1 = _r(_pass_at({tid: [0 if m else v for v, m in zip(doubted[tid], marks[tid], strict=True)]
-                                           for tid in marks}, 1))
+        flagged_n[a.name] = sum(m for v in marks.values() for m in v)
+        doubted = at_its_word.get(a.name, scored_outcomes[a.name])
+        doubted = {tid: [0 if m else v for v, m in zip(doubted[tid], marks[tid], strict=True)] for tid in marks}
+        if a.name in picked:  # the twin hits' solves among those the flags leave (fatk60: picked first, they fell on
+            # flagged solves, already failed, and cost nothing: 80% for a 60%), as the adaptive looks count them
+            hits = {tid: [x.result.twin_hits for x in by_agent[a.name][tid] if x.result.scored] for tid in marks}
+            doubted = picked_outcomes(doubted, hits, [scored_outcomes[n] for n in agents if n != a.name])[0]
+        a.counted_pass_at_1 = _r(_pass_at(doubted, 1))
+        flagged_failed[a.name] = doubted
     unscored_total = Counter[str]()
     for a in agents.values():
         unscored_total.update(a.unscored)
@@ -403,11 +410,9 @@ def compute_report(
     # trips; so no pattern decides a count, and none may buy a verdict)
     for name, strict in flagged_failed.items():
         if name in compared:
-            flagged_n = sum(v0 - v1 for tid in strict for v0, v1 in zip(scored_outcomes[name][tid], strict[tid],
-                                                                          strict=True))
             alt = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
                                kept=kept)
-            comparisons = [_unless_counted(row, other, name, flagged_n, "flagged")
+            comparisons = [_unless_counted(row, other, name, flagged_n[name], "flagged")
                            for row, other in zip(comparisons, alt, strict=True)]
 
     # --- per task

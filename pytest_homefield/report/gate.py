@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.records import SCORED_OUTCOMES, counts_solved_flagged_failed, flagged_solve
+from pytest_homefield.records import SCORED_OUTCOMES, counts_solved, counts_solved_flagged_failed, flagged_solve
 from pytest_homefield.report import stats
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.runs import forged_lines, load_results, owed_attempts, retried_by_key
@@ -122,16 +122,20 @@ def gate_summary(lines: Sequence[GateLine]) -> str:
 
 
 def outcomes_by_agent(run_dirs: Sequence[Path], *, counted_failed: Container[Any] = frozenset(),
-                      value: Callable[[Any], int] | None = None) -> dict[str, dict[str, list[int]]]:
+                      value: Callable[[Any], int] | None = None,
+                      flagged_failed: bool = True) -> dict[str, dict[str, list[int]]]:
     """``{agent: {task_id: [0/1 per scored attempt]}}`` over ``run_dirs`` (variant ``base``; the last
     folder wins per key, as in the report); an attempt whose key is in ``counted_failed`` is 0, and so is a solve
     flagged ``suspicious`` (:func:`~pytest_homefield.records.counts_solved_flagged_failed`: a pass/fail gate has
-    no "no verdict", so it takes the reading a verdict of the report must survive, as for claimed retries). ``value``:
-    each scored attempt's number instead (a :class:`~pytest_homefield.records.Result` → int)."""
+    no "no verdict", so it takes the reading a verdict of the report must survive, as for claimed retries) unless
+    ``flagged_failed`` is false (the baseline's side: its flagged solves are solves, as its report counts them,
+    :func:`~pytest_homefield.records.counts_solved`; fatk60). ``value``: each scored attempt's number instead (a
+    :class:`~pytest_homefield.records.Result` → int)."""
+    solved = counts_solved_flagged_failed if flagged_failed else counts_solved
     out: dict[str, dict[str, list[int]]] = {}
     for r in _merged(run_dirs):
         if r.outcome in SCORED_OUTCOMES:
-            counted = 0 if r.key in counted_failed else int(counts_solved_flagged_failed(r))
+            counted = 0 if r.key in counted_failed else int(solved(r))
             out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(value(r) if value is not None else counted)
     return out
 
@@ -203,7 +207,8 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
     (docs/contracts.md §8)."""
     base_id = baseline_dir.name
     cand, missing, retried = owed_outcomes(candidate_dirs)
-    base = outcomes_by_agent(baseline_runs(baseline_dir))
+    # the baseline as its report counts it, a flagged solve solved: counting it failed lowered the bar (fatk60)
+    base = outcomes_by_agent(baseline_runs(baseline_dir), flagged_failed=False)
     shared = [a for a in cand if a in base]
     if not shared:
         raise GateError(f"--fail-if-worse-than {base_id}: no agent scored in both runs "

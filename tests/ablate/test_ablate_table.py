@@ -200,3 +200,70 @@ def test_a_label_that_rests_on_tries_an_interruption_cut_short_is_no_verdict(tmp
     # cut tries of a variant count in that variant only: the same starts in rule-2 leave rule 1's label
     other = {(t, a, n, "rule-2") for t, a, n, _v in cut}
     assert build_tables(recs, rules, ["a"], cut=other)[0].rows[0].verdict == LOAD_BEARING
+
+
+def test_the_slimmer_files_sentence_resting_on_flagged_solves_is_no_verdict() -> None:
+    """fatk60: the per-rule labels were withheld when they rested on flagged solves, the slimmer file's comparison
+    with the full file was not. Rule 2 has no effect (10 of 20 with and without it), so the slimmer file drops it;
+    with it gone the agent solves 18 of 20, 8 of them flagged ``suspicious`` (patching pytest's internals, say).
+    Counted solved (sus60) the slimmer file read "slimmer file better by +40" with the flagged solves buying the
+    whole gap; counted failed it is 10 of 20, as the full file. The sentence names no winner then: ``no verdict:
+    it rests on flagged solves``, the numbers kept as recorded."""
+    rules = split_rules("- rule one.\n- rule two.\n")
+    recs: list[dict[str, object]] = []
+    for i in range(20):
+        t = f"t{i}"
+        recs += [_record("base", t, "solved" if i < 10 else "tests_failed"), _record("rule-1", t, "tests_failed"),
+                 _record("rule-2", t, "solved" if i < 10 else "tests_failed")]
+    first = build_tables(recs, rules, ["a"])
+    assert [r.verdict for r in first[0].rows] == [LOAD_BEARING, NO_EFFECT]
+    slim = slim_variant(rules, slim_keep(first))
+    assert slim is not None and slim.removed == (2,)
+    recs += [_record("slim", f"t{i}", "solved") if i < 10 else
+             {**_record("slim", f"t{i}", "solved" if i < 18 else "tests_failed"), "suspicious": i < 18}
+             for i in range(20)]
+    (table,) = build_tables(recs, rules, ["a"], slim=slim)
+    s = table.slim
+    assert s is not None and s.slim == 0.9 and s.with_rules == 0.5 and s.comparison is not None
+    assert s.sentence.startswith(FLAGGED), s.sentence
+    honest = [{**r, "suspicious": False} for r in recs]
+    (plain,) = build_tables(honest, rules, ["a"], slim=slim)
+    assert plain.slim is not None and not plain.slim.sentence.startswith("no verdict"), plain.slim.sentence
+
+
+def test_the_slimmer_files_sentence_resting_on_the_agents_claims_is_no_verdict() -> None:
+    """fatk60, atk20 F2 in the slimmer file: it solves 10 of 20 at the first try and 8 more on retries after
+    claimed rate limits, against the full file's 10: "slimmer file beats full file" rested on the agent's word
+    (the rules' labels were withheld so, the slimmer file's sentence was not). Now ``no verdict: it rests on the
+    agent's claims``."""
+    rules = split_rules("- rule one.\n- rule two.\n")
+    recs: list[dict[str, object]] = []
+    for i in range(20):
+        t = f"t{i}"
+        recs += [_record("base", t, "solved" if i < 10 else "tests_failed"), _record("rule-1", t, "tests_failed"),
+                 _record("rule-2", t, "solved" if i < 10 else "tests_failed")]
+        if 10 <= i < 18:
+            recs.append({**_record("slim", t, "rate_limited"), "claimed": True})
+        recs.append(_record("slim", t, "solved" if i < 18 else "tests_failed"))
+    slim = slim_variant(rules, {1})
+    assert slim is not None and slim.removed == (2,)
+    (table,) = build_tables(recs, rules, ["a"], slim=slim)
+    assert table.slim is not None and table.slim.slim == 0.9
+    assert table.slim.sentence.startswith(AT_ITS_WORD), table.slim.sentence
+    assert table.slim.comparison is not None and table.slim.comparison["significant"] is False
+
+
+def test_a_label_resting_on_flagged_solves_and_twin_hits_together_is_no_verdict() -> None:
+    """fatk60: the labels were read with each doubt apart, never the flagged solves with the others. With the rule
+    the agent solves t0..t9, t0 and t1 flagged and a twin hit on t9; without it t8 and t9: 8 wins to 0,
+    load-bearing. The flags alone leave 6 to 0 (p=0.031), the picks alone (t0, t1: what the variant solves least)
+    too; together (the picks among the solves the flags leave) 4 to 0: no verdict, it rests on flagged solves."""
+    rules = split_rules("- rule one.\n")
+    recs: list[dict[str, object]] = []
+    for i in range(10):
+        t = f"t{i}"
+        recs += [{**_record("base", t, "solved"), "suspicious": i < 2, "twin_hits": int(i == 9)},
+                 _record("rule-1", t, "solved" if i >= 8 else "tests_failed")]
+    (table,) = build_tables(recs, rules, ["a"])
+    assert table.rows[0].effect == 0.8 and table.rows[0].verdict == FLAGGED, table.rows[0]
+    assert slim_keep([table]) == {1}

@@ -74,3 +74,39 @@ def test_a_verdict_that_no_flag_decides_stands(tmp_path: Path) -> None:
     assert [(f.task_id, f.reason) for f in rep.flagged] == [("t0", "dynamic import")]
     assert any("fixer: 1 attempt(s) scored solved but flagged suspicious are counted as solved" in n
                for n in rep.notes), rep.notes
+
+
+def test_the_pass_a_fail_under_reads_counts_twin_hits_past_the_flagged_solves(tmp_path: Path) -> None:
+    """fatk60: ``counted_pass_at_1`` (what ``--fail-under`` reads) counted the twin hits' lucky solves failed first,
+    on the tasks the other agents solve least, then the flagged solves: where those were the same solves, the
+    twin hits cost nothing. ``picker`` solves every task, t0 and t1 flagged, t9 with a twin hit (2 solves counted
+    failed); ``other`` solves t2..t9. The picks fell on t0 and t1, already flagged: 80%, and ``picker=0.7`` passed.
+    Counted as the adaptive looks count them (flagged first, then the picks among the rest): 60%."""
+    run = _run(tmp_path / "r", {"picker": [FLAGGED] * 2 + [SOLVED] * 8, "other": [FAILED] * 2 + [SOLVED] * 8})
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    rows = [{**r, "twin_hits": 1} if (r["agent"], r["task_id"]) == ("picker", "t9") else r for r in rows]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rep = compute_report([run], [plain_task(t) for t in IDS])
+    picker = rep.agents["picker"]
+    assert (picker.pass_at_1, picker.flagged_solves) == (1.0, 2)
+    assert picker.counted_pass_at_1 == 0.6, picker
+    report = build_report([run], [plain_task(t) for t in IDS])
+    assert fail_under_failures(report, ["picker=0.7"]), "a 60% counted pass@1 passed a 0.7 gate"
+
+
+def test_a_verdict_resting_on_flagged_solves_and_twin_hits_together_is_no_verdict(tmp_path: Path) -> None:
+    """fatk60: the report read each doubt apart (the twin hits' lucky solves counted failed, then the flagged
+    solves), never both, while the adaptive looks count an agent's doubts together. ``picker`` wins t0..t7 over
+    ``plain`` (both solve t8, t9): 8 to 0, p=0.008. Its t0 and t1 are flagged and t9 had a twin hit (2 solves counted
+    failed, on the tasks ``plain`` solves least: t0, t1). Either reading alone leaves 6 to 0 (p=0.031, 'picker beats
+    plain'); both, the picks among the solves the flags leave, 4 to 0 (p=0.125): the verdict rests on them."""
+    run = _run(tmp_path / "r", {"picker": [FLAGGED] * 2 + [SOLVED] * 8, "plain": [FAILED] * 8 + [SOLVED] * 2})
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    rows = [{**r, "twin_hits": 1} if (r["agent"], r["task_id"]) == ("picker", "t9") else r for r in rows]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rep = compute_report([run], [plain_task(t) for t in IDS])
+    assert rep.agents["picker"].counted_pass_at_1 == 0.6
+    (row,) = [c for c in rep.comparisons if c.test is not None]
+    assert not row.significant and row.flagged == {"picker": 2}, row
+    assert row.verdict.startswith("picker vs plain: no verdict, it rests on flagged solves (picker's 2 solves"), row
+    assert headline(rep).startswith("No verdict between picker and plain"), headline(rep)

@@ -83,6 +83,23 @@ def test_the_gate_counts_a_flagged_solve_failed(tmp_path: Path) -> None:
     assert "; 8 solves flagged suspicious counted as failed (a pattern list's hint" in g.text, g.text
 
 
+def test_the_gate_counts_the_baselines_flagged_solves_solved(tmp_path: Path) -> None:
+    """fatk60: the gate counted a solve flagged ``suspicious`` failed on both sides. The baseline's flagged solves
+    are solves (its own report: pass@1 100%, sus60), and counting them failed lowers the bar a candidate must clear:
+    a candidate solving none of the 8 tasks the baseline solved (every solve of the baseline a real fix of a listed
+    shape, ``importlib.import_module(name)``) read ``0.00 vs 0.00``, ``gate: pass``. The reading a pass must
+    survive counts the candidate's flagged solves failed and the baseline's as its report counts them."""
+    base = _run(tmp_path / "base-g", ["x"], [(t, "x", "solved") for t in IDS])
+    rows = [{**json.loads(line), "suspicious": True, "suspicious_reason": "dynamic import"}
+            for line in (base / "results.jsonl").read_text().splitlines()]
+    (base / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert build_report([base], [plain_task(t) for t in IDS])["agents"]["x"]["pass_at_1"] == 1.0
+    cand = _run(tmp_path / "cand-g", ["x"], [(t, "x", "tests_failed") for t in IDS])
+    (g,) = worse_than([cand], base)
+    assert (g.candidate, g.baseline, g.worse) == (0.0, 1.0, True), g
+    assert gate_summary([g]).startswith("gate: fail (x worse than base-g")
+
+
 def test_unsolved_by_all_counts_a_flagged_solve_as_the_rates_do(tmp_path: Path) -> None:
     """ratk48: a task whose only solve was flagged ``suspicious`` (counted unsolved in every rate then) was left
     out of "Unsolved by every agent". The list counts as the rates count: since sus60 a flagged solve counts
