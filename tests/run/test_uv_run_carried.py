@@ -290,3 +290,87 @@ def test_a_uv_run_in_the_checkouts_own_environment_runs_in_bubblewrap(tmp_path: 
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
               canaries=False, sandbox="bwrap", env={**os.environ, "VIRTUAL_ENV": str(b.root / ".venv")})
     assert g.outcome == "solved" and g.test_sandbox == "bwrap", (g.outcome, g.error)
+
+
+#: A runner script the test command's ``uv run`` runs: pytest with the words given after it.
+RUNNER = "import sys\n\nimport pytest\n\nsys.exit(pytest.main(sys.argv[1:]))\n"
+#: The agent's inline metadata (PEP 723) on top of it: a dependency resolved from a folder of wheels it adds.
+INLINE = '# /// script\n# dependencies = ["attrs"]\n# [tool.uv]\n# find-links = ["wheels"]\n# ///\n'
+
+
+@pytest.mark.slow
+def test_a_uv_run_scripts_inline_metadata_is_the_parents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops60: ``uv run runner.py`` (a runner script of the tree, pytest's words after it) reads the script's inline
+    metadata (PEP 723, ``# /// script``). An agent's block naming a dependency and a ``find-links`` folder of wheels
+    it added had uv install its ``attrs`` 99 into the run's active environment (uv: ``--no-sync`` is a no-op for a
+    script with inline metadata; ``--active`` installs there) and its ``pytest11`` entry point was loaded (the
+    marker written). The block is the command's configuration: the parent's script stays (``dropped``), the real fix
+    beside it is ``solved``, and the user's environment is not changed."""
+    uv = uv_or_skip()
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False, parent_data={"pyproject.toml": PROJECT, "runner.py": RUNNER})
+    b.task.test_cmd = f"{uv} run runner.py"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    venv = _users_environment(tmp_path, uv, b.root)
+    site = next(venv.glob("lib/python*/site-packages"))
+    before = sorted(p.name for p in site.iterdir() if p.name != "__pycache__")
+    marker = tmp_path / "loaded"
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    (work / "runner.py").write_text(INLINE + RUNNER, encoding="utf-8")
+    _plugin_wheel(work / "wheels", marker)
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
+    log = tmp_path / "out" / "tests.log"
+    assert not marker.exists(), (g.outcome, g.error, g.carried, g.dropped, log.read_text()[-1500:])
+    assert sorted(p.name for p in site.iterdir() if p.name != "__pycache__") == before
+    assert "runner.py" in g.dropped and g.outcome == "solved", (g.outcome, g.error, g.carried, g.dropped)
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("uv run runner.py -q", {"runner.py"}),
+    ("env A=1 uv run --active tools/./run.pyw", {"tools/run.pyw"}),
+    ("uv run --script tools/runner -q", {"tools/runner"}),
+    ("uv run -qs tools/runner", {"tools/runner"}),
+    ("uv run -- runner.py", {"runner.py"}),
+    ("uv run pytest", set()),  # a program of the environment, no file read
+    ("uv run python runner.py", set()),  # python runs it; uv reads no metadata of it
+    ("uv run ../elsewhere.py", set()),
+    ("uv run /opt/runner.py", set()),
+    ("uv run --directory sub runner.py", set()),  # read in sub, not here
+    ("python runner.py", set()),
+])
+def test_the_script_a_uv_run_runs(tmp_path: Path, command: str, expected: set[str]) -> None:
+    """ops60: the tree's file a ``uv run`` command runs as a script (its inline metadata read by uv)."""
+    from pytest_homefield.sandbox.pytest_config import uv_script_of
+    assert uv_script_of(tmp_path, command) == expected
+
+
+def test_a_uv_run_commands_own_files_are_dropped_in_the_changes_order(tmp_path: Path) -> None:
+    """ops60: ``carried_changes``' ``command`` holds back what a ``uv run`` command reads (its env files, its script,
+    the top's ``[tool.uv]``), in the changes' order with the rest; without a command, or for another command, it is
+    carried (mining's ``_apply_as_graded`` and grading call it alike)."""
+    from pytest_homefield.run.carried import carried_changes
+    parent, agent = tmp_path / "p", tmp_path / "a"
+    for root in (parent, agent):
+        root.mkdir()
+        (root / "pyproject.toml").write_text(PROJECT)
+        (root / "runner.py").write_text(RUNNER)
+        (root / ".env").write_text("A=1\n")
+        (root / SOURCE).write_text(PARENT)
+    (agent / "runner.py").write_text(INLINE + RUNNER)
+    (agent / ".env").write_text("A=2\n")
+    (agent / "pyproject.toml").write_text(PROJECT.replace("package = true", "package = false"))
+    (agent / SOURCE).write_text(FIXED)
+    changes = {"runner.py": "modified", SOURCE: "modified", ".env": "modified", "pyproject.toml": "modified"}
+
+    class Files:
+        test_files = [TEST]
+        source_files = [SOURCE]
+    uv = "uv run --env-file .env runner.py"
+    assert carried_changes(changes, Files(), parent, agent, command=uv) == (
+        [SOURCE], ["runner.py", ".env", "pyproject.toml"], False)
+    for command in (None, "python runner.py"):
+        assert carried_changes(changes, Files(), parent, agent, command=command) == (list(changes), [], False)
