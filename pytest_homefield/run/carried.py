@@ -89,7 +89,12 @@ def uv_config_changed(pristine: Path, workspace: Path, rel: str) -> bool:
 def _uv_table_at(root: Path, rel: str) -> object:
     """``root/rel``'s ``[tool.uv]`` table (``None`` without one), its text when it is no TOML, ``False`` for a link
     or a file that cannot be read."""
-    text = read_text(root, rel)
+    return _uv_table_of(read_text(root, rel))
+
+
+def _uv_table_of(text: str | None) -> object:
+    """A ``pyproject.toml`` text's ``[tool.uv]`` table (``None`` without one), ``text`` itself when it is no TOML,
+    ``False`` for no text. Also run, by its source, in every exported ``eval.sh`` (run/eval_undo.py)."""
     if text is None:
         return False
     try:

@@ -90,7 +90,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -143,6 +143,7 @@ __all__ = [
     "TEST_ENV_VAR",
     "build_command",
     "project_run",
+    "unsynced_command",
     "read_outcomes",
     "parse_events",
     "read_junit",
@@ -403,27 +404,40 @@ def project_run(workdir: Path, test_cmd: str, run_env: dict[str, str]) -> str:
     own project, never from the tree under test (nor a ``.venv`` the tree holds: an agent's is carried); with
     neither, :func:`run_tests` starts no such run (:data:`NO_ACTIVE_ENV`). Any other command as it is. Raises
     nothing (an unparseable command is left to the run's own error)."""
-    try:
-        words = shlex.split(test_cmd)
-    except ValueError:
-        return test_cmd
-    found = pytest_config.uv_run(words)
-    if found is None or found.unknown is not None:
-        return test_cmd
-    names = {name for name, _ in found.given}
-    if names & (pytest_config.UV_RUN_ASIDE - {"--directory"}):  # --script, --gui-script, --help
-        return test_cmd
-    folder = Path(workdir)
-    for name, value in found.given:  # uv reads the project in --directory's folder
-        if name == "--directory" and value:
-            folder = folder / value
-    if "--no-project" in names or not ((folder / "pyproject.toml").is_file() or "--project" in names):
-        return test_cmd
-    missing = [flag for flag in UV_PROJECT_FLAGS if flag not in names]
-    if not missing:
+    made = unsynced_command(test_cmd, lambda folder: (Path(workdir) / folder / "pyproject.toml").is_file())
+    if made is None:
         return test_cmd
     if not run_env.get("VIRTUAL_ENV") and sys.prefix != sys.base_prefix:
         run_env["VIRTUAL_ENV"] = sys.prefix
+    return made
+
+
+def unsynced_command(test_cmd: str, project_at: Callable[[str], bool]) -> str | None:
+    """``test_cmd`` with the :data:`UV_PROJECT_FLAGS` it lacks put right after ``uv run`` when it is a ``uv run``
+    command (every option one of uv's; not ``--script``, ``--gui-script``, ``--help``, ``--no-project``) that runs
+    in a project: ``--project`` given, or ``project_at(folder)`` (``folder`` the working folder's ``"."``, else
+    its ``--directory`` value: where uv reads the project) says a ``pyproject.toml`` is there; ``None`` when it is
+    left as it is. :func:`project_run`'s reading, and the exported ``eval.sh``'s (ops60,
+    ``export/taskrepo.eval_script``)."""
+    try:
+        words = shlex.split(test_cmd)
+    except ValueError:
+        return None
+    found = pytest_config.uv_run(words)
+    if found is None or found.unknown is not None:
+        return None
+    names = {name for name, _ in found.given}
+    if names & (pytest_config.UV_RUN_ASIDE - {"--directory"}):  # --script, --gui-script, --help
+        return None
+    folder = "."
+    for name, value in found.given:  # uv reads the project in --directory's folder
+        if name == "--directory" and value:
+            folder = posixpath.join(folder, value)
+    if "--no-project" in names or not ("--project" in names or project_at(posixpath.normpath(folder))):
+        return None
+    missing = [flag for flag in UV_PROJECT_FLAGS if flag not in names]
+    if not missing:
+        return None
     at = pytest_config.program_at(words) + 2  # past ``uv run``
     return shlex.join([*words[:at], *missing, *words[at:]])
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import build_fix_task
-from helpers.uv import uv_or_skip
+from helpers.uv import plugin_wheel, uv_or_skip
 
 from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox import protected, testrun
@@ -196,27 +196,6 @@ def test_a_uv_run_installing_from_the_tree_is_refused(tmp_path: Path, command: s
         assert problem is not None and f"uv run {named.replace('/REPO', str(tmp_path))} installs" in problem, problem
 
 
-def _plugin_wheel(folder: Path, marker: Path) -> None:
-    """``folder/attrs-99-py3-none-any.whl``: a wheel of that name whose ``pytest11`` entry point is a module
-    writing ``marker``."""
-    import base64
-    import hashlib
-    import zipfile
-    files = {"hfplug_mod.py": f"open({str(marker)!r}, 'a').close()\n",
-             "attrs-99.dist-info/METADATA": "Metadata-Version: 2.1\nName: attrs\nVersion: 99\n",
-             "attrs-99.dist-info/WHEEL": ("Wheel-Version: 1.0\nGenerator: hf\nRoot-Is-Purelib: true\n"
-                                          "Tag: py3-none-any\n"),
-             "attrs-99.dist-info/entry_points.txt": "[pytest11]\nhfplug = hfplug_mod\n"}
-    def digest(text: str) -> str:
-        return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-    record = "".join(f"{name},sha256={digest(text)},{len(text.encode())}\n" for name, text in files.items()) \
-        + "attrs-99.dist-info/RECORD,,\n"
-    folder.mkdir(parents=True)
-    with zipfile.ZipFile(folder / "attrs-99-py3-none-any.whl", "w") as whl:
-        for name, text in {**files, "attrs-99.dist-info/RECORD": record}.items():
-            whl.writestr(name, text)
-
-
 @pytest.mark.slow
 def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ops58: ``uv run --with attrs python -m pytest`` resolves ``attrs`` with the graded copy's uv configuration; an
@@ -237,7 +216,7 @@ def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monk
     (work / SOURCE).write_text(FIXED, encoding="utf-8")
     agents = PROJECT.replace("package = true\n", 'package = true\nfind-links = ["wheels"]\n')
     (work / "pyproject.toml").write_text(agents, encoding="utf-8")
-    _plugin_wheel(work / "wheels", marker)
+    plugin_wheel(work / "wheels", marker)
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
               canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
     log = tmp_path / "out" / "tests.log"
@@ -320,7 +299,7 @@ def test_a_uv_run_scripts_inline_metadata_is_the_parents(tmp_path: Path, monkeyp
     work = copy_tree(b.pristine, tmp_path / "work")
     (work / SOURCE).write_text(FIXED, encoding="utf-8")
     (work / "runner.py").write_text(INLINE + RUNNER, encoding="utf-8")
-    _plugin_wheel(work / "wheels", marker)
+    plugin_wheel(work / "wheels", marker)
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
               canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
     log = tmp_path / "out" / "tests.log"
