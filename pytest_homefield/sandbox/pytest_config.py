@@ -54,7 +54,8 @@ __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for
            "all_values", "last_value", "positional", "split_args", "split_words", "TestCommand", "parse_command",
            "config_at", "module_pytest", "PYTHON_VALUED", "from_top", "UvRun", "uv_run", "launched_at", "program_at",
            "command_problem", "tree_install", "rootdir_problem", "env_file_addopts", "env_files_of",
-           "uv_script_of", "uv_run_files", "uv_dotenv_addopts", "UV_OPTIONS_OF", "UV_RUN_SOURCES", "uv_run_of"]
+           "uv_script_of", "uv_run_files", "uv_config_top", "uv_dotenv_addopts", "UV_OPTIONS_OF", "UV_RUN_SOURCES",
+           "uv_run_of"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -784,6 +785,25 @@ def uv_script_of(root: Path, command: str) -> frozenset[str]:
         return frozenset()
     rel = _inside(root, words[at])
     return frozenset() if rel is None or rel == "." else frozenset({rel})
+
+
+def uv_config_top(root: Path) -> bool:
+    """Whether the tree at ``root`` holds uv configuration at its top, where uv's discovery from ``root`` stops: a
+    ``uv.toml`` (any entry of that name), or a ``pyproject.toml`` with a ``[tool.uv]`` table (read without following
+    a link; one that is a link, cannot be read or parsed counts as holding one: uv stops there, or refuses it)."""
+    if os.path.lexists(root / "uv.toml"):
+        return True
+    if not os.path.lexists(root / "pyproject.toml"):
+        return False
+    data = _read(root, "pyproject.toml")
+    if data is None:
+        return True
+    try:
+        doc = tomllib.loads(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return True
+    tool = doc.get("tool")
+    return isinstance(tool, dict) and "uv" in tool
 
 
 def uv_run_files(root: Path, command: str) -> frozenset[str] | None:

@@ -144,6 +144,8 @@ __all__ = [
     "build_command",
     "project_run",
     "unsynced_command",
+    "uv_config_pin",
+    "NO_UV_CONFIG",
     "read_outcomes",
     "parse_events",
     "read_junit",
@@ -440,6 +442,32 @@ def unsynced_command(test_cmd: str, project_at: Callable[[str], bool]) -> str | 
         return None
     at = pytest_config.program_at(words) + 2  # past ``uv run``
     return shlex.join([*words[:at], *missing, *words[at:]])
+
+
+#: The empty uv configuration file :func:`uv_config_pin` names (in the run's private folder).
+NO_UV_CONFIG = "no-uv.toml"
+#: ``uv run``'s options that choose where its configuration is read (:func:`uv_config_pin` leaves such a run alone).
+UV_CONFIG_CHOSEN = frozenset({"--config-file", "--no-config", "--directory", "--project"})
+
+
+def uv_config_pin(workdir: Path, test_cmd: str, run_env: dict[str, str], out_dir: Path) -> None:
+    """Keep a ``uv run`` test command's configuration inside ``workdir`` (ops60): where the tree holds none at its
+    top (:func:`~pytest_homefield.sandbox.pytest_config.uv_config_top`), uv's discovery went on to the folders above
+    the copy, made in the temp folder, and read the nearest ``uv.toml`` there (measured under ``--sandbox none``: one
+    another attempt's code left had a ``uv run --with attrs`` install its ``attrs`` from a folder of its wheels, whose
+    ``pytest11`` module was loaded). Sets ``run_env``'s ``UV_CONFIG_FILE`` to an empty file of the run's
+    (``out_dir/``:data:`NO_UV_CONFIG`, written here): uv reads no file of its own discovery then, the user-level one
+    neither (a run's ``HOME`` is its own already; an ``XDG_CONFIG_HOME`` of the caller's no more). Nothing for another
+    command, one choosing its configuration (:data:`UV_CONFIG_CHOSEN`, ``UV_CONFIG_FILE``/``UV_NO_CONFIG`` in
+    ``run_env``), or a tree holding its own (the parent's: grading holds an agent's change to it back). The user's
+    ``UV_*`` variables still reach the run. Raises ``OSError`` writing the file."""
+    found = pytest_config.uv_run_of(test_cmd)
+    if found is None or found.unknown is not None or "UV_CONFIG_FILE" in run_env or "UV_NO_CONFIG" in run_env:
+        return
+    if {name for name, _ in found.given} & UV_CONFIG_CHOSEN or pytest_config.uv_config_top(Path(workdir)):
+        return
+    nofollow.write_bytes(out_dir, NO_UV_CONFIG, b"")
+    run_env["UV_CONFIG_FILE"] = str(Path(out_dir) / NO_UV_CONFIG)
 
 
 def _python_on(workdir: Path, test_cmd: str, path: str | None, venv: str | None) -> str | None:
@@ -979,6 +1007,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):  # the run's own: fresh, and watched
         (out_dir / name).mkdir()
         run_env[var] = str(out_dir / name)
+    uv_config_pin(workdir, test_cmd, run_env, out_dir)  # nothing above the copy (ops60)
     limits = limits_for_tests(write_mb) if write_mb else None
     channel = OutcomeChannel(EventTally(seals=seals)) if junit is None else None
     backend = backend_named(sandbox)

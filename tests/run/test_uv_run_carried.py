@@ -77,6 +77,7 @@ def test_an_agents_entry_point_is_not_loaded_by_a_uv_run_command(tmp_path: Path,
               canaries=False, sandbox=sandbox, env=env)
     assert "pyproject.toml" in g.carried, (g.carried, g.dropped)
     assert not marker.exists(), (g.outcome, g.error)
+    assert g.outcome == "solved", (g.outcome, g.error)
     assert g.outcome == "solved", (g.outcome, g.error, (tmp_path / "out" / "tests.log").read_text()[-2000:])
     assert not (work / ".venv").exists()
 
@@ -353,3 +354,73 @@ def test_a_uv_run_commands_own_files_are_dropped_in_the_changes_order(tmp_path: 
         [SOURCE], ["runner.py", ".env", "pyproject.toml"], False)
     for command in (None, "python runner.py"):
         assert carried_changes(changes, Files(), parent, agent, command=command) == (list(changes), [], False)
+
+
+#: A project with no uv configuration of its own (no ``[tool.uv]`` table, no ``uv.toml``): uv's discovery goes on above.
+BARE_PROJECT = '[project]\nname = "totals"\nversion = "0"\nrequires-python = ">=3.10"\n'
+
+
+@pytest.mark.slow
+def test_a_uv_toml_above_the_grading_copy_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops60, measured: ``uv run --with attrs python -m pytest`` in a copy whose tree holds no uv configuration reads
+    the nearest ``uv.toml`` above the copy (uv 0.13.9: a ``pyproject.toml`` without ``[tool.uv]`` does not stop the
+    search; one with it, or a ``uv.toml`` at the top, does). The copy is made in the temp folder, where under
+    ``--sandbox none`` code another attempt's tests ran may write: its ``find-links`` had its ``attrs`` 99 installed
+    in uv's overlay and its ``pytest11`` module loaded in this grading (the marker written), the fix still
+    ``solved``. Neither the agent's file nor the user's (what a user expects is the run their checkout makes, which
+    no copy elsewhere reproduces by its place): the run's ``UV_CONFIG_FILE`` is an empty file of its own
+    (``testrun.uv_config_pin``), so nothing above the copy is read; the fix ``solved``."""
+    uv = uv_or_skip()
+    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="totals", message="Count to four", fail_to_pass=[f"{TEST}::test_total"],
+                       pass_to_pass=[], project=False, parent_data={"pyproject.toml": BARE_PROJECT})
+    b.task.test_cmd = f"{uv} run --with attrs python -m pytest"
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(b.root)
+    venv = _users_environment(tmp_path, uv, b.root)
+    marker = tmp_path / "loaded"
+    temp = tmp_path / "temp"  # the folder every grading copy is made in: another attempt's code wrote there
+    plugin_wheel(temp / "wheels", marker)
+    (temp / "uv.toml").write_text(f'find-links = ["{temp / "wheels"}"]\n', encoding="utf-8")
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(FIXED, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              canaries=False, sandbox="none", env={**os.environ, "VIRTUAL_ENV": str(venv)})
+    if g.outcome == "infra":  # no registry and attrs not in uv's cache
+        pytest.skip(f"uv could not resolve attrs: {g.error}")
+    assert not marker.exists(), (g.outcome, g.error)
+    assert g.outcome == "solved", (g.outcome, g.error)
+
+
+@pytest.mark.parametrize(("command", "top", "env", "pinned"), [
+    ("uv run pytest", BARE_PROJECT, {}, True),
+    ("uv run pytest", PROJECT, {}, False),  # the tree's [tool.uv]: uv stops there
+    ("uv run pytest", None, {}, True),  # no project at all: uv still looks above
+    ("uv run --config-file ci/uv.toml pytest", BARE_PROJECT, {}, False),
+    ("uv run --no-config pytest", BARE_PROJECT, {}, False),
+    ("uv run --directory sub pytest", BARE_PROJECT, {}, False),
+    ("uv run pytest", BARE_PROJECT, {"UV_NO_CONFIG": "1"}, False),
+    ("python -m pytest", BARE_PROJECT, {}, False),
+])
+def test_where_a_uv_run_reads_its_configuration(tmp_path: Path, command: str, top: str | None, env: dict[str, str],
+                                                 pinned: bool) -> None:
+    """ops60: :func:`testrun.uv_config_pin` names an empty configuration file of the run's where uv's discovery would
+    go above the tree, and nothing where the tree, the command or the caller chose it."""
+    tree, out = tmp_path / "tree", tmp_path / "out"
+    tree.mkdir()
+    out.mkdir()
+    if top is not None:
+        (tree / "pyproject.toml").write_text(top, encoding="utf-8")
+    run_env = dict(env)
+    testrun.uv_config_pin(tree, command, run_env, out)
+    if pinned:
+        assert run_env == {**env, "UV_CONFIG_FILE": str(out / testrun.NO_UV_CONFIG)}
+        assert (out / testrun.NO_UV_CONFIG).read_bytes() == b""
+    else:
+        assert run_env == env and not (out / testrun.NO_UV_CONFIG).exists()
+    (tree / "uv.toml").write_text("", encoding="utf-8")
+    run_env = dict(env)
+    testrun.uv_config_pin(tree, command, run_env, out)
+    assert "UV_CONFIG_FILE" not in run_env  # a uv.toml at the top: uv stops there
