@@ -47,6 +47,7 @@ from typing import Any
 from pytest_homefield.envs.declaration import Declaration
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
+from pytest_homefield.sandbox.testrun import unsynced_command
 from pytest_homefield.store import write_atomic
 
 __all__ = ["LOG_PARSER", "EVAL_TYPE", "START", "END", "ID_PLUGIN", "Exported", "image_name", "escaped_id",
@@ -213,9 +214,25 @@ def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declarati
     return "\n".join(lines) + "\n"
 
 
+#: eval.sh's line before a ``uv run`` test command it runs unsynced (:func:`eval_script`): the active environment is
+#: the one the image installed the repository into, the ``python`` on ``PATH``'s (its ``sys.prefix``), unless one is.
+ACTIVE_LINE = "export VIRTUAL_ENV=\"${VIRTUAL_ENV:-$(python -I -c 'import sys; print(sys.prefix)')}\""
+
+
+def eval_command(test_cmd: str, project: bool) -> tuple[str, bool]:
+    """``(the command eval.sh runs, whether it is a uv run made unsynced)`` for the task's ``test_cmd`` in a
+    repository whose top holds a ``pyproject.toml`` when ``project``: :func:`_test_command`, and a ``uv run`` in a
+    project with ``--active --no-sync`` (:func:`~pytest_homefield.sandbox.testrun.unsynced_command`, as grading runs
+    it: ops60, ``uv run pytest`` made ``.venv`` in ``/testbed`` and synced the evaluated patch's ``pyproject.toml``
+    into it, whose pytest it then lacked; a ``--directory`` folder is not known here, left as it is)."""
+    command = _test_command(test_cmd)
+    made = unsynced_command(command, lambda folder: project and folder == ".")
+    return (command, False) if made is None else (made, True)
+
+
 def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "",
                 memory_mb: float | None = TEST_MEMORY_MB,
-                time_limit: tuple[float, str] | None = DEFAULT_LIMIT) -> str:
+                time_limit: tuple[float, str] | None = DEFAULT_LIMIT, project: bool = False) -> str:
     """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
     homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
     test patch, run the test command with ``-rA --color=no`` on the files of ``ids`` (as recorded, not escaped;
@@ -232,7 +249,9 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     grading names that bound (``None`` or not positive: no limit): the bound homefield grades the task with
     (:func:`~pytest_homefield.run.hang_bound.grading_bound`: the run timeout, or the task's own bound when its
     parent hangs; ``homefield export`` passes it); :func:`_timed` stops the command there and says so in one
-    line (host30: a hanging test held swebench's harness without end)."""
+    line (host30: a hanging test held swebench's harness without end). ``project``: the repository's top holds a
+    ``pyproject.toml`` (:func:`eval_command`: a ``uv run`` command there runs in the image's environment, unsynced,
+    :data:`ACTIVE_LINE` before it)."""
     files = sorted({i.split("::", 1)[0] for i in ids})
     tests = " ".join(shlex.quote(f) for f in task.test_files)
     # a hidden test file is put back as at base_commit, or removed when the commit added it (whatever
@@ -240,6 +259,7 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     reset = f"for f in {tests}; do git checkout -q {task.parent} -- \"$f\" 2>/dev/null || rm -f -- \"$f\"; done"
     body = task.test_patch if task.test_patch.endswith("\n") else task.test_patch + "\n"
     bound = time_limit if time_limit is not None and time_limit[0] > 0 else None
+    command, unsynced = eval_command(task.test_cmd, project)
     return "\n".join([
         "#!/bin/bash",
         "set -uxo pipefail",
@@ -253,8 +273,9 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
         ID_PLUGIN + _HEREDOC,
         f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
         f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\"",
+        *([ACTIVE_LINE] if unsynced else []),
         f": '{START}'",
-        *_timed(_capped(_limited(f"{_test_command(task.test_cmd)} -rA --color=no "
+        *_timed(_capped(_limited(f"{command} -rA --color=no "
                                  f"{' '.join(shlex.quote(f) for f in files)}",
                                  bound), memory_mb), bound),
         f": '{END}'",
@@ -409,7 +430,8 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
         decl, extras, groups = declaration(task)
         image = image_name(iid)
         script = eval_script(task, f2p_ids + p2p_ids, undo=undo(task) if undo else "", memory_mb=memory_mb,
-                             time_limit=time_limit(task) if time_limit is not None else DEFAULT_LIMIT)
+                             time_limit=time_limit(task) if time_limit is not None else DEFAULT_LIMIT,
+                             project="pyproject.toml" in decl.files)
         row = dict(inst, FAIL_TO_PASS=json.dumps(f2p), PASS_TO_PASS=json.dumps(p2p), image=image, image_name=image,
                    eval_script=script, log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
         flat.append(row)

@@ -1434,8 +1434,10 @@ def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Seq
     ``[]``: the whole patch stands). ``scratch``: an empty folder for the earlier versions, removed here.
     nu38: pallets/click 777a89e232d5 registers the marker of its new tests in ``pyproject.toml`` under
     ``filterwarnings = error``; the commit runs passed with it, grading left it out and the oracle failed.
-    ``command``: the test command; given, a ``setup.py`` (or configuration file) the patch adds or deletes is put back
-    too when it moves pytest's configuration or rootdir for ``targets`` (the runnable test files; gatk48,
+    ``command``: the test command; given, what a ``uv run`` one reads as its configuration is put back as grading
+    holds it back (ops60: its env files, its script, the top's uv configuration; ``carried_changes``' ``command``),
+    and a ``setup.py`` (or configuration file) the patch adds or deletes is put back too when it moves pytest's
+    configuration or rootdir for ``targets`` (the runnable test files; gatk48,
     :func:`~pytest_homefield.run.carried.setup_moved`), as grading holds it back.
     Raises ``PatchError`` when the patch does not apply."""
     before = setup_for(Path(os.path.abspath(wd)), command, targets) if command is not None else None
@@ -1448,7 +1450,7 @@ def _apply_as_graded(wd: Path, patch: str, paths: Sequence[str], test_files: Seq
         apply_patch(wd, patch)
         changes = {rel: ("added" if nofollow.kind_at(scratch, rel) is None
                          else "deleted" if nofollow.kind_at(wd, rel) is None else "modified") for rel in paths}
-        carried, dropped, _ = carried_changes(changes, _Files(test_files, paths), scratch, wd)
+        carried, dropped, _ = carried_changes(changes, _Files(test_files, paths), scratch, wd, command=command)
         if before is not None and command is not None:  # gatk48: pytest's rootdir is the parent's, as at grading
             dropped += setup_moved(before, wd, carried, changes, command, targets)
         for rel in dropped:

@@ -30,7 +30,7 @@ else:  # pragma: no cover
 from pytest_homefield.paths import classify_path
 from pytest_homefield.run.changes import is_link, link_target, read_text, resolves_inside
 from pytest_homefield.sandbox.editable_env import interpreter_facts
-from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, Setup, config_at, setup_for
+from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, Setup, config_at, setup_for, uv_run_files
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -89,7 +89,12 @@ def uv_config_changed(pristine: Path, workspace: Path, rel: str) -> bool:
 def _uv_table_at(root: Path, rel: str) -> object:
     """``root/rel``'s ``[tool.uv]`` table (``None`` without one), its text when it is no TOML, ``False`` for a link
     or a file that cannot be read."""
-    text = read_text(root, rel)
+    return _uv_table_of(read_text(root, rel))
+
+
+def _uv_table_of(text: str | None) -> object:
+    """A ``pyproject.toml`` text's ``[tool.uv]`` table (``None`` without one), ``text`` itself when it is no TOML,
+    ``False`` for no text. Also run, by its source, in every exported ``eval.sh`` (run/eval_undo.py)."""
     if text is None:
         return False
     try:
@@ -270,7 +275,8 @@ def in_metadata(rel: str) -> bool:
 
 
 def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, workspace: Path,
-                    test_globs: Sequence[str] = (), python: str | None = None) -> tuple[list[str], list[str], bool]:
+                    test_globs: Sequence[str] = (), python: str | None = None,
+                    command: str | None = None) -> tuple[list[str], list[str], bool]:
     """Split the agent's changes into (carried, dropped, touched_tests).
 
     Dropped: test files (by class or listed in the task), ``conftest.py``, test configuration
@@ -283,13 +289,18 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
     (a folder where the test patch writes a file; both count as touching tests). ``python``: the interpreter the
     test command runs (an absolute path; ``None``: this one's only), whose site folders' top-level modules are
     outside ones too (ops56: another venv's setuptools finder ``__editable___<dist>_finder``, imported by its
-    ``.pth`` at every start, was carried when that venv was not homefield's).
+    ``.pth`` at every start, was carried when that venv was not homefield's). ``command``: the test command; for a
+    ``uv run`` one, the files it reads as its configuration are dropped too when changed
+    (:func:`~pytest_homefield.sandbox.pytest_config.uv_run_files` of ``pristine``: its env files, ops58, and the
+    script it runs, whose inline metadata uv installs from, ops60) and the uv configuration at the top
+    (:func:`uv_config_changed`, ops58). Every list in ``changes``' order.
     """
     hidden = set(task.test_files)
     hidden_dirs = {"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)}
     # a top-level module the reference fix itself adds (installed from the user's checkout) is no shadow
     own_modules = {m for p in task.source_files for m in _top_modules(p, workspace)}
     outside = _outside_modules() | (_python_site_modules(python) if python is not None else frozenset())
+    uv_files = uv_run_files(pristine, command) if command else None
     carried: list[str] = []
     dropped: list[str] = []
     touched = False
@@ -303,6 +314,8 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
         blocked = is_test or blocked_name(rel)
         if not blocked and name in ("pyproject.toml", "setup.cfg"):
             blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
+        if not blocked and uv_files is not None:  # a uv run's own configuration, the parent's kept (ops58, ops60)
+            blocked = rel in uv_files or uv_config_changed(pristine, workspace, rel)
         if not blocked and changes[rel] != "deleted":
             blocked = (in_metadata(rel) or _escapes(rel, workspace)
                        or (changes[rel] == "added"

@@ -13,7 +13,9 @@ the checkout on ``sys.path``), which lists every path that differs from ``base_c
 or removes, each one grading drops: a test file (the base tree's test-class files, named one by one
 or by their folder when every file in it is a test file, and the task's hidden test paths),
 ``conftest.py`` and grading's other blocked names, an entry below a hidden test file's path, ``*.pth``,
-a changed pytest section of ``pyproject.toml`` / ``setup.cfg``, anything in distribution metadata,
+a changed pytest section of ``pyproject.toml`` / ``setup.cfg``, for a ``uv run`` test command what it reads as
+its configuration (its env files and script, ``uv.toml``, a changed ``[tool.uv]`` table), anything in distribution
+metadata,
 caches and compiled files (``__pycache__``, ``*.pyc``: never part of a change), a symlink leading out
 of the checkout, and an added module shadowing one from outside the checkout (the image's stdlib and installed
 distributions, and pytest's own modules) unless the reference fix adds it too. Each is named on
@@ -67,6 +69,10 @@ def section(rel, text):
     return _section_of(os.path.basename(rel), text)
 
 
+def uv_table(text):
+    return text if tomllib is None else _uv_table_of(text)  # no TOML parser here: any change of the file counts
+
+
 def git(*args):
     out = subprocess.run(("git",) + args, stdout=subprocess.PIPE, check=True).stdout
     return out.decode("utf-8", "surrogateescape")
@@ -102,9 +108,14 @@ def dropped(rel, added):
         return True
     if rel.startswith(tuple(h + "/" for h in C["hidden"])):  # a folder where a hidden test file goes (atk20 F1)
         return True
+    if C["uv"] and (rel in C["uv_files"] or rel == "uv.toml"):  # a uv run command's own configuration (ops60)
+        return True
     if name in ("pyproject.toml", "setup.cfg"):
         here = open(rel, encoding="utf-8", errors="replace").read() if os.path.isfile(rel) else None
-        if section(rel, base_text(rel)) != section(rel, here):
+        base = base_text(rel)
+        if section(rel, base) != section(rel, here):
+            return True
+        if C["uv"] and rel == "pyproject.toml" and uv_table(base) != uv_table(here):
             return True
     if not os.path.lexists(rel):
         return False
@@ -231,7 +242,10 @@ def undo_config(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = 
     than 3.10 (which has no ``sys.stdlib_module_names``). And for the check of a moved setup (gatk48,
     :func:`~pytest_homefield.run.carried.setup_moved`): the names pytest's rootdir search reads, the task's runnable
     test files (``targets``, grading's), and of its test command the paths, ``-c`` and ``--rootdir`` it gives
-    pytest (``args``: the paths then the targets, ``inifile``, ``rootdir``)."""
+    pytest (``args``: the paths then the targets, ``inifile``, ``rootdir``). For a ``uv run`` test command
+    (``uv``), the files it reads as its configuration (``uv_files``:
+    :func:`~pytest_homefield.sandbox.pytest_config.uv_run_files`; with ``uv.toml`` and the top ``pyproject.toml``'s
+    ``[tool.uv]``, ``carried_changes``' ``command``, ops60)."""
     folders, files = split_test_paths(tracked, test_globs)
     hidden = sorted(task.test_files)
     hidden_dirs = sorted({"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)})
@@ -240,7 +254,9 @@ def undo_config(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = 
     old = python is not None and tuple(int(x) for x in python.split(".")[:2]) < (3, 10)
     args = pytest_config.pytest_args(task.test_cmd or "python -m pytest")
     targets = runnable_tests(task.test_files, list(test_globs))
-    return {"setup_names": sorted({"setup.py", *pytest_config.CONFIG_NAMES}), "targets": targets,
+    uv_files = pytest_config.uv_run_files(Path("/testbed"), task.test_cmd or "python -m pytest")
+    return {"uv": uv_files is not None, "uv_files": sorted(uv_files or ()),
+            "setup_names": sorted({"setup.py", *pytest_config.CONFIG_NAMES}), "targets": targets,
             "args": [*pytest_config.positional(args), *targets],
             "inifile": pytest_config.last_value(args, "-c", "--config-file"),
             "rootdir": pytest_config.last_value(args, "", "--rootdir"),
@@ -256,7 +272,7 @@ def program() -> str:
     """The whole program: :data:`_PRELUDE`, grading's helpers by their source, :data:`PROGRAM`."""
     helpers = "\n\n".join(inspect.getsource(f) for f in (carried._section_of, carried._ini_pytest_lines,
                                                           carried._module_stem, carried._top_modules,
-                                                          carried._escapes))
+                                                          carried._escapes, carried._uv_table_of))
     bounds = f"SECTION_MAX_CHARS = {carried.SECTION_MAX_CHARS}\nSECTION_MAX_LINE = {carried.SECTION_MAX_LINE}\n"
     return _PRELUDE + bounds + "\n\n" + helpers + PROGRAM
 

@@ -32,7 +32,6 @@ from pytest_homefield.run.carried import (
     config_above,
     setup_moved,
     setup_toggles,
-    uv_config_changed,
 )
 from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
@@ -86,7 +85,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
-from pytest_homefield.sandbox.pytest_config import Setup, env_files_of, setup_for, uv_run_of
+from pytest_homefield.sandbox.pytest_config import Setup, setup_for
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES, sealable_sites, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -445,15 +444,11 @@ def grade(
     changes = tree_changes(pristine, workspace)
     # the test command's interpreter's site folders too (ops56: another venv's editable finder): asked of the pristine
     # tree, as uv's discovery of a uv run reads it there
+    # the env files, script and uv configuration a uv run test command reads are its configuration, the parent's kept
+    # (ops58: an agent's .env setting PYTEST_PLUGINS had its module loaded as a pytest plugin in every run)
     carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs,
-                                                command_python(pristine, test_cmd or task.test_cmd, env))
-    # the env files and uv configuration a uv run test command reads are its configuration, the parent's kept (ops58:
-    # an agent's .env setting PYTEST_PLUGINS had its module loaded as a pytest plugin in every run)
-    if uv_run_of(test_cmd or task.test_cmd) is not None:
-        held = env_files_of(pristine, test_cmd or task.test_cmd)
-        back = [r for r in carried if r in held or uv_config_changed(pristine, workspace, r)]
-        dropped += back
-        carried = [r for r in carried if r not in back]
+                                                command_python(pristine, test_cmd or task.test_cmd, env),
+                                                test_cmd or task.test_cmd)
     whole = capped_diff(pristine, workspace, list(changes), changes, diff_limit)
     nofollow.write_bytes(out_dir, "diff.patch", whole.text.encode("utf-8"))  # replaces a link there (link46)
     # most often every change is carried: the same paths make the same diff, made once (one git process less)

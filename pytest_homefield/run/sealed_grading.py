@@ -298,8 +298,10 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     group functions (:meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.selectors`); the run's files are then
     softened as a run apart's are, ``plan.members`` named too (seal56: it holds twins, every member of a group side
     by side as the confirmation run: unsoftened, a failed twin left the state its body resets, and the next test of
-    a real fix failed there, r40's CI), else written as they are. ``judged``: the keys of the sites judged (gatk58:
-    those the reference fix passes in these very files, :func:`reference_laid`); ``None``: every site."""
+    a real fix failed there, r40's CI), else written as they are. A run with ``groups`` or ``plan.members`` holds
+    canaries and drops the configuration's ``-k``/``-m``/``--deselect`` (:func:`~.twin_grading.selecting`, mark58);
+    one with neither keeps them (ops60), as every run holding no canary. ``judged``: the keys of the sites judged
+    (gatk58: those the reference fix passes in these very files, :func:`reference_laid`); ``None``: every site."""
     folder = _fresh_copy(gdir, tmp, plan.files, soft=groups is not None, targets=targets, test_cmd=test_cmd,
                          tests=[*(groups or ()), *plan.members], setup=run.get("setup"))
     into = tmp / "sealed-out"
@@ -308,10 +310,13 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
         tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i) and not s.cover]
                  for i in sealed_ids(fail_to_pass, [f for f in plan.functions if f not in columns])}
         repeats = {sid: 2 * s.items for sid, s in plan.ids.items() if s.items}  # loop38: once per item
-        # its members laid side by side under drawn names, selected with the whole files: the configuration's -k and
-        # -m dropped, as in every run holding canaries (mark58)
+        # with canaries its members are laid side by side under drawn names, selected with the whole files: the
+        # configuration's -k and -m dropped, as in every run holding canaries (mark58); holding none (no plan's
+        # groups, no members: canaries off, the reference's check) it keeps them, as mining's runs deciding the
+        # FAIL_TO_PASS ids (ops60: a user's addopts = -m "not slow" ran the slow tests here, and only here)
         made = run_tests(folder, test_cmd, list(targets), out_dir=into,
-                         seals=SealScope(plan.expected(), tests, columns, repeats), **selecting(run))
+                         seals=SealScope(plan.expected(), tests, columns, repeats),
+                         **(selecting(run) if groups is not None or plan.members else run))
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):

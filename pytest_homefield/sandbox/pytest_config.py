@@ -54,7 +54,8 @@ __all__ = ["CONFIG_NAMES", "CONFIG_NAMES_8", "CONFIG_BYTES", "Setup", "setup_for
            "all_values", "last_value", "positional", "split_args", "split_words", "TestCommand", "parse_command",
            "config_at", "module_pytest", "PYTHON_VALUED", "from_top", "UvRun", "uv_run", "launched_at", "program_at",
            "command_problem", "tree_install", "rootdir_problem", "env_file_addopts", "env_files_of",
-           "uv_dotenv_addopts", "UV_OPTIONS_OF", "UV_RUN_SOURCES", "uv_run_of"]
+           "uv_script_of", "uv_run_files", "uv_config_top", "uv_dotenv_addopts", "UV_OPTIONS_OF", "UV_RUN_SOURCES",
+           "uv_run_of"]
 
 #: The files pytest takes its configuration from, in the order it looks for them in a folder (its
 #: ``CONFIG_LOADERS_BY_NAME``): the first found in the nearest folder wins; the first four are pytest's whatever they
@@ -753,6 +754,65 @@ def env_files_of(root: Path, command: str) -> frozenset[str]:
     if found is None:
         return frozenset()
     return frozenset(rel for name in found.env_files if name and (rel := _inside(root, name)) is not None)
+
+
+#: The endings of a program word ``uv run`` runs as a script file, reading its inline metadata (PEP 723): uv's own
+#: test of the word (a file by another name runs as a script only after ``--script``/``--gui-script``).
+UV_SCRIPT_SUFFIXES = (".py", ".pyw")
+
+
+def uv_script_of(root: Path, command: str) -> frozenset[str]:
+    """The file of the tree at ``root`` (the run's working folder) that ``command``'s ``uv run`` runs as a script,
+    relative to ``root``, normalized (``/``-separated): its program word when it ends with :data:`UV_SCRIPT_SUFFIXES`,
+    or the word after its options with ``--script``/``-s``/``--gui-script``; ``frozenset()`` for any other command,
+    a program elsewhere (an absolute path outside the tree, ``..``), one that cannot be split, or a ``uv run`` moved
+    by ``--directory`` (its script is read there, not at ``root``). uv reads the script's inline metadata (PEP 723,
+    ``# /// script``: its ``dependencies``, its ``[tool.uv]`` indexes and ``find-links``) and installs what it names
+    before the program starts (ops60, measured: ``--no-sync`` is no-op for such a script, and ``--active`` installs
+    there): grading holds it back as test configuration."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return frozenset()
+    found = uv_run(words)
+    if found is None or found.unknown is not None:
+        return frozenset()
+    names = {name for name, _ in found.given}
+    if "--directory" in names or "--help" in names:
+        return frozenset()
+    at = found.program if found.read else program_at(words) + 2 + len(found.options)
+    if at >= len(words) or not (names & {"--script", "--gui-script"} or words[at].endswith(UV_SCRIPT_SUFFIXES)):
+        return frozenset()
+    rel = _inside(root, words[at])
+    return frozenset() if rel is None or rel == "." else frozenset({rel})
+
+
+def uv_config_top(root: Path) -> bool:
+    """Whether the tree at ``root`` holds uv configuration at its top, where uv's discovery from ``root`` stops: a
+    ``uv.toml`` (any entry of that name), or a ``pyproject.toml`` with a ``[tool.uv]`` table (read without following
+    a link; one that is a link, cannot be read or parsed counts as holding one: uv stops there, or refuses it)."""
+    if os.path.lexists(root / "uv.toml"):
+        return True
+    if not os.path.lexists(root / "pyproject.toml"):
+        return False
+    data = _read(root, "pyproject.toml")
+    if data is None:
+        return True
+    try:
+        doc = tomllib.loads(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return True
+    tool = doc.get("tool")
+    return isinstance(tool, dict) and "uv" in tool
+
+
+def uv_run_files(root: Path, command: str) -> frozenset[str] | None:
+    """The files of the tree at ``root`` that ``command``'s ``uv run`` reads as its configuration besides the uv
+    configuration at the top (``carried.uv_config_changed``): its env files (:func:`env_files_of`) and its script
+    (:func:`uv_script_of`); ``None`` when ``command`` is no ``uv run`` (nothing of uv's is read)."""
+    if uv_run_of(command) is None:
+        return None
+    return env_files_of(root, command) | uv_script_of(root, command)
 
 
 def env_file_addopts(root: Path, command: str) -> tuple[str, ...]:

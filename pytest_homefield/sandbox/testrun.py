@@ -90,7 +90,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -143,6 +143,9 @@ __all__ = [
     "TEST_ENV_VAR",
     "build_command",
     "project_run",
+    "unsynced_command",
+    "uv_config_pin",
+    "NO_UV_CONFIG",
     "read_outcomes",
     "parse_events",
     "read_junit",
@@ -403,29 +406,68 @@ def project_run(workdir: Path, test_cmd: str, run_env: dict[str, str]) -> str:
     own project, never from the tree under test (nor a ``.venv`` the tree holds: an agent's is carried); with
     neither, :func:`run_tests` starts no such run (:data:`NO_ACTIVE_ENV`). Any other command as it is. Raises
     nothing (an unparseable command is left to the run's own error)."""
-    try:
-        words = shlex.split(test_cmd)
-    except ValueError:
-        return test_cmd
-    found = pytest_config.uv_run(words)
-    if found is None or found.unknown is not None:
-        return test_cmd
-    names = {name for name, _ in found.given}
-    if names & (pytest_config.UV_RUN_ASIDE - {"--directory"}):  # --script, --gui-script, --help
-        return test_cmd
-    folder = Path(workdir)
-    for name, value in found.given:  # uv reads the project in --directory's folder
-        if name == "--directory" and value:
-            folder = folder / value
-    if "--no-project" in names or not ((folder / "pyproject.toml").is_file() or "--project" in names):
-        return test_cmd
-    missing = [flag for flag in UV_PROJECT_FLAGS if flag not in names]
-    if not missing:
+    made = unsynced_command(test_cmd, lambda folder: (Path(workdir) / folder / "pyproject.toml").is_file())
+    if made is None:
         return test_cmd
     if not run_env.get("VIRTUAL_ENV") and sys.prefix != sys.base_prefix:
         run_env["VIRTUAL_ENV"] = sys.prefix
+    return made
+
+
+def unsynced_command(test_cmd: str, project_at: Callable[[str], bool]) -> str | None:
+    """``test_cmd`` with the :data:`UV_PROJECT_FLAGS` it lacks put right after ``uv run`` when it is a ``uv run``
+    command (every option one of uv's; not ``--script``, ``--gui-script``, ``--help``, ``--no-project``) that runs
+    in a project: ``--project`` given, or ``project_at(folder)`` (``folder`` the working folder's ``"."``, else
+    its ``--directory`` value: where uv reads the project) says a ``pyproject.toml`` is there; ``None`` when it is
+    left as it is. :func:`project_run`'s reading, and the exported ``eval.sh``'s (ops60,
+    ``export/taskrepo.eval_script``)."""
+    try:
+        words = shlex.split(test_cmd)
+    except ValueError:
+        return None
+    found = pytest_config.uv_run(words)
+    if found is None or found.unknown is not None:
+        return None
+    names = {name for name, _ in found.given}
+    if names & (pytest_config.UV_RUN_ASIDE - {"--directory"}):  # --script, --gui-script, --help
+        return None
+    folder = "."
+    for name, value in found.given:  # uv reads the project in --directory's folder
+        if name == "--directory" and value:
+            folder = posixpath.join(folder, value)
+    if "--no-project" in names or not ("--project" in names or project_at(posixpath.normpath(folder))):
+        return None
+    missing = [flag for flag in UV_PROJECT_FLAGS if flag not in names]
+    if not missing:
+        return None
     at = pytest_config.program_at(words) + 2  # past ``uv run``
     return shlex.join([*words[:at], *missing, *words[at:]])
+
+
+#: The empty uv configuration file :func:`uv_config_pin` names (in the run's private folder).
+NO_UV_CONFIG = "no-uv.toml"
+#: ``uv run``'s options that choose where its configuration is read (:func:`uv_config_pin` leaves such a run alone).
+UV_CONFIG_CHOSEN = frozenset({"--config-file", "--no-config", "--directory", "--project"})
+
+
+def uv_config_pin(workdir: Path, test_cmd: str, run_env: dict[str, str], out_dir: Path) -> None:
+    """Keep a ``uv run`` test command's configuration inside ``workdir`` (ops60): where the tree holds none at its
+    top (:func:`~pytest_homefield.sandbox.pytest_config.uv_config_top`), uv's discovery went on to the folders above
+    the copy, made in the temp folder, and read the nearest ``uv.toml`` there (measured under ``--sandbox none``: one
+    another attempt's code left had a ``uv run --with attrs`` install its ``attrs`` from a folder of its wheels, whose
+    ``pytest11`` module was loaded). Sets ``run_env``'s ``UV_CONFIG_FILE`` to an empty file of the run's
+    (``out_dir/``:data:`NO_UV_CONFIG`, written here): uv reads no file of its own discovery then, the user-level one
+    neither (a run's ``HOME`` is its own already; an ``XDG_CONFIG_HOME`` of the caller's no more). Nothing for another
+    command, one choosing its configuration (:data:`UV_CONFIG_CHOSEN`, ``UV_CONFIG_FILE``/``UV_NO_CONFIG`` in
+    ``run_env``), or a tree holding its own (the parent's: grading holds an agent's change to it back). The user's
+    ``UV_*`` variables still reach the run. Raises ``OSError`` writing the file."""
+    found = pytest_config.uv_run_of(test_cmd)
+    if found is None or found.unknown is not None or "UV_CONFIG_FILE" in run_env or "UV_NO_CONFIG" in run_env:
+        return
+    if {name for name, _ in found.given} & UV_CONFIG_CHOSEN or pytest_config.uv_config_top(Path(workdir)):
+        return
+    nofollow.write_bytes(out_dir, NO_UV_CONFIG, b"")
+    run_env["UV_CONFIG_FILE"] = str(Path(out_dir) / NO_UV_CONFIG)
 
 
 def _python_on(workdir: Path, test_cmd: str, path: str | None, venv: str | None) -> str | None:
@@ -965,6 +1007,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):  # the run's own: fresh, and watched
         (out_dir / name).mkdir()
         run_env[var] = str(out_dir / name)
+    uv_config_pin(workdir, test_cmd, run_env, out_dir)  # nothing above the copy (ops60)
     limits = limits_for_tests(write_mb) if write_mb else None
     channel = OutcomeChannel(EventTally(seals=seals)) if junit is None else None
     backend = backend_named(sandbox)

@@ -11,12 +11,14 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 from helpers.attack_repo import (
     F2P,
     GOOD_CALC,
+    NO_PLUGINS,
     P2P,
     PYPROJECT,
     TEST_ADD,
@@ -27,6 +29,7 @@ from helpers.attack_repo import (
     git,
     task_for,
 )
+from helpers.uv import plugin_wheel, uv_or_skip
 
 from pytest_homefield.agents.attack_payloads import FORGE
 from pytest_homefield.commands.export import eval_time_limit
@@ -45,20 +48,23 @@ def task(fx: Fixture) -> Task:
     return task_for(fx)
 
 
-def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str],
+def _evaluate(fx: Fixture, task: Task, where: Path, files: Mapping[str, str | bytes],
               ids: list[str] | None = None, memory_mb: float | None = 4096.0,
-              time_limit: tuple[float, str] | None = (600.0, "600 s"), wait_s: float = 120, undo: bool = True
-              ) -> tuple[dict[str, str], str]:
+              time_limit: tuple[float, str] | None = (600.0, "600 s"), wait_s: float = 120, undo: bool = True,
+              project: bool = False) -> tuple[dict[str, str], str]:
     """Clone at the base commit, write ``files`` (the patch under evaluation), run the exported
     ``eval.sh`` there; ``({test id: status}, the whole log)``."""
     git(fx.root, "clone", "-q", str(fx.root), str(where))
     git(where, "checkout", "-q", task.parent)
     for rel, text in files.items():
         (where / rel).parent.mkdir(parents=True, exist_ok=True)
-        (where / rel).write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            (where / rel).write_bytes(text)
+        else:
+            (where / rel).write_text(text, encoding="utf-8")
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
     script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked) if undo else "",
-                         memory_mb=memory_mb, time_limit=time_limit)
+                         memory_mb=memory_mb, time_limit=time_limit, project=project)
     script = script.replace("\ncd /testbed\n", f"\ncd {where}\n", 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "GIT_"))}
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
@@ -293,6 +299,58 @@ def test_swebench_grades_the_held_back_setup_py_as_homefield_does(swebench_pytho
         status, log = _evaluate(bare, beside, tmp_path / name, {"src/calc/__init__.py": GOOD_CALC,
                                                                  "src/calc/setup.py": SETUP_PY}, ids, undo=with_undo)
         row = dict(instance(beside, "me/calc"), image="homefield/x", image_name="homefield/x",
+                   eval_script="", log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
+        (tmp_path / f"{name}.json").write_text(json.dumps(row))
+        (tmp_path / f"{name}.log").write_text(log)
+        graded = subprocess.run([swebench_python, "-c", GRADE, str(tmp_path / f"{name}.json"),
+                                 str(tmp_path / f"{name}.log")], capture_output=True, text=True, timeout=120)
+        assert graded.returncode == 0, graded.stderr[-3000:]
+        verdicts.append(json.loads(graded.stdout.strip().splitlines()[-1]))
+    assert verdicts == [True, False]
+
+
+#: The evaluated patch's ``pyproject.toml`` for a ``uv run`` test command: its project depends on ``attrs`` and
+#: pytest, resolved first from a folder of wheels it adds (``[tool.uv] find-links``).
+UV_AGENTS = PYPROJECT + 'dependencies = ["attrs", "pytest"]\n\n[tool.uv]\nfind-links = ["wheels"]\n'
+
+
+def test_a_uv_run_test_command_runs_in_the_images_environment_unsynced(fx: Fixture, task: Task,
+                                                                        tmp_path: Path) -> None:
+    """ops60: eval.sh ran ``uv run pytest`` as it is: uv made ``.venv`` in the checkout and synced the evaluated
+    patch's ``pyproject.toml`` into it, installing the ``attrs`` 99 of its wheels folder, whose ``pytest11`` entry
+    point was loaded (the marker written). Now the command runs as grading runs it (``--active --no-sync``, the
+    image's environment: the ``python`` on ``PATH``'s prefix), the patch's ``[tool.uv]`` undone: no ``.venv``, no
+    marker, the fix's FAIL_TO_PASS ids passed."""
+    uv_or_skip()
+    marker = tmp_path / "loaded"
+    where = tmp_path / "c"
+    plugin_wheel(tmp_path / "wheels", marker)
+    wheel = next((tmp_path / "wheels").iterdir())
+    uv_task = dataclasses.replace(task, test_cmd=f"uv run pytest {NO_PLUGINS}")
+    files = {"src/calc/__init__.py": GOOD_CALC, "pyproject.toml": UV_AGENTS, f"wheels/{wheel.name}": wheel.read_bytes()}
+    status, log = _evaluate(fx, uv_task, where, files, project=True, wait_s=300)
+    assert "uv run --active --no-sync pytest" in log, log
+    assert "homefield: undo pyproject.toml " in log, log
+    assert not marker.exists() and not (where / ".venv").exists(), log[-3000:]
+    assert [status.get(i) for i in F2P + P2P] == ["PASSED"] * 3, log[-3000:]
+
+
+@pytest.mark.clients
+def test_swebench_resolves_a_uv_run_tasks_fix_as_homefield_solves_it(swebench_python: str, fx: Fixture, task: Task,
+                                                                     tmp_path: Path) -> None:
+    """ops60: the real swebench package (``make_test_spec``, ``get_eval_report``) reads the log of eval.sh running a
+    ``uv run pytest`` task's test command unsynced (:func:`test_a_uv_run_test_command_runs_in_the_images_environment_
+    unsynced`): the fix resolved, the parent's code not."""
+    from pytest_homefield.export.swebench import instance
+    from pytest_homefield.export.taskrepo import EVAL_TYPE, LOG_PARSER
+
+    uv_or_skip()
+    uv_task = dataclasses.replace(task, test_cmd=f"uv run pytest {NO_PLUGINS}")
+    verdicts = []
+    for name, calc in (("fix", GOOD_CALC), ("parent", WRONG_CALC)):
+        status, log = _evaluate(fx, uv_task, tmp_path / name, {"src/calc/__init__.py": calc}, project=True)
+        assert "uv run --active --no-sync pytest" in log and not (tmp_path / name / ".venv").exists(), log[-3000:]
+        row = dict(instance(uv_task, "me/calc"), image="homefield/x", image_name="homefield/x",
                    eval_script="", log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
         (tmp_path / f"{name}.json").write_text(json.dumps(row))
         (tmp_path / f"{name}.log").write_text(log)

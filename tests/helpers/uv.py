@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,3 +21,24 @@ def uv_or_skip(reason: str = "no uv beside this Python or on PATH") -> str:
     if uv is None:
         pytest.skip(reason)
     return uv
+
+
+def plugin_wheel(folder: Path, marker: Path) -> None:
+    """``folder/attrs-99-py3-none-any.whl``: a wheel of that name whose ``pytest11`` entry point is a module
+    writing ``marker``."""
+    import base64
+    import hashlib
+    import zipfile
+    files = {"hfplug_mod.py": f"open({str(marker)!r}, 'a').close()\n",
+             "attrs-99.dist-info/METADATA": "Metadata-Version: 2.1\nName: attrs\nVersion: 99\n",
+             "attrs-99.dist-info/WHEEL": ("Wheel-Version: 1.0\nGenerator: hf\nRoot-Is-Purelib: true\n"
+                                          "Tag: py3-none-any\n"),
+             "attrs-99.dist-info/entry_points.txt": "[pytest11]\nhfplug = hfplug_mod\n"}
+    def digest(text: str) -> str:
+        return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    record = "".join(f"{name},sha256={digest(text)},{len(text.encode())}\n" for name, text in files.items()) \
+        + "attrs-99.dist-info/RECORD,,\n"
+    folder.mkdir(parents=True)
+    with zipfile.ZipFile(folder / "attrs-99-py3-none-any.whl", "w") as whl:
+        for name, text in {**files, "attrs-99.dist-info/RECORD": record}.items():
+            whl.writestr(name, text)

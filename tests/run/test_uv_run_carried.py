@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task
-from helpers.uv import uv_or_skip
+from helpers.uv import plugin_wheel, uv_or_skip
 
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.sandbox import protected, testrun
@@ -218,27 +218,6 @@ def test_a_uv_run_installing_from_the_tree_is_refused(tmp_path: Path, command: s
         assert problem is not None and f"uv run {named.replace('/REPO', str(tmp_path))} installs" in problem, problem
 
 
-def _plugin_wheel(folder: Path, marker: Path) -> None:
-    """``folder/attrs-99-py3-none-any.whl``: a wheel of that name whose ``pytest11`` entry point is a module
-    writing ``marker``."""
-    import base64
-    import hashlib
-    import zipfile
-    files = {"hfplug_mod.py": f"open({str(marker)!r}, 'a').close()\n",
-             "attrs-99.dist-info/METADATA": "Metadata-Version: 2.1\nName: attrs\nVersion: 99\n",
-             "attrs-99.dist-info/WHEEL": ("Wheel-Version: 1.0\nGenerator: hf\nRoot-Is-Purelib: true\n"
-                                          "Tag: py3-none-any\n"),
-             "attrs-99.dist-info/entry_points.txt": "[pytest11]\nhfplug = hfplug_mod\n"}
-    def digest(text: str) -> str:
-        return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-    record = "".join(f"{name},sha256={digest(text)},{len(text.encode())}\n" for name, text in files.items()) \
-        + "attrs-99.dist-info/RECORD,,\n"
-    folder.mkdir(parents=True)
-    with zipfile.ZipFile(folder / "attrs-99-py3-none-any.whl", "w") as whl:
-        for name, text in {**files, "attrs-99.dist-info/RECORD": record}.items():
-            whl.writestr(name, text)
-
-
 @pytest.mark.slow
 def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ops58: ``uv run --with attrs python -m pytest`` resolves ``attrs`` with the graded copy's uv configuration; an
@@ -250,7 +229,7 @@ def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monk
     marker = tmp_path / "loaded"
     agents = PROJECT.replace("package = true\n", 'package = true\nfind-links = ["wheels"]\n')
     (c.work / "pyproject.toml").write_text(agents, encoding="utf-8")
-    _plugin_wheel(c.work / "wheels", marker)
+    plugin_wheel(c.work / "wheels", marker)
     g = c.grade(tmp_path)
     log = tmp_path / "out" / "tests.log"
     if g.outcome == "infra":  # no registry and attrs not in uv's cache: the parent's run could not start either
@@ -289,3 +268,137 @@ def test_a_uv_run_in_the_checkouts_own_environment_runs_in_bubblewrap(tmp_path: 
     c = _carried(tmp_path, monkeypatch, "{uv} run pytest", {"pyproject.toml": PROJECT}, sync=True)
     g = c.grade(tmp_path, "bwrap")
     assert g.outcome == "solved" and g.test_sandbox == "bwrap", (g.outcome, g.error)
+
+
+#: A runner script the test command's ``uv run`` runs: pytest with the words given after it.
+RUNNER = "import sys\n\nimport pytest\n\nsys.exit(pytest.main(sys.argv[1:]))\n"
+#: The agent's inline metadata (PEP 723) on top of it: a dependency resolved from a folder of wheels it adds.
+INLINE = '# /// script\n# dependencies = ["attrs"]\n# [tool.uv]\n# find-links = ["wheels"]\n# ///\n'
+
+
+@pytest.mark.slow
+def test_a_uv_run_scripts_inline_metadata_is_the_parents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops60: ``uv run runner.py`` (a runner script of the tree, pytest's words after it) reads the script's inline
+    metadata (PEP 723, ``# /// script``). An agent's block naming a dependency and a ``find-links`` folder of wheels
+    it added had uv install its ``attrs`` 99 into the run's active environment (uv: ``--no-sync`` is a no-op for a
+    script with inline metadata; ``--active`` installs there) and its ``pytest11`` entry point was loaded (the
+    marker written). The block is the command's configuration: the parent's script stays (``dropped``), the real fix
+    beside it is ``solved``, and the user's environment is not changed."""
+    c = _carried(tmp_path, monkeypatch, "{uv} run runner.py", {"pyproject.toml": PROJECT, "runner.py": RUNNER})
+    site = next(c.venv.glob("lib/python*/site-packages"))
+    before = sorted(p.name for p in site.iterdir() if p.name != "__pycache__")
+    marker = tmp_path / "loaded"
+    (c.work / "runner.py").write_text(INLINE + RUNNER, encoding="utf-8")
+    plugin_wheel(c.work / "wheels", marker)
+    g = c.grade(tmp_path)
+    log = tmp_path / "out" / "tests.log"
+    assert not marker.exists(), (g.outcome, g.error, g.carried, g.dropped, log.read_text()[-1500:])
+    assert sorted(p.name for p in site.iterdir() if p.name != "__pycache__") == before
+    assert "runner.py" in g.dropped and g.outcome == "solved", (g.outcome, g.error, g.carried, g.dropped)
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("uv run runner.py -q", {"runner.py"}),
+    ("env A=1 uv run --active tools/./run.pyw", {"tools/run.pyw"}),
+    ("uv run --script tools/runner -q", {"tools/runner"}),
+    ("uv run -qs tools/runner", {"tools/runner"}),
+    ("uv run -- runner.py", {"runner.py"}),
+    ("uv run pytest", set()),  # a program of the environment, no file read
+    ("uv run python runner.py", set()),  # python runs it; uv reads no metadata of it
+    ("uv run ../elsewhere.py", set()),
+    ("uv run /opt/runner.py", set()),
+    ("uv run --directory sub runner.py", set()),  # read in sub, not here
+    ("python runner.py", set()),
+])
+def test_the_script_a_uv_run_runs(tmp_path: Path, command: str, expected: set[str]) -> None:
+    """ops60: the tree's file a ``uv run`` command runs as a script (its inline metadata read by uv)."""
+    from pytest_homefield.sandbox.pytest_config import uv_script_of
+    assert uv_script_of(tmp_path, command) == expected
+
+
+def test_a_uv_run_commands_own_files_are_dropped_in_the_changes_order(tmp_path: Path) -> None:
+    """ops60: ``carried_changes``' ``command`` holds back what a ``uv run`` command reads (its env files, its script,
+    the top's ``[tool.uv]``), in the changes' order with the rest; without a command, or for another command, it is
+    carried (mining's ``_apply_as_graded`` and grading call it alike)."""
+    from pytest_homefield.run.carried import carried_changes
+    parent, agent = tmp_path / "p", tmp_path / "a"
+    for root in (parent, agent):
+        root.mkdir()
+        (root / "pyproject.toml").write_text(PROJECT)
+        (root / "runner.py").write_text(RUNNER)
+        (root / ".env").write_text("A=1\n")
+        (root / SOURCE).write_text(PARENT)
+    (agent / "runner.py").write_text(INLINE + RUNNER)
+    (agent / ".env").write_text("A=2\n")
+    (agent / "pyproject.toml").write_text(PROJECT.replace("package = true", "package = false"))
+    (agent / SOURCE).write_text(FIXED)
+    changes = {"runner.py": "modified", SOURCE: "modified", ".env": "modified", "pyproject.toml": "modified"}
+
+    class Files:
+        test_files = [TEST]
+        source_files = [SOURCE]
+    uv = "uv run --env-file .env runner.py"
+    assert carried_changes(changes, Files(), parent, agent, command=uv) == (
+        [SOURCE], ["runner.py", ".env", "pyproject.toml"], False)
+    for command in (None, "python runner.py"):
+        assert carried_changes(changes, Files(), parent, agent, command=command) == (list(changes), [], False)
+
+
+#: A project with no uv configuration of its own (no ``[tool.uv]`` table, no ``uv.toml``): uv's discovery goes on above.
+BARE_PROJECT = '[project]\nname = "totals"\nversion = "0"\nrequires-python = ">=3.10"\n'
+
+
+@pytest.mark.slow
+def test_a_uv_toml_above_the_grading_copy_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ops60, measured: ``uv run --with attrs python -m pytest`` in a copy whose tree holds no uv configuration reads
+    the nearest ``uv.toml`` above the copy (uv 0.13.9: a ``pyproject.toml`` without ``[tool.uv]`` does not stop the
+    search; one with it, or a ``uv.toml`` at the top, does). The copy is made in the temp folder, where under
+    ``--sandbox none`` code another attempt's tests ran may write: its ``find-links`` had its ``attrs`` 99 installed
+    in uv's overlay and its ``pytest11`` module loaded in this grading (the marker written), the fix still
+    ``solved``. Neither the agent's file nor the user's (what a user expects is the run their checkout makes, which
+    no copy elsewhere reproduces by its place): the run's ``UV_CONFIG_FILE`` is an empty file of its own
+    (``testrun.uv_config_pin``), so nothing above the copy is read; the fix ``solved``."""
+    c = _carried(tmp_path, monkeypatch, "{uv} run --with attrs python -m pytest", {"pyproject.toml": BARE_PROJECT})
+    marker = tmp_path / "loaded"
+    temp = tmp_path / "temp"  # the folder every grading copy is made in: another attempt's code wrote there
+    plugin_wheel(temp / "wheels", marker)
+    (temp / "uv.toml").write_text(f'find-links = ["{temp / "wheels"}"]\n', encoding="utf-8")
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    g = c.grade(tmp_path)
+    if g.outcome == "infra":  # no registry and attrs not in uv's cache
+        pytest.skip(f"uv could not resolve attrs: {g.error}")
+    assert not marker.exists(), (g.outcome, g.error)
+    assert g.outcome == "solved", (g.outcome, g.error)
+
+
+@pytest.mark.parametrize(("command", "top", "env", "pinned"), [
+    ("uv run pytest", BARE_PROJECT, {}, True),
+    ("uv run pytest", PROJECT, {}, False),  # the tree's [tool.uv]: uv stops there
+    ("uv run pytest", None, {}, True),  # no project at all: uv still looks above
+    ("uv run --config-file ci/uv.toml pytest", BARE_PROJECT, {}, False),
+    ("uv run --no-config pytest", BARE_PROJECT, {}, False),
+    ("uv run --directory sub pytest", BARE_PROJECT, {}, False),
+    ("uv run pytest", BARE_PROJECT, {"UV_NO_CONFIG": "1"}, False),
+    ("python -m pytest", BARE_PROJECT, {}, False),
+])
+def test_where_a_uv_run_reads_its_configuration(tmp_path: Path, command: str, top: str | None, env: dict[str, str],
+                                                 pinned: bool) -> None:
+    """ops60: :func:`testrun.uv_config_pin` names an empty configuration file of the run's where uv's discovery would
+    go above the tree, and nothing where the tree, the command or the caller chose it."""
+    tree, out = tmp_path / "tree", tmp_path / "out"
+    tree.mkdir()
+    out.mkdir()
+    if top is not None:
+        (tree / "pyproject.toml").write_text(top, encoding="utf-8")
+    run_env = dict(env)
+    testrun.uv_config_pin(tree, command, run_env, out)
+    if pinned:
+        assert run_env == {**env, "UV_CONFIG_FILE": str(out / testrun.NO_UV_CONFIG)}
+        assert (out / testrun.NO_UV_CONFIG).read_bytes() == b""
+    else:
+        assert run_env == env and not (out / testrun.NO_UV_CONFIG).exists()
+    (tree / "uv.toml").write_text("", encoding="utf-8")
+    run_env = dict(env)
+    testrun.uv_config_pin(tree, command, run_env, out)
+    assert "UV_CONFIG_FILE" not in run_env  # a uv.toml at the top: uv stops there

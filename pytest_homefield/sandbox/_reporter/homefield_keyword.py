@@ -13,8 +13,9 @@ run's original among them, "not reported there", a real fix ``tests_failed``, se
 deselected whatever marks or names it; what the run selects is its targets (node ids, or the hidden test files
 whole, every test of them: a test the configuration deselects runs there too, and counts for nothing, being no
 FAIL_TO_PASS or PASS_TO_PASS id, which the configuration selected when the task was mined). The runs holding no
-canary (mining's runs deciding the FAIL_TO_PASS ids, grading's control and originals runs) keep the
-configuration's selection."""
+canary (mining's runs deciding the FAIL_TO_PASS ids, grading's control and originals runs, a sealed run with no
+group or member laid side by side: canaries off, the reference fix's sealed check; ops60) keep the configuration's
+selection."""
 
 from __future__ import annotations
 
