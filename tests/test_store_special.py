@@ -167,7 +167,7 @@ def test_a_line_without_end_is_refused_in_bounded_memory(tmp_path: Path) -> None
     path = tmp_path / "results.jsonl"
     with open(path, "wb") as fh:
         fh.write(b'{"a": 1}\n')
-        fh.truncate(300 << 20)  # a sparse line of NUL bytes, no newline
+        fh.truncate(1 << 30)  # a sparse line of NUL bytes, no newline: 1 GiB, a whole read's peak 2 GiB+
     code = ("import resource, sys\nfrom pathlib import Path\nfrom pytest_homefield.store import read_jsonl_lines\n"
             "got = []\ntry:\n    for n, r in read_jsonl_lines(Path(sys.argv[1])):\n        got.append(r)\n"
             "except ValueError as exc:\n    print('refused:', exc)\n"
@@ -177,4 +177,4 @@ def test_a_line_without_end_is_refused_in_bounded_memory(tmp_path: Path) -> None
     assert proc.returncode == 0 and len(lines) == 2, proc.stdout + proc.stderr
     assert lines[0].startswith(f"refused: {path}: line 2: longer than"), lines
     got, peak_mib = lines[1].rsplit(" ", 1)
-    assert got == "[{'a': 1}]" and int(peak_mib) < 200, lines
+    assert got == "[{'a': 1}]" and int(peak_mib) < 400, lines  # 64 MiB read, its decoding, the interpreter: 214 seen
