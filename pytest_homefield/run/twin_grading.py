@@ -149,13 +149,18 @@ def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
 
 def unreported_verdict(task: Task, plan: TwinPlan, made: Sequence[TestRun],
                        outcomes: Mapping[str, str]) -> tuple[str, str] | None:
-    """``(canary id, one-line error)`` for the first must-fail canary of ``plan`` that the runs apart ``made``
-    left unreported where its FAIL_TO_PASS function passed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.
-    unreported`, ``outcomes`` merged), else ``None``. Judged only when every planned run was made and completed
-    (a run cut short leaves tests unreported honestly), and only on canaries mining's check covers
-    (:func:`_unchecked`: it saw the reference fix run and fail each of them). mark58: code putting the
-    configuration's ``-m`` back at collection deselected the teardown canaries, and a change swallowing every
-    teardown error was ``solved`` with no fix."""
+    """``(canary id, one-line error)`` for the first canary of ``plan`` that the runs apart ``made`` left unreported
+    where its FAIL_TO_PASS function passed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.unreported`,
+    ``outcomes`` merged): a must-fail canary (a sentinel, a teardown canary) or a contradiction twin; else ``None``.
+    Judged only when every planned run was made and completed (a run cut short leaves tests unreported honestly),
+    and only on canaries mining's check covers (:func:`_unchecked`: it saw the reference fix run and fail each of
+    them, every one reported; a teardown twin or decoy, which it does not judge, is left out). mark58: code putting
+    the configuration's ``-m`` back at collection deselected the teardown canaries, and a change swallowing every
+    teardown error was ``solved`` with no fix. unr60: code hiding the twins at collection (a
+    ``pytest_collection_modifyitems`` it registered on pytest's ``Config``, told by the asserted value) and reading
+    the expected value in the originals was ``solved`` with no fix (unsealed); a twin shares its original's name,
+    place and marks, differing only at the contradicted site, so nothing honest reports the original passed and
+    leaves its twin out."""
     if len(made) != len(plan.runs) or not all(run_completes(r) for r in made):
         return None
     gone = [c for c in plan.unreported(outcomes, task.FAIL_TO_PASS) if not _unchecked(task, c)]

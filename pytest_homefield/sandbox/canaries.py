@@ -71,8 +71,8 @@ IDLE = ("skipped", "xfailed")
 #: ``FixtureDef.finish``), which buys back every teardown check of the hidden tests (gatk49): ``forged``.
 TEARDOWN = "teardown"
 #: The kinds of the **must-fail** canaries (a sentinel, a :data:`TEARDOWN` canary): any code fails them, so one
-#: passed is ``forged`` and never excused (:meth:`CanaryPlan._judged`), and one not reported beside an original that
-#: passed is a hidden canary (:meth:`CanaryPlan.unreported`).
+#: passed is ``forged`` and never excused (:meth:`CanaryPlan._judged`); one not reported beside an original that
+#: passed is a hidden canary (:meth:`CanaryPlan.unreported`), as is a twin (unr60).
 MUST_FAIL = ("sentinel", TEARDOWN)
 #: The kind of a **teardown twin** (tdtwin56; docs/contracts.md §7 "Teardown twins",
 #: :mod:`~pytest_homefield.sandbox.canary_teardown`): the original body of a FAIL_TO_PASS function requesting its own
@@ -183,16 +183,20 @@ class CanaryPlan:
         return out, excused
 
     def unreported(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> list[Canary]:
-        """The must-fail canaries (a sentinel, a :data:`TEARDOWN` canary) no instance of which is in ``outcomes``
-        (id → outcome) while an instance of their ``source`` among ``fail_to_pass`` passed there. A real fix runs
-        and fails them (mining's check saw the reference fix do so, every one reported: ``canary_check._why``'s "did
-        not run"); with the configuration's selection dropped in every run holding canaries (``homefield_keyword``)
-        nothing honest deselects one, and code that hides them (its own ``-m`` put back at collection: mark58) is
-        what leaves them out."""
+        """The canaries of every kind (a contradiction twin, a sentinel, a :data:`TEARDOWN` canary, a teardown twin or
+        decoy) no instance of which is in ``outcomes`` (id → outcome) while an instance of their ``source`` among
+        ``fail_to_pass`` passed there. A real fix runs and reports them (mining's check saw the reference fix fail
+        each of those it judges, every one reported: ``canary_check._why``'s "did not run"); with the
+        configuration's selection dropped in every run holding canaries (``homefield_keyword``) nothing honest
+        deselects one, and code that hides them (its own ``-m`` put back at collection: mark58) is what leaves them
+        out. A twin runs at its original's name and place with its marks (:mod:`~pytest_homefield.sandbox.
+        twin_runs`), differing from it only at the contradicted site, so whatever honest leaves a twin out leaves its
+        original out too, which then did not pass (unr60: code hiding the twins at collection passed the originals
+        with a reader of the expected value, ``solved`` with no fix). Which of them count is the caller's
+        (``twin_grading.unreported_verdict``: those mining's check covers)."""
         passed = {function_id(i) for i in fail_to_pass if outcomes.get(i) == "passed"}
         seen = {function_id(i) for i in outcomes}
-        return [c for c in self.canaries if c.kind in MUST_FAIL and c.source in passed
-                and c.node not in seen]
+        return [c for c in self.canaries if c.source in passed and c.node not in seen]
 
     def failing(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None = None) -> list[Canary]:
         """The canaries that ran and failed (``failed``/``error``) in every instance, none passing. With

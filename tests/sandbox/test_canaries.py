@@ -421,15 +421,20 @@ def test_the_namer_draws_the_same_names_for_the_same_seed(text: str, expected: l
         assert got == names, seed
 
 
-def test_unreported_names_a_must_fail_canary_left_out_where_its_function_passed() -> None:
+def test_unreported_names_a_canary_left_out_where_its_function_passed() -> None:
     """mark58: a sentinel or teardown canary with no instance reported while its FAIL_TO_PASS function passed is
-    what code deselecting it leaves; a twin, a canary of a function that failed, and one reported in any outcome
-    are not."""
+    what code deselecting it leaves; unr60: a contradiction twin too (it was left out: a change hiding the twins
+    and reading the expected value was ``solved``). A canary of a function that failed, and one reported in any
+    outcome (an instance ``skipped`` or ``xfailed`` by the code under test is reported), are not."""
     f2p = ["t.py::test_a[1]", "t.py::test_b"]
     plan = CanaryPlan(0, [Canary("t.py::test_x", "t.py::test_a", "teardown", "teardown"),
                           Canary("t.py::test_y", "t.py::test_b", "sentinel", "sentinel: no assertion"),
                           Canary("t.py::test_z", "t.py::test_a", "contradiction", "expected 2 -> 7"),
-                          Canary("t.py::test_w", "t.py::test_a", "sentinel", "sentinel: no assertion")])
+                          Canary("t.py::test_w", "t.py::test_a", "sentinel", "sentinel: no assertion"),
+                          Canary("t.py::test_v", "t.py::test_b", "contradiction", "expected 3 -> 4")])
     outcomes = {"t.py::test_a[1]": "passed", "t.py::test_b": "failed", "t.py::test_w[1]": "error"}
-    assert [c.node for c in plan.unreported(outcomes, f2p)] == ["t.py::test_x"]
+    assert [c.node for c in plan.unreported(outcomes, f2p)] == ["t.py::test_x", "t.py::test_z"]
     assert plan.unreported({**outcomes, "t.py::test_a[1]": "failed"}, f2p) == []
+    for idle in ("skipped", "xfailed", "failed"):  # reported: judged by what it gave, not here
+        got = plan.unreported({**outcomes, "t.py::test_z[1]": idle, "t.py::test_x": "error"}, f2p)
+        assert got == [], idle
