@@ -76,6 +76,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
+from pytest_homefield.mine.compiled import BUILT_BEFORE, compiled_sources
 from pytest_homefield.mine.run_journal import RunJournal
 from pytest_homefield.run.carried import carried_changes, setup_moved
 from pytest_homefield.sandbox import nofollow
@@ -1098,6 +1099,10 @@ def verify_candidate(
             if v.reason is not None and held_back:
                 v.detail += (f"{HELD_BACK}{', '.join(sorted(held_back))}: test configuration, which grading "
                              "carries from no change, the reference fix's neither")
+            built = compiled_sources(gold_files) if setup_cmd and v.reason == "reference_fails" else []
+            if built:  # ops61: the parent's build, then the change, as grading builds an agent's copy
+                v.detail += (f"{BUILT_BEFORE}{', '.join(built[:3])}{' …' if len(built) > 3 else ''} never reaches "
+                             "the tests (grading builds no change either)")
             if bounded:
                 v.parent_bound = f"{bounded[0]}: the parent hangs where the commit's tests finish" + (
                     f" ({len(bounded)} parent runs)" if len(bounded) > 1 else "")
