@@ -12,6 +12,7 @@ the summary lines. :mod:`pytest_homefield.mine.mine_plugin` only translates for 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import shutil
@@ -50,6 +51,7 @@ from pytest_homefield.mine.bounds import (
     stop_meta,
     with_task_bound,
 )
+from pytest_homefield.mine.compiled import own_compiled_module
 from pytest_homefield.mine.cost_order import bytes_of_tests
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import (
@@ -721,10 +723,11 @@ class MineSession:
         vague = vague_line(tasks, self.settings.spec_threshold)
         if vague:
             lines.append(vague)
-        hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module))
+        compiled = functools.partial(own_compiled_module, self.settings.root)
+        hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module), compiled=compiled)
         if hint:
             lines.append(hint)
-        broken = collection_errors_line(verified)
+        broken = collection_errors_line(verified, compiled=compiled)
         if broken:
             lines.append(broken)
         net = network_line(verified)

@@ -66,6 +66,7 @@ import dataclasses
 import os
 import re
 import secrets
+import shlex
 import shutil
 import stat
 import tempfile
@@ -76,6 +77,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
+from pytest_homefield.mine.compiled import BUILT_BEFORE, compiled_sources
 from pytest_homefield.mine.run_journal import RunJournal
 from pytest_homefield.run.carried import carried_changes, setup_moved
 from pytest_homefield.sandbox import nofollow
@@ -130,6 +132,8 @@ __all__ = [
     "make_gold_patch",
     "gold_paths",
     "HELD_BACK",
+    "DESELECTED",
+    "selecting_words",
     "diff_lines",
     "DROP_REASONS",
     "EXCLUDE_REASONS",
@@ -1098,6 +1102,15 @@ def verify_candidate(
             if v.reason is not None and held_back:
                 v.detail += (f"{HELD_BACK}{', '.join(sorted(held_back))}: test configuration, which grading "
                              "carries from no change, the reference fix's neither")
+            if v.reason == "passes_without_change" and not any(r.outcomes for r in parent_runs):
+                picked = selecting_words(whole_setup(parent_base), test_cmd)
+                if picked:  # ops61: the repository's own -m/-k/--deselect left the commit's tests out
+                    v.detail += (f"{DESELECTED}{shlex.join(picked)}): the commit's tests it deselects never run when "
+                                 "mined, so they make no task")
+            built = compiled_sources(gold_files) if setup_cmd and v.reason == "reference_fails" else []
+            if built:  # ops61: the parent's build, then the change, as grading builds an agent's copy
+                v.detail += (f"{BUILT_BEFORE}{', '.join(built[:3])}{' …' if len(built) > 3 else ''} never reaches "
+                             "the tests (grading builds no change either)")
             if bounded:
                 v.parent_bound = f"{bounded[0]}: the parent hangs where the commit's tests finish" + (
                     f" ({len(bounded)} parent runs)" if len(bounded) > 1 else "")
@@ -1410,6 +1423,25 @@ def make_gold_patch(repo: Path, parent: str, commit: str, test_files: Sequence[s
     """Binary-safe unified diff of every file changed from ``parent`` to ``commit`` except
     ``test_files`` (docs/contracts.md §6 ``gold_patch``). Raises ``SnapshotError`` for unknown commits."""
     return _diff(Path(repo), parent, commit, gold_paths(repo, parent, commit, test_files))
+
+
+#: What a ``passes_without_change`` detail says when no parent run saw a test and the repository's configuration or
+#: the test command selects tests (:func:`selecting_words`), the words after it.
+DESELECTED = "; the repository's configuration selects tests ("
+
+
+def selecting_words(setup: Setup, command: str) -> list[str]:
+    """The words of ``setup``'s ``addopts`` and of the arguments ``command`` gives pytest (:meth:`Setup.args`) that
+    select tests by mark, name or node id: ``-m``, ``-k``, ``--deselect`` each with its value (``-m 'not slow'``;
+    ``-mslow``, ``--deselect=ID`` as given), in that order; ``[]`` with none."""
+    words = [*setup.addopts, *setup.args(command)]
+    picked: list[str] = []
+    for i, word in enumerate(words):
+        if word in ("-m", "-k", "--deselect"):
+            picked += words[i:i + 2]
+        elif word.startswith(("-m", "-k")) and word[2:3] not in ("", "-") or word.startswith("--deselect="):
+            picked.append(word)
+    return picked
 
 
 #: What a dropped candidate's detail says when the commit runs left a file of the reference fix out

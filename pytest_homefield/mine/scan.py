@@ -108,7 +108,8 @@ from pytest_homefield.mine.scan_rules import cheap_reason, no_source_detail, pat
 from pytest_homefield.paths import Classifier, compile_globs
 from pytest_homefield.records import one_line
 from pytest_homefield.run.carried import _section_of as section_of
-from pytest_homefield.run.carried import blocked_name, in_metadata
+from pytest_homefield.run.carried import blocked_name, in_metadata, uv_held_back
+from pytest_homefield.sandbox.pytest_config import uv_run_files
 from pytest_homefield.settings import ScanSettings, join_flags
 
 __all__ = [
@@ -142,18 +143,23 @@ REASONS = (
 class ScanOptions(ScanSettings):
     """What to walk and which filters to apply: the filters of
     :class:`pytest_homefield.settings.ScanSettings` (their fields, types and defaults are declared
-    there, once) plus ``rev``, where the walk starts. Keyword arguments only."""
+    there, once) plus ``rev``, where the walk starts, and ``test_cmd``, the test command verification will run
+    (``None``: not known; for a ``uv run`` one, the files it reads as its configuration are test configuration,
+    :func:`_held_back`). Keyword arguments only."""
 
     rev: str = "HEAD"
+    test_cmd: str | None = None
 
     @classmethod
     def from_settings(cls, settings: ScanSettings, *, rev: str = "HEAD") -> ScanOptions:
         """Every :class:`ScanSettings` field of ``settings`` (e.g. the resolved
-        :class:`pytest_homefield.settings.Settings`); ``paths`` entries are split at commas."""
+        :class:`pytest_homefield.settings.Settings`, whose ``test_cmd`` is taken too); ``paths`` entries are split
+        at commas."""
         values = {f.name: getattr(settings, f.name) for f in dataclasses.fields(ScanSettings)}
         values["paths"] = join_flags(values["paths"])
         values["test_globs"] = list(values["test_globs"])
-        return cls(**values, rev=rev)
+        test_cmd = getattr(settings, "test_cmd", None)
+        return cls(**values, rev=rev, test_cmd=test_cmd if isinstance(test_cmd, str) else None)
 
 
 @dataclass
@@ -390,7 +396,8 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
                 outcomes.append(outcome)
         _compose_prompts(repo, head, outcomes, checks, options.min_message_words)
         blobs = _filter_manifests(repo, outcomes, checks, keep=options.env == "uv")
-        _filter_test_configuration(outcomes, checks, blobs)
+        uv_files = uv_run_files(Path(repo_path), options.test_cmd) if options.test_cmd else None
+        _filter_test_configuration(outcomes, checks, blobs, uv_files)
         if options.max_diff_lines is not None:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
         _filter_duplicates(repo, outcomes)
@@ -501,18 +508,20 @@ def _filter_manifests(repo: git.Repo, outcomes: list[Candidate | Rejected],
 
 
 def _filter_test_configuration(outcomes: list[Candidate | Rejected], checks: dict[int, list[tuple[str, str]]],
-                               blobs: dict[str, bytes]) -> None:
+                               blobs: dict[str, bytes], uv_files: frozenset[str] | None = None) -> None:
     """Filter 10's third question, in place: a candidate every one of whose source files is one that grading
     never carries from any change, the reference fix's included (:func:`_held_back`: test configuration such as
     ``pytest.ini``, ``noxfile.py``, a ``pyproject.toml`` whose pytest tables changed), is ``no_source_change``:
     graded, its reference fix is no change at all (nu39: verification dropped such commits only after their
     test runs, as ``reference_fails`` with the detail of :data:`~pytest_homefield.mine.redgreen.HELD_BACK`).
-    ``blobs``: the manifests' versions by blob id, as filter 10 read them."""
+    ``blobs``: the manifests' versions by blob id, as filter 10 read them. ``uv_files``: for a ``uv run`` test
+    command, the files it reads as its configuration (:func:`~pytest_homefield.sandbox.pytest_config.uv_run_files`),
+    else ``None``."""
     for i, c in enumerate(outcomes):
         if not isinstance(c, Candidate) or not c.source_files or c.dependency_files:
             continue
         raws = dict(checks.get(i, ()))
-        if all(_held_back(path, raws.get(path), blobs) for path in c.source_files):
+        if all(_held_back(path, raws.get(path), blobs, uv_files) for path in c.source_files):
             counts = no_source_detail(len(c.test_files), len(c.docs_files),
                                       len(c.config_files) + len(c.source_files))
             outcomes[i] = Rejected(c.commit, c.subject, c.authored_at, "no_source_change",
@@ -520,27 +529,42 @@ def _filter_test_configuration(outcomes: list[Candidate | Rejected], checks: dic
                                    "carries from no change, the reference fix's neither)")
 
 
-def _held_back(path: str, raw: str | None, blobs: dict[str, bytes]) -> bool:
+def _held_back(path: str, raw: str | None, blobs: dict[str, bytes], uv_files: frozenset[str] | None = None) -> bool:
     """Whether grading leaves a change to the source file ``path`` out of every grading copy, by the rules of
     :func:`~pytest_homefield.run.carried.carried_changes` that the commit's paths and manifest versions decide:
     a blocked name (``pytest.ini``, ``noxfile.py``, ``sitecustomize.py`` …), a ``.pth`` file, a file inside
     distribution metadata, or a ``pyproject.toml`` / ``setup.cfg`` whose pytest section differs between its two
-    versions (``raw``: its ``--raw`` diff line; an absent side counts as ``None``, as grading reads it). A
+    versions (``raw``: its ``--raw`` diff line; an absent side counts as ``None``, as grading reads it); with
+    ``uv_files`` (a ``uv run`` test command's files, ops61), what :func:`~pytest_homefield.run.carried.uv_held_back`
+    holds back too (those files, ``uv.toml``, the top ``pyproject.toml`` whose ``[tool.uv]`` table differs). A
     manifest whose versions were not read is carried (the safe answer: verification decides)."""
     if blocked_name(path) or in_metadata(path):
         return True
     name = path.rsplit("/", 1)[-1]
-    if name not in ("pyproject.toml", "setup.cfg") or raw is None:
+    texts = _texts(raw, blobs)
+    if uv_files is not None and uv_held_back(path, uv_files, lambda: texts or (None, None)) and (
+            path != "pyproject.toml" or texts is not None):
+        return True
+    if name not in ("pyproject.toml", "setup.cfg") or texts is None:
         return False
-    sections: list[str | None] = []
+    before, after = (None if text is None else section_of(name, text) for text in texts)
+    return before != after
+
+
+def _texts(raw: str | None, blobs: dict[str, bytes]) -> tuple[str | None, str | None] | None:
+    """A manifest's two versions' texts (before, after; ``None``: absent) from its ``--raw`` diff line ``raw`` and
+    the blobs read, by id; ``None`` when a version was not read (or ``raw`` is ``None``)."""
+    if raw is None:
+        return None
+    texts: list[str | None] = []
     for sha in raw.split()[2:4]:
         if not sha.strip("0"):
-            sections.append(None)
+            texts.append(None)
         elif sha not in blobs:
-            return False
+            return None
         else:
-            sections.append(section_of(name, blobs[sha].decode("utf-8", errors="replace")))
-    return sections[0] != sections[1]
+            texts.append(blobs[sha].decode("utf-8", errors="replace"))
+    return texts[0], texts[1]
 
 
 def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], classifier: Classifier,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from pytest_homefield.mine.bounds import unfoldered
+from pytest_homefield.mine.compiled import BUILD_IN_PLACE, BUILT_BEFORE
 from pytest_homefield.mine.redgreen import HELD_BACK
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
@@ -21,6 +22,8 @@ __all__ = ["setup_hint", "older_python", "older_filter", "collection_errors_line
 
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
+#: A module a test run could not import (group 1, dotted).
+_MISSING = re.compile(r"No module named '([\w.]+)'")
 _GENERATED = re.compile(r"No module named '([\w.]+\._?version)'")
 
 
@@ -53,7 +56,25 @@ def version_stub_setup_cmd(path: str) -> str:
             f'\\\\n\' > {path}"')
 
 
-def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], str] | None = None) -> str | None:
+def compiled_advice(why: str, compiled: Callable[[str], str | None] | None) -> str | None:
+    """What to do when a collection error ``why`` is a missing module that ``compiled`` (dotted name -> its
+    compiled source in the repository, :func:`~pytest_homefield.mine.compiled.own_compiled_module`, or ``None``)
+    finds to be the repository's own compiled module (ops61: every candidate of a repository with a C extension
+    was dropped, and the hint named a package to install): build it in place with ``setup_cmd``; ``None``
+    otherwise."""
+    missing = _MISSING.search(why)
+    source = compiled(missing.group(1)) if missing and compiled is not None else None
+    if missing is None or source is None:
+        return None
+    return (f"{missing.group(1)} is the repository's own compiled module ({source}), which a build makes and a "
+            f"snapshot (the commit's tree) lacks: build it in place in every copy with setup_cmd in .homefield.yml, "
+            f"e.g. {BUILD_IN_PLACE} (setuptools; README: Python environments), then mine again. setup_cmd runs "
+            "before a commit's change is applied, as grading's does, so a commit that changes compiled sources "
+            "stays no task")
+
+
+def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], str] | None = None,
+               compiled: Callable[[str], str | None] | None = None) -> str | None:
     """A hint when most verified candidates could not even be collected at the commit (a missing
     generated file or an uninstalled package, not a failing test): the snapshot probably needs a
     ``setup_cmd``; when the error is a missing version module a build generates and ``locate`` gives
@@ -61,7 +82,8 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
     (:func:`version_stub_setup_cmd`); when the error is a warning the tests' ``filterwarnings`` raise
     (python-dateutil since 2019 under pytest 9: ``PytestRemovedIn10Warning``, and pytest-cov's ``no_cover``
     mark unregistered without it), the pytest or plugin of those commits, never ``setup_cmd``: no file is
-    missing (nu40). ``None`` otherwise."""
+    missing (nu40); when it is the repository's own compiled module (``compiled``: :func:`compiled_advice`), the
+    ``setup_cmd`` that builds it in place. ``None`` otherwise."""
     broken = [r for r in verified if _environment_broken(r)]
     if not verified or len(broken) * 2 < len(verified):
         return None
@@ -74,7 +96,7 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
         return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
-    older = older_python(why) or older_filter(why)
+    older = older_python(why) or older_filter(why) or compiled_advice(why, compiled)
     if older:  # the standard library of this Python, or this pytest, lacks what the code names: no file is missing
         return f"{head} {older}."
     warning = _WARNING.search(why)
@@ -140,7 +162,8 @@ def _environment_broken(record: dict[str, Any]) -> bool:
     does (:data:`~pytest_homefield.mine.redgreen.HELD_BACK`: the commit's own test configuration; nu38, click's
     unregistered ``stress`` mark had the hint send the user to ``setup_cmd``)."""
     detail = str(record.get("detail", ""))
-    return record.get("reason") == "reference_fails" and detail.startswith(_BOTH_BROKEN) and HELD_BACK not in detail
+    return (record.get("reason") == "reference_fails" and detail.startswith(_BOTH_BROKEN) and HELD_BACK not in detail
+            and BUILT_BEFORE not in detail)
 
 
 #: What :func:`~pytest_homefield.mine.redgreen.classify_runs` appends to a detail whose runs could not import
@@ -158,14 +181,15 @@ def _why_broken(detail: str) -> str:
     return why[:-1] if sep and detail.endswith(")") else "see the verification records"
 
 
-def collection_errors_line(verified: Sequence[dict[str, Any]]) -> str | None:
+def collection_errors_line(verified: Sequence[dict[str, Any]], *,
+                           compiled: Callable[[str], str | None] | None = None) -> str | None:
     """``'Collection errors: 11 candidates could not collect their tests at the parent nor at the commit,
     11 of them for "…: ERROR: Unknown config option: asyncio_mode": …'`` when two or more such
     ``reference_fails`` records share their error but they are not most of the verified candidates (then
     :func:`setup_hint` says it). Older commits often configure a pytest plugin, or import a package, that
     today's environment lacks: hynek/stamina's 11 commits before 2024 set ``asyncio_mode`` for
     pytest-asyncio, which its test group no longer holds (nu25), and the summary said only "reference
-    fails 11". ``None`` otherwise."""
+    fails 11". ``compiled``: see :func:`compiled_advice`. ``None`` otherwise."""
     if setup_hint(verified) is not None:
         return None
     why = Counter(_why_broken(str(r.get("detail", ""))) for r in verified if _environment_broken(r))
@@ -177,7 +201,7 @@ def collection_errors_line(verified: Sequence[dict[str, Any]]) -> str | None:
     total = sum(why.values())
     head = (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
             f"the commit, {n} of them for \"{top}\": ")
-    older = older_python(top) or older_filter(top)
+    older = older_python(top) or older_filter(top) or compiled_advice(top, compiled)
     if older:
         return f"{head}{older}."
     return (f"{head}older commits may need a pytest plugin, a package or a "

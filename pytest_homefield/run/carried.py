@@ -18,7 +18,7 @@ import os
 import pkgutil
 import site
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -38,8 +38,8 @@ else:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["TaskFiles", "BLOCKED_NAMES", "METADATA_SUFFIXES", "IMPORT_ROOTS", "RUNNER_MODULES", "SECTION_MAX_CHARS",
-           "SECTION_MAX_LINE", "carried_changes", "config_above", "blocked_name", "in_metadata", "setup_moved",
-           "setup_toggles"]
+           "SECTION_MAX_LINE", "carried_changes", "config_above", "uv_held_back", "blocked_name", "in_metadata",
+           "setup_moved", "setup_toggles"]
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -79,17 +79,27 @@ def uv_config_changed(pristine: Path, workspace: Path, rel: str) -> bool:
     reads at the tree's top (ops58: its ``find-links`` and indexes, a ``uv run --with NAME`` resolving NAME from the
     graded copy's wheels): ``uv.toml`` there, or that ``pyproject.toml``'s ``[tool.uv]`` table (compared parsed; a
     text either side cannot parse as TOML, whole). Read without following a link (a link: changed)."""
-    if rel not in UV_CONFIG_NAMES:
-        return False
-    if rel == "uv.toml":
+    return uv_held_back(rel, frozenset(), functools.partial(_two_texts, pristine, workspace, rel))
+
+
+def _two_texts(pristine: Path, workspace: Path, rel: str) -> tuple[str | None, str | None]:
+    """``rel``'s text in ``pristine`` and in ``workspace`` (:func:`~pytest_homefield.run.changes.read_text`)."""
+    return read_text(pristine, rel), read_text(workspace, rel)
+
+
+def uv_held_back(rel: str, uv_files: frozenset[str], texts: Callable[[], tuple[str | None, str | None]]) -> bool:
+    """The one rule of what a ``uv run`` test command's grading holds back of a change to ``rel`` (a ``/``-separated
+    path of the tree's top): a file ``uv_files`` names (:func:`~pytest_homefield.sandbox.pytest_config.uv_run_files`:
+    its env files and script), ``uv.toml`` at the top, or the top ``pyproject.toml`` when its ``[tool.uv]`` table
+    differs between the two texts ``texts()`` gives (before, after; ``None``: absent, a link or unreadable), asked
+    only for that file. Grading (:func:`carried_changes`) reads the texts from the two trees, mining's scan
+    (:func:`pytest_homefield.mine.scan._held_back`, ops61) from the commit's blobs."""
+    if rel in uv_files or rel == "uv.toml":
         return True
-    return _uv_table_at(pristine, rel) != _uv_table_at(workspace, rel)
-
-
-def _uv_table_at(root: Path, rel: str) -> object:
-    """``root/rel``'s ``[tool.uv]`` table (``None`` without one), its text when it is no TOML, ``False`` for a link
-    or a file that cannot be read."""
-    return _uv_table_of(read_text(root, rel))
+    if rel != "pyproject.toml":
+        return False
+    before, after = texts()
+    return _uv_table_of(before) != _uv_table_of(after)
 
 
 def _uv_table_of(text: str | None) -> object:
@@ -293,7 +303,7 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
     ``uv run`` one, the files it reads as its configuration are dropped too when changed
     (:func:`~pytest_homefield.sandbox.pytest_config.uv_run_files` of ``pristine``: its env files, ops58, and the
     script it runs, whose inline metadata uv installs from, ops60) and the uv configuration at the top
-    (:func:`uv_config_changed`, ops58). Every list in ``changes``' order.
+    (:func:`uv_held_back`, ops58; the rule mining's scan applies too, ops61). Every list in ``changes``' order.
     """
     hidden = set(task.test_files)
     hidden_dirs = {"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)}
@@ -315,7 +325,7 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
         if not blocked and name in ("pyproject.toml", "setup.cfg"):
             blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
         if not blocked and uv_files is not None:  # a uv run's own configuration, the parent's kept (ops58, ops60)
-            blocked = rel in uv_files or uv_config_changed(pristine, workspace, rel)
+            blocked = uv_held_back(rel, uv_files, functools.partial(_two_texts, pristine, workspace, rel))
         if not blocked and changes[rel] != "deleted":
             blocked = (in_metadata(rel) or _escapes(rel, workspace)
                        or (changes[rel] == "added"

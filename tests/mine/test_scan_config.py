@@ -138,3 +138,49 @@ def test_test_configuration_alone_is_no_source_change(tmp_path: Path) -> None:
     # the pytest tables are as the commit before left them: the version change is carried
     assert candidates[shas["version"]] == ["pyproject.toml"]
     assert candidates[shas["beside_source"]] == ["pkg/core.py", "pytest.ini"]
+
+
+def test_a_uv_run_commands_own_configuration_alone_is_no_source_change(tmp_path: Path) -> None:
+    """ops61: for a ``uv run`` test command, grading holds back a change to the files that command reads as its
+    configuration (:func:`pytest_homefield.run.carried.uv_held_back`: its env files, its script, ``uv.toml``, the
+    top ``pyproject.toml``'s ``[tool.uv]`` table). A commit whose only source change is one of them was kept by the
+    scan and dropped by verification as ``reference_fails``; the scan now drops it as ``no_source_change``, by the
+    same rule. With another test command those files are carried, and the commits stay candidates."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pyproject.toml", PYPROJECT + '\n[tool.uv]\nfind-links = ["wheels"]\n')
+    repo.write("pkg/core.py", "def core():\n    return 1\n")
+    repo.write("scripts/check.py", "import pytest\n\npytest.main()\n")
+    repo.write(".env.test", "A=1\n")
+    repo.write("tests/test_core.py", "def test_core():\n    assert True\n")
+    repo.commit("Initial import of the package")
+    steps: dict[str, dict[str, str]] = {
+        "uv_table": {"pyproject.toml": PYPROJECT + '\n[tool.uv]\nfind-links = ["other"]\n'},
+        "uv_toml": {"uv.toml": 'find-links = ["x"]\n'},
+        "script": {"scripts/check.py": "import sys\nimport pytest\n\nsys.exit(pytest.main())\n"},
+        "env_file": {".env.test": "A=2\n"},
+        "version": {"pyproject.toml": PYPROJECT.replace('version = "1.0"', 'version = "1.1"')
+                    + '\n[tool.uv]\nfind-links = ["other"]\n'},
+        "beside_source": {"uv.toml": 'find-links = ["y"]\n', "pkg/core.py": "def core():\n    return 2\n"},
+    }
+    shas = {}
+    for i, (name, files) in enumerate(steps.items()):
+        for path, text in files.items():
+            repo.write(path, text)
+        repo.write("tests/test_core.py", f"def test_core{i}():\n    assert True\n")
+        shas[name] = repo.commit(f"Change the {name} part of the project")
+    held = {"uv_table", "uv_toml", "script", "env_file"}
+    for command in ("uv run --env-file .env.test scripts/check.py", "uv run --env-file=.env.test python -m pytest"):
+        result = scan(repo.path, ScanOptions(test_cmd=command))
+        rejected = {r.commit: (r.reason, r.detail) for r in result.rejected}
+        candidates = {c.commit: sorted(c.source_files) for c in result.candidates}
+        runs_script = "check.py" in command
+        for name in held - ({"script"} if not runs_script else set()):
+            assert rejected[shas[name]][0] == "no_source_change", (command, name)
+            assert "test configuration, which grading carries from no change" in rejected[shas[name]][1]
+        if not runs_script:
+            assert candidates[shas["script"]] == ["scripts/check.py"]
+        # the [tool.uv] table is as the commit before left it: the version change is carried
+        assert candidates[shas["version"]] == ["pyproject.toml"]
+        assert candidates[shas["beside_source"]] == ["pkg/core.py", "uv.toml"]
+    plain = {c.commit for c in scan(repo.path, ScanOptions(test_cmd="python -m pytest")).candidates}
+    assert plain >= {shas[name] for name in held}

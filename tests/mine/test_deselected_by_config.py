@@ -1,0 +1,46 @@
+"""ops61: a repository whose configuration selects tests (``addopts = -m 'not slow'``) and a commit whose new test is
+marked ``slow``: no run ever sees it, and the drop read only "no test failed in 1 parent run: no test ran" (as if
+the tests passed without the change). Its detail now names the configuration's selection. A task keeps only ids a
+run saw: a deselected test is never in FAIL_TO_PASS."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import NO_PLUGINS
+from helpers.gitrepo import GitRepo
+
+from pytest_homefield.mine.redgreen import DESELECTED, selecting_words, verify_candidate
+from pytest_homefield.sandbox.pytest_config import Setup
+
+
+def test_selecting_words_reads_addopts_and_the_command() -> None:
+    setup = Setup(config="pyproject.toml", rootdir=".", leaves=False, addopts=("-q", "-m", "not slow", "-kfoo"))
+    assert selecting_words(setup, "python -m pytest --deselect=tests/a.py::t -x") == [
+        "-m", "not slow", "-kfoo", "--deselect=tests/a.py::t"]
+    assert selecting_words(Setup(config=None, rootdir=".", leaves=False, addopts=("-q", "--maxfail=1")),
+                           "python -m pytest -p no:cacheprovider") == []
+
+
+@pytest.mark.slow
+def test_a_commit_whose_tests_the_configuration_deselects_says_so(tmp_path: Path) -> None:
+    """Real pytest runs; about 5 s."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-m 'not slow'\"\nmarkers = [\"slow: slow\"]\n")
+    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n")
+    repo.write("tests/test_pkg.py", "from pkg import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
+    parent = repo.commit("Start the package with double")
+    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n")
+    repo.write("tests/test_triple.py", "import pytest\n\nimport pkg\n\n\n@pytest.mark.slow\ndef test_triple():\n"
+                                       "    assert pkg.triple(2) == 6\n")
+    commit = repo.commit("Add triple, three times a number, with a slow test")
+    tests = ["tests/test_triple.py"]
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=1, run_timeout_s=120)
+    assert v.reason == "passes_without_change" and v.FAIL_TO_PASS == [], v
+    assert v.detail.endswith(f"{DESELECTED}-m 'not slow'): the commit's tests it deselects never run when mined, "
+                             "so they make no task"), v.detail
