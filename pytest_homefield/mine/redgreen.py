@@ -550,11 +550,14 @@ _NO_MODULE = re.compile(r"No module named '([^']+)'")
 
 
 def _missing_modules(runs: Sequence[TestRun], own: Collection[str] = ()) -> list[str]:
-    """Modules named by ``ModuleNotFoundError`` in the collection errors of ``runs``, but for those of the
-    repository itself (their top-level name in ``own``, :func:`own_top_levels`): a module the commit adds
-    is missing at the parent by design, not from the environment."""
-    return sorted({m for r in runs for msg in r.collection_errors.values() for m in _NO_MODULE.findall(msg)
-                   if m.split(".", 1)[0] not in own})
+    """Modules named by ``ModuleNotFoundError`` in the collection errors of ``runs``, or in the error of a
+    run that stopped before any test ran (``collection_error`` with no per-file error: a conftest that
+    imports its package in ``pytest_sessionstart`` ends pytest with ``INTERNALERROR>``, exit 3), but for
+    those of the repository itself (their top-level name in ``own``, :func:`own_top_levels`): a module the
+    commit adds is missing at the parent by design, not from the environment."""
+    said = [msg for r in runs for msg in (*r.collection_errors.values(),
+                                           *([r.error] if r.collection_error and r.error else []))]
+    return sorted({m for msg in said for m in _NO_MODULE.findall(msg) if m.split(".", 1)[0] not in own})
 
 
 def root_commits(root: Path) -> list[str]:

@@ -17,7 +17,7 @@ from pytest_homefield.mine.pipeline import missing_modules_line
 from pytest_homefield.mine.redgreen import _missing_modules, own_top_levels
 from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
 from pytest_homefield.mine.setup_help import conftest_import_line, extra_of, group_of, install_hint, pip_version
-from pytest_homefield.sandbox.testrun import TestRun
+from pytest_homefield.sandbox.testrun import TestRun, run_tests
 
 
 def _repo(tmp_path: Path) -> GitRepo:
@@ -150,3 +150,21 @@ def test_conftest_import_line_names_another_module_s_install_and_leaves_other_er
     assert line is not None and line.endswith("install the project there, e.g. /v/bin/python -m pip install -e "
                                               "'.[tests]'")
     assert conftest_import_line(tmp_path, "/v/bin/python", conftest, SyntaxError("invalid syntax")) is None
+
+
+def test_a_module_missing_where_pytest_stops_before_any_test_is_named(tmp_path: Path) -> None:
+    """carpedm20/emoji: its conftest imports the package in ``pytest_sessionstart``; commits of 2024 import
+    ``typing_extensions``, which today's environment lacks on Python ≥ 3.9. pytest ends with
+    ``INTERNALERROR>`` (exit 3), so the module is named only in the run's error, not in a collection error
+    of a file: the mine's ``Missing modules:`` line (and its install command) was missing for it."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("emojilike/__init__.py", "import no_such_dependency_xyz\n")
+    repo.write("tests/conftest.py", "def pytest_sessionstart(session):\n    import emojilike\n")
+    repo.write("tests/test_a.py", "def test_a():\n    assert True\n")
+    repo.commit("Import a dependency at session start")
+    run = run_tests(repo.path, f"{sys.executable} -m pytest -p no:cacheprovider -p no:randomly -p no:xdist",
+                    ["tests/test_a.py"], out_dir=tmp_path / "out", env={**cli_env(), "PYTHONPATH": str(repo.path)})
+    assert run.exit_code == 3 and run.collection_error and not run.collection_errors
+    assert "No module named 'no_such_dependency_xyz'" in str(run.error)
+    own = own_top_levels(repo.path, repo.head())
+    assert _missing_modules([run], own) == ["no_such_dependency_xyz"]
