@@ -156,6 +156,18 @@ def family_sentence(comparisons: Sequence[ComparisonRow]) -> str:
     return text
 
 
+def p_rule(comparisons: Sequence[ComparisonRow], alpha: float) -> str:
+    """:func:`family_sentence` with which p decides the verdicts and ``alpha``: the head-to-head's note in report.md
+    and report.html (nu60: with reference agents only it said "no p-value is Holm-adjusted" and then "the verdict
+    uses the adjusted p")."""
+    tested = [c for c in comparisons if c.p_value is not None]
+    adjusted = sum(1 for c in tested if not c.sanity)
+    rule = ""
+    if adjusted:
+        rule = f"; the {'other verdicts use' if adjusted < len(tested) else 'verdict uses'} the adjusted p"
+    return f"{family_sentence(comparisons)}{rule} (α = {alpha})"
+
+
 def fmt_test(c: ComparisonRow) -> str:
     """A comparison's test name for people: ``exact McNemar`` / ``paired permutation``."""
     if c.test == "mcnemar":

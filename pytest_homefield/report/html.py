@@ -20,7 +20,6 @@ from pytest_homefield.report.fmt import (
     DASH,
     SUSPICIOUS_SOLVE_SYMBOL,
     SUSPICIOUS_SOLVE_WORDS,
-    family_sentence,
     fmt_p,
     fmt_p_adjusted,
     fmt_pct,
@@ -30,6 +29,7 @@ from pytest_homefield.report.fmt import (
     memorization_lines,
     no_cost_data,
     outcome_words,
+    p_rule,
     sandbox_line,
     title_line,
 )
@@ -413,9 +413,8 @@ def render_html(report: Report | JsonObject) -> str:
     if comps:
         b.append(
             f'<p class="note">Δ = A − B in percentage points of pass@1 over the tasks both have scored; '
-            f"{_e(family_sentence(comps))}; the verdict uses the adjusted p "
-            f"(α = {_e(rep.alpha)}). Filled dots: significant after adjustment. MDE: the smallest difference this "
-            "many tasks could detect.</p>"
+            f"{_e(p_rule(comps, rep.alpha))}. Filled dots: significant after adjustment. MDE: the smallest "
+            "difference this many tasks could detect.</p>"
         )
     if any(c.delta is not None for c in comps):
         b.append(f'<div class="plot">{forest_svg(comps)}</div>')

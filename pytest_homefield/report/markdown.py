@@ -16,10 +16,10 @@ from pytest_homefield.report.fmt import (
     DASH,
     SUSPICIOUS_SOLVE_SYMBOL,
     SUSPICIOUS_SOLVE_WORDS,
-    family_sentence,
     grid_flagged_solves,
     memorization_lines,
     outcome_words,
+    p_rule,
     sandbox_line,
     title_line,
 )
@@ -143,8 +143,8 @@ def _render_markdown(report: Report | JsonObject) -> str:
         out += ["## Head to head", ""]
         out += [
             f"Every pair on the tasks both agents have scored attempts on; Δ = A − B in percentage points of "
-            f"pass@1; {family_sentence(rep.comparisons)}, and the verdict uses the "
-            f"adjusted p (α = {rep.alpha}). MDE: the smallest difference this many tasks could detect.",
+            f"pass@1; {p_rule(rep.comparisons, rep.alpha)}. MDE: the smallest difference this many tasks could "
+            "detect.",
             "",
             *markdown_table(tables.head_to_head(rep)),
             "",

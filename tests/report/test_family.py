@@ -14,7 +14,7 @@ from pytest_homefield.records import Result
 from pytest_homefield.report import build_report
 from pytest_homefield.report.adaptive import not_needed_reason
 from pytest_homefield.report.family import REFERENCE_KINDS, adjust_family, cost_measured, is_reference_spec
-from pytest_homefield.report.fmt import family_sentence, fmt_p_adjusted
+from pytest_homefield.report.fmt import family_sentence, fmt_p_adjusted, p_rule
 from pytest_homefield.report.html import forest_svg
 from pytest_homefield.report.model import ComparisonRow
 from pytest_homefield.report.stats import Comparison, compare
@@ -106,6 +106,19 @@ def test_a_run_of_reference_agents_only_adjusts_nothing_and_says_so() -> None:
         "(oracle, noop, sim:P) are sanity checks, decided by the unadjusted p")
     svg = forest_svg(rows)
     assert ">+100 pp, p&lt;0.001 sanity<" in svg and ">0 pp, p=1 sanity<" in svg and "p=&lt;" not in svg
+
+
+def test_the_head_to_heads_note_names_the_p_that_decides() -> None:
+    """nu60: with reference agents only, report.md and report.html said "no p-value is Holm-adjusted" and then "the
+    verdict uses the adjusted p"; the note now names the adjusted p only where a pair has one."""
+    plain = ComparisonRow("A", "B", "mcnemar", 10, 0.3, [0.0, 0.6], 0.0156, 0.031, 0.4, "", 0.05, family=1,
+                          sanity=False)
+    sanity = ComparisonRow("oracle", "noop", "mcnemar", 11, 1.0, [0.52, 1.0], 0.00098, None, 0.68, "", 0.05,
+                           sanity=True)
+    assert p_rule([sanity], 0.05) == f"{family_sentence([sanity])} (α = 0.05)"
+    assert "uses the adjusted p" not in p_rule([sanity], 0.05)
+    assert p_rule([plain], 0.05).endswith("; the verdict uses the adjusted p (α = 0.05)")
+    assert p_rule([plain, sanity], 0.01).endswith("; the other verdicts use the adjusted p (α = 0.01)")
 
 
 def test_an_equals_sign_in_a_commands_arguments_names_no_kind(tmp_path: Path) -> None:
