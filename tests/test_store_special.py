@@ -160,7 +160,8 @@ def test_a_line_without_end_is_refused_in_bounded_memory(tmp_path: Path) -> None
     ``--merge`` or ``homefield report RUN…``) of one line with no end was read whole into memory: a sparse file
     costs no disk, and the host's memory went with its size (before: 300 MiB of line, a reader's peak RSS 600+ MiB).
     A line over :data:`~pytest_homefield.store.MAX_LINE_BYTES` is now refused naming the file and line, the reader
-    holding at most that much of it; the records before it were read."""
+    holding at most that much of it; the records before it were read. The peak is the child's own (``VmHWM``:
+    ``ru_maxrss`` carries the forking pytest worker's over, 214 and 235 MiB seen in the lead's runs)."""
     import subprocess
     import sys
 
@@ -168,13 +169,38 @@ def test_a_line_without_end_is_refused_in_bounded_memory(tmp_path: Path) -> None
     with open(path, "wb") as fh:
         fh.write(b'{"a": 1}\n')
         fh.truncate(1 << 30)  # a sparse line of NUL bytes, no newline: 1 GiB, a whole read's peak 2 GiB+
-    code = ("import resource, sys\nfrom pathlib import Path\nfrom pytest_homefield.store import read_jsonl_lines\n"
+    code = ("import sys\nfrom pathlib import Path\nfrom pytest_homefield.store import read_jsonl_lines\n"
             "got = []\ntry:\n    for n, r in read_jsonl_lines(Path(sys.argv[1])):\n        got.append(r)\n"
             "except ValueError as exc:\n    print('refused:', exc)\n"
-            "print(got, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+            "hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+            "print(got, int(hwm.split()[1]) // 1024)\n")
     proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0 and len(lines) == 2, proc.stdout + proc.stderr
     assert lines[0].startswith(f"refused: {path}: line 2: longer than"), lines
     got, peak_mib = lines[1].rsplit(" ", 1)
-    assert got == "[{'a': 1}]" and int(peak_mib) < 400, lines  # 64 MiB read, its decoding, the interpreter: 214 seen
+    assert got == "[{'a': 1}]" and int(peak_mib) < 300, lines
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "satk61: the writers (write_jsonl_atomic, append_jsonl) write a record whose line is over MAX_LINE_BYTES (64 MiB), "
+    "which every reader since satk60 refuses: a commit adding a 65 MiB text fixture beside its fix (scan's "
+    "max_diff_lines counts the non-test files only, binary files 0) is mined as a task whose test_patch holds it, and "
+    "tasks.jsonl is then unreadable to every command (the mining journal's line too, before that). Closing it needs "
+    "mining to set such a candidate aside with a reason before any record of it is written, not the store alone: a "
+    "writer refusing the line would stop the whole mine instead"))
+def test_a_record_written_is_a_record_read_back_whatever_its_size(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # in a process of its own: a 64 MiB record here would raise this process's peak RSS, which a child started
+    # later inherits (ru_maxrss), and test_a_line_without_end_is_refused_in_bounded_memory measures its child's
+    code = ("import sys\nfrom pathlib import Path\nfrom pytest_homefield.store import MAX_LINE_BYTES, read_jsonl, "
+            "write_jsonl_atomic\npath = Path(sys.argv[1])\n"
+            "write_jsonl_atomic(path, [{'id': 't1', 'test_patch': '+' + 'x' * (MAX_LINE_BYTES + 1024)}])\n"
+            "try:\n    print([r['id'] for r in read_jsonl(path)])\nexcept ValueError as exc:\n"
+            "    print('refused:', exc)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tasks.jsonl")], capture_output=True,
+                          text=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (0, "['t1']\n"), proc.stdout + proc.stderr

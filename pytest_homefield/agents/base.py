@@ -278,11 +278,13 @@ class CallBox:
     """The sandbox of one text-only call of an agent that starts a program (:meth:`Completer.complete`):
     ``wrap(argv, env)`` as :attr:`AgentContext.wrap` (the call's program must be started as
     ``wrap(argv, env)`` with that same ``env``), ``limits`` and ``watch`` as :class:`AgentContext`'s,
-    for :func:`pytest_homefield.sandbox.procs.run_agent`."""
+    for :func:`pytest_homefield.sandbox.procs.run_agent`; ``sandbox`` as :attr:`AgentContext.sandbox` (the configured
+    backend: ``bwrap``, ``landlock`` or ``none``)."""
 
     wrap: Callable[[list[str], Mapping[str, str]], list[str]]
     limits: WriteLimits = field(default_factory=WriteLimits)
     watch: Callable[[], str | None] | None = None
+    sandbox: str = "none"
 
 
 class CallSandbox(Protocol):

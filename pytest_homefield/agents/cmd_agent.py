@@ -227,6 +227,11 @@ class CommandAgent(Capable):
             out_path, err_path = root / "agent.out", root / "agent.err"
             try:
                 with sandbox(self, workspace=root / "cwd", box=root, env=env) as box:
+                    # as an attempt's (run): the bwrap and Landlock backends never bind a path holding the home
+                    missing = self.client.missing(env, confined=box.sandbox in ("bwrap", "landlock")) \
+                        if self.client else None
+                    if missing:
+                        return Completion(outcome="infra", error=missing, established=True)
                     proc = run_agent(box.wrap(["sh", "-c", self.command], env), cwd=root / "cwd", env=env,
                                      timeout_s=timeout_s, artifacts=root, limits=box.limits, watch=box.watch)
             except (OSError, BwrapUnavailable) as exc:

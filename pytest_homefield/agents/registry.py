@@ -282,18 +282,21 @@ def make_agents(settings: AgentOptions, hooked: Mapping[str, Agent]) -> list[Age
     return build_agents(specs, settings, hooked)
 
 
-def unstartable(agents: Sequence[Agent], env: Mapping[str, str]) -> list[str]:
+def unstartable(agents: Sequence[Agent], env: Mapping[str, str],
+                confined: Callable[[Agent], bool] = lambda agent: False) -> list[str]:
     """One line per agent whose client is not installed on this machine (claude's CLI; a built-in recipe's
-    client on ``env["PATH"]``, the ``PATH`` its agent gets): ``agent 'NAME': cannot start …`` with how to
-    install it. Checked by the run's controller before anything is spent, where every worker is local (a
-    remote worker may have what this machine lacks; there each attempt finds it out as ``infra``). Empty
-    when every agent can start."""
+    client on ``env["PATH"]``, the ``PATH`` its agent gets) or, where ``confined(agent)`` (its attempts run under
+    bubblewrap or Landlock), whose install needs the user's home, which no sandbox is given
+    (:meth:`~pytest_homefield.agents.recipes.ClientSandbox.missing`): ``agent 'NAME': cannot start …`` with how to
+    install it, ``agent 'NAME': cannot sandbox …``. Checked by the run's controller before anything is spent, where
+    every worker is local (a remote worker may have what this machine lacks; there each attempt finds it out as
+    ``infra``). Empty when every agent can start."""
     out = []
     for agent in agents:
         if isinstance(agent, ClaudeAgent):
             why = agent.missing()
         elif isinstance(agent, CommandAgent) and agent.client is not None:
-            why = agent.client.missing(env)
+            why = agent.client.missing(env, confined=confined(agent))
         else:
             continue
         if why:

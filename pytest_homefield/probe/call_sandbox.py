@@ -68,6 +68,6 @@ class ProbeSandboxes:
         try:
             folders = AgentFolders(workspace, tmpdir=box / "tmp", home=sb.home if backend.confines else None)
             watch = DiskWatch(folders, self.limits, Baseline.measure(folders, self.limits))
-            yield CallBox(wrap=sb.wrap, limits=self.limits, watch=watch)
+            yield CallBox(wrap=sb.wrap, limits=self.limits, watch=watch, sandbox=backend.configured)
         finally:
             sb.close()

@@ -65,7 +65,7 @@ from pytest_homefield.run.rounds import (
     stall_seconds,
     wait_for_rounds,
 )
-from pytest_homefield.run.runner import SandboxHook
+from pytest_homefield.run.runner import SandboxHook, confined_by
 from pytest_homefield.run.session import (
     RunEnd,
     RunReports,
@@ -212,13 +212,13 @@ def header_agent_lines(agents: list[tuple[str, str]], sandboxes: dict[str, str],
             "; ".join(f"{_first_names(names)} {m}" for m, names in groups.items()) + f"; test runs {tests}")
 
 
-def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any]) -> str | None:
+def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any], settings: Settings) -> str | None:
     """In an xdist worker: ``client missing on worker gw1 (host H): agent 'x': cannot start …`` when an agent's
     client is not installed on this worker's machine, else ``None``. The controller checks its own machine
     before anything is spent (:func:`_refuse_unstartable`) but cannot see a remote worker's (``--tx ssh=…``):
     that worker stops the run at its first item instead (:meth:`RunItem.setup`), where every attempt of the
     agent there was ``infra``, one by one, to the end of the run."""
-    lines = unstartable(agents, os.environ)
+    lines = unstartable(agents, os.environ, confined_by(settings))
     if not lines:
         return None
     more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
@@ -226,12 +226,13 @@ def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any]) -> str | N
             "install it there, or leave that worker out of --tx")
 
 
-def _refuse_unstartable(agents: list[Agent], config: pytest.Config) -> None:
-    """Raise :class:`RunError` (exit 4, one line, no run folder) when an agent's client is not installed here
-    and every xdist worker is local (``--tx`` names only ``popen``): its every attempt would be ``infra``. A
-    remote worker checks its own machine (:func:`_worker_refusal`)."""
+def _refuse_unstartable(agents: list[Agent], config: pytest.Config, settings: Settings) -> None:
+    """Raise :class:`RunError` (exit 4, one line, no run folder) when an agent's client is not installed here, or
+    its install needs the home and its attempts are sandboxed (:func:`~.runner.confined_by`), and every xdist
+    worker is local (``--tx`` names only ``popen``): its every attempt would be ``infra``. A remote worker checks
+    its own machine (:func:`_worker_refusal`)."""
     remote = [tx for tx in (config.getoption("tx", None) or []) if not str(tx).startswith("popen")]
-    lines = [] if remote else unstartable(agents, os.environ)
+    lines = [] if remote else unstartable(agents, os.environ, confined_by(settings))
     if lines:
         more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
         raise RunError(f"pytest-homefield: {lines[0]}{more}; nothing was run")
@@ -262,11 +263,11 @@ class RunPlugin(ModePlugin):
             agents = make_agents(settings, hook_agents(config.hook.pytest_homefield_agents(config=config)))
             wi: dict[str, Any] = getattr(config, "workerinput", {})
             #: why this worker runs nothing (:func:`_worker_refusal`), ``None`` on the controller
-            self.refusal = _worker_refusal(agents, wi) if is_worker(config) else None
+            self.refusal = _worker_refusal(agents, wi, settings) if is_worker(config) else None
             if is_worker(config):
                 excluded = dict(wi.get("homefield_excluded") or {})
             else:
-                _refuse_unstartable(agents, config)
+                _refuse_unstartable(agents, config, settings)
                 excluded = memorized_exclusion(settings, agents)
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts, config=config),
                                exclude=excluded.get("tasks", ()))

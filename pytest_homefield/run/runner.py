@@ -54,6 +54,7 @@ __all__ = [
     "RunLimits",
     "SandboxHook",
     "check_sandbox",
+    "confined_by",
     "sandbox_summary",
     "stopped_for",
 ]
@@ -202,6 +203,23 @@ def check_sandbox(settings: Settings, agents: Sequence[Agent], *, hooked: bool =
         choice.for_tests()
     except BwrapUnavailable as exc:
         raise RunError(f"pytest-homefield: {exc}") from None
+
+
+def confined_by(settings: Settings) -> Callable[[Agent], bool]:
+    """Whether an agent's attempts run under bubblewrap or Landlock (``--sandbox`` as
+    :meth:`~pytest_homefield.sandbox.modes.SandboxChoice.for_agent` resolves it, probing once per process, as the
+    attempt's :attr:`~pytest_homefield.agents.base.AgentContext.sandbox` will say, a hook's fallback included);
+    ``False`` where the sandbox it needs does not work (:func:`check_sandbox` refuses that). For the run-wide
+    client check (:func:`~pytest_homefield.agents.registry.unstartable`): a client whose install needs the home
+    is refused once, before anything runs, not attempt by attempt (satk61)."""
+    choice = _choice(settings)
+
+    def confined(agent: Agent) -> bool:
+        try:
+            return choice.for_agent(agent, settings.allow_shell) in ("bwrap", "landlock")
+        except BwrapUnavailable:
+            return False
+    return confined
 
 
 class AttemptRunner:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -196,3 +197,76 @@ def test_a_recipe_client_whose_interpreter_prefix_is_the_home_is_refused_before_
     assert not (ws / "done.txt").exists()
     res = aider.run(AgentContext(workspace=ws, prompt="x", env=dict(env), timeout_s=60, artifacts=tmp_path / "a2"))
     assert res.outcome is None and (ws / "done.txt").read_text() == "edited\n", res
+
+
+def _home_prefixed_aider(home: Path) -> None:
+    """``home/bin/aider`` whose ``#!`` interpreter ``home/bin/python3.11`` was installed with ``--prefix=$HOME``
+    (``home/lib/python3.11``): a shell under a Python's name, running the client's script on the host."""
+    (home / "lib" / "python3.11").mkdir(parents=True)
+    (home / "lib" / "python3.11" / "os.py").write_text("")
+    (home / "bin").mkdir()
+    python = home / "bin" / "python3.11"
+    shutil.copy2(Path(shutil.which("sh") or "/bin/sh").resolve(), python)
+    client = home / "bin" / "aider"
+    client.write_text(f"#!{python}\necho edited > done.txt\n")
+    client.chmod(0o755)
+
+
+@pytest.mark.slow
+def test_a_run_refuses_a_client_whose_install_is_the_home_once_before_anything_runs(tmp_path: Path) -> None:
+    """satk61: the run-wide check (:func:`~pytest_homefield.agents.registry.unstartable`) did not know the sandbox,
+    so a recipe client whose interpreter's prefix is the home passed it and every attempt was ``infra``, one by one
+    (``cannot sandbox aider: …``), to the end of the run. Now, sandboxed, the run stops first with that one line,
+    exit 4 (contracts §8), no run folder; under ``--sandbox none`` the check lets it through."""
+    from helpers.e2e_repo import cli_env, git
+
+    bwrap_or_skip()
+    home = tmp_path / "home"
+    _home_prefixed_aider(home)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "test_a.py").write_text("def test_a():\n    pass\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "a")
+    (repo / ".homefield").mkdir()
+    (repo / ".homefield" / "tasks.jsonl").write_text("")
+    env = {**cli_env(), "HOME": str(home), "PATH": f"{home / 'bin'}:/usr/bin:/bin"}
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", "aider", "-n", "0",
+                               *extra], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+
+    proc = run("--sandbox", "bwrap")
+    errors = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.startswith("ERROR:")]
+    assert (proc.returncode, errors) == (4, [
+        f"ERROR: pytest-homefield: agent 'aider': cannot sandbox aider: it needs {home}, your home folder, which no "
+        "sandbox is given (install it outside your home, or pass --sandbox none to accept the risk); nothing was run"
+    ]), proc.stdout + proc.stderr
+    assert not (repo / ".homefield" / "runs").exists()
+    proc = run("--sandbox", "none")
+    assert "cannot sandbox" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_a_probe_call_refuses_a_client_whose_install_is_the_home_when_sandboxed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """satk61: the probe's call (:meth:`CommandAgent.complete`) checked only that the client was on ``PATH``, not
+    ``confined`` as an attempt does: in bubblewrap the client ran without the home its interpreter's prefix is, and
+    its empty answer was read as the agent's. Now it is ``infra``, the attempt's one line; unsandboxed it runs."""
+    from pytest_homefield.agents.registry import build_agents
+    from pytest_homefield.probe.call_sandbox import ProbeSandboxes
+    from pytest_homefield.settings import resolve_settings
+
+    bwrap_or_skip()
+    home = tmp_path / "home"
+    _home_prefixed_aider(home)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{home / 'bin'}:/usr/bin:/bin")
+    (aider,) = build_agents(["aider"], resolve_settings(tmp_path, {}))
+    done = aider.complete("x", timeout_s=60, sandbox=ProbeSandboxes(resolve_settings(tmp_path, {"sandbox": "bwrap"})))
+    assert (done.outcome, done.established) == ("infra", True), done
+    assert done.error == (f"cannot sandbox aider: it needs {home}, your home folder, which no sandbox is given "
+                          "(install it outside your home, or pass --sandbox none to accept the risk)"), done.error
+    done = aider.complete("x", timeout_s=60, sandbox=ProbeSandboxes(resolve_settings(tmp_path, {"sandbox": "none"})))
+    assert done.error != (f"cannot sandbox aider: it needs {home}, your home folder, which no sandbox is given "
+                          "(install it outside your home, or pass --sandbox none to accept the risk)"), done
