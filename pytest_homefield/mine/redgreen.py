@@ -282,7 +282,14 @@ __all__ = [
 #: fix passes them in the grading's own sealed files (gatk58: real fixes ``tests_failed``/``forged``); no read-only
 #: bind holding the user's home (satk58); a must-fail canary the completed runs apart left out where its function
 #: passed is ``forged`` (lead, mark58's left); ``verify.twin_runs`` recorded (rev58).
-VERIFY_VERSION = 31
+#: 32: the teardown decoy is the function itself in a run of its own (deco60: its place and names told it; a
+#: teardown-twin task 4 runs); a contradiction twin mining's check covers, left unreported by completed runs apart
+#: where its original passed, is ``forged`` (unr60); the reference checks beside a non-Python FAIL_TO_PASS file get
+#: the sentinel module (gatk60: an unfixed task ``solved``, forgeries ``tests_failed``); a ``uv run`` script's inline
+#: metadata and a ``uv.toml`` above the copy are not read, the reference fix's uv files applied as graded, a sealed
+#: run holding no canary keeps the configuration's selection (ops60); ``verify.twin_runs`` counts an exception-swap
+#: twin's plain run (rev60).
+VERIFY_VERSION = 32
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
