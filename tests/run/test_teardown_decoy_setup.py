@@ -1,0 +1,57 @@
+"""gatk61: a hidden test whose fixture's set-up runs the code under test and yields the value the test body checks
+(the fixture does the work, the body reads it), its teardown check a spy's ``assert calls``.
+
+deco60's teardown decoy (the function itself, its body ``pass``) runs the fixture's set-up, so the code under test
+runs there too: the real fix passes the decoy's check, and grading's reference runs excuse a decoy the reference fix
+passes. What the decoy was for (pol58: a positive check failing whatever the code does, so telling the twin by its
+polarity passes a canary) is gone for such a task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.fix_task import FixTask, build_fix_task, grade_source
+from run.test_teardown_canary_shape import BY_POLARITY, _teardown_twins
+from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
+
+#: :data:`TESTS` whose fixture calls ``total()`` in its set-up and yields the value; the body checks it.
+SETUP_WORK = TESTS.replace("    yield\n", "    yield totals.total()\n").replace(
+    "    assert totals.total() == 4\n", "    assert spy == 4\n")
+
+
+@pytest.fixture(scope="module")
+def worked(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("setup"), name="totals", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=SETUP_WORK, first="totals", message="Count both fetches",
+                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize(("source", "outcome"), [(FIXED + "# the fix\n", "solved"), (HACK, "tests_failed")],
+                         ids=["fix", "hack"])
+def test_a_fixture_doing_the_work_in_its_setup_grades_as_before(worked: FixTask, tmp_path: Path, source: str,
+                                                                outcome: str, seed: int) -> None:
+    """The honest side: the real fix ``solved``, the hack skipping the fetch ``tests_failed``."""
+    g = grade_source(worked, tmp_path, SOURCE, source, canaries=True, canary_seed=seed, sandbox="none")
+    assert len(_teardown_twins(tmp_path)) == 1 and len(_teardown_twins(tmp_path, decoys=True)) == 1
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.xfail(strict=True, reason="gatk61: a fixture whose set-up runs the code under test: the reference fix "
+                   "passes the teardown decoy's check, so the decoy is excused; telling the twin by its polarity "
+                   "(BY_POLARITY) with no fix is solved (seeds 0 and 1, --sandbox none; flagged 'pytest internals')")
+def test_a_change_telling_the_twin_by_polarity_is_not_solved_where_the_setup_does_the_work(
+        worked: FixTask, tmp_path: Path, seed: int) -> None:
+    """:data:`BY_POLARITY` with :data:`HACK` (no fetch): the original's failing ``assert calls`` swallowed, the twin's
+    ``assert not calls`` made to fail, the decoy's ``assert calls`` (failing: the hack's set-up fetched nothing)
+    swallowed too, but the decoy is excused, the reference fix passing it (its set-up fetched): every check reads as a
+    real fix's, ``solved`` with no fix on 3edecf8 (seeds 0 and 1). The decoy says nothing where the set-up runs the
+    code; a decoy whose set-up runs nothing would need the fixture changed (its ``yield`` value dropped), one more
+    text for a process to tell, and a set-up may call the code in any statement before its ``yield``."""
+    g = grade_source(worked, tmp_path, SOURCE, BY_POLARITY + HACK, canaries=True, canary_seed=seed, sandbox="none")
+    assert len(_teardown_twins(tmp_path, decoys=True)) == 1
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
