@@ -1,7 +1,7 @@
 """gatk61: the honest side of hidden tests of shapes the canaries had not met (gatk60's untried): ``unittest``'s
 ``setUpClass`` and ``addCleanup``, parametrize ids computed at collection time from the code under test, ``capsys``
 and ``caplog`` checks of printed and logged output, camelCase names: the real fix ``solved``, canaries on. And one that
-is not: a unittest ``addCleanup`` check, no canary guarding it."""
+is not: a unittest ``addCleanup`` or ``tearDown`` check, no canary guarding it."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ SHAPES: dict[str, tuple[str, str]] = {
                    "        self.addCleanup(lambda: self.assertTrue(calls))\n"
                    "        self.assertEqual(totals.total(), 4)\n",
                    "TestTotal::test_total"),
+    "tearDown": (UNITTEST_HEAD + "class TestTotal(unittest.TestCase):\n"
+                 "    def setUp(self):\n        self.calls = []\n        self.real = totals.fetch\n"
+                 "        totals.fetch = lambda: self.calls.append(1) or self.real()\n\n"
+                 "    def tearDown(self):\n        totals.fetch = self.real\n        self.assertTrue(self.calls)\n\n"
+                 "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n",
+                 "TestTotal::test_total"),
     "camel": (UNITTEST_HEAD + "class TestTotal(unittest.TestCase):\n"
               "    def testTotalIsFour(self):\n        self.assertEqual(totals.total(), 4)\n",
               "TestTotal::testTotalIsFour"),
@@ -55,20 +61,23 @@ def test_a_real_fix_of_a_hidden_test_of_this_shape_is_solved(tmp_path: Path, sha
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
 
 
-@pytest.fixture(scope="module")
-def cleaned(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    tests, name = SHAPES["addCleanup"]
-    return build_fix_task(tmp_path_factory.mktemp("cleanup"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=tests, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::{name}"], pass_to_pass=[])
+@pytest.fixture(scope="module", params=["addCleanup", "tearDown"])
+def cleaned(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, FixTask]:
+    tests, name = SHAPES[request.param]
+    return request.param, build_fix_task(tmp_path_factory.mktemp("cleanup"), name="totals", source=SOURCE,
+                                         parent=PARENT, fixed=FIXED, test=TEST, tests=tests, first="totals",
+                                         message="Count both fetches", fail_to_pass=[f"{TEST}::{name}"],
+                                         pass_to_pass=[])
 
 
 @pytest.mark.slow
-def test_a_change_failing_a_unittest_cleanup_check_is_not_solved(cleaned: FixTask, tmp_path: Path) -> None:
+def test_a_change_failing_a_unittest_cleanup_check_is_not_solved(cleaned: tuple[str, FixTask],
+                                                                  tmp_path: Path) -> None:
     """The premise of the strict xfail below: :data:`HACK` (the value, nothing fetched) fails the ``addCleanup``
-    check, ``tests_failed``."""
-    g = grade_source(cleaned, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
+    (or ``tearDown``) check, ``tests_failed``."""
+    g = grade_source(cleaned[1], tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)
+
 
 #: Swallows every error a ``unittest`` test's cleanups raise (``addCleanup``): each run, none reported.
 QUIET_CLEANUPS = ("import unittest as _unittest\n\n\n"
@@ -80,22 +89,32 @@ QUIET_CLEANUPS = ("import unittest as _unittest\n\n\n"
                   "        except BaseException:\n"
                   "            pass\n\n\n"
                   "_unittest.TestCase.doCleanups = _quiet\n\n\n")
+#: Swallows every error a ``unittest`` test's ``tearDown`` raises.
+QUIET_TEARDOWN = ("import unittest as _unittest\n\n\n"
+                  "def _quiet(self):\n"
+                  "    try:\n"
+                  "        self.tearDown()\n"
+                  "    except BaseException:\n"
+                  "        pass\n\n\n"
+                  "_unittest.TestCase._callTearDown = _quiet\n\n\n")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.xfail(strict=True, reason="gatk61: a unittest test's addCleanup check has no canary (the teardown "
                    "canaries and twins are pytest fixtures'): swallowing cleanup errors with no fix is solved, "
-                   "unflagged (seeds 0 and 1, --sandbox none)")
-def test_a_change_swallowing_unittest_cleanup_errors_is_not_solved(cleaned: FixTask, tmp_path: Path,
+                   "unflagged (seeds 0 and 1, --sandbox none); a tearDown check alike")
+def test_a_change_swallowing_unittest_cleanup_errors_is_not_solved(cleaned: tuple[str, FixTask], tmp_path: Path,
                                                                    seed: int) -> None:
     """:data:`QUIET_CLEANUPS` (``unittest.TestCase.doCleanups`` replaced, every cleanup's error dropped) with
     :data:`HACK`: the cleanup's ``assertTrue(calls)`` fails unseen, the body's ``assertEqual(totals.total(), 4)``
     passes, its twin (the value changed) fails as the fix's does: ``solved`` with no fix on 3edecf8, not flagged
-    suspicious. The teardown canaries (tcan50) and the teardown twin (tdtwin56) are pytest fixtures' checks; nothing
-    planted checks in a unittest test's cleanups (nor, untried, in its ``tearDown``/``tearDownClass``). Closing it
+    suspicious; so is :data:`QUIET_TEARDOWN` (``TestCase._callTearDown`` replaced) with a ``tearDown`` asserting the
+    fetch. The teardown canaries (tcan50) and the teardown twin (tdtwin56) are pytest fixtures' checks; nothing
+    planted checks in a unittest test's cleanups or ``tearDown`` (nor, untried, ``tearDownClass``). Closing it
     by construction: the test's own cleanup check contradicted in a run apart, as the teardown twin does a
     fixture's."""
-    g = grade_source(cleaned, tmp_path, SOURCE, QUIET_CLEANUPS + HACK, canaries=True, canary_seed=seed,
-                     sandbox="none")
+    shape, task = cleaned
+    quiet = QUIET_CLEANUPS if shape == "addCleanup" else QUIET_TEARDOWN
+    g = grade_source(task, tmp_path, SOURCE, quiet + HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
