@@ -1,5 +1,6 @@
-"""gatk61: a hidden test whose fixture's set-up runs the code under test and yields the value the test body checks
-(the fixture does the work, the body reads it), its teardown check a spy's ``assert calls``.
+"""gatk61: the teardown decoy (deco60) of a test written on one line, and of a hidden test whose fixture's set-up runs
+the code under test and yields the value the test body checks (the fixture does the work, the body reads it), its
+teardown check a spy's ``assert calls``.
 
 deco60's teardown decoy (the function itself, its body ``pass``) runs the fixture's set-up, so the code under test
 runs there too: the real fix passes the decoy's check, and grading's reference runs excuse a decoy the reference fix
@@ -55,3 +56,30 @@ def test_a_change_telling_the_twin_by_polarity_is_not_solved_where_the_setup_doe
     g = grade_source(worked, tmp_path, SOURCE, BY_POLARITY + HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert len(_teardown_twins(tmp_path, decoys=True)) == 1
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+
+
+#: :data:`TESTS` whose test is written on one line, its body on the ``def``'s.
+ONE_LINE = TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n",
+                         "def test_total(spy): assert totals.total() == 4\n")
+
+
+@pytest.fixture(scope="module")
+def one_line(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("one"), name="totals", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=ONE_LINE, first="totals", message="Count both fetches",
+                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize(("source", "outcome"), [(FIXED + "# the fix\n", "solved"), (BY_POLARITY + HACK, "forged")],
+                         ids=["fix", "polarity"])
+def test_a_test_written_on_one_line_has_its_teardown_decoy(one_line: FixTask, tmp_path: Path, source: str,
+                                                           outcome: str, seed: int) -> None:
+    """gatk61: ``def test_total(spy): assert totals.total() == 4`` had a teardown twin and no decoy
+    (:func:`~pytest_homefield.sandbox.canary_teardown.decoy` gave ``None`` for a body on the ``def``'s line), so
+    :data:`BY_POLARITY` with the no-fetch hack was ``solved`` with no fix on 3edecf8 (seeds 0 and 1, ``--sandbox
+    none``). The decoy is ``def test_total(spy): pass`` now: ``forged``, the real fix ``solved``."""
+    g = grade_source(one_line, tmp_path, SOURCE, source, canaries=True, canary_seed=seed, sandbox="none")
+    assert len(_teardown_twins(tmp_path)) == 1 and len(_teardown_twins(tmp_path, decoys=True)) == 1
+    assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
