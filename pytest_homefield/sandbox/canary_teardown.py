@@ -32,7 +32,6 @@ import ast
 import bisect
 import hashlib
 import re
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -275,12 +274,16 @@ def decoy(segment: str, lines: Sequence[str], start: int,
     head = "".join(lines[start - 1:top - 1])
     ending = first[len(first.rstrip("\r\n")):] or "\n"
     text = f"{head}{indent}pass{ending}"
+    # a method's text parsed as a block's (gatk61: a dedent kept it indented where a comment, or a docstring's
+    # line, between the def and its body sits at column 0, and it gave no decoy)
+    indented = text[:1] in (" ", "\t")
     try:
-        tree = ast.parse(textwrap.dedent(text))
+        tree = ast.parse(f"if 1:\n{text}" if indented else text)
     except (SyntaxError, ValueError):
         return None
-    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if len(tree.body) != 1 or len(defs) != 1 or defs[0].name != node.name:
+    block = tree.body[0].body if indented and len(tree.body) == 1 and isinstance(tree.body[0], ast.If) else tree.body
+    defs = [n for n in block if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if len(tree.body) != 1 or len(block) != 1 or len(defs) != 1 or defs[0].name != node.name:
         return None
     return text
 
