@@ -32,7 +32,6 @@ import ast
 import bisect
 import hashlib
 import re
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -254,9 +253,10 @@ def decoy(segment: str, lines: Sequence[str], start: int,
     """deco60: the teardown decoy's member of ``node`` (a test function whose definition, decorators included, is
     ``segment``, lines ``start``.. of a file split into ``lines``): the function as the file has it, its name, its
     decorators, its signature, its place, with its body run no more: its docstring kept, every other statement
-    replaced by one ``pass`` at the body's indent. Requested by it, the fixture's check sees the state its setup left
-    (the spy's ``assert calls`` fails whatever the code under test does). ``None`` when the body starts on the
-    ``def``'s line, the body is its docstring alone, or the text does not parse as one function of that name."""
+    replaced by one ``pass`` at the body's indent (a body starting on the ``def``'s line, or its docstring's, cut where
+    its first statement starts: ``def test_x(spy): pass``). Requested by it, the fixture's check sees the state its
+    setup left (the spy's ``assert calls`` fails whatever the code under test does). ``None`` when the body is its
+    docstring alone, or the text does not parse as one function of that name."""
     body = node.body
     kept = body[:1] if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str) else []
@@ -264,19 +264,26 @@ def decoy(segment: str, lines: Sequence[str], start: int,
     if not rest:
         return None
     top = min([d.lineno for d in getattr(rest[0], "decorator_list", [])] + [rest[0].lineno])
-    if top <= ((kept[-1].end_lineno or kept[-1].lineno) if kept else node.lineno):
-        return None
     first = lines[top - 1]
-    indent = first[:len(first) - len(first.lstrip())]
+    if top <= ((kept[-1].end_lineno or kept[-1].lineno) if kept else node.lineno):
+        # gatk61: the body on the ``def``'s line (or its docstring's): cut there, ``pass`` in its place (before, no
+        # decoy, and a process telling the twin by its check's polarity was solved with no fix)
+        indent = first.encode("utf-8")[:rest[0].col_offset].decode("utf-8", errors="replace")
+    else:
+        indent = first[:len(first) - len(first.lstrip())]
     head = "".join(lines[start - 1:top - 1])
     ending = first[len(first.rstrip("\r\n")):] or "\n"
     text = f"{head}{indent}pass{ending}"
+    # a method's text parsed as a block's (gatk61: a dedent kept it indented where a comment, or a docstring's
+    # line, between the def and its body sits at column 0, and it gave no decoy)
+    indented = text[:1] in (" ", "\t")
     try:
-        tree = ast.parse(textwrap.dedent(text))
+        tree = ast.parse(f"if 1:\n{text}" if indented else text)
     except (SyntaxError, ValueError):
         return None
-    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if len(tree.body) != 1 or len(defs) != 1 or defs[0].name != node.name:
+    block = tree.body[0].body if indented and len(tree.body) == 1 and isinstance(tree.body[0], ast.If) else tree.body
+    defs = [n for n in block if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if len(tree.body) != 1 or len(block) != 1 or len(defs) != 1 or defs[0].name != node.name:
         return None
     return text
 

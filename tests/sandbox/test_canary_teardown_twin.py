@@ -215,17 +215,32 @@ def test_a_teardown_decoy_passed_is_forged_beside_a_passing_original() -> None:
 ])
 def test_decoy_is_the_function_its_body_run_no_more(body: str, want: str) -> None:
     """The function's lines up to its body's first statement (a docstring kept, a comment above it kept), then
-    ``pass`` at the body's indent; ``None`` for a body on the ``def``'s line or a docstring alone."""
+    ``pass`` at the body's indent; ``None`` for a docstring alone. gatk61: a body on the ``def``'s line (or its
+    docstring's) cut where its first statement starts; a method whose head holds a line at column 0 (a comment, a
+    docstring's line) read as a block's (both were ``None``: no decoy)."""
     head = "@pytest.mark.unit\ndef test_total(spy,\n               k):\n"
     text = f"import pytest\n\n\n{head}{body}"
     lines = text.splitlines(keepends=True)
     node = ast.parse(text).body[1]
     assert isinstance(node, ast.FunctionDef)
     assert decoy("".join(lines[3:]), lines, 4, node) == head + want
-    for alone in ("def test_total(spy): assert spy\n", 'def test_total(spy):\n    """Totals."""\n'):
-        one = alone.splitlines(keepends=True)
-        fn = ast.parse(alone).body[0]
-        assert isinstance(fn, ast.FunctionDef) and decoy(alone, one, 1, fn) is None
+    alone = 'def test_total(spy):\n    """Totals."""\n'
+    fn = ast.parse(alone).body[0]
+    assert isinstance(fn, ast.FunctionDef) and decoy(alone, alone.splitlines(keepends=True), 1, fn) is None
+    for one, cut in (("def test_total(spy): assert spy\n", "def test_total(spy): pass\n"),
+                     ("def test_total(spy, s='\u00e9'): x = 1; assert spy == x\n",
+                      "def test_total(spy, s='\u00e9'): pass\n"),
+                     ('def test_total(spy): "Totals."; assert spy(\n    1)\n',
+                      'def test_total(spy): "Totals."; pass\n')):
+        fn = ast.parse(one).body[0]
+        assert isinstance(fn, ast.FunctionDef) and decoy(one, one.splitlines(keepends=True), 1, fn) == cut
+    for method in ("class TestTotal:\n    def test_total(self, spy):\n# a note\n        assert spy\n",
+                   'class TestTotal:\n    def test_total(self, spy):\n        """Totals.\n\nMore."""\n'
+                   "        assert spy\n"):
+        lines = method.splitlines(keepends=True)
+        fn = ast.parse(method).body[0].body[0]  # type: ignore[attr-defined]
+        cut = "".join(lines[1:-1]) + "        pass\n"
+        assert isinstance(fn, ast.FunctionDef) and decoy("".join(lines[1:]), lines, 2, fn) == cut
 
 
 def test_without_the_teardown_canaries_the_plan_is_as_before(tmp_path: Path) -> None:
