@@ -283,12 +283,13 @@ __all__ = [
 #: bind holding the user's home (satk58); a must-fail canary the completed runs apart left out where its function
 #: passed is ``forged`` (lead, mark58's left); ``verify.twin_runs`` recorded (rev58).
 #: 32: the teardown decoy is the function itself in a run of its own (deco60: its place and names told it; a
-#: teardown-twin task 4 runs); a contradiction twin mining's check covers, left unreported by completed runs apart
-#: where its original passed, is ``forged`` (unr60); the reference checks beside a non-Python FAIL_TO_PASS file get
-#: the sentinel module (gatk60: an unfixed task ``solved``, forgeries ``tests_failed``); a ``uv run`` script's inline
-#: metadata and a ``uv.toml`` above the copy are not read, the reference fix's uv files applied as graded, a sealed
-#: run holding no canary keeps the configuration's selection (ops60); ``verify.twin_runs`` counts an exception-swap
-#: twin's plain run (rev60).
+#: teardown-twin task 4 runs; gatk61: a decoy for a test written on its ``def`` line or a method with a column-0 comment
+#: before its body, which had none); a contradiction twin mining's check covers, left unreported by completed runs apart
+#: where its original passed, is ``forged`` (unr60); the reference checks beside a non-Python FAIL_TO_PASS file get the
+#: sentinel module (gatk60: an unfixed task ``solved``, forgeries ``tests_failed``); a ``uv run`` script's inline
+#: metadata and a ``uv.toml`` above the copy are not read, the reference fix's uv files applied as graded, a sealed run
+#: holding no canary keeps the configuration's selection (ops60); ``verify.twin_runs`` counts an exception-swap twin's
+#: plain run (rev60).
 VERIFY_VERSION = 32
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
