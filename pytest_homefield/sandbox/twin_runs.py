@@ -1178,7 +1178,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 members.append(members[0])
                 # and its decoy (pol58, deco60): the function itself, its body run no more, its fixture's check the
                 # one the setup's state fails (the file's, or the twin's where the file's is written negated)
-                still = decoy(segment, lines, start, node)
+                still = decoy(lines, start, node)
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
                 if still is not None:
                     canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,

@@ -221,11 +221,11 @@ def test_decoy_is_the_function_its_body_run_no_more(body: str, want: str) -> Non
     lines = text.splitlines(keepends=True)
     node = ast.parse(text).body[1]
     assert isinstance(node, ast.FunctionDef)
-    assert decoy("".join(lines[3:]), lines, 4, node) == head + want
+    assert decoy(lines, 4, node) == head + want
     for alone in ("def test_total(spy): assert spy\n", 'def test_total(spy):\n    """Totals."""\n'):
         one = alone.splitlines(keepends=True)
         fn = ast.parse(alone).body[0]
-        assert isinstance(fn, ast.FunctionDef) and decoy(alone, one, 1, fn) is None
+        assert isinstance(fn, ast.FunctionDef) and decoy(one, 1, fn) is None
 
 
 def test_without_the_teardown_canaries_the_plan_is_as_before(tmp_path: Path) -> None:
