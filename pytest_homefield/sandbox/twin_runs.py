@@ -93,6 +93,7 @@ from pytest_homefield.sandbox.canary_sites import (
     RAISES,
     Drawn,
     Site,
+    _call_name,
     _short,
     expected_values,
     fed_columns,
@@ -354,9 +355,7 @@ def _holds_raises(text: str) -> bool:
         tree = ast.parse(textwrap.dedent(text))
     except (SyntaxError, ValueError):
         return True
-    return any(isinstance(n, ast.Call) and n.args and (n.func.attr if isinstance(n.func, ast.Attribute) else
-                                                       n.func.id if isinstance(n.func, ast.Name) else None) in RAISES
-               for n in ast.walk(tree))
+    return any(isinstance(n, ast.Call) and n.args and _call_name(n) in RAISES for n in ast.walk(tree))
 
 
 def grading_runs(verify: Mapping[str, Any], unknown: int = RUNS) -> int:
