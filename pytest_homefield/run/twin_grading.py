@@ -1308,22 +1308,21 @@ def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str
     remembered for this process. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
     :func:`run_tests` does."""
     name = run.get("sandbox")
-    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
-                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed, sorted(due),
-                      list(targets), name if isinstance(name, str) else getattr(name, "name", None)])
-    if key in _REFERENCE_PLAIN:
-        return set(_REFERENCE_PLAIN[key])
-    with scratch(suffix="refplain-") as tmp:
-        try:
-            ref = reference_copy(task, pristine, Path(tmp) / "w")
-            if beside is not None:
-                lay_missing(ref, beside, plan.targets)
-        except (PatchError, OSError):
-            return None
-        checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
-    same = frozenset(i for i in checked.unconfirmed if i in checked.run.outcomes)
-    _REFERENCE_PLAIN[key] = same
-    return set(same)
+    key = reference_key(task, pristine, None, test_cmd, plan.seed, sorted(due), list(targets),
+                        name if isinstance(name, str) else getattr(name, "name", None))
+
+    def make() -> frozenset[str] | None:
+        with scratch(suffix="refplain-") as tmp:
+            try:
+                ref = reference_copy(task, pristine, Path(tmp) / "w")
+                if beside is not None:
+                    lay_missing(ref, beside, plan.targets)
+            except (PatchError, OSError):
+                return None
+            checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
+        return frozenset(i for i in checked.unconfirmed if i in checked.run.outcomes)
+    found = cached_sites(_REFERENCE_PLAIN, None, "plain", "unconfirmed", key, make)
+    return None if found is None else set(found)
 
 
 def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:
