@@ -119,22 +119,26 @@ def _gradings_at_once(settings: Settings) -> list[tuple[int, float | None]]:
              task_memory_mb(t.verify.get("peak_mb"), settings.max_test_memory_mb)) for t in tasks]
 
 
-def _budget_memory(settings: Settings, run: bool = False) -> None:
+def _budget_memory(settings: Settings, run: bool = False, largest_mb: float | None = None) -> float:
     """This process's machine-wide memory budget (``--max-total-memory-mb``, sandbox/memory_budget.py); one
     smaller than the largest set of sandboxes that run at once is refused at start (a usage error, one line),
     never a wait for ever. ``run``: a run's (or verify's) gradings reserve each task's runs at once of its memory
     cap (:func:`_gradings_at_once`), not :data:`~pytest_homefield.sandbox.twin_runs.RUNS` of
-    ``max_test_memory_mb``."""
+    ``max_test_memory_mb``. ``largest_mb``: that largest set (MiB) as the controller found it, for a worker on its
+    machine (:class:`XdistHooks`; ``None``: found here: a task recorded before its runs count costs a ``git show``
+    per test file and its twin plan). Returns the largest set, MiB."""
     from pytest_homefield.sandbox import memory_budget
     from pytest_homefield.sandbox.twin_runs import RUNS
 
-    gradings = (_gradings_at_once(settings) if run else []) or [(RUNS, None)]
-    largest = max(memory_budget.largest_mb(settings.max_test_memory_mb, settings.max_agent_memory_mb,
-                                           len(settings.services), runs, mb) for runs, mb in gradings)
+    if largest_mb is None:
+        gradings = (_gradings_at_once(settings) if run else []) or [(RUNS, None)]
+        largest_mb = max(memory_budget.largest_mb(settings.max_test_memory_mb, settings.max_agent_memory_mb,
+                                                  len(settings.services), runs, mb) for runs, mb in gradings)
     try:
-        memory_budget.configure(settings.max_total_memory_mb, largest)
+        memory_budget.configure(settings.max_total_memory_mb, largest_mb)
     except memory_budget.BudgetTooSmall as exc:
         raise pytest.UsageError(f"pytest-homefield: {exc}") from None
+    return largest_mb
 
 
 def _session_name(argv: list[str], mode_flag: str) -> str:
@@ -207,7 +211,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_homefield.sandbox.proccap import configure as cap_processes
 
     cap_processes(settings.max_procs, settings.max_agent_memory_mb)  # every sandbox this process wraps (a worker's too)
-    _budget_memory(settings, run=run)
+    given = config.workerinput.get("homefield_largest_mb") if hasattr(config, "workerinput") else None
+    largest_mb = _budget_memory(settings, run=run, largest_mb=given)  # a local worker: its controller's (XdistHooks)
     _say_phase_waits(config)
     plugin: Any
     if ablate:
@@ -255,7 +260,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(JunitHooks(config, unsolved=settings.junit_unsolved), "homefield-junit")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistHooks(plugin), "homefield-xdist")
+        config.pluginmanager.register(XdistHooks(plugin, largest_mb), "homefield-xdist")
     gc.freeze()  # the modules imported so far live to the end of the session: see pytest_sessionfinish
 
 
@@ -300,8 +305,11 @@ class LazyRunReports:
 class XdistHooks:
     """xdist-only hooks, registered only when xdist is installed (pytest's optional-plugin pattern)."""
 
-    def __init__(self, mode_plugin: Any) -> None:
+    def __init__(self, mode_plugin: Any, largest_mb: float | None = None) -> None:
+        """``largest_mb``: the largest set of sandboxes at once this controller found (:func:`_budget_memory`), for
+        its workers on this machine (``None``: each finds its own)."""
         self.mode_plugin = mode_plugin
+        self.largest_mb = largest_mb
         self.worker_pids: list[int] = []
 
     def pytest_configure_node(self, node: Any) -> None:
@@ -314,6 +322,8 @@ class XdistHooks:
             if bwrap is not None:
                 bwrap.system_masks()  # once per process: the walk each worker's first sandbox would do
             node.workerinput["homefield_copies"] = found_so_far()
+            if self.largest_mb is not None:
+                node.workerinput["homefield_largest_mb"] = self.largest_mb
         popen = getattr(getattr(node.gateway, "_io", None), "popen", None)  # execnet's popen gateway
         if popen is not None:
             self.worker_pids.append(int(popen.pid))

@@ -132,12 +132,15 @@ def test_only_local_workers_get_the_controllers_copies() -> None:
             self.gateway = type("Gateway", (), {"spec": execnet.XSpec(spec)})()
             self.workerinput: dict[str, object] = {}
 
-    hooks = XdistHooks(Mode())
+    hooks = XdistHooks(Mode(), 1536.0)
     local, remote, via = Node("popen"), Node("ssh=example.org//python=python3"), Node("popen//via=gw0")
     for node in (local, remote, via):
         hooks.pytest_configure_node(node)
     assert isinstance(local.workerinput["homefield_copies"], list) and local.workerinput["homefield_x"] == 1
     assert "homefield_copies" not in remote.workerinput and "homefield_copies" not in via.workerinput
+    # and the largest set of sandboxes at once it found (mend60A): a local worker reads no task's plan again
+    assert local.workerinput["homefield_largest_mb"] == 1536.0
+    assert "homefield_largest_mb" not in remote.workerinput and "homefield_largest_mb" not in via.workerinput
 
 
 #: The child of :func:`test_entry_point_and_option_registration_import_nothing_heavy`: pytest's own config

@@ -37,7 +37,6 @@ from pytest_homefield.run.twin_grading import (
     _tail,
     cached_sites,
     files_digest,
-    lay_missing,
     reference_copy,
     reference_key,
     run_completes,
@@ -368,9 +367,7 @@ def reference_laid(task: Task, pristine: Path, plan: SealPlan, test_cmd: str, ta
     def make() -> frozenset[str] | None:
         with scratch(suffix="seallaid-") as tmp:
             try:
-                ref = reference_copy(task, pristine, Path(tmp) / "w")
-                if beside is not None:
-                    lay_missing(ref, beside, targets)
+                ref = reference_copy(task, pristine, Path(tmp) / "w", beside=beside, targets=targets)
             except (PatchError, OSError):
                 return None
             checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,

@@ -300,9 +300,7 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     def make() -> frozenset[str] | None:
         with scratch(suffix="refcheck-") as tmp:
             try:
-                ref = reference_copy(task, pristine, Path(tmp) / "w")
-                if beside is not None:
-                    lay_missing(ref, beside, plan.targets)
+                ref = reference_copy(task, pristine, Path(tmp) / "w", beside=beside, targets=plan.targets)
             except (PatchError, OSError):
                 return None
             made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
@@ -1308,32 +1306,34 @@ def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str
     remembered for this process. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
     :func:`run_tests` does."""
     name = run.get("sandbox")
-    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
-                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed, sorted(due),
-                      list(targets), name if isinstance(name, str) else getattr(name, "name", None)])
-    if key in _REFERENCE_PLAIN:
-        return set(_REFERENCE_PLAIN[key])
-    with scratch(suffix="refplain-") as tmp:
-        try:
-            ref = reference_copy(task, pristine, Path(tmp) / "w")
-            if beside is not None:
-                lay_missing(ref, beside, plan.targets)
-        except (PatchError, OSError):
-            return None
-        checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
-    same = frozenset(i for i in checked.unconfirmed if i in checked.run.outcomes)
-    _REFERENCE_PLAIN[key] = same
-    return set(same)
+    key = reference_key(task, pristine, None, test_cmd, plan.seed, sorted(due), list(targets),
+                        name if isinstance(name, str) else getattr(name, "name", None))
+
+    def make() -> frozenset[str] | None:
+        with scratch(suffix="refplain-") as tmp:
+            try:
+                ref = reference_copy(task, pristine, Path(tmp) / "w", beside=beside, targets=plan.targets)
+            except (PatchError, OSError):
+                return None
+            checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
+        return frozenset(i for i in checked.unconfirmed if i in checked.run.outcomes)
+    found = cached_sites(_REFERENCE_PLAIN, None, "plain", "unconfirmed", key, make)
+    return None if found is None else set(found)
 
 
-def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:
+def reference_copy(task: Task, pristine: Path, dest: Path, *, beside: Path | Mapping[str, bytes] | None = None,
+                   targets: Sequence[str] = ()) -> Path:
     """``pristine`` copied to ``dest`` with the task's reference fix and hidden tests applied (the tree every check of
-    the reference fix runs in: :func:`reference_passes`, :func:`reference_plain`,
-    :func:`~pytest_homefield.run.sealed_grading.reference_sealed`). Raises :class:`PatchError` when a patch does
-    not apply."""
+    the reference fix runs in: :func:`reference_passes`, :func:`reference_plain`, :func:`reference_together`,
+    :func:`~pytest_homefield.run.sealed_grading.reference_sealed`,
+    :func:`~pytest_homefield.run.sealed_grading.reference_laid`); with ``beside`` (the grading tree, or its files),
+    each of ``targets`` the copy lacks then copied from it (:func:`lay_missing`). Raises :class:`PatchError` when a
+    patch does not apply, ``OSError`` as :func:`lay_missing` does."""
     ref = copy_tree(pristine, dest)
     apply_patch(ref, task.gold_patch)
     apply_patch(ref, task.test_patch)
+    if beside is not None:
+        lay_missing(ref, beside, targets)
     return ref
 
 
@@ -1604,9 +1604,7 @@ def reference_together(task: Task, pristine: Path, plan: TwinPlan, members: Sequ
         return dict(_REFERENCE_TOGETHER[key][0]), 0.0
     with scratch(suffix="reftogether-") as tmp:
         try:
-            ref = reference_copy(task, pristine, Path(tmp) / "w")
-            if beside is not None:
-                lay_missing(ref, beside, plan.targets)
+            ref = reference_copy(task, pristine, Path(tmp) / "w", beside=beside, targets=plan.targets)
         except (PatchError, OSError):
             return None
         made, seen = _together_run(plan, members, built, ref, Path(tmp) / "out", test_cmd, run, targets)

@@ -25,7 +25,6 @@ Sentinel names are drawn from the words of the file's own test names (``_Namer``
 from __future__ import annotations
 
 import ast
-import copy
 import keyword
 import posixpath
 import random
@@ -675,13 +674,6 @@ class _Namer:
                      else set(re.findall(r"\b([a-z]{3,12})\b", text)))
             words |= {w.lower() for n in names for w in _WORD.findall(n) if len(w) >= 3 and not w.isdigit()}
         self.words = sorted(words - {"test", "self"}) or ["case", "value", "result", "check"]
-
-    def drawing(self, rng: random.Random) -> _Namer:
-        """A namer of the same file (its words, the file not read again) drawing from ``rng``, the names taken so far
-        taken there too; what it takes from then on is its own."""
-        other = copy.copy(self)
-        other.rng, other.taken = rng, set(self.taken)
-        return other
 
     def name(self, like: str) -> str:
         """A free test name like ``like``: its prefix (``test``, ``test_``, ``check_``), then 1 to 3 of the file's

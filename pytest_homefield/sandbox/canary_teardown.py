@@ -248,10 +248,9 @@ def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
     return None
 
 
-def decoy(segment: str, lines: Sequence[str], start: int,
-          node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    """deco60: the teardown decoy's member of ``node`` (a test function whose definition, decorators included, is
-    ``segment``, lines ``start``.. of a file split into ``lines``): the function as the file has it, its name, its
+def decoy(lines: Sequence[str], start: int, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """deco60: the teardown decoy's member of ``node`` (a test function whose definition, decorators included, starts
+    at line ``start`` of a file split into ``lines``): the function as the file has it, its name, its
     decorators, its signature, its place, with its body run no more: its docstring kept, every other statement
     replaced by one ``pass`` at the body's indent (a body starting on the ``def``'s line, or its docstring's, cut where
     its first statement starts: ``def test_x(spy): pass``). Requested by it, the fixture's check sees the state its

@@ -93,6 +93,7 @@ from pytest_homefield.sandbox.canary_sites import (
     RAISES,
     Drawn,
     Site,
+    _call_name,
     _short,
     expected_values,
     fed_columns,
@@ -354,9 +355,7 @@ def _holds_raises(text: str) -> bool:
         tree = ast.parse(textwrap.dedent(text))
     except (SyntaxError, ValueError):
         return True
-    return any(isinstance(n, ast.Call) and n.args and (n.func.attr if isinstance(n.func, ast.Attribute) else
-                                                       n.func.id if isinstance(n.func, ast.Name) else None) in RAISES
-               for n in ast.walk(tree))
+    return any(isinstance(n, ast.Call) and n.args and _call_name(n) in RAISES for n in ast.walk(tree))
 
 
 def grading_runs(verify: Mapping[str, Any], unknown: int = RUNS) -> int:
@@ -1178,7 +1177,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 members.append(members[0])
                 # and its decoy (pol58, deco60): the function itself, its body run no more, its fixture's check the
                 # one the setup's state fails (the file's, or the twin's where the file's is written negated)
-                still = decoy(segment, lines, start, node)
+                still = decoy(lines, start, node)
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
                 if still is not None:
                     canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,

@@ -223,24 +223,24 @@ def test_decoy_is_the_function_its_body_run_no_more(body: str, want: str) -> Non
     lines = text.splitlines(keepends=True)
     node = ast.parse(text).body[1]
     assert isinstance(node, ast.FunctionDef)
-    assert decoy("".join(lines[3:]), lines, 4, node) == head + want
+    assert decoy(lines, 4, node) == head + want
     alone = 'def test_total(spy):\n    """Totals."""\n'
     fn = ast.parse(alone).body[0]
-    assert isinstance(fn, ast.FunctionDef) and decoy(alone, alone.splitlines(keepends=True), 1, fn) is None
+    assert isinstance(fn, ast.FunctionDef) and decoy(alone.splitlines(keepends=True), 1, fn) is None
     for one, cut in (("def test_total(spy): assert spy\n", "def test_total(spy): pass\n"),
                      ("def test_total(spy, s='\u00e9'): x = 1; assert spy == x\n",
                       "def test_total(spy, s='\u00e9'): pass\n"),
                      ('def test_total(spy): "Totals."; assert spy(\n    1)\n',
                       'def test_total(spy): "Totals."; pass\n')):
         fn = ast.parse(one).body[0]
-        assert isinstance(fn, ast.FunctionDef) and decoy(one, one.splitlines(keepends=True), 1, fn) == cut
+        assert isinstance(fn, ast.FunctionDef) and decoy(one.splitlines(keepends=True), 1, fn) == cut
     for method in ("class TestTotal:\n    def test_total(self, spy):\n# a note\n        assert spy\n",
                    'class TestTotal:\n    def test_total(self, spy):\n        """Totals.\n\nMore."""\n'
                    "        assert spy\n"):
         lines = method.splitlines(keepends=True)
         fn = ast.parse(method).body[0].body[0]  # type: ignore[attr-defined]
         cut = "".join(lines[1:-1]) + "        pass\n"
-        assert isinstance(fn, ast.FunctionDef) and decoy("".join(lines[1:]), lines, 2, fn) == cut
+        assert isinstance(fn, ast.FunctionDef) and decoy(lines, 2, fn) == cut
 
 
 def test_without_the_teardown_canaries_the_plan_is_as_before(tmp_path: Path) -> None:

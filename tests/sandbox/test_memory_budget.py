@@ -330,3 +330,26 @@ def test_a_task_mined_before_the_count_counts_the_runs_of_its_plan(tmp_path: Pat
         write_jsonl_atomic(settings.tasks_path, [record("tests/test_a.py"), refused])
         with pytest.raises(pytest.UsageError, match="smaller than .* 1536 MiB"):
             _budget_memory(settings, run=True)
+
+
+
+def test_a_local_worker_takes_its_controllers_largest_set(tmp_path: Path, budget: MemoryBudget) -> None:
+    """mend60A: a worker of this machine is handed the controller's largest set (``XdistHooks``,
+    ``homefield_largest_mb``) and reads no task (before, each worker read every test file of a task recorded before
+    its runs count and planned its twins again, only to repeat the controller's answer): the figure given is the one
+    checked, and returned; none given, it is found here from the tasks, as the controller finds it."""
+    from pytest_homefield.plugin import _budget_memory
+    from pytest_homefield.records import Task
+    from pytest_homefield.settings import Settings
+    from pytest_homefield.store import write_jsonl_atomic
+
+    task = Task(id="0" * 12, commit="1" * 40, parent="0" * 40, committed_at="", authored_at="", mode="commit",
+                subject="t", message="", prompt="", source_files=[], test_files=[], test_patch="", gold_patch="",
+                FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[], verify={"peak_mb": 100.0, "twin_runs": 3})
+    settings = Settings(root=tmp_path, max_test_memory_mb=512, max_agent_memory_mb=512, max_total_memory_mb=1100)
+    write_jsonl_atomic(settings.tasks_path, [task.to_dict()])
+    with pytest.raises(pytest.UsageError, match="smaller than .* 1536 MiB"):
+        _budget_memory(settings, run=True)  # found here: 3 runs of 512 MiB
+    assert _budget_memory(settings, run=True, largest_mb=1000.5) == 1000.5  # the tasks not read
+    settings.max_total_memory_mb = 1536
+    assert _budget_memory(settings, run=True) == 1536
