@@ -69,19 +69,6 @@ class TaskFiles(Protocol):
     def source_files(self) -> Sequence[str]: ...
 
 
-#: The files at the tree's top holding the uv configuration a ``uv run`` reads there (uv's own discovery: ``uv.toml``,
-#: else ``pyproject.toml``'s ``[tool.uv]`` table).
-UV_CONFIG_NAMES = ("uv.toml", "pyproject.toml")
-
-
-def uv_config_changed(pristine: Path, workspace: Path, rel: str) -> bool:
-    """Whether the change to ``rel`` (a ``/``-separated path) changes the uv configuration a ``uv run`` test command
-    reads at the tree's top (ops58: its ``find-links`` and indexes, a ``uv run --with NAME`` resolving NAME from the
-    graded copy's wheels): ``uv.toml`` there, or that ``pyproject.toml``'s ``[tool.uv]`` table (compared parsed; a
-    text either side cannot parse as TOML, whole). Read without following a link (a link: changed)."""
-    return uv_held_back(rel, frozenset(), functools.partial(_two_texts, pristine, workspace, rel))
-
-
 def _two_texts(pristine: Path, workspace: Path, rel: str) -> tuple[str | None, str | None]:
     """``rel``'s text in ``pristine`` and in ``workspace`` (:func:`~pytest_homefield.run.changes.read_text`)."""
     return read_text(pristine, rel), read_text(workspace, rel)

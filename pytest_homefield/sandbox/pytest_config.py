@@ -808,7 +808,7 @@ def uv_config_top(root: Path) -> bool:
 
 def uv_run_files(root: Path, command: str) -> frozenset[str] | None:
     """The files of the tree at ``root`` that ``command``'s ``uv run`` reads as its configuration besides the uv
-    configuration at the top (``carried.uv_config_changed``): its env files (:func:`env_files_of`) and its script
+    configuration at the top (``carried.uv_held_back``): its env files (:func:`env_files_of`) and its script
     (:func:`uv_script_of`); ``None`` when ``command`` is no ``uv run`` (nothing of uv's is read)."""
     if uv_run_of(command) is None:
         return None
