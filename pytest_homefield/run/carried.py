@@ -30,7 +30,7 @@ else:  # pragma: no cover
 from pytest_homefield.paths import classify_path
 from pytest_homefield.run.changes import is_link, link_target, read_text, resolves_inside
 from pytest_homefield.sandbox.editable_env import interpreter_facts
-from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, Setup, config_at, setup_for, uv_run_files
+from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, Setup, config_at, setup_for, uv_run_files, uv_table_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -86,20 +86,7 @@ def uv_held_back(rel: str, uv_files: frozenset[str], texts: Callable[[], tuple[s
     if rel != "pyproject.toml":
         return False
     before, after = texts()
-    return _uv_table_of(before) != _uv_table_of(after)
-
-
-def _uv_table_of(text: str | None) -> object:
-    """A ``pyproject.toml`` text's ``[tool.uv]`` table (``None`` without one), ``text`` itself when it is no TOML,
-    ``False`` for no text. Also run, by its source, in every exported ``eval.sh`` (run/eval_undo.py)."""
-    if text is None:
-        return False
-    try:
-        doc = tomllib.loads(text.replace("\r\n", "\n").replace("\r", "\n"))
-    except (tomllib.TOMLDecodeError, RecursionError):
-        return text
-    tool = doc.get("tool")
-    return tool.get("uv") if isinstance(tool, dict) else None
+    return uv_table_of(before) != uv_table_of(after)
 
 
 def _section_at(root: Path, rel: str) -> str | None:

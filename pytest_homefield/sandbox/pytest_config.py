@@ -799,11 +799,24 @@ def uv_config_top(root: Path) -> bool:
     if data is None:
         return True
     try:
-        doc = tomllib.loads(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return True
+    return uv_table_of(text) is not None
+
+
+def uv_table_of(text: str | None) -> object:
+    """A ``pyproject.toml`` text's ``[tool.uv]`` table (``None`` without one), ``text`` itself when it is no TOML,
+    ``False`` for no text: what :func:`uv_config_top` and :func:`~pytest_homefield.run.carried.uv_held_back` read.
+    Also run, by its source, in every exported ``eval.sh`` (run/eval_undo.py)."""
+    if text is None:
+        return False
+    try:
+        doc = tomllib.loads(text.replace("\r\n", "\n").replace("\r", "\n"))
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return text
     tool = doc.get("tool")
-    return isinstance(tool, dict) and "uv" in tool
+    return tool.get("uv") if isinstance(tool, dict) else None
 
 
 def uv_run_files(root: Path, command: str) -> frozenset[str] | None:
