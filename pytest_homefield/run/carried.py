@@ -89,12 +89,6 @@ def uv_held_back(rel: str, uv_files: frozenset[str], texts: Callable[[], tuple[s
     return uv_table_of(before) != uv_table_of(after)
 
 
-def _section_at(root: Path, rel: str) -> str | None:
-    """:func:`_section_of` of ``root/rel``, read without following a link (``None`` for a link)."""
-    text = read_text(root, rel)
-    return None if text is None else _section_of(os.path.basename(rel), text)
-
-
 #: Longest text, and longest line, of a ``pyproject.toml`` / ``setup.cfg`` whose pytest section is parsed:
 #: configparser's option pattern is quadratic in a line's length (a 40,000-character line of an agent's
 #: ``setup.cfg`` took 11 s of CPU on the host, 50 MB hours). Past either bound the text is compared whole.
@@ -296,10 +290,12 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
                    or classify_path(rel, list(test_globs)) == "test" or name == "conftest.py")
         touched = touched or is_test
         blocked = is_test or blocked_name(rel)
+        texts = functools.cache(functools.partial(_two_texts, pristine, workspace, rel))  # each tree's read once
         if not blocked and name in ("pyproject.toml", "setup.cfg"):
-            blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
+            before, after = (None if text is None else _section_of(name, text) for text in texts())
+            blocked = before != after
         if not blocked and uv_files is not None:  # a uv run's own configuration, the parent's kept (ops58, ops60)
-            blocked = uv_held_back(rel, uv_files, functools.partial(_two_texts, pristine, workspace, rel))
+            blocked = uv_held_back(rel, uv_files, texts)
         if not blocked and changes[rel] != "deleted":
             blocked = (in_metadata(rel) or _escapes(rel, workspace)
                        or (changes[rel] == "added"
