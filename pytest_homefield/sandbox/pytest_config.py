@@ -780,7 +780,7 @@ def uv_script_of(root: Path, command: str) -> frozenset[str]:
     names = {name for name, _ in found.given}
     if "--directory" in names or "--help" in names:
         return frozenset()
-    at = found.program if found.read else program_at(words) + 2 + len(found.options)
+    at = program_at(words) + 2 + len(found.options)  # found.program when read; past --script's options too
     if at >= len(words) or not (names & {"--script", "--gui-script"} or words[at].endswith(UV_SCRIPT_SUFFIXES)):
         return frozenset()
     rel = _inside(root, words[at])
