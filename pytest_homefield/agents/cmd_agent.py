@@ -51,6 +51,7 @@ from pytest_homefield.agents.recipes import ClientSandbox
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.key_shapes import redact
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
+from pytest_homefield.sandbox.modes import CONFINED_BACKENDS
 from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.store import open_own_file
@@ -179,6 +180,13 @@ class CommandAgent(Capable):
         """``None``: an arbitrary command has no version to ask for."""
         return None
 
+    def _client_missing(self, env: Mapping[str, str], sandbox: str) -> str | None:
+        """Why this recipe's client cannot start in ``env`` under the ``sandbox`` backend
+        (:meth:`~.recipes.ClientSandbox.missing`); ``None`` when it can, or for a command that is no recipe's. The
+        bwrap and Landlock backends (:data:`~pytest_homefield.sandbox.modes.CONFINED_BACKENDS`) bind the client's
+        install, never a path holding the home (satk60)."""
+        return self.client.missing(env, confined=sandbox in CONFINED_BACKENDS) if self.client else None
+
     def run(self, ctx: AgentContext) -> AgentResult:
         """Run the command once. Outcome ``timeout`` when it outlives ``ctx.timeout_s`` seconds,
         ``infra`` when ``sh`` cannot be started or a built-in recipe's client is not on the agent's ``PATH``
@@ -186,8 +194,7 @@ class CommandAgent(Capable):
         ``None``: grade it). A non-zero exit status is graded all the same; ``error`` (unless the usage
         line gives one) is then :func:`exit_error`'s line. Never raises for the command's own failures."""
         out_path = ctx.artifacts / "agent.out"
-        # the bwrap and Landlock backends bind the client's install, never a path holding the home (satk60)
-        missing = self.client.missing(ctx.env, confined=ctx.sandbox in ("bwrap", "landlock")) if self.client else None
+        missing = self._client_missing(ctx.env, ctx.sandbox)
         if missing:  # a recipe's client not installed: homefield's finding, not an agent's empty patch
             return AgentResult(outcome="infra", error=missing, established=True)
         try:
@@ -227,9 +234,7 @@ class CommandAgent(Capable):
             out_path, err_path = root / "agent.out", root / "agent.err"
             try:
                 with sandbox(self, workspace=root / "cwd", box=root, env=env) as box:
-                    # as an attempt's (run): the bwrap and Landlock backends never bind a path holding the home
-                    missing = self.client.missing(env, confined=box.sandbox in ("bwrap", "landlock")) \
-                        if self.client else None
+                    missing = self._client_missing(env, box.sandbox)  # as an attempt's (run)
                     if missing:
                         return Completion(outcome="infra", error=missing, established=True)
                     proc = run_agent(box.wrap(["sh", "-c", self.command], env), cwd=root / "cwd", env=env,

@@ -20,10 +20,11 @@ __all__ = ["setup_hint", "older_python", "older_filter", "collection_errors_line
            "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "skipped_line",
            "failing_with_reference_line", "env_summary", "drop_summary", "dropped_line", "vague_line"]
 
+#: A module a test run could not import (group 1, dotted: word characters and dots only, narrower than
+#: ``redgreen._NO_MODULE``, so no ``'a-b'`` or ``'pkg/x'`` is looked up as a compiled source file).
+_MISSING = re.compile(r"No module named '([\w.]+)'")
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
-#: A module a test run could not import (group 1, dotted).
-_MISSING = re.compile(r"No module named '([\w.]+)'")
 _GENERATED = re.compile(r"No module named '([\w.]+\._?version)'")
 
 

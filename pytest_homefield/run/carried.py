@@ -30,7 +30,7 @@ else:  # pragma: no cover
 from pytest_homefield.paths import classify_path
 from pytest_homefield.run.changes import is_link, link_target, read_text, resolves_inside
 from pytest_homefield.sandbox.editable_env import interpreter_facts
-from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, Setup, config_at, setup_for, uv_run_files
+from pytest_homefield.sandbox.pytest_config import CONFIG_NAMES, Setup, config_at, setup_for, uv_run_files, uv_table_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,19 +69,6 @@ class TaskFiles(Protocol):
     def source_files(self) -> Sequence[str]: ...
 
 
-#: The files at the tree's top holding the uv configuration a ``uv run`` reads there (uv's own discovery: ``uv.toml``,
-#: else ``pyproject.toml``'s ``[tool.uv]`` table).
-UV_CONFIG_NAMES = ("uv.toml", "pyproject.toml")
-
-
-def uv_config_changed(pristine: Path, workspace: Path, rel: str) -> bool:
-    """Whether the change to ``rel`` (a ``/``-separated path) changes the uv configuration a ``uv run`` test command
-    reads at the tree's top (ops58: its ``find-links`` and indexes, a ``uv run --with NAME`` resolving NAME from the
-    graded copy's wheels): ``uv.toml`` there, or that ``pyproject.toml``'s ``[tool.uv]`` table (compared parsed; a
-    text either side cannot parse as TOML, whole). Read without following a link (a link: changed)."""
-    return uv_held_back(rel, frozenset(), functools.partial(_two_texts, pristine, workspace, rel))
-
-
 def _two_texts(pristine: Path, workspace: Path, rel: str) -> tuple[str | None, str | None]:
     """``rel``'s text in ``pristine`` and in ``workspace`` (:func:`~pytest_homefield.run.changes.read_text`)."""
     return read_text(pristine, rel), read_text(workspace, rel)
@@ -99,26 +86,7 @@ def uv_held_back(rel: str, uv_files: frozenset[str], texts: Callable[[], tuple[s
     if rel != "pyproject.toml":
         return False
     before, after = texts()
-    return _uv_table_of(before) != _uv_table_of(after)
-
-
-def _uv_table_of(text: str | None) -> object:
-    """A ``pyproject.toml`` text's ``[tool.uv]`` table (``None`` without one), ``text`` itself when it is no TOML,
-    ``False`` for no text. Also run, by its source, in every exported ``eval.sh`` (run/eval_undo.py)."""
-    if text is None:
-        return False
-    try:
-        doc = tomllib.loads(text.replace("\r\n", "\n").replace("\r", "\n"))
-    except (tomllib.TOMLDecodeError, RecursionError):
-        return text
-    tool = doc.get("tool")
-    return tool.get("uv") if isinstance(tool, dict) else None
-
-
-def _section_at(root: Path, rel: str) -> str | None:
-    """:func:`_section_of` of ``root/rel``, read without following a link (``None`` for a link)."""
-    text = read_text(root, rel)
-    return None if text is None else _section_of(os.path.basename(rel), text)
+    return uv_table_of(before) != uv_table_of(after)
 
 
 #: Longest text, and longest line, of a ``pyproject.toml`` / ``setup.cfg`` whose pytest section is parsed:
@@ -322,10 +290,12 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
                    or classify_path(rel, list(test_globs)) == "test" or name == "conftest.py")
         touched = touched or is_test
         blocked = is_test or blocked_name(rel)
+        texts = functools.cache(functools.partial(_two_texts, pristine, workspace, rel))  # each tree's read once
         if not blocked and name in ("pyproject.toml", "setup.cfg"):
-            blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
+            before, after = (None if text is None else _section_of(name, text) for text in texts())
+            blocked = before != after
         if not blocked and uv_files is not None:  # a uv run's own configuration, the parent's kept (ops58, ops60)
-            blocked = uv_held_back(rel, uv_files, functools.partial(_two_texts, pristine, workspace, rel))
+            blocked = uv_held_back(rel, uv_files, texts)
         if not blocked and changes[rel] != "deleted":
             blocked = (in_metadata(rel) or _escapes(rel, workspace)
                        or (changes[rel] == "added"

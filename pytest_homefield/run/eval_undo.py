@@ -70,7 +70,7 @@ def section(rel, text):
 
 
 def uv_table(text):
-    return text if tomllib is None else _uv_table_of(text)  # no TOML parser here: any change of the file counts
+    return text if tomllib is None else uv_table_of(text)  # no TOML parser here: any change of the file counts
 
 
 def git(*args):
@@ -272,7 +272,7 @@ def program() -> str:
     """The whole program: :data:`_PRELUDE`, grading's helpers by their source, :data:`PROGRAM`."""
     helpers = "\n\n".join(inspect.getsource(f) for f in (carried._section_of, carried._ini_pytest_lines,
                                                           carried._module_stem, carried._top_modules,
-                                                          carried._escapes, carried._uv_table_of))
+                                                          carried._escapes, pytest_config.uv_table_of))
     bounds = f"SECTION_MAX_CHARS = {carried.SECTION_MAX_CHARS}\nSECTION_MAX_LINE = {carried.SECTION_MAX_LINE}\n"
     return _PRELUDE + bounds + "\n\n" + helpers + PROGRAM
 

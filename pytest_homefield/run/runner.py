@@ -33,7 +33,7 @@ from pytest_homefield.run.retries import TryKey, cap_retries
 from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
-from pytest_homefield.sandbox.modes import SandboxChoice, runs_process, unenforced_note
+from pytest_homefield.sandbox.modes import CONFINED_BACKENDS, SandboxChoice, runs_process, unenforced_note
 from pytest_homefield.sandbox.proccap import (
     cap_by,
     cpu_shared,
@@ -216,7 +216,7 @@ def confined_by(settings: Settings) -> Callable[[Agent], bool]:
 
     def confined(agent: Agent) -> bool:
         try:
-            return choice.for_agent(agent, settings.allow_shell) in ("bwrap", "landlock")
+            return choice.for_agent(agent, settings.allow_shell) in CONFINED_BACKENDS
         except BwrapUnavailable:
             return False
     return confined

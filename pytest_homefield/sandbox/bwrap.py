@@ -129,6 +129,11 @@ class Policy:
     ro_at: Sequence[tuple[Path, Path]] = ()
 
 
+def _system_roots() -> list[str]:
+    """The :data:`SYSTEM_DIRS` that are folders here, not links (each bound read-only as itself), in that order."""
+    return [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+
+
 def _system_args() -> list[str]:
     args: list[str] = []
     for d in SYSTEM_DIRS:
@@ -145,7 +150,7 @@ def _etc_args() -> tuple[str, ...]:
     ``/proc`` (``localtime -> /usr/share/zoneinfo/…``, ``mtab -> ../proc/self/mounts``) is recreated as
     that symlink; any other entry is bound read-only (a link elsewhere, ``resolv.conf ->
     /run/systemd/…``, through to its target)."""
-    roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)] + ["/proc"]
+    roots = _system_roots() + ["/proc"]
     args: list[str] = []
     for pattern in ETC_ENTRIES:
         for path in sorted(glob.glob(os.path.join("/etc", pattern))):
@@ -193,7 +198,7 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     protected folders, and finds the copies of the project to mask (:func:`_mask_args`; ``masks=False``:
     none, for :func:`probe` alone, whose sandbox shows nothing of a task).
     """
-    sys_roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    sys_roots = _system_roots()
     hidden = [str(p) for p in protected() if _under(str(p), sys_roots)]
     files = [*_system_args(), *[a for p in hidden for a in ("--tmpfs", p)]]
     size = [] if policy.tmpfs_bytes is None else ["--size", str(int(policy.tmpfs_bytes))]
@@ -209,12 +214,12 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
         if (_under(p, sys_roots) and not _under(p, hidden)) or \
                 any(q != p and _under(p, [q]) and not _under(p, rw) for q in ro):
             continue
-        target = os.path.realpath(p)
-        if os.path.islink(p) and os.path.realpath(os.path.dirname(p)) == os.path.dirname(p) and \
-                _under(target, [*sys_roots, *ro, *rw]):
-            # a launcher ``~/bin/claude -> <install>``: the link itself, never the folder it sits in (satk60)
-            binds.append((p.count("/"), "--symlink", target, p))
-            continue
+        if os.path.islink(p) and os.path.realpath(os.path.dirname(p)) == os.path.dirname(p):
+            target = os.path.realpath(p)
+            if _under(target, [*sys_roots, *ro, *rw]):
+                # a launcher ``~/bin/claude -> <install>``: the link itself, never the folder it sits in (satk60)
+                binds.append((p.count("/"), "--symlink", target, p))
+                continue
         binds.append((p.count("/"), "--ro-bind", p, p))
     binds += [(p.count("/"), "--bind", p, p) for p in rw]
     # a folder of the copy at a path inside the repository (never one of the repository: .editable checked)
@@ -277,7 +282,7 @@ def _parents_args(args: Sequence[str]) -> list[str]:
             i += 2
         else:
             i += 1
-    roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    roots = _system_roots()
     out: list[str] = []
     for dest in dests:
         for parent in reversed(list(Path(dest).parents)[:-1]):
@@ -469,7 +474,7 @@ def interpreter_paths(real: str) -> tuple[Path, ...]:
         return (exe,)
     roots = [Path(p) for p in dict.fromkeys(prefixes) if isinstance(p, str) and os.path.isabs(p)
              and str(p) != "/" and is_prefix(Path(p), str(told))]
-    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    system = _system_roots()
     out = [exe, *roots]
     for lib in libs if isinstance(libs, list) else []:
         lib_real = os.path.realpath(str(lib))
@@ -568,7 +573,7 @@ def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
     modules = [a for a in real.parents if a.name == "node_modules"]
     if modules:
         out.append(modules[-1])
-    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    system = _system_roots()
     seen: list[Path] = []
     for p in out:
         if p not in seen and str(p) != "/" and not _under(str(p), system):
@@ -584,7 +589,7 @@ def _interpreter_install(interpreter: Path) -> list[Path]:
     ``<prefix>/lib/libNAME*`` and ``<prefix>/share/NAME*`` that exist (its own library folder), never the
     prefix itself, which may be ``/opt`` or the home and hold every other install there."""
     real = Path(os.path.realpath(interpreter))
-    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    system = _system_roots()
     if _under(str(real), system) and _under(os.path.realpath(interpreter.parent), system):
         return []  # ``/bin/sh``: visible anyway (``/bin -> usr/bin``)
     out: list[Path] = [interpreter, real]
@@ -661,7 +666,7 @@ def system_masks() -> None:
     nothing, so without it every worker of a session that grades would."""
     if not probe.cache_info().currsize:  # no probe succeeded: no bubblewrap sandbox in this session
         return
-    content_copies([d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)])
+    content_copies(_system_roots())
 
 
 def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],

@@ -41,9 +41,11 @@ from pytest_homefield.sandbox.proxy import Allowlist
 
 __all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "parse_network", "runs_commands", "runs_process",
            "agent_backend_name", "tests_backend_name", "parse_hosts", "unenforced_note", "landlock_state",
-           "UNPROBED"]
+           "UNPROBED", "CONFINED_BACKENDS"]
 
 SANDBOX_MODES = ("auto", "bwrap", "landlock", "none")
+#: The backends that confine a process's files (bind or allow only what it needs, never a path holding the home).
+CONFINED_BACKENDS = ("bwrap", "landlock")
 #: What :func:`agent_backend_name` is told of Landlock when nobody probed it (it is then not used).
 UNPROBED = "Landlock was not probed"
 NETWORK_MODES = ("allowlist", "shared", "none", "loopback:PORT[,PORT...]")

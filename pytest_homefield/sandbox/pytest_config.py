@@ -780,7 +780,7 @@ def uv_script_of(root: Path, command: str) -> frozenset[str]:
     names = {name for name, _ in found.given}
     if "--directory" in names or "--help" in names:
         return frozenset()
-    at = found.program if found.read else program_at(words) + 2 + len(found.options)
+    at = program_at(words) + 2 + len(found.options)  # found.program when read; past --script's options too
     if at >= len(words) or not (names & {"--script", "--gui-script"} or words[at].endswith(UV_SCRIPT_SUFFIXES)):
         return frozenset()
     rel = _inside(root, words[at])
@@ -799,16 +799,29 @@ def uv_config_top(root: Path) -> bool:
     if data is None:
         return True
     try:
-        doc = tomllib.loads(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return True
+    return uv_table_of(text) is not None
+
+
+def uv_table_of(text: str | None) -> object:
+    """A ``pyproject.toml`` text's ``[tool.uv]`` table (``None`` without one), ``text`` itself when it is no TOML,
+    ``False`` for no text: what :func:`uv_config_top` and :func:`~pytest_homefield.run.carried.uv_held_back` read.
+    Also run, by its source, in every exported ``eval.sh`` (run/eval_undo.py)."""
+    if text is None:
+        return False
+    try:
+        doc = tomllib.loads(text.replace("\r\n", "\n").replace("\r", "\n"))
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return text
     tool = doc.get("tool")
-    return isinstance(tool, dict) and "uv" in tool
+    return tool.get("uv") if isinstance(tool, dict) else None
 
 
 def uv_run_files(root: Path, command: str) -> frozenset[str] | None:
     """The files of the tree at ``root`` that ``command``'s ``uv run`` reads as its configuration besides the uv
-    configuration at the top (``carried.uv_config_changed``): its env files (:func:`env_files_of`) and its script
+    configuration at the top (``carried.uv_held_back``): its env files (:func:`env_files_of`) and its script
     (:func:`uv_script_of`); ``None`` when ``command`` is no ``uv run`` (nothing of uv's is read)."""
     if uv_run_of(command) is None:
         return None

@@ -9,6 +9,7 @@ user's environment, whose project was installed from the user's checkout, its ed
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -239,23 +240,27 @@ def test_the_uv_configuration_a_uv_run_reads_is_the_parents(tmp_path: Path, monk
 
 
 def test_which_changes_move_the_uv_configuration(tmp_path: Path) -> None:
-    """ops58: ``carried.uv_config_changed``: the top's ``uv.toml``, or ``pyproject.toml`` whose ``[tool.uv]`` table
-    changed (parsed: a comment or another table is no change)."""
-    from pytest_homefield.run.carried import uv_config_changed
+    """ops58: ``carried.uv_held_back`` (no uv run files): the top's ``uv.toml``, or ``pyproject.toml`` whose
+    ``[tool.uv]`` table changed (parsed: a comment or another table is no change)."""
+    from pytest_homefield.run.carried import _two_texts, uv_held_back
+
+    def held(parent: Path, agent: Path, rel: str) -> bool:
+        return uv_held_back(rel, frozenset(), functools.partial(_two_texts, parent, agent, rel))
+
     parent, agent = tmp_path / "p", tmp_path / "a"
     for root in (parent, agent):
         (root / "sub").mkdir(parents=True)
         (root / "pyproject.toml").write_text(PROJECT)
     (agent / "sub" / "pyproject.toml").write_text(PROJECT + '\n[tool.uv.sources]\nx = { path = "x" }\n')
-    assert uv_config_changed(parent, agent, "uv.toml")
-    assert not uv_config_changed(parent, agent, "sub/uv.toml")
-    assert not uv_config_changed(parent, agent, "sub/pyproject.toml")
+    assert held(parent, agent, "uv.toml")
+    assert not held(parent, agent, "sub/uv.toml")
+    assert not held(parent, agent, "sub/pyproject.toml")
     (agent / "pyproject.toml").write_text("# a comment\n" + PROJECT.replace('version = "0"', 'version = "1"'))
-    assert not uv_config_changed(parent, agent, "pyproject.toml")
+    assert not held(parent, agent, "pyproject.toml")
     (agent / "pyproject.toml").write_text(PROJECT.replace("package = true", "package = false"))
-    assert uv_config_changed(parent, agent, "pyproject.toml")
+    assert held(parent, agent, "pyproject.toml")
     (agent / "pyproject.toml").unlink()
-    assert uv_config_changed(parent, agent, "pyproject.toml")  # deleted: the parent's table gone
+    assert held(parent, agent, "pyproject.toml")  # deleted: the parent's table gone
 
 
 @pytest.mark.slow
