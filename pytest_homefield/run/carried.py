@@ -105,6 +105,14 @@ def _uv_table_of(text: str | None) -> object:
     return tool.get("uv") if isinstance(tool, dict) else None
 
 
+def pytest_section_changed(pristine: Path, tree: Path, rel: str) -> bool:
+    """Whether ``rel`` (a ``/``-separated path) is a ``pyproject.toml`` or ``setup.cfg`` whose pytest section
+    differs between ``pristine`` and ``tree``: grading leaves every such change out (:func:`carried_changes`),
+    the reference fix's too."""
+    return (os.path.basename(rel) in ("pyproject.toml", "setup.cfg")
+            and _section_at(pristine, rel) != _section_at(tree, rel))
+
+
 def _section_at(root: Path, rel: str) -> str | None:
     """:func:`_section_of` of ``root/rel``, read without following a link (``None`` for a link)."""
     text = read_text(root, rel)
@@ -312,8 +320,8 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
                    or classify_path(rel, list(test_globs)) == "test" or name == "conftest.py")
         touched = touched or is_test
         blocked = is_test or blocked_name(rel)
-        if not blocked and name in ("pyproject.toml", "setup.cfg"):
-            blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
+        if not blocked:
+            blocked = pytest_section_changed(pristine, workspace, rel)
         if not blocked and uv_files is not None:  # a uv run's own configuration, the parent's kept (ops58, ops60)
             blocked = rel in uv_files or uv_config_changed(pristine, workspace, rel)
         if not blocked and changes[rel] != "deleted":
