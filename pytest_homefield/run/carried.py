@@ -89,6 +89,19 @@ def uv_held_back(rel: str, uv_files: frozenset[str], texts: Callable[[], tuple[s
     return uv_table_of(before) != uv_table_of(after)
 
 
+def pytest_section_changed(pristine: Path, tree: Path, rel: str,
+                           texts: Callable[[], tuple[str | None, str | None]] | None = None) -> bool:
+    """Whether ``rel`` (a ``/``-separated path) is a ``pyproject.toml`` or ``setup.cfg`` whose pytest section
+    differs between ``pristine`` and ``tree``: grading leaves every such change out (:func:`carried_changes`),
+    the reference fix's too (nub60: ``run.grading.is_reference_fix``). ``texts``: the two texts when the caller
+    has them (:func:`_two_texts`), read without following a link (``None`` for a link)."""
+    name = os.path.basename(rel)
+    if name not in ("pyproject.toml", "setup.cfg"):
+        return False
+    before, after = (None if text is None else _section_of(name, text)
+                     for text in (texts or functools.partial(_two_texts, pristine, tree, rel))())
+    return before != after
+
 #: Longest text, and longest line, of a ``pyproject.toml`` / ``setup.cfg`` whose pytest section is parsed:
 #: configparser's option pattern is quadratic in a line's length (a 40,000-character line of an agent's
 #: ``setup.cfg`` took 11 s of CPU on the host, 50 MB hours). Past either bound the text is compared whole.
@@ -291,9 +304,8 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
         touched = touched or is_test
         blocked = is_test or blocked_name(rel)
         texts = functools.cache(functools.partial(_two_texts, pristine, workspace, rel))  # each tree's read once
-        if not blocked and name in ("pyproject.toml", "setup.cfg"):
-            before, after = (None if text is None else _section_of(name, text) for text in texts())
-            blocked = before != after
+        if not blocked:
+            blocked = pytest_section_changed(pristine, workspace, rel, texts)
         if not blocked and uv_files is not None:  # a uv run's own configuration, the parent's kept (ops58, ops60)
             blocked = uv_held_back(rel, uv_files, texts)
         if not blocked and changes[rel] != "deleted":

@@ -30,6 +30,7 @@ from pytest_homefield.run.carried import (
     blocked_name,
     carried_changes,
     config_above,
+    pytest_section_changed,
     setup_moved,
     setup_toggles,
 )
@@ -186,7 +187,11 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
     ``tox.ini``, ``pytest.ini``, ``conftest.py``, …) is the parent's in any grading copy, the reference fix's too, so
     it is not compared (nu54, jquast/wcwidth: 3 of 27 reference fixes change ``tox.ini``, which holds its pytest
     section; the oracle's copy held the parent's, read as no reference fix, and each oracle attempt ran the sealed
-    run, the twins and the parent's check of them: 75 to 85 s of homefield's time besides 21 to 40 s of tests)."""
+    run, the twins and the parent's check of them: 75 to 85 s of homefield's time besides 21 to 40 s of tests).
+    So is a ``pyproject.toml`` / ``setup.cfg`` whose pytest section the reference fix changes (left out of every
+    change by its content, :func:`~pytest_homefield.run.carried.pytest_section_changed`; nub60, python-semver's
+    5b8bb16cbd12 adds a ``filterwarnings`` line to ``setup.cfg``: its oracle attempt was graded with canary twins,
+    20.1 s against 0.8 to 3.0 s for the other 19 tasks' oracle attempts)."""
     if not task.gold_patch.strip():
         return False
     headers = _DIFF_HEADER.findall(task.gold_patch)
@@ -211,6 +216,8 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
         for rel in paths:
             if blocked_name(rel):  # never carried: the parent's in both copies
                 continue
+            if rel not in carried and pytest_section_changed(pristine, ref, rel):
+                continue  # the reference fix's change to it is left out too: the parent's in both copies
             mine, theirs = gdir / rel, ref / rel
             if os.path.islink(mine) or os.path.islink(theirs):
                 return False

@@ -1009,3 +1009,50 @@ def test_a_reference_fix_that_changes_tox_ini_is_still_the_reference_fix(tmp_pat
     assert is_reference_fix(task, pristine, gdir, carried)
     (gdir / CALC).write_text("def clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n")  # another fix
     assert not is_reference_fix(task, pristine, gdir, carried)
+
+
+@pytest.mark.parametrize("rel, before, after, held_back", [
+    ("setup.cfg", "[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -q\n",
+     "[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -q\nfilterwarnings =\n    ignore::DeprecationWarning\n",
+     True),
+    ("pyproject.toml", "[project]\nname = 'calc'\n\n[tool.pytest.ini_options]\naddopts = '-q'\n",
+     "[project]\nname = 'calc'\n\n[tool.pytest.ini_options]\naddopts = '-q'\nfilterwarnings = ['error']\n", True),
+    ("setup.cfg", "[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -q\n",
+     "[metadata]\nname = calc\nversion = 2\n\n[tool:pytest]\naddopts = -q\n", False),
+], ids=["setup.cfg pytest section", "pyproject.toml pytest section", "setup.cfg metadata"])
+def test_a_reference_fix_that_changes_a_config_files_pytest_section_is_still_the_reference_fix(
+        tmp_path: Path, rel: str, before: str, after: str, held_back: bool) -> None:
+    """nub60, python-semver's 5b8bb16cbd12 adds a ``filterwarnings`` line to the ``[tool:pytest]`` section of its
+    ``setup.cfg``: grading carries no such change (by its content), so the oracle's grading copy held the parent's
+    ``setup.cfg`` and :func:`is_reference_fix`, which left out only the files blocked by name (``tox.ini``), read it
+    as no reference fix: the oracle attempt was graded with canary twins, 20.1 s against 0.8–3.0 s for the other 19
+    tasks' oracle attempts. A change outside the pytest section is carried, and still compared byte for byte."""
+    from pytest_homefield.run.grading import is_reference_fix
+
+    repo = tmp_path / "repo"
+    (repo / "src" / "calc").mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return x\n")
+    (repo / rel).write_text(before)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
+    (repo / rel).write_text(after)
+    subprocess.run([*git, "commit", "-qam", "two"], check=True)
+    gold = subprocess.run([*git, "diff", "HEAD~1", "HEAD"], check=True, capture_output=True, text=True).stdout
+    parent = subprocess.run([*git, "rev-parse", "HEAD~1"], check=True, capture_output=True, text=True).stdout.strip()
+    task = Task(id="t" * 12, commit="c" * 40, parent=parent, committed_at="", authored_at="", mode="commit",
+                subject="s", message="", prompt="", source_files=[CALC, rel], test_files=[], test_patch="",
+                gold_patch=gold, FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[])
+    pristine = make_snapshot(repo, parent, dest=tmp_path / "pristine")
+    workspace = copy_tree(pristine, tmp_path / "work")
+    apply_patch(workspace, gold)  # the oracle's change
+    carried, dropped, _ = carried_changes(tree_changes(pristine, workspace), task, pristine, workspace)
+    assert (sorted(carried), dropped) == (([CALC], [rel]) if held_back else (sorted([CALC, rel]), []))
+    gdir = copy_tree(pristine, tmp_path / "grading")
+    for path in carried:  # what grading carries
+        (gdir / path).write_bytes((workspace / path).read_bytes())
+    assert is_reference_fix(task, pristine, gdir, carried)
+    (gdir / CALC).write_text("def clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n")  # another fix
+    assert not is_reference_fix(task, pristine, gdir, carried)
