@@ -396,8 +396,12 @@ def compute_report(
     references = {n for n, info in infos.items() if info.reference}
     comparisons = _comparisons(compared, scored_outcomes, alpha, seed, references=references, kept=kept)
     # a verdict that changes with an agent's claimed retries, or its twin hits' possible lucky solves, counted
-    # as failed is withheld (atk20 F2, atk22), one agent at a time, the others as recorded
-    for counted_by, key, count in ((at_its_word, "at_their_word", retried), (picked, "twin_hits", flips)):
+    # as failed is withheld (atk20 F2, atk22), one agent at a time, the others as recorded; and so is one that
+    # changes with its solves flagged ``suspicious`` counted as failed (sus60: a flagged solve counts solved, the
+    # flag a pattern list's hint that a forger spells past and an honest fix trips; so no pattern decides a count,
+    # and none may buy a verdict)
+    for counted_by, key, count in ((at_its_word, "at_their_word", retried), (picked, "twin_hits", flips),
+                                   (flagged_failed, "flagged", flagged_n)):
         for name, strict in counted_by.items():
             if name in compared:
                 alt = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
@@ -405,15 +409,6 @@ def compute_report(
                 comparisons = [_unless_counted(row, other, name, count[name], key,
                                                retried_why.get(name) if key == "at_their_word" else None)
                                for row, other in zip(comparisons, alt, strict=True)]
-    # a verdict that changes with an agent's solves flagged ``suspicious`` counted as failed is withheld too (sus60:
-    # a flagged solve counts solved, the flag a pattern list's hint that a forger spells past and an honest fix
-    # trips; so no pattern decides a count, and none may buy a verdict)
-    for name, strict in flagged_failed.items():
-        if name in compared:
-            alt = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
-                               kept=kept)
-            comparisons = [_unless_counted(row, other, name, flagged_n[name], "flagged")
-                           for row, other in zip(comparisons, alt, strict=True)]
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
