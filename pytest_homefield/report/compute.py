@@ -352,6 +352,8 @@ def compute_report(
     # twin hits (atk22): solves a content picker may have won by luck, counted as failed (report/picks.py)
     picked: dict[str, Outcomes01] = {}
     flips: dict[str, int] = {}  # agent -> its solved attempts so counted as failed
+    # agent with a twin hit -> (its twin hits per task and scored attempt, the other agents' outcomes)
+    twin_hits: dict[str, tuple[dict[str, list[int]], list[Outcomes01]]] = {}
     for a in agents.values():
         hits = {tid: [x.result.twin_hits for x in by_agent[a.name][tid] if x.result.scored]
                 for tid in scored_outcomes[a.name]}
@@ -359,6 +361,7 @@ def compute_report(
             continue
         base = at_its_word.get(a.name, scored_outcomes[a.name])
         others = [scored_outcomes[n] for n in agents if n != a.name]
+        twin_hits[a.name] = (hits, others)
         picked[a.name], n_hit, flips[a.name] = picked_outcomes(base, hits, others)
         strict_p1 = _r(_pass_at(picked[a.name], 1))
         notes.append(say.twin_hits(a.name, n_hit, flips[a.name], strict_p1))
@@ -380,10 +383,9 @@ def compute_report(
         flagged_n[a.name] = sum(m for v in marks.values() for m in v)
         doubted = at_its_word.get(a.name, scored_outcomes[a.name])
         doubted = {tid: [0 if m else v for v, m in zip(doubted[tid], marks[tid], strict=True)] for tid in marks}
-        if a.name in picked:  # the twin hits' solves among those the flags leave (fatk60: picked first, they fell on
-            # flagged solves, already failed, and cost nothing: 80% for a 60%), as the adaptive looks count them
-            hits = {tid: [x.result.twin_hits for x in by_agent[a.name][tid] if x.result.scored] for tid in marks}
-            doubted = picked_outcomes(doubted, hits, [scored_outcomes[n] for n in agents if n != a.name])[0]
+        if a.name in twin_hits:  # the twin hits' solves among those the flags leave (fatk60: picked first, they fell
+            # on flagged solves, already failed, and cost nothing: 80% for a 60%), as the adaptive looks count them
+            doubted = picked_outcomes(doubted, *twin_hits[a.name])[0]
         a.counted_pass_at_1 = _r(_pass_at(doubted, 1))
         flagged_failed[a.name] = doubted
     unscored_total = Counter[str]()
