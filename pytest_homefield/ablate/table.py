@@ -45,7 +45,13 @@ from typing import Any, TypedDict
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.ablate.variants import BASE, SLIM, Variant
-from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES, counts_solved, flagged_solve
+from pytest_homefield.records import (
+    SCORED_OUTCOMES,
+    UNSCORED_OUTCOMES,
+    counts_solved,
+    counts_solved_flagged_failed,
+    flagged_solve,
+)
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
@@ -140,14 +146,14 @@ def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: 
     claimed = {result_key(r) for r in lines
                if r.get("claimed") and r.get("outcome") in UNSCORED_OUTCOMES} | set(cut) if claims_failed else set()
     out: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    solved = counts_solved_flagged_failed if flagged_failed else counts_solved
     for key, r in sorted(latest_results(lines).items()):
         task, agent, _attempt, variant = key
         if r.get("outcome") in SCORED_OUTCOMES:
             if field:
                 out[agent][variant][task].append(int(r.get(field) or 0))
             else:
-                out[agent][variant][task].append(1 if counts_solved(r) and key not in claimed
-                                                 and not (flagged_failed and flagged_solve(r)) else 0)
+                out[agent][variant][task].append(1 if solved(r) and key not in claimed else 0)
     return out
 
 
