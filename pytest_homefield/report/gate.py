@@ -135,8 +135,8 @@ def outcomes_by_agent(run_dirs: Sequence[Path], *, counted_failed: Container[Any
     out: dict[str, dict[str, list[int]]] = {}
     for r in _merged(run_dirs):
         if r.outcome in SCORED_OUTCOMES:
-            counted = 0 if r.key in counted_failed else int(solved(r))
-            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(value(r) if value is not None else counted)
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(
+                value(r) if value is not None else 0 if r.key in counted_failed else int(solved(r)))
     return out
 
 
