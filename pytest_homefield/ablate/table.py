@@ -45,7 +45,13 @@ from typing import Any, TypedDict
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.ablate.variants import BASE, SLIM, Variant
-from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES, counts_solved, flagged_solve
+from pytest_homefield.records import (
+    SCORED_OUTCOMES,
+    UNSCORED_OUTCOMES,
+    counts_solved,
+    counts_solved_flagged_failed,
+    flagged_solve,
+)
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
@@ -140,14 +146,14 @@ def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: 
     claimed = {result_key(r) for r in lines
                if r.get("claimed") and r.get("outcome") in UNSCORED_OUTCOMES} | set(cut) if claims_failed else set()
     out: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    solved = counts_solved_flagged_failed if flagged_failed else counts_solved
     for key, r in sorted(latest_results(lines).items()):
         task, agent, _attempt, variant = key
         if r.get("outcome") in SCORED_OUTCOMES:
             if field:
                 out[agent][variant][task].append(int(r.get(field) or 0))
             else:
-                out[agent][variant][task].append(1 if counts_solved(r) and key not in claimed
-                                                 and not (flagged_failed and flagged_solve(r)) else 0)
+                out[agent][variant][task].append(1 if solved(r) and key not in claimed else 0)
     return out
 
 
@@ -238,17 +244,16 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
         base = variants.get(BASE, {})
         without = {r.number: variants.get(f"rule-{r.number}", {}) for r in rules.rules}
         effects = rule_effects(base, without, alpha=alpha)
-        bought = _changed(effects, base, without, counted.get(agent, {}), alpha)
         picked_out = _picked(variants, hits.get(agent, {})) \
             if any(h for v in hits.get(agent, {}).values() for t in v.values() for h in t) else {}
-        picked = _changed(effects, base, without, picked_out, alpha) if picked_out else set()
         doubted = flagged_out.get(agent, {}) if agent in flagged_agents else {}
         if doubted and picked_out:
             doubted = _picked(doubted, hits.get(agent, {}))
-        flagged = _changed(effects, base, without, doubted, alpha) if doubted else set()
         # the readings a verdict must survive, in the order of the labels' precedence: the slimmer file's too
         readings = ((RETRIED if agent in cut_agents else AT_ITS_WORD, counted.get(agent, {})),
                     (PICKED, picked_out), (FLAGGED, doubted))
+        # each reading's label and the rules whose label it changes
+        moved = [(label, _changed(effects, base, without, out, alpha) if out else set()) for label, out in readings]
         table = AgentTable(agent, pass_rate(base) if base else None, len(base), attempts)
         if base:
             table.label_gap = label_gap(len(base), attempts, _rate(base), alpha / max(1, len(rules.rules)))
@@ -260,13 +265,8 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
             cmp = effects.get(r.number)
             if cmp is not None:
                 row.effect, row.ci, row.p, row.p_adjusted = cmp.delta, cmp.ci, cmp.p_value, cmp.p_adjusted
-                row.mde, row.n_tasks, row.test, row.verdict = cmp.mde, cmp.n_tasks, cmp.test, label_for(cmp)
-                if r.number in bought:
-                    row.verdict = RETRIED if agent in cut_agents else AT_ITS_WORD
-                elif r.number in picked:
-                    row.verdict = PICKED
-                elif r.number in flagged:
-                    row.verdict = FLAGGED
+                row.mde, row.n_tasks, row.test = cmp.mde, cmp.n_tasks, cmp.test
+                row.verdict = next((label for label, rules_moved in moved if r.number in rules_moved), label_for(cmp))
             table.rows.append(row)
         if slim is not None:
             saved = sum(row.tokens for row in table.rows if row.number in slim.removed)

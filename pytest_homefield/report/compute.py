@@ -352,6 +352,8 @@ def compute_report(
     # twin hits (atk22): solves a content picker may have won by luck, counted as failed (report/picks.py)
     picked: dict[str, Outcomes01] = {}
     flips: dict[str, int] = {}  # agent -> its solved attempts so counted as failed
+    # agent with a twin hit -> (its twin hits per task and scored attempt, the other agents' outcomes)
+    twin_hits: dict[str, tuple[dict[str, list[int]], list[Outcomes01]]] = {}
     for a in agents.values():
         hits = {tid: [x.result.twin_hits for x in by_agent[a.name][tid] if x.result.scored]
                 for tid in scored_outcomes[a.name]}
@@ -359,6 +361,7 @@ def compute_report(
             continue
         base = at_its_word.get(a.name, scored_outcomes[a.name])
         others = [scored_outcomes[n] for n in agents if n != a.name]
+        twin_hits[a.name] = (hits, others)
         picked[a.name], n_hit, flips[a.name] = picked_outcomes(base, hits, others)
         strict_p1 = _r(_pass_at(picked[a.name], 1))
         notes.append(say.twin_hits(a.name, n_hit, flips[a.name], strict_p1))
@@ -380,10 +383,9 @@ def compute_report(
         flagged_n[a.name] = sum(m for v in marks.values() for m in v)
         doubted = at_its_word.get(a.name, scored_outcomes[a.name])
         doubted = {tid: [0 if m else v for v, m in zip(doubted[tid], marks[tid], strict=True)] for tid in marks}
-        if a.name in picked:  # the twin hits' solves among those the flags leave (fatk60: picked first, they fell on
-            # flagged solves, already failed, and cost nothing: 80% for a 60%), as the adaptive looks count them
-            hits = {tid: [x.result.twin_hits for x in by_agent[a.name][tid] if x.result.scored] for tid in marks}
-            doubted = picked_outcomes(doubted, hits, [scored_outcomes[n] for n in agents if n != a.name])[0]
+        if a.name in twin_hits:  # the twin hits' solves among those the flags leave (fatk60: picked first, they fell
+            # on flagged solves, already failed, and cost nothing: 80% for a 60%), as the adaptive looks count them
+            doubted = picked_outcomes(doubted, *twin_hits[a.name])[0]
         a.counted_pass_at_1 = _r(_pass_at(doubted, 1))
         flagged_failed[a.name] = doubted
     unscored_total = Counter[str]()
@@ -396,8 +398,12 @@ def compute_report(
     references = {n for n, info in infos.items() if info.reference}
     comparisons = _comparisons(compared, scored_outcomes, alpha, seed, references=references, kept=kept)
     # a verdict that changes with an agent's claimed retries, or its twin hits' possible lucky solves, counted
-    # as failed is withheld (atk20 F2, atk22), one agent at a time, the others as recorded
-    for counted_by, key, count in ((at_its_word, "at_their_word", retried), (picked, "twin_hits", flips)):
+    # as failed is withheld (atk20 F2, atk22), one agent at a time, the others as recorded; and so is one that
+    # changes with its solves flagged ``suspicious`` counted as failed (sus60: a flagged solve counts solved, the
+    # flag a pattern list's hint that a forger spells past and an honest fix trips; so no pattern decides a count,
+    # and none may buy a verdict)
+    for counted_by, key, count in ((at_its_word, "at_their_word", retried), (picked, "twin_hits", flips),
+                                   (flagged_failed, "flagged", flagged_n)):
         for name, strict in counted_by.items():
             if name in compared:
                 alt = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
@@ -405,15 +411,6 @@ def compute_report(
                 comparisons = [_unless_counted(row, other, name, count[name], key,
                                                retried_why.get(name) if key == "at_their_word" else None)
                                for row, other in zip(comparisons, alt, strict=True)]
-    # a verdict that changes with an agent's solves flagged ``suspicious`` counted as failed is withheld too (sus60:
-    # a flagged solve counts solved, the flag a pattern list's hint that a forger spells past and an honest fix
-    # trips; so no pattern decides a count, and none may buy a verdict)
-    for name, strict in flagged_failed.items():
-        if name in compared:
-            alt = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
-                               kept=kept)
-            comparisons = [_unless_counted(row, other, name, flagged_n[name], "flagged")
-                           for row, other in zip(comparisons, alt, strict=True)]
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]

@@ -17,7 +17,7 @@ tested at alpha, some agent fails by chance far more often than alpha. No pytest
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,12 +131,19 @@ def outcomes_by_agent(run_dirs: Sequence[Path], *, counted_failed: Container[Any
     ``flagged_failed`` is false (the baseline's side: its flagged solves are solves, as its report counts them,
     :func:`~pytest_homefield.records.counts_solved`; fatk60). ``value``: each scored attempt's number instead (a
     :class:`~pytest_homefield.records.Result` → int)."""
+    return _by_agent(_merged(run_dirs), counted_failed=counted_failed, value=value, flagged_failed=flagged_failed)
+
+
+def _by_agent(records: Iterable[Any], *, counted_failed: Container[Any] = frozenset(),
+              value: Callable[[Any], int] | None = None,
+              flagged_failed: bool = True) -> dict[str, dict[str, list[int]]]:
+    """:func:`outcomes_by_agent` over ``records`` (:func:`_merged`'s), read once by a caller that needs them."""
     solved = counts_solved_flagged_failed if flagged_failed else counts_solved
     out: dict[str, dict[str, list[int]]] = {}
-    for r in _merged(run_dirs):
+    for r in records:
         if r.outcome in SCORED_OUTCOMES:
-            counted = 0 if r.key in counted_failed else int(solved(r))
-            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(value(r) if value is not None else counted)
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(
+                value(r) if value is not None else 0 if r.key in counted_failed else int(solved(r)))
     return out
 
 
@@ -214,9 +221,10 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         raise GateError(f"--fail-if-worse-than {base_id}: no agent scored in both runs "
                         f"(this run: {', '.join(cand) or 'none'}; baseline: {', '.join(base) or 'none'})")
     found = []
-    hits = outcomes_by_agent(candidate_dirs, value=lambda r: int(r.twin_hits))  # twin hits per scored attempt
-    flags = outcomes_by_agent(candidate_dirs, value=lambda r: int(flagged_solve(r)))  # flagged solves (sus60)
+    merged = _merged(candidate_dirs)
+    hits = _by_agent(merged, value=lambda r: int(r.twin_hits))  # twin hits per scored attempt
     picked: dict[str, int] = {}
+    flagged: dict[str, int] = {}  # agent -> its flagged solves on the compared tasks (sus60)
     for agent in shared:
         tasks = sorted(set(cand[agent]) & set(base[agent]))
         if not tasks:
@@ -225,16 +233,17 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         b = {t: base[agent][t] for t in tasks}
         a, _, flipped = picked_outcomes(a, hits.get(agent, {}), [b])  # atk22: twin hits' possible lucky solves
         picked[agent] = flipped
+        flagged[agent] = sum(flagged_solve(r) for r in merged
+                             if r.outcome in SCORED_OUTCOMES and r.agent == agent and r.task_id in b)  # b: tasks
         cmp = stats.compare(a, b, alpha=alpha, names=(agent, f"{agent}@{base_id}"))
         pa = sum(sum(v) / len(v) for v in a.values()) / len(tasks)
         pb = sum(sum(v) / len(v) for v in b.values()) / len(tasks)
         found.append((agent, pa, pb, cmp, len(tasks), sum(missing.get(agent, {}).get(t, 0) for t in tasks),
-                      sum(retried.get(agent, {}).get(t, 0) for t in tasks),
-                      sum(sum(flags.get(agent, {}).get(t, [])) for t in tasks)))
-    adjusted = stats.holm([cmp.p_worse for *_, cmp, _, _, _, _ in found])
+                      sum(retried.get(agent, {}).get(t, 0) for t in tasks)))
+    adjusted = stats.holm([cmp.p_worse for *_, cmp, _, _, _ in found])
     forged = forged_by_agent(candidate_dirs)
     return [GateLine(agent, pa, pb, cmp.delta, cmp.p_worse, cmp.test, n, alpha, base_id,
                      worse=(cmp.delta < 0 and p_adj < alpha) or forged.get(agent, 0) > 0, p_adjusted=p_adj,
                      family=len(found), forged=forged.get(agent, 0), unscored=unscored, retried=again,
-                     picked=picked[agent], flagged=n_flagged)
-            for (agent, pa, pb, cmp, n, unscored, again, n_flagged), p_adj in zip(found, adjusted, strict=True)]
+                     picked=picked[agent], flagged=flagged[agent])
+            for (agent, pa, pb, cmp, n, unscored, again), p_adj in zip(found, adjusted, strict=True)]

@@ -595,9 +595,10 @@ def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list
             elif incomplete:  # a pass@1 over the attempts the agent let run is no pass (atk11 G2)
                 out.append(f"{n} pass@1 {p:.2f} is not over every attempt ({incomplete}): not passing {rate:.2f}")
             elif (counted := agents[n].get("counted_pass_at_1")) is not None and counted < rate:  # atk20 F2, atk22
-                why = " and ".join([f"{what} ({agents[n][k]})" for k, what in (
+                why = [f"{what} ({agents[n][k]})" for k, what in (
                     ("at_its_word", "rests on its word"), ("twin_hits", "rests on solves its twin hits may have won"))
-                    if agents[n].get(k)] + ([f"rests on {agents[n]['flagged_solves']} solve(s) flagged suspicious"]
-                                            if agents[n].get("flagged_solves") else []))
-                out.append(f"{n} pass@1 {p:.2f} {why}: not passing {rate:.2f}")
+                    if agents[n].get(k)]
+                if flagged := agents[n].get("flagged_solves"):
+                    why.append(f"rests on {flagged} solve(s) flagged suspicious")
+                out.append(f"{n} pass@1 {p:.2f} {' and '.join(why)}: not passing {rate:.2f}")
     return out
