@@ -27,10 +27,8 @@ from pytest_homefield.paths import runnable_tests
 from pytest_homefield.pins import make_folder
 from pytest_homefield.records import Task
 from pytest_homefield.run.carried import (
-    blocked_name,
     carried_changes,
     config_above,
-    pytest_section_changed,
     setup_moved,
     setup_toggles,
 )
@@ -176,29 +174,30 @@ def _control_said(ctl: TestRun, done: str = "it does on the untouched parent wit
 _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 
 
-def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection[str]) -> bool:
-    """Whether the grading copy ``gdir`` (``pristine`` plus the ``carried`` changes) holds exactly what
-    ``task.gold_patch`` makes of ``pristine``: the same changed paths, byte for byte, no link among them.
+def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection[str], *,
+                     test_globs: Sequence[str] = (), python: str | None = None, command: str | None = None) -> bool:
+    """Whether the grading copy ``gdir`` (``pristine`` plus the ``carried`` changes) holds exactly what grading makes
+    of ``task.gold_patch`` applied to ``pristine``: the same changed paths, byte for byte, no link among them.
     Such a change needs no canary run (docs/contracts.md §7): mining checked that the reference fix
     fails every twin, and the verdict is the reference fix's whatever the twins show. The check copies
     only the patch's files (from ``pristine``) into a scratch folder and applies the patch there; a
     patch whose paths it cannot read (quoted, with spaces) or that does not apply is not the reference.
-    A path grading leaves out of every change by its name (:func:`~pytest_homefield.run.carried.blocked_name`:
-    ``tox.ini``, ``pytest.ini``, ``conftest.py``, …) is the parent's in any grading copy, the reference fix's too, so
-    it is not compared (nu54, jquast/wcwidth: 3 of 27 reference fixes change ``tox.ini``, which holds its pytest
-    section; the oracle's copy held the parent's, read as no reference fix, and each oracle attempt ran the sealed
-    run, the twins and the parent's check of them: 75 to 85 s of homefield's time besides 21 to 40 s of tests).
-    So is a ``pyproject.toml`` / ``setup.cfg`` whose pytest section the reference fix changes (left out of every
-    change by its content, :func:`~pytest_homefield.run.carried.pytest_section_changed`; nub60, python-semver's
-    5b8bb16cbd12 adds a ``filterwarnings`` line to ``setup.cfg``: its oracle attempt was graded with canary twins,
-    20.1 s against 0.8 to 3.0 s for the other 19 tasks' oracle attempts)."""
+    What grading would carry of the reference fix is asked of the one rule,
+    :func:`~pytest_homefield.run.carried.carried_changes` (``test_globs``, ``python`` and ``command``: the
+    grading's; ``command`` ``None``: ``task.test_cmd``): a path it drops is the parent's in the reference fix's
+    grading copy too, and is compared with ``pristine``. Before one rule there were lists of exceptions, each
+    found by an oracle attempt graded with twins: ``tox.ini`` (nu54, jquast/wcwidth: 75 to 85 s of homefield's
+    time besides 21 to 40 s of tests), a ``setup.cfg`` pytest section (nub60, python-semver's 5b8bb16cbd12: 20.1 s
+    against 0.8 to 3.0 s for the other 19 tasks' oracle attempts), and the files a ``uv run`` command reads as its
+    configuration (ref60: ``[tool.uv]``, ``uv.toml``, its env files and runner script were compared as the
+    reference fix's while grading held them back)."""
     if not task.gold_patch.strip():
         return False
     headers = _DIFF_HEADER.findall(task.gold_patch)
     if not headers or task.gold_patch.count("diff --git ") != len(headers):
         return False
-    paths = {p for pair in headers for p in pair}
-    if not set(carried) <= paths:
+    paths = sorted({p for pair in headers for p in pair})
+    if not set(carried) <= set(paths):
         return False
     with scratch(suffix="ref-") as tmp:
         ref = Path(tmp)
@@ -213,12 +212,14 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
             apply_patch(ref, task.gold_patch)
         except PatchError:
             return False
+        # the reference fix's changes as tree_changes names them (a path in the patch both before and after, whose
+        # bytes the patch left alone, e.g. a mode change, is "modified" and compared: equal bytes)
+        changes = {rel: ("added" if not os.path.lexists(pristine / rel) else
+                         "deleted" if not os.path.lexists(ref / rel) else "modified") for rel in paths}
+        _, held, _ = carried_changes(changes, task, pristine, ref, test_globs, python,
+                                     task.test_cmd if command is None else command)
         for rel in paths:
-            if blocked_name(rel):  # never carried: the parent's in both copies
-                continue
-            if rel not in carried and pytest_section_changed(pristine, ref, rel):
-                continue  # the reference fix's change to it is left out too: the parent's in both copies
-            mine, theirs = gdir / rel, ref / rel
+            mine, theirs = gdir / rel, (pristine if rel in held else ref) / rel
             if os.path.islink(mine) or os.path.islink(theirs):
                 return False
             if mine.is_file() != theirs.is_file() or mine.exists() != theirs.exists():
@@ -453,8 +454,8 @@ def grade(
     # tree, as uv's discovery of a uv run reads it there
     # the env files, script and uv configuration a uv run test command reads are its configuration, the parent's kept
     # (ops58: an agent's .env setting PYTEST_PLUGINS had its module loaded as a pytest plugin in every run)
-    carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs,
-                                                command_python(pristine, test_cmd or task.test_cmd, env),
+    python = command_python(pristine, test_cmd or task.test_cmd, env)
+    carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs, python,
                                                 test_cmd or task.test_cmd)
     whole = capped_diff(pristine, workspace, list(changes), changes, diff_limit)
     nofollow.write_bytes(out_dir, "diff.patch", whole.text.encode("utf-8"))  # replaces a link there (link46)
@@ -509,7 +510,8 @@ def grade(
             return g
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         hidden = list(targets)  # the hidden test files alone (the control runs have no canary)
-        reference_fix = is_reference_fix(task, pristine, gdir, carried)
+        reference_fix = is_reference_fix(task, pristine, gdir, carried, test_globs=test_globs, python=python,
+                                         command=test_cmd or task.test_cmd)
         checks = "{junit}" not in (test_cmd or task.test_cmd) and not reference_fix  # a sealed run, canaries
         # pytest's setup for the hidden tests' whole run, read once a grading: the rootdir the ids are relative to,
         # for the sealed run's sites and the canaries' plan (seal47, root47), and the sealed run's pin

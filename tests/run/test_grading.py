@@ -1056,3 +1056,58 @@ def test_a_reference_fix_that_changes_a_config_files_pytest_section_is_still_the
     assert is_reference_fix(task, pristine, gdir, carried)
     (gdir / CALC).write_text("def clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n")  # another fix
     assert not is_reference_fix(task, pristine, gdir, carried)
+
+
+#: ref60's ``uv run`` task: a runner script of the tree (pytest's words after it), an env file, a ``[tool.uv]`` table.
+_UV_PROJECT = '[project]\nname = "calc"\nversion = "0"\n\n[tool.uv]\npackage = true\n'
+_UV_RUNNER = "import sys\n\nimport pytest\n\nsys.exit(pytest.main(sys.argv[1:]))\n"
+
+
+@pytest.mark.parametrize("rel, before, after", [
+    ("pyproject.toml", _UV_PROJECT, _UV_PROJECT.replace("package = true", "package = false")),
+    ("uv.toml", None, "native-tls = true\n"),
+    (".env", "A=1\n", "A=2\n"),
+    ("runner.py", _UV_RUNNER, "# /// script\n# dependencies = []\n# ///\n" + _UV_RUNNER),
+], ids=["tool.uv table", "uv.toml added", "env file", "runner script"])
+def test_a_reference_fix_that_changes_what_a_uv_run_reads_is_still_the_reference_fix(
+        tmp_path: Path, rel: str, before: str | None, after: str) -> None:
+    """ref60: under a ``uv run`` test command grading holds back a change to the files the command reads as its
+    configuration (``carried.uv_held_back``: the top's ``[tool.uv]`` table, ``uv.toml``, its env files, its runner
+    script; ops58, ops60), the reference fix's too; :func:`is_reference_fix` left out only the files blocked by name
+    and the pytest sections (a second list), so a reference fix changing one beside its source fix was read as no
+    reference fix (measured before: ``False`` for each of the four), and its oracle attempt was graded with the sealed
+    run and the canary twins. It now compares exactly what :func:`carried_changes` carries of the reference fix. A
+    change to the carried source still counts (another fix is not the reference)."""
+    from pytest_homefield.run.grading import is_reference_fix
+
+    repo = tmp_path / "repo"
+    (repo / "src" / "calc").mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return x\n")
+    files = {"pyproject.toml": _UV_PROJECT, "runner.py": _UV_RUNNER, ".env": "A=1\n"}
+    for name, text in {**files, **({rel: before} if before is not None else {})}.items():
+        (repo / name).write_text(text)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
+    (repo / rel).write_text(after)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "two"], check=True)
+    gold = subprocess.run([*git, "diff", "HEAD~1", "HEAD"], check=True, capture_output=True, text=True).stdout
+    parent = subprocess.run([*git, "rev-parse", "HEAD~1"], check=True, capture_output=True, text=True).stdout.strip()
+    task = Task(id="t" * 12, commit="c" * 40, parent=parent, committed_at="", authored_at="", mode="commit",
+                subject="s", message="", prompt="", source_files=[CALC, rel], test_files=[], test_patch="",
+                gold_patch=gold, FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[],
+                test_cmd="uv run --env-file .env runner.py -q")
+    pristine = make_snapshot(repo, parent, dest=tmp_path / "pristine")
+    workspace = copy_tree(pristine, tmp_path / "work")
+    apply_patch(workspace, gold)  # the oracle's change
+    carried, dropped, _ = carried_changes(tree_changes(pristine, workspace), task, pristine, workspace,
+                                          command=task.test_cmd)
+    assert (carried, dropped) == ([CALC], [rel])
+    gdir = copy_tree(pristine, tmp_path / "grading")
+    (gdir / CALC).write_bytes((workspace / CALC).read_bytes())  # what grading carries
+    assert is_reference_fix(task, pristine, gdir, carried)
+    (gdir / CALC).write_text("def clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n")  # another fix
+    assert not is_reference_fix(task, pristine, gdir, carried)
