@@ -407,3 +407,23 @@ def test_where_a_uv_run_reads_its_configuration(tmp_path: Path, command: str, to
     run_env = dict(env)
     testrun.uv_config_pin(tree, command, run_env, out)
     assert "UV_CONFIG_FILE" not in run_env  # a uv.toml at the top: uv stops there
+
+
+@pytest.mark.slow
+def test_the_oracle_of_a_uv_run_task_whose_fix_changes_its_runner_is_graded_without_twins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ref60: a reference fix changing the runner script a ``uv run`` command runs (held back: ``uv_held_back``, the
+    parent's script kept) beside its source fix. ``grading.is_reference_fix`` compared the script too, so the oracle's
+    change was no reference fix and its grading planted canary twins (measured before: ``canaries.json`` in the
+    attempt folder). Now it compares what grading carries: ``solved``, no twins."""
+    from pytest_homefield.run.changes import render_diff, tree_changes
+
+    c = _carried(tmp_path, monkeypatch, "{uv} run runner.py", {"pyproject.toml": PROJECT, "runner.py": RUNNER})
+    (c.work / "runner.py").write_text("# the runner\n" + RUNNER, encoding="utf-8")  # the reference fix's own change
+    changes = tree_changes(c.fix.pristine, c.work)
+    c.fix.task.gold_patch = render_diff(c.fix.pristine, c.work, sorted(changes), changes)
+    assert "diff --git a/runner.py b/runner.py" in c.fix.task.gold_patch
+    g = grade(c.fix.task, workspace=c.work, pristine=c.fix.pristine, out_dir=tmp_path / "out", run_timeout_s=300,
+              env={**os.environ, "VIRTUAL_ENV": str(c.venv)})
+    assert g.dropped == ["runner.py"] and g.outcome == "solved", (g.outcome, g.error, g.carried, g.dropped)
+    assert not (tmp_path / "out" / "canaries.json").exists()
