@@ -216,8 +216,8 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
         # bytes the patch left alone, e.g. a mode change, is "modified" and compared: equal bytes)
         changes = {rel: ("added" if not os.path.lexists(pristine / rel) else
                          "deleted" if not os.path.lexists(ref / rel) else "modified") for rel in paths}
-        _, held, _ = carried_changes(changes, task, pristine, ref, test_globs, python,
-                                     task.test_cmd if command is None else command)
+        held = set(carried_changes(changes, task, pristine, ref, test_globs, python,
+                                   task.test_cmd if command is None else command)[1])
         for rel in paths:
             mine, theirs = gdir / rel, (pristine if rel in held else ref) / rel
             if os.path.islink(mine) or os.path.islink(theirs):
