@@ -174,8 +174,25 @@ def _control_said(ctl: TestRun, done: str = "it does on the untouched parent wit
 _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 
 
+def _same_file(one: Path, other: Path, rel: str) -> bool:
+    """Whether ``rel`` is a regular file of the same bytes in the trees ``one`` (the agent's: read no further than
+    ``other``'s length) and ``other``, or absent from both (read without following a link: a link, a folder, anything
+    else is never the same)."""
+    kinds = nofollow.kind_at(one, rel), nofollow.kind_at(other, rel)
+    if kinds == (None, None):
+        return True
+    if kinds != ("file", "file"):
+        return False
+    try:
+        theirs = nofollow.read_bytes(other, rel)
+        return nofollow.read_bytes(one, rel, limit=len(theirs)) == theirs
+    except OSError:  # over that length, or changed on the way
+        return False
+
+
 def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection[str], *,
-                     test_globs: Sequence[str] = (), python: str | None = None, command: str | None = None) -> bool:
+                     test_globs: Sequence[str] = (), python: str | None = None, command: str | None = None,
+                     workspace: Path | None = None, moved: Collection[str] = ()) -> bool:
     """Whether the grading copy ``gdir`` (``pristine`` plus the ``carried`` changes) holds exactly what grading makes
     of ``task.gold_patch`` applied to ``pristine``: the same changed paths, byte for byte, no link among them.
     Such a change needs no canary run (docs/contracts.md §7): mining checked that the reference fix
@@ -190,7 +207,11 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
     time besides 21 to 40 s of tests), a ``setup.cfg`` pytest section (nub60, python-semver's 5b8bb16cbd12: 20.1 s
     against 0.8 to 3.0 s for the other 19 tasks' oracle attempts), and the files a ``uv run`` command reads as its
     configuration (ref60: ``[tool.uv]``, ``uv.toml``, its env files and runner script were compared as the
-    reference fix's while grading held them back)."""
+    reference fix's while grading held them back). ``moved``: the changes grading carried and then held back as
+    they moved pytest's setup (:func:`setup_moves`, gatk48), read in the agent's ``workspace``: when each is a path
+    of the patch holding the reference fix's own bytes there (absent alike), the copies before the move were the
+    same, so is the move, and they are the parent's in both copies (else none is: not the reference, unless the
+    rest says so)."""
     if not task.gold_patch.strip():
         return False
     headers = _DIFF_HEADER.findall(task.gold_patch)
@@ -218,6 +239,8 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
                          "deleted" if not os.path.lexists(ref / rel) else "modified") for rel in paths}
         held = set(carried_changes(changes, task, pristine, ref, test_globs, python,
                                    task.test_cmd if command is None else command)[1])
+        if moved and workspace is not None and all(rel in changes and _same_file(workspace, ref, rel) for rel in moved):
+            held |= set(moved)
         for rel in paths:
             mine, theirs = gdir / rel, (pristine if rel in held else ref) / rel
             if os.path.islink(mine) or os.path.islink(theirs):
@@ -511,7 +534,7 @@ def grade(
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         hidden = list(targets)  # the hidden test files alone (the control runs have no canary)
         reference_fix = is_reference_fix(task, pristine, gdir, carried, test_globs=test_globs, python=python,
-                                         command=test_cmd or task.test_cmd)
+                                         command=test_cmd or task.test_cmd, workspace=workspace, moved=moved)
         checks = "{junit}" not in (test_cmd or task.test_cmd) and not reference_fix  # a sealed run, canaries
         # pytest's setup for the hidden tests' whole run, read once a grading: the rootdir the ids are relative to,
         # for the sealed run's sites and the canaries' plan (seal47, root47), and the sealed run's pin

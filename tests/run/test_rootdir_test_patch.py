@@ -95,10 +95,29 @@ def test_a_real_fix_adding_setup_py_where_the_hidden_tests_drop_a_config_is_solv
 @pytest.mark.slow
 def test_the_reference_fix_adding_setup_py_is_solved(reference_adds_setup_py: FixTask, tmp_path: Path) -> None:
     """The oracle: the commit's own fix, ``pkg/setup.py`` with it, graded (mining held that file back reading with
-    the test patch; grading, reading without it, carried it: ``tests_failed`` before)."""
+    the test patch; grading, reading without it, carried it: ``tests_failed`` before). It is the reference fix, graded
+    without twins (ref60: ``is_reference_fix`` compared the ``pkg/setup.py`` grading held back after carrying, so the
+    oracle's grading planted canary twins, ``canaries.json`` in its folder)."""
     b = reference_adds_setup_py
     work = copy_tree(b.pristine, tmp_path / "work")
     apply_patch(work, b.task.gold_patch)
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120)
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
     assert g.carried == [SOURCE] and g.dropped == ["pkg/setup.py"], g
+    assert not (tmp_path / "out" / "canaries.json").exists()
+
+
+@pytest.mark.slow
+def test_another_setup_py_beside_the_reference_fix_is_graded_with_twins(reference_adds_setup_py: FixTask,
+                                                                       tmp_path: Path) -> None:
+    """ref60: the reference fix's source change beside a ``pkg/setup.py`` of other bytes, held back as it moves the
+    rootdir too: not the reference fix's grading by construction (``is_reference_fix`` takes a moved file as the
+    reference fix's only with its bytes), so it is graded with twins, and still ``solved``."""
+    b = reference_adds_setup_py
+    work = copy_tree(b.pristine, tmp_path / "work")
+    apply_patch(work, b.task.gold_patch)
+    (work / "pkg/setup.py").write_text(SETUP_PY + "# another\n", encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+    assert g.carried == [SOURCE] and g.dropped == ["pkg/setup.py"], g
+    assert (tmp_path / "out" / "canaries.json").exists()
