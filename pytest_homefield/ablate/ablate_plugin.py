@@ -34,6 +34,7 @@ from pytest_homefield.run.retries import crash_result
 from pytest_homefield.run.run_plugin import (
     AttemptItem,
     forward_report,
+    refuse_unstartable,
     sandbox_hook,
     setup_command_hook,
     unsolved_status,
@@ -82,13 +83,15 @@ class AblatePlugin(ModePlugin):
         except ValueError as exc:
             raise pytest.UsageError(f"--homefield-ablate: {exc}") from None
         try:
+            hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
+            self.agents = make_agents(settings, hooked)
+            if settings.yes and not is_worker(config):  # up60: once, before the ablation's folder, as a run does
+                refuse_unstartable(self.agents, config, settings)
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
                                                                                                config=config))
             tasks = chosen.tasks
             if not tasks and chosen.shard is None:  # a shard may hold none (by id hash): it runs nothing (shard39)
                 raise RunError("--homefield-ablate: no tasks to run")
-            hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
-            self.agents = make_agents(settings, hooked)
             rows = agent_rows(settings, rel, [(a.name, a.spec) for a in self.agents], registered=list(hooked))
         except (RunError, AgentSpecError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None

@@ -39,7 +39,7 @@ from pytest_homefield.probe.verdicts import (
     verdict_lines,
 )
 from pytest_homefield.records import RATE_LIMITED, Task
-from pytest_homefield.run.run_plugin import sandbox_hook
+from pytest_homefield.run.run_plugin import refuse_unstartable, sandbox_hook
 from pytest_homefield.run.session import selection
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked
@@ -68,9 +68,11 @@ class ProbePlugin(ModePlugin):
         super().__init__(config, settings)
         self.verdicts: list[tuple[Any, Verdict, float]] = []
         try:
+            agents = probe_agents(settings, config.hook.pytest_homefield_agents(config=config))
+            if not is_worker(config):  # up60: once, before the probe's folder, not call by call (text-only: no shell)
+                refuse_unstartable(agents, config, settings, allow_shell=False)
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts, config=config),
                                verb="probe")
-            agents = probe_agents(settings, config.hook.pytest_homefield_agents(config=config))
             hook = sandbox_hook(config)
             if is_worker(config):
                 self.session = ProbeSession.join(settings, chosen, agents, config.workerinput,  # type: ignore[attr-defined]

@@ -83,7 +83,7 @@ from pytest_homefield.transport import REFUSED_ATTR, Scope, post
 
 __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
            "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook",
-           "selected_none_note", "reports_line"]
+           "selected_none_note", "reports_line", "refuse_unstartable"]
 
 
 def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any, ids: Sequence[str] = ()) -> str:
@@ -215,7 +215,7 @@ def header_agent_lines(agents: list[tuple[str, str]], sandboxes: dict[str, str],
 def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any], settings: Settings) -> str | None:
     """In an xdist worker: ``client missing on worker gw1 (host H): agent 'x': cannot start …`` when an agent's
     client is not installed on this worker's machine, else ``None``. The controller checks its own machine
-    before anything is spent (:func:`_refuse_unstartable`) but cannot see a remote worker's (``--tx ssh=…``):
+    before anything is spent (:func:`refuse_unstartable`) but cannot see a remote worker's (``--tx ssh=…``):
     that worker stops the run at its first item instead (:meth:`RunItem.setup`), where every attempt of the
     agent there was ``infra``, one by one, to the end of the run."""
     lines = unstartable(agents, os.environ, confined_by(settings))
@@ -226,13 +226,16 @@ def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any], settings: 
             "install it there, or leave that worker out of --tx")
 
 
-def _refuse_unstartable(agents: list[Agent], config: pytest.Config, settings: Settings) -> None:
-    """Raise :class:`RunError` (exit 4, one line, no run folder) when an agent's client is not installed here, or
-    its install needs the home and its attempts are sandboxed (:func:`~.runner.confined_by`), and every xdist
-    worker is local (``--tx`` names only ``popen``): its every attempt would be ``infra``. A remote worker checks
-    its own machine (:func:`_worker_refusal`)."""
+def refuse_unstartable(agents: Sequence[Agent], config: pytest.Config, settings: Settings, *,
+                       allow_shell: bool | None = None) -> None:
+    """Raise :class:`RunError` (exit 4, one line, nothing written) when an agent's client is not installed here,
+    or its install needs the home and its attempts are sandboxed (:func:`~.runner.confined_by`, with
+    ``allow_shell``), and every xdist worker is local (``--tx`` names only ``popen``): its every attempt would be
+    ``infra``. A run's controller calls it before its run folder is made (a remote worker checks its own machine:
+    :func:`_worker_refusal`), an ablation's before its folder (up60), a probe's before its first call, with
+    ``allow_shell=False`` (a probe call is text-only: up60; before, each call was ``infra`` one by one)."""
     remote = [tx for tx in (config.getoption("tx", None) or []) if not str(tx).startswith("popen")]
-    lines = [] if remote else unstartable(agents, os.environ, confined_by(settings))
+    lines = [] if remote else unstartable(agents, os.environ, confined_by(settings, allow_shell))
     if lines:
         more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
         raise RunError(f"pytest-homefield: {lines[0]}{more}; nothing was run")
@@ -267,7 +270,7 @@ class RunPlugin(ModePlugin):
             if is_worker(config):
                 excluded = dict(wi.get("homefield_excluded") or {})
             else:
-                _refuse_unstartable(agents, config, settings)
+                refuse_unstartable(agents, config, settings)
                 excluded = memorized_exclusion(settings, agents)
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts, config=config),
                                exclude=excluded.get("tasks", ()))

@@ -205,18 +205,20 @@ def check_sandbox(settings: Settings, agents: Sequence[Agent], *, hooked: bool =
         raise RunError(f"pytest-homefield: {exc}") from None
 
 
-def confined_by(settings: Settings) -> Callable[[Agent], bool]:
+def confined_by(settings: Settings, allow_shell: bool | None = None) -> Callable[[Agent], bool]:
     """Whether an agent's attempts run under bubblewrap or Landlock (``--sandbox`` as
     :meth:`~pytest_homefield.sandbox.modes.SandboxChoice.for_agent` resolves it, probing once per process, as the
     attempt's :attr:`~pytest_homefield.agents.base.AgentContext.sandbox` will say, a hook's fallback included);
     ``False`` where the sandbox it needs does not work (:func:`check_sandbox` refuses that). For the run-wide
     client check (:func:`~pytest_homefield.agents.registry.unstartable`): a client whose install needs the home
-    is refused once, before anything runs, not attempt by attempt (satk61)."""
+    is refused once, before anything runs, not attempt by attempt (satk61). ``allow_shell``: whether the agent
+    may run shell commands (``None``: ``--allow-shell``; a probe's text-only call passes ``False``)."""
     choice = _choice(settings)
+    shell = settings.allow_shell if allow_shell is None else allow_shell
 
     def confined(agent: Agent) -> bool:
         try:
-            return choice.for_agent(agent, settings.allow_shell) in CONFINED_BACKENDS
+            return choice.for_agent(agent, shell) in CONFINED_BACKENDS
         except BwrapUnavailable:
             return False
     return confined

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from helpers.bwrap import bwrap_or_skip
 from helpers.claude_cli import find_claude
+from helpers.home_client import home_prefixed_aider
 from helpers.landlock import landlock_abi
 
 from pytest_homefield.agents.base import AgentSettings
@@ -199,19 +200,6 @@ def test_a_recipe_client_whose_interpreter_prefix_is_the_home_is_refused_before_
     assert res.outcome is None and (ws / "done.txt").read_text() == "edited\n", res
 
 
-def _home_prefixed_aider(home: Path) -> None:
-    """``home/bin/aider`` whose ``#!`` interpreter ``home/bin/python3.11`` was installed with ``--prefix=$HOME``
-    (``home/lib/python3.11``): a shell under a Python's name, running the client's script on the host."""
-    (home / "lib" / "python3.11").mkdir(parents=True)
-    (home / "lib" / "python3.11" / "os.py").write_text("")
-    (home / "bin").mkdir()
-    python = home / "bin" / "python3.11"
-    shutil.copy2(Path(shutil.which("sh") or "/bin/sh").resolve(), python)
-    client = home / "bin" / "aider"
-    client.write_text(f"#!{python}\necho edited > done.txt\n")
-    client.chmod(0o755)
-
-
 @pytest.mark.slow
 def test_a_run_refuses_a_client_whose_install_is_the_home_once_before_anything_runs(tmp_path: Path) -> None:
     """satk61: the run-wide check (:func:`~pytest_homefield.agents.registry.unstartable`) did not know the sandbox,
@@ -222,7 +210,7 @@ def test_a_run_refuses_a_client_whose_install_is_the_home_once_before_anything_r
 
     bwrap_or_skip()
     home = tmp_path / "home"
-    _home_prefixed_aider(home)
+    home_prefixed_aider(home)
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "test_a.py").write_text("def test_a():\n    pass\n")
@@ -259,7 +247,7 @@ def test_a_probe_call_refuses_a_client_whose_install_is_the_home_when_sandboxed(
 
     bwrap_or_skip()
     home = tmp_path / "home"
-    _home_prefixed_aider(home)
+    home_prefixed_aider(home)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("PATH", f"{home / 'bin'}:/usr/bin:/bin")
     (aider,) = build_agents(["aider"], resolve_settings(tmp_path, {}))
