@@ -329,7 +329,7 @@ def fit_record(record: dict[str, Any], limit: int | None = None) -> dict[str, An
     the line cap of every reader, :data:`~pytest_homefield.store.MAX_LINE_BYTES`); else the candidate set aside, no
     task: ``reason`` ``too_large`` with a detail naming the size, and of ``record`` only its ``commit``, ``id``,
     ``subject``, counts, ``seconds``, ``verify_key`` and ``reused_from``. The scan sets aside a change whose patches
-    and message alone are too long (filter 12); this is for what only verification adds (the FAIL_TO_PASS and
+    and message alone are too long (filter 13); this is for what only verification adds (the FAIL_TO_PASS and
     PASS_TO_PASS ids, a degenerate diff the scan's bound let by): a task no line holds is never written (big60:
     ``results.jsonl`` and ``tasks.jsonl`` were then unreadable, or, with the writers' cap, the mine stopped at the
     record). Raises :class:`~pytest_homefield.errors.StoreError` for a record :func:`~pytest_homefield.store.dumps`

@@ -55,18 +55,18 @@ Filters, in the order they are applied; the first that fails names the reason (d
 11. ``diff_too_large``: more than ``max_diff_lines`` added + removed lines in the non-test files
     (the gold patch; binary files count 0). Counted only when ``max_diff_lines`` is set, for the
     commits that passed 1-10, by one more ``git log --no-walk --stdin --numstat`` process.
-12. ``too_large``: a candidate whose task record could not be one line of ``tasks.jsonl``: its patches (the test
+12. ``duplicate_change``: a candidate whose change without its docs files has the ``git patch-id --stable`` of
+    a newer candidate's of the same mode, taken without context lines (a commit rebased or cherry-picked beside
+    its original, both reachable; a backport beside other lines, or whose changelog entry sits under another
+    release's heading): one fix would be two tasks.
+    The newest stays. One ``git log --no-walk --stdin -p`` and one ``git patch-id``
+    process, for the candidates that passed 1-11, when a mode has two of them.
+13. ``too_large``: a candidate whose task record could not be one line of ``tasks.jsonl``: its patches (the test
     patch holds every test-side file, fixtures too, which filter 11 does not count) and message come to more than
     :data:`~pytest_homefield.store.MAX_LINE_BYTES` characters as JSON, which no writer writes (big60: a commit adding
     a 65 MiB text fixture beside its fix was mined, and ``tasks.jsonl`` was then unreadable). One ``git cat-file
     --batch-check`` for the sizes of every candidate's blobs, both sides; only a candidate those sizes do not show
     to fit (:data:`QUICK_FACTOR`) has its patches made (as verification makes them) and measured.
-13. ``duplicate_change``: a candidate whose change without its docs files has the ``git patch-id --stable`` of
-    a newer candidate's of the same mode, taken without context lines (a commit rebased or cherry-picked beside
-    its original, both reachable; a backport beside other lines, or whose changelog entry sits under another
-    release's heading): one fix would be two tasks.
-    The newest stays. One ``git log --no-walk --stdin -p`` and one ``git patch-id``
-    process, for the candidates that passed 1-12, when a mode has two of them.
 
 A shallow clone's boundary commits are skipped (their parents are missing): they are counted in
 ``ScanResult.shallow_skipped`` and the summary says so (``git fetch --unshallow`` to mine them).
@@ -146,13 +146,13 @@ REASONS = (
     "message_too_short",
     "root_commit",
     "diff_too_large",
-    "too_large",
     "duplicate_change",
+    "too_large",
 )
 
-#: The scan's and verification's reason for a candidate whose task record no line may hold (filter 12).
+#: The scan's and verification's reason for a candidate whose task record no line may hold (filter 13).
 TOO_LARGE = "too_large"
-#: Filter 12's bound: a candidate whose record (its ``candidates.jsonl`` line) plus this many characters per byte of
+#: Filter 13's bound: a candidate whose record (its ``candidates.jsonl`` line) plus this many characters per byte of
 #: its changed blobs, both sides, plus per file its header, is within :data:`~pytest_homefield.store.MAX_LINE_BYTES`
 #: fits, unmeasured (a JSON escape is at most 6 characters a byte: ``\u0001``); what a degenerate diff would still
 #: take past it verification sets aside (``too_large`` too), never the scan.
@@ -383,7 +383,7 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
         shallow = shallow_commits(repo)
         shallow_skipped = 0
         slots: dict[str, int] = {}  # split_change's class of each path seen
-        changed: dict[str, list[str]] = {}  # a candidate's --raw entries, by sha: filter 12's blobs
+        changed: dict[str, list[str]] = {}  # a candidate's --raw entries, by sha: filter 13's blobs
         dated = since is not None or until is not None
         with contextlib.ExitStack() as stack:
             # a walk read to its end is spooled (less CPU); one that max_commits may cut streams, so that git stops
@@ -422,8 +422,8 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
         _filter_test_configuration(outcomes, checks, blobs, uv_files)
         if options.max_diff_lines is not None:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
-        _filter_too_large(repo, Path(repo_path), outcomes, changed)
         _filter_duplicates(repo, outcomes)
+        _filter_too_large(repo, Path(repo_path), outcomes, changed)
         newest = str(repo.git.log("-1", "--format=%aI", head)).strip() if not outcomes and since else None
     finally:
         repo.close()
@@ -604,7 +604,7 @@ def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], cla
 
 def _filter_too_large(repo: git.Repo, root: Path, outcomes: list[Candidate | Rejected],
                       changed: dict[str, list[str]]) -> None:
-    """Filter 12, in place: a candidate whose task record's patches and message, as JSON, are longer than
+    """Filter 13, in place: a candidate whose task record's patches and message, as JSON, are longer than
     :data:`~pytest_homefield.store.MAX_LINE_BYTES` characters is ``too_large`` (no writer writes that line, no
     reader would read it). ``changed``: each candidate's ``--raw`` entries (raw line, path, alternating), by sha.
     One ``git cat-file --batch-check`` for every candidate's blob sizes; a candidate they do not show to fit
