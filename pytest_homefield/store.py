@@ -35,11 +35,14 @@ from pytest_homefield.pins import folder_below, open_in_pinned
 
 __all__ = ["StoreError", "RecordError", "NotOwnFile", "open_own", "open_own_file", "own_text", "append_jsonl",
            "lock_holder", "read_jsonl", "read_jsonl_lines", "read_jsonl_tail", "write_atomic", "write_jsonl_atomic",
-           "dumps", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE", "MAX_LINE_BYTES"]
+           "dumps", "record_line", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE", "MAX_LINE_BYTES"]
 
-#: The longest line :func:`read_jsonl_lines` reads (characters, at most as many bytes): homefield writes no record near
-#: it (a task's patches are its largest, kilobytes to a few MB); a line without end from another machine's file (a
-#: shard given to ``--merge``, a run folder given to ``homefield report``) is refused with this much of it in memory.
+#: The longest line :func:`read_jsonl_lines` reads (characters, the line end aside; its UTF-8 bytes are at least as
+#: many): a line without end from another machine's file (a shard given to ``--merge``, a run folder given to
+#: ``homefield report``) is refused with this much of it in memory. The writers (:func:`append_jsonl`,
+#: :func:`write_jsonl_atomic`) refuse a longer record by the same count (:func:`record_line`), so every line written
+#: is read back (big60: a task whose test patch held a 65 MiB text fixture was written, then no command could read
+#: ``tasks.jsonl``); mining sets such a candidate aside first, ``too_large`` (docs/contracts.md §7).
 MAX_LINE_BYTES = 64 << 20
 
 
@@ -51,6 +54,30 @@ def dumps(record: Any) -> str:
         return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError as exc:
         raise StoreError(f"a record holds a number JSON cannot hold ({exc}); not written") from None
+
+
+#: The fields that name a record in :func:`record_line`'s refusal, the first one it has.
+_NAMING_FIELDS = ("id", "task_id", "commit", "kind", "event")
+
+
+def record_line(record: Any, path: Path | str, *, index: int | None = None) -> str:
+    """:func:`dumps` of ``record`` when :func:`read_jsonl_lines` reads that line back: at most
+    :data:`MAX_LINE_BYTES` characters (the reader's count). Raises :class:`StoreError` naming ``path`` and the record
+    (its ``id``, ``task_id``, ``commit``, ``kind`` or ``event``, and ``index``, its place among the records written
+    together, from 1) for a longer one (``"<path>: record 2 (id '0123abcd4567') is 67,109,999 characters as one
+    JSON line, over the 67,108,864 a line may hold (store.MAX_LINE_BYTES): not written, the file is left as it
+    was"``) and for a record :func:`dumps` refuses."""
+    try:
+        line = dumps(record)
+    except StoreError as exc:
+        raise StoreError(f"{path}: {exc}") from None
+    if len(line) <= MAX_LINE_BYTES:
+        return line
+    named = next((f"{k} {str(record[k])[:40]!r}" for k in _NAMING_FIELDS
+                  if isinstance(record, dict) and isinstance(record.get(k), (str, int))), "")
+    what = " ".join(filter(None, ["record" if index is None else f"record {index}", named and f"({named})"]))
+    raise StoreError(f"{path}: {what} is {len(line):,} characters as one JSON line, over the {MAX_LINE_BYTES:,} a "
+                     "line may hold (store.MAX_LINE_BYTES): not written, the file is left as it was")
 
 
 class NotOwnFile(OSError):
@@ -139,12 +166,10 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     Creates parent folders. A torn line left by a crashed writer is terminated first so that the
     new record starts on its own line. Raises :class:`StoreError` when the line cannot be written
     whole (full disk, I/O error): the file is then truncated back to its size before the call; and,
-    the file untouched, for a record :func:`dumps` refuses (``NaN``, ``Infinity``).
+    the file untouched, for a record :func:`dumps` refuses (``NaN``, ``Infinity``) or whose line is longer than
+    any reader reads (:func:`record_line`: over :data:`MAX_LINE_BYTES`).
     """
-    try:
-        data = (dumps(record) + "\n").encode("utf-8")
-    except StoreError as exc:
-        raise StoreError(f"{path}: {exc}") from None
+    data = (record_line(record, path) + "\n").encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = _open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -374,8 +399,10 @@ def _replace_in(fd: int, path: Path, data: bytes) -> None:
 
 
 def write_jsonl_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    """Write all ``records`` as JSON lines, replacing ``path`` atomically."""
-    write_atomic(path, "".join(dumps(r) + "\n" for r in records))
+    """Write all ``records`` as JSON lines, replacing ``path`` atomically. Raises :class:`StoreError`, ``path`` left
+    as it was, for a record whose line no reader would read back (:func:`record_line`: over
+    :data:`MAX_LINE_BYTES`; big60) or that :func:`dumps` refuses, and when the file cannot be written."""
+    write_atomic(path, "".join(record_line(r, path, index=i) + "\n" for i, r in enumerate(records, 1)))
 
 
 #: The lock file of a session folder (``.homefield/runs/<id>/.lock``, …): left in place, never deleted.

@@ -183,24 +183,56 @@ def test_a_line_without_end_is_refused_in_bounded_memory(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "satk61: the writers (write_jsonl_atomic, append_jsonl) write a record whose line is over MAX_LINE_BYTES (64 MiB), "
-    "which every reader since satk60 refuses: a commit adding a 65 MiB text fixture beside its fix (scan's "
-    "max_diff_lines counts the non-test files only, binary files 0) is mined as a task whose test_patch holds it, and "
-    "tasks.jsonl is then unreadable to every command (the mining journal's line too, before that). Closing it needs "
-    "mining to set such a candidate aside with a reason before any record of it is written, not the store alone: a "
-    "writer refusing the line would stop the whole mine instead"))
 def test_a_record_written_is_a_record_read_back_whatever_its_size(tmp_path: Path) -> None:
+    """satk61, big60: the writers wrote a record whose line is over :data:`~pytest_homefield.store.MAX_LINE_BYTES`
+    (64 MiB), which every reader since satk60 refuses (before: ``write_jsonl_atomic`` of a task whose ``test_patch``
+    held 64 MiB + 1 KiB wrote it, and ``read_jsonl`` then said ``refused: …: line 1: longer than …``: a mined
+    ``tasks.jsonl`` unreadable by every command). Now both writers refuse such a record naming the file and the
+    record, the file left as it was byte for byte, and a line of exactly the cap is written and read back."""
     import subprocess
     import sys
 
     # in a process of its own: a 64 MiB record here would raise this process's peak RSS, which a child started
     # later inherits (ru_maxrss), and test_a_line_without_end_is_refused_in_bounded_memory measures its child's
-    code = ("import sys\nfrom pathlib import Path\nfrom pytest_homefield.store import MAX_LINE_BYTES, read_jsonl, "
-            "write_jsonl_atomic\npath = Path(sys.argv[1])\n"
-            "write_jsonl_atomic(path, [{'id': 't1', 'test_patch': '+' + 'x' * (MAX_LINE_BYTES + 1024)}])\n"
-            "try:\n    print([r['id'] for r in read_jsonl(path)])\nexcept ValueError as exc:\n"
-            "    print('refused:', exc)\n")
-    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tasks.jsonl")], capture_output=True,
-                          text=True, timeout=120)
-    assert (proc.returncode, proc.stdout) == (0, "['t1']\n"), proc.stdout + proc.stderr
+    code = ("import sys\nfrom pathlib import Path\nfrom pytest_homefield.store import MAX_LINE_BYTES, StoreError, "
+            "append_jsonl, dumps, read_jsonl, write_jsonl_atomic\npath = Path(sys.argv[1])\n"
+            "write_jsonl_atomic(path, [{'id': 't0'}])\nbefore = path.read_bytes()\n"
+            "big = {'id': 't1', 'test_patch': '+' + 'x' * (MAX_LINE_BYTES + 1024)}\n"
+            "for write in (lambda r: write_jsonl_atomic(path, [{'id': 't0'}, r]), lambda r: append_jsonl(path, r)):\n"
+            "    try:\n        write(big)\n        print('written')\n"
+            "    except StoreError as exc:\n        print('refused:', str(exc).split(' is ')[0])\n"
+            "    print(path.read_bytes() == before)\n"
+            "pad = MAX_LINE_BYTES - len(dumps({'id': 't2', 'p': ''}))\n"
+            "append_jsonl(path, {'id': 't2', 'p': 'y' * pad})\n"
+            "print([r['id'] for r in read_jsonl(path)])\n")
+    path = tmp_path / "tasks.jsonl"
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [f"refused: {path}: record 2 (id 't1')", "True",
+                                        f"refused: {path}: record (id 't1')", "True", "['t0', 't2']"], proc.stdout
+
+
+def test_the_writers_cap_is_the_readers_to_the_character(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """big60: a record is written when, and only when, :func:`~pytest_homefield.store.read_jsonl_lines` reads its line
+    back: at most :data:`~pytest_homefield.store.MAX_LINE_BYTES` characters, as the reader counts them (non-ASCII
+    text is more bytes than characters, and is read back). The cap made 100 here (read at each call, by the reader
+    and the writers alike); the full-size case is the slow test above."""
+    from pytest_homefield import store
+    from pytest_homefield.store import StoreError, append_jsonl, dumps, read_jsonl, write_jsonl_atomic
+
+    monkeypatch.setattr(store, "MAX_LINE_BYTES", 100)
+    path = tmp_path / "r.jsonl"
+    for fill in ("x", "é", "\u2028"):  # one byte, two, three (a line separator JSON leaves raw: no line end here)
+        record = {"id": fill, "p": ""}
+        record["p"] = fill * (100 - len(dumps(record)))
+        write_jsonl_atomic(path, [record])
+        append_jsonl(path, record)
+        assert list(read_jsonl(path)) == [record, record], fill
+        before = path.read_bytes()
+        over = {**record, "p": record["p"] + fill}
+        with pytest.raises(StoreError, match=r": record 2 \(id '[^']+'\) is 101 characters as one JSON line, over "):
+            write_jsonl_atomic(path, [record, over])
+        assert path.read_bytes() == before
+        with pytest.raises(StoreError, match=r": record \(id '[^']+'\) is 101 .*: not written, the file is left as"):
+            append_jsonl(path, over)
+        assert path.read_bytes() == before

@@ -66,7 +66,7 @@ from pytest_homefield.mine.redgreen import (
 )
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.mine.run_journal import RUN_KEY, RunJournal
-from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
+from pytest_homefield.mine.scan import TOO_LARGE, ScanOptions, ScanResult, format_scan, scan, shallow_note
 from pytest_homefield.mine.setup_help import install_hint, module_file
 from pytest_homefield.mine.summary import (
     collection_errors_line,
@@ -89,7 +89,15 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.twin_runs import RUNS_KEY
 from pytest_homefield.settings import Settings, network_of, parse_duration
 from pytest_homefield.shard import SPLIT, parse_shard
-from pytest_homefield.store import FolderLock, JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.store import (
+    MAX_LINE_BYTES,
+    FolderLock,
+    JsonlTail,
+    dumps,
+    read_jsonl,
+    write_atomic,
+    write_jsonl_atomic,
+)
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import Message, append_message
 
@@ -97,6 +105,7 @@ __all__ = [
     "scan_options",
     "freeze_candidates",
     "verify_and_record",
+    "fit_record",
     "merge_tasks",
     "MergedTasks",
     "candidates_digest",
@@ -309,6 +318,31 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         )
         record["task"] = task.to_dict()
     return record
+
+
+#: The fields a verification record set aside as ``too_large`` keeps (:func:`fit_record`).
+_FIT_KEEPS = ("commit", "id", "subject", "FAIL_TO_PASS", "PASS_TO_PASS", "seconds", "verify_key", "reused_from")
+
+
+def fit_record(record: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
+    """``record``, a candidate's verification record, when its JSON line is at most ``limit`` characters (``None``:
+    the line cap of every reader, :data:`~pytest_homefield.store.MAX_LINE_BYTES`); else the candidate set aside, no
+    task: ``reason`` ``too_large`` with a detail naming the size, and of ``record`` only its ``commit``, ``id``,
+    ``subject``, counts, ``seconds``, ``verify_key`` and ``reused_from``. The scan sets aside a change whose patches
+    and message alone are too long (filter 13); this is for what only verification adds (the FAIL_TO_PASS and
+    PASS_TO_PASS ids, a degenerate diff the scan's bound let by): a task no line holds is never written (big60:
+    ``results.jsonl`` and ``tasks.jsonl`` were then unreadable, or, with the writers' cap, the mine stopped at the
+    record). Raises :class:`~pytest_homefield.errors.StoreError` for a record :func:`~pytest_homefield.store.dumps`
+    refuses, as the writer would."""
+    limit = MAX_LINE_BYTES if limit is None else limit
+    chars = len(dumps(record))
+    if chars <= limit:
+        return record
+    out = {k: record[k] for k in _FIT_KEEPS if k in record}
+    out.update(reason=TOO_LARGE, excluded={},
+               detail=f"its verification record is {chars:,} characters as one JSON line (the task's patches, test "
+                      f"ids and message), over the {limit:,} a line may hold: no task")
+    return out
 
 
 def _record_env(root: Path, python: str | None, services: Sequence[Mapping[str, Any]] = ()) -> str:
@@ -583,6 +617,7 @@ class MineSession:
                 if exc.ran_s is not None:
                     record["ran_s"] = round(exc.ran_s, 1)
                 return Verdict(record, f"not verified ({detail})", verified=False)
+        record = fit_record(record)  # a record no line holds is never sent: too_large, no task (big60)
         if record.get("task"):
             self._kept.add(str(record["commit"]))
         if record["reason"] is None:

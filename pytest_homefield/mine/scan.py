@@ -61,12 +61,18 @@ Filters, in the order they are applied; the first that fails names the reason (d
     release's heading): one fix would be two tasks.
     The newest stays. One ``git log --no-walk --stdin -p`` and one ``git patch-id``
     process, for the candidates that passed 1-11, when a mode has two of them.
+13. ``too_large``: a candidate whose task record could not be one line of ``tasks.jsonl``: its patches (the test
+    patch holds every test-side file, fixtures too, which filter 11 does not count) and message come to more than
+    :data:`~pytest_homefield.store.MAX_LINE_BYTES` characters as JSON, which no writer writes (big60: a commit adding
+    a 65 MiB text fixture beside its fix was mined, and ``tasks.jsonl`` was then unreadable). One ``git cat-file
+    --batch-check`` for the sizes of every candidate's blobs, both sides; only a candidate those sizes do not show
+    to fit (:data:`QUICK_FACTOR`) has its patches made (as verification makes them) and measured.
 
 A shallow clone's boundary commits are skipped (their parents are missing): they are counted in
 ``ScanResult.shallow_skipped`` and the summary says so (``git fetch --unshallow`` to mine them).
 Paths under ``.homefield/`` (homefield's own records, if committed) are not part of any change.
 
-This module holds the records, the walk and filters 1, 2 and 9-12; the git processes and the parsing of
+This module holds the records, the walk and filters 1, 2 and 9-13; the git processes and the parsing of
 their output are :mod:`.scan_git`'s, filters 3-9 for one commit :mod:`.scan_rules`'.
 """
 
@@ -92,6 +98,7 @@ from pytest_homefield.mine.scan_git import (
     COMMON_ARGS,
     LOG_FORMAT,
     Commit,
+    blob_sizes,
     commits,
     diff_lines,
     first_error_line,
@@ -111,9 +118,12 @@ from pytest_homefield.run.carried import _section_of as section_of
 from pytest_homefield.run.carried import blocked_name, in_metadata, uv_held_back
 from pytest_homefield.sandbox.pytest_config import uv_run_files
 from pytest_homefield.settings import ScanSettings, join_flags
+from pytest_homefield.store import MAX_LINE_BYTES, dumps
 
 __all__ = [
     "REASONS",
+    "TOO_LARGE",
+    "QUICK_FACTOR",
     "ScanOptions",
     "Candidate",
     "Rejected",
@@ -137,7 +147,16 @@ REASONS = (
     "root_commit",
     "diff_too_large",
     "duplicate_change",
+    "too_large",
 )
+
+#: The scan's and verification's reason for a candidate whose task record no line may hold (filter 13).
+TOO_LARGE = "too_large"
+#: Filter 13's bound: a candidate whose record (its ``candidates.jsonl`` line) plus this many characters per byte of
+#: its changed blobs, both sides, plus per file its header, is within :data:`~pytest_homefield.store.MAX_LINE_BYTES`
+#: fits, unmeasured (a JSON escape is at most 6 characters a byte: ``\u0001``); what a degenerate diff would still
+#: take past it verification sets aside (``too_large`` too), never the scan.
+QUICK_FACTOR = 6
 
 @dataclass(kw_only=True)
 class ScanOptions(ScanSettings):
@@ -364,6 +383,7 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
         shallow = shallow_commits(repo)
         shallow_skipped = 0
         slots: dict[str, int] = {}  # split_change's class of each path seen
+        changed: dict[str, list[str]] = {}  # a candidate's --raw entries, by sha: filter 13's blobs
         dated = since is not None or until is not None
         with contextlib.ExitStack() as stack:
             # a walk read to its end is spooled (less CPU); one that max_commits may cut streams, so that git stops
@@ -393,6 +413,8 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
                 outcome, checked = _judge(commit, classifier, options, in_paths, slots)
                 if checked:
                     checks[len(outcomes)] = checked
+                if isinstance(outcome, Candidate):
+                    changed[outcome.commit] = commit.entries
                 outcomes.append(outcome)
         _compose_prompts(repo, head, outcomes, checks, options.min_message_words)
         blobs = _filter_manifests(repo, outcomes, checks, keep=options.env == "uv")
@@ -401,6 +423,7 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
         if options.max_diff_lines is not None:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
         _filter_duplicates(repo, outcomes)
+        _filter_too_large(repo, Path(repo_path), outcomes, changed)
         newest = str(repo.git.log("-1", "--format=%aI", head)).strip() if not outcomes and since else None
     finally:
         repo.close()
@@ -577,6 +600,35 @@ def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], cla
             if outcome.diff_lines > limit:
                 outcomes[i] = Rejected(outcome.commit, outcome.subject, outcome.authored_at,
                                        "diff_too_large", f"{outcome.diff_lines} lines > {limit}")
+
+
+def _filter_too_large(repo: git.Repo, root: Path, outcomes: list[Candidate | Rejected],
+                      changed: dict[str, list[str]]) -> None:
+    """Filter 13, in place: a candidate whose task record's patches and message, as JSON, are longer than
+    :data:`~pytest_homefield.store.MAX_LINE_BYTES` characters is ``too_large`` (no writer writes that line, no
+    reader would read it). ``changed``: each candidate's ``--raw`` entries (raw line, path, alternating), by sha.
+    One ``git cat-file --batch-check`` for every candidate's blob sizes; a candidate they do not show to fit
+    (:data:`QUICK_FACTOR`) has its test and gold patches made as verification makes them (two ``git diff``) and its
+    record measured: never set aside on a bound."""
+    shas = sorted({sha for o in outcomes if isinstance(o, Candidate) for raw in changed.get(o.commit, [])[0::2]
+                   for sha in raw.split()[2:4] if sha.strip("0")})
+    sizes = blob_sizes(repo, shas) if shas else {}
+    for i, o in enumerate(outcomes):
+        if not isinstance(o, Candidate):
+            continue
+        entries = changed.get(o.commit, [])
+        blobs = sum(sizes.get(sha, 0) for raw in entries[0::2] for sha in raw.split()[2:4])
+        headers = sum(4 * len(path) + 200 for path in entries[1::2])
+        if len(dumps(o.to_dict())) + QUICK_FACTOR * (blobs + headers) <= MAX_LINE_BYTES:
+            continue
+        from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch  # only past the bound: heavy
+
+        chars = len(dumps({**o.to_dict(), "test_patch": make_test_patch(root, o.parent, o.commit, o.test_files),
+                           "gold_patch": make_gold_patch(root, o.parent, o.commit, o.test_files)}))
+        if chars > MAX_LINE_BYTES:
+            outcomes[i] = Rejected(o.commit, o.subject, o.authored_at, TOO_LARGE,
+                                   f"its patches and message are {chars:,} characters as a task record, over the "
+                                   f"{MAX_LINE_BYTES:,} a line of tasks.jsonl holds ({blobs:,} bytes of files changed)")
 
 
 def _filter_duplicates(repo: git.Repo, outcomes: list[Candidate | Rejected]) -> None:

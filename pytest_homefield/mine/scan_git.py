@@ -33,6 +33,7 @@ from pytest_homefield.paths import TEST, Classifier
 
 __all__ = [
     "COMMON_ARGS",
+    "blob_sizes",
     "LOG_FORMAT",
     "Commit",
     "commits",
@@ -248,6 +249,22 @@ def read_blobs(repo: git.Repo, shas: Sequence[str]) -> dict[str, bytes]:
         except git.GitCommandError as exc:
             raise ScanError(f"git cat-file failed: {first_error_line(exc)}") from None
     return blobs
+
+
+def blob_sizes(repo: git.Repo, shas: Sequence[str]) -> dict[str, int]:
+    """The size in bytes of each blob of ``shas``, through one ``git cat-file --batch-check`` process fed from a file
+    (no blob is read). Missing objects and objects that are no blob (a submodule's commit) are left out."""
+    with _sha_file(shas) as stdin:
+        try:
+            out = str(repo.git.cat_file("--batch-check", "--buffer", istream=stdin))
+        except git.GitCommandError as exc:
+            raise ScanError(f"git cat-file failed: {first_error_line(exc)}") from None
+    sizes: dict[str, int] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            sizes[parts[0]] = int(parts[2])
+    return sizes
 
 
 def diff_lines(repo: git.Repo, shas: list[str], classifier: Classifier) -> dict[str, int]:
