@@ -94,6 +94,7 @@ from pytest_homefield.errors import ScanError
 from pytest_homefield.mine.classify import changed_manifests, tool_settings_changed
 from pytest_homefield.mine.merge_prompt import branch_messages, compose_merge_prompt
 from pytest_homefield.mine.prompt import clean_prompt, count_words, names_identifier
+from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.mine.scan_git import (
     COMMON_ARGS,
     LOG_FORMAT,
@@ -621,8 +622,6 @@ def _filter_too_large(repo: git.Repo, root: Path, outcomes: list[Candidate | Rej
         headers = sum(4 * len(path) + 200 for path in entries[1::2])
         if len(dumps(o.to_dict())) + QUICK_FACTOR * (blobs + headers) <= MAX_LINE_BYTES:
             continue
-        from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch  # only past the bound: heavy
-
         chars = len(dumps({**o.to_dict(), "test_patch": make_test_patch(root, o.parent, o.commit, o.test_files),
                            "gold_patch": make_gold_patch(root, o.parent, o.commit, o.test_files)}))
         if chars > MAX_LINE_BYTES:
