@@ -252,10 +252,10 @@ def decoy(lines: Sequence[str], start: int, node: ast.FunctionDef | ast.AsyncFun
     """deco60: the teardown decoy's member of ``node`` (a test function whose definition, decorators included, starts
     at line ``start`` of a file split into ``lines``): the function as the file has it, its name, its
     decorators, its signature, its place, with its body run no more: its docstring kept, every other statement
-    replaced by one ``pass`` at the body's indent (a body starting on the ``def``'s line, or its docstring's, cut where
-    its first statement starts: ``def test_x(spy): pass``). Requested by it, the fixture's check sees the state its
-    setup left (the spy's ``assert calls`` fails whatever the code under test does). ``None`` when the body is its
-    docstring alone, or the text does not parse as one function of that name."""
+    replaced by one ``pass`` at the body's indent (a body starting on the line of the ``def``'s head, or its
+    docstring's, cut where its first statement starts: ``def test_x(spy): pass``). Requested by it, the fixture's
+    check sees the state its setup left (the spy's ``assert calls`` fails whatever the code under test does).
+    ``None`` when the body is its docstring alone, or the text does not parse as one function of that name."""
     body = node.body
     kept = body[:1] if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str) else []
@@ -264,12 +264,10 @@ def decoy(lines: Sequence[str], start: int, node: ast.FunctionDef | ast.AsyncFun
         return None
     top = min([d.lineno for d in getattr(rest[0], "decorator_list", [])] + [rest[0].lineno])
     first = lines[top - 1]
-    if top <= ((kept[-1].end_lineno or kept[-1].lineno) if kept else node.lineno):
-        # gatk61: the body on the ``def``'s line (or its docstring's): cut there, ``pass`` in its place (before, no
-        # decoy, and a process telling the twin by its check's polarity was solved with no fix)
-        indent = first.encode("utf-8")[:rest[0].col_offset].decode("utf-8", errors="replace")
-    else:
-        indent = first[:len(first) - len(first.lstrip())]
+    # the line cut where the body's first statement starts (its column counts UTF-8 bytes): its indent, or what
+    # precedes it on the line, the ``def``'s head, a wrapped signature's last line or a docstring's (gatk61: there
+    # was no decoy, and a process telling the twin by its check's polarity was solved with no fix)
+    indent = first.encode("utf-8")[:rest[0].col_offset].decode("utf-8", errors="replace")
     head = "".join(lines[start - 1:top - 1])
     ending = first[len(first.rstrip("\r\n")):] or "\n"
     text = f"{head}{indent}pass{ending}"

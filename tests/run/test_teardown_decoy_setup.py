@@ -69,9 +69,15 @@ NOTED = TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n",
                       "        assert totals.total() == 4\n")
 
 
-@pytest.fixture(scope="module", params=["one-line", "noted"])
+#: :data:`TESTS` whose test's signature is wrapped, its body on the signature's last line (menda62).
+WRAPPED = TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n",
+                        "def test_total(\n        spy): assert totals.total() == 4\n")
+
+
+@pytest.fixture(scope="module", params=["one-line", "noted", "wrapped"])
 def one_line(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    tests, name = (ONE_LINE, "test_total") if request.param == "one-line" else (NOTED, "TestTotal::test_total")
+    tests, name = {"one-line": (ONE_LINE, "test_total"), "noted": (NOTED, "TestTotal::test_total"),
+                   "wrapped": (WRAPPED, "test_total")}[request.param]
     return build_fix_task(tmp_path_factory.mktemp("one"), name="totals", source=SOURCE, parent=PARENT,
                           fixed=FIXED, test=TEST, tests=tests, first="totals", message="Count both fetches",
                           fail_to_pass=[f"{TEST}::{name}"], pass_to_pass=[])
@@ -87,7 +93,8 @@ def test_a_test_written_on_one_line_has_its_teardown_decoy(one_line: FixTask, tm
     (:func:`~pytest_homefield.sandbox.canary_teardown.decoy` gave ``None`` for a body on the ``def``'s line), so
     :data:`BY_POLARITY` with the no-fetch hack was ``solved`` with no fix on 3edecf8 (seeds 0 and 1, ``--sandbox
     none``). The decoy is ``def test_total(spy): pass`` now: ``forged``, the real fix ``solved``. So for a method whose
-    head holds a comment at column 0 (:data:`NOTED`: the decoy's text, dedented, did not parse)."""
+    head holds a comment at column 0 (:data:`NOTED`: the decoy's text, dedented, did not parse), and for a wrapped
+    signature with the body on its last line (:data:`WRAPPED`, menda62: still no decoy after gatk61, ``solved``)."""
     g = grade_source(one_line, tmp_path, SOURCE, source, canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome == outcome, (g.outcome, g.error, g.failing_f2p)
     assert len(_teardown_twins(tmp_path)) == 1 and len(_teardown_twins(tmp_path, decoys=True)) == 1

@@ -216,8 +216,8 @@ def test_a_teardown_decoy_passed_is_forged_beside_a_passing_original() -> None:
 def test_decoy_is_the_function_its_body_run_no_more(body: str, want: str) -> None:
     """The function's lines up to its body's first statement (a docstring kept, a comment above it kept), then
     ``pass`` at the body's indent; ``None`` for a docstring alone. gatk61: a body on the ``def``'s line (or its
-    docstring's) cut where its first statement starts; a method whose head holds a line at column 0 (a comment, a
-    docstring's line) read as a block's (both were ``None``: no decoy)."""
+    docstring's; menda62: or a wrapped signature's last) cut where its first statement starts; a method whose head
+    holds a line at column 0 (a comment, a docstring's line) read as a block's (all were ``None``: no decoy)."""
     head = "@pytest.mark.unit\ndef test_total(spy,\n               k):\n"
     text = f"import pytest\n\n\n{head}{body}"
     lines = text.splitlines(keepends=True)
@@ -231,7 +231,9 @@ def test_decoy_is_the_function_its_body_run_no_more(body: str, want: str) -> Non
                      ("def test_total(spy, s='\u00e9'): x = 1; assert spy == x\n",
                       "def test_total(spy, s='\u00e9'): pass\n"),
                      ('def test_total(spy): "Totals."; assert spy(\n    1)\n',
-                      'def test_total(spy): "Totals."; pass\n')):
+                      'def test_total(spy): "Totals."; pass\n'),
+                     # menda62: a wrapped signature, the body on its last line (was None: no decoy)
+                     ("def test_total(\n        spy): assert spy\n", "def test_total(\n        spy): pass\n")):
         fn = ast.parse(one).body[0]
         assert isinstance(fn, ast.FunctionDef) and decoy(one.splitlines(keepends=True), 1, fn) == cut
     for method in ("class TestTotal:\n    def test_total(self, spy):\n# a note\n        assert spy\n",
