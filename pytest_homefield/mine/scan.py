@@ -115,8 +115,7 @@ from pytest_homefield.mine.scan_git import (
 from pytest_homefield.mine.scan_rules import cheap_reason, no_source_detail, path_reason, split_change
 from pytest_homefield.paths import Classifier, compile_globs
 from pytest_homefield.records import one_line
-from pytest_homefield.run.carried import _section_of as section_of
-from pytest_homefield.run.carried import blocked_name, in_metadata, uv_held_back
+from pytest_homefield.run.carried import blocked_name, in_metadata, pytest_section_changed, uv_held_back
 from pytest_homefield.sandbox.pytest_config import uv_run_files
 from pytest_homefield.settings import ScanSettings, join_flags
 from pytest_homefield.store import MAX_LINE_BYTES, dumps
@@ -564,15 +563,11 @@ def _held_back(path: str, raw: str | None, blobs: dict[str, bytes], uv_files: fr
     manifest whose versions were not read is carried (the safe answer: verification decides)."""
     if blocked_name(path) or in_metadata(path):
         return True
-    name = path.rsplit("/", 1)[-1]
     texts = _texts(raw, blobs)
     if uv_files is not None and uv_held_back(path, uv_files, lambda: texts or (None, None)) and (
             path != "pyproject.toml" or texts is not None):
         return True
-    if name not in ("pyproject.toml", "setup.cfg") or texts is None:
-        return False
-    before, after = (None if text is None else section_of(name, text) for text in texts)
-    return before != after
+    return texts is not None and pytest_section_changed(path, lambda: texts)
 
 
 def _texts(raw: str | None, blobs: dict[str, bytes]) -> tuple[str | None, str | None] | None:

@@ -38,8 +38,8 @@ else:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["TaskFiles", "BLOCKED_NAMES", "METADATA_SUFFIXES", "IMPORT_ROOTS", "RUNNER_MODULES", "SECTION_MAX_CHARS",
-           "SECTION_MAX_LINE", "carried_changes", "config_above", "uv_held_back", "blocked_name", "in_metadata",
-           "setup_moved", "setup_toggles"]
+           "SECTION_MAX_LINE", "carried_changes", "config_above", "pytest_section_changed", "uv_held_back",
+           "blocked_name", "in_metadata", "setup_moved", "setup_toggles"]
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -89,18 +89,18 @@ def uv_held_back(rel: str, uv_files: frozenset[str], texts: Callable[[], tuple[s
     return uv_table_of(before) != uv_table_of(after)
 
 
-def pytest_section_changed(pristine: Path, tree: Path, rel: str,
-                           texts: Callable[[], tuple[str | None, str | None]] | None = None) -> bool:
-    """Whether ``rel`` (a ``/``-separated path) is a ``pyproject.toml`` or ``setup.cfg`` whose pytest section
-    differs between ``pristine`` and ``tree``: grading leaves every such change out (:func:`carried_changes`),
-    the reference fix's too (nub60: ``run.grading.is_reference_fix``). ``texts``: the two texts when the caller
-    has them (:func:`_two_texts`), read without following a link (``None`` for a link)."""
+def pytest_section_changed(rel: str, texts: Callable[[], tuple[str | None, str | None]]) -> bool:
+    """The one rule of what grading holds back of a change to ``rel`` (a ``/``-separated path) by its content: a
+    ``pyproject.toml`` or ``setup.cfg`` whose pytest section differs between the two texts ``texts()`` gives
+    (before, after; ``None``: absent, a link or unreadable), asked only for such a file. Grading
+    (:func:`carried_changes`, the reference fix's too: ``run.grading.is_reference_fix``, nub60) reads the texts
+    from the two trees, mining's scan (:func:`pytest_homefield.mine.scan._held_back`) from the commit's blobs."""
     name = os.path.basename(rel)
     if name not in ("pyproject.toml", "setup.cfg"):
         return False
-    before, after = (None if text is None else _section_of(name, text)
-                     for text in (texts or functools.partial(_two_texts, pristine, tree, rel))())
+    before, after = (None if text is None else _section_of(name, text) for text in texts())
     return before != after
+
 
 #: Longest text, and longest line, of a ``pyproject.toml`` / ``setup.cfg`` whose pytest section is parsed:
 #: configparser's option pattern is quadratic in a line's length (a 40,000-character line of an agent's
@@ -305,7 +305,7 @@ def carried_changes(changes: dict[str, str], task: TaskFiles, pristine: Path, wo
         blocked = is_test or blocked_name(rel)
         texts = functools.cache(functools.partial(_two_texts, pristine, workspace, rel))  # each tree's read once
         if not blocked:
-            blocked = pytest_section_changed(pristine, workspace, rel, texts)
+            blocked = pytest_section_changed(rel, texts)
         if not blocked and uv_files is not None:  # a uv run's own configuration, the parent's kept (ops58, ops60)
             blocked = uv_held_back(rel, uv_files, texts)
         if not blocked and changes[rel] != "deleted":
