@@ -1,4 +1,4 @@
-"""big60: a candidate whose task record no line of ``tasks.jsonl`` may hold is set aside by the scan (filter 12,
+"""big60: a candidate whose task record no line of ``tasks.jsonl`` may hold is set aside by the scan (filter 13,
 ``too_large``) before any record of it is written; one that only looks large (a big fixture changed in one line)
 stays a candidate. Real git history; the large blobs are written straight into the object store (``git
 hash-object -w --stdin`` from ``seq``), never as files of the working tree."""
