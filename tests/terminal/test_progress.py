@@ -517,3 +517,12 @@ def test_a_mines_eta_weighs_each_candidate_left_by_its_test_bytes() -> None:
         clock.t += 5
         p.finish(key, "dropped")
     assert p.pace() == 15 / 3000 and p.eta_s() == 5.0
+
+
+def test_a_runs_flagged_solves_are_counted_solved_and_said_beside_the_count() -> None:
+    """cnt62: ``solved N (K flagged)``, the count the report prints (contracts §10)."""
+    p = Progress("run", 3, clock=Clock())
+    p.finish("x", "solved", flagged=True)
+    p.finish("y", "solved")
+    p.finish("z", "unsolved")
+    assert p.line() == "run 3/3 · solved 2 (1 flagged) · unsolved 1 · 0s"
