@@ -72,7 +72,7 @@ def test_a_liar_cannot_buy_beats(tmp_path: Path) -> None:
     label = "14 attempts tried again at its word: counted as failed, pass@1 30%"
     assert report["agents"]["liar"]["at_its_word"] == label and "at_its_word" not in report["agents"]["honest"]
     board = render_text_plain(report, verbose=False)
-    assert "70%*" in board and f"liar pass@1 70%: {label}" in board, board
+    assert "70%*" in board and f"liar pass@1 70%*: {label}" in board, board
     for doc in (render_markdown(report), render_html(report)):
         assert f"% ({label})" in doc
     assert fail_under_failures(report, ["0.5"]) == [f"liar pass@1 0.70 rests on its word ({label}): not passing 0.50",
