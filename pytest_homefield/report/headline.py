@@ -12,7 +12,9 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
   attempts); when that gap is not significant, that no agent is detectably better,
   with the smallest gap the tasks could detect (MDE); with one such agent, its pass@1 and CI; when the
   verdict rests on an agent's claims (``at_their_word``, docs/contracts.md §10) or on solves its twin hits
-  may have bought (``twin_hits``), or on solves flagged ``suspicious`` (``flagged``), that there is none;
+  may have bought (``twin_hits``), or on solves flagged ``suspicious`` (``flagged``), that there is none; when
+  no agent is detectably better and the leader's lead would reverse or tie with its doubtful attempts counted
+  as failed (its ``counted_pass_at_1``), no leader, but what the order rests on (:func:`_lead_rests_on`);
 * when any graded attempt ran its hidden tests without a sandbox (``test_sandbox`` ``none``: ``--sandbox
   none``, or no sandbox worked on the machine), how many, and that their verdicts can be bought: there
   the tests run as the user, so any agent's code can read the answers (docs/contracts.md §9);
@@ -28,6 +30,7 @@ from __future__ import annotations
 from pytest_homefield.report.family import COST_REPORTED, is_reference_spec, spec_kind
 from pytest_homefield.report.fmt import fmt_ci, fmt_p, fmt_pct, fmt_pp
 from pytest_homefield.report.model import AgentSummary, ComparisonRow, Report
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["headline", "headline_parts"]
 
@@ -87,8 +90,37 @@ def _comparison(rep: Report) -> str | None:
         # which left the ranking unscored: xatk31): each rate, and each label, as wherever pass@1 appears
         return (f"No agent is detectably better: {top.name} and {nxt.name} tie on the {c.n_tasks} tasks both "
                 f"scored (pass@1 {rates}, p={fmt_p(p)}{fam}){mde}")
+    doubts = _lead_rests_on(top, nxt)
+    if doubts:  # the lead, not a verdict, would reverse or tie with them counted as failed: name no leader (cnt62)
+        return (f"No agent is detectably better, and the order of {top.name} and {nxt.name} ({rates} pass@1, "
+                f"p={fmt_p(p)}{fam}) rests on {doubts}: counted as failed, they leave {top.name} at "
+                f"{fmt_pct(top.counted_pass_at_1)}{mde}")
     return (f"No agent is detectably better: {top.name} leads {nxt.name} by {fmt_pp(c.delta)} pass@1 "
             f"({rates}, p={fmt_p(p)}{fam}){mde}")
+
+
+def _lead_rests_on(top: AgentSummary, nxt: AgentSummary) -> str | None:
+    """What ``top``'s lead over ``nxt`` rests on, when counting ``top``'s doubtful attempts as failed (its
+    ``counted_pass_at_1``: its retries at its word or after an interrupted try, its solves flagged ``suspicious``,
+    its twin hits' possible lucky solves, as the report counts them, docs/contracts.md §10) leaves it no more than
+    ``nxt``'s pass@1 as recorded (a lead rounding to 0 pp or less: reversed or tied), e.g. ``"alpha's flagged
+    solves (3 solves flagged suspicious by a pattern list that decides no count)"``; ``None`` when the lead stands
+    (or ``top`` has no doubtful attempt). ``nxt``'s own doubts counted failed only widen the lead. Both rates are
+    over the same tasks (the ranking's task set), so their difference is the comparison's Δ."""
+    counted, theirs = top.counted_pass_at_1, nxt.pass_at_1
+    if counted is None or theirs is None or round(100 * (counted - theirs)) > 0:
+        return None
+    parts = []
+    if top.at_its_word:
+        parts.append(f"{top.name}'s retried attempts (tried again after its own claims of a rate limit or an "
+                     "outage, which homefield cannot check, or after an interrupted try)")
+    if top.flagged_solves:
+        parts.append(f"{top.name}'s flagged solves ({plural(top.flagged_solves, 'solve')} flagged suspicious by a "
+                     "pattern list that decides no count)")
+    if top.twin_hits:
+        parts.append(f"{top.name}'s twin hits (its code passed contradicted twins of hidden tests exactly, as code "
+                     "that picks one version of each test does)")
+    return " and ".join(parts) or None
 
 
 def _incomplete(agents: list[AgentSummary]) -> str:

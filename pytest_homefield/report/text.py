@@ -159,15 +159,16 @@ def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> l
         return lines
 
     lines.extend(text_table(tables.terminal_leaderboard(rep), width=width))
+    # each ``*`` of the board's pass@1 is explained under it, the line repeating the cell (``67%*: …``; cnt62)
     for a in agents.values():
         if a.incomplete:  # the board's pass@1 column stays narrow: the label goes under it
-            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.incomplete}", yellow=True)
+            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}*: {a.incomplete}", yellow=True)
         if a.at_its_word:  # a re-roll at the agent's word (atk20 F2)
-            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.at_its_word}", yellow=True)
+            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}*: {a.at_its_word}", yellow=True)
         if a.twin_hits:  # solves a content picker may have won by luck (atk22)
-            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.twin_hits}", yellow=True)
+            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}*: {a.twin_hits}", yellow=True)
         if a.flagged_solves:  # counted solved, the flag a hint; verdicts resting on them withheld (sus60)
-            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {flagged_label(a)}", yellow=True)
+            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}*: {flagged_label(a)}", yellow=True)
         if a.forged:  # not ranked, no comparison, fails the gate (docs/contracts.md §8)
             add(f"{a.name}: {a.forged} (not ranked)", yellow=True)
     reported = [a.name for a in agents.values() if a.cost_reported]

@@ -666,7 +666,8 @@ class AttemptItem(pytest.Item):
             raise pytest.skip.Exception(f"{RATE_LIMITED}: {result.error or 'provider unavailable'}")
         if result.solved and result.suspicious:
             # counted solved in the report's rates, but a pass/fail line cannot withhold itself (contracts §10): the
-            # gate counts it failed, and so does the terminal, its progress line and the JUnit XML (ratk48: "PASSED")
+            # gate counts it failed, and so do the terminal's item line and the JUnit XML (ratk48: "PASSED"); the
+            # progress line, a count, counts it solved as the report does (terminal/hooks.py, cnt62)
             raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}suspicious (solved, flagged: "
                                          f"{result.suspicious_reason or 'suspicious'})")
         if not result.solved:

@@ -5,6 +5,7 @@ subjects beside ``-v`` lines and give JUnit XML a readable ``name``."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import threading
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
 
-from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX, one_line
+from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX, counts_solved, flagged_solve, one_line
 from pytest_homefield.terminal.progress import HEARTBEAT_S, Progress, display_width, plural
 
 __all__ = ["Heartbeat", "InertReasons", "ProgressHooks", "end_open_line", "heartbeat_s", "heartbeat_while", "on_ci",
@@ -134,8 +135,23 @@ def end_open_line(tr: Any) -> None:
         tw.line()
 
 
+def _result(report: pytest.TestReport) -> dict[str, Any] | None:
+    """The attempt's result record an item of a run or an ablation carries (its ``homefield.result`` property, a
+    ``results.jsonl`` line's dict), or ``None``."""
+    for key, value in report.user_properties:
+        if key == "homefield.result":
+            try:
+                record = json.loads(str(value))
+            except ValueError:
+                return None
+            return record if isinstance(record, dict) else None
+    return None
+
+
 def _status(kind: str, report: pytest.TestReport) -> str | None:
-    """An item's status from one of its reports, or ``None`` when this report does not decide it."""
+    """An item's status from one of its reports, or ``None`` when this report does not decide it. A run's attempt
+    is ``solved`` when the report will count it solved (``records.counts_solved``, the one rule: a solve flagged
+    ``suspicious`` too, whose item, a pass/fail line, is unsolved; cnt62), else ``unsolved`` when its item is."""
     if report.when == "setup":
         if report.failed:
             return "error" if kind == "mine" else "infra"
@@ -148,7 +164,8 @@ def _status(kind: str, report: pytest.TestReport) -> str | None:
         if report.failed:
             return "error"
         if kind == "run" and hasattr(report, "wasxfail"):
-            return "unsolved"
+            record = _result(report)
+            return "solved" if record is not None and counts_solved(record) else "unsolved"
         if kind == "mine":  # a candidate a bound left unverified is skipped, not dropped
             why = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
             return "dropped" if REJECTED_PREFIX in why else "skipped"
@@ -250,6 +267,8 @@ class ProgressHooks:
         self._status: dict[str, str] = {}
         self._cost: dict[str, float] = {}
         self._reused: set[str] = set()
+        #: items whose solve is flagged ``suspicious`` (counted solved, said apart: ``solved N (K flagged)``)
+        self._flagged: set[str] = set()
         self._drawn = False
         self._announced = False
         self._subject_shown: set[str] = set()
@@ -414,6 +433,9 @@ class ProgressHooks:
         status = _status(self.kind, report)
         if status is not None and (report.nodeid not in self._status or status == "error"):
             self._status[report.nodeid] = status
+            record = _result(report) if status == "solved" and self.kind == "run" else None
+            if record is not None and flagged_solve(record):
+                self._flagged.add(report.nodeid)
         for key, value in report.user_properties:
             if key == "homefield.cost_usd" and value is not None:
                 self._cost[report.nodeid] = float(value)  # type: ignore[arg-type]
@@ -440,15 +462,18 @@ class ProgressHooks:
         status = self._status.pop(nodeid, None)
         self._subject_shown.discard(nodeid)
         if status is None:
+            self._flagged.discard(nodeid)
             with self._lock:
                 self.progress.drop(nodeid)
             return
         reused = nodeid in self._reused
         self._reused.discard(nodeid)
+        flagged = nodeid in self._flagged and status == "solved"
+        self._flagged.discard(nodeid)
         stopped = self.kind == "mine" and status == "skipped"  # a bound left this candidate unverified
         with self._lock:
             self.progress.finish(nodeid, status, self._cost.pop(nodeid, None), fresh=not reused and not stopped,
-                                 stopped=stopped)
+                                 stopped=stopped, flagged=flagged)
             if self.live:
                 self._draw()
             elif self.progress.periodic_due():

@@ -4,7 +4,11 @@
 status and maybe a cost) that renders one line, e.g.::
 
     mine 12/100 · kept 3 · dropped 8 · error 1 · 1m05s · ETA 8m40s · running 9f3c2a1b7e04 Fix naturaldelta for months
-    run 7/91 · solved 5 · unsolved 2 · $0.42 of $20.00 · 3m10s · ETA 38m · running e4935e064407 noop[1] Add …
+    run 7/91 · solved 5 (1 flagged) · unsolved 2 · $0.42 of $20.00 · 3m10s · ETA 38m · running e4935e064407 noop[1] …
+
+A run's ``solved`` counts what the report will count solved (``records.counts_solved``: a solve flagged
+``suspicious`` is a solve, docs/contracts.md §10), the flagged ones said beside it (``(K flagged)``); the attempt's
+pytest item and JUnit test case, pass/fail lines, take a flagged solve as unsolved (cnt62).
 
 :class:`pytest_homefield.terminal.hooks.ProgressHooks` is the pytest side, registered on the
 controller (never on an xdist worker; results reach the controller as reports): on a terminal at
@@ -130,6 +134,8 @@ class Progress:
         self.clock = clock
         self.started = clock()
         self.counts: Counter[str] = Counter()
+        #: of the items counted ``solved``, those flagged ``suspicious`` (shown as ``solved N (K flagged)``)
+        self.flagged = 0
         self.done = 0
         #: items that did the work they stand for (a mining candidate verified here, not reused or skipped)
         self.fresh = 0
@@ -179,11 +185,12 @@ class Progress:
         self._began.pop(key, None)
 
     def finish(self, key: str, status: str, cost_usd: float | None = None, *, fresh: bool = True,
-               stopped: bool = False) -> None:
+               stopped: bool = False, flagged: bool = False) -> None:
         """Item ``key`` finished with ``status`` (e.g. ``kept``, ``solved``), having spent ``cost_usd``;
         ``fresh=False``: it took next to no time (an earlier verification reused, a skip), so it does not
         set the rate of the ETA; ``stopped``: a bound left it undone, so the session is stopping
-        (:attr:`stopping`: the line says ``stopping`` instead of an ETA)."""
+        (:attr:`stopping`: the line says ``stopping`` instead of an ETA); ``flagged``: a solve flagged
+        ``suspicious`` (counted in :attr:`flagged` too; the line says ``solved N (K flagged)``)."""
         self.in_flight.pop(key, None)
         began = self._began.pop(key, None)
         if began is not None:
@@ -200,6 +207,7 @@ class Progress:
         self._fresh_since_line += bool(fresh)
         self.stopping = self.stopping or stopped
         self.counts[status] += 1
+        self.flagged += bool(flagged)
         if cost_usd is not None:
             self.spent_usd += float(cost_usd)
             self.costs_seen = True
@@ -305,7 +313,8 @@ class Progress:
         out = [f"{self.name} {self.done}/{total}"]
         order = list(STATUSES.get(self.kind, ()))
         order += sorted(s for s in self.counts if s not in order)
-        out += [f"{s} {self.counts[s]}" for s in order if self.counts[s]]
+        out += [f"{s} {self.counts[s]}" + (f" ({self.flagged} flagged)" if s == "solved" and self.flagged else "")
+                for s in order if self.counts[s]]
         if self.kind == "run" and (self.costs_seen or self.budget_usd is not None):
             money = f"${self.spent_usd:.2f}"
             if self.budget_usd is not None:

@@ -72,7 +72,7 @@ def test_a_liar_cannot_buy_beats(tmp_path: Path) -> None:
     label = "14 attempts tried again at its word: counted as failed, pass@1 30%"
     assert report["agents"]["liar"]["at_its_word"] == label and "at_its_word" not in report["agents"]["honest"]
     board = render_text_plain(report, verbose=False)
-    assert "70%*" in board and f"liar pass@1 70%: {label}" in board, board
+    assert "70%*" in board and f"liar pass@1 70%*: {label}" in board, board
     for doc in (render_markdown(report), render_html(report)):
         assert f"% ({label})" in doc
     assert fail_under_failures(report, ["0.5"]) == [f"liar pass@1 0.70 rests on its word ({label}): not passing 0.50",
@@ -247,3 +247,19 @@ def test_tries_cut_short_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
                                   session="2026-02-02T00:00:00+00:00") is None
     assert RUN_REPORTS.not_needed(recs, agents, "honest", 3, looks=3, alpha=0.05, margin=0.1, run_dir=folder,
                                   session=earlier).startswith("settled at look 2: hanger vs honest (difference)")
+
+
+def test_a_lead_bought_by_re_rolls_names_no_leader(tmp_path: Path) -> None:
+    """cnt62: the liar solves 4 at the first try and 3 more after claimed rate limits (7 of 20), the honest agent 5:
+    no detectable difference, no row withheld, and the headline said ``liar leads honest by +10 pp``; with its
+    retried attempts counted as failed the liar has 20% against 25%. The headline names no leader now."""
+    report = build_report([_run(tmp_path / "r", {"liar": _liar(4, 3), "honest": _honest(5)})],
+                          [plain_task(t) for t in IDS])
+    row = _pair(report, "liar", "honest")
+    assert row["significant"] is False and "at_their_word" not in row, row
+    text = headline(Report.from_dict(report))
+    assert "leads" not in text, text
+    assert text.startswith("No agent is detectably better, and the order of liar and honest (35% vs 25% pass@1, "
+                           "p="), text
+    assert "rests on liar's retried attempts (tried again after its own claims" in text, text
+    assert "counted as failed, they leave liar at 20%" in text, text

@@ -83,3 +83,19 @@ def test_the_views_task_and_attempt_pages_name_a_flagged_solve(run: Path) -> Non
                      "t2": [("o-tests_failed", "✗ tests failed")]}, heads  # before: t0 o-solved ✓ solved
     title = re.search(r"<h1>.*?</h1>", (run / "view" / "attempts" / "t0--x--1.html").read_text())
     assert title is not None and f'<span class="o-suspicious">! {WORDS}</span>' in title[0], title
+
+
+def test_each_star_of_the_terminal_board_is_explained_under_it(run: Path) -> None:
+    """cnt62: the terminal board marks a pass@1 resting on doubtful attempts (flagged solves, retries, twin hits,
+    unscored attempts) with ``*``, and the line under it said ``x pass@1 67%: …``, without the mark it explains.
+    Each starred cell now has its line, ``NAME pass@1 67%*: …`` (Markdown, HTML and the view put the label in the
+    cell itself, no ``*``)."""
+    text = render_text_plain(flagged_report(run))
+    starred = re.findall(r"^\d+\s+(\S+)\s.*?\s(\d+%\*)\s", text, re.M)
+    assert starred == [("x", "67%*")], text
+    for name, cell in starred:
+        assert re.search(rf"^{name} pass@1 {re.escape(cell)}: 1 solve flagged suspicious: counted solved", text,
+                         re.M), text
+    for doc in (render_markdown(flagged_report(run)), render_html(flagged_report(run))):
+        assert "%*" not in doc and "67% (1 solve flagged suspicious: counted solved, pass@1 33% counted failed)" in \
+            doc.replace("66.7%", "67%")

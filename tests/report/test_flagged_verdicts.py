@@ -110,3 +110,36 @@ def test_a_verdict_resting_on_flagged_solves_and_twin_hits_together_is_no_verdic
     assert not row.significant and row.flagged == {"picker": 2}, row
     assert row.verdict.startswith("picker vs plain: no verdict, it rests on flagged solves (picker's 2 solves"), row
     assert headline(rep).startswith("No verdict between picker and plain"), headline(rep)
+
+
+def test_a_lead_that_rests_on_flagged_solves_names_no_leader(tmp_path: Path) -> None:
+    """cnt62: ``flagger`` solves 4 tasks, 2 of them flagged; ``plain`` solves 3. No detectable difference either way,
+    so no row is withheld, and the headline said ``No agent is detectably better: flagger leads plain by +10 pp``:
+    with the flagged solves counted failed flagger has 20% against plain's 30%, so the lead is the flags'. It names
+    no leader now, and says what the order rests on; a lead that stands with them counted failed is still named."""
+    run = _run(tmp_path / "r", {"flagger": [FLAGGED] * 2 + [SOLVED] * 2 + [FAILED] * 6,
+                                "plain": [FAILED] * 5 + [SOLVED] * 3 + [FAILED] * 2})
+    rep = compute_report([run], [plain_task(t) for t in IDS])
+    (row,) = [c for c in rep.comparisons if c.test is not None]
+    assert not row.significant and row.flagged is None, row  # no verdict to withhold: the lead is all there is
+    line = headline(rep)
+    assert "leads" not in line, line
+    assert line.startswith("No agent is detectably better, and the order of flagger and plain (40% vs 30% pass@1, "
+                           "p="), line
+    assert ("rests on flagger's flagged solves (2 solves flagged suspicious by a pattern list that decides no "
+            "count): counted as failed, they leave flagger at 20%") in line, line
+
+    stands = _run(tmp_path / "s", {"flagger": [FLAGGED] + [SOLVED] * 4 + [FAILED] * 5,
+                                   "plain": [FAILED] * 5 + [SOLVED] * 3 + [FAILED] * 2})
+    rep = compute_report([stands], [plain_task(t) for t in IDS])
+    assert headline(rep).startswith("No agent is detectably better: flagger leads plain by +20 pp pass@1 "
+                                    "(50% vs 30%"), headline(rep)
+
+
+def test_a_lead_the_flags_only_tie_names_no_leader(tmp_path: Path) -> None:
+    """A lead of one solve, that solve flagged: counted failed, the two tie, so neither leads."""
+    run = _run(tmp_path / "r", {"flagger": [FLAGGED] + [SOLVED] * 2 + [FAILED] * 7,
+                                "plain": [FAILED] * 8 + [SOLVED] * 2})
+    line = headline(compute_report([run], [plain_task(t) for t in IDS]))
+    assert "leads" not in line and "the order of flagger and plain (30% vs 20% pass@1" in line, line
+    assert "they leave flagger at 20%" in line, line

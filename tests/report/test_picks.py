@@ -71,7 +71,7 @@ def test_a_picker_cannot_buy_beats(tmp_path: Path) -> None:
     assert report["agents"]["picker"]["twin_hits"] == label and "twin_hits" not in report["agents"]["zero"]
     assert report["agents"]["picker"]["counted_pass_at_1"] == 0.0
     board = render_text_plain(report, verbose=False)
-    assert "50%*" in board and f"picker pass@1 50%: {label}" in board, board
+    assert "50%*" in board and f"picker pass@1 50%*: {label}" in board, board
     for doc in (render_markdown(report), render_html(report)):
         assert "no verdict, it may rest on luck" in doc and label in doc
     assert fail_under_failures(report, ["picker=0.4"]) == [
@@ -169,3 +169,20 @@ def test_a_picker_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
             for t, (o, h) in zip(IDS, per_task, strict=True)]
     (same,) = adaptive_pairs(kept, [("a", "cmd:a"), ("b", "cmd:b")], looks=3)
     assert same.why == "difference", same.why
+
+
+def test_a_lead_its_twin_hits_may_have_bought_names_no_leader(tmp_path: Path) -> None:
+    """cnt62: the picker solves 7 tasks and passes a contradicted twin on 2 more, the honest agent solves 6: no
+    detectable difference, no row withheld, and the headline said ``picker leads honest by +5 pp``; with two solves
+    counted as failed per twin-hit attempt the picker has 15% against 30%. The headline names no leader now."""
+    picker = [("solved", 0)] * 7 + [("tests_failed", 1)] * 2 + [("tests_failed", 0)] * 11
+    report = build_report([_run(tmp_path / "r", {"picker": picker, "honest": _honest(6)})],
+                          [plain_task(t) for t in IDS])
+    row = _pair(report, "picker", "honest")
+    assert row["significant"] is False and "twin_hits" not in row, row
+    text = headline(Report.from_dict(report))
+    assert "leads" not in text, text
+    assert text.startswith("No agent is detectably better, and the order of picker and honest (35% vs 30% pass@1, "
+                           "p="), text
+    assert "rests on picker's twin hits (its code passed contradicted twins" in text, text
+    assert "counted as failed, they leave picker at 15%" in text, text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -517,3 +518,44 @@ def test_a_mines_eta_weighs_each_candidate_left_by_its_test_bytes() -> None:
         clock.t += 5
         p.finish(key, "dropped")
     assert p.pace() == 15 / 3000 and p.eta_s() == 5.0
+
+
+def test_a_runs_flagged_solves_are_counted_solved_and_said_beside_the_count() -> None:
+    """cnt62: ``solved N (K flagged)``, the count the report prints (contracts §10)."""
+    p = Progress("run", 3, clock=Clock())
+    p.finish("x", "solved", flagged=True)
+    p.finish("y", "solved")
+    p.finish("z", "unsolved")
+    assert p.line() == "run 3/3 · solved 2 (1 flagged) · unsolved 1 · 0s"
+
+
+#: A ``cmd:`` agent writing the fixture's last calculator (it solves each of its three tasks), with a comment that
+#: names a pytest internal on the ``neg()`` task only: that solve is flagged ``suspicious`` (``pytest internals``).
+_FLAGGING_AGENT = '''import os
+from pathlib import Path
+text = {calc!r}
+if "neg()" in os.environ["HOMEFIELD_PROMPT"]:
+    text += "\\n# not a pytest_runtest hook\\n"
+Path("calc/__init__.py").write_text(text)
+'''
+
+
+@pytest.mark.slow
+def test_a_runs_progress_line_counts_a_flagged_solve_as_its_report_does(mined: Path, tmp_path: Path) -> None:
+    """cnt62, end to end: the item of a solve flagged ``suspicious`` is UNSOLVED (a pass/fail line) and the last
+    progress line said ``solved 2 · unsolved 1`` of a report counting 3 solved; it says ``solved 3 (1 flagged)``."""
+    from helpers.e2e_repo import CALC_4
+    repo = copy_mined(mined, tmp_path / "repo")
+    script = _FLAGGING_AGENT.format(calc=CALC_4)  # given inline: the agent's sandbox shows it no test folder
+    proc = homefield(repo, "run", "--agent", f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(script)}",
+                     "--attempts", "1", "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (run,) = (repo / ".homefield" / "runs").iterdir()
+    records = list(read_jsonl(run / "results.jsonl"))
+    assert sorted((r["outcome"], bool(r.get("suspicious"))) for r in records) == [
+        ("solved", False), ("solved", False), ("solved", True)], records
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("homefield run ")]
+    assert re.fullmatch(r"homefield run 3/3 · solved 3 \(1 flagged\) · \d+s", lines[-1]), lines
+    report = json.loads((run / "report.json").read_text())
+    (agent,) = report["agents"].values()
+    assert (agent["solved"], agent["flagged_solves"]) == (3, 1)
