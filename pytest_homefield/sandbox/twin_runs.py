@@ -1169,7 +1169,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                         plain_at[canaries[-1].node] = (lo, lo + bare.twins[0][0].count("\n"))
             check = teardown_check(tree, text, lines, node) if torn and tree is not None and split is None \
                 and fid not in cycle_of and not aliases[fid] and fid not in plan.kept and len(members) + 1 < runs \
-                and not any(how.startswith(EXCEPTION_SWAP) for _, how in site.twins) else None
+                else None
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
                 # the original body, its fixture's check contradicted in the member's run (tdtwin56)
