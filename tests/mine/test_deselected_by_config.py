@@ -21,6 +21,7 @@ from pytest_homefield.mine.redgreen import (
     selecting_words,
     verify_candidate,
 )
+from pytest_homefield.mine.summary import deselected_line
 from pytest_homefield.sandbox.outcomes import parse_events
 from pytest_homefield.sandbox.pytest_config import Setup
 
@@ -93,3 +94,19 @@ def test_a_commit_whose_tests_the_configuration_deselects_in_part_says_which(tmp
     assert v.excluded == {"tests/test_triple.py::test_triple_big": "deselected"}, v.excluded
     assert v.detail.endswith(f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 1 test of the commit's, "
                              "tests/test_triple.py::test_triple_big"), v.detail
+    assert deselected_line([{"reason": v.reason, "detail": v.detail, "excluded": v.excluded}]) == (
+        "Deselected: 1 task leaves out 1 test of its commit that the repository's configuration deselects "
+        "(-m/-k/--deselect): such tests never run when mined (homefield tasks names a task's)")
+
+
+def test_the_summary_counts_the_deselected_tests_of_tasks_and_drops() -> None:
+    kept = {"reason": None, "detail": "", "excluded": {"a::x": "deselected", "a::y": "deselected", "a::z": "flaky"}}
+    dropped = {"reason": "passes_without_change", "detail": f"no test ran{DESELECTED}-m slow): ..."}
+    assert deselected_line([kept, kept, dropped]) == (
+        "Deselected: 2 tasks leave out 4 tests of their commits that the repository's configuration deselects "
+        "(-m/-k/--deselect); 1 candidate made no task for it: such tests never run when mined (homefield tasks "
+        "names a task's)")
+    assert deselected_line([dropped]) == (
+        "Deselected: 1 candidate made no task: the repository's configuration deselects its commit's tests "
+        "(-m/-k/--deselect): such tests never run when mined")
+    assert deselected_line([{**kept, "excluded": {"a::z": "flaky"}}]) is None
