@@ -47,7 +47,7 @@ def task_lines(tasks: list[Task], threshold: float, *, verbose: bool = False) ->
         left = sorted(i for i, why in (t.excluded or {}).items() if why == "deselected")
         if left:  # bld62: the commit's tests no mining run ran, in no list of the task
             lines.append(f"{'':30}left out, deselected by the repository's configuration: "
-                         f"{plural(len(left), 'test')} of the commit's, {', '.join(left[:3])}"
+                         f"{plural(len(left), 'test')} of the commit's test files, {', '.join(left[:3])}"
                          f"{' …' if len(left) > 3 else ''}")
         if verbose:
             for line in (t.prompt or t.subject).splitlines():

@@ -1464,12 +1464,14 @@ def deselected_tests(runs: Sequence[TestRun], test_files: Collection[str], v: Ve
 
 
 def deselected_note(ids: Sequence[str], picked: Sequence[str]) -> str:
-    """The end of a kept task's detail naming the commit's tests ``ids`` its configuration deselected (``picked``:
-    :func:`selecting_words`, shown when there are any), at most three by name, e.g. ``; left out, deselected by the
-    repository's configuration (-m 'not slow'): 1 of the commit's tests, tests/test_a.py::test_slow``."""
+    """The end of a kept task's detail naming the tests ``ids`` of the commit's test files its configuration
+    deselected (``picked``: :func:`selecting_words`, shown when there are any), at most three by name, e.g. ``; left
+    out, deselected by the repository's configuration (-m 'not slow'): 1 test of the commit's test files,
+    tests/test_a.py::test_slow``."""
     words = f" ({shlex.join(picked)})" if picked else ""
     names = ", ".join(ids[:3]) + (" …" if len(ids) > 3 else "")
-    return f"{LEFT_OUT_DESELECTED}{words}: {len(ids)} test{'' if len(ids) == 1 else 's'} of the commit's, {names}"
+    tests = f"{len(ids)} test{'' if len(ids) == 1 else 's'}"
+    return f"{LEFT_OUT_DESELECTED}{words}: {tests} of the commit's test files, {names}"
 
 
 def selecting_words(setup: Setup, command: str) -> list[str]:

@@ -424,7 +424,7 @@ def compiled_changes_line(verified: Sequence[dict[str, Any]]) -> str | None:
 
 
 def deselected_line(verified: Sequence[dict[str, Any]]) -> str | None:
-    """``'Deselected: 1 task leaves out 1 test of its commit that the repository's configuration deselects
+    """``'Deselected: 1 task leaves out 1 test of its commit's test files that the repository's configuration deselects
     (-m/-k/--deselect); 1 candidate made no task for it: such tests never run when mined (homefield tasks names a
     task's)'`` when a record excludes ids as ``deselected`` or a dropped one's detail says the configuration
     deselected its tests (:data:`~pytest_homefield.mine.redgreen.DESELECTED`); ``None`` otherwise (bld62)."""
@@ -436,9 +436,10 @@ def deselected_line(verified: Sequence[dict[str, Any]]) -> str | None:
         return None
     parts = []
     if left:
+        whose = "its commit's" if len(left) == 1 else "their commits'"
         parts.append(f"{plural(len(left), 'task')} {'leaves' if len(left) == 1 else 'leave'} out "
-                     f"{plural(sum(left), 'test')} of {'its commit' if len(left) == 1 else 'their commits'} that the "
-                     "repository's configuration deselects (-m/-k/--deselect)")
+                     f"{plural(sum(left), 'test')} of {whose} test files that the repository's configuration "
+                     "deselects (-m/-k/--deselect)")
     if dropped:
         parts.append(f"{plural(dropped, 'candidate')} made no task for it"
                      if left else f"{plural(dropped, 'candidate')} made no task: the repository's configuration "

@@ -74,6 +74,6 @@ def test_a_task_whose_commits_tests_were_deselected_names_them() -> None:
     t = task(1, "Fix intword for negative numbers", score=0.5, well=True)
     t.excluded = {"t::c": "deselected", "t::d": "flaky", "t::e": "deselected"}
     lines = task_lines([t], 0.5)
-    assert lines[2] == (f"{'':30}left out, deselected by the repository's configuration: 2 tests of the commit's, "
-                        "t::c, t::e"), lines
+    assert lines[2] == (f"{'':30}left out, deselected by the repository's configuration: 2 tests of the commit's "
+                        "test files, t::c, t::e"), lines
     assert len(task_lines([task(2, "Fix intword for negative numbers", score=0.5, well=True)], 0.5)) == 3

@@ -65,7 +65,7 @@ def test_the_reporters_deselected_lines_are_read_and_not_kept() -> None:
     assert parsed.deselected == ["t.py::b", "t.py::c"] and parsed.ignored == 1
     assert not any("deselected" in line for line in kept)
     assert deselected_note(["a::x", "a::y", "a::z", "a::w"], ["-m", "not slow"]) == (
-        f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 4 tests of the commit's, a::x, a::y, a::z …")
+        f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 4 tests of the commit's test files, a::x, a::y, a::z …")
 
 
 @pytest.mark.slow
@@ -92,10 +92,10 @@ def test_a_commit_whose_tests_the_configuration_deselects_in_part_says_which(tmp
                          stability_runs=1, run_timeout_s=120)
     assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_triple.py::test_triple"], v
     assert v.excluded == {"tests/test_triple.py::test_triple_big": "deselected"}, v.excluded
-    assert v.detail.endswith(f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 1 test of the commit's, "
+    assert v.detail.endswith(f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 1 test of the commit's test files, "
                              "tests/test_triple.py::test_triple_big"), v.detail
     assert deselected_line([{"reason": v.reason, "detail": v.detail, "excluded": v.excluded}]) == (
-        "Deselected: 1 task leaves out 1 test of its commit that the repository's configuration deselects "
+        "Deselected: 1 task leaves out 1 test of its commit's test files that the repository's configuration deselects "
         "(-m/-k/--deselect): such tests never run when mined (homefield tasks names a task's)")
 
 
@@ -103,9 +103,9 @@ def test_the_summary_counts_the_deselected_tests_of_tasks_and_drops() -> None:
     kept = {"reason": None, "detail": "", "excluded": {"a::x": "deselected", "a::y": "deselected", "a::z": "flaky"}}
     dropped = {"reason": "passes_without_change", "detail": f"no test ran{DESELECTED}-m slow): ..."}
     assert deselected_line([kept, kept, dropped]) == (
-        "Deselected: 2 tasks leave out 4 tests of their commits that the repository's configuration deselects "
-        "(-m/-k/--deselect); 1 candidate made no task for it: such tests never run when mined (homefield tasks "
-        "names a task's)")
+        "Deselected: 2 tasks leave out 4 tests of their commits' test files that the repository's configuration "
+        "deselects (-m/-k/--deselect); 1 candidate made no task for it: such tests never run when mined (homefield "
+        "tasks names a task's)")
     assert deselected_line([dropped]) == (
         "Deselected: 1 candidate made no task: the repository's configuration deselects its commit's tests "
         "(-m/-k/--deselect): such tests never run when mined")
