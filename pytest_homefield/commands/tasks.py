@@ -29,7 +29,8 @@ def task_lines(tasks: list[Task], threshold: float, *, verbose: bool = False) ->
     count, ``spec_score`` and ``vague`` or not at ``threshold``, the subject, and the score's parts
     (:func:`~pytest_homefield.mine.message_score.spec_breakdown`), all as this version scores them;
     ``(mined: X)`` when the record says otherwise (mined by an older version or another threshold:
-    ``homefield mine`` again re-scores without running a test). Each line is
+    ``homefield mine`` again re-scores without running a test); under a task whose commit's tests the
+    repository's configuration deselected (``excluded`` ``deselected``), a line naming them. Each line is
     :func:`~pytest_homefield.records.one_line`: a subject's or prompt's control characters are escapes."""
     lines = [f"{'task':12} {'F2P':>4} {'score':>5} {'':5}  subject  [score parts]"]
     n_vague = stale = 0
@@ -43,6 +44,11 @@ def task_lines(tasks: list[Task], threshold: float, *, verbose: bool = False) ->
             mined = f" (mined: {t.spec_score:.2f}{'' if t.well_specified else ' vague'})"
         lines.append(f"{t.id:12} {len(t.FAIL_TO_PASS):>4} {score:>5.2f} {'vague' if vague else '':5}  "
                      f"{display_subject(t)}  [{parts}]{mined}")
+        left = sorted(i for i, why in (t.excluded or {}).items() if why == "deselected")
+        if left:  # bld62: the commit's tests no mining run ran, in no list of the task
+            lines.append(f"{'':30}left out, deselected by the repository's configuration: "
+                         f"{plural(len(left), 'test')} of the commit's test files, {', '.join(left[:3])}"
+                         f"{' …' if len(left) > 3 else ''}")
         if verbose:
             for line in (t.prompt or t.subject).splitlines():
                 lines.append(f"{'':30}| {line}")

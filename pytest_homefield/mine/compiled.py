@@ -13,11 +13,19 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["COMPILED_SUFFIXES", "compiled_sources", "own_compiled_module", "BUILD_IN_PLACE", "BUILT_BEFORE"]
+import tomllib
+
+__all__ = ["COMPILED_SUFFIXES", "compiled_sources", "own_compiled_module", "BUILD_IN_PLACE", "BUILT_BEFORE",
+           "WHEEL_BACKENDS", "build_backend", "build_recipe"]
 
 #: The ``.homefield.yml`` line that builds a setuptools project's extensions in place in each copy (measured on a
 #: C extension of ``ext_modules``: built in every copy, its Python-only commits kept as tasks).
 BUILD_IN_PLACE = 'setup_cmd: "python setup.py -q build_ext --inplace"'
+
+#: The backends whose build puts no extension in the tree (no in-place build: meson-python's and scikit-build-core's
+#: go to a build folder), by ``[build-system] build-backend``, with the packages the wheel recipe
+#: (:func:`build_recipe`) needs where the tests run (it builds without build isolation: a copy has no network).
+WHEEL_BACKENDS = {"mesonpy": "meson-python, meson and ninja", "scikit_build_core.build": "scikit-build-core and cmake"}
 
 #: The endings of source files a build compiles into an extension module (lower-cased): C, C++, Cython, Rust,
 #: Fortran.
@@ -54,3 +62,37 @@ def own_compiled_module(root: Path, module: str) -> str | None:
             if inside:
                 return f"{base}{rel}/{inside[0]}"
     return None
+
+
+def build_backend(root: Path) -> str | None:
+    """``[build-system] build-backend`` of ``root``'s ``pyproject.toml`` (``mesonpy``, ``scikit_build_core.build``,
+    ``setuptools.build_meta``); ``None`` without one, or when the file is no TOML, a link, or not there."""
+    path = root / "pyproject.toml"
+    if not path.is_file() or path.is_symlink():
+        return None
+    try:
+        backend = tomllib.loads(path.read_text(encoding="utf-8")).get("build-system", {}).get("build-backend")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+    return backend if isinstance(backend, str) else None
+
+
+def build_recipe(root: Path, module: str, source: str) -> str:
+    """The ``.homefield.yml`` line that builds the repository's own compiled ``module`` (dotted) whose ``source``
+    (relative to ``root``, as :func:`own_compiled_module` gives it) is under ``src/`` or at the top, for the build
+    backend of ``root`` (:func:`build_backend`), followed by what it needs, e.g. `` (setuptools``. setuptools (or
+    no backend named): :data:`BUILD_IN_PLACE`. A backend of :data:`WHEEL_BACKENDS` builds no extension in place
+    (bld62: the hint gave setuptools' ``build_ext --inplace`` to a meson-python project, where it builds nothing):
+    the project's wheel is built without isolation and the module's extension files copied from it next to the
+    module's package in the copy (measured, meson-python 0.18 C extension: the copy's tests pass)."""
+    backend = build_backend(root)
+    if backend not in WHEEL_BACKENDS:
+        return f"{BUILD_IN_PLACE} (setuptools"
+    package, _, name = module.rpartition(".")
+    inner = package.replace(".", "/")
+    base = "src/" if source.startswith("src/") else ""
+    dest = f"{base}{inner}".rstrip("/") or "."
+    wheel_dir = f".hf-wheel/x/{inner}/" if inner else ".hf-wheel/x/"
+    return (f'setup_cmd: "python -m pip wheel -q --no-build-isolation --no-deps -w .hf-wheel . && python -m zipfile '
+            f'-e .hf-wheel/*.whl .hf-wheel/x && cp {wheel_dir}{name}.*.so {dest}/" ({backend}: no in-place build; '
+            f"{WHEEL_BACKENDS[backend]} and pip installed where the tests run")

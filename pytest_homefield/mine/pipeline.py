@@ -51,7 +51,7 @@ from pytest_homefield.mine.bounds import (
     stop_meta,
     with_task_bound,
 )
-from pytest_homefield.mine.compiled import own_compiled_module
+from pytest_homefield.mine.compiled import build_recipe, own_compiled_module
 from pytest_homefield.mine.cost_order import bytes_of_tests
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import (
@@ -70,6 +70,8 @@ from pytest_homefield.mine.scan import TOO_LARGE, ScanOptions, ScanResult, forma
 from pytest_homefield.mine.setup_help import install_hint, module_file
 from pytest_homefield.mine.summary import (
     collection_errors_line,
+    compiled_changes_line,
+    deselected_line,
     drop_summary,
     dropped_line,
     env_summary,
@@ -759,12 +761,15 @@ class MineSession:
         if vague:
             lines.append(vague)
         compiled = functools.partial(own_compiled_module, self.settings.root)
-        hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module), compiled=compiled)
+        recipe = functools.partial(build_recipe, self.settings.root)
+        hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module), compiled=compiled,
+                          recipe=recipe)
         if hint:
             lines.append(hint)
-        broken = collection_errors_line(verified, compiled=compiled)
+        broken = collection_errors_line(verified, compiled=compiled, recipe=recipe)
         if broken:
             lines.append(broken)
+        lines += [line for line in (compiled_changes_line(verified), deselected_line(verified)) if line]
         net = network_line(verified)
         if net:
             lines.append(net)

@@ -134,6 +134,9 @@ __all__ = [
     "HELD_BACK",
     "DESELECTED",
     "selecting_words",
+    "LEFT_OUT_DESELECTED",
+    "deselected_tests",
+    "deselected_note",
     "diff_lines",
     "DROP_REASONS",
     "EXCLUDE_REASONS",
@@ -378,7 +381,8 @@ ALL_SKIPPED = "were skipped in this environment"
 #: before the id ran, :func:`_cut_short`): nothing is known of it at the parent.
 #: ``passes_with_stub``: red at the parent, but passed there in the stubbed parent run (every missing name of the
 #: copy's own modules a dummy, ms35): it checks nothing the parent's code lacks but names.
-EXCLUDE_REASONS = ("flaky", "fails_with_reference", "skipped", "absent", "unfinished", "passes_with_stub")
+EXCLUDE_REASONS = ("flaky", "fails_with_reference", "skipped", "absent", "unfinished", "passes_with_stub",
+                   "deselected")
 
 # what one run says about one id
 _PASS, _FAIL, _SKIP, _ABSENT = "pass", "fail", "skip", "absent"
@@ -1113,6 +1117,11 @@ def verify_candidate(
             if v.reason is not None and held_back:
                 v.detail += (f"{HELD_BACK}{', '.join(sorted(held_back))}: test configuration, which grading "
                              "carries from no change, the reference fix's neither")
+            left = deselected_tests([*parent_runs, *commit_runs], test_files, v)
+            if v.reason is None and left:  # bld62: some of the commit's tests deselected, the task keeps the rest
+                v.excluded.update(dict.fromkeys(left, "deselected"))
+                tree = parent_base if parent_base.is_dir() else commit_base  # the parent's removed by now
+                v.detail = _kept_detail(v) + deselected_note(left, selecting_words(whole_setup(tree), test_cmd))
             if v.reason == "passes_without_change" and not any(r.outcomes for r in parent_runs):
                 picked = selecting_words(whole_setup(parent_base), test_cmd)
                 if picked:  # ops61: the repository's own -m/-k/--deselect left the commit's tests out
@@ -1439,6 +1448,30 @@ def make_gold_patch(repo: Path, parent: str, commit: str, test_files: Sequence[s
 #: What a ``passes_without_change`` detail says when no parent run saw a test and the repository's configuration or
 #: the test command selects tests (:func:`selecting_words`), the words after it.
 DESELECTED = "; the repository's configuration selects tests ("
+
+#: What a kept task's detail says of the commit's tests its configuration deselected (bld62), the count after it.
+LEFT_OUT_DESELECTED = "; left out, deselected by the repository's configuration"
+
+
+def deselected_tests(runs: Sequence[TestRun], test_files: Collection[str], v: Verification) -> list[str]:
+    """The ids of the commit's ``test_files`` (``/``-separated, relative to the root) that a selection left out of
+    any of ``runs`` (their reporter's ``deselected``: the configuration's ``-m``, ``-k``, ``--deselect``) and that
+    are in neither list of ``v`` nor excluded already, sorted: tests of the commit no mining run ever ran, so in no
+    task (bld62: a commit deselecting one of its two new tests made a task of the other, the one silently absent)."""
+    files = set(test_files)
+    seen = {*v.FAIL_TO_PASS, *v.PASS_TO_PASS, *v.excluded}
+    return sorted({i for r in runs for i in r.deselected if i.split("::", 1)[0] in files and i not in seen})
+
+
+def deselected_note(ids: Sequence[str], picked: Sequence[str]) -> str:
+    """The end of a kept task's detail naming the tests ``ids`` of the commit's test files its configuration
+    deselected (``picked``: :func:`selecting_words`, shown when there are any), at most three by name, e.g. ``; left
+    out, deselected by the repository's configuration (-m 'not slow'): 1 test of the commit's test files,
+    tests/test_a.py::test_slow``."""
+    words = f" ({shlex.join(picked)})" if picked else ""
+    names = ", ".join(ids[:3]) + (" …" if len(ids) > 3 else "")
+    tests = f"{len(ids)} test{'' if len(ids) == 1 else 's'}"
+    return f"{LEFT_OUT_DESELECTED}{words}: {tests} of the commit's test files, {names}"
 
 
 def selecting_words(setup: Setup, command: str) -> list[str]:

@@ -11,14 +11,15 @@ from typing import Any
 
 from pytest_homefield.mine.bounds import unfoldered
 from pytest_homefield.mine.compiled import BUILD_IN_PLACE, BUILT_BEFORE
-from pytest_homefield.mine.redgreen import HELD_BACK
+from pytest_homefield.mine.redgreen import DESELECTED, HELD_BACK
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["setup_hint", "older_python", "older_filter", "collection_errors_line", "version_stub_setup_cmd",
            "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "skipped_line",
-           "failing_with_reference_line", "env_summary", "drop_summary", "dropped_line", "vague_line"]
+           "failing_with_reference_line", "env_summary", "drop_summary", "dropped_line", "vague_line",
+           "compiled_changes_line", "deselected_line"]
 
 #: A module a test run could not import (group 1, dotted: word characters and dots only, narrower than
 #: ``redgreen._NO_MODULE``, so no ``'a-b'`` or ``'pkg/x'`` is looked up as a compiled source file).
@@ -57,25 +58,29 @@ def version_stub_setup_cmd(path: str) -> str:
             f'\\\\n\' > {path}"')
 
 
-def compiled_advice(why: str, compiled: Callable[[str], str | None] | None) -> str | None:
+def compiled_advice(why: str, compiled: Callable[[str], str | None] | None,
+                    recipe: Callable[[str, str], str] | None = None) -> str | None:
     """What to do when a collection error ``why`` is a missing module that ``compiled`` (dotted name -> its
     compiled source in the repository, :func:`~pytest_homefield.mine.compiled.own_compiled_module`, or ``None``)
     finds to be the repository's own compiled module (ops61: every candidate of a repository with a C extension
-    was dropped, and the hint named a package to install): build it in place with ``setup_cmd``; ``None``
-    otherwise."""
+    was dropped, and the hint named a package to install): build it in place with ``setup_cmd``, the line
+    ``recipe`` (module, source -> ``.homefield.yml`` line: :func:`~pytest_homefield.mine.compiled.build_recipe`, which
+    reads the build backend) gives, setuptools' :data:`BUILD_IN_PLACE` without one; ``None`` otherwise."""
     missing = _MISSING.search(why)
     source = compiled(missing.group(1)) if missing and compiled is not None else None
     if missing is None or source is None:
         return None
     return (f"{missing.group(1)} is the repository's own compiled module ({source}), which a build makes and a "
             f"snapshot (the commit's tree) lacks: build it in place in every copy with setup_cmd in .homefield.yml, "
-            f"e.g. {BUILD_IN_PLACE} (setuptools; README: Python environments), then mine again. setup_cmd runs "
+            f"e.g. {recipe(missing.group(1), source) if recipe else BUILD_IN_PLACE + ' (setuptools'}; README: "
+            "Python environments), then mine again. setup_cmd runs "
             "before a commit's change is applied, as grading's does, so a commit that changes compiled sources "
             "stays no task")
 
 
 def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], str] | None = None,
-               compiled: Callable[[str], str | None] | None = None) -> str | None:
+               compiled: Callable[[str], str | None] | None = None,
+               recipe: Callable[[str, str], str] | None = None) -> str | None:
     """A hint when most verified candidates could not even be collected at the commit (a missing
     generated file or an uninstalled package, not a failing test): the snapshot probably needs a
     ``setup_cmd``; when the error is a missing version module a build generates and ``locate`` gives
@@ -97,7 +102,7 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
         return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
-    older = older_python(why) or older_filter(why) or compiled_advice(why, compiled)
+    older = older_python(why) or older_filter(why) or compiled_advice(why, compiled, recipe)
     if older:  # the standard library of this Python, or this pytest, lacks what the code names: no file is missing
         return f"{head} {older}."
     warning = _WARNING.search(why)
@@ -183,14 +188,15 @@ def _why_broken(detail: str) -> str:
 
 
 def collection_errors_line(verified: Sequence[dict[str, Any]], *,
-                           compiled: Callable[[str], str | None] | None = None) -> str | None:
+                           compiled: Callable[[str], str | None] | None = None,
+                           recipe: Callable[[str, str], str] | None = None) -> str | None:
     """``'Collection errors: 11 candidates could not collect their tests at the parent nor at the commit,
     11 of them for "…: ERROR: Unknown config option: asyncio_mode": …'`` when two or more such
     ``reference_fails`` records share their error but they are not most of the verified candidates (then
     :func:`setup_hint` says it). Older commits often configure a pytest plugin, or import a package, that
     today's environment lacks: hynek/stamina's 11 commits before 2024 set ``asyncio_mode`` for
     pytest-asyncio, which its test group no longer holds (nu25), and the summary said only "reference
-    fails 11". ``compiled``: see :func:`compiled_advice`. ``None`` otherwise."""
+    fails 11". ``compiled``, ``recipe``: see :func:`compiled_advice`. ``None`` otherwise."""
     if setup_hint(verified) is not None:
         return None
     why = Counter(_why_broken(str(r.get("detail", ""))) for r in verified if _environment_broken(r))
@@ -202,7 +208,7 @@ def collection_errors_line(verified: Sequence[dict[str, Any]], *,
     total = sum(why.values())
     head = (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
             f"the commit, {n} of them for \"{top}\": ")
-    older = older_python(top) or older_filter(top) or compiled_advice(top, compiled)
+    older = older_python(top) or older_filter(top) or compiled_advice(top, compiled, recipe)
     if older:
         return f"{head}{older}."
     return (f"{head}older commits may need a pytest plugin, a package or a "
@@ -401,3 +407,42 @@ def vague_line(tasks: Sequence[Task], threshold: float) -> str | None:
     return (f"Vague: {n} of the {plural(len(tasks), 'task')} (spec_score < {threshold:g}; the report shows the "
             "well-specified ones apart; homefield tasks lists each task's score; spec_threshold in .homefield.yml "
             "moves the line)")
+
+
+def compiled_changes_line(verified: Sequence[dict[str, Any]]) -> str | None:
+    """``'Compiled changes: 1 candidate (reference fails) changes compiled sources, which setup_cmd builds before
+    a change is applied and grading never builds: no setting makes it a task (README: Python environments)'`` when
+    any ``reference_fails`` record's detail says its change to compiled sources never reached the tests
+    (:data:`~pytest_homefield.mine.compiled.BUILT_BEFORE`); ``None`` otherwise. bld62: the summary said only
+    "reference fails 1", the why in the detail ``-v`` prints."""
+    n = sum(1 for r in verified if r.get("reason") == "reference_fails" and BUILT_BEFORE in str(r.get("detail", "")))
+    if not n:
+        return None
+    return (f"Compiled changes: {plural(n, 'candidate')} (reference fails) "
+            f"{'changes' if n == 1 else 'change'} compiled sources, which setup_cmd builds before a change is "
+            "applied and grading never builds: no setting makes such a commit a task (README: Python environments)")
+
+
+def deselected_line(verified: Sequence[dict[str, Any]]) -> str | None:
+    """``'Deselected: 1 task leaves out 1 test of its commit's test files that the repository's configuration deselects
+    (-m/-k/--deselect); 1 candidate made no task for it: such tests never run when mined (homefield tasks names a
+    task's)'`` when a record excludes ids as ``deselected`` or a dropped one's detail says the configuration
+    deselected its tests (:data:`~pytest_homefield.mine.redgreen.DESELECTED`); ``None`` otherwise (bld62)."""
+    left = [sum(1 for why in r["excluded"].values() if why == "deselected") for r in verified
+            if r.get("reason") is None and isinstance(r.get("excluded"), dict)]
+    left = [n for n in left if n]
+    dropped = sum(1 for r in verified if r.get("reason") is not None and DESELECTED in str(r.get("detail", "")))
+    if not left and not dropped:
+        return None
+    parts = []
+    if left:
+        whose = "its commit's" if len(left) == 1 else "their commits'"
+        parts.append(f"{plural(len(left), 'task')} {'leaves' if len(left) == 1 else 'leave'} out "
+                     f"{plural(sum(left), 'test')} of {whose} test files that the repository's configuration "
+                     "deselects (-m/-k/--deselect)")
+    if dropped:
+        parts.append(f"{plural(dropped, 'candidate')} made no task for it"
+                     if left else f"{plural(dropped, 'candidate')} made no task: the repository's configuration "
+                                  "deselects its commit's tests (-m/-k/--deselect)")
+    return (f"Deselected: {'; '.join(parts)}: such tests never run when mined"
+            + (" (homefield tasks names a task's)" if left else ""))

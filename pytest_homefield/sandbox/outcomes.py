@@ -127,6 +127,9 @@ class Parsed:
     #: the ids collected, in collection order (the reporter's ``collected_ids``), when exactly ``collected`` of them
     #: were read; else ``None`` (JUnit XML, a run cut before they were all sent, a line the host ignored)
     collected_ids: list[str] | None = None
+    #: the ids a selection left out of the run (the reporter's ``deselected``: ``-m``, ``-k``, ``--deselect``), in
+    #: order, at most ``max_ids`` of them; ``[]`` for JUnit XML (bld62)
+    deselected: list[str] = field(default_factory=list)
     finished: bool = False  # the reporter's finish event / the XML was written
     ignored: int = 0  # channel lines that did not count (parse_events)
     over: str | None = None  # why the run sent more than one run may (EventTally), else None
@@ -357,6 +360,7 @@ class EventTally:
         self._names: dict[str, str] = {}  # one object per distinct name the records hold
         self._collected: int | None = None
         self._ids: list[str] = []  # the collected ids, in order (perf47)
+        self._deselected: dict[str, None] = {}  # the ids a selection left out, in order, at most max_ids (bld62)
         self._ids_spoiled = False  # more ids came than were collected: none is read
         self._kept: list[str] = []
         self._finish_line: str | None = None
@@ -476,8 +480,12 @@ class EventTally:
                 self._ids, self._ids_spoiled = [], True  # more than were collected: none of them is read
             else:
                 self._ids.extend(ev["ids"])
+        elif kind == "deselected" and isinstance(ev.get("ids"), list):
+            room = self._max_ids - len(self._deselected)
+            self._deselected.update(dict.fromkeys(ev["ids"][:max(room, 0)]))
         self._counted += 1
-        if kind == "collected_ids":  # counted, not kept for people: a long suite's ids would crowd out its outcomes
+        if kind in ("collected_ids", "deselected"):  # counted, not kept for people: a suite's ids would crowd
+            # out its outcomes
             return
         if kind == "finish":  # kept whatever came before it, last
             self._finish_line = line
@@ -548,7 +556,7 @@ class EventTally:
             kept.append(self._finish_line)
         ids = list(self._ids) if self._collected is not None and len(self._ids) == self._collected else None
         return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
-                      collected_ids=ids,
+                      collected_ids=ids, deselected=list(self._deselected),
                       skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over,
                       stop_lines=dict(self._lines), stop_operands=dict(self._operands),
                       seal_reports={n: {k: list(v) for k, v in d.items()} for n, d in self._sealed.items()},

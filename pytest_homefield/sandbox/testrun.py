@@ -241,6 +241,8 @@ class TestRun:
     ``collected_ids``: the ids collected, in collection order, when the reporter named exactly ``collected`` of
       them (:attr:`~pytest_homefield.sandbox.outcomes.Parsed.collected_ids`), else ``None``; read only by mining's
       parent run after its probe (perf47).
+    ``deselected``: the ids a selection (``-m``, ``-k``, ``--deselect``) left out of the run, in order
+      (:attr:`~pytest_homefield.sandbox.outcomes.Parsed.deselected`); read only by mining (bld62).
     ``wall_s``: seconds. ``log_path``: stdout+stderr of the command.
     ``error``: one line when the run looks wrong (no outcome file, exit status contradicting the
       outcomes, killed by a signal, timeout), else ``None``.
@@ -310,6 +312,7 @@ class TestRun:
     seal_reports: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     caught: dict[str, list[Caught]] = field(default_factory=dict)
     collected_ids: list[str] | None = None
+    deselected: list[str] = field(default_factory=list)
 
     def cap_note(self) -> str | None:
         """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`,
@@ -1259,6 +1262,7 @@ def _cross_check(
         test_timeouts=parsed.test_timeouts,
         skip_reasons=dict(parsed.skip_reasons),
         collected_ids=parsed.collected_ids,
+        deselected=list(parsed.deselected),
         stop_lines=dict(parsed.stop_lines),
         stop_operands=dict(parsed.stop_operands),
         caught=dict(parsed.caught),

@@ -66,3 +66,14 @@ def test_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: py
     assert out[2].strip() == "| Fix intword for negative numbers"
     assert out[3].split()[:4] == ["000000000002", "2", "0.30", "vague"]
     assert out[-1] == "2 tasks, 1 vague (spec_score < 0.6; spec_threshold in .homefield.yml moves it)"
+
+
+def test_a_task_whose_commits_tests_were_deselected_names_them() -> None:
+    """bld62: a test of the commit that the repository's configuration deselects is in no list of the task;
+    ``homefield tasks`` said nothing of it (before: one line, the task's)."""
+    t = task(1, "Fix intword for negative numbers", score=0.5, well=True)
+    t.excluded = {"t::c": "deselected", "t::d": "flaky", "t::e": "deselected"}
+    lines = task_lines([t], 0.5)
+    assert lines[2] == (f"{'':30}left out, deselected by the repository's configuration: 2 tests of the commit's "
+                        "test files, t::c, t::e"), lines
+    assert len(task_lines([task(2, "Fix intword for negative numbers", score=0.5, well=True)], 0.5)) == 3

@@ -5,6 +5,7 @@ run saw: a deselected test is never in FAIL_TO_PASS."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -13,7 +14,15 @@ import pytest
 from helpers.attack_repo import NO_PLUGINS
 from helpers.gitrepo import GitRepo
 
-from pytest_homefield.mine.redgreen import DESELECTED, selecting_words, verify_candidate
+from pytest_homefield.mine.redgreen import (
+    DESELECTED,
+    LEFT_OUT_DESELECTED,
+    deselected_note,
+    selecting_words,
+    verify_candidate,
+)
+from pytest_homefield.mine.summary import deselected_line
+from pytest_homefield.sandbox.outcomes import parse_events
 from pytest_homefield.sandbox.pytest_config import Setup
 
 
@@ -44,3 +53,60 @@ def test_a_commit_whose_tests_the_configuration_deselects_says_so(tmp_path: Path
     assert v.reason == "passes_without_change" and v.FAIL_TO_PASS == [], v
     assert v.detail.endswith(f"{DESELECTED}-m 'not slow'): the commit's tests it deselects never run when mined, "
                              "so they make no task"), v.detail
+
+
+def test_the_reporters_deselected_lines_are_read_and_not_kept() -> None:
+    lines = [{"event": "start", "pid": 7}, {"event": "collected", "count": 1, "pid": 7},
+             {"event": "collected_ids", "ids": ["t.py::a"], "pid": 7},
+             {"event": "deselected", "ids": ["t.py::b", "t.py::c"], "pid": 7},
+             {"event": "deselected", "ids": ["t.py::b", 3], "pid": 7},  # not the reporter's: not counted
+             {"event": "finish", "exitstatus": 0, "pid": 7}]
+    parsed, kept = parse_events("".join(json.dumps(e) + "\n" for e in lines))
+    assert parsed.deselected == ["t.py::b", "t.py::c"] and parsed.ignored == 1
+    assert not any("deselected" in line for line in kept)
+    assert deselected_note(["a::x", "a::y", "a::z", "a::w"], ["-m", "not slow"]) == (
+        f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 4 tests of the commit's test files, a::x, a::y, a::z …")
+
+
+@pytest.mark.slow
+def test_a_commit_whose_tests_the_configuration_deselects_in_part_says_which(tmp_path: Path) -> None:
+    """bld62: a commit adding two tests, one marked ``slow`` under ``addopts = -m 'not slow'``: the task kept the
+    other, and the slow one was in no list of the task, nor its detail (before: ``excluded`` ``{}``, the detail
+    ``FAIL_TO_PASS 1, PASS_TO_PASS 0, excluded 0``). Now it is excluded as ``deselected`` and the detail names it.
+    Real pytest runs; about 10 s."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-m 'not slow'\"\nmarkers = [\"slow: slow\"]\n")
+    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n")
+    repo.write("tests/test_pkg.py", "import pytest\n\nfrom pkg import double\n\n\ndef test_double():\n"
+                                    "    assert double(2) == 4\n\n\n@pytest.mark.slow\ndef test_double_big():\n"
+                                    "    assert double(10**6) == 2 * 10**6\n")
+    parent = repo.commit("Start the package with double")
+    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n")
+    repo.write("tests/test_triple.py", "import pytest\n\nimport pkg\n\n\ndef test_triple():\n"
+                                       "    assert pkg.triple(2) == 6\n\n\n@pytest.mark.slow\ndef test_triple_big():\n"
+                                       "    assert pkg.triple(10**6) == 3 * 10**6\n")
+    commit = repo.commit("Add triple, three times a number, with a slow test and a quick one")
+    tests = ["tests/test_triple.py"]
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=1, run_timeout_s=120)
+    assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_triple.py::test_triple"], v
+    assert v.excluded == {"tests/test_triple.py::test_triple_big": "deselected"}, v.excluded
+    assert v.detail.endswith(f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 1 test of the commit's test files, "
+                             "tests/test_triple.py::test_triple_big"), v.detail
+    assert deselected_line([{"reason": v.reason, "detail": v.detail, "excluded": v.excluded}]) == (
+        "Deselected: 1 task leaves out 1 test of its commit's test files that the repository's configuration deselects "
+        "(-m/-k/--deselect): such tests never run when mined (homefield tasks names a task's)")
+
+
+def test_the_summary_counts_the_deselected_tests_of_tasks_and_drops() -> None:
+    kept = {"reason": None, "detail": "", "excluded": {"a::x": "deselected", "a::y": "deselected", "a::z": "flaky"}}
+    dropped = {"reason": "passes_without_change", "detail": f"no test ran{DESELECTED}-m slow): ..."}
+    assert deselected_line([kept, kept, dropped]) == (
+        "Deselected: 2 tasks leave out 4 tests of their commits' test files that the repository's configuration "
+        "deselects (-m/-k/--deselect); 1 candidate made no task for it: such tests never run when mined (homefield "
+        "tasks names a task's)")
+    assert deselected_line([dropped]) == (
+        "Deselected: 1 candidate made no task: the repository's configuration deselects its commit's tests "
+        "(-m/-k/--deselect): such tests never run when mined")
+    assert deselected_line([{**kept, "excluded": {"a::z": "flaky"}}]) is None

@@ -19,6 +19,10 @@ import does not find it there. It writes one JSON object per line, each with the
   largest count is the number collected), followed by ``{"event": "collected_ids", "ids": [str, ...]}`` lines
   naming those ``count`` test ids in collection order, at most :data:`_IDS_PER_LINE` characters of ids a line
   (perf47: mining's parent run after its probe runs only the ids the probe did not reach);
+* ``{"event": "deselected", "ids": [str, ...]}`` lines naming the ids a selection left out of the run (pytest's
+  ``pytest_deselected``: the configuration's or command line's ``-m``, ``-k``, ``--deselect``, a plugin's or
+  ``conftest.py``'s own), as many a line as ``collected_ids`` (bld62: mining names a commit's tests its runs
+  never saw; under xdist a worker deselects and this process hears of none);
 * ``{"event": "phase", "nodeid": str, "when": "setup"|"call"|"teardown", "outcome":
   "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
   "subtest": bool, "timeout": bool, "line": int|null, "operands": [str, str, str]|null}`` for every test phase
@@ -1165,17 +1169,25 @@ class _Writer:
         if len(ids) > self._max_collected:
             self._max_collected = len(ids)
             self.write({"event": "collected", "count": len(ids)})
-            chunk: list[str] = []
-            size = 0
-            for nodeid in ids:  # a line stays well under the host's longest (64 KiB)
-                cost = len(json.dumps(nodeid, ensure_ascii=True)) + 2
-                if chunk and size + cost > _IDS_PER_LINE:
-                    self.write({"event": "collected_ids", "ids": chunk})
-                    chunk, size = [], 0
-                chunk.append(nodeid)
-                size += cost
-            if chunk:
-                self.write({"event": "collected_ids", "ids": chunk})
+            self._ids("collected_ids", ids)
+
+    def _ids(self, event: str, ids: list[str]) -> None:
+        """Write ``ids`` as ``event`` lines of at most :data:`_IDS_PER_LINE` characters of ids each."""
+        chunk: list[str] = []
+        size = 0
+        for nodeid in ids:  # a line stays well under the host's longest (64 KiB)
+            cost = len(json.dumps(nodeid, ensure_ascii=True)) + 2
+            if chunk and size + cost > _IDS_PER_LINE:
+                self.write({"event": event, "ids": chunk})
+                chunk, size = [], 0
+            chunk.append(nodeid)
+            size += cost
+        if chunk:
+            self.write({"event": event, "ids": chunk})
+
+    def pytest_deselected(self, items: list[Any]) -> None:
+        ids = [str(getattr(item, "nodeid", "")) for item in items]
+        self._ids("deselected", [i for i in ids if i])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         message = _message(report)
