@@ -35,9 +35,13 @@ from pytest_homefield.run.run_plugin import (
     AttemptItem,
     forward_report,
     refuse_unstartable,
+    refused_line,
+    refused_reasons,
     sandbox_hook,
     setup_command_hook,
+    stop_refused,
     unsolved_status,
+    worker_refusal,
 )
 from pytest_homefield.run.runner import sandbox_summary
 from pytest_homefield.run.session import selection
@@ -87,6 +91,8 @@ class AblatePlugin(ModePlugin):
             self.agents = make_agents(settings, hooked)
             if settings.yes and not is_worker(config):  # up60: once, before the ablation's folder, as a run does
                 refuse_unstartable(self.agents, config, settings)
+            #: why this (remote) worker runs nothing (:func:`~pytest_homefield.run.run_plugin.worker_refusal`)
+            self.refusal = worker_refusal(self.agents, config, settings) if settings.yes else None
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
                                                                                                config=config))
             tasks = chosen.tasks
@@ -238,6 +244,10 @@ class AblatePlugin(ModePlugin):
         if self.session is not None:
             forward_report(self.config, report, self.session.note_skip)
 
+    def _refused(self) -> list[str]:
+        """The workers' refusals that stopped the ablation (controller only)."""
+        return [] if self.session is None else refused_reasons(self.session.skip_reasons)
+
     def finish(self, session: pytest.Session) -> None:
         if self.plan_only:
             if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
@@ -257,6 +267,8 @@ class AblatePlugin(ModePlugin):
             self.user_check = self.user_files.check()
             if self.user_check[1]:  # the user's file changed during the session: an error, whatever ran
                 session.exitstatus = USER_FILE_CHANGED
+        if self._refused() and session.exitstatus != USER_FILE_CHANGED:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as the controller's own refusal: exit 4 (ops62)
 
     def write_summary(self, terminalreporter: Any) -> None:
         tr = terminalreporter
@@ -269,6 +281,8 @@ class AblatePlugin(ModePlugin):
         if s is None:
             return
         tr.section("homefield ablation", sep="=", bold=True)
+        for why in self._refused():
+            tr.write_line(refused_line(why, "ablation"), red=True, bold=True)
         if self.doc is None:
             tr.write_line(f"table failed: {self.report_error or 'no results'}", red=True)
             tr.write_line(f"results are kept in {s.results_path}")
@@ -325,6 +339,7 @@ class AblateItem(AttemptItem):
     def setup(self) -> None:
         session = self.plugin.session
         assert session is not None
+        stop_refused(self, self.plugin.refusal)  # this (remote) worker lacks a client: nothing runs or is recorded
         reason = session.stop_reason(self.key[2])
         if reason:
             raise pytest.skip.Exception(reason)

@@ -30,6 +30,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
+import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -57,7 +60,7 @@ from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.store import open_own_file
 
 __all__ = ["CAPABILITIES", "REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line",
-           "distrust_infra"]
+           "distrust_infra", "program_missing"]
 
 #: Outcomes a command may report on its usage line.
 REPORTABLE_OUTCOMES = ("agent_error", "budget_exceeded", "rate_limited", "infra")
@@ -130,6 +133,41 @@ def read_usage_line(path: Path) -> dict[str, Any]:
     file is missing or the line is not JSON)."""
     lines = _tail_lines(path)
     return parse_usage_line(lines[-1]) if lines else {}
+
+
+#: A first word of a ``cmd:`` command that names its program plainly: no shell syntax (``$``, quotes, ``=``, ``(``,
+#: ``;``, globs, ``~``…) that only the shell, at the attempt, resolves (:func:`program_missing`).
+PLAIN_WORD = re.compile(r"[A-Za-z0-9_.+/@%:,-]+")
+
+
+def program_missing(command: str, env: Mapping[str, str]) -> str | None:
+    """Why the program of the ``cmd:`` command ``command`` cannot start with ``env["PATH"]`` (ops62), else ``None``:
+    its first word (``shlex``), when it names a program plainly (:data:`PLAIN_WORD`), is asked of ``sh`` itself
+    (``command -v``: a builtin or keyword, ``echo``, ``exec``, ``if``, counts as found), and an absolute path must be
+    an executable file. Not checked (``None``): a first word with shell syntax (``W=$(…)``, ``"$X"``, ``~/bin/a``:
+    the shell resolves it at the attempt), a relative path with a ``/`` (``./agent.sh``: relative to the attempt's
+    workspace, the task's checkout), a command ``shlex`` cannot read, and when ``sh`` itself cannot be started.
+    Nothing else of the line is read: ``cmd:python a.py; b`` checks ``python`` only."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or not PLAIN_WORD.fullmatch(words[0]):
+        return None
+    first = words[0]
+    if "/" in first:
+        if not first.startswith("/"):
+            return None
+        ok = os.path.isfile(first) and os.access(first, os.X_OK)
+        return None if ok else f"cannot start {first}: no such executable file (the program of its cmd: command)"
+    try:
+        found = subprocess.run(["sh", "-c", 'command -v -- "$1"', "sh", first], env={"PATH": env.get("PATH", "")},
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if found.returncode == 0 and found.stdout.strip():
+        return None
+    return f"cannot start {first}: not found on the agent's PATH (the program of its cmd: command)"
 
 
 #: A shell program (sandboxed) that always runs commands; homefield does not know what else it can do,

@@ -288,15 +288,19 @@ def unstartable(agents: Sequence[Agent], env: Mapping[str, str],
     client on ``env["PATH"]``, the ``PATH`` its agent gets) or, where ``confined(agent)`` (its attempts run under
     bubblewrap or Landlock), whose install needs the user's home, which no sandbox is given
     (:meth:`~pytest_homefield.agents.recipes.ClientSandbox.missing`): ``agent 'NAME': cannot start …`` with how to
-    install it, ``agent 'NAME': cannot sandbox …``. Checked by the run's controller before anything is spent, where
-    every worker is local (a remote worker may have what this machine lacks; there each attempt finds it out as
-    ``infra``). Empty when every agent can start."""
+    install it, ``agent 'NAME': cannot sandbox …``; a plain ``cmd:`` command whose program is not found
+    (:func:`~pytest_homefield.agents.cmd_agent.program_missing`, ops62: before, each attempt was the shell's "not
+    found" graded as an empty patch). Checked by the controller before anything is spent, where every worker is
+    local, and by each worker on its own machine (a remote one may lack what this machine has:
+    :func:`~pytest_homefield.run.run_plugin.worker_refusal`). Empty when every agent can start."""
     out = []
     for agent in agents:
         if isinstance(agent, ClaudeAgent):
             why = agent.missing()
         elif isinstance(agent, CommandAgent) and agent.client is not None:
             why = agent.client.missing(env, confined=confined(agent))
+        elif isinstance(agent, CommandAgent):  # a plain cmd: command: its program (ops62)
+            why = cmd_agent.program_missing(agent.command, env)
         else:
             continue
         if why:

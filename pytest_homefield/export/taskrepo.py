@@ -219,20 +219,24 @@ def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declarati
 ACTIVE_LINE = "export VIRTUAL_ENV=\"${VIRTUAL_ENV:-$(python -I -c 'import sys; print(sys.prefix)')}\""
 
 
-def eval_command(test_cmd: str, project: bool) -> tuple[str, bool]:
-    """``(the command eval.sh runs, whether it is a uv run made unsynced)`` for the task's ``test_cmd`` in a
-    repository whose top holds a ``pyproject.toml`` when ``project``: :func:`_test_command`, and a ``uv run`` in a
-    project with ``--active --no-sync`` (:func:`~pytest_homefield.sandbox.testrun.unsynced_command`, as grading runs
-    it: ops60, ``uv run pytest`` made ``.venv`` in ``/testbed`` and synced the evaluated patch's ``pyproject.toml``
-    into it, whose pytest it then lacked; a ``--directory`` folder is not known here, left as it is)."""
+def eval_command(test_cmd: str) -> tuple[str, bool]:
+    """``(the command eval.sh runs, whether it is a uv run made unsynced)`` for the task's ``test_cmd``:
+    :func:`_test_command`, and a ``uv run`` that would read a project with ``--active --no-sync``
+    (:func:`~pytest_homefield.sandbox.testrun.unsynced_command`, as grading runs it: ops60, ``uv run pytest`` made
+    ``.venv`` in ``/testbed`` and synced the evaluated patch's ``pyproject.toml`` into it, whose pytest it then
+    lacked). Every such ``uv run`` is made so, wherever uv would read its project: eval.sh cannot know what the
+    patch under evaluation puts there (ops62: ``uv run --directory sub pytest`` was left as it was, measured with uv
+    0.13.9: uv made ``sub/.venv`` and ``sub/uv.lock`` and installed the patch's ``sub/pyproject.toml``
+    dependencies, a ``pytest11`` plugin among them); outside a project uv only warns that ``--no-sync`` has no
+    effect, and runs the active environment's program as it would have."""
     command = _test_command(test_cmd)
-    made = unsynced_command(command, lambda folder: project and folder == ".")
+    made = unsynced_command(command, lambda folder: True)
     return (command, False) if made is None else (made, True)
 
 
 def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "",
                 memory_mb: float | None = TEST_MEMORY_MB,
-                time_limit: tuple[float, str] | None = DEFAULT_LIMIT, project: bool = False) -> str:
+                time_limit: tuple[float, str] | None = DEFAULT_LIMIT) -> str:
     """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
     homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
     test patch, run the test command with ``-rA --color=no`` on the files of ``ids`` (as recorded, not escaped;
@@ -249,9 +253,8 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     grading names that bound (``None`` or not positive: no limit): the bound homefield grades the task with
     (:func:`~pytest_homefield.run.hang_bound.grading_bound`: the run timeout, or the task's own bound when its
     parent hangs; ``homefield export`` passes it); :func:`_timed` stops the command there and says so in one
-    line (host30: a hanging test held swebench's harness without end). ``project``: the repository's top holds a
-    ``pyproject.toml`` (:func:`eval_command`: a ``uv run`` command there runs in the image's environment, unsynced,
-    :data:`ACTIVE_LINE` before it)."""
+    line (host30: a hanging test held swebench's harness without end). A ``uv run`` command runs in the image's
+    environment, unsynced (:func:`eval_command`, :data:`ACTIVE_LINE` before it)."""
     files = sorted({i.split("::", 1)[0] for i in ids})
     tests = " ".join(shlex.quote(f) for f in task.test_files)
     # a hidden test file is put back as at base_commit, or removed when the commit added it (whatever
@@ -259,7 +262,7 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     reset = f"for f in {tests}; do git checkout -q {task.parent} -- \"$f\" 2>/dev/null || rm -f -- \"$f\"; done"
     body = task.test_patch if task.test_patch.endswith("\n") else task.test_patch + "\n"
     bound = time_limit if time_limit is not None and time_limit[0] > 0 else None
-    command, unsynced = eval_command(task.test_cmd, project)
+    command, unsynced = eval_command(task.test_cmd)
     return "\n".join([
         "#!/bin/bash",
         "set -uxo pipefail",
@@ -430,8 +433,7 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
         decl, extras, groups = declaration(task)
         image = image_name(iid)
         script = eval_script(task, f2p_ids + p2p_ids, undo=undo(task) if undo else "", memory_mb=memory_mb,
-                             time_limit=time_limit(task) if time_limit is not None else DEFAULT_LIMIT,
-                             project="pyproject.toml" in decl.files)
+                             time_limit=time_limit(task) if time_limit is not None else DEFAULT_LIMIT)
         row = dict(inst, FAIL_TO_PASS=json.dumps(f2p), PASS_TO_PASS=json.dumps(p2p), image=image, image_name=image,
                    eval_script=script, log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
         flat.append(row)

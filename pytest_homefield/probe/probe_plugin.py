@@ -39,7 +39,14 @@ from pytest_homefield.probe.verdicts import (
     verdict_lines,
 )
 from pytest_homefield.records import RATE_LIMITED, Task
-from pytest_homefield.run.run_plugin import refuse_unstartable, sandbox_hook
+from pytest_homefield.run.run_plugin import (
+    refuse_unstartable,
+    refused_line,
+    refused_reasons,
+    sandbox_hook,
+    stop_refused,
+    worker_refusal,
+)
 from pytest_homefield.run.session import selection
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked
@@ -67,10 +74,14 @@ class ProbePlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         super().__init__(config, settings)
         self.verdicts: list[tuple[Any, Verdict, float]] = []
+        #: the skip reasons of this session's calls (controller): a worker's refusal among them stops the probe
+        self.skip_reasons: set[str] = set()
         try:
             agents = probe_agents(settings, config.hook.pytest_homefield_agents(config=config))
             if not is_worker(config):  # up60: once, before the probe's folder, not call by call (text-only: no shell)
                 refuse_unstartable(agents, config, settings, allow_shell=False)
+            #: why this (remote) worker makes no call (:func:`~pytest_homefield.run.run_plugin.worker_refusal`)
+            self.refusal = worker_refusal(agents, config, settings, allow_shell=False)
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts, config=config),
                                verb="probe")
             hook = sandbox_hook(config)
@@ -140,7 +151,15 @@ class ProbePlugin(ModePlugin):
         return lines
 
     # -- verdicts on the controller -----------------------------------------------------------
+    def on_report(self, report: pytest.TestReport) -> None:
+        if report.skipped and isinstance(report.longrepr, tuple) and "homefield" in report.keywords:
+            self.skip_reasons.add(str(report.longrepr[2]).split("Skipped: ", 1)[-1])
+
     def finish(self, session: pytest.Session) -> None:
+        if refused_reasons(self.skip_reasons):  # a worker lacks a client: no verdict rewritten, exit 4 (ops62)
+            self.session.release()
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
         try:
             self.verdicts = self.session.finish()
         finally:
@@ -151,6 +170,12 @@ class ProbePlugin(ModePlugin):
     def write_summary(self, terminalreporter: Any) -> None:
         tr, s = terminalreporter, self.session
         tr.section("homefield probe", sep="=", bold=True)
+        refused = refused_reasons(self.skip_reasons)
+        for why in refused:
+            tr.write_line(refused_line(why, "probe"), red=True, bold=True)
+        if refused:
+            tr.write_line(f"Continue the probe with: {self.resume_hint()}", yellow=True)
+            return
         for agent, v, cost in self.verdicts:
             for line, markup in verdict_lines(agent.name, agent.spec, v, s.by_id, cost):
                 tr.write_line(line, **markup)
@@ -209,6 +234,7 @@ class ProbeItem(pytest.Item):
 
     def setup(self) -> None:
         session = self.plugin.session
+        stop_refused(self, self.plugin.refusal)  # this (remote) worker lacks a client: no call, nothing recorded
         reason = session.stop_reason(self.agent.name)
         if reason:  # a rate limit earlier in this session stops the agent
             raise pytest.skip.Exception(reason)

@@ -16,7 +16,7 @@ import os
 import re
 import shlex
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,8 @@ from pytest_homefield.transport import REFUSED_ATTR, Scope, post
 
 __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
            "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook",
-           "selected_none_note", "reports_line", "refuse_unstartable"]
+           "selected_none_note", "reports_line", "refuse_unstartable", "worker_refusal", "stop_refused",
+           "refused_reasons", "refused_line"]
 
 
 def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any, ids: Sequence[str] = ()) -> str:
@@ -212,18 +213,44 @@ def header_agent_lines(agents: list[tuple[str, str]], sandboxes: dict[str, str],
             "; ".join(f"{_first_names(names)} {m}" for m, names in groups.items()) + f"; test runs {tests}")
 
 
-def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any], settings: Settings) -> str | None:
+def worker_refusal(agents: Sequence[Agent], config: pytest.Config, settings: Settings, *,
+                   allow_shell: bool | None = None) -> str | None:
     """In an xdist worker: ``client missing on worker gw1 (host H): agent 'x': cannot start …`` when an agent's
-    client is not installed on this worker's machine, else ``None``. The controller checks its own machine
-    before anything is spent (:func:`refuse_unstartable`) but cannot see a remote worker's (``--tx ssh=…``):
-    that worker stops the run at its first item instead (:meth:`RunItem.setup`), where every attempt of the
-    agent there was ``infra``, one by one, to the end of the run."""
-    lines = unstartable(agents, os.environ, confined_by(settings))
+    client is not installed on this worker's machine (or cannot be sandboxed there: :func:`refuse_unstartable`'s
+    check, ``allow_shell`` as there), else ``None``; ``None`` on the controller or the only process. The
+    controller checks its own machine before anything is spent (:func:`refuse_unstartable`) but cannot see a
+    remote worker's (``--tx ssh=…``): that worker stops the session at its first item instead (a run's
+    :meth:`RunItem.setup`, an ablation's and a probe's item the same: :func:`stop_refused`), where every attempt
+    (or probe call) of the agent there was ``infra``, one by one, to the end of the session (ops62: ablate and
+    probe were still so)."""
+    if not is_worker(config):
+        return None
+    lines = unstartable(agents, os.environ, confined_by(settings, allow_shell))
     if not lines:
         return None
     more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-    return (f"{CLIENT_MISSING} {workerinput.get('workerid', '?')} (host {socket.gethostname()}): {lines[0]}{more}; "
+    workerid = getattr(config, "workerinput", {}).get("workerid", "?")
+    return (f"{CLIENT_MISSING} {workerid} (host {socket.gethostname()}): {lines[0]}{more}; "
             "install it there, or leave that worker out of --tx")
+
+
+def stop_refused(item: pytest.Item, refusal: str | None) -> None:
+    """In a worker that refused (:func:`worker_refusal`): stop the session at ``item``, skipped with the refusal
+    (its controller notes it: :func:`refused_reasons`); nothing is run or recorded. Nothing when ``refusal`` is
+    ``None``."""
+    if refusal:
+        item.session.shouldstop = refusal
+        raise pytest.skip.Exception(refusal)
+
+
+def refused_reasons(reasons: Iterable[str]) -> list[str]:
+    """The workers' refusals (:func:`worker_refusal`) among a session's skip ``reasons``, sorted."""
+    return sorted(r for r in reasons if r.startswith(CLIENT_MISSING))
+
+
+def refused_line(why: str, what: str = "run") -> str:
+    """The controller's line for a worker's refusal ``why``: ``ERROR: pytest-homefield: …; the run stopped``."""
+    return f"ERROR: pytest-homefield: {why}; the {what} stopped"
 
 
 def refuse_unstartable(agents: Sequence[Agent], config: pytest.Config, settings: Settings, *,
@@ -232,7 +259,7 @@ def refuse_unstartable(agents: Sequence[Agent], config: pytest.Config, settings:
     or its install needs the home and its attempts are sandboxed (:func:`~.runner.confined_by`, with
     ``allow_shell``), and every xdist worker is local (``--tx`` names only ``popen``): its every attempt would be
     ``infra``. A run's controller calls it before its run folder is made (a remote worker checks its own machine:
-    :func:`_worker_refusal`), an ablation's before its folder (up60), a probe's before its first call, with
+    :func:`worker_refusal`), an ablation's before its folder (up60), a probe's before its first call, with
     ``allow_shell=False`` (a probe call is text-only: up60; before, each call was ``infra`` one by one)."""
     remote = [tx for tx in (config.getoption("tx", None) or []) if not str(tx).startswith("popen")]
     lines = [] if remote else unstartable(agents, os.environ, confined_by(settings, allow_shell))
@@ -265,8 +292,8 @@ class RunPlugin(ModePlugin):
                 RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
             agents = make_agents(settings, hook_agents(config.hook.pytest_homefield_agents(config=config)))
             wi: dict[str, Any] = getattr(config, "workerinput", {})
-            #: why this worker runs nothing (:func:`_worker_refusal`), ``None`` on the controller
-            self.refusal = _worker_refusal(agents, wi, settings) if is_worker(config) else None
+            #: why this worker runs nothing (:func:`worker_refusal`), ``None`` on the controller
+            self.refusal = worker_refusal(agents, config, settings)
             if is_worker(config):
                 excluded = dict(wi.get("homefield_excluded") or {})
             else:
@@ -536,8 +563,8 @@ class RunPlugin(ModePlugin):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _refused(self) -> list[str]:
-        """The workers' refusals that stopped the run (:func:`_worker_refusal`), controller only."""
-        return sorted(r for r in self.session.skip_reasons if r.startswith(CLIENT_MISSING))
+        """The workers' refusals that stopped the run (:func:`worker_refusal`), controller only."""
+        return refused_reasons(self.session.skip_reasons)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -553,7 +580,7 @@ class RunPlugin(ModePlugin):
         if s.nothing_to_resume:
             tr.write_line(f"nothing to resume: every attempt of run {s.run_id} is already recorded", green=True)
         for why in self._refused():
-            tr.write_line(f"ERROR: pytest-homefield: {why}; the run stopped", red=True, bold=True)
+            tr.write_line(refused_line(why), red=True, bold=True)
         if self.dry:
             tr.write_line("--collect-only: no run made, nothing recorded")
             return
@@ -700,9 +727,7 @@ class RunItem(AttemptItem):
 
     def setup(self) -> None:
         session = self.plugin.session
-        if self.plugin.refusal:  # this (remote) worker lacks a client: the whole run stops, nothing recorded here
-            self.session.shouldstop = self.plugin.refusal
-            raise pytest.skip.Exception(self.plugin.refusal)
+        stop_refused(self, self.plugin.refusal)  # this (remote) worker lacks a client: the run stops, nothing recorded
         reason = session.stop_reason(self.agent)
         if reason:
             raise pytest.skip.Exception(reason)

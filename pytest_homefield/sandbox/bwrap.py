@@ -543,9 +543,11 @@ def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
 
     * a script under a virtual environment's ``bin/`` (``pyvenv.cfg`` beside it): the venv, and the
       prefix of the interpreter its ``#!`` names;
-    * a file under ``node_modules``: the outermost ``node_modules`` folder above it (the package and
-      its hoisted dependencies, e.g. codex's native binary in ``@openai/codex-linux-x64``), and the
-      prefix of the ``node`` that ``#!/usr/bin/env node`` finds;
+    * a file under ``node_modules``: the outermost ``node_modules`` folder above it (a project's: the package and
+      its hoisted dependencies, e.g. codex's native binary in ``@openai/codex-linux-x64``), but for npm's global
+      folder (``<prefix>/lib/node_modules``, every package installed with ``npm i -g``) the client's own package
+      folder there, which holds its dependencies (:func:`_node_package`, ops62), and the ``node`` that
+      ``#!/usr/bin/env node`` finds;
     * any other ``#!`` interpreter: :func:`_interpreter_install` (its file, never all of the folder above
       the ``bin/`` it lies in: ``#!/opt/bin/node`` bound all of ``/opt``, satk60).
 
@@ -572,7 +574,7 @@ def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
         out += _interpreter_install(ipath)
     modules = [a for a in real.parents if a.name == "node_modules"]
     if modules:
-        out.append(modules[-1])
+        out.append(_node_package(real, modules[-1]))
     system = _system_roots()
     seen: list[Path] = []
     for p in out:
@@ -581,13 +583,27 @@ def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
     return seen
 
 
+def _node_package(real: Path, modules: Path) -> Path:
+    """What of the ``node_modules`` folder ``modules`` (the outermost above ``real``, a client's real file) the
+    client needs: ``modules`` itself for a project's (its dependencies are hoisted there), the client's own package
+    (``modules/NAME`` or ``modules/@scope/NAME``) for npm's global folder, ``<prefix>/lib/node_modules``, where
+    each global package holds its own dependencies and the folder every other global install (ops62: a client under
+    ``/opt/lib/node_modules`` bound all of it, another vendor's package and what it keeps there)."""
+    if modules.parent.name != "lib":
+        return modules
+    parts = real.relative_to(modules).parts
+    depth = 2 if parts and parts[0].startswith("@") else 1
+    return modules.joinpath(*parts[:depth]) if len(parts) > depth else modules
+
+
 def _interpreter_install(interpreter: Path) -> list[Path]:
     """What a ``#!`` interpreter (found at ``interpreter``, an absolute path) needs read-only: nothing when it
     is a system one (visible anyway); else the file as named and its real file; a Python's
     :func:`interpreter_paths` (its prefix when it has one of its own);
     for another (``node``, ``ruby``…) under ``<prefix>/bin/``, those of ``<prefix>/lib/NAME*``,
-    ``<prefix>/lib/libNAME*`` and ``<prefix>/share/NAME*`` that exist (its own library folder), never the
-    prefix itself, which may be ``/opt`` or the home and hold every other install there."""
+    ``<prefix>/lib/libNAME*`` and ``<prefix>/share/NAME*`` that exist (its own library folder; npm's global
+    ``<prefix>/lib/node_modules`` left out), never the prefix itself, which may be ``/opt`` or the home and hold
+    every other install there."""
     real = Path(os.path.realpath(interpreter))
     system = _system_roots()
     if _under(str(real), system) and _under(os.path.realpath(interpreter.parent), system):
@@ -599,8 +615,10 @@ def _interpreter_install(interpreter: Path) -> list[Path]:
         stem = real.name.rstrip("0123456789.-")
         if stem:
             prefix = real.parent.parent
+            # never npm's global folder ``lib/node_modules``: every ``-g`` package, not node's own (ops62)
             out += [Path(p) for pat in (f"lib/{stem}*", f"lib/lib{stem}*", f"lib64/lib{stem}*", f"share/{stem}*")
-                    for p in sorted(glob.glob(os.path.join(glob.escape(str(prefix)), pat)))]
+                    for p in sorted(glob.glob(os.path.join(glob.escape(str(prefix)), pat)))
+                    if Path(p) != prefix / "lib" / "node_modules"]
     return list(dict.fromkeys(out))
 
 

@@ -50,8 +50,8 @@ def task(fx: Fixture) -> Task:
 
 def _evaluate(fx: Fixture, task: Task, where: Path, files: Mapping[str, str | bytes],
               ids: list[str] | None = None, memory_mb: float | None = 4096.0,
-              time_limit: tuple[float, str] | None = (600.0, "600 s"), wait_s: float = 120, undo: bool = True,
-              project: bool = False) -> tuple[dict[str, str], str]:
+              time_limit: tuple[float, str] | None = (600.0, "600 s"), wait_s: float = 120,
+              undo: bool = True) -> tuple[dict[str, str], str]:
     """Clone at the base commit, write ``files`` (the patch under evaluation), run the exported
     ``eval.sh`` there; ``({test id: status}, the whole log)``."""
     git(fx.root, "clone", "-q", str(fx.root), str(where))
@@ -64,7 +64,7 @@ def _evaluate(fx: Fixture, task: Task, where: Path, files: Mapping[str, str | by
             (where / rel).write_text(text, encoding="utf-8")
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
     script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked) if undo else "",
-                         memory_mb=memory_mb, time_limit=time_limit, project=project)
+                         memory_mb=memory_mb, time_limit=time_limit)
     script = script.replace("\ncd /testbed\n", f"\ncd {where}\n", 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "GIT_"))}
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
@@ -328,11 +328,32 @@ def test_a_uv_run_test_command_runs_in_the_images_environment_unsynced(fx: Fixtu
     wheel = next((tmp_path / "wheels").iterdir())
     uv_task = dataclasses.replace(task, test_cmd=f"uv run pytest {NO_PLUGINS}")
     files = {"src/calc/__init__.py": GOOD_CALC, "pyproject.toml": UV_AGENTS, f"wheels/{wheel.name}": wheel.read_bytes()}
-    status, log = _evaluate(fx, uv_task, where, files, project=True, wait_s=300)
+    status, log = _evaluate(fx, uv_task, where, files, wait_s=300)
     assert "uv run --active --no-sync pytest" in log, log
     assert "homefield: undo pyproject.toml " in log, log
     assert not marker.exists() and not (where / ".venv").exists(), log[-3000:]
     assert [status.get(i) for i in F2P + P2P] == ["PASSED"] * 3, log[-3000:]
+
+
+def test_a_uv_run_in_a_directory_project_runs_unsynced(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """ops62: eval.sh made only a ``uv run`` reading the repository's top project unsynced (ops60); ``uv run
+    --directory sub pytest`` was run as it was. Measured before (uv 0.13.9): the patch's ``sub/pyproject.toml`` undone
+    (grading does not carry it), uv found the checkout's top project up the tree, made ``.venv`` there and synced it
+    ("Creating virtual environment at …/c/.venv"): a build the harness did not plan, from whatever project uv finds.
+    Now that run is unsynced too, in the image's environment: no ``.venv`` anywhere, no ``uv.lock``, no marker of the
+    patch's ``pytest11`` plugin."""
+    uv_or_skip()
+    marker = tmp_path / "loaded"
+    where = tmp_path / "c"
+    plugin_wheel(tmp_path / "wheels", marker)
+    wheel = next((tmp_path / "wheels").iterdir())
+    uv_task = dataclasses.replace(task, test_cmd=f"uv run --directory sub pytest {NO_PLUGINS}")
+    files = {"src/calc/__init__.py": GOOD_CALC, "sub/pyproject.toml": UV_AGENTS.replace('"calc"', '"sub"'),
+             f"sub/wheels/{wheel.name}": wheel.read_bytes()}
+    _, log = _evaluate(fx, uv_task, where, files, wait_s=300)
+    assert "uv run --active --no-sync --directory sub pytest" in log, log
+    assert not marker.exists(), log[-3000:]
+    assert not [p for p in (".venv", "uv.lock", "sub/.venv", "sub/uv.lock") if (where / p).exists()], log[-3000:]
 
 
 @pytest.mark.clients
@@ -348,7 +369,7 @@ def test_swebench_resolves_a_uv_run_tasks_fix_as_homefield_solves_it(swebench_py
     uv_task = dataclasses.replace(task, test_cmd=f"uv run pytest {NO_PLUGINS}")
     verdicts = []
     for name, calc in (("fix", GOOD_CALC), ("parent", WRONG_CALC)):
-        status, log = _evaluate(fx, uv_task, tmp_path / name, {"src/calc/__init__.py": calc}, project=True)
+        status, log = _evaluate(fx, uv_task, tmp_path / name, {"src/calc/__init__.py": calc})
         assert "uv run --active --no-sync pytest" in log and not (tmp_path / name / ".venv").exists(), log[-3000:]
         row = dict(instance(uv_task, "me/calc"), image="homefield/x", image_name="homefield/x",
                    eval_script="", log_parser=LOG_PARSER, eval_type=EVAL_TYPE)

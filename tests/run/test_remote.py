@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.e2e_repo import UNUSED_PLUGINS, cli_env, git
@@ -146,5 +147,74 @@ def test_a_remote_worker_without_the_client_stops_the_run_at_once(mined: Path, t
         run = repo / ".homefield" / "runs" / "r"
         assert not list(read_jsonl(run / "results.jsonl")) if (run / "results.jsonl").exists() else True
         assert json.loads((run / "meta.json").read_text())["cut_short"].startswith("client missing on worker gw0")
+    finally:
+        server.stop()
+
+
+def _remote_without_claude(mined: Path, tmp_path: Path, server: Any) -> tuple[Path, Path, str]:
+    """The controller's copy of ``mined`` (no runs, a ``CLAUDE.md``) and the ``--tx`` of a remote worker whose machine
+    has no claude CLI where ``HOMEFIELD_CLAUDE_BIN`` points: ``(controller, missing, tx)``. An ablation's and a
+    probe's workers read the controller's ``.homefield/`` (its plan, variants, tasks) at its path, so the worker
+    starts in the controller's folder, as on a shared file system."""
+    repo = tmp_path / "controller"
+    shutil.copytree(mined, repo, symlinks=True)
+    shutil.rmtree(repo / ".homefield" / "runs", ignore_errors=True)
+    (repo / "CLAUDE.md").write_text("# Rules\n\n- Keep functions short.\n- Write a test for each fix.\n")
+    missing = tmp_path / "no-claude-here"
+    python = tmp_path / "python.sh"
+    python.write_text(f"#!/bin/sh\nexport PYTHONPATH='{os.environ.get('PYTHONPATH', '')}'\n"
+                      f"export PYTEST_ADDOPTS='{UNUSED_PLUGINS}'\nexport HOMEFIELD_CLAUDE_BIN='{missing}'\n"
+                      f"exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    return repo, missing, f"ssh={HOST_ALIAS}//ssh_config={server.config}//python={python}//chdir={repo.resolve()}"
+
+
+def _claude_missing(missing: Path, what: str) -> str:
+    return (f"ERROR: pytest-homefield: client missing on worker gw0 (host {socket.gethostname()}): agent 'fast': "
+            f"cannot start {missing}: no such executable (install the Claude Code CLI: npm i -g "
+            "@anthropic-ai/claude-code, or set HOMEFIELD_CLAUDE_BIN to its path); install it there, or leave "
+            f"that worker out of --tx; the {what} stopped")
+
+
+def test_a_remote_worker_without_the_client_stops_an_ablation_at_once(mined: Path, tmp_path: Path) -> None:
+    """ops62: a run's remote worker refused at its first item (nu20), an ablation's did not: on a worker without
+    the agent's client each attempt of every variant was ``infra``, one by one (measured before: exit 1, 6 infra
+    attempts: 2 tasks, 3 variants). Now the same line, exit 4, no result recorded, ``--resume`` goes on."""
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo, missing, tx = _remote_without_claude(mined, tmp_path, server)
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "ablate", "CLAUDE.md", "--yes",
+                               "--agent", "fast=claude:claude-haiku-4-5", "--attempts", "1", "--max-tasks", "2",
+                               "--sandbox", "none", "--", "--tx", tx, "--dist", "load"], cwd=repo, env=_env(),
+                              capture_output=True, text=True, timeout=300)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 4, out
+        assert _claude_missing(missing, "ablation") in out, out
+        assert "Continue the ablation with: homefield ablate CLAUDE.md --yes --resume" in out, out
+        (folder,) = (repo / ".homefield" / "ablate").iterdir()
+        results = folder / "results.jsonl"
+        assert not (results.exists() and list(read_jsonl(results))), out
+        assert json.loads((folder / "meta.json").read_text())["cut_short"].startswith("client missing on worker gw0")
+    finally:
+        server.stop()
+
+
+def test_a_remote_worker_without_the_client_stops_a_probe_at_once(mined: Path, tmp_path: Path) -> None:
+    """ops62: as for an ablation, a probe's remote worker without the agent's client made each call ``infra``, one
+    by one (measured before: exit 1, both calls ``infra``), and the controller wrote a verdict. Now the same
+    line, exit 4, no call recorded, no verdict written."""
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo, missing, tx = _remote_without_claude(mined, tmp_path, server)
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "probe", "--agent",
+                               "fast=claude:claude-haiku-4-5", "--samples", "1", "--max-tasks", "2",
+                               "--", "--tx", tx, "--dist", "load"], cwd=repo, env=_env(),
+                              capture_output=True, text=True, timeout=300)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 4, out
+        assert _claude_missing(missing, "probe") in out, out
+        assert "Continue the probe with: homefield probe --agent fast=claude:claude-haiku-4-5 --resume" in out, out
+        records = repo / ".homefield" / "probe" / "fast.jsonl"
+        assert not (records.exists() and records.read_text().strip()), records.read_text()
     finally:
         server.stop()

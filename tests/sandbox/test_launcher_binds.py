@@ -258,3 +258,75 @@ def test_a_probe_call_refuses_a_client_whose_install_is_the_home_when_sandboxed(
     done = aider.complete("x", timeout_s=60, sandbox=ProbeSandboxes(resolve_settings(tmp_path, {"sandbox": "none"})))
     assert done.error != (f"cannot sandbox aider: it needs {home}, your home folder, which no sandbox is given "
                           "(install it outside your home, or pass --sandbox none to accept the risk)"), done
+
+
+def _npm_global(prefix: Path) -> Path:
+    """``prefix`` laid out as npm's global install (``npm i -g``): ``bin/``, and ``lib/node_modules/`` holding another
+    vendor's package with its credentials. Returns that credentials file."""
+    (prefix / "bin").mkdir(parents=True)
+    other = prefix / "lib" / "node_modules" / "other-vendor"
+    other.mkdir(parents=True)
+    (other / "credentials").write_text("other-vendor-api-key\n")
+    return other / "credentials"
+
+
+def test_a_node_client_in_npm_global_folder_binds_its_package_not_the_folder(tmp_path: Path) -> None:
+    """ops62: a client ``npm i -g`` put in ``<opt>/lib/node_modules`` (``#!/usr/bin/env node``, ``node`` in
+    ``<opt>/bin``) had all of ``<opt>/lib/node_modules`` bound, twice (the outermost ``node_modules`` above it, and
+    ``<opt>/lib/node*`` of its interpreter): every other global package, another vendor's credentials with it
+    (before: that folder bound). Now its package folder and node's file: the client runs, the credentials are not
+    there."""
+    backend = BwrapBackend(bwrap_or_skip())
+    node = Path(shutil.which("node") or "/nonexistent").resolve()
+    if not node.is_file():
+        pytest.skip("no node here")
+    with tempfile.TemporaryDirectory(dir=_same_fs_tmp(node), prefix=f"hf-{owner_tag()}-ops62-") as scratch:
+        opt = Path(scratch) / "opt"
+        secret = _npm_global(opt)
+        try:
+            os.link(node, opt / "bin" / "node")  # node's own file under the prefix, as an install there has it
+        except OSError as exc:
+            pytest.skip(f"cannot hard-link node near it ({exc})")
+        package = opt / "lib" / "node_modules" / "@scope" / "cli"
+        (package / "bin").mkdir(parents=True)
+        js = package / "bin" / "cli.js"
+        js.write_text("#!/usr/bin/env node\nconst fs = require('fs');\n"
+                      "try { console.log(fs.readFileSync(process.argv[2], 'utf8')) } catch (x) { console.log('no') }\n"
+                      "console.log('client-ran')\n")
+        js.chmod(0o755)
+        (opt / "bin" / "cli").symlink_to("../lib/node_modules/@scope/cli/bin/cli.js")
+        paths = program_paths("cli", str(opt / "bin"))
+        assert paths == [opt / "bin" / "cli", js, opt / "bin" / "node", package], paths
+        out = _run(backend, Path(scratch), ["cli", str(secret)], paths, str(opt / "bin"))
+        assert "other-vendor-api-key" not in out, out
+        assert "client-ran" in out, out
+
+
+def test_the_real_claude_cli_in_npm_global_folder_starts_with_its_package_alone() -> None:
+    """ops62: the real Claude Code CLI laid out as ``npm i -g`` puts it (``<opt>/bin/claude ->
+    ../lib/node_modules/@anthropic-ai/claude-code/bin/claude.exe``, its package hard-linked from the one installed):
+    :func:`program_paths` binds its package folder, not all of ``lib/node_modules`` (before: all of it, the other
+    vendor's credentials with it), and the CLI still answers ``--version`` in the sandbox."""
+    backend = BwrapBackend(bwrap_or_skip())
+    found = find_claude()
+    if found is None:
+        pytest.skip("Claude Code CLI not installed (run .ci/install-claude.sh or set HOMEFIELD_CLAUDE_BIN)")
+    real = Path(os.path.realpath(found))
+    installed = real.parent.parent
+    if installed.name != "claude-code" or installed.parent.name != "@anthropic-ai":
+        pytest.skip("the CLI installed is no npm package")
+    with tempfile.TemporaryDirectory(dir=_same_fs_tmp(real), prefix=f"hf-{owner_tag()}-ops62-") as scratch:
+        opt = Path(scratch) / "opt"
+        secret = _npm_global(opt)
+        package = opt / "lib" / "node_modules" / "@anthropic-ai" / "claude-code"
+        package.parent.mkdir(parents=True)
+        if subprocess.run(["cp", "-al", str(installed), str(package)], capture_output=True).returncode != 0:
+            pytest.skip("cannot hard-link the CLI's package near it")
+        rel = real.relative_to(installed)
+        (opt / "bin" / "claude").symlink_to(Path("../lib/node_modules/@anthropic-ai/claude-code") / rel)
+        paths = program_paths("claude", str(opt / "bin"))
+        assert opt / "lib" / "node_modules" not in paths and package in paths, paths
+        out = _run(backend, Path(scratch), ["claude", "--version"], paths, str(opt / "bin"))
+        assert "Claude Code" in out, out
+        out = _run(backend, Path(scratch), ["/bin/sh", "-c", f"cat {secret} 2>&1"], paths, str(opt / "bin"))
+        assert "other-vendor-api-key" not in out, out
