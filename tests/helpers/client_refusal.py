@@ -27,6 +27,19 @@ def assert_refused(proc: subprocess.CompletedProcess[str], errors: list[str], fo
     assert folder is None or not folder.exists(), folder
 
 
+def assert_missing_client_refused(tmp_path: Path, command: list[str], n_tasks: int, folder: str,
+                                  agents: list[str], error: str) -> None:
+    """``homefield *command --agent a …`` for each of ``agents``, in a :func:`tiny_repo` of ``n_tasks`` tasks whose
+    ``PATH`` is ``/usr/bin:/bin`` and whose ``HOMEFIELD_CLAUDE_BIN`` is ``tmp_path/no-claude`` (missing): refused
+    with the one line ``error`` (``{missing}`` in it: that path), no ``.homefield/<folder>`` made. Raises
+    AssertionError."""
+    repo = tiny_repo(tmp_path / "repo", n_tasks)
+    missing = tmp_path / "no-claude"
+    env = {**cli_env(), "HOMEFIELD_CLAUDE_BIN": str(missing), "PATH": "/usr/bin:/bin"}
+    proc = homefield(repo, env, *command, *(a for agent in agents for a in ("--agent", agent)))
+    assert_refused(proc, [error.format(missing=missing)], repo / ".homefield" / folder)
+
+
 def assert_home_client_refused_only_when_sandboxed(tmp_path: Path, command: list[str], n_tasks: int,
                                                    folder: str, verb: str) -> None:
     """``homefield *command --agent aider``, the client installed in the home (:func:`home_prefixed_aider`), in a

@@ -8,23 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.client_refusal import assert_home_client_refused_only_when_sandboxed, assert_refused, homefield
-from helpers.e2e_repo import cli_env
-from helpers.home_client import tiny_repo
+from helpers.client_refusal import assert_home_client_refused_only_when_sandboxed, assert_missing_client_refused
 
 PROBE = ["probe", "--samples", "1", "-n", "0"]
 
 
 def test_a_probe_refuses_a_missing_client_once_before_any_call(tmp_path: Path) -> None:
-    repo = tiny_repo(tmp_path / "repo", 4)
-    missing = tmp_path / "no-claude"
-    env = {**cli_env(), "HOMEFIELD_CLAUDE_BIN": str(missing), "PATH": "/usr/bin:/bin"}
-    proc = homefield(repo, env, *PROBE, "--agent", "oracle", "--agent", "c=claude:claude-haiku-4-5", "--agent",
-                     "codex")
-    assert_refused(proc, [
-        f"ERROR: pytest-homefield: agent 'c': cannot start {missing}: no such executable (install the Claude Code "
-        "CLI: npm i -g @anthropic-ai/claude-code, or set HOMEFIELD_CLAUDE_BIN to its path) (and 1 more); nothing "
-        "was run"], repo / ".homefield" / "probe")
+    assert_missing_client_refused(tmp_path, PROBE, 4, "probe", ["oracle", "c=claude:claude-haiku-4-5", "codex"],
+                                  "ERROR: pytest-homefield: agent 'c': cannot start {missing}: no such executable "
+                                  "(install the Claude Code CLI: npm i -g @anthropic-ai/claude-code, or set "
+                                  "HOMEFIELD_CLAUDE_BIN to its path) (and 1 more); nothing was run")
 
 
 def test_a_probe_refuses_a_home_installed_client_only_when_sandboxed(tmp_path: Path) -> None:
