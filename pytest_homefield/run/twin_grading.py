@@ -298,16 +298,12 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
                         list(targets), name)
 
     def make() -> frozenset[str] | None:
-        with scratch(suffix="refcheck-") as tmp:
-            try:
-                ref = reference_copy(task, pristine, Path(tmp) / "w", beside=beside, targets=plan.targets)
-            except (PatchError, OSError):
-                return None
-            made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
-                               test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                               fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb, write_mb=write_mb,
-                               box_mb=box_mb)
-        if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
+        made = in_reference_copy(task, pristine, "refcheck-", lambda ref, tmp: apart_runs(
+            plan, ref, tmp, test_cmd, targets, tmp / "out", timeout_s=timeout_s, test_timeout_s=test_timeout_s,
+            sandbox=sandbox, env=env, network=network, fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb,
+            write_mb=write_mb, box_mb=box_mb), beside=beside, targets=plan.targets)
+        if made is None or len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes
+                                                             for r in made):
             return None
         merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
         return frozenset(c.node for c, _ in plan.passed(merged))
@@ -1310,13 +1306,9 @@ def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str
                         name if isinstance(name, str) else getattr(name, "name", None))
 
     def make() -> frozenset[str] | None:
-        with scratch(suffix="refplain-") as tmp:
-            try:
-                ref = reference_copy(task, pristine, Path(tmp) / "w", beside=beside, targets=plan.targets)
-            except (PatchError, OSError):
-                return None
-            checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
-        return frozenset(i for i in checked.unconfirmed if i in checked.run.outcomes)
+        checked = in_reference_copy(task, pristine, "refplain-", lambda ref, tmp: plain_run(
+            plan, due, ref, tmp, test_cmd, targets, tmp / "out", **run), beside=beside, targets=plan.targets)
+        return None if checked is None else frozenset(i for i in checked.unconfirmed if i in checked.run.outcomes)
     found = cached_sites(_REFERENCE_PLAIN, None, "plain", "unconfirmed", key, make)
     return None if found is None else set(found)
 
@@ -1335,6 +1327,20 @@ def reference_copy(task: Task, pristine: Path, dest: Path, *, beside: Path | Map
     if beside is not None:
         lay_missing(ref, beside, targets)
     return ref
+
+
+def in_reference_copy(task: Task, pristine: Path, suffix: str, body: Callable[[Path, Path], _T], *,
+                      beside: Path | Mapping[str, bytes] | None = None, targets: Sequence[str] = ()) -> _T | None:
+    """``body(ref, tmp)`` in a scratch folder ``tmp`` (named with ``suffix``, removed on every way out), ``ref`` the
+    :func:`reference_copy` of ``pristine`` made at ``tmp/w`` (with ``beside`` and ``targets``): what ``body``
+    returns. ``None``, ``body`` not called, when the copy cannot be made (a patch does not apply, ``OSError`` as
+    :func:`lay_missing` raises). Raises what ``body`` raises."""
+    with scratch(suffix=suffix) as tmp:
+        try:
+            ref = reference_copy(task, pristine, Path(tmp) / "w", beside=beside, targets=targets)
+        except (PatchError, OSError):
+            return None
+        return body(ref, Path(tmp))
 
 
 def lay_missing(tree: Path, beside: Path | Mapping[str, bytes], targets: Sequence[str]) -> None:

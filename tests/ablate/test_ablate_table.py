@@ -202,6 +202,18 @@ def test_a_label_that_rests_on_tries_an_interruption_cut_short_is_no_verdict(tmp
     assert build_tables(recs, rules, ["a"], cut=other)[0].rows[0].verdict == LOAD_BEARING
 
 
+def _rule_one_bears_rule_two_does_not() -> list[dict[str, object]]:
+    """Records of agent ``a`` on t0..t19, one attempt each: the full file (``base``) and the file without rule two
+    (``rule-2``) solve t0..t9, the file without rule one (``rule-1``) none: rule one load-bearing (10 to 0), rule
+    two of no effect (10 of 20 either way)."""
+    recs: list[dict[str, object]] = []
+    for i in range(20):
+        t = f"t{i}"
+        recs += [_record("base", t, "solved" if i < 10 else "tests_failed"), _record("rule-1", t, "tests_failed"),
+                 _record("rule-2", t, "solved" if i < 10 else "tests_failed")]
+    return recs
+
+
 def test_the_slimmer_files_sentence_resting_on_flagged_solves_is_no_verdict() -> None:
     """fatk60: the per-rule labels were withheld when they rested on flagged solves, the slimmer file's comparison
     with the full file was not. Rule 2 has no effect (10 of 20 with and without it), so the slimmer file drops it;
@@ -210,11 +222,7 @@ def test_the_slimmer_files_sentence_resting_on_flagged_solves_is_no_verdict() ->
     whole gap; counted failed it is 10 of 20, as the full file. The sentence names no winner then: ``no verdict:
     it rests on flagged solves``, the numbers kept as recorded."""
     rules = split_rules("- rule one.\n- rule two.\n")
-    recs: list[dict[str, object]] = []
-    for i in range(20):
-        t = f"t{i}"
-        recs += [_record("base", t, "solved" if i < 10 else "tests_failed"), _record("rule-1", t, "tests_failed"),
-                 _record("rule-2", t, "solved" if i < 10 else "tests_failed")]
+    recs = _rule_one_bears_rule_two_does_not()
     first = build_tables(recs, rules, ["a"])
     assert [r.verdict for r in first[0].rows] == [LOAD_BEARING, NO_EFFECT]
     slim = slim_variant(rules, slim_keep(first))
@@ -237,14 +245,11 @@ def test_the_slimmer_files_sentence_resting_on_the_agents_claims_is_no_verdict()
     (the rules' labels were withheld so, the slimmer file's sentence was not). Now ``no verdict: it rests on the
     agent's claims``."""
     rules = split_rules("- rule one.\n- rule two.\n")
-    recs: list[dict[str, object]] = []
+    recs = _rule_one_bears_rule_two_does_not()
     for i in range(20):
-        t = f"t{i}"
-        recs += [_record("base", t, "solved" if i < 10 else "tests_failed"), _record("rule-1", t, "tests_failed"),
-                 _record("rule-2", t, "solved" if i < 10 else "tests_failed")]
         if 10 <= i < 18:
-            recs.append({**_record("slim", t, "rate_limited"), "claimed": True})
-        recs.append(_record("slim", t, "solved" if i < 18 else "tests_failed"))
+            recs.append({**_record("slim", f"t{i}", "rate_limited"), "claimed": True})
+        recs.append(_record("slim", f"t{i}", "solved" if i < 18 else "tests_failed"))
     slim = slim_variant(rules, {1})
     assert slim is not None and slim.removed == (2,)
     (table,) = build_tables(recs, rules, ["a"], slim=slim)

@@ -33,7 +33,8 @@ from helpers.uv import plugin_wheel, uv_or_skip
 
 from pytest_homefield.agents.attack_payloads import FORGE
 from pytest_homefield.commands.export import eval_time_limit
-from pytest_homefield.export.taskrepo import END, START, eval_script
+from pytest_homefield.export.swebench import instance
+from pytest_homefield.export.taskrepo import END, EVAL_TYPE, LOG_PARSER, START, eval_script
 from pytest_homefield.records import Task
 from pytest_homefield.run.eval_undo import split_test_paths, undo_lines
 
@@ -283,6 +284,21 @@ print(json.dumps(report[inst["instance_id"]]["resolved"]))
 """
 
 
+def _swebench_resolved(swebench_python: str, task: Task, log: str, where: Path) -> bool:
+    """Whether the real swebench package (``make_test_spec``, ``get_eval_report``, run by ``swebench_python``)
+    resolves ``task``'s instance row on ``log`` (an eval.sh log); ``where.json``/``where.log`` are written beside
+    ``where``. Raises AssertionError when the grading script fails."""
+    row = dict(instance(task, "me/calc"), image="homefield/x", image_name="homefield/x",
+               eval_script="", log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
+    row_file, log_file = where.with_suffix(".json"), where.with_suffix(".log")
+    row_file.write_text(json.dumps(row))
+    log_file.write_text(log)
+    graded = subprocess.run([swebench_python, "-c", GRADE, str(row_file), str(log_file)], capture_output=True,
+                            text=True, timeout=120)
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    return bool(json.loads(graded.stdout.strip().splitlines()[-1]))
+
+
 @pytest.mark.clients
 def test_swebench_grades_the_held_back_setup_py_as_homefield_does(swebench_python: str, fx: Fixture, task: Task,
                                                                   tmp_path: Path) -> None:
@@ -290,22 +306,12 @@ def test_swebench_grades_the_held_back_setup_py_as_homefield_does(swebench_pytho
     :func:`test_a_setup_py_that_moves_pytests_rootdir_is_held_back_as_grading_holds_it`'s fix: resolved, as
     homefield's grading solves it; with the undo step as it was (none for a moved setup: here no undo step at all
     beyond the lines before it), not resolved."""
-    from pytest_homefield.export.swebench import instance
-    from pytest_homefield.export.taskrepo import EVAL_TYPE, LOG_PARSER
-
     bare, beside, ids = _rootdir_moved(fx, task, tmp_path)
     verdicts = []
     for name, with_undo in (("held", True), ("kept", False)):
         status, log = _evaluate(bare, beside, tmp_path / name, {"src/calc/__init__.py": GOOD_CALC,
                                                                  "src/calc/setup.py": SETUP_PY}, ids, undo=with_undo)
-        row = dict(instance(beside, "me/calc"), image="homefield/x", image_name="homefield/x",
-                   eval_script="", log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
-        (tmp_path / f"{name}.json").write_text(json.dumps(row))
-        (tmp_path / f"{name}.log").write_text(log)
-        graded = subprocess.run([swebench_python, "-c", GRADE, str(tmp_path / f"{name}.json"),
-                                 str(tmp_path / f"{name}.log")], capture_output=True, text=True, timeout=120)
-        assert graded.returncode == 0, graded.stderr[-3000:]
-        verdicts.append(json.loads(graded.stdout.strip().splitlines()[-1]))
+        verdicts.append(_swebench_resolved(swebench_python, beside, log, tmp_path / name))
     assert verdicts == [True, False]
 
 
@@ -362,21 +368,11 @@ def test_swebench_resolves_a_uv_run_tasks_fix_as_homefield_solves_it(swebench_py
     """ops60: the real swebench package (``make_test_spec``, ``get_eval_report``) reads the log of eval.sh running a
     ``uv run pytest`` task's test command unsynced (:func:`test_a_uv_run_test_command_runs_in_the_images_environment_
     unsynced`): the fix resolved, the parent's code not."""
-    from pytest_homefield.export.swebench import instance
-    from pytest_homefield.export.taskrepo import EVAL_TYPE, LOG_PARSER
-
     uv_or_skip()
     uv_task = dataclasses.replace(task, test_cmd=f"uv run pytest {NO_PLUGINS}")
     verdicts = []
     for name, calc in (("fix", GOOD_CALC), ("parent", WRONG_CALC)):
         status, log = _evaluate(fx, uv_task, tmp_path / name, {"src/calc/__init__.py": calc})
         assert "uv run --active --no-sync pytest" in log and not (tmp_path / name / ".venv").exists(), log[-3000:]
-        row = dict(instance(uv_task, "me/calc"), image="homefield/x", image_name="homefield/x",
-                   eval_script="", log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
-        (tmp_path / f"{name}.json").write_text(json.dumps(row))
-        (tmp_path / f"{name}.log").write_text(log)
-        graded = subprocess.run([swebench_python, "-c", GRADE, str(tmp_path / f"{name}.json"),
-                                 str(tmp_path / f"{name}.log")], capture_output=True, text=True, timeout=120)
-        assert graded.returncode == 0, graded.stderr[-3000:]
-        verdicts.append(json.loads(graded.stdout.strip().splitlines()[-1]))
+        verdicts.append(_swebench_resolved(swebench_python, uv_task, log, tmp_path / name))
     assert verdicts == [True, False]

@@ -99,6 +99,18 @@ def test_pyproject_tool_settings_alone_are_configuration(tmp_path: Path) -> None
     assert sorted(candidates[shas["beside_source"]]) == ["pkg/core.py", "pyproject.toml"]
 
 
+def _commit_steps(repo: GitRepo, steps: dict[str, dict[str, str]]) -> dict[str, str]:
+    """One commit a step, in order: the step's files ``{path: text}`` written, and ``tests/test_core.py`` given a
+    new test (so no commit is dropped for lacking a test change); ``{step name: commit sha}``."""
+    shas = {}
+    for i, (name, files) in enumerate(steps.items()):
+        for path, text in files.items():
+            repo.write(path, text)
+        repo.write("tests/test_core.py", f"def test_core{i}():\n    assert True\n")
+        shas[name] = repo.commit(f"Change the {name} part of the project")
+    return shas
+
+
 def test_test_configuration_alone_is_no_source_change(tmp_path: Path) -> None:
     """A candidate whose every source file is one grading never carries from any change (test configuration:
     ``pytest.ini``, ``noxfile.py``, a ``pyproject.toml`` whose pytest tables changed, whatever else changed in it)
@@ -119,12 +131,7 @@ def test_test_configuration_alone_is_no_source_change(tmp_path: Path) -> None:
                     .replace('addopts = "-q"', 'addopts = "-q -m slow"')},
         "beside_source": {"pytest.ini": "[pytest]\nmarkers = other\n", "pkg/core.py": "def core():\n    return 2\n"},
     }
-    shas = {}
-    for i, (name, files) in enumerate(steps.items()):
-        for path, text in files.items():
-            repo.write(path, text)
-        repo.write("tests/test_core.py", f"def test_core{i}():\n    assert True\n")
-        shas[name] = repo.commit(f"Change the {name} part of the project")
+    shas = _commit_steps(repo, steps)
     result = scan(repo.path, ScanOptions())
     rejected = {r.commit: (r.reason, r.detail) for r in result.rejected}
     assert rejected[shas["pytest_ini"]] == (
@@ -162,12 +169,7 @@ def test_a_uv_run_commands_own_configuration_alone_is_no_source_change(tmp_path:
                     + '\n[tool.uv]\nfind-links = ["other"]\n'},
         "beside_source": {"uv.toml": 'find-links = ["y"]\n', "pkg/core.py": "def core():\n    return 2\n"},
     }
-    shas = {}
-    for i, (name, files) in enumerate(steps.items()):
-        for path, text in files.items():
-            repo.write(path, text)
-        repo.write("tests/test_core.py", f"def test_core{i}():\n    assert True\n")
-        shas[name] = repo.commit(f"Change the {name} part of the project")
+    shas = _commit_steps(repo, steps)
     held = {"uv_table", "uv_toml", "script", "env_file"}
     for command in ("uv run --env-file .env.test scripts/check.py", "uv run --env-file=.env.test python -m pytest"):
         result = scan(repo.path, ScanOptions(test_cmd=command))

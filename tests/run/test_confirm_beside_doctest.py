@@ -26,7 +26,7 @@ from run.test_exception_twins import TEST as X_TEST
 from run.test_exception_twins import TESTS as X_TESTS
 from run.test_name_reading_confirm import FIXED, OTHER, PARENT, SOURCE, SPITE, TEST, TESTS
 
-from pytest_homefield.run.grading import grade
+from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.sandbox.snapshot import copy_tree
 
 GUIDE = "docs/guide.rst"
@@ -68,6 +68,19 @@ def test_an_original_the_reference_fix_passes_there_must_pass_there_beside_a_doc
 DOC = ">>> import streams\n>>> streams.KIND\n'reader'\n"
 
 
+def _grade_beside_doctest(tmp_path: Path, code: str, seed: int) -> Grade:
+    """``test_exception_twins``' task with :data:`DOC` beside it (``docs/guide.rst``, a FAIL_TO_PASS id), its
+    module written as ``code`` (plus the fix's ``KIND``), graded with no sandbox at ``seed``: the grading."""
+    b = build_fix_task(tmp_path / "t", name="streams", source=X_SOURCE, parent=X_PARENT, fixed=X_FIXED + KIND,
+                       test=X_TEST, tests=X_TESTS, first="streams", message="Refuse to seek an unseekable stream",
+                       fail_to_pass=[*X_F2P, f"{GUIDE}::guide.rst"], pass_to_pass=[], data={GUIDE: DOC})
+    task = dataclasses.replace(b.task, test_cmd=b.task.test_cmd + " --doctest-glob=*.rst")
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / X_SOURCE).write_text(code + KIND)
+    return grade(task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+                 run_timeout_s=120, test_globs=["docs/*.rst"], sandbox="none")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("source", ["fix", "entered", "frames"])
 def test_code_raising_only_inside_a_raises_is_forged_beside_a_doctest(tmp_path: Path, source: str) -> None:
@@ -76,14 +89,7 @@ def test_code_raising_only_inside_a_raises_is_forged_beside_a_doctest(tmp_path: 
     excused: ``test_exception_twins``' forgers raising only inside a ``raises`` (a patched ``__enter__``, a walk of
     the frames) were ``solved`` at seed 1 with no fix (``forged`` without the doctest). Now ``forged``; the fix
     ``solved``."""
-    b = build_fix_task(tmp_path / "t", name="streams", source=X_SOURCE, parent=X_PARENT, fixed=X_FIXED + KIND,
-                       test=X_TEST, tests=X_TESTS, first="streams", message="Refuse to seek an unseekable stream",
-                       fail_to_pass=[*X_F2P, f"{GUIDE}::guide.rst"], pass_to_pass=[], data={GUIDE: DOC})
-    task = dataclasses.replace(b.task, test_cmd=b.task.test_cmd + " --doctest-glob=*.rst")
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / X_SOURCE).write_text({"fix": X_FIXED, "entered": ENTERED, "frames": FRAMES}[source] + KIND)
-    g = grade(task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=1, run_timeout_s=120,
-              test_globs=["docs/*.rst"], sandbox="none")
+    g = _grade_beside_doctest(tmp_path, {"fix": X_FIXED, "entered": ENTERED, "frames": FRAMES}[source], seed=1)
     assert g.outcome == ("solved" if source == "fix" else "forged"), (g.outcome, g.error)
 
 
@@ -96,12 +102,5 @@ def test_an_exception_twins_forger_is_forged_beside_a_doctest(tmp_path: Path, so
     the swap twin (a reader raising the class the ``raises`` names, one replacing ``pytest.raises``) were
     ``tests_failed`` ("the reference fix's runs … did not complete"), not ``forged`` (seed 7; ``forged`` without the
     doctest). Now ``forged``, the other real fix ``solved``."""
-    b = build_fix_task(tmp_path / "t", name="streams", source=X_SOURCE, parent=X_PARENT, fixed=X_FIXED + KIND,
-                       test=X_TEST, tests=X_TESTS, first="streams", message="Refuse to seek an unseekable stream",
-                       fail_to_pass=[*X_F2P, f"{GUIDE}::guide.rst"], pass_to_pass=[], data={GUIDE: DOC})
-    task = dataclasses.replace(b.task, test_cmd=b.task.test_cmd + " --doctest-glob=*.rst")
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / X_SOURCE).write_text({"fix": X_OTHER, "reader": READER, "swallow": SWALLOW}[source] + KIND)
-    g = grade(task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=7, run_timeout_s=120,
-              test_globs=["docs/*.rst"], sandbox="none")
+    g = _grade_beside_doctest(tmp_path, {"fix": X_OTHER, "reader": READER, "swallow": SWALLOW}[source], seed=7)
     assert g.outcome == ("solved" if source == "fix" else "forged"), (g.outcome, g.error)
