@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import hashlib
 import re
 from collections.abc import Sequence
@@ -345,9 +346,10 @@ _NEGATIVE = frozenset({"assertFalse", "assertNotEqual", "assertNotIn", "assertIs
 
 
 def _assert_call(node: ast.AST | None) -> ast.Call | None:
-    """``node`` when it is a call ``self.assertX(...)`` of a method of :data:`_ASSERT_FLIP`, no ``*``/``**``."""
+    """``node`` when it is a call ``self.assertX(...)`` (or ``cls.assertX(cls, ...)``) of a method of
+    :data:`_ASSERT_FLIP`, no ``*``/``**``."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "cls")
             and node.func.attr in _ASSERT_FLIP):
         return None
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -370,7 +372,8 @@ def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call) -
     assert isinstance(call.func, ast.Attribute)
     name = call.func.attr
     negative = name in _NEGATIVE
-    if name == "assertEqual" and len(call.args) >= 2:
+    if name == "assertEqual" and len(call.args) >= 2 and isinstance(call.func.value, ast.Name) \
+            and call.func.value.id == "self":
         draw = hashlib.sha256(ast.dump(call).encode()).digest()[0] & 1
         for k in (1, 0):
             side = call.args[k]
@@ -466,19 +469,61 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     place as a fixture's is (``start``/``end`` its lines; ``fixture`` ``tearDown``); in reach only when ``node`` is the
     class's one test (no other function of its body named ``test…``, no class of the module deriving from it, every
     base it names of the module holding no ``test…`` function): another would fail its teardown in the twin's run
-    whatever the code does. ``addClassCleanup`` and ``tearDownClass`` are none (left). ``None`` when nothing is in
-    reach."""
+    whatever the code does; in that reach too, a class cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a
+    ``@classmethod``; its slot ``setUpClass``'s lines, ``fixture`` ``addClassCleanup``), else its ``tearDownClass``
+    (a ``@classmethod``). ``None`` when nothing is in reach."""
     if not classes or not is_unittest(tree, classes):
         return None
     cls = _test_class(tree, classes)
     if cls is None or not any(n is node for n in cls.body):
         return None
-    return _cleanup_check(node, lines, member) or _teardown_method(tree, text, lines, cls, node)
+    if (got := _cleanup_check(node, lines, member)) is not None:
+        return got
+    if not _alone(tree, cls, node):
+        return None
+    if (got := _teardown_method(text, lines, cls, "tearDown")) is not None:
+        return got
+    setup = _method(cls, "setUpClass", of_class=True)
+    up = _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None
+    if up is not None:  # its slot is setUpClass's lines, the decoy the test's body ``pass``
+        return dataclasses.replace(up, inside=False, decoy=None)
+    return _teardown_method(text, lines, cls, "tearDownClass")
 
 
-def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence[str],
-                   member: str | None) -> TeardownCheck | None:
-    """The ``inside`` :class:`TeardownCheck` of :func:`unittest_check`'s cleanup, or ``None``."""
+def _alone(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``node`` is ``cls``'s one test: no other function of its body named ``test…``, no class of ``tree``
+    deriving from it, every base it names of ``tree`` holding no ``test…`` function (a class's check after the test
+    runs for each of them: contradicted, it would fail them whatever the code does)."""
+    tests = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.name.startswith("test")]
+    if tests != [node]:
+        return False
+    if any(_dotted_last(b) == cls.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases):
+        return False  # a subclass runs the class's tearDown for its own tests too
+    top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    for b in cls.bases:
+        base = top.get(_dotted_last(b) or "")
+        if base is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                    and n.name.startswith("test") for n in ast.walk(base)):
+            return False
+    return True
+
+
+def _method(cls: ast.ClassDef, name: str, *, of_class: bool) -> ast.FunctionDef | None:
+    """``cls``'s method ``name``, defined once in its body, decorated by nothing (by ``@classmethod`` alone when
+    ``of_class``); ``None`` otherwise."""
+    defs = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and n.name == name]
+    if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef):
+        return None
+    marks = [_dotted_last(d) for d in defs[0].decorator_list]
+    return defs[0] if marks == (["classmethod"] if of_class else []) else None
+
+
+def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence[str], member: str | None,
+                   adder: str = "addCleanup", owner: str = "self") -> TeardownCheck | None:
+    """The ``inside`` :class:`TeardownCheck` of :func:`unittest_check`'s cleanup, or ``None``: ``node``'s body's
+    first ``owner.adder(check)`` (``self.addCleanup``; ``cls.addClassCleanup`` in ``setUpClass``)."""
     span = _definition(lines, node)
     if span is None:
         return None
@@ -500,8 +545,8 @@ def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence
         if isinstance(stmt, ast.FunctionDef):
             local[stmt.name] = stmt
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "addCleanup"
-                and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == "self"
+                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == adder
+                and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == owner
                 and len(stmt.value.args) == 1 and not stmt.value.keywords):
             continue
         arg = stmt.value.args[0]
@@ -525,32 +570,18 @@ def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence
             still = "".join(kept)[shift:]
             if _parse_block(still) is None:
                 still = None
-        how = f"{TEARDOWN_TWIN_HOW}: addCleanup's check {was!r} -> {now!r}"
-        return TeardownCheck("addCleanup", span[0], span[1], original, twin[shift:], how, None, negative, was, now,
+        how = f"{TEARDOWN_TWIN_HOW}: {adder}'s check {was!r} -> {now!r}"
+        return TeardownCheck(adder, span[0], span[1], original, twin[shift:], how, None, negative, was, now,
                              inside=True, decoy=still)
     return None
 
 
-def _teardown_method(tree: ast.Module, text: str, lines: Sequence[str], cls: ast.ClassDef,
-                     node: ast.FunctionDef | ast.AsyncFunctionDef) -> TeardownCheck | None:
-    """The :class:`TeardownCheck` of :func:`unittest_check`'s ``tearDown``, or ``None``."""
-    tests = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and n.name.startswith("test")]
-    if tests != [node]:
+def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef, name: str) -> TeardownCheck | None:
+    """The :class:`TeardownCheck` of :func:`unittest_check`'s ``tearDown`` (``name``; ``tearDownClass``, a
+    ``@classmethod``), or ``None``."""
+    down = _method(cls, name, of_class=name == "tearDownClass")
+    if down is None:
         return None
-    top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    if any(_dotted_last(b) == cls.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases):
-        return None  # a subclass runs the class's tearDown for its own tests too
-    for b in cls.bases:
-        base = top.get(_dotted_last(b) or "")
-        if base is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                    and n.name.startswith("test") for n in ast.walk(base)):
-            return None
-    downs = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-             and n.name == "tearDown"]
-    if len(downs) != 1 or not isinstance(downs[0], ast.FunctionDef) or downs[0].decorator_list:
-        return None
-    down = downs[0]
     span = _definition(lines, down)
     if span is None:
         return None
@@ -568,8 +599,8 @@ def _teardown_method(tree: ast.Module, text: str, lines: Sequence[str], cls: ast
     if made is None:
         return None
     twin, was, now, negative = made
-    how = f"{TEARDOWN_TWIN_HOW}: tearDown's check {was!r} -> {now!r}"
-    return TeardownCheck("tearDown", start, end, segment, twin[shift:], how, None, negative, was, now)
+    how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {now!r}"
+    return TeardownCheck(name, start, end, segment, twin[shift:], how, None, negative, was, now)
 
 
 def _parsed_def(full: str, name: str) -> list[ast.stmt]:

@@ -34,6 +34,17 @@ DOWN = (HEAD + "class TestTotal(unittest.TestCase):\n"
         "    def tearDown(self):\n        totals.fetch = self.real\n        {check}\n\n"
         "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n{more}")
 
+DOWN_CLASS = (HEAD + "class TestTotal(unittest.TestCase):\n"
+              "    @classmethod\n    def setUpClass(cls):\n        cls.calls = []\n"
+              "        totals.fetch = lambda: cls.calls.append(1) or 2\n\n"
+              "    @classmethod\n    def tearDownClass(cls):\n        {check}\n\n"
+              "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n{more}")
+UP_CLASS = (HEAD + "class TestTotal(unittest.TestCase):\n"
+            "    @classmethod\n    def setUpClass(cls):\n        calls = []\n"
+            "        totals.fetch = lambda: calls.append(1) or 2\n"
+            "        cls.addClassCleanup(lambda: {check})\n\n"
+            "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n{more}")
+
 
 def _check(tmp_path: Path, source: str) -> TeardownCheck | None:
     f = tmp_path / "t.py"
@@ -93,8 +104,11 @@ def test_a_teardowns_check_is_contradicted_in_place(tmp_path: Path, check: str, 
     DOWN.format(check="self.assertTrue(self.calls)", more="").replace("def tearDown", "def tearDownLater"),
     DOWN.format(check="self.assertCountEqual(self.calls, [1])", more=""),
     CLEANUP.format(check="print(calls)"),
+    DOWN_CLASS.format(check="assert cls.calls", more="\n    def test_other(self):\n        pass\n"),
+    UP_CLASS.format(check="cls.assertTrue(cls, calls)", more="\n    def test_other(self):\n        pass\n"),
     CLEANUP.format(check="self.assertTrue(calls)").replace("unittest.TestCase", "object")],
-    ids=["another-test", "subclassed", "no-teardown", "no-check", "print", "not-unittest"])
+    ids=["another-test", "subclassed", "no-teardown", "no-check", "print", "class-another-test",
+         "class-cleanup-another-test", "not-unittest"])
 def test_a_unittest_check_out_of_reach_gets_no_twin(tmp_path: Path, source: str) -> None:
     """Another test of the class (or a subclass's) would fail the contradicted tearDown whatever the code does."""
     assert _check(tmp_path, source) is None
@@ -107,32 +121,36 @@ def _tree(tmp_path: Path, source: str) -> Path:
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("shape", ["addCleanup", "tearDown"])
+@pytest.mark.parametrize("shape", ["addCleanup", "tearDown", "tearDownClass", "addClassCleanup"])
 def test_the_unittest_twin_and_decoy_run_apart(tmp_path: Path, shape: str, seed: int) -> None:
-    """Two runs more: one holding the test's own check contradicted (the body's cleanup, or the class's tearDown), one
-    its decoy; every other run holds the file's check; the confirmation layout holds the body members only."""
-    source = CLEANUP.format(check="self.assertTrue(calls)") if shape == "addCleanup" \
-        else DOWN.format(check="self.assertTrue(self.calls)", more="")
+    """Two runs more: one holding the test's own check contradicted (the body's cleanup, the class's tearDown, its
+    tearDownClass, its setUpClass's class cleanup), one its decoy; every other run holds the file's check; the
+    confirmation layout holds the body members only."""
+    source = {"addCleanup": CLEANUP.format(check="self.assertTrue(calls)"),
+              "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more=""),
+              "tearDownClass": DOWN_CLASS.format(check="cls.assertTrue(cls, cls.calls)", more=""),
+              "addClassCleanup": UP_CLASS.format(check="cls.assertTrue(cls, calls)", more="")}[shape]
     root = _tree(tmp_path, source)
     fid = f"{TEST}::TestTotal::test_total"
     plan = plan_twins(root, [fid], seed=seed, teardown=True)
     torn = [c for c in plan.canaries if c.kind == TEARDOWN_TWIN and c.source == fid]
     assert [c.node for c in torn] == [f"{fid}{TWIN_MARK}2", f"{fid}{TWIN_MARK}3"]
-    assert torn[1].how.startswith(TEARDOWN_DECOY_HOW)
+    assert torn[0].how.startswith(f"teardown twin: {shape}'s check") and torn[1].how.startswith(TEARDOWN_DECOY_HOW)
     assert len(plan.runs) == 4 and sorted(plan.placement[fid]) == [0, 1, 2, 3]
     for r, files in enumerate(plan.runs):
         text = files[TEST].decode()
         ast.parse(text)
         member = plan.placement[fid][r]
-        assert ("self.assertFalse(" in text) == (member == 2), (r, text)
+        assert (".assertFalse(" in text) == (member == 2), (r, text)
         assert ("self.assertEqual(totals.total()," in text) == (member != 3), (r, text)
     assert len(plan.layouts[TEST].spans[0].members) == 2
 
 
-def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run() -> None:
-    """The sealed run's files are one run apart's: a method whose class's tearDown differs among them is left
-    unsealed, as a function whose fixture differs is."""
-    texts = [DOWN.format(check=c, more="") for c in ("self.assertTrue(self.calls)", "self.assertFalse(self.calls)")]
+@pytest.mark.parametrize("shape", [DOWN, DOWN_CLASS, UP_CLASS], ids=["tearDown", "tearDownClass", "setUpClass"])
+def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run(shape: str) -> None:
+    """The sealed run's files are one run apart's: a method whose class's tearDown (tearDownClass, setUpClass)
+    differs among them is left unsealed, as a function whose fixture differs is."""
+    texts = [shape.format(check=c, more="") for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
     fid = f"{TEST}::TestTotal::test_total"
     site = SealSite(key=f"{fid}@17", path=TEST, function=fid, first=17, last=17, actual="totals.total()",
                     expected="4", case=True)
