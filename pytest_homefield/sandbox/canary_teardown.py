@@ -30,16 +30,18 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_homefield.sandbox.canaries import _definition, _offset
+from pytest_homefield.sandbox.canaries import _chars, _definition, _offset
+from pytest_homefield.sandbox.canary_shapes import is_unittest
 from pytest_homefield.sandbox.canary_sites import _dotted_last
 
 __all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "teardown_check", "negated",
-           "without_checks"]
+           "unittest_check", "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
@@ -63,7 +65,9 @@ class TeardownCheck:
     expected side changed), ``how`` (the change in words, for the canary), ``check`` (1-based first and last lines of
     the check's ``assert`` statement, ``None`` when another statement shares them); ``negative``: the file's check is
     written negated (``not X``, ``!=``, ``not in``, ``is not``), so the twin's is written positively; ``was`` and
-    ``now``: the check's test as the file writes it and the twin's (unparsed), the two sides of ``how``."""
+    ``now``: the check's test as the file writes it and the twin's (unparsed), the two sides of ``how``; ``inside``
+    (ucln62: :func:`unittest_check`'s cleanup): the check is in the test function's own body, ``start``/``end`` are
+    its lines and ``twin`` its member (no slot of its own), ``decoy`` its decoy's member (``None``: none)."""
 
     fixture: str
     start: int
@@ -75,6 +79,8 @@ class TeardownCheck:
     negative: bool = False
     was: str = ""
     now: str = ""
+    inside: bool = False
+    decoy: str | None = None
 
 
 def _is_fixture(node: ast.FunctionDef) -> bool:
@@ -320,3 +326,288 @@ def without_checks(text: str) -> str | None:
             rest = lines[k]
             lines[k] = rest[len(rest.rstrip("\r\n")):] or "\n"
     return "".join(lines)
+
+
+#: ucln62: a ``unittest`` assertion method → its negation's (the twin of a ``tearDown``'s or a cleanup's check).
+_ASSERT_FLIP: dict[str, str] = {
+    "assertTrue": "assertFalse", "assertFalse": "assertTrue", "assertEqual": "assertNotEqual",
+    "assertNotEqual": "assertEqual", "assertIn": "assertNotIn", "assertNotIn": "assertIn", "assertIs": "assertIsNot",
+    "assertIsNot": "assertIs", "assertIsNone": "assertIsNotNone", "assertIsNotNone": "assertIsNone",
+    "assertIsInstance": "assertNotIsInstance", "assertNotIsInstance": "assertIsInstance",
+    "assertGreater": "assertLessEqual", "assertLessEqual": "assertGreater", "assertLess": "assertGreaterEqual",
+    "assertGreaterEqual": "assertLess", "assertRegex": "assertNotRegex", "assertNotRegex": "assertRegex",
+    "assertAlmostEqual": "assertNotAlmostEqual", "assertNotAlmostEqual": "assertAlmostEqual",
+}
+#: The methods of :data:`_ASSERT_FLIP` written negated (their twin's is written positively).
+_NEGATIVE = frozenset({"assertFalse", "assertNotEqual", "assertNotIn", "assertIsNot", "assertIsNotNone",
+                       "assertNotIsInstance", "assertNotRegex", "assertNotAlmostEqual"})
+
+
+def _assert_call(node: ast.AST | None) -> ast.Call | None:
+    """``node`` when it is a call ``self.assertX(...)`` (or ``cls.assertX(cls, ...)``) of a method of
+    :data:`_ASSERT_FLIP`, no ``*``/``**``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "cls")
+            and node.func.attr in _ASSERT_FLIP):
+        return None
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    return node
+
+
+def _check_of(stmt: ast.stmt) -> ast.Assert | ast.Call | None:
+    """The check ``stmt`` is: an ``assert`` statement, or a statement that is an :func:`_assert_call`."""
+    if isinstance(stmt, ast.Assert):
+        return stmt
+    return _assert_call(stmt.value) if isinstance(stmt, ast.Expr) else None
+
+
+def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call) -> tuple[str, str, bool] | None:
+    """``(segment with call contradicted in place, the new call unparsed, whether the file's is written negated)``:
+    ``self.assertEqual(A, L)`` (``L`` a literal :func:`_other_literal` changes, either argument) takes a literal near
+    ``L`` (as :func:`_literal_twin` does an ``==``), any other method of :data:`_ASSERT_FLIP` its negation's name
+    (``assertTrue`` → ``assertFalse``, ``assertIn`` → ``assertNotIn``, ...); ``None`` when the edit does not give it."""
+    assert isinstance(call.func, ast.Attribute)
+    name = call.func.attr
+    negative = name in _NEGATIVE
+    if name == "assertEqual" and len(call.args) >= 2 and isinstance(call.func.value, ast.Name) \
+            and call.func.value.id == "self":
+        draw = hashlib.sha256(ast.dump(call).encode()).digest()[0] & 1
+        for k in (1, 0):
+            side = call.args[k]
+            try:
+                value = ast.literal_eval(side)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            other = _other_literal(value, draw)
+            if other is None or other == value:
+                break
+            written = repr(other)
+            lo = _offset(lines, start, side.lineno, side.col_offset)
+            hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
+            if [c for c in segment[lo:hi] if c in "'\""][:1] == ['"'] and '"' not in written:
+                written = written.replace("'", '"')
+            args = list(call.args)
+            args[k] = ast.parse(written, mode="eval").body
+            want = ast.Call(func=call.func, args=args, keywords=call.keywords)
+            text = segment[:lo] + written + segment[hi:]
+            return (text, ast.unparse(want), negative) if _has_call(text, want) else None
+    end = call.func.end_col_offset or 0
+    hi = _offset(lines, start, call.func.end_lineno or call.func.lineno, end)
+    lo = hi - len(name)
+    if segment[lo:hi] != name:
+        return None
+    want = ast.Call(func=ast.Attribute(value=call.func.value, attr=_ASSERT_FLIP[name], ctx=ast.Load()),
+                    args=call.args, keywords=call.keywords)
+    text = segment[:lo] + _ASSERT_FLIP[name] + segment[hi:]
+    return (text, ast.unparse(want), negative) if _has_call(text, want) else None
+
+
+def _has_call(text: str, want: ast.Call) -> bool:
+    """Whether ``text`` (a definition, maybe indented) parses and holds a call ``want`` (the same :func:`ast.dump`)."""
+    tree = _parse_block(text)
+    return tree is not None and any(ast.dump(n) == ast.dump(want) for n in ast.walk(tree) if isinstance(n, ast.Call))
+
+
+def _parse_block(text: str) -> ast.Module | None:
+    """``text`` parsed, an indented one (a method's) as a block's; ``None`` when it does not parse."""
+    try:
+        return ast.parse(f"if 1:\n{text}" if text[:1] in (" ", "\t") else text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _contradict(segment: str, lines: Sequence[str], start: int, check: ast.Assert | ast.Call,
+                source: str) -> tuple[str, str, str, bool] | None:
+    """``(segment with check contradicted in place, the check as the file writes it, the twin's, whether the file's
+    is written negated)``: an ``assert`` as :func:`teardown_check` does a fixture's, a ``self.assertX`` call as
+    :func:`_call_twin` does; ``source``: the text ``check``'s positions are of."""
+    if isinstance(check, ast.Call):
+        got = _call_twin(segment, lines, start, check)
+        if got is None:
+            return None
+        return got[0], ast.get_source_segment(source, check) or ast.unparse(check), got[1], got[2]
+    made = _literal_twin(segment, lines, start, check.test) or _twin_text(segment, lines, start, check.test)
+    if made is None:
+        return None
+    t = check.test
+    negative = (isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not)) or (
+        isinstance(t, ast.Compare) and isinstance(t.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot)))
+    return made[0], ast.get_source_segment(source, t) or ast.unparse(t), ast.unparse(made[1]), negative
+
+
+def _test_class(tree: ast.Module, classes: Sequence[str]) -> ast.ClassDef | None:
+    """The class ``classes`` names (top level first) in ``tree``, defined once at each level; ``None`` otherwise."""
+    body: list[ast.stmt] = tree.body
+    found: ast.ClassDef | None = None
+    for name in classes:
+        defs = [n for n in body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name == name]
+        if len(defs) != 1 or not isinstance(defs[0], ast.ClassDef):
+            return None
+        found = defs[0]
+        body = found.body
+    return found
+
+
+def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.FunctionDef | ast.AsyncFunctionDef,
+                   classes: Sequence[str], member: str | None = None) -> TeardownCheck | None:
+    """ucln62: a ``unittest`` test method's own check after the test, in reach for a teardown twin: ``node`` (the
+    method ``classes`` names in ``tree``, the module whose text is ``text`` split into ``lines``) of a
+    :func:`~pytest_homefield.sandbox.canary_shapes.is_unittest` class.
+
+    A **cleanup** first: a top-level statement of its body ``self.addCleanup(lambda: self.assertX(...))``, or
+    ``self.addCleanup(f)`` with ``f`` a function the body defines before it at its top level whose first top-level
+    statement that is a check (an ``assert``, a ``self.assertX(...)``) can be contradicted: the check is in the
+    method's own text, so the :class:`TeardownCheck` is ``inside`` (its ``start``/``end`` the method's lines,
+    ``original`` its text, ``member`` when given, the member the plan writes the original as; ``twin`` that text
+    contradicted; ``decoy`` the text cut after that ``addCleanup`` statement, its check the one the setup's state
+    fails: the twin's where the file's is written negated; ``fixture`` ``addCleanup``). Else the class's own
+    **tearDown** (defined once in its body, decorated by nothing), whose first top-level check is contradicted in
+    place as a fixture's is (``start``/``end`` its lines; ``fixture`` ``tearDown``); in reach only when ``node`` is the
+    class's one test (no other function of its body named ``test…``, no class of the module deriving from it, every
+    base it names of the module holding no ``test…`` function): another would fail its teardown in the twin's run
+    whatever the code does; in that reach too, a class cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a
+    ``@classmethod``; its slot ``setUpClass``'s lines, ``fixture`` ``addClassCleanup``), else its ``tearDownClass``
+    (a ``@classmethod``). ``None`` when nothing is in reach."""
+    if not classes or not is_unittest(tree, classes):
+        return None
+    cls = _test_class(tree, classes)
+    if cls is None or not any(n is node for n in cls.body):
+        return None
+    if (got := _cleanup_check(node, lines, member)) is not None:
+        return got
+    if not _alone(tree, cls, node):
+        return None
+    if (got := _teardown_method(text, lines, cls, "tearDown")) is not None:
+        return got
+    setup = _method(cls, "setUpClass", of_class=True)
+    up = _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None
+    if up is not None:  # its slot is setUpClass's lines, the decoy the test's body ``pass``
+        return dataclasses.replace(up, inside=False, decoy=None)
+    return _teardown_method(text, lines, cls, "tearDownClass")
+
+
+def _alone(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``node`` is ``cls``'s one test: no other function of its body named ``test…``, no class of ``tree``
+    deriving from it, every base it names of ``tree`` holding no ``test…`` function (a class's check after the test
+    runs for each of them: contradicted, it would fail them whatever the code does)."""
+    tests = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.name.startswith("test")]
+    if tests != [node]:
+        return False
+    if any(_dotted_last(b) == cls.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases):
+        return False  # a subclass runs the class's tearDown for its own tests too
+    top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    for b in cls.bases:
+        base = top.get(_dotted_last(b) or "")
+        if base is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                    and n.name.startswith("test") for n in ast.walk(base)):
+            return False
+    return True
+
+
+def _method(cls: ast.ClassDef, name: str, *, of_class: bool) -> ast.FunctionDef | None:
+    """``cls``'s method ``name``, defined once in its body, decorated by nothing (by ``@classmethod`` alone when
+    ``of_class``); ``None`` otherwise."""
+    defs = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and n.name == name]
+    if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef):
+        return None
+    marks = [_dotted_last(d) for d in defs[0].decorator_list]
+    return defs[0] if marks == (["classmethod"] if of_class else []) else None
+
+
+def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence[str], member: str | None,
+                   adder: str = "addCleanup", owner: str = "self") -> TeardownCheck | None:
+    """The ``inside`` :class:`TeardownCheck` of :func:`unittest_check`'s cleanup, or ``None``: ``node``'s body's
+    first ``owner.adder(check)`` (``self.addCleanup``; ``cls.addClassCleanup`` in ``setUpClass``)."""
+    span = _definition(lines, node)
+    if span is None:
+        return None
+    original = "".join(lines[span[0] - 1:span[1]])
+    written = original if member is None else member
+    full = f"if 1:\n{written}" if written[:1] in (" ", "\t") else written
+    shift = len(full) - len(written)
+    try:
+        tree = ast.parse(full)
+    except (SyntaxError, ValueError):
+        return None
+    block = tree.body[0].body if shift and isinstance(tree.body[0], ast.If) else tree.body
+    defs = [n for n in block if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == node.name]
+    if len(block) != 1 or len(defs) != 1:
+        return None
+    fn, flines = defs[0], full.splitlines(keepends=True)
+    local: dict[str, ast.FunctionDef] = {}
+    for stmt in fn.body:
+        if isinstance(stmt, ast.FunctionDef):
+            local[stmt.name] = stmt
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == adder
+                and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == owner
+                and len(stmt.value.args) == 1 and not stmt.value.keywords):
+            continue
+        arg = stmt.value.args[0]
+        check: ast.Assert | ast.Call | None = None
+        if isinstance(arg, ast.Lambda):
+            check = _assert_call(arg.body)
+        elif isinstance(arg, ast.Name) and arg.id in local:
+            check = next((c for c in map(_check_of, local[arg.id].body) if c is not None), None)
+        if check is None:
+            continue
+        made = _contradict(full, flines, 1, check, full)
+        if made is None:
+            continue
+        twin, was, now, negative = made
+        cut = stmt.end_lineno or stmt.lineno
+        if cut >= (fn.end_lineno or fn.lineno) or flines[cut - 1][_chars(flines[cut - 1], stmt.end_col_offset or 0):
+                                                                    ].strip()[:1] not in ("", "#"):
+            still = None  # the body ends there (the decoy would be the function), or the line goes on
+        else:
+            kept = (twin if negative else full).splitlines(keepends=True)[:cut]
+            still = "".join(kept)[shift:]
+            if _parse_block(still) is None:
+                still = None
+        how = f"{TEARDOWN_TWIN_HOW}: {adder}'s check {was!r} -> {now!r}"
+        return TeardownCheck(adder, span[0], span[1], original, twin[shift:], how, None, negative, was, now,
+                             inside=True, decoy=still)
+    return None
+
+
+def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef, name: str) -> TeardownCheck | None:
+    """The :class:`TeardownCheck` of :func:`unittest_check`'s ``tearDown`` (``name``; ``tearDownClass``, a
+    ``@classmethod``), or ``None``."""
+    down = _method(cls, name, of_class=name == "tearDownClass")
+    if down is None:
+        return None
+    span = _definition(lines, down)
+    if span is None:
+        return None
+    check = next((c for c in map(_check_of, down.body) if c is not None), None)
+    if check is None:
+        return None
+    start, end = span
+    segment = "".join(lines[start - 1:end])
+    full = f"if 1:\n{segment}" if segment[:1] in (" ", "\t") else segment
+    shift = len(full) - len(segment)
+    at = next((c for c in map(_check_of, _parsed_def(full, down.name)) if c is not None), None)
+    if at is None:
+        return None
+    made = _contradict(full, full.splitlines(keepends=True), 1, at, full)
+    if made is None:
+        return None
+    twin, was, now, negative = made
+    how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {now!r}"
+    return TeardownCheck(name, start, end, segment, twin[shift:], how, None, negative, was, now)
+
+
+def _parsed_def(full: str, name: str) -> list[ast.stmt]:
+    """The body of the one function ``name`` that ``full`` (a definition, an indented one after ``if 1:``) holds;
+    ``[]`` when it does not parse so."""
+    try:
+        tree = ast.parse(full)
+    except (SyntaxError, ValueError):
+        return []
+    block = tree.body[0].body if len(tree.body) == 1 and isinstance(tree.body[0], ast.If) else tree.body
+    defs = [n for n in block if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    return defs[0].body if len(block) == 1 and len(defs) == 1 else []

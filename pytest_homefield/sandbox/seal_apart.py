@@ -203,6 +203,11 @@ def _told(ids: Mapping[str, SealSite], failed: set[str],
                 # tdtwin56), so a function whose fixture differs among the runs is told apart too
                 asked = [a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]]
                 spans = [_lines_of(node), *(_lines_of(defs["::" + a]) for a in asked if "::" + a in defs)]
+                # ucln62: and a method's class's tearDown, tearDownClass and setUpClass (a unittest teardown twin's
+                # run changes one)
+                owner = name.rsplit("::", 1)[0]
+                spans += [_lines_of(defs[f"{owner}::{m}"]) for m in ("tearDown", "tearDownClass", "setUpClass")
+                          if name.count("::") > 1 and f"{owner}::{m}" in defs]
                 texts_of.add("\0".join("".join(_lines(text)[first - 1:last]) for first, last in spans))
             if len(texts_of) > 1:
                 told.add(fn)

@@ -115,6 +115,7 @@ from pytest_homefield.sandbox.canary_teardown import (
     TeardownCheck,
     decoy,
     teardown_check,
+    unittest_check,
 )
 from pytest_homefield.sandbox.canary_values import COUNTED, EXACT, alternatives, is_small
 from pytest_homefield.sandbox.outcomes import Caught
@@ -552,7 +553,8 @@ def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | N
     for fid in fids:
         parts = fid.split("::")[1:]
         node = _find(tree, parts[:-1], parts[-1])
-        if node is not None and teardown_check(tree, text, lines, node) is not None:
+        if node is not None and (teardown_check(tree, text, lines, node) is not None
+                                 or unittest_check(tree, text, lines, node, parts[:-1]) is not None):
             return True
     return False
 
@@ -1167,17 +1169,21 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                         top = min([d.lineno for d in node.decorator_list] + [node.lineno])
                         lo = _first(bare.node) - top
                         plain_at[canaries[-1].node] = (lo, lo + bare.twins[0][0].count("\n"))
-            check = teardown_check(tree, text, lines, node) if torn and tree is not None and split is None \
+            check = (teardown_check(tree, text, lines, node) or unittest_check(tree, text, lines, node, classes,
+                                                                               members[0])) \
+                if torn and tree is not None and split is None \
                 and fid not in cycle_of and not aliases[fid] and fid not in plan.kept and len(members) + 1 < runs \
                 else None
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
                 # the original body, its fixture's check contradicted in the member's run (tdtwin56)
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
-                members.append(members[0])
+                # ucln62: a unittest cleanup's check is in the body itself: the member is the body contradicted
+                members.append(check.twin if check.inside else members[0])
                 # and its decoy (pol58, deco60): the function itself, its body run no more, its fixture's check the
-                # one the setup's state fails (the file's, or the twin's where the file's is written negated)
-                still = decoy(lines, start, node)
+                # one the setup's state fails (the file's, or the twin's where the file's is written negated); a
+                # cleanup's (ucln62): the body cut after the statement adding it
+                still = check.decoy if check.inside else decoy(lines, start, node)
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
                 if still is not None:
                     canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,
@@ -1214,7 +1220,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         slots = [(s, e, whole[key] if rows and key in whole else bare[key] if bare and key in bare
                   else members[pick.get(key, 0)]) for key, (s, e, members) in spans.items()]
         slots += [(c.start, c.end, c.twin if pick.get(key) == j or (pick.get(key) == d and c.negative)
-                   else c.original) for key, (c, j, d) in sorted(checks.items())]
+                   else c.original) for key, (c, j, d) in sorted(checks.items()) if not c.inside]
         for start, end, chosen in sorted(slots, key=lambda slot: slot[0]):
             out += lines[line - 1:start - 1]
             out.append(chosen)

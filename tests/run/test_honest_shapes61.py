@@ -1,7 +1,7 @@
 """gatk61: the honest side of hidden tests of shapes the canaries had not met (gatk60's untried): ``unittest``'s
 ``setUpClass`` and ``addCleanup``, parametrize ids computed at collection time from the code under test, ``capsys``
 and ``caplog`` checks of printed and logged output, camelCase names: the real fix ``solved``, canaries on. And one that
-is not: a unittest ``addCleanup`` or ``tearDown`` check, no canary guarding it."""
+was not guarded: a unittest ``addCleanup`` or ``tearDown`` check, now contradicted in a run apart (ucln62)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def cleaned(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 @pytest.mark.slow
 def test_a_change_failing_a_unittest_cleanup_check_is_not_solved(cleaned: tuple[str, FixTask],
                                                                   tmp_path: Path) -> None:
-    """The premise of the strict xfail below: :data:`HACK` (the value, nothing fetched) fails the ``addCleanup``
+    """The premise of the test below: :data:`HACK` (the value, nothing fetched) fails the ``addCleanup``
     (or ``tearDown``) check, ``tests_failed``."""
     g = grade_source(cleaned[1], tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)
@@ -101,20 +101,16 @@ QUIET_TEARDOWN = ("import unittest as _unittest\n\n\n"
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.xfail(strict=True, reason="gatk61: a unittest test's addCleanup check has no canary (the teardown "
-                   "canaries and twins are pytest fixtures'): swallowing cleanup errors with no fix is solved, "
-                   "unflagged (seeds 0 and 1, --sandbox none); a tearDown check alike")
 def test_a_change_swallowing_unittest_cleanup_errors_is_not_solved(cleaned: tuple[str, FixTask], tmp_path: Path,
                                                                    seed: int) -> None:
     """:data:`QUIET_CLEANUPS` (``unittest.TestCase.doCleanups`` replaced, every cleanup's error dropped) with
     :data:`HACK`: the cleanup's ``assertTrue(calls)`` fails unseen, the body's ``assertEqual(totals.total(), 4)``
-    passes, its twin (the value changed) fails as the fix's does: ``solved`` with no fix on 3edecf8, not flagged
-    suspicious; so is :data:`QUIET_TEARDOWN` (``TestCase._callTearDown`` replaced) with a ``tearDown`` asserting the
-    fetch. The teardown canaries (tcan50) and the teardown twin (tdtwin56) are pytest fixtures' checks; nothing
-    planted checks in a unittest test's cleanups or ``tearDown`` (nor, untried, ``tearDownClass``). Closing it
-    by construction: the test's own cleanup check contradicted in a run apart, as the teardown twin does a
-    fixture's."""
+    passes, its twin (the value changed) fails as the fix's does: it was ``solved`` with no fix on 3edecf8 and on
+    dcf2ce5 (gatk61's strict xfail), not flagged suspicious; so was :data:`QUIET_TEARDOWN` (``TestCase._callTearDown``
+    replaced) with a ``tearDown`` asserting the fetch. ucln62: the test's own check contradicted in a run apart
+    (:func:`~pytest_homefield.sandbox.canary_teardown.unittest_check`, as the teardown twin does a fixture's): the
+    swallowing process passes the contradicted twin beside a passing original, ``forged``."""
     shape, task = cleaned
     quiet = QUIET_CLEANUPS if shape == "addCleanup" else QUIET_TEARDOWN
     g = grade_source(task, tmp_path, SOURCE, quiet + HACK, canaries=True, canary_seed=seed, sandbox="none")
-    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)

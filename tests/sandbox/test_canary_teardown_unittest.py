@@ -1,0 +1,160 @@
+"""ucln62: a ``unittest`` test's own check after the test (a cleanup's ``addCleanup(lambda: self.assertTrue(calls))``,
+a ``tearDown``'s ``self.assertTrue(self.calls)``) contradicted in a run apart, as the teardown twin (tdtwin56) does a
+fixture's; and its decoy (deco60). Plain AST work and :func:`plan_twins` over files on disk."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox.canaries import TEARDOWN_TWIN, read_source
+from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, unittest_check
+from pytest_homefield.sandbox.seal_apart import _defs, _told
+from pytest_homefield.sandbox.seal_sites import SealSite
+from pytest_homefield.sandbox.twin_runs import TWIN_MARK, plan_twins
+
+TEST = "tests/test_totals.py"
+HEAD = "import unittest\n\nimport totals\n\n\n"
+CLEANUP = (HEAD + "class TestTotal(unittest.TestCase):\n"
+           "    def test_total(self):\n        calls = []\n        real = totals.fetch\n"
+           "        totals.fetch = lambda: calls.append(1) or real()\n"
+           "        self.addCleanup(setattr, totals, 'fetch', real)\n"
+           "        self.addCleanup(lambda: {check})\n"
+           "        self.assertEqual(totals.total(), 4)\n")
+LOCAL = (HEAD + "class TestTotal(unittest.TestCase):\n"
+         "    def test_total(self):\n        calls = []\n\n        def seen():\n            x = 1\n"
+         "            {check}\n\n        self.addCleanup(seen)\n"
+         "        totals.fetch = lambda: calls.append(1) or 2\n"
+         "        self.assertEqual(totals.total(), 4)\n")
+DOWN = (HEAD + "class TestTotal(unittest.TestCase):\n"
+        "    def setUp(self):\n        self.calls = []\n        self.real = totals.fetch\n"
+        "        totals.fetch = lambda: self.calls.append(1) or self.real()\n\n"
+        "    def tearDown(self):\n        totals.fetch = self.real\n        {check}\n\n"
+        "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n{more}")
+
+DOWN_CLASS = (HEAD + "class TestTotal(unittest.TestCase):\n"
+              "    @classmethod\n    def setUpClass(cls):\n        cls.calls = []\n"
+              "        totals.fetch = lambda: cls.calls.append(1) or 2\n\n"
+              "    @classmethod\n    def tearDownClass(cls):\n        {check}\n\n"
+              "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n{more}")
+UP_CLASS = (HEAD + "class TestTotal(unittest.TestCase):\n"
+            "    @classmethod\n    def setUpClass(cls):\n        calls = []\n"
+            "        totals.fetch = lambda: calls.append(1) or 2\n"
+            "        cls.addClassCleanup(lambda: {check})\n\n"
+            "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n{more}")
+
+
+def _check(tmp_path: Path, source: str) -> TeardownCheck | None:
+    f = tmp_path / "t.py"
+    f.write_text(source, encoding="utf-8")
+    _, text, tree, lines = read_source(f)
+    assert tree is not None
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "TestTotal")
+    node = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "test_total")
+    return unittest_check(tree, text, lines, node, ["TestTotal"])
+
+
+@pytest.mark.parametrize(("check", "twin"), [
+    ("self.assertTrue(calls)", "self.assertFalse(calls)"), ("self.assertFalse(calls)", "self.assertTrue(calls)"),
+    ("self.assertEqual(calls, [1])", "self.assertEqual(calls, [1, 1])|self.assertEqual(calls, [])"),
+    ("self.assertEqual(len(calls), 1)", "self.assertEqual(len(calls), 2)|self.assertEqual(len(calls), 0)"),
+    ("self.assertEqual(calls, real)", "self.assertNotEqual(calls, real)"),
+    ("self.assertIn(1, calls)", "self.assertNotIn(1, calls)"),
+    ("self.assertGreater(len(calls), 0)", "self.assertLessEqual(len(calls), 0)")])
+def test_a_cleanups_check_is_contradicted_in_the_body(tmp_path: Path, check: str, twin: str) -> None:
+    """The lambda's check contradicted in place, the rest of the method as it is; the decoy is the body cut after the
+    ``addCleanup`` adding it, its check the positive one (the twin's where the file's is negated)."""
+    got = _check(tmp_path, CLEANUP.format(check=check))
+    assert got is not None and got.inside and got.fixture == "addCleanup"
+    (twin,) = [t for t in twin.split("|") if got.twin == got.original.replace(check, t)] or [got.twin]
+    assert got.twin == got.original.replace(check, twin) and got.now == twin and got.was == check
+    assert got.decoy is not None
+    assert got.decoy.rstrip().endswith(f"self.addCleanup(lambda: {twin if got.negative else check})")
+    assert "assertEqual(totals.total(), 4)" not in got.decoy
+    assert got.negative == (check.startswith("self.assertFalse"))
+
+
+@pytest.mark.parametrize(("check", "twin"), [("assert calls", "assert not calls"),
+                                             ("self.assertTrue(calls)", "self.assertFalse(calls)")])
+def test_a_cleanup_function_of_the_body_is_contradicted_too(tmp_path: Path, check: str, twin: str) -> None:
+    got = _check(tmp_path, LOCAL.format(check=check))
+    assert got is not None and got.inside
+    assert got.twin == got.original.replace(check, twin), got.twin
+    assert got.decoy is not None and got.decoy.rstrip().endswith("self.addCleanup(seen)")
+
+
+@pytest.mark.parametrize(("check", "twin"), [("self.assertTrue(self.calls)", "self.assertFalse(self.calls)"),
+                                             ("assert self.calls", "assert not self.calls"),
+                                             ("self.assertEqual(self.calls, [1])",
+                                              "self.assertEqual(self.calls, [1, 1])|self.assertEqual(self.calls, [])")])
+def test_a_teardowns_check_is_contradicted_in_place(tmp_path: Path, check: str, twin: str) -> None:
+    source = DOWN.format(check=check, more="")
+    got = _check(tmp_path, source)
+    assert got is not None and not got.inside and got.fixture == "tearDown"
+    assert "".join(source.splitlines(keepends=True)[got.start - 1:got.end]) == got.original
+    assert got.original.lstrip().startswith("def tearDown")
+    assert any(got.twin == got.original.replace(check, t) for t in twin.split("|")), got.twin
+
+
+@pytest.mark.parametrize("source", [
+    DOWN.format(check="self.assertTrue(self.calls)", more="\n    def test_other(self):\n        pass\n"),
+    DOWN.format(check="self.assertTrue(self.calls)", more="\n\nclass TestMore(TestTotal):\n    pass\n"),
+    DOWN.format(check="self.assertTrue(self.calls)", more="").replace("def tearDown", "def tearDownLater"),
+    DOWN.format(check="self.assertCountEqual(self.calls, [1])", more=""),
+    CLEANUP.format(check="print(calls)"),
+    DOWN_CLASS.format(check="assert cls.calls", more="\n    def test_other(self):\n        pass\n"),
+    UP_CLASS.format(check="cls.assertTrue(cls, calls)", more="\n    def test_other(self):\n        pass\n"),
+    CLEANUP.format(check="self.assertTrue(calls)").replace("unittest.TestCase", "object")],
+    ids=["another-test", "subclassed", "no-teardown", "no-check", "print", "class-another-test",
+         "class-cleanup-another-test", "not-unittest"])
+def test_a_unittest_check_out_of_reach_gets_no_twin(tmp_path: Path, source: str) -> None:
+    """Another test of the class (or a subclass's) would fail the contradicted tearDown whatever the code does."""
+    assert _check(tmp_path, source) is None
+
+
+def _tree(tmp_path: Path, source: str) -> Path:
+    (tmp_path / "tests").mkdir(parents=True)
+    (tmp_path / TEST).write_text(source, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("shape", ["addCleanup", "tearDown", "tearDownClass", "addClassCleanup"])
+def test_the_unittest_twin_and_decoy_run_apart(tmp_path: Path, shape: str, seed: int) -> None:
+    """Two runs more: one holding the test's own check contradicted (the body's cleanup, the class's tearDown, its
+    tearDownClass, its setUpClass's class cleanup), one its decoy; every other run holds the file's check; the
+    confirmation layout holds the body members only."""
+    source = {"addCleanup": CLEANUP.format(check="self.assertTrue(calls)"),
+              "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more=""),
+              "tearDownClass": DOWN_CLASS.format(check="cls.assertTrue(cls, cls.calls)", more=""),
+              "addClassCleanup": UP_CLASS.format(check="cls.assertTrue(cls, calls)", more="")}[shape]
+    root = _tree(tmp_path, source)
+    fid = f"{TEST}::TestTotal::test_total"
+    plan = plan_twins(root, [fid], seed=seed, teardown=True)
+    torn = [c for c in plan.canaries if c.kind == TEARDOWN_TWIN and c.source == fid]
+    assert [c.node for c in torn] == [f"{fid}{TWIN_MARK}2", f"{fid}{TWIN_MARK}3"]
+    assert torn[0].how.startswith(f"teardown twin: {shape}'s check") and torn[1].how.startswith(TEARDOWN_DECOY_HOW)
+    assert len(plan.runs) == 4 and sorted(plan.placement[fid]) == [0, 1, 2, 3]
+    for r, files in enumerate(plan.runs):
+        text = files[TEST].decode()
+        ast.parse(text)
+        member = plan.placement[fid][r]
+        assert (".assertFalse(" in text) == (member == 2), (r, text)
+        assert ("self.assertEqual(totals.total()," in text) == (member != 3), (r, text)
+    assert len(plan.layouts[TEST].spans[0].members) == 2
+
+
+@pytest.mark.parametrize("shape", [DOWN, DOWN_CLASS, UP_CLASS], ids=["tearDown", "tearDownClass", "setUpClass"])
+def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run(shape: str) -> None:
+    """The sealed run's files are one run apart's: a method whose class's tearDown (tearDownClass, setUpClass)
+    differs among them is left unsealed, as a function whose fixture differs is."""
+    texts = [shape.format(check=c, more="") for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
+    fid = f"{TEST}::TestTotal::test_total"
+    site = SealSite(key=f"{fid}@17", path=TEST, function=fid, first=17, last=17, actual="totals.total()",
+                    expected="4", case=True)
+    defs = [_defs(t) for t in texts]
+    assert all(d is not None for d in defs)
+    assert _told({site.key: site}, set(), {TEST: list(zip(texts, defs, strict=True))}) == {fid}
+    assert _told({site.key: site}, set(), {TEST: [(texts[0], defs[0])] * 2}) == set()
