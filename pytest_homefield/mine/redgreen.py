@@ -293,7 +293,12 @@ __all__ = [
 #: metadata and a ``uv.toml`` above the copy are not read, the reference fix's uv files applied as graded, a sealed run
 #: holding no canary keeps the configuration's selection (ops60); ``verify.twin_runs`` counts an exception-swap twin's
 #: plain run (rev60).
-VERIFY_VERSION = 32
+#: 33: unittest checks after the test (``addCleanup``, ``tearDown``, ``tearDownClass``, ``addClassCleanup``) get a
+#: teardown twin and decoy (ucln62: a change dropping cleanup errors was ``solved`` with no fix); the teardown twin is
+#: planted beside an exception-swap body twin (swap62); a test whose body sits on its wrapped signature's last line
+#: gets its teardown decoy (menda62); a commit's tests the configuration deselects are ``excluded`` ``deselected``
+#: (bld62).
+VERIFY_VERSION = 33
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
