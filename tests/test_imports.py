@@ -86,6 +86,40 @@ def _modules_after(statement: str) -> set[str]:
     return set(json.loads(proc.stdout))
 
 
+def unguarded_tomllib(source: str) -> list[int]:
+    """The lines of ``source`` importing ``tomllib`` outside an ``if sys.version_info …:`` body (the package
+    supports Python 3.10, whose standard library has no ``tomllib``: ``tomli`` is its dependency there)."""
+    found: list[int] = []
+
+    def visit(node: ast.AST, guarded: bool) -> None:
+        if isinstance(node, ast.Import) and any(a.name == "tomllib" for a in node.names) and not guarded:
+            found.append(node.lineno)
+        if isinstance(node, ast.If) and "version_info" in ast.unparse(node.test):
+            for stmt in node.body:
+                visit(stmt, True)
+            for stmt in node.orelse:
+                visit(stmt, guarded)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, guarded)
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_tomllib_is_imported_as_python_3_10_can() -> None:
+    """mine/compiled.py (bld62), mine/setup_help.py and agents/recipe_hosts.py imported ``tomllib`` unguarded: on
+    Python 3.10 (declared, tox py310) ``mine.pipeline``, ``mine.mine_plugin``, ``commands.merge`` and
+    ``commands.demo`` did not import, nor a codex recipe's hosts read (measured with CPython 3.10.13: 11 modules
+    raised ``No module named 'tomllib'``; after, none)."""
+    assert unguarded_tomllib("import tomllib\n") == [1]
+    assert unguarded_tomllib("import sys\nif sys.version_info >= (3, 11):\n    import tomllib\n"
+                             "else:\n    import tomli as tomllib\n") == []
+    bad = {str(p.relative_to(PACKAGE)): lines for p in sorted(PACKAGE.rglob("*.py"))
+           if (lines := unguarded_tomllib(p.read_text(encoding="utf-8")))}
+    assert bad == {}
+
+
 def test_inert_plugin_imports_nothing_heavy() -> None:
     loaded = _modules_after("import pytest_homefield.plugin")
     assert {"git", "yaml", "scipy", "numpy"} & loaded == set()

@@ -4,6 +4,7 @@ documentation of their endpoints and /work/shared/reference/agent-clients.md."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -29,7 +30,10 @@ def _codex_hosts(env: Mapping[str, str]) -> list[str]:
     ``~/.codex``: ``openai_base_url`` and ``model_providers.*.base_url``, a local model server)."""
     hosts = ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"]
     home = env.get("CODEX_HOME") or (str(Path(env["HOME"]) / ".codex") if env.get("HOME") else "")
-    import tomllib  # only for a codex recipe: not at every plugin import (issue 35)
+    if sys.version_info >= (3, 11):  # only for a codex recipe: not at every plugin import (issue 35)
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     try:
         config = tomllib.loads((Path(home) / "config.toml").read_text()) if home else {}

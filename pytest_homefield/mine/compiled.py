@@ -10,10 +10,14 @@ summary's hint (:func:`pytest_homefield.mine.summary.setup_hint`) and a dropped 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 __all__ = ["COMPILED_SUFFIXES", "compiled_sources", "own_compiled_module", "BUILD_IN_PLACE", "BUILT_BEFORE",
            "WHEEL_BACKENDS", "build_backend", "build_recipe"]

@@ -11,12 +11,17 @@ import importlib.metadata
 import re
 import shlex
 import subprocess
+import sys
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import tomllib
 from packaging.utils import canonicalize_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 __all__ = ["install_hint", "distribution_of", "KNOWN_DISTRIBUTIONS", "module_file", "conftest_import_line", "extra_of",
            "group_of", "declared_names",
