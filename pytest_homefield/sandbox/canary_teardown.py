@@ -168,6 +168,23 @@ def _other_literal(value: object, draw: int) -> object | None:
     return None
 
 
+def _literal_swap(segment: str, lines: Sequence[str], start: int, side: ast.expr, value: object,
+                  draw: int) -> tuple[str, ast.expr] | None:
+    """``(segment with the literal side, of value ``value``, replaced by one near it, that literal parsed)``: the
+    other literal :func:`_other_literal` draws (``draw``), texts quoted as the file quotes them; ``None`` when it has
+    none (the edit of :func:`_literal_twin`'s ``==`` and :func:`_call_twin`'s ``assertEqual`` alike)."""
+    other = _other_literal(value, draw)
+    if other is None or other == value:
+        return None
+    written = repr(other)
+    lo = _offset(lines, start, side.lineno, side.col_offset)
+    hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
+    quotes = [c for c in segment[lo:hi] if c in "'\""]
+    if quotes[:1] == ['"'] and '"' not in written:  # the file's quotes: every ' of such a repr is a delimiter
+        written = written.replace("'", '"')
+    return segment[:lo] + written + segment[hi:], ast.parse(written, mode="eval").body
+
+
 def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr) -> tuple[str, ast.expr] | None:
     """pol58: ``(segment with test's literal changed in place, the new test)`` for ``A == L`` (or ``L == A``), ``L``
     a literal (:func:`ast.literal_eval`'s) of a type :func:`_other_literal` changes: ``A == L'``, ``L'`` near ``L``
@@ -183,17 +200,10 @@ def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr
             value = ast.literal_eval(side)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        other = _other_literal(value, draw)
-        if other is None or other == value:
+        swapped = _literal_swap(segment, lines, start, side, value, draw)
+        if swapped is None:
             return None
-        written = repr(other)
-        lo = _offset(lines, start, side.lineno, side.col_offset)
-        hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
-        quotes = [c for c in segment[lo:hi] if c in "'\""]
-        if quotes[:1] == ['"'] and '"' not in written:  # the file's quotes: every ' of such a repr is a delimiter
-            written = written.replace("'", '"')
-        text = segment[:lo] + written + segment[hi:]
-        new = ast.parse(written, mode="eval").body
+        text, new = swapped
         want = ast.Compare(left=new if side is test.left else test.left, ops=[ast.Eq()],
                            comparators=[new if side is test.comparators[0] else test.comparators[0]])
         return _checked(text, want)
@@ -379,18 +389,12 @@ def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call) -
                 value = ast.literal_eval(side)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
-            other = _other_literal(value, draw)
-            if other is None or other == value:
+            swapped = _literal_swap(segment, lines, start, side, value, draw)
+            if swapped is None:
                 break
-            written = repr(other)
-            lo = _offset(lines, start, side.lineno, side.col_offset)
-            hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
-            if [c for c in segment[lo:hi] if c in "'\""][:1] == ['"'] and '"' not in written:
-                written = written.replace("'", '"')
             args = list(call.args)
-            args[k] = ast.parse(written, mode="eval").body
+            text, args[k] = swapped
             want = ast.Call(func=call.func, args=args, keywords=call.keywords)
-            text = segment[:lo] + written + segment[hi:]
             return (text, ast.unparse(want), negative) if _has_call(text, want) else None
     end = call.func.end_col_offset or 0
     hi = _offset(lines, start, call.func.end_lineno or call.func.lineno, end)
