@@ -1124,9 +1124,12 @@ def verify_candidate(
                              "carries from no change, the reference fix's neither")
             left = deselected_tests([*parent_runs, *commit_runs], test_files, v)
             if v.reason is None and left:  # bld62: some of the commit's tests deselected, the task keeps the rest
+                counts = _kept_detail(v)
                 v.excluded.update(dict.fromkeys(left, "deselected"))
                 tree = parent_base if parent_base.is_dir() else commit_base  # the parent's removed by now
-                v.detail = _kept_detail(v) + deselected_note(left, selecting_words(whole_setup(tree), test_cmd))
+                # the counts again, what the detail said after them kept (without_stubbed's note)
+                said = _kept_detail(v) + v.detail.removeprefix(counts) if v.detail.startswith(counts) else v.detail
+                v.detail = said + deselected_note(left, selecting_words(whole_setup(tree), test_cmd))
             if v.reason == "passes_without_change" and not any(r.outcomes for r in parent_runs):
                 picked = selecting_words(whole_setup(parent_base), test_cmd)
                 if picked:  # ops61: the repository's own -m/-k/--deselect left the commit's tests out

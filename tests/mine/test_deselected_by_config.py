@@ -110,3 +110,32 @@ def test_the_summary_counts_the_deselected_tests_of_tasks_and_drops() -> None:
         "Deselected: 1 candidate made no task: the repository's configuration deselects its commit's tests "
         "(-m/-k/--deselect): such tests never run when mined")
     assert deselected_line([{**kept, "excluded": {"a::z": "flaky"}}]) is None
+
+
+@pytest.mark.slow
+def test_a_deselected_test_beside_a_stubbed_one_keeps_both_notes(tmp_path: Path) -> None:
+    """mendc63: a commit's test red only for a missing name (passes in the stubbed parent run: ``passes_with_stub``)
+    beside one the configuration deselects: bld62's note rewrote the detail from the counts, and the stubbed test's
+    note (``1 red only for a missing name …``) was lost. Both are said now. Real pytest runs; about 10 s."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-m 'not slow'\"\nmarkers = [\"slow: slow\"]\n")
+    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n")
+    repo.write("tests/test_pkg.py", "from pkg import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
+    parent = repo.commit("Start the package with double")
+    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n")
+    repo.write("tests/test_triple.py", "import pytest\n\nfrom pkg import triple\n\n\ndef test_triple():\n"
+                                       "    assert triple(2) == 6\n\n\ndef test_triple_named():\n"
+                                       "    assert callable(triple)\n\n\n@pytest.mark.slow\ndef test_triple_big():\n"
+                                       "    assert triple(10**6) == 3 * 10**6\n")
+    commit = repo.commit("Add triple, three times a number")
+    tests = ["tests/test_triple.py"]
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=1, run_timeout_s=120)
+    assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_triple.py::test_triple"], v
+    assert v.excluded == {"tests/test_triple.py::test_triple_named": "passes_with_stub",
+                          "tests/test_triple.py::test_triple_big": "deselected"}, v.excluded
+    assert v.detail == ("FAIL_TO_PASS 1, PASS_TO_PASS 0, excluded 2 (1 red by import error at the parent); 1 red "
+                        "only for a missing name (passed at the parent with every one a dummy)"
+                        f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 1 test of the commit's test files, "
+                        "tests/test_triple.py::test_triple_big"), v.detail
