@@ -533,15 +533,10 @@ def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence
     written = original if member is None else member
     full = f"if 1:\n{written}" if written[:1] in (" ", "\t") else written
     shift = len(full) - len(written)
-    try:
-        tree = ast.parse(full)
-    except (SyntaxError, ValueError):
+    fn = _one_def(full, node.name)
+    if fn is None:
         return None
-    block = tree.body[0].body if shift and isinstance(tree.body[0], ast.If) else tree.body
-    defs = [n for n in block if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == node.name]
-    if len(block) != 1 or len(defs) != 1:
-        return None
-    fn, flines = defs[0], full.splitlines(keepends=True)
+    flines = full.splitlines(keepends=True)
     local: dict[str, ast.FunctionDef] = {}
     for stmt in fn.body:
         if isinstance(stmt, ast.FunctionDef):
@@ -594,7 +589,8 @@ def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef, name: s
     segment = "".join(lines[start - 1:end])
     full = f"if 1:\n{segment}" if segment[:1] in (" ", "\t") else segment
     shift = len(full) - len(segment)
-    at = next((c for c in map(_check_of, _parsed_def(full, down.name)) if c is not None), None)
+    fn = _one_def(full, down.name)
+    at = None if fn is None else next((c for c in map(_check_of, fn.body) if c is not None), None)
     if at is None:
         return None
     made = _contradict(full, full.splitlines(keepends=True), 1, at, full)
@@ -605,13 +601,13 @@ def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef, name: s
     return TeardownCheck(name, start, end, segment, twin[shift:], how, None, negative, was, now)
 
 
-def _parsed_def(full: str, name: str) -> list[ast.stmt]:
-    """The body of the one function ``name`` that ``full`` (a definition, an indented one after ``if 1:``) holds;
-    ``[]`` when it does not parse so."""
+def _one_def(full: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The one function ``name`` that ``full`` (a definition, an indented one after ``if 1:``) holds, alone;
+    ``None`` when it does not parse so."""
     try:
         tree = ast.parse(full)
     except (SyntaxError, ValueError):
-        return []
+        return None
     block = tree.body[0].body if len(tree.body) == 1 and isinstance(tree.body[0], ast.If) else tree.body
     defs = [n for n in block if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
-    return defs[0].body if len(block) == 1 and len(defs) == 1 else []
+    return defs[0] if len(block) == 1 and len(defs) == 1 else None
