@@ -168,21 +168,28 @@ def _other_literal(value: object, draw: int) -> object | None:
     return None
 
 
-def _literal_swap(segment: str, lines: Sequence[str], start: int, side: ast.expr, value: object,
-                  draw: int) -> tuple[str, ast.expr] | None:
-    """``(segment with the literal side, of value ``value``, replaced by one near it, that literal parsed)``: the
-    other literal :func:`_other_literal` draws (``draw``), texts quoted as the file quotes them; ``None`` when it has
-    none (the edit of :func:`_literal_twin`'s ``==`` and :func:`_call_twin`'s ``assertEqual`` alike)."""
-    other = _other_literal(value, draw)
-    if other is None or other == value:
-        return None
-    written = repr(other)
-    lo = _offset(lines, start, side.lineno, side.col_offset)
-    hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
-    quotes = [c for c in segment[lo:hi] if c in "'\""]
-    if quotes[:1] == ['"'] and '"' not in written:  # the file's quotes: every ' of such a repr is a delimiter
-        written = written.replace("'", '"')
-    return segment[:lo] + written + segment[hi:], ast.parse(written, mode="eval").body
+def _literal_swap(segment: str, lines: Sequence[str], start: int, sides: Sequence[ast.expr],
+                  draw: int) -> tuple[int, str, ast.expr] | None:
+    """``(k, segment with sides[k] replaced by a literal near it, that literal parsed)`` for ``sides[k]`` the first of
+    ``sides`` that is a literal (:func:`ast.literal_eval`'s): the other literal :func:`_other_literal` draws
+    (``draw``), texts quoted as the file quotes them; ``None`` when no side is a literal or the first has no other
+    (the edit of :func:`_literal_twin`'s ``==`` and :func:`_call_twin`'s ``assertEqual`` alike)."""
+    for k, side in enumerate(sides):
+        try:
+            value = ast.literal_eval(side)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        other = _other_literal(value, draw)
+        if other is None or other == value:
+            return None
+        written = repr(other)
+        lo = _offset(lines, start, side.lineno, side.col_offset)
+        hi = _offset(lines, start, side.end_lineno or side.lineno, side.end_col_offset or 0)
+        quotes = [c for c in segment[lo:hi] if c in "'\""]
+        if quotes[:1] == ['"'] and '"' not in written:  # the file's quotes: every ' of such a repr is a delimiter
+            written = written.replace("'", '"')
+        return k, segment[:lo] + written + segment[hi:], ast.parse(written, mode="eval").body
+    return None
 
 
 def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr) -> tuple[str, ast.expr] | None:
@@ -195,19 +202,13 @@ def _literal_twin(segment: str, lines: Sequence[str], start: int, test: ast.expr
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
     draw = hashlib.sha256(ast.dump(test).encode()).digest()[0] & 1
-    for side in (test.comparators[0], test.left):
-        try:
-            value = ast.literal_eval(side)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-        swapped = _literal_swap(segment, lines, start, side, value, draw)
-        if swapped is None:
-            return None
-        text, new = swapped
-        want = ast.Compare(left=new if side is test.left else test.left, ops=[ast.Eq()],
-                           comparators=[new if side is test.comparators[0] else test.comparators[0]])
-        return _checked(text, want)
-    return None
+    swapped = _literal_swap(segment, lines, start, (test.comparators[0], test.left), draw)
+    if swapped is None:
+        return None
+    k, text, new = swapped
+    want = ast.Compare(left=new if k == 1 else test.left, ops=[ast.Eq()],
+                       comparators=[new if k == 0 else test.comparators[0]])
+    return _checked(text, want)
 
 
 def teardown_check(tree: ast.Module, text: str, lines: Sequence[str],
@@ -383,17 +384,11 @@ def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call) -
     if name == "assertEqual" and len(call.args) >= 2 and isinstance(call.func.value, ast.Name) \
             and call.func.value.id == "self":
         draw = hashlib.sha256(ast.dump(call).encode()).digest()[0] & 1
-        for k in (1, 0):
-            side = call.args[k]
-            try:
-                value = ast.literal_eval(side)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
-            swapped = _literal_swap(segment, lines, start, side, value, draw)
-            if swapped is None:
-                break
+        swapped = _literal_swap(segment, lines, start, (call.args[1], call.args[0]), draw)
+        if swapped is not None:  # else the method's negation, as any other's
+            k, text, new = swapped
             args = list(call.args)
-            text, args[k] = swapped
+            args[1 - k] = new
             want = ast.Call(func=call.func, args=args, keywords=call.keywords)
             return (text, ast.unparse(want), negative) if _has_call(text, want) else None
     end = call.func.end_col_offset or 0
