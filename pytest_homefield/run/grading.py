@@ -72,6 +72,7 @@ from pytest_homefield.run.twin_grading import (
     reference_due,
     reference_passes,
     reference_plain,
+    reference_reported,
     rows_apart_ids,
     rows_files,
     rows_run,
@@ -804,6 +805,7 @@ def grade(
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
     excused: set[str] | None = None
+    reported: set[str] | None = None  # the canaries the reference fix's runs reported, those it passed left out
     if plan is not None and reference_due(task, plan, apart):
         # made whenever a group holding a twin mining's check does not cover had any member pass, whichever it
         # was (chan29): were it made only when such a twin passed, its runs would tell a later grading the pick
@@ -812,6 +814,12 @@ def grade(
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
                                        env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
                                        box_mb=box_mb, store=parent_checks, beside=planted)
+            if excused is not None:  # twn63: made once with the passes (the same runs), read beside them after
+                reported = reference_reported(
+                    task, pristine, plan, test_cmd or task.test_cmd, targets, timeout_s=bound.seconds,
+                    test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
+                    write_mb=write_mb, box_mb=box_mb, store=parent_checks, beside=planted)
+                reported = None if reported is None else reported - excused
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
@@ -830,7 +838,7 @@ def grade(
             kept = dataclasses.replace(plan, canaries=[c for c in plan.canaries if c.node not in excused])
             forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
     if forged is None and plan is not None:  # a must-fail canary the runs apart left out where its test passed
-        forged = unreported_verdict(task, plan, made, apart)
+        forged = unreported_verdict(task, plan, made, apart, reported)
     forged = forged or unconfirmed or plain_forged
     lowered: list[str] = []  # the ids the other runs passed that the sealed run failed
     originals_why: str | None = None  # why the originals run (gatk37) lowered an id the other runs passed

@@ -91,7 +91,8 @@ __all__ = ["CANARIES_FILE", "EXCUSED_FILE", "excused_note", "CONFIRM_LOG", "CONF
            "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
            "Confirmed", "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "unreported_verdict", "twin_options",
-           "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
+           "needs_reference_check", "reference_due", "reference_passes", "reference_reported",
+           "apart_runs", "merge_runs", "run_completes",
            "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run",
            "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_checked", "plain_due",
            "plain_run", "reference_plain", "reference_copy", "reference_key", "cached_sites",
@@ -147,14 +148,17 @@ def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
                      "that a real fix fails; the test outcomes were forged")
 
 
-def unreported_verdict(task: Task, plan: TwinPlan, made: Sequence[TestRun],
-                       outcomes: Mapping[str, str]) -> tuple[str, str] | None:
+def unreported_verdict(task: Task, plan: TwinPlan, made: Sequence[TestRun], outcomes: Mapping[str, str],
+                       reported: Collection[str] | None = None) -> tuple[str, str] | None:
     """``(canary id, one-line error)`` for the first canary of ``plan`` that the runs apart ``made`` left unreported
     where its FAIL_TO_PASS function passed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.unreported`,
     ``outcomes`` merged): a must-fail canary (a sentinel, a teardown canary) or a contradiction twin; else ``None``.
     Judged only when every planned run was made and completed (a run cut short leaves tests unreported honestly),
     and only on canaries mining's check covers (:func:`_unchecked`: it saw the reference fix run and fail each of
-    them, every one reported; a teardown twin or decoy, which it does not judge, is left out). mark58: code putting
+    them, every one reported), or that the reference fix's runs of the same plan reported (``reported``:
+    :func:`reference_reported`, those it did not pass; twn63: a teardown twin or decoy, which mining's check does not
+    judge, was left out, and code hiding both at collection beside a swallow of every teardown error was ``solved``
+    with no fix, sealed run on). mark58: code putting
     the configuration's ``-m`` back at collection deselected the teardown canaries, and a change swallowing every
     teardown error was ``solved`` with no fix. unr60: code hiding the twins at collection (a
     ``pytest_collection_modifyitems`` it registered on pytest's ``Config``, told by the asserted value) and reading
@@ -163,7 +167,8 @@ def unreported_verdict(task: Task, plan: TwinPlan, made: Sequence[TestRun],
     leaves its twin out."""
     if len(made) != len(plan.runs) or not all(run_completes(r) for r in made):
         return None
-    gone = [c for c in plan.unreported(outcomes, task.FAIL_TO_PASS) if not _unchecked(task, c)]
+    seen = frozenset(reported or ())
+    gone = [c for c in plan.unreported(outcomes, task.FAIL_TO_PASS) if not _unchecked(task, c) or c.node in seen]
     if not gone:
         return None
     c = gone[0]
@@ -270,6 +275,11 @@ def reference_due(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> 
 #: What :func:`reference_passes` found, per parent tree, reference fix, hidden tests, command, seed, targets and
 #: sandbox, for this process (its result does not depend on the agent's change).
 _REFERENCE_SEEN: dict[str, frozenset[str]] = {}
+#: What :func:`reference_reported` found, keyed as :data:`_REFERENCE_SEEN`.
+_REPORTED_SEEN: dict[str, frozenset[str]] = {}
+#: What the reference fix's runs gave in this process, keyed as :data:`_REFERENCE_SEEN`: ``(passed, reported)``, so that
+#: :func:`reference_passes` and :func:`reference_reported` make them once between them.
+_REFERENCE_MADE: dict[str, tuple[frozenset[str], frozenset[str]] | None] = {}
 
 
 def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
@@ -293,22 +303,66 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     copied from it (:func:`lay_missing`; gatk60: beside a FAIL_TO_PASS doctest the copy had no sentinel module,
     every run exited 4, and a forger passing an exception-swap twin was ``tests_failed``, not ``forged``). Raises
     :class:`ServiceError` as :func:`run_tests` does."""
+    key, make = _reference_runs(task, pristine, plan, test_cmd, targets, timeout_s=timeout_s,
+                                test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                                memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, store=store, beside=beside)
+    found = cached_sites(_REFERENCE_SEEN, store, "reference", "reference_passes", key,
+                         lambda: None if (got := make()) is None else got[0])
+    return None if found is None else set(found)
+
+
+def reference_reported(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
+                       timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                       env: Mapping[str, str] | None, network: TestNetwork | None,
+                       memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
+                       box_mb: float | None = None, store: Path | None = None,
+                       beside: Path | Mapping[str, bytes] | None = None) -> set[str] | None:
+    """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` some instance of
+    which the reference fix's runs (:func:`reference_passes`' runs, made once between the two, with the same
+    options) reported, whatever its outcome (twn63: what :func:`unreported_verdict` judges beside what mining's
+    check covers). Remembered as :func:`reference_passes`' result is, under its own tag (``reference-reported``,
+    name ``reference_reported``): a store written before it holds no such line, and the runs are made again
+    once. ``None`` when the check could not be made. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    key, make = _reference_runs(task, pristine, plan, test_cmd, targets, timeout_s=timeout_s,
+                                test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                                memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, store=store, beside=beside)
+    found = cached_sites(_REPORTED_SEEN, store, "reference-reported", "reference_reported", key,
+                         lambda: None if (got := make()) is None else got[1])
+    return None if found is None else set(found)
+
+
+def _reference_runs(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
+                    timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                    env: Mapping[str, str] | None, network: TestNetwork | None, memory_mb: float | None,
+                    write_mb: float | None, box_mb: float | None, store: Path | None,
+                    beside: Path | Mapping[str, bytes] | None
+                    ) -> tuple[str, Callable[[], tuple[frozenset[str], frozenset[str]] | None]]:
+    """``(key, make)`` for the reference fix's runs of ``plan`` (:func:`reference_passes`): the key they are
+    remembered under (:func:`reference_key`) and what makes them, once per key in this process
+    (:data:`_REFERENCE_MADE`), giving ``(passed, reported)`` canary nodes, or ``None`` when they could not be made."""
     name = sandbox if isinstance(sandbox, str) else sandbox.name
     key = reference_key(task, pristine, store, test_cmd, plan.seed, json.dumps(plan.to_dict(), sort_keys=True),
                         list(targets), name)
 
-    def make() -> frozenset[str] | None:
+    def make() -> tuple[frozenset[str], frozenset[str]] | None:
+        if key in _REFERENCE_MADE:
+            return _REFERENCE_MADE[key]
         made = in_reference_copy(task, pristine, "refcheck-", lambda ref, tmp: apart_runs(
             plan, ref, tmp, test_cmd, targets, tmp / "out", timeout_s=timeout_s, test_timeout_s=test_timeout_s,
             sandbox=sandbox, env=env, network=network, fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb,
             write_mb=write_mb, box_mb=box_mb), beside=beside, targets=plan.targets)
         if made is None or len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes
                                                              for r in made):
-            return None
-        merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
-        return frozenset(c.node for c, _ in plan.passed(merged))
-    found = cached_sites(_REFERENCE_SEEN, store, "reference", "reference_passes", key, make)
-    return None if found is None else set(found)
+            got = None
+        else:
+            merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
+            seen = {function_id(i) for i in merged}
+            got = (frozenset(c.node for c, _ in plan.passed(merged)),
+                   frozenset(c.node for c in plan.canaries if c.node in seen))
+        if got is not None:  # a check not made is tried again, as cached_sites does
+            _REFERENCE_MADE[key] = got
+        return got
+    return key, make
 
 
 def reference_key(task: Task, pristine: Path, store: Path | None, test_cmd: str, *rest: Any) -> str:

@@ -235,7 +235,8 @@ def test_the_reference_fixs_runs_are_made_once_per_repository(fx: Fixture, task:
     store = tmp_path / ".homefield" / "parent-checks.jsonl"
 
     def graded(name: str) -> str:
-        monkeypatch.setattr(twin_grading, "_REFERENCE_SEEN", {})  # another process: nothing in memory
+        for seen in ("_REFERENCE_SEEN", "_REPORTED_SEEN", "_REFERENCE_MADE"):  # another process: nothing in memory
+            monkeypatch.setattr(twin_grading, seen, {})
         pristine = make_snapshot(fx.root, fx.c1, dest=tmp_path / name / "pristine", init_git=True)
         work = copy_tree(pristine, tmp_path / name / "work")
         (work / "src" / "calc" / "__init__.py").write_text(ANYTHING_CALC + "# the same, a comment more\n")
@@ -244,9 +245,11 @@ def test_the_reference_fixs_runs_are_made_once_per_repository(fx: Fixture, task:
         assert (g.outcome, g.canary) == ("solved", None), g
         return store.read_text()
 
-    assert graded("first").count('"reference_passes"') == 1
-    assert graded("again").count('"reference_passes"') == 1  # read, not made again (runs made are appended)
-    line = json.loads(store.read_text().splitlines()[-1])
+    first = graded("first")
+    assert first.count('"reference_passes"') == 1 and first.count('"reference_reported"') == 1, first
+    again = graded("again")  # read, not made again (runs made are appended)
+    assert again.count('"reference_passes"') == 1 and again.count('"reference_reported"') == 1, again
+    line = next(json.loads(t) for t in store.read_text().splitlines() if '"reference_passes"' in t)
     assert line["reference_passes"], line  # the twin the reference fix passes too
     assert twin_grading._stored_passes(store, line["key"]) == frozenset(line["reference_passes"])
     store.write_text(json.dumps({**line, "reference_passes": "all"}) + "\n")

@@ -14,7 +14,7 @@ import pytest
 from pytest_homefield.records import Task
 from pytest_homefield.run import sealed_grading, twin_grading
 from pytest_homefield.run.sealed_grading import SealPlan, reference_laid, reference_sealed
-from pytest_homefield.run.twin_grading import files_digest, reference_passes
+from pytest_homefield.run.twin_grading import files_digest, reference_passes, reference_reported
 from pytest_homefield.sandbox.seal_sites import SEAL_RULES
 from pytest_homefield.sandbox.twin_runs import TwinPlan
 
@@ -40,6 +40,8 @@ def _digest(tag: str, key: list[object]) -> str:
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty store, and nothing remembered in this process (a later process)."""
     monkeypatch.setattr(twin_grading, "_REFERENCE_SEEN", {})
+    monkeypatch.setattr(twin_grading, "_REPORTED_SEEN", {})
+    monkeypatch.setattr(twin_grading, "_REFERENCE_MADE", {})
     monkeypatch.setattr(sealed_grading, "_SEALED_SEEN", {})
     monkeypatch.setattr(sealed_grading, "_LAID_SEEN", {})
     path = tmp_path / ".homefield" / "parent-checks.jsonl"
@@ -61,6 +63,23 @@ def test_a_stored_reference_passes_line_is_found(store: Path, tmp_path: Path) ->
                            sandbox="none", env=None, network=None, store=store)
     assert got == {"twin-a", "twin-b"}
     assert store.read_text().count("\n") == 1  # read, not remembered again
+
+
+def test_a_stored_reference_reported_line_is_found_and_a_passes_line_alone_is_not_read_for_it(
+        store: Path, tmp_path: Path) -> None:
+    """twn63: which canaries the reference fix's runs reported, under its own tag; a store holding only the passes
+    (written before) gives nothing for it (no parent tree here: the runs cannot be made, ``None``)."""
+    plan = TwinPlan(seed=7)
+    key = [*_head(), CMD, 7, json.dumps(plan.to_dict(), sort_keys=True), TARGETS, "none"]
+    _write(store, {"key": _digest("reference", key), "reference_passes": ["twin-a"]})
+
+    def read() -> set[str] | None:
+        return reference_reported(TASK, tmp_path / "absent", plan, CMD, TARGETS, timeout_s=10, test_timeout_s=None,
+                                  sandbox="none", env=None, network=None, store=store)
+    assert read() is None
+    _write(store, {"key": _digest("reference-reported", key), "reference_reported": ["twin-b", "twin-a"]})
+    assert read() == {"twin-a", "twin-b"}
+    assert store.read_text().count("\n") == 2  # read, not remembered again
 
 
 def test_a_stored_reference_sealed_line_is_found(store: Path, tmp_path: Path) -> None:
