@@ -297,7 +297,9 @@ __all__ = [
 #: teardown twin and decoy (ucln62: a change dropping cleanup errors was ``solved`` with no fix); the teardown twin is
 #: planted beside an exception-swap body twin (swap62); a test whose body sits on its wrapped signature's last line
 #: gets its teardown decoy (menda62); a commit's tests the configuration deselects are ``excluded`` ``deselected``
-#: (bld62).
+#: (bld62); a canary the reference fix's runs reported and did not pass, left unreported by completed runs apart
+#: beside a passing original, is ``forged`` whether or not mining's check covers it (twn63: a hidden teardown twin or
+#: decoy, or called-column twin, was ``solved`` with no fix).
 VERIFY_VERSION = 33
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
