@@ -29,6 +29,15 @@ SEVERAL = (UNITTEST_HEAD + "class TestTotal(unittest.TestCase):\n"
            "    def tearDown(self):\n        totals.fetch = self.real\n        self.assertTrue(self.calls)\n\n"
            "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n\n"
            "    def test_twice(self):\n        self.assertEqual(totals.total() * 2, 8)\n")
+#: Two FAIL_TO_PASS tests new in the commit, each with a value site of one type: their twins are a rotation cycle
+#: (``expected 4 -> 8 (values rotated with test_twice)``), and a cycle's members get no teardown twin.
+TWO = (UNITTEST_HEAD + "class TestTotal(unittest.TestCase):\n"
+       "    def test_total(self):\n        calls = []\n        real = totals.fetch\n"
+       "        totals.fetch = lambda: calls.append(1) or real()\n"
+       "        self.addCleanup(setattr, totals, 'fetch', real)\n"
+       "        self.addCleanup(lambda: self.assertTrue(calls))\n"
+       "        self.assertEqual(totals.total(), 4)\n\n"
+       "    def test_twice(self):\n        self.assertEqual(totals.total() * 2, 8)\n")
 #: :data:`POLARITY` keeping the error of a positive check where the code under test did not run (the decoy's cut
 #: body, or ``pass``, calls nothing) and dropping it where it did; a negated check still fails whatever it did.
 RAN = "_RAN = []\n" + POLARITY.replace(
@@ -100,5 +109,21 @@ def test_a_change_dropping_a_teardown_check_of_a_class_with_several_tests_is_not
     g = grade_source(task, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
     g = grade_source(task, tmp_path / "quiet", SOURCE, QUIET_TEARDOWN + HACK, canaries=True, canary_seed=0,
+                     sandbox="none")
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk63: FAIL_TO_PASS functions whose twins are a rotation cycle (twin_runs "
+                   "_plan_file: fid in cycle_of) get no teardown twin or decoy: a change dropping every unittest "
+                   "cleanup's error is solved with no fix (seeds 0 and 1, on e46a8e87; the real fix solved)")
+def test_a_change_dropping_a_cleanup_check_beside_a_rotated_twin_is_not_solved(tmp_path: Path) -> None:
+    """:data:`TWO`: ``test_total``'s cleanup check, ``test_twice`` beside it, the two's value twins rotated (three
+    runs, no teardown twin, no decoy). :data:`QUIET_CLEANUPS` with :data:`HACK` (``tests_failed`` alone) passes every
+    run. The teardown canaries are pytest fixtures', which a ``doCleanups`` replaced leaves failing."""
+    task = _task(tmp_path / "task", TWO, ["TestTotal::test_total", "TestTotal::test_twice"])
+    g = grade_source(task, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
+    g = grade_source(task, tmp_path / "quiet", SOURCE, QUIET_CLEANUPS + HACK, canaries=True, canary_seed=0,
                      sandbox="none")
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
