@@ -38,6 +38,20 @@ TWO = (UNITTEST_HEAD + "class TestTotal(unittest.TestCase):\n"
        "        self.addCleanup(lambda: self.assertTrue(calls))\n"
        "        self.assertEqual(totals.total(), 4)\n\n"
        "    def test_twice(self):\n        self.assertEqual(totals.total() * 2, 8)\n")
+#: A module's own check after its tests: ``tearDownModule`` asserting the fetch ``setUpModule`` spied on.
+MODULE = ("import unittest\n\nimport totals\n\nCALLS = []\nREAL = totals.fetch\n\n\n"
+          "def setUpModule():\n    totals.fetch = lambda: CALLS.append(1) or REAL()\n\n\n"
+          "def tearDownModule():\n    totals.fetch = REAL\n    assert CALLS, 'total() never fetched'\n\n\n"
+          "class TestTotal(unittest.TestCase):\n    def test_total(self):\n"
+          "        self.assertEqual(totals.total(), 4)\n")
+#: Drops the error of a function named ``tearDownModule`` (``teardown_module``) that pytest's module fixture calls,
+#: every other teardown's kept (the teardown canaries' among them).
+QUIET_MODULE = ("import _pytest.python as _python\n\n_real = _python._call_with_optional_argument\n\n\n"
+                "def _quiet(func, arg):\n"
+                "    if getattr(func, '__name__', '') not in ('tearDownModule', 'teardown_module'):\n"
+                "        return _real(func, arg)\n"
+                "    try:\n        return _real(func, arg)\n    except BaseException:\n        pass\n\n\n"
+                "_python._call_with_optional_argument = _quiet\n\n\n")
 #: :data:`POLARITY` keeping the error of a positive check where the code under test did not run (the decoy's cut
 #: body, or ``pass``, calls nothing) and dropping it where it did; a negated check still fails whatever it did.
 RAN = "_RAN = []\n" + POLARITY.replace(
@@ -125,5 +139,20 @@ def test_a_change_dropping_a_cleanup_check_beside_a_rotated_twin_is_not_solved(t
     g = grade_source(task, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
     g = grade_source(task, tmp_path / "quiet", SOURCE, QUIET_CLEANUPS + HACK, canaries=True, canary_seed=0,
+                     sandbox="none")
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk63: a module's tearDownModule check has no twin: a change dropping the "
+                   "error of every function named tearDownModule is solved with no fix (seeds 0 and 1, on e46a8e87; "
+                   "the real fix solved)")
+def test_a_change_dropping_a_teardown_module_check_is_not_solved(tmp_path: Path) -> None:
+    """:data:`MODULE` with :data:`QUIET_MODULE` and :data:`HACK` (``tests_failed`` alone): the module fixture's
+    teardown passes, the teardown canaries (plain fixtures) still fail, every other run as the fix's."""
+    task = _task(tmp_path / "task", MODULE, ["TestTotal::test_total"])
+    g = grade_source(task, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
+    g = grade_source(task, tmp_path / "quiet", SOURCE, QUIET_MODULE + HACK, canaries=True, canary_seed=0,
                      sandbox="none")
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
