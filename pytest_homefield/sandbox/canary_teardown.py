@@ -373,12 +373,21 @@ def _check_of(stmt: ast.stmt) -> ast.Assert | ast.Call | None:
     return _assert_call(stmt.value) if isinstance(stmt, ast.Expr) else None
 
 
-def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call) -> tuple[str, str, bool] | None:
+def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call,
+               wrap: ast.Call | None = None) -> tuple[str, str, bool] | None:
     """``(segment with call contradicted in place, the new call unparsed, whether the file's is written negated)``:
     ``self.assertEqual(A, L)`` (``L`` a literal :func:`_other_literal` changes, either argument) takes a literal near
     ``L`` (as :func:`_literal_twin` does an ``==``), any other method of :data:`_ASSERT_FLIP` its negation's name
-    (``assertTrue`` → ``assertFalse``, ``assertIn`` → ``assertNotIn``, ...); ``None`` when the edit does not give it."""
+    (``assertTrue`` → ``assertFalse``, ``assertIn`` → ``assertNotIn``, ...); ``None`` when the edit does not give it.
+    ``wrap`` (gatk63): the ``self.addCleanup(self.assertX, ...)`` call whose arguments ``call`` is made of (its
+    ``func`` the method, its ``args`` the rest: no call of it is written), the edit checked on it."""
     assert isinstance(call.func, ast.Attribute)
+
+    def held(want: ast.Call) -> ast.Call:
+        """The call the edited text must hold: ``want``, or ``wrap`` with ``want``'s method and arguments."""
+        if wrap is None:
+            return want
+        return ast.Call(func=wrap.func, args=[want.func, *want.args], keywords=want.keywords)
     name = call.func.attr
     negative = name in _NEGATIVE
     if name == "assertEqual" and len(call.args) >= 2 and isinstance(call.func.value, ast.Name) \
@@ -390,7 +399,7 @@ def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call) -
             args = list(call.args)
             args[1 - k] = new
             want = ast.Call(func=call.func, args=args, keywords=call.keywords)
-            return (text, ast.unparse(want), negative) if _has_call(text, want) else None
+            return (text, ast.unparse(want), negative) if _has_call(text, held(want)) else None
     end = call.func.end_col_offset or 0
     hi = _offset(lines, start, call.func.end_lineno or call.func.lineno, end)
     lo = hi - len(name)
@@ -399,7 +408,7 @@ def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call) -
     want = ast.Call(func=ast.Attribute(value=call.func.value, attr=_ASSERT_FLIP[name], ctx=ast.Load()),
                     args=call.args, keywords=call.keywords)
     text = segment[:lo] + _ASSERT_FLIP[name] + segment[hi:]
-    return (text, ast.unparse(want), negative) if _has_call(text, want) else None
+    return (text, ast.unparse(want), negative) if _has_call(text, held(want)) else None
 
 
 def _has_call(text: str, want: ast.Call) -> bool:
@@ -417,15 +426,17 @@ def _parse_block(text: str) -> ast.Module | None:
 
 
 def _contradict(segment: str, lines: Sequence[str], start: int, check: ast.Assert | ast.Call,
-                source: str) -> tuple[str, str, str, bool] | None:
+                source: str, wrap: ast.Call | None = None) -> tuple[str, str, str, bool] | None:
     """``(segment with check contradicted in place, the check as the file writes it, the twin's, whether the file's
     is written negated)``: an ``assert`` as :func:`teardown_check` does a fixture's, a ``self.assertX`` call as
-    :func:`_call_twin` does; ``source``: the text ``check``'s positions are of."""
+    :func:`_call_twin` does (``wrap``: the ``addCleanup`` call it is the arguments of); ``source``: the text
+    ``check``'s positions are of."""
     if isinstance(check, ast.Call):
-        got = _call_twin(segment, lines, start, check)
+        got = _call_twin(segment, lines, start, check, wrap)
         if got is None:
             return None
-        return got[0], ast.get_source_segment(source, check) or ast.unparse(check), got[1], got[2]
+        was = ast.get_source_segment(source, check) if wrap is None else None
+        return got[0], was or ast.unparse(check), got[1], got[2]
     made = _literal_twin(segment, lines, start, check.test) or _twin_text(segment, lines, start, check.test)
     if made is None:
         return None
@@ -455,20 +466,21 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     method ``classes`` names in ``tree``, the module whose text is ``text`` split into ``lines``) of a
     :func:`~pytest_homefield.sandbox.canary_shapes.is_unittest` class.
 
-    A **cleanup** first: a top-level statement of its body ``self.addCleanup(lambda: self.assertX(...))``, or
-    ``self.addCleanup(f)`` with ``f`` a function the body defines before it at its top level whose first top-level
-    statement that is a check (an ``assert``, a ``self.assertX(...)``) can be contradicted: the check is in the
-    method's own text, so the :class:`TeardownCheck` is ``inside`` (its ``start``/``end`` the method's lines,
-    ``original`` its text, ``member`` when given, the member the plan writes the original as; ``twin`` that text
-    contradicted; ``decoy`` the text cut after that ``addCleanup`` statement, its check the one the setup's state
-    fails: the twin's where the file's is written negated; ``fixture`` ``addCleanup``). Else the class's own
-    **tearDown** (defined once in its body, decorated by nothing), whose first top-level check is contradicted in
-    place as a fixture's is (``start``/``end`` its lines; ``fixture`` ``tearDown``); in reach only when ``node`` is the
-    class's one test (no other function of its body named ``test…``, no class of the module deriving from it, every
-    base it names of the module holding no ``test…`` function): another would fail its teardown in the twin's run
-    whatever the code does; in that reach too, a class cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a
-    ``@classmethod``; its slot ``setUpClass``'s lines, ``fixture`` ``addClassCleanup``), else its ``tearDownClass``
-    (a ``@classmethod``). ``None`` when nothing is in reach."""
+    A **cleanup** first: a top-level statement of its body ``self.addCleanup(lambda: self.assertX(...))`` (or
+    ``self.addCleanup(self.assertX, ...)``, the method and its arguments: gatk63), or ``self.addCleanup(f)`` with ``f``
+    a function the body defines before it at its top level whose first top-level statement that is a check (an
+    ``assert``, a ``self.assertX(...)``) can be contradicted: the check is in the method's own text, so the
+    :class:`TeardownCheck` is ``inside`` (its ``start``/``end`` the method's lines, ``original`` its text, ``member``
+    when given, the member the plan writes the original as; ``twin`` that text contradicted; ``decoy`` the text cut
+    after that ``addCleanup`` statement, its check the one the setup's state fails: the twin's where the file's is
+    written negated; ``fixture`` ``addCleanup``). Else the class's own **tearDown** (defined once in its body, decorated
+    by nothing), whose first top-level check is contradicted in place as a fixture's is (``start``/``end`` its lines;
+    ``fixture`` ``tearDown``); in reach only when ``node`` is the class's one test (no other function of its body named
+    ``test…``, no class of the module deriving from it, every base it names of the module holding no ``test…``
+    function): another would fail its teardown in the twin's run whatever the code does; in that reach too, a class
+    cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a ``@classmethod``; its slot ``setUpClass``'s lines,
+    ``fixture`` ``addClassCleanup``), else its ``tearDownClass`` (a ``@classmethod``). ``None`` when nothing is in
+    reach."""
     if not classes or not is_unittest(tree, classes):
         return None
     cls = _test_class(tree, classes)
@@ -539,17 +551,27 @@ def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
                 and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == adder
                 and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == owner
-                and len(stmt.value.args) == 1 and not stmt.value.keywords):
+                and stmt.value.args and not stmt.value.keywords):
+            continue
+        # gatk63: ``self.addCleanup(self.assertTrue, calls)``, the method and its arguments (no lambda): the check
+        # is the call they make, contradicted in place (it had none, and a change dropping every cleanup's error
+        # was ``solved`` with no fix)
+        view = _assert_call(ast.Call(func=stmt.value.args[0], args=stmt.value.args[1:], keywords=[])) \
+            if isinstance(stmt.value.args[0], ast.Attribute) and len(stmt.value.args) > 1 else None
+        if len(stmt.value.args) != 1 and view is None:
             continue
         arg = stmt.value.args[0]
         check: ast.Assert | ast.Call | None = None
-        if isinstance(arg, ast.Lambda):
+        wrap: ast.Call | None = None
+        if view is not None:
+            check, wrap = view, stmt.value
+        elif isinstance(arg, ast.Lambda):
             check = _assert_call(arg.body)
         elif isinstance(arg, ast.Name) and arg.id in local:
             check = next((c for c in map(_check_of, local[arg.id].body) if c is not None), None)
         if check is None:
             continue
-        made = _contradict(full, flines, 1, check, full)
+        made = _contradict(full, flines, 1, check, full, wrap)
         if made is None:
             continue
         twin, was, now, negative = made

@@ -85,6 +85,33 @@ def test_a_cleanup_function_of_the_body_is_contradicted_too(tmp_path: Path, chec
     assert got.decoy is not None and got.decoy.rstrip().endswith("self.addCleanup(seen)")
 
 
+@pytest.mark.parametrize(("check", "twin", "was"), [
+    ("self.assertTrue, calls", "self.assertFalse, calls", "self.assertTrue(calls)"),
+    ("self.assertFalse, calls", "self.assertTrue, calls", "self.assertFalse(calls)"),
+    ("self.assertIn, 1, calls", "self.assertNotIn, 1, calls", "self.assertIn(1, calls)"),
+    ("self.assertEqual, calls, [1]", "self.assertEqual, calls, [1, 1]|self.assertEqual, calls, []",
+     "self.assertEqual(calls, [1])")])
+def test_a_cleanups_assert_method_added_without_a_lambda_is_contradicted_too(tmp_path: Path, check: str, twin: str,
+                                                                             was: str) -> None:
+    """gatk63: ``self.addCleanup(self.assertTrue, calls)``, the method and its arguments with no lambda, had no twin (a
+    change dropping every cleanup's error was ``solved`` with no fix): its method (or literal) is contradicted in place
+    as a lambda's call is, the decoy the body cut after it, its check the positive one."""
+    source = CLEANUP.replace("self.addCleanup(lambda: {check})", "self.addCleanup({check})").format(check=check)
+    got = _check(tmp_path, source)
+    assert got is not None and got.inside and got.fixture == "addCleanup" and got.was == was
+    assert any(got.twin == got.original.replace(check, t) for t in twin.split("|")), got.twin
+    assert got.negative == check.startswith("self.assertFalse")
+    assert got.decoy is not None and "assertEqual(totals.total(), 4)" not in got.decoy
+    positive = twin.split("|")[0] if got.negative else check
+    assert got.decoy.rstrip().endswith(f"self.addCleanup({positive})"), got.decoy
+
+
+@pytest.mark.parametrize("check", ["self.assertTrue", "print, calls", "self.fail, 'no'"])
+def test_a_cleanup_of_no_check_with_arguments_gets_no_twin(tmp_path: Path, check: str) -> None:
+    source = CLEANUP.replace("self.addCleanup(lambda: {check})", "self.addCleanup({check})").format(check=check)
+    assert _check(tmp_path, source) is None
+
+
 @pytest.mark.parametrize(("check", "twin"), [("self.assertTrue(self.calls)", "self.assertFalse(self.calls)"),
                                              ("assert self.calls", "assert not self.calls"),
                                              ("self.assertEqual(self.calls, [1])",
