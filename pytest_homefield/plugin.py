@@ -328,6 +328,23 @@ class XdistHooks:
         if popen is not None:
             self.worker_pids.append(int(popen.pid))
 
+    @pytest.hookimpl(tryfirst=True)  # before xdist's reporter prints the worker's traceback
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """On the controller: a worker that went down before it was ready (xdist sets ``node.workerinfo`` when it
+        is) failed at start-up (its ``pytest_configure``: a usage error, a remote host lacking what it needs). Its
+        replacement would fail alike, and xdist without ``-n`` replaces a crashed worker without end (ops63: 85
+        replacements in 200 s). The session ends here with one line, exit 4, naming the worker and its error's
+        last line. A worker that crashes later (an attempt killed it) is replaced as before, within xdist's
+        ``--max-worker-restart``."""
+        if not error or "workerinfo" in vars(node):
+            return
+        lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
+        why = lines[-1].removeprefix("pytest.UsageError: ") if lines else "no error text"
+        spec = getattr(node.gateway, "spec", None)
+        where = "--tx " + str(spec).split("//", 1)[1] if str(spec).startswith("execmodel=") else f"--tx {spec}"
+        pytest.exit(f"pytest-homefield: xdist worker {node.gateway.id} ({where}) failed at start-up: {why[:500]}; "
+                    "the session stopped", returncode=4)
+
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         """Ctrl-C reaches only the controller when it is sent to its pid: stop the workers now (each
         stops its attempt's process tree, records nothing for it and removes its temp folders)

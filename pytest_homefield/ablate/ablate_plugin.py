@@ -44,7 +44,7 @@ from pytest_homefield.run.run_plugin import (
     worker_refusal,
 )
 from pytest_homefield.run.runner import sandbox_summary
-from pytest_homefield.run.session import selection
+from pytest_homefield.run.session import RunSession, selection
 from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
@@ -87,6 +87,8 @@ class AblatePlugin(ModePlugin):
         except ValueError as exc:
             raise pytest.UsageError(f"--homefield-ablate: {exc}") from None
         try:
+            if is_worker(config) and settings.yes:  # a remote host lacks the controller's tasks.jsonl (ops63)
+                RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
             hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
             self.agents = make_agents(settings, hooked)
             if settings.yes and not is_worker(config):  # up60: once, before the ablation's folder, as a run does

@@ -292,16 +292,23 @@ class AblationSession:
              rules: RuleSet, setup_command: Callable[[Task], str | None] = lambda task: None,
              sandbox_hook: SandboxHook | None = None) -> AblationSession:
         """A worker's session: the controller's frozen variants (read back from ``variants/``) and
-        choices. Raises :class:`RunError` when ``tasks.jsonl`` changed since the controller read it."""
+        choices. The ablation's folder is this host's ``.homefield/ablate/<ablate_id>/`` (the controller's on a shared
+        file system; a remote host's own, where its attempts' files are made and sent back), its ``plan.json`` (the
+        file the items are collected from) written there from the controller's text when missing, the variants'
+        texts the controller's (ops63: a remote worker read them at the controller's path, failed at start-up and
+        was replaced without end). Raises :class:`RunError` when ``tasks.jsonl`` changed since the controller
+        read it."""
         digest = tasks_digest(settings.tasks_path)
         if workerinput["homefield_tasks_digest"] != digest:
-            raise RunError("pytest-homefield: tasks.jsonl changed while the ablation was starting")
-        ablate_dir = Path(workerinput["homefield_ablate_dir"])
+            raise RunError("pytest-homefield: tasks.jsonl changed while the ablation was starting "
+                           f"(or this host's {settings.tasks_path} differs from the controller's)")
+        ablate_dir = HomefieldDir(settings.root).ablate / Path(workerinput["homefield_ablate_dir"]).name
+        plan = ablate_dir / "plan.json"
+        if not plan.exists():
+            ablate_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(plan, str(workerinput["homefield_plan_text"]))
         rules_file = str(workerinput["homefield_rules_file"])
-        name = Path(rules_file).name
-        variants = [Variant(v["name"], tuple(v["removed"]),
-                            (ablate_dir / "variants" / v["name"] / name).read_text(encoding="utf-8"))
-                    for v in workerinput["homefield_variants"]]
+        variants = [Variant(v["name"], tuple(v["removed"]), str(v["text"])) for v in workerinput["homefield_variants"]]
         session = cls(settings, tasks, agents, rules, rules_file, dict(workerinput["homefield_rules_paths"]),
                    ablate_dir, variants, str(workerinput["homefield_phase"]),
                    {(str(v), str(t), str(a), int(n)) for v, t, a, n in workerinput["homefield_done"]},
@@ -316,14 +323,19 @@ class AblationSession:
         return session
 
     def workerinput(self) -> dict[str, Any]:
-        """What a worker needs to :meth:`join` (JSON-able), with the pack of the tasks' parent trees the workers of
-        this host take rather than each packing them (:meth:`AttemptRunner.pack_offer`, ops41)."""
+        """What a worker needs to :meth:`join` (JSON-able: with the variants' texts, the text of ``plan.json`` and
+        of ``tasks.jsonl`` for :meth:`~pytest_homefield.run.session.RunSession.prepare_worker`, which a remote
+        worker's host lacks, ops63), with the pack of the tasks' parent trees the workers of this host take rather
+        than each packing them (:meth:`AttemptRunner.pack_offer`, ops41)."""
         return {
             "homefield_pack": self.runner.pack_offer(),
             "homefield_ablate_dir": str(self.ablate_dir),
+            "homefield_plan_text": self.plan_path.read_text(encoding="utf-8"),
+            "homefield_tasks_text": self.settings.tasks_path.read_text(encoding="utf-8"),
             "homefield_rules_file": self.rules_file,
             "homefield_rules_paths": self.rules_paths,
-            "homefield_variants": [{"name": v.name, "removed": list(v.removed)} for v in self.variants],
+            "homefield_variants": [{"name": v.name, "removed": list(v.removed), "text": v.text}
+                                   for v in self.variants],
             "homefield_phase": self.phase,
             "homefield_done": sorted(list(k) for k in self.done),
             "homefield_session_start": self.session_start,

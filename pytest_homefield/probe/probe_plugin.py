@@ -47,7 +47,7 @@ from pytest_homefield.run.run_plugin import (
     stop_refused,
     worker_refusal,
 )
-from pytest_homefield.run.session import selection
+from pytest_homefield.run.session import RunSession, selection
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked
 from pytest_homefield.transport import Scope, post
@@ -77,6 +77,8 @@ class ProbePlugin(ModePlugin):
         #: the skip reasons of this session's calls (controller): a worker's refusal among them stops the probe
         self.skip_reasons: set[str] = set()
         try:
+            if is_worker(config):  # a remote host lacks the controller's .homefield/: its tasks.jsonl (ops63)
+                RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
             agents = probe_agents(settings, config.hook.pytest_homefield_agents(config=config))
             if not is_worker(config):  # up60: once, before the probe's folder, not call by call (text-only: no shell)
                 refuse_unstartable(agents, config, settings, allow_shell=False)

@@ -179,8 +179,10 @@ class ProbeSession:
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: answered calls, unanswered tries, session start,
-        tasks digest)."""
+        tasks digest, the text of ``tasks.jsonl`` for :meth:`~pytest_homefield.run.session.RunSession.prepare_worker`:
+        a remote worker's host has none, ops63)."""
         return {
+            "homefield_tasks_text": self.settings.tasks_path.read_text(encoding="utf-8"),
             "homefield_probe_done": {name: sorted(list(k) for k in keys) for name, keys in self.done.items()},
             "homefield_probe_tries": {name: sorted([*k, c] for k, c in keys.items())
                                       for name, keys in self.tries.items()},

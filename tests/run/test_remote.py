@@ -218,3 +218,86 @@ def test_a_remote_worker_without_the_client_stops_a_probe_at_once(mined: Path, t
         assert not (records.exists() and records.read_text().strip()), records.read_text()
     finally:
         server.stop()
+
+
+def _remote_clone(repo: Path, tmp_path: Path, server: Any) -> tuple[Path, str]:
+    """A remote host's clone of ``repo`` (the repository at the same commit, without ``.homefield/``: no tasks, no
+    plan, no variants) and the ``--tx`` of a worker there: ``(host, tx)``."""
+    host = tmp_path / "host1"
+    git(tmp_path, "clone", "-q", str(repo), str(host))
+    python = tmp_path / "python.sh"
+    python.write_text(f"#!/bin/sh\nexport PYTHONPATH='{os.environ.get('PYTHONPATH', '')}'\n"
+                      f"export PYTEST_ADDOPTS='{UNUSED_PLUGINS}'\nexec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    return host, f"ssh={HOST_ALIAS}//ssh_config={server.config}//python={python}//chdir={host.resolve()}"
+
+
+def test_an_ablation_on_a_remote_worker_without_the_controllers_folder(ablate_repo: Path, tmp_path: Path) -> None:
+    """ops63 (found by ops62): an ablation's remote worker that does not share the controller's folder read the
+    tasks, plan and variants at the controller's path, failed at start-up, and xdist replaced it again and again
+    (85 replacements in 200 s, no end). Now it is sent what it needs, as a run's worker is: the ablation ends,
+    every attempt recorded on the controller, some run on the remote host."""
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo = tmp_path / "controller"
+        shutil.copytree(ablate_repo, repo, symlinks=True)
+        host, tx = _remote_clone(repo, tmp_path, server)
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "ablate", "CLAUDE.md", "--yes",
+                               "--agent", "oracle", "--attempts", "1", "--max-tasks", "2", "--sandbox", "none",
+                               "--", "--tx", tx, "--dist", "load"], cwd=repo, env=_env(),
+                              capture_output=True, text=True, timeout=240)
+        out = proc.stdout + proc.stderr
+        assert "replacing crashed worker" not in out, out
+        assert proc.returncode == 0, out
+        (folder,) = (repo / ".homefield" / "ablate").iterdir()
+        results = list(read_jsonl(folder / "results.jsonl"))
+        variants = json.loads((folder / "plan.json").read_text())["variants"]
+        assert len(variants) >= 3 and len(results) == 2 * len(variants), results  # 2 tasks x each variant
+        assert all(r["outcome"] == "solved" for r in results), results
+        assert (host / ".homefield" / "ablate" / folder.name).is_dir()  # it ran there, in its own folder
+        assert not (host / ".homefield" / "ablate" / folder.name / "results.jsonl").exists()  # only the controller
+    finally:
+        server.stop()
+
+
+def test_a_probe_on_a_remote_worker_without_the_controllers_folder(ablate_repo: Path, tmp_path: Path) -> None:
+    """ops63: as for an ablation, a probe's remote worker without the controller's ``.homefield/`` (its tasks)
+    failed at start-up and was replaced without end. Now it is sent the tasks, as a run's worker is."""
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo = tmp_path / "controller"
+        shutil.copytree(ablate_repo, repo, symlinks=True)
+        host, tx = _remote_clone(repo, tmp_path, server)
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "probe", "--agent", "oracle",
+                               "--samples", "1", "--max-tasks", "2", "--", "--tx", tx, "--dist", "load"],
+                              cwd=repo, env=_env(), capture_output=True, text=True, timeout=240)
+        out = proc.stdout + proc.stderr
+        assert "replacing crashed worker" not in out, out
+        assert proc.returncode == 0, out
+        calls = [r for r in read_jsonl(repo / ".homefield" / "probe" / "oracle.jsonl") if r["kind"] != "verdict"]
+        assert len(calls) >= 2 and all(r["error"] is None and r["score"] is not None for r in calls), calls
+        assert (host / ".homefield" / "tasks.jsonl").read_bytes() == (repo / ".homefield" / "tasks.jsonl").read_bytes()
+    finally:
+        server.stop()
+
+
+def test_a_remote_worker_that_fails_at_start_up_ends_the_session(ablate_repo: Path, tmp_path: Path) -> None:
+    """ops63: a worker that fails at start-up (here: its host's ``tasks.jsonl`` differs from the controller's) was
+    replaced by xdist without end when no ``-n`` bounds its restarts. Now the session ends at once: one line naming
+    the worker and its error, exit 4, no worker replaced."""
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo = tmp_path / "controller"
+        shutil.copytree(ablate_repo, repo, symlinks=True)
+        host, tx = _remote_clone(repo, tmp_path, server)
+        (host / ".homefield").mkdir()
+        (host / ".homefield" / "tasks.jsonl").write_text("")  # not the controller's: join refuses it
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "probe", "--agent", "oracle",
+                               "--samples", "1", "--max-tasks", "2", "--", "--tx", tx, "--dist", "load"],
+                              cwd=repo, env=_env(), capture_output=True, text=True, timeout=240)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 4, out
+        assert "replacing crashed worker" not in out, out
+        assert "pytest-homefield: xdist worker gw0 (--tx ssh=" in out and "failed at start-up: " in out, out
+    finally:
+        server.stop()
