@@ -32,8 +32,11 @@ in this order:
    Requests``), unless after a noun that means nothing without them (``Merge pull request #4 from x``) or
    followed by ``for details``; and commit shas: 7–40 lowercase hex characters with at least one digit and one letter,
    or at least 12 long with a letter (``added``, ``decade``, ``facade``, ``beef`` have no digit and
-   are kept; all-digit runs are numbers and are kept). Brackets left empty (``Fix x (#123)``),
-   dangling separators and blank-line runs are collapsed. Lines that nothing was removed from are
+   are kept; all-digit runs are numbers and are kept). A bracket that holds one word and the keyword
+   before its items goes whole: the word spoke of the item only (``(connected to https://…)``, ``[reported
+   in #12]``; ux63: it left ``(connected)``); one with more of its own keeps that (``(thanks to Bob, see #3)``
+   → ``(thanks to Bob)``, ``(regression in 2.0 from #12)`` → ``(regression in 2.0)``). Brackets left empty
+   (``Fix x (#123)``), dangling separators and blank-line runs are collapsed. Lines that nothing was removed from are
    returned byte for byte (code blocks keep their spacing).
 
 If everything was removed but the subject had words, the cleaned subject is returned instead, so the

@@ -102,6 +102,17 @@ _KEYWORD = (
     r"|(?:in|from|by|via|on|to|for|of)(?:[ \t]+" + _NOUN + r")?|" + _NOUN_ALONE + r")"
 )
 _SENTINEL_RULES = (
+    # "(connected to https://…)", "[reported in #12]": a bracket holding one word and the keyword before its
+    # items goes whole (ux63: xmltodict's "(connected to https://…/issues/109) (#221)" left "(connected)"); the
+    # word spoke of the item only. A bracket with more of its own ("(thanks to Bob, see #3)") keeps it.
+    (
+        re.compile(
+            r"(?:\([ \t]*[A-Za-z][\w'-]*[ \t]+" + _KEYWORD + r"[ \t]*:?[ \t]*" + _LIST + r"[ \t]*\)"
+            r"|\[[ \t]*[A-Za-z][\w'-]*[ \t]+" + _KEYWORD + r"[ \t]*:?[ \t]*" + _LIST + r"[ \t]*\])",
+            re.IGNORECASE,
+        ),
+        "",
+    ),
     # "closes #12", "Fixes: #3, #4", "see https://…" → one sentinel
     (
         re.compile(
@@ -242,14 +253,17 @@ def _sub_tokens(pattern: re.Pattern[str], repl: Any, line: str,
 
 def _apply_sentinel_rules(new: str) -> str:
     """:data:`_SENTINEL_RULES` in order on a line holding a sentinel, then the sentinels left removed. Each rule
-    is tried only where it can match (issue 35: tried at every character, the four were a third of cleaning a
-    subject like ``Fix x (#12)``): the first after a word (:func:`_after_word`); the second, anchored, when
-    the line starts (past blanks and a bullet) with a bracket or a sentinel; the third from the blanks before
-    the last bracket ahead of the first sentinel (a match holds one bracket, then only blanks, a noun and
-    ``:`` up to its first sentinel), or from that sentinel; the fourth from the run of blanks, ``,`` and
-    ``;`` before the first sentinel. None looks behind where it starts, so the line before that point cannot
-    change what it matches; once no sentinel is left none can match."""
-    keyword, start, bracketed, bare = _SENTINEL_RULES
+    is tried only where it can match (issue 35: tried at every character, the last four were a third of
+    cleaning a subject like ``Fix x (#12)``): the lone-word bracket (ux63) when the line holds a bracket; the
+    keyword one after a word (:func:`_after_word`); the start one, anchored, when the line starts (past blanks
+    and a bullet) with a bracket or a sentinel; the bracketed one from the blanks before the last bracket ahead
+    of the first sentinel (a match holds one bracket, then only blanks, a noun and ``:`` up to its first
+    sentinel), or from that sentinel; the bare one from the run of blanks, ``,`` and ``;`` before the first
+    sentinel. None looks behind where it starts, so the line before that point cannot change what it matches;
+    once no sentinel is left none can match."""
+    lone_word, keyword, start, bracketed, bare = _SENTINEL_RULES
+    if "(" in new or "[" in new:
+        new = lone_word[0].sub(lone_word[1], new)
     if _after_word(new):
         new = keyword[0].sub(keyword[1], new)
     if new.lstrip(" \t-*+")[:1] in ("[", "(", _S):

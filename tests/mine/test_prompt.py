@@ -460,3 +460,18 @@ def test_the_sentinel_rules_apply_as_over_the_whole_line(line: str) -> None:
 ])
 def test_a_reference_that_is_part_of_the_sentence_stays(subject: str, expected: str) -> None:
     assert clean_prompt(subject) == expected
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    # ux63, martinblech/xmltodict: the link and "to" went, "(connected)" stayed, a word about nothing
+    ("(connected to https://github.com/martinblech/xmltodict/issues/109) (#221)", ""),
+    ("Parse attributes (connected to https://github.com/martinblech/xmltodict/issues/109) (#221)",
+     "Parse attributes"),
+    ("Fix bug in [reported in #12] parser", "Fix bug in parser"),
+    # brackets with content of their own keep it
+    ("Fix parser (thanks to Bob, see #3)", "Fix parser (thanks to Bob)"),
+    ("Fix crash (regression in 2.0 from #12)", "Fix crash (regression in 2.0)"),
+    ("Fix crash (Windows only)", "Fix crash (Windows only)"),
+])
+def test_a_bracket_left_with_one_word_about_a_removed_item_goes(message: str, expected: str) -> None:
+    assert clean_prompt(message) == expected
