@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report.compute import SYMBOLS
-from pytest_homefield.report.family import COST_REPORTED, cost_measured
+from pytest_homefield.report.family import COST_REPORTED, cost_measured, is_reference_spec
 from pytest_homefield.report.fmt import fmt_secs, fmt_tokens, fmt_usd
 from pytest_homefield.view.attempt_files import AttemptFiles, IdStatus, failure_sections, headline_of, id_statuses
 from pytest_homefield.view.common import CAPS, Nav, diff_block, e, frame, outcome_span, pre, task_page_name
@@ -207,6 +207,17 @@ def _runs(files: AttemptFiles, where: str) -> list[str | Redacted]:
     return out
 
 
+#: The network of a reference agent (oracle, noop, ``sim:P``): it runs inside homefield, starts no process and
+#: opens no connection, whatever the session's ``--sandbox-network`` (ux63: its page said "allowlist").
+REFERENCE_NETWORK = "none (a reference agent: it runs inside homefield and opens no connection)"
+
+
+def _network(sandbox: Mapping[str, object], spec: str | None) -> str:
+    """The attempt page's "Network" row: :data:`REFERENCE_NETWORK` for a reference agent's ``spec``, else the
+    session's ``--sandbox-network`` as ``meta.json``'s ``sandbox`` records it (``—`` when it does not)."""
+    return REFERENCE_NETWORK if is_reference_spec(spec) else str(sandbox.get("network") or "—")
+
+
 def _numbers(r: Result, meta: Mapping[str, object], spec: str | None) -> str:
     sandbox = meta.get("sandbox") if isinstance(meta.get("sandbox"), dict) else {}
     assert isinstance(sandbox, dict)
@@ -222,7 +233,7 @@ def _numbers(r: Result, meta: Mapping[str, object], spec: str | None) -> str:
         ("Model", r.model or "—"), ("Agent version", r.agent_version or "—"),
         ("Exit status", "—" if r.exit_code is None else str(r.exit_code)),
         ("Agent sandbox", r.sandbox or "—"), ("Test sandbox", r.test_sandbox or "—"),
-        ("Network", str(sandbox.get("network") or "—")),
+        ("Network", _network(sandbox, spec)),
         ("Started / finished", f"{r.started_at or '—'} / {r.finished_at or '—'}"),
         ("Run", r.run_id),
     ]
