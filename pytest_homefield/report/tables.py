@@ -251,16 +251,20 @@ def _with_incomplete(pass_at_1: str, a: AgentSummary) -> str:
 
 def terminal_leaderboard(report: Report) -> Table:
     """The leaderboard for a terminal: short titles, pass@1 in whole percent, scored/attempts in one
-    column, no cost columns without cost data nor time column without time data; red rows for agents
+    column, no cost columns without cost data, time column without time data nor pass@k / pass^k columns
+    when no agent has k > 1 (as :func:`leaderboard`); red rows for agents
     that only errored, cyan for simulated ones. Columns drop from the right of a fixed order when
     the terminal is narrow."""
     agents = list(report.agents.values())
     cost, time = not no_cost_data(report.agents), not no_time_data(report.agents)
     host = any(a.host_s_p50 is not None for a in agents)  # homefield's own seconds (host_s), when recorded
+    # pass@k and pass^k at some k > 1 (ux63: with 1 attempt per task both are pass@1 or nothing; the columns of
+    # ``—`` came and went with the terminal's width, a verify report showing pass^k where a run's did not)
+    at_k = any(pass_k_summary(a.pass_at_k) != DASH for a in agents)
     spec: list[tuple[str, bool, int | None, bool]] = [  # title, numeric, drop rank, shown
         ("#", True, 2, True), ("agent", False, None, True), ("tasks", True, 3, True), ("scored", True, 4, True),
         ("solved", True, None, True), ("pass@1", True, None, True), ("95% CI", False, 7, True),
-        ("pass@k", False, 6, True), ("pass^k", False, 1, True), ("cost", True, None, cost),
+        ("pass@k", False, 6, at_k), ("pass^k", False, 1, at_k), ("cost", True, None, cost),
         ("$/solved", True, None, cost), ("p50/p95", True, 5, time), ("host p50/p95", True, 1, host),
     ]
     cells: dict[str, list[Cell]] = {

@@ -577,3 +577,17 @@ def test_is_test_path() -> None:
     assert is_test_path("tests/unit/helpers.py") and is_test_path("pkg/test_x.py") and is_test_path("conftest.py")
     assert is_test_path("src/x_test.go") and is_test_path("web/a.spec.js") and is_test_path("m.py", ["m.py"])
     assert not is_test_path("src/testing_utils.py") and not is_test_path("src/contest.py")
+
+
+@pytest.mark.parametrize("width", [60, 100, 160, 240])
+def test_one_attempt_shows_no_pass_k_column_at_any_width(tmp_path: Path, width: int) -> None:
+    """ux63 (usr63): with 1 attempt per task pass@k and pass^k mean nothing (k = 1 is pass@1); the Markdown and
+    HTML leaderboards left both out, the terminal's showed them as ``—`` columns, dropped (pass^k first) only
+    when the terminal was narrow: a verify report (one agent, no cost column) showed pass^k where a run's did
+    not. Neither shows them now, at any width."""
+    recs = [(t, a, 1, "solved" if a == "oracle" else "empty_patch") for t in ("t1", "t2") for a in ("oracle", "noop")]
+    run = _make_run(tmp_path / "r1", ["oracle", "noop"], recs, attempts=1)
+    rep = build_report([run], [_task("t1"), _task("t2")])
+    text = "\n".join(t for t, _ in render_text(rep, width=width))
+    assert "pass@1" in text and "pass^k" not in text and "pass@k" not in text
+    assert "pass^k" not in render_markdown(rep).split("pass@1: mean")[0]
