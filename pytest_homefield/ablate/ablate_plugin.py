@@ -21,7 +21,7 @@ import pytest
 
 from pytest_homefield.ablate.ablate_plan import build_plan, plan_lines, workers_from
 from pytest_homefield.ablate.render import render_lines
-from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
+from pytest_homefield.ablate.rules import load_rules, parse_rules, resolve_rules_file
 from pytest_homefield.ablate.session import AblationSession, Key
 from pytest_homefield.ablate.variants import UserFiles, agent_rows
 from pytest_homefield.agents.registry import hook_agents, make_agents
@@ -82,8 +82,14 @@ class AblatePlugin(ModePlugin):
         self.user_check: tuple[list[str], list[str]] | None = None
         self._tries: TryLog | None = None  # the ablation's tries.jsonl, once the session is made
         try:
-            path, rel = resolve_rules_file(rules_arg, config.invocation_params.dir, settings.root)
-            self.rules = load_rules(path, by_section=settings.by_section)
+            if is_worker(config):  # the controller's file, wherever it is (ux63: a remote host may lack it)
+                sent = config.workerinput  # type: ignore[attr-defined]
+                rel = str(sent["homefield_rules_file"])
+                self.rules = parse_rules(str(sent["homefield_rules_text"]), Path(rel).name,
+                                         by_section=settings.by_section)
+            else:
+                path, rel = resolve_rules_file(rules_arg, config.invocation_params.dir, settings.root)
+                self.rules = load_rules(path, by_section=settings.by_section)
         except ValueError as exc:
             raise pytest.UsageError(f"--homefield-ablate: {exc}") from None
         try:

@@ -326,8 +326,14 @@ def load_rules(path: Path, *, by_section: bool) -> RuleSet:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"rules file {path.name} is not UTF-8 text") from None
+    return parse_rules(text, path.name, by_section=by_section)
+
+
+def parse_rules(text: str, name: str, *, by_section: bool) -> RuleSet:
+    """Split the text of the rules file named ``name`` (:func:`load_rules`; an xdist worker's is the controller's
+    text, sent in its ``workerinput``: ux63). Raises ``ValueError`` when it has no rules."""
     rules = split_rules(text, by_section=by_section)
     if not rules.rules:
         what = "no ## sections" if by_section else "no rules (list items or paragraphs)"
-        raise ValueError(f"rules file {path.name} has {what}: nothing to ablate")
+        raise ValueError(f"rules file {name} has {what}: nothing to ablate")
     return rules

@@ -323,9 +323,11 @@ class AblationSession:
         return session
 
     def workerinput(self) -> dict[str, Any]:
-        """What a worker needs to :meth:`join` (JSON-able: with the variants' texts, the text of ``plan.json`` and
-        of ``tasks.jsonl`` for :meth:`~pytest_homefield.run.session.RunSession.prepare_worker`, which a remote
-        worker's host lacks, ops63), with the pack of the tasks' parent trees the workers of this host take rather
+        """What a worker needs to :meth:`join` (JSON-able: with the variants' texts, the rules file's text and path
+        relative to the repository (the worker splits that text, never reads its own checkout's file: ux63), the
+        text of ``plan.json`` and of ``tasks.jsonl`` for
+        :meth:`~pytest_homefield.run.session.RunSession.prepare_worker`, which a remote worker's host lacks,
+        ops63), with the pack of the tasks' parent trees the workers of this host take rather
         than each packing them (:meth:`AttemptRunner.pack_offer`, ops41)."""
         return {
             "homefield_pack": self.runner.pack_offer(),
@@ -333,6 +335,7 @@ class AblationSession:
             "homefield_plan_text": self.plan_path.read_text(encoding="utf-8"),
             "homefield_tasks_text": self.settings.tasks_path.read_text(encoding="utf-8"),
             "homefield_rules_file": self.rules_file,
+            "homefield_rules_text": self.rules.render(),  # a remote host may lack the file (ux63)
             "homefield_rules_paths": self.rules_paths,
             "homefield_variants": [{"name": v.name, "removed": list(v.removed), "text": v.text}
                                    for v in self.variants],

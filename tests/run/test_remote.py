@@ -260,6 +260,37 @@ def test_an_ablation_on_a_remote_worker_without_the_controllers_folder(ablate_re
         server.stop()
 
 
+@pytest.mark.parametrize("given", ["relative", "absolute"])
+def test_an_ablation_of_a_rules_file_the_remote_host_lacks(ablate_repo: Path, tmp_path: Path, given: str) -> None:
+    """ux63 (ops63 left it): an ablation's remote worker read the rules file from its own checkout, so a rules
+    file not committed (absent from the host's clone), or given by an absolute path (the controller's, outside
+    the host's repository), made the worker fail at start-up and the session end. Now the worker is sent the
+    rules file's text and path, as it is the plan and the variants: the ablation ends, each attempt solved."""
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo = tmp_path / "controller"
+        shutil.copytree(ablate_repo, repo, symlinks=True)
+        host, tx = _remote_clone(repo, tmp_path, server)
+        rules = repo / "RULES.md"  # untracked: the host's clone has none
+        rules.write_text((repo / "CLAUDE.md").read_text())
+        arg = str(rules) if given == "absolute" else "RULES.md"
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "ablate", arg, "--yes",
+                               "--agent", "oracle", "--attempts", "1", "--max-tasks", "2", "--sandbox", "none",
+                               "--", "--tx", tx, "--dist", "load"], cwd=repo, env=_env(),
+                              capture_output=True, text=True, timeout=240)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out
+        (folder,) = (repo / ".homefield" / "ablate").iterdir()
+        results = list(read_jsonl(folder / "results.jsonl"))
+        variants = json.loads((folder / "plan.json").read_text())["variants"]
+        assert len(variants) >= 3 and len(results) == 2 * len(variants), results  # 2 tasks x each variant
+        assert all(r["outcome"] == "solved" for r in results), results
+        assert (host / ".homefield" / "ablate" / folder.name).is_dir()  # it ran there
+        assert not (host / "RULES.md").exists()
+    finally:
+        server.stop()
+
+
 def test_a_probe_on_a_remote_worker_without_the_controllers_folder(ablate_repo: Path, tmp_path: Path) -> None:
     """ops63: as for an ablation, a probe's remote worker without the controller's ``.homefield/`` (its tasks)
     failed at start-up and was replaced without end. Now it is sent the tasks, as a run's worker is."""
