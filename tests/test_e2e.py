@@ -162,7 +162,8 @@ def test_a_run_with_an_attack_agent_prints_its_report(mined: Path, tmp_path: Pat
 
 def test_verify_says_how_long_it_will_take_when_collection_ends(mined: Path, tmp_path: Path) -> None:
     """nu22: a verify of simonw/llm ran 27 minutes without a word of how long it would take. From the task's
-    time at mining (a lower bound), then from its earlier gradings."""
+    time at mining (scaled to an idle machine by the load it was mined at: a lower bound there), then from its earlier
+    gradings."""
     repo = copy_mined(mined, tmp_path / "repo")
     proc = homefield(repo, "verify", "--max-tasks", "1", "-n", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -170,7 +171,8 @@ def test_verify_says_how_long_it_will_take_when_collection_ends(mined: Path, tmp
                      r"(?: \(\S+ of it the session's start, measured\))?, "
                      r"up to \S+ on a loaded machine \(×\d+\.\d: .*\)$",
                      proc.stdout, re.M)
-    assert line is not None and line.group(1).startswith("measured at mining (1 task; a lower bound"), proc.stdout
+    assert line is not None and re.match(r"measured at mining \(1 task; at a load of \d+\.\d per CPU, scaled to an "
+                                         r"idle machine: a lower bound there", line.group(1)), proc.stdout
     proc = homefield(repo, "verify", "--max-tasks", "1", "-n", "0")
     assert "each (earlier graded attempts (1 task)): about" in proc.stdout, proc.stdout
 

@@ -508,7 +508,9 @@ def time_estimate(tasks: Sequence[Task], gradings: int, workers: int, graded: di
     workers, up to 30m40s on a loaded machine (×2.0: …)'``: what the session will take, said when collection ends
     (nu22: a verify of simonw/llm ran 27 minutes without a word of it). Seconds per grading from
     :func:`~pytest_homefield.run.cost.grading_seconds`:
-    the test time of the task's earlier gradings, else its time at mining, which ``how`` calls a lower bound.
+    the test time of the task's earlier gradings, else its time at mining scaled to an idle machine by the load it was
+    measured at (``verify.load_per_cpu``), which ``how`` calls a lower bound there (:class:`Estimate` then scales it by
+    the load now).
     ``attacks`` of the ``gradings`` are attack agents', whose changes are graded with canary twins: their
     seconds come from ``canaried`` (earlier gradings with twins), else from ``graded`` × the twin runs, and
     the line says both figures (nu27 on prettytable: 48 gradings said 57 s from oracle's 2.4 s and took

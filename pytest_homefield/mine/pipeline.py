@@ -88,6 +88,7 @@ from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, other_python_note, python_of
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.proccap import load_per_cpu
 from pytest_homefield.sandbox.twin_runs import RUNS_KEY
 from pytest_homefield.settings import Settings, network_of, parse_duration
 from pytest_homefield.shard import SPLIT, parse_shard
@@ -208,7 +209,9 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     ``verify_key``, read back by its next verification: the record's ``resumed_runs``; the journal is removed
     once the candidate has a verdict). A
     parent run stopped at the bound set by the commit's time (a hang the commit fixes) is the record's
-    ``parent_bound`` and the task's ``verify.parent_bound``."""
+    ``parent_bound`` and the task's ``verify.parent_bound``. The task's ``verify.load_per_cpu``: the machine's load per
+    CPU (:func:`~pytest_homefield.sandbox.proccap.load_per_cpu`) while its runs were timed, the mean of the readings
+    before and after them (``homefield plan`` scales ``commit_s`` to an idle machine by it)."""
     test_cmd = test_cmd or settings.test_cmd
     setup_cmd = setup_cmd if setup_cmd is not None else settings.setup_cmd
     commit, parent = candidate["commit"], candidate["parent"]
@@ -229,6 +232,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
                     "PASS_TO_PASS": 0, "excluded": {}, "seconds": round(time.monotonic() - started, 3),
                     "env": {"key": None, "built": False, "build_s": round(time.monotonic() - started, 3),
                             "error": str(exc)}}
+    load_then = load_per_cpu()  # verify.load_per_cpu: the mean of this and the reading after the runs
     ver = verify_candidate(
         settings.root,
         commit=commit,
@@ -248,6 +252,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         deadline=deadline,
         journal=journal,
     )
+    load = round((load_then + load_per_cpu()) / 2, 2)
     if journal is not None:
         journal.remove()  # a verdict: its runs are in the record now
     record: dict[str, Any] = {
@@ -301,7 +306,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             languages=_languages(candidate["source_files"]),
             diff_lines=diff_lines(gold_patch),
             verify={"stability_runs": settings.stability_runs, "parent_s": round(ver.parent_s, 3),
-                    "commit_s": round(ver.commit_s, 3),
+                    "commit_s": round(ver.commit_s, 3), "load_per_cpu": load,
                     **({"parent_bound": ver.parent_bound} if ver.parent_bound else {}),
                     **({"peak_mb": round(ver.peak_mb, 1)} if ver.peak_mb is not None else {}),
                     **({RUNS_KEY: ver.twin_runs} if ver.twin_runs else {})},

@@ -6,9 +6,13 @@ Per agent run, two parts (seconds, USD):
 
 - **grading time**, per task, from the first source that has it: the mean ``test_s`` of earlier graded
   attempts on that task, else the time measured when it was mined (``verify.commit_s`` /
-  ``stability_runs``: one run of the commit's tests), which is a lower bound (grading also plants
-  canaries, runs the whole hidden test files and, without an outcome, a control run; on more-itertools
-  graded attempts took 1.7-2.7x the mined figure). Who wrote the change matters: the reference fix
+  ``stability_runs``: one run of the commit's tests), scaled to an idle machine by the load per CPU it
+  was measured at (``verify.load_per_cpu``, over 1: a test run of ``L`` processes wanting each CPU gets
+  about ``1/L`` of one; usr63 on xmltodict: 7.5 s per run mined at a load average of 25-81, planned 432 s
+  of oracle gradings that took 99 s, 1.75 s each), which is then a lower bound on an idle machine (grading
+  also plants canaries, runs the whole hidden test files and, without an outcome, a control run; on
+  more-itertools graded attempts took 1.7-2.7x the mined figure); a task mined before the load was recorded
+  keeps its figure as measured, which the line says is no bound. Who wrote the change matters: the reference fix
   (``oracle``, a ``sim:P`` hit) is graded by one run, any other change by the task's runs with canary
   twins, at once (their attempt folders hold ``canaries.json``; :func:`~pytest_homefield.sandbox.twin_runs.
   grading_runs`: two, one more with a teardown twin or a plain run, a single one for sentinels only, as mining
@@ -165,7 +169,8 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
                     canaried: dict[str, list[float]] | None = None) -> tuple[float | None, str]:
     """Mean seconds to grade one attempt over ``tasks`` and how it was known: per task the mean of its
     earlier graded attempts (``graded``, :func:`graded_seconds_by_task`), else its time at mining
-    (a lower bound), else the agent's mean ``hist_test_s``; ``(None, "unknown")`` when none is known.
+    (``verify.commit_s`` over ``stability_runs``, over ``verify.load_per_cpu`` when recorded and over 1: scaled to an
+    idle machine, a lower bound there), else the agent's mean ``hist_test_s``; ``(None, "unknown")`` when none is known.
     ``canaried`` (given for a change other than the reference fix, graded with canary twins): a task's
     earlier gradings with twins (:func:`graded_seconds_by_task` ``canaries=True``) come first, and a
     figure from ``graded`` or mining counts as many times as the task's grading makes runs at once
@@ -173,6 +178,7 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     per_task: list[float] = []
     n_twins = n_hist = n_mined = 0
     factors: set[int] = set()
+    loads: list[float] = []  # verify.load_per_cpu of the tasks taken from mining that have one
     for t in tasks:
         twins = (canaried or {}).get(t.id)
         earlier = (graded or {}).get(t.id)
@@ -187,7 +193,12 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
             n_hist += 1
             factors.add(factor)
         elif runs and v.get("commit_s") is not None:
-            per_task.append(factor * float(v["commit_s"]) / runs)
+            load = v.get("load_per_cpu")
+            crowd = 1.0
+            if isinstance(load, (int, float)) and not isinstance(load, bool) and load == load:
+                loads.append(float(load))
+                crowd = max(1.0, float(load))
+            per_task.append(factor * float(v["commit_s"]) / runs / crowd)
             n_mined += 1
             factors.add(factor)
         elif hist_test_s is not None:
@@ -202,9 +213,15 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
         parts.append(f"earlier gradings with canary twins ({plural(n_twins, 'task')})")
     if n_hist:
         parts.append(f"earlier graded attempts ({plural(n_hist, 'task')}){times}")
-    if n_mined:
-        parts.append(f"measured at mining ({plural(n_mined, 'task')}; a lower bound: grading also runs canaries "
-                     f"and the whole hidden test files){times}")
+    if loads:
+        at = f"{min(loads):.1f}" if min(loads) == max(loads) else f"{min(loads):.1f}-{max(loads):.1f}"
+        parts.append(f"measured at mining ({plural(len(loads), 'task')}; at a load of {at} per CPU, scaled to an "
+                     f"idle machine: a lower bound there, grading also runs canaries and the whole hidden test "
+                     f"files){times}")
+    if n_mined > len(loads):
+        parts.append(f"measured at mining ({plural(n_mined - len(loads), 'task')}; at a load not recorded, so no "
+                     f"bound: grading also runs canaries and the whole hidden test files, a busier machine at mining "
+                     f"ran them slower){times}")
     if len(per_task) > n_twins + n_hist + n_mined:
         parts.append(f"this agent's earlier attempts ({plural(len(per_task) - n_twins - n_hist - n_mined, 'task')})")
     how = ", ".join(parts)

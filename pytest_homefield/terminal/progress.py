@@ -113,7 +113,7 @@ class Progress:
     long as each other, and in another group as its other groups' (a run's agent: ``noop`` a second, ``oracle`` a
     grading; default: one family for all). ``size``: an item's size (a mine's candidate: the bytes of its runnable
     test files, ``candidates.jsonl`` ``test_bytes``), ``None`` when not known: an item left of a group not seen yet
-    is then weighed by its own size at the pace the fresh items showed (:meth:`pace`). Not thread-safe.
+    is then weighed by its own size as the fresh items of known size showed (:meth:`by_size`). Not thread-safe.
     """
 
     def __init__(self, kind: str, total: int = 0, *, budget_usd: float | None = None,
@@ -152,8 +152,8 @@ class Progress:
         self._began: dict[str, float] = {}
         #: seconds each fresh item took, by group and family, and how long finished items kept the session busy
         self._took_by: dict[tuple[str, str], list[float]] = {}
-        #: ``(size, seconds)`` of each fresh item whose size is known
-        self._sized: list[tuple[float, float]] = []
+        #: ``(size, seconds, status)`` of each fresh item whose size is known
+        self._sized: list[tuple[float, float, str]] = []
         self._busy_s = 0.0
         self._first_start: float | None = None
         #: the keys of the items this session will run, when known (:meth:`set_total`); the finished ones
@@ -200,7 +200,7 @@ class Progress:
                 self._took_by.setdefault((self.group(key), self.family(key)), []).append(took)
                 size = self.size(key)
                 if size is not None:
-                    self._sized.append((float(size), took))
+                    self._sized.append((float(size), took, status))
         self._finished.add(key)
         self.done += 1
         self.fresh += bool(fresh)
@@ -219,21 +219,21 @@ class Progress:
         """Seconds left: the work of the items left over the number of items the session runs at once.
 
         Each item left is taken to last the median of its group's fresh items of its family (the seconds they took,
-        start to finish), else, given its ``size``, that size at the :meth:`pace` seen (never less than the quickest
-        fresh item of known size took), else the median of its family's in the other groups (the median of their
-        medians), else of its group's, else, for a group none of whose items did its work yet, the median of the
-        groups' medians, less what an item in flight has run already (nu43: a run of oracle, noop and ``sim:0.5``
-        said ``ETA 1s`` at 8 of 15 items: a task's noop and sim items, a second each, set the median its oracle's
-        grading left was weighed by, a minute or two); items that were reused or skipped took no time and say
-        nothing of the rest. The session runs ``busy / wall`` items at once: the seconds finished and in-flight
-        items ran, over the seconds since the first one started (``-n 2``: about 2; one process: about 1, less the
-        time between items). ``None`` (``ETA ?``) without a total, and until the items of :data:`ETA_AFTER` groups
-        did their work, unless every item left is of a group seen. Before (ops40) it was ``elapsed / fresh ×
-        remaining``: one slow first task (or candidate) made it off by its own length for every item left, for
-        minutes. With a ``goal`` met by some items already, the items it still needs at the rate seen (``(n − met) ×
-        done / met`` items at the mean item's seconds) when sooner; with a ``budget_s``, never past it (nu21: a mine
-        with ``--stop-after-tasks 12`` showed the ETA of all 82 candidates), and the budget's end while nothing else
-        can be told."""
+        start to finish), else, given its ``size``, the seconds :meth:`by_size` takes from the fresh items of known size
+        (a fixed cost plus seconds per unit, a line per status, never under the :meth:`pace` seen), else the median of
+        its family's in the other groups (the median of their medians), else of its group's, else, for a group none of
+        whose items did its work yet, the median of the groups' medians, less what an item in flight has run already
+        (nu43: a run of oracle, noop and ``sim:0.5`` said ``ETA 1s`` at 8 of 15 items: a task's noop and sim items, a
+        second each, set the median its oracle's grading left was weighed by, a minute or two); items that were reused
+        or skipped took no time and say nothing of the rest. The session runs ``busy / wall`` items at once: the seconds
+        finished and in-flight items ran, over the seconds since the first one started (``-n 2``: about 2; one process:
+        about 1, less the time between items). ``None`` (``ETA ?``) without a total, and until the items of
+        :data:`ETA_AFTER` groups did their work, unless every item left is of a group seen. Before (ops40) it was
+        ``elapsed / fresh × remaining``: one slow first task (or candidate) made it off by its own length for every item
+        left, for minutes. With a ``goal`` met by some items already, the items it still needs at the rate seen (``(n −
+        met) × done / met`` items at the mean item's seconds) when sooner; with a ``budget_s``, never past it (nu21: a
+        mine with ``--stop-after-tasks 12`` showed the ETA of all 82 candidates), and the budget's end while nothing
+        else can be told."""
         now = self.clock()
         left = self._work_left(now)
         if self.budget_s is not None and self._budget_from is not None and self.total:
@@ -243,18 +243,58 @@ class Progress:
 
     def pace(self) -> float | None:
         """Seconds per unit of size (a mine: per byte of runnable test files) of the fresh items of known size:
-        their seconds summed over their sizes summed, so that an item left twice the size of the mean one done
-        is taken to last twice the mean time; ``None`` while no fresh item has a size over 0. A mine under
-        ``--time-budget`` verifies its cheapest candidates first, often quick drops (one parent run that
-        passes): their median said nothing of the larger candidates left (toolz, r37: ``ETA 1m13s`` at 7m04s of
-        an 8m budget that then stopped the mine with 2 candidates left). Bytes for bytes overstates a large
-        item where a run's fixed cost (a snapshot, an environment, pytest's start) dominates, rather than
-        understate it; a least-squares line through the items done would take that cost from the quick drops,
-        whose seconds do not grow with their bytes, and say the same as their median."""
-        sized = [(s, t) for s, t in self._sized if s > 0]
+        their seconds summed over their sizes summed (``Σt / Σs``); ``None`` while no fresh item has a size over 0.
+        One half of the estimate of an item left by its size (:meth:`by_size`)."""
+        sized = [(s, t) for s, t, _ in self._sized if s > 0]
         if not sized:
             return None
         return sum(t for _, t in sized) / sum(s for s, _ in sized)
+
+    def line_fit(self, status: str | None = None) -> tuple[float, float] | None:
+        """``(fixed_s, per_unit_s)``: the least-squares line ``t = fixed_s + per_unit_s × s`` through the fresh
+        items of known size over 0 (those finished with ``status``, when given), neither part negative (a negative
+        slope: the slope 0 and the mean seconds; a negative intercept: the line through 0, ``Σst / Σs²``); all items
+        of one size: the slope 0 and their mean. ``None`` while no fresh item has a size over 0."""
+        sized = [(s, t) for s, t, st in self._sized if s > 0 and status in (None, st)]
+        if not sized:
+            return None
+        n = len(sized)
+        ms = sum(s for s, _ in sized) / n
+        mt = sum(t for _, t in sized) / n
+        var = sum((s - ms) ** 2 for s, _ in sized)
+        slope = sum((s - ms) * (t - mt) for s, t in sized) / var if var > 0 else 0.0
+        if slope <= 0:
+            return mt, 0.0
+        fixed = mt - slope * ms
+        if fixed < 0:
+            return 0.0, sum(s * t for s, t in sized) / sum(s * s for s, _ in sized)
+        return fixed, slope
+
+    def by_size(self, size: float) -> float | None:
+        """Seconds an item of ``size`` left is taken to last: ``max(Σ_k n_k / n × (fixed_k + per_unit_k × size),
+        pace × size)``, the larger of two estimates: each status ``k`` the ``n`` fresh items of size over 0 finished
+        with (a mine's ``kept``, ``dropped``; ``n_k`` of them) weighed by its share, at the non-negative
+        least-squares line through its own items (:meth:`line_fit`), and the seconds in proportion to its size
+        (:meth:`pace`); ``None`` while no fresh item has a size over 0. A line per status: a candidate dropped after
+        one parent run that passes takes a few seconds whatever its bytes, and one line through both kinds came out
+        flat at their mean, the slope of the kept ones lost.
+
+        The line counts a candidate's fixed cost (a snapshot, an environment, pytest's start: usr63, xmltodict
+        under ``-n 2``, 11 KB of tests about 30 s, 40 KB 40-50 s), which bytes alone did not: the ETA ran 1.4-2×
+        low, ``4m59s`` at 11/43 with 9m09s left, ``48s`` at 35/43 with 70s left. The proportion keeps what the line
+        cannot see when the items done span little size: a mine under ``--time-budget`` verifies its cheapest
+        candidates first, often quick drops (one parent run that passes), whose line is flat at their seconds and
+        says nothing of the larger candidates left (toolz, r37: ``ETA 1m13s`` at 7m04s of an 8m budget that then
+        stopped the mine with 2 candidates left)."""
+        pace = self.pace()
+        if pace is None:
+            return None
+        seen = Counter(st for s, _, st in self._sized if s > 0)
+        mixed = 0.0
+        for st, n in seen.items():
+            fixed, per_unit = self.line_fit(st) or (0.0, 0.0)
+            mixed += n / sum(seen.values()) * (fixed + per_unit * size)
+        return max(mixed, pace * size)
 
     def _work_left(self, now: float) -> float | None:
         """:meth:`eta_s` before the time budget: ``None`` while it cannot be told."""
@@ -276,16 +316,17 @@ class Progress:
                 by_family.setdefault(f, []).append(m)
             family = {f: statistics.median(ms) for f, ms in by_family.items()}
 
-            pace = self.pace()
-            quickest = min((t for _, t in self._sized), default=0.0)  # the fixed cost of an item, at least
+            sizing = self.pace() is not None
 
             def one(k: str) -> float:
                 g, f = self.group(k), self.family(k)
                 if (g, f) in paired:
                     return paired[(g, f)]
-                size = self.size(k) if pace is not None else None
-                if pace is not None and size is not None:
-                    return max(quickest, pace * float(size))
+                size = self.size(k) if sizing else None
+                if size is not None:
+                    est = self.by_size(float(size))
+                    if est is not None:
+                        return est
                 return family.get(f, medians.get(g, unseen))
 
             work = sum(max(0.0, one(k) - (now - self._began.get(k, now))) for k in left_keys)

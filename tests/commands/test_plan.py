@@ -3,6 +3,7 @@ the assumed per-client table."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -173,13 +174,41 @@ def test_plan_text_before_any_run(settings: Settings) -> None:
     assert row.split()[:7] == ["claude-sonnet-4-5", "6", "240", "6.0", "0.50", "0.41", "3.00"]
     assert "?" not in text
     assert "Total: 0.41 hours sequential, 3.00 USD" in text
-    assert "Grading time per run: oracle: measured at mining (2 tasks; a lower bound" in text
-    assert ("; claude-sonnet-4-5: measured at mining (2 tasks; a lower bound: grading also runs canaries and the "
-            "whole hidden test files) × 2: a change other than the reference fix is graded by 2 runs at once.") in text
+    assert "Grading time per run: oracle: measured at mining (2 tasks; at a load not recorded, so no bound" in text
+    assert ("; claude-sonnet-4-5: measured at mining (2 tasks; at a load not recorded, so no bound: grading also runs "
+            "canaries and the whole hidden test files, a busier machine at mining ran them slower) × 2: a change other "
+            "than the reference fix is graded by 2 runs at once.") in text
     # issue 32: the power of the paired test, before anything is spent (2 tasks cannot reach p < 0.05)
     assert text.splitlines()[-1] == ("Power to see a gap between two agents (2 tasks × 3 attempts, 50% base rate, "
                                      "exact paired test at alpha 0.05): none: with fewer than 6 tasks no gap can "
                                      "reach p<0.05.")
+
+
+def test_grading_time_from_mining_is_scaled_to_an_idle_machine_by_the_load_it_was_measured_at(
+        settings: Settings) -> None:
+    """usr63 on xmltodict: ``homefield plan`` said 7.5 s per oracle grading, "a lower bound", from the mine's timings
+    taken at a load average of 25-81, and the gradings took 1.75 s each (432 s planned, 99 s taken). A task's
+    ``verify.load_per_cpu`` (the load per CPU its mining runs were timed at) now divides its seconds (over 1), and
+    the line says that load; a task mined before it keeps its seconds, which the line no longer calls a bound."""
+    loaded = dataclasses.replace(task(1, 22.07, runs=3), verify={"stability_runs": 3, "parent_s": 1.0,
+                                                                   "commit_s": 22.07, "load_per_cpu": 12.5})
+    idle = dataclasses.replace(task(2, 6.0, runs=3), verify={"stability_runs": 3, "parent_s": 1.0,
+                                                               "commit_s": 6.0, "load_per_cpu": 0.4})
+    write_jsonl_atomic(settings.tasks_path, [loaded.to_dict(), idle.to_dict()])
+    (oracle,) = estimate(settings, [loaded], ["oracle"], 1)
+    assert oracle.grading_s_per_run == pytest.approx(22.07 / 3 / 12.5)  # 0.59 s, under the 1.75 s it took; was 7.36
+    assert oracle.grading_basis == ("measured at mining (1 task; at a load of 12.5 per CPU, scaled to an idle machine: "
+                                    "a lower bound there, grading also runs canaries and the whole hidden test files)")
+    (oracle,) = estimate(settings, [loaded, idle, task(3, 9.0, runs=3)], ["oracle"], 1)
+    # an idle machine's load (under 1) leaves its seconds as they are; a task without a load keeps its own
+    assert oracle.grading_s_per_run == pytest.approx((22.07 / 12.5 + 6.0 + 9.0) / 3 / 3)
+    assert oracle.grading_basis == (
+        "measured at mining (2 tasks; at a load of 0.4-12.5 per CPU, scaled to an idle machine: a lower bound there, "
+        "grading also runs canaries and the whole hidden test files), measured at mining (1 task; at a load not "
+        "recorded, so no bound: grading also runs canaries and the whole hidden test files, a busier machine at "
+        "mining ran them slower)")
+    settings.agents = ["oracle"]
+    assert "a lower bound" not in plan_text(settings).replace("a lower bound there", "")
 
 
 def test_the_default_table_covers_every_built_in_client() -> None:

@@ -108,8 +108,9 @@ def test_the_time_line_is_gradings_times_seconds_over_workers() -> None:
 
     task = dataclasses.replace(plain_task("t1"), verify={"stability_runs": 2, "commit_s": 80.0})
     assert time_line([task], 46, 2, {}) == ("homefield verify: 46 gradings on 1 task, about 40s each (measured at "
-                                            "mining (1 task; a lower bound: grading also runs canaries and the whole "
-                                            "hidden test files)): about 15m20s with 2 workers, up to 30m40s on a "
+                                            "mining (1 task; at a load not recorded, so no bound: grading also runs "
+                                            "canaries and the whole hidden test files, a busier machine at mining ran "
+                                            "them slower)): about 15m20s with 2 workers, up to 30m40s on a "
                                             "loaded machine (×2.0: an attempt also runs its agent and waits for the "
                                             "machine's phase lock and memory, which other sessions set)")
     line = time_line([task], 46, 1, {"t1": [10.0, 20.0]})

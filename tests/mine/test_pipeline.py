@@ -99,6 +99,7 @@ def test_verify_and_record_builds_the_task(fx: Fixture, frozen: tuple[Path, Any]
     assert "+def sub(a, b):" in task.gold_patch and "tests/test_sub.py" in task.test_patch
     assert fx.c1[:10] not in task.prompt  # the cleaned prompt drops shas
     assert task.verify["stability_runs"] == 1
+    assert isinstance(task.verify["load_per_cpu"], float) and task.verify["load_per_cpu"] >= 0  # usr63: plan's scale
     assert task.mined_version == VERIFY_VERSION  # sand54: a later rule can tell the tasks mined before it
     env_file = fx.root / ".homefield" / "envs" / f"{task.env_fingerprint}.json"
     assert json.loads(env_file.read_text())  # kept for `homefield verify`

@@ -233,10 +233,10 @@ def _spied(spy_log: Path, start: int = 0) -> list[str]:
 
 
 def _tasks(repo: Path) -> list[dict[str, Any]]:
-    """tasks.jsonl without its timing fields."""
+    """tasks.jsonl without its timing fields (and the load they were timed at)."""
     out = []
     for t in read_jsonl(HomefieldDir(repo).tasks):
-        t["verify"] = {k: v for k, v in t["verify"].items() if not k.endswith("_s")}
+        t["verify"] = {k: v for k, v in t["verify"].items() if not k.endswith("_s") and k != "load_per_cpu"}
         out.append(t)
     return out
 
