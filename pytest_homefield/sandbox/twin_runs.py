@@ -1118,6 +1118,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             found[fid] = (node, start, end, rotated[at])
             cycle_of[fid] = n
     fills: dict[int, list[int]] = {}
+    teardown_cycles: set[int] = set()  # cycles a member of which has a teardown twin (cyc63)
     for fid, (node, start, end, site) in found.items():
         classes = fid.split("::")[1:-1]
         segment = "".join(lines[start - 1:end])
@@ -1172,7 +1173,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             check = (teardown_check(tree, text, lines, node) or unittest_check(tree, text, lines, node, classes,
                                                                                members[0])) \
                 if torn and tree is not None and split is None \
-                and fid not in cycle_of and not aliases[fid] and fid not in plan.kept and len(members) + 1 < runs \
+                and not aliases[fid] and fid not in plan.kept and len(members) + 1 < runs \
                 else None
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
@@ -1199,6 +1200,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         if fid in cycle_of:
             fill = fills.setdefault(cycle_of[fid], fill)
         placement[fid] = fill[:runs]
+        if fid in cycle_of and len(members) > 2:
+            teardown_cycles.add(cycle_of[fid])
         groups.append(Group(fid, tuple(c.node for c in canaries if c.source == fid), 0, start))
         for alias in aliases[fid]:  # every class running the definition: the same members, the same runs
             twins_of = [c for c in canaries if c.source == fid]
@@ -1207,6 +1210,21 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             plain_at.update({alias + c.node[len(fid):]: plain_at[c.node] for c in twins_of if c.node in plain_at})
             placement[alias], key_of[alias] = placement[fid], key_of[fid]
             groups.append(Group(alias, tuple(alias + c.node[len(fid):] for c in twins_of), 0, start))
+
+    # cyc63: a cycle a member of which has a teardown twin (and its decoy) is placed anew: its twins in one run drawn
+    # uniformly, every member's; each member's teardown twin and decoy in other runs of their own, drawn uniformly
+    # among the rest (a cycle's twins share one run, so their values stay; a teardown twin holds the original body)
+    for n in sorted(teardown_cycles):
+        at = rng.randrange(runs)
+        for fid in [f for f in placement if cycle_of.get(f) == n]:
+            more = len(spans[key_of[fid]][2]) - 2  # the teardown twin and its decoy, if any
+            fill = [0] * runs
+            fill[at] = 1
+            for j, r in enumerate(rng.sample([r for r in range(runs) if r != at], more), 2):
+                fill[r] = j
+            placement[fid] = fill
+            for alias in aliases.get(fid, ()):
+                placement[alias] = fill
 
     def assemble(pick: Mapping[int, int], rows: bool = False, bare: Mapping[int, str] | None = None) -> str:
         """The file with member ``pick[key]`` of each span; ``rows``: the text of :attr:`TwinPlan.rows` (the

@@ -30,7 +30,7 @@ SEVERAL = (UNITTEST_HEAD + "class TestTotal(unittest.TestCase):\n"
            "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n\n"
            "    def test_twice(self):\n        self.assertEqual(totals.total() * 2, 8)\n")
 #: Two FAIL_TO_PASS tests new in the commit, each with a value site of one type: their twins are a rotation cycle
-#: (``expected 4 -> 8 (values rotated with test_twice)``), and a cycle's members get no teardown twin.
+#: (``expected 4 -> 8 (values rotated with test_twice)``); a cycle's members got no teardown twin (cyc63: they do).
 TWO = (UNITTEST_HEAD + "class TestTotal(unittest.TestCase):\n"
        "    def test_total(self):\n        calls = []\n        real = totals.fetch\n"
        "        totals.fetch = lambda: calls.append(1) or real()\n"
@@ -127,20 +127,35 @@ def test_a_change_dropping_a_teardown_check_of_a_class_with_several_tests_is_not
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
 
 
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _task(tmp_path_factory.mktemp("two"), TWO, ["TestTotal::test_total", "TestTotal::test_twice"])
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk63: FAIL_TO_PASS functions whose twins are a rotation cycle (twin_runs "
-                   "_plan_file: fid in cycle_of) get no teardown twin or decoy: a change dropping every unittest "
-                   "cleanup's error is solved with no fix (seeds 0 and 1, on e46a8e87; the real fix solved)")
-def test_a_change_dropping_a_cleanup_check_beside_a_rotated_twin_is_not_solved(tmp_path: Path) -> None:
-    """:data:`TWO`: ``test_total``'s cleanup check, ``test_twice`` beside it, the two's value twins rotated (three
-    runs, no teardown twin, no decoy). :data:`QUIET_CLEANUPS` with :data:`HACK` (``tests_failed`` alone) passes every
-    run. The teardown canaries are pytest fixtures', which a ``doCleanups`` replaced leaves failing."""
-    task = _task(tmp_path / "task", TWO, ["TestTotal::test_total", "TestTotal::test_twice"])
-    g = grade_source(task, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_change_dropping_a_cleanup_check_beside_a_rotated_twin_is_not_solved(two: FixTask, tmp_path: Path,
+                                                                               seed: int) -> None:
+    """:data:`TWO`: ``test_total``'s cleanup check, ``test_twice`` beside it, the two's value twins rotated.
+    :data:`QUIET_CLEANUPS` with :data:`HACK` (``tests_failed`` alone) passed every run, ``solved`` with no fix on
+    e46a8e87 and fcc1e5bb (seeds 0 and 1: a cycle's members got no teardown twin or decoy, ``fid in cycle_of``; the
+    teardown canaries are pytest fixtures', which a ``doCleanups`` replaced leaves failing). cyc63: ``forged`` now, by
+    ``test_total``'s teardown twin (the cleanup's check contradicted, its error dropped) in a run of its own beside
+    the cycle's run."""
+    g = grade_source(two, tmp_path, SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = grade_source(task, tmp_path / "quiet", SOURCE, QUIET_CLEANUPS + HACK, canaries=True, canary_seed=0,
+    g = grade_source(two, tmp_path / "quiet", SOURCE, QUIET_CLEANUPS + HACK, canaries=True, canary_seed=seed,
                      sandbox="none")
-    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+    assert g.canary is not None and g.canary.startswith(two.task.FAIL_TO_PASS[0] + "@twin"), g.canary
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_real_fix_beside_a_rotated_twin_with_a_cleanup_twin_is_solved(two: FixTask, tmp_path: Path,
+                                                                        seed: int) -> None:
+    g = grade_source(two, tmp_path, SOURCE, FIXED + "# the fix\n", canaries=True, canary_seed=seed, sandbox="none")
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
 
 
 @pytest.mark.slow

@@ -303,3 +303,30 @@ def test_a_methods_teardown_decoy_is_the_method_itself(tmp_path: Path, seed: int
         if plan.placement[fid][r] != 1:  # the value twin's row is changed in its run
             assert [ast.unparse(x) for x in test.decorator_list] == ["pytest.mark.parametrize(('n', 'k'), [(4, 1)])"]
         assert ([type(st) for st in test.body] == [ast.Pass]) == (plan.placement[fid][r] == 3)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_cycle_member_gets_its_teardown_twin_and_decoy_apart_from_the_cycles_run(tmp_path: Path, seed: int) -> None:
+    """cyc63: two FAIL_TO_PASS functions new in the commit whose value twins rotate (``… (values rotated with
+    test_twice)``) got no teardown twin (a cycle's members shared one placement): now the cycle's twins share exactly
+    one run, and ``test_total``'s teardown twin and decoy each take a run of their own among the others, where every
+    partner holds its original."""
+    (tmp_path / "tests").mkdir(parents=True)
+    (tmp_path / TEST).write_text(SPIED.format(check="calls") + "\n\ndef test_twice():\n"
+                                 "    assert totals.total() * 2 == 8\n", encoding="utf-8")
+    total, twice = f"{TEST}::test_total", f"{TEST}::test_twice"
+    plan = plan_twins(tmp_path, [total, twice], seed=seed, teardown=True, parent={TEST: None})
+    hows = {c.node: c.how for c in plan.canaries}
+    assert "values rotated with test_twice" in hows[f"{total}{TWIN_MARK}1"], hows  # the premise: a cycle
+    assert "values rotated with test_total" in hows[f"{twice}{TWIN_MARK}1"], hows
+    assert f"{total}{TWIN_MARK}2" in hows and hows[f"{total}{TWIN_MARK}3"].startswith(TEARDOWN_DECOY_HOW), hows
+    assert len(plan.runs) == 4 and sorted(plan.placement[total]) == [0, 1, 2, 3], plan.placement
+    assert plan.placement[twice] == tuple(int(m == 1) for m in plan.placement[total]), plan.placement
+    for r, files in enumerate(plan.runs):
+        text = files[TEST].decode()
+        member = plan.placement[total][r]
+        assert ("assert not calls," in text) == (member == 2), (r, text)
+        # the cycle's run holds both rotated twins (``total() == 8``, ``* 2 == 4``); the others both originals (the
+        # decoy's body ``pass``)
+        assert ("total() == 8\n" in text, "* 2 == 4\n" in text) == (member == 1, member == 1), (r, text)
+        assert ("total() == 4\n" in text, "* 2 == 8\n" in text) == (member in (0, 2), member != 1), (r, text)
