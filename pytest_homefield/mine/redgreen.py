@@ -299,7 +299,8 @@ __all__ = [
 #: gets its teardown decoy (menda62); a commit's tests the configuration deselects are ``excluded`` ``deselected``
 #: (bld62); a canary the reference fix's runs reported and did not pass, left unreported by completed runs apart
 #: beside a passing original, is ``forged`` whether or not mining's check covers it (twn63: a hidden teardown twin or
-#: decoy, or called-column twin, was ``solved`` with no fix).
+#: decoy, or called-column twin, was ``solved`` with no fix); a rotation cycle's member gets its teardown twin and
+#: decoy, the cycle's placement drawn again (cyc63); a cleanup added without a lambda is contradicted (gatk63).
 VERIFY_VERSION = 33
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
