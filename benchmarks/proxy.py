@@ -18,7 +18,11 @@ Two measurements, each variant alternated with the others after one warm-up:
   Python's ``http.client``: on the host, directly (the baseline); and inside one ``allowlist``
   sandbox, directly through the relay (the server's port is an allowed loopback port), through the
   proxy as an absolute-URI request, and through a ``CONNECT`` tunnel (what HTTPS takes). Median
-  milliseconds per request and the ratio of each to the host's direct request.
+  milliseconds per request and the ratio of each to the host's direct request;
+* **per tunnel** (on the host, no sandbox): a real ClientHello (Python's TLS client's first flight) sent to a
+  server on 127.0.0.1 that answers one byte once it has it all, directly and through a ``CONNECT`` tunnel of the
+  proxy on its Unix socket, which reads and judges that ClientHello before it goes on (satk56: the tunnel's
+  peek), a new connection each: median milliseconds; and the proxy's own microseconds judging it, in-process.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ import argparse
 import http.server
 import json
 import resource
+import socket
+import socketserver
+import ssl
 import statistics
 import subprocess
 import sys
@@ -41,6 +48,7 @@ from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.sandbox.bwrap import probe
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy, _tunnel_opening
 
 #: Run inside (and on the host): ``N PORT MODE…`` → one JSON line {mode: [ms per request]}.
 CLIENT = r"""
@@ -110,10 +118,68 @@ def _sandboxed(tmp: Path, n: int, command: str, network: str,
     return time.perf_counter() - t0, _cpu() - c0, (art / "agent.out").read_text()
 
 
+def _hello() -> bytes:
+    """The first flight of Python's TLS client to ``127.0.0.1`` (no server name: an IP literal)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    tls = ctx.wrap_bio(ssl.MemoryBIO(), out := ssl.MemoryBIO(), server_hostname="127.0.0.1")
+    try:
+        tls.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return out.read()
+
+
+def _per_tunnel(n: int, tmp: Path) -> dict[str, float]:
+    """Median ms of :func:`_hello`'s round trip directly and through a tunnel (module docstring), and the median
+    µs of judging it (``_tunnel_opening`` on a socket pair)."""
+    hello = _hello()
+
+    class Answer(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            got = b""
+            while len(got) < len(hello) and (chunk := self.request.recv(65536)):
+                got += chunk
+            self.request.sendall(b"x")
+
+    listener = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Answer)
+    listener.daemon_threads = True
+    threading.Thread(target=listener.serve_forever, daemon=True).start()
+    port = listener.server_address[1]
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{port}"])).start(tmp / "tunnel.sock")
+    times: dict[str, list[float]] = {"direct": [], "tunnel": [], "judge": []}
+    for _ in range(n):
+        for mode in ("direct", "tunnel"):
+            t0 = time.perf_counter()
+            with socket.socket(socket.AF_UNIX if mode == "tunnel" else socket.AF_INET) as s:
+                s.settimeout(10)
+                if mode == "tunnel":
+                    s.connect(str(tmp / "tunnel.sock"))
+                    s.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+                    head = b""
+                    while b"\r\n\r\n" not in head:
+                        head += s.recv(4096)
+                else:
+                    s.connect(("127.0.0.1", port))
+                s.sendall(hello)
+                assert s.recv(1) == b"x"
+            times[mode].append((time.perf_counter() - t0) * 1000)
+        a, b = socket.socketpair()
+        with a, b:
+            a.sendall(hello)
+            t0 = time.perf_counter()
+            assert not _tunnel_opening(b, b"", "127.0.0.1", port).refusal
+            times["judge"].append((time.perf_counter() - t0) * 1e6)
+    proxy.close()
+    listener.shutdown()
+    listener.server_close()
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7, help="attempts per start-up variant (default 7)")
     ap.add_argument("--requests", type=int, default=200, help="requests per per-request variant (default 200)")
+    ap.add_argument("--tunnels", type=int, default=500, help="round trips per per-tunnel variant (default 500)")
     args = ap.parse_args()
     probe()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
@@ -138,6 +204,7 @@ def main() -> int:
         inside = json.loads(out.strip().splitlines()[-1])
         per.update({"relay direct": inside["direct"], "proxy http": inside["proxy"],
                     "proxy CONNECT": inside["connect"]})
+        tunnel = _per_tunnel(args.tunnels, tmp)
     server.shutdown()
     med = {k: statistics.median(v) for k, v in starts.items()}
     cpu = {k: statistics.median(v) for k, v in cpus.items()}
@@ -152,6 +219,9 @@ def main() -> int:
     for k, v in per.items():
         m = statistics.median(v)
         print(f"  {k:<14} {m:.3f} ms  ({m / base:.2f}x host direct)")
+    print(f"per tunnel, median of {args.tunnels} ClientHello round trips on the host, a new connection each:")
+    print(f"  direct {tunnel['direct']:.3f} ms, through a CONNECT tunnel {tunnel['tunnel']:.3f} ms "
+          f"(+{tunnel['tunnel'] - tunnel['direct']:.3f} ms); judging the ClientHello {tunnel['judge']:.0f} µs")
     return 0
 
 

@@ -7,7 +7,11 @@ each connection to that socket, and the agent's environment names it in ``HTTPS_
 ``HTTP_PROXY``, ``https_proxy`` and ``http_proxy`` (``NO_PROXY`` removed). It understands the two
 forms of proxy request (RFC 9110 §9.3.6 and RFC 9112 §3.2.2):
 
-* ``CONNECT host:port`` (HTTPS and any TLS): the tunnel is opened when the pair is allowed;
+* ``CONNECT host:port`` (HTTPS, and ``http://`` through a tunnel): the tunnel is opened when the pair is allowed,
+  and carries on only what names that very host (satk56: a front routing by SNI or ``Host`` serves many sites at
+  one listed address; :func:`_tunnel_opening`): a TLS ClientHello whose one server name (SNI) is the tunnel's host
+  (none for an IP literal), or one HTTP/1 request in origin form whose ``Host``, if any, is the tunnel's, sent on
+  as an absolute-URI request is; anything else (a server-first protocol such as SSH too) is cut unsent;
 * an absolute-URI request, ``GET http://host:port/path HTTP/1.1`` (a ``http://`` base URL such as a
   local model server): sent on in origin form with ``Connection: close`` and the target's own ``Host``, one
   request per connection: its body, ended by its one ``Content-Length`` or its chunks, goes on, nothing after it
@@ -261,10 +265,9 @@ def _split_target(target: str) -> tuple[str, int] | None:
     return (host, port) if host and 0 < port < 65536 else None
 
 
-def _read_head(conn: socket.socket, limit: int = MAX_HEAD_BYTES) -> tuple[bytes, bytes]:
-    """``(head, rest)``: the bytes up to the blank line that ends an HTTP head, and those read after it.
-    Raises ``ValueError`` when the peer closes first or the head exceeds ``limit`` bytes."""
-    data = b""
+def _read_head(conn: socket.socket, limit: int = MAX_HEAD_BYTES, data: bytes = b"") -> tuple[bytes, bytes]:
+    """``(head, rest)``: the bytes up to the blank line that ends an HTTP head (``data``: those read already), and
+    those read after it. Raises ``ValueError`` when the peer closes first or the head exceeds ``limit`` bytes."""
     while b"\r\n\r\n" not in data:
         if len(data) > limit:
             raise ValueError("request head too long")
@@ -423,6 +426,184 @@ def _drain_close(conn: socket.socket) -> None:
     conn.close()
 
 
+#: Bytes of a ClientHello (its handshake message, over as many TLS records as it takes) read before a tunnel is cut;
+#: RFC 8446 §4.1.2 bounds it at 2^24 bytes, real ones (post-quantum key shares included) are some 2 KiB.
+MAX_HELLO_BYTES = 65536
+#: TLS numbers (RFC 8446 §5.1, §4, §4.2; RFC 6066 §3; draft-ietf-tls-esni): a handshake record, a ClientHello, the
+#: server_name extension and its host_name type, encrypted_client_hello (the real server name sealed inside).
+_HANDSHAKE, _CLIENT_HELLO, _SERVER_NAME, _HOST_NAME, _ECH = 22, 1, 0, 0, 0xFE0D
+
+
+class _Cursor:
+    """Reads a TLS structure: big-endian integers and length-prefixed vectors. Raises ``ValueError`` past its end."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.at = data, 0
+
+    def take(self, n: int) -> bytes:
+        if self.at + n > len(self.data):
+            raise ValueError("a ClientHello cut short")
+        self.at += n
+        return self.data[self.at - n:self.at]
+
+    def number(self, n: int) -> int:
+        return int.from_bytes(self.take(n), "big")
+
+    def vector(self, n: int) -> _Cursor:
+        """The next vector with an ``n``-byte length."""
+        return _Cursor(self.take(self.number(n)))
+
+    def done(self) -> bool:
+        return self.at == len(self.data)
+
+
+def _more(conn: socket.socket, data: bytes, n: int) -> bytes:
+    """``data`` and what ``conn`` sends next, until there are ``n`` bytes. Raises ``ValueError`` (the client closed),
+    ``OSError`` (the socket's timeout)."""
+    while len(data) < n:
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise ValueError("the client closed the tunnel within its first message")
+        data += chunk
+    return data
+
+
+def _client_hello(conn: socket.socket, data: bytes) -> tuple[bytes, bytes]:
+    """``(the ClientHello's body, every byte read)`` from ``data`` (read already; it opens with a handshake record)
+    and ``conn``: the handshake message may span several records, and each record several reads. Raises
+    ``ValueError`` for a record that is no handshake before it ends, a first message that is no ClientHello, one
+    past :data:`MAX_HELLO_BYTES`; ``OSError``."""
+    hello, at, need = b"", 0, 4
+    while len(hello) < need:
+        data = _more(conn, data, at + 5)
+        kind, length = data[at], int.from_bytes(data[at + 3:at + 5], "big")
+        if kind != _HANDSHAKE or not 0 < length <= 16384 + 256:
+            raise ValueError("a TLS record within the ClientHello that is no handshake")
+        data = _more(conn, data, at + 5 + length)
+        hello += data[at + 5:at + 5 + length]
+        at += 5 + length
+        if len(hello) >= 4:
+            if hello[0] != _CLIENT_HELLO:
+                raise ValueError("a TLS handshake that does not open with a ClientHello")
+            need = 4 + int.from_bytes(hello[1:4], "big")
+            if need > MAX_HELLO_BYTES:
+                raise ValueError("a ClientHello too long")
+    return hello[4:need], data
+
+
+def _server_names(body: bytes) -> list[str]:
+    """The host names of a ClientHello ``body``'s server_name extension (RFC 8446 §4.1.2, RFC 6066 §3; ``[]``
+    without it). Raises ``ValueError`` for a malformed one, an extension twice (two readers may take either), a
+    name that is not ASCII, and encrypted_client_hello (its outer name is not the one the server serves)."""
+    hello = _Cursor(body)
+    hello.take(2 + 32)  # legacy_version, random
+    hello.vector(1)  # legacy_session_id
+    hello.vector(2)  # cipher_suites
+    hello.vector(1)  # legacy_compression_methods
+    if hello.done():  # a hello without extensions (before TLS 1.2)
+        return []
+    extensions = hello.vector(2)
+    if not hello.done():
+        raise ValueError("bytes after a ClientHello's extensions")
+    seen: set[int] = set()
+    names: list[str] = []
+    while not extensions.done():
+        kind, data = extensions.number(2), extensions.vector(2)
+        if kind in seen:
+            raise ValueError("a ClientHello extension twice")
+        seen.add(kind)
+        if kind == _ECH:
+            raise ValueError("an encrypted ClientHello: the server name it reaches is sealed")
+        if kind == _SERVER_NAME:
+            entries = data.vector(2)
+            while not entries.done():
+                name_type, name = entries.number(1), entries.vector(2).data
+                if name_type == _HOST_NAME:
+                    if not name.isascii():
+                        raise ValueError("a server name that is not ASCII")
+                    names.append(name.decode("ascii"))
+    return names
+
+
+def _tls_refusal(body: bytes, host: str) -> str:
+    """Why a tunnel to ``host`` (as requested) refuses the ClientHello ``body``, or ``""``: allowed when its one
+    server name is ``host`` (normalised both), or when it names none and ``host`` is an IP literal (RFC 6066 §3: no
+    literal is ever a server name)."""
+    try:
+        names = _server_names(body)
+    except ValueError as exc:
+        return str(exc)
+    host = _normal_host(host)
+    if len(names) > 1:
+        return "a ClientHello naming more than one server"
+    if not names:
+        try:
+            ipaddress.ip_address(host)
+            return ""
+        except ValueError:
+            return "a ClientHello naming no server, to a named host"
+    if _normal_host(names[0]) != host:
+        return f"TLS server name {names[0][:100]!r} is not the tunnel's host"
+    return ""
+
+
+def _host_refusal(headers: list[str], host: str, port: int) -> str:
+    """Why an HTTP request through a tunnel to ``host:port`` is refused for its ``Host`` header lines, or ``""``: at
+    most one, naming ``host`` (normalised both) with ``port`` or no port."""
+    values = [h.split(":", 1)[1].strip() for h in headers if h.split(":", 1)[0].lower() == "host"]
+    if len(values) > 1:
+        return "more than one Host"
+    if not values:
+        return ""
+    named, named_port = _split_target(values[0]) or (values[0], None)
+    if _normal_host(named) != _normal_host(host) or named_port not in (None, port):
+        return f"Host {values[0][:100]!r} is not the tunnel's host"
+    return ""
+
+
+@dataclass
+class _Opening:
+    """What a client sent first through a tunnel (:func:`_tunnel_opening`): ``data``, every byte read; ``refusal``,
+    why it goes on no further, or ``""``; for an HTTP request, its ``request`` (method, origin-form target, version,
+    header lines) and ``rest`` (what was read past its head)."""
+
+    data: bytes
+    refusal: str = ""
+    request: tuple[str, str, str, list[str]] | None = None
+    rest: bytes = b""
+    length: int | None = 0
+
+
+def _tunnel_opening(conn: socket.socket, data: bytes, host: str, port: int) -> _Opening:
+    """Read what the client sends first through a tunnel to ``host:port`` (``data``: what it sent already) and judge
+    it (satk56: a listed address may front many sites, told apart by the TLS server name or the ``Host``): a TLS
+    ClientHello (:func:`_client_hello`, :func:`_tls_refusal`), else an HTTP/1.0 or 1.1 request in origin form, its
+    body's end clear (:func:`_body_framing`), and its ``Host`` the tunnel's (:func:`_host_refusal`); anything else is
+    refused: an HTTP/2 preface, a server-first protocol's silence till the socket's timeout, bytes of no protocol
+    (nothing says what a front makes of them). Raises ``OSError`` only for a client gone."""
+    try:
+        data = _more(conn, data, 1)
+        if data[0] == _HANDSHAKE:
+            body, data = _client_hello(conn, data)
+            return _Opening(data, _tls_refusal(body, host))
+        head, rest = _read_head(conn, data=data)
+    except TimeoutError:
+        return _Opening(data, "the client sent no request (a server-first protocol is not tunnelled)")
+    except ValueError as exc:
+        return _Opening(data, str(exc))
+    lines = head.decode("latin-1").split("\r\n")
+    words = lines[0].split(" ")
+    if not (len(words) == 3 and _METHOD.fullmatch(words[0]) and words[1].startswith("/")
+            and words[2] in ("HTTP/1.0", "HTTP/1.1")):
+        return _Opening(data, "neither a TLS ClientHello nor an HTTP/1 request in origin form")
+    try:
+        length = _body_framing(lines[1:])
+    except ValueError as exc:
+        return _Opening(data, str(exc))
+    return _Opening(data, _host_refusal(lines[1:], host, port), (words[0], words[1], words[2], lines[1:]), rest,
+                    length)
+
+
 class FilteringProxy:
     """The host half (module docstring): ``allowlist`` decides, ``log`` (a :class:`ProxyLog`, or a path
     for one) records. :meth:`start` listens on a Unix socket, :meth:`start_tcp` on a TCP port of
@@ -566,8 +747,19 @@ class FilteringProxy:
         try:
             if url is None:
                 conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                if rest:
-                    upstream.sendall(rest)
+                opening = _tunnel_opening(conn, rest, host, port)
+                if opening.refusal:
+                    self.log.write("refused", method, shown, opening.refusal)
+                    if opening.data[:1] != bytes([_HANDSHAKE]):  # a client speaking plain text reads why
+                        _answer(conn, "403 Forbidden", f"homefield proxy: {shown}: {opening.refusal}")
+                    raise ConnectionAbortedError  # an OSError: the upstream is closed below, unsent to
+                if opening.request is None:  # TLS to the listed name: opaque from here on
+                    upstream.sendall(opening.data)
+                else:  # an http:// request through the tunnel: sent on as an absolute-URI one is
+                    inner, target, version, headers = opening.request
+                    url = urllib.parse.urlsplit(f"http://{shown}{target}")
+                    path, rest, length = f" {url.path or '/'}", opening.rest, opening.length
+                    upstream.sendall(_origin_head(inner, url, version, headers))
             else:
                 upstream.sendall(_origin_head(method, url, version, lines[1:]))
             self.log.write("allowed", method, shown + path)
