@@ -1251,6 +1251,7 @@ class _Writer:
 
 
 _PLUGIN_NAME = "homefield_reporter_writer"
+_WORKER_PLUGIN = "homefield_reporter_worker_deselected"
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -1394,8 +1395,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _run_every_test(config)
         _watch_raises()
     output = getattr(config, "workeroutput", None)
-    if _is_worker(config) and isinstance(output, dict) and not config.pluginmanager.has_plugin(_PLUGIN_NAME):
-        config.pluginmanager.register(_WorkerDeselected(output), _PLUGIN_NAME)
+    if _is_worker(config) and isinstance(output, dict) and not config.pluginmanager.has_plugin(_WORKER_PLUGIN):
+        config.pluginmanager.register(_WorkerDeselected(output), _WORKER_PLUGIN)
     if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
     writer = _Writer()
