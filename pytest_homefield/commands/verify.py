@@ -473,8 +473,8 @@ class Estimate:
         started = (f" ({fmt_duration(self.startup_s)} of it the session's start, measured)"
                    if self.startup_s >= 1.0 else "")
         if self.eased < 1.0:
-            started += (f" (its gradings' seconds ×{self.eased:.2f}: timed at a load of {self.then or 0.0:.1f} per CPU, "
-                        f"{max(1.0, self.crowded):.1f} now)")
+            started += (f" (its gradings' seconds ×{self.eased:.2f}: timed at a load of {self.then or 0.0:.1f} "
+                        f"per CPU, {max(1.0, self.crowded):.1f} now)")
         return (f"about {fmt_duration(self.first_s)} with {plural(workers, 'worker')}{started}, up to "
                 f"{fmt_duration(self.last_s)} on a loaded machine (×{self.factor:.1f}: {why})")
 

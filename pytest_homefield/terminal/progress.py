@@ -221,8 +221,9 @@ class Progress:
         Each item left is taken to last the median of its group's fresh items of its family (the seconds they took,
         start to finish), else, given its ``size``, the seconds :meth:`by_size` takes from the fresh items of known size
         (a fixed cost plus seconds per unit, a line per status, one that is flat never under its status's
-        :meth:`pace`), else the median of its family's in the other groups (the median of their medians), else of its group's, else, for a group none of
-        whose items did its work yet, the median of the groups' medians, less what an item in flight has run already
+        :meth:`pace`), else the median of its family's in the other groups (the median of their medians), else of its
+        group's, else, for a group none of whose items did its work yet, the median of the groups' medians, less what
+        an item in flight has run already
         (nu43: a run of oracle, noop and ``sim:0.5`` said ``ETA 1s`` at 8 of 15 items: a task's noop and sim items, a
         second each, set the median its oracle's grading left was weighed by, a minute or two); items that were reused
         or skipped took no time and say nothing of the rest. The session runs ``busy / wall`` items at once: the seconds

@@ -589,7 +589,8 @@ def test_a_mines_eta_cheapest_first_is_not_high_near_the_end() -> None:
     still count the large candidates left by their bytes."""
     etas = _mine_etas_two_at_once(sorted(XMLTODICT, key=lambda r: r[0]), sized=True)
     last = [(done, truth, eta) for done, (truth, eta) in etas.items() if done >= 28 and truth > 0]
-    assert len(last) == 15 and all(eta is not None and 0.6 * truth <= eta <= 1.75 * truth for _, truth, eta in last), last
+    assert len(last) == 15, last
+    assert all(eta is not None and 0.6 * truth <= eta <= 1.75 * truth for _, truth, eta in last), last
 
 
 def test_a_runs_flagged_solves_are_counted_solved_and_said_beside_the_count() -> None:
