@@ -260,7 +260,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(JunitHooks(config, unsolved=settings.junit_unsolved), "homefield-junit")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistHooks(plugin, largest_mb), "homefield-xdist")
+        restarts = None if hasattr(config, "workerinput") else bound_restarts(config.option)
+        config.pluginmanager.register(XdistHooks(plugin, largest_mb, restarts), "homefield-xdist")
     gc.freeze()  # the modules imported so far live to the end of the session: see pytest_sessionfinish
 
 
@@ -302,14 +303,40 @@ class LazyRunReports:
                                       run_dir=run_dir, session=session)
 
 
+#: Restarts of crashed workers a session of ``--tx`` workers without ``-n`` is allowed per worker: xdist's own
+#: default with ``-n`` (``--max-worker-restart``, 4 per worker), which it leaves unbounded without ``-n``.
+RESTARTS_PER_WORKER = 4
+
+
+def bound_restarts(option: Any) -> int | None:
+    """On the controller, before xdist's session reads it: a session of ``--tx`` workers without ``-n`` and
+    without ``--max-worker-restart`` gets :data:`RESTARTS_PER_WORKER` per worker its ``--tx`` specs start (``3*popen``
+    counts 3). xdist bounds restarts only with ``-n`` and otherwise replaces a worker that crashed after it was
+    ready without end (ops64: a remote worker crashing in collection, replaced again and again). Sets
+    ``option.maxworkerrestart`` and returns the bound; ``None`` (nothing set) for any other session."""
+    tx = getattr(option, "tx", None) or []
+    if (not tx or getattr(option, "numprocesses", None) or getattr(option, "maxworkerrestart", None) is not None
+            or getattr(option, "dist", "no") == "no"):
+        return None
+    workers = 0
+    for spec in tx:
+        count, star, _ = str(spec).partition("*")
+        workers += int(count) if star and count.isdigit() else 1
+    option.maxworkerrestart = str(RESTARTS_PER_WORKER * workers)
+    return RESTARTS_PER_WORKER * workers
+
+
 class XdistHooks:
     """xdist-only hooks, registered only when xdist is installed (pytest's optional-plugin pattern)."""
 
-    def __init__(self, mode_plugin: Any, largest_mb: float | None = None) -> None:
+    def __init__(self, mode_plugin: Any, largest_mb: float | None = None, restarts: int | None = None) -> None:
         """``largest_mb``: the largest set of sandboxes at once this controller found (:func:`_budget_memory`), for
-        its workers on this machine (``None``: each finds its own)."""
+        its workers on this machine (``None``: each finds its own). ``restarts``: the bound homefield set on
+        crashed workers' restarts (:func:`bound_restarts`; ``None``: xdist's own or none), said when reached."""
         self.mode_plugin = mode_plugin
         self.largest_mb = largest_mb
+        self.restarts = restarts
+        self.crashed = 0  # workers that went down with an error after they were ready
         self.worker_pids: list[int] = []
 
     def pytest_configure_node(self, node: Any) -> None:
@@ -335,7 +362,17 @@ class XdistHooks:
         replacement would fail alike, and xdist without ``-n`` replaces a crashed worker without end (ops63: 85
         replacements in 200 s). The session ends here with one line, exit 4, naming the worker and its error's
         last line. A worker that crashes later (an attempt killed it) is replaced as before, within xdist's
-        ``--max-worker-restart``."""
+        ``--max-worker-restart`` (:func:`bound_restarts` sets it for ``--tx`` without ``-n``); past the bound
+        homefield set, one line says why the session stopped, before xdist's own."""
+        if error and "workerinfo" in vars(node):
+            self.crashed += 1
+            if self.restarts is not None and self.crashed == self.restarts + 1:
+                reporter = node.config.pluginmanager.get_plugin("terminalreporter")
+                if reporter is not None:
+                    reporter.write_line(
+                        f"pytest-homefield: {self.crashed} xdist workers crashed after start-up, more than the "
+                        f"{self.restarts} restarts a --tx session without -n is allowed ({RESTARTS_PER_WORKER} per "
+                        "worker, as xdist allows with -n; --max-worker-restart sets it): the session stopped")
         if not error or "workerinfo" in vars(node):
             return
         lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]

@@ -53,3 +53,20 @@ def test_the_run_modes_report_side_is_imported_when_first_used(tmp_path: Path) -
             RUN_REPORTS.not_needed(results, [("a", None)], "a", 2, looks=looks, alpha=0.05, margin=0.1)
     assert lazy.finish(tmp_path / "run", tmp_path / "tasks.jsonl") == RUN_REPORTS.finish(tmp_path / "run",
                                                                                        tmp_path / "tasks.jsonl")
+
+
+def test_a_tx_session_without_n_gets_xdists_bound_on_restarts() -> None:
+    """ops64: xdist bounds crashed workers' restarts only with ``-n`` (4 per worker); ``--tx`` workers alone were
+    replaced without end. :func:`bound_restarts` gives them the same bound, and leaves any other session as it is."""
+    from types import SimpleNamespace
+
+    from pytest_homefield.plugin import bound_restarts
+
+    def option(**kw: object) -> SimpleNamespace:
+        return SimpleNamespace(**{"tx": [], "numprocesses": None, "maxworkerrestart": None, "dist": "load", **kw})
+    remote = option(tx=["ssh=host//python=p", "3*popen", "x*popen"])
+    assert bound_restarts(remote) == 20 and remote.maxworkerrestart == "20"  # 1 + 3 + 1 workers
+    for kept in (option(tx=["popen"] * 2, numprocesses=2), option(tx=["popen"], maxworkerrestart="0"),
+                 option(tx=["popen"], dist="no"), option()):
+        before = vars(kept).copy()
+        assert bound_restarts(kept) is None and vars(kept) == before

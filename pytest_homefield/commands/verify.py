@@ -386,7 +386,8 @@ class Estimate:
     an idle machine says nothing of this one's load) and :attr:`scaled`: the load per CPU now over the load per CPU
     then, each at least 1 (each of ``load`` tasks wanting a CPU gets about ``cpus / load`` of one, and the seconds
     ``low_s`` counts were measured at ``then``: ops43, ``verify --attacks`` on pluggy said up to ×7.3 from load 14.7
-    on 2 CPUs where its gradings were timed at a like load, and took ×2.3). ``startup_s``: what the session took to
+    on 2 CPUs where its gradings were timed at a like load, and took ×2.3). Both ends are scaled by :attr:`eased`
+    when the machine is less loaded now than then (ops64). ``startup_s``: what the session took to
     start before the estimate is said (the process's age then, :func:`process_age`: pytest, the run's folder, the
     xdist workers, collection; ops48: 8.4 s of a 13.7 s verify of one grading at ``-n 2``, 10 s of r37's 34 s, which
     the line left out), counted in both ends as it was measured (:attr:`first_s`, :attr:`last_s`)."""
@@ -411,17 +412,29 @@ class Estimate:
         return max(1.0, self.crowded) / max(1.0, self.then or 0.0) if self.cpus > 0 else 0.0
 
     @property
+    def eased(self) -> float:
+        """What ``low_s`` is scaled by when the machine is less loaded now than when its seconds were measured:
+        :attr:`scaled` when under 1, else 1.0 (a busier machine now raises the high end alone, :attr:`factor`).
+        ops64 on more-itertools: gradings timed under load said "about 2m12s" of a verify that took 45 s."""
+        return self.scaled if 0.0 < self.scaled < 1.0 else 1.0
+
+    @property
     def factor(self) -> float:
         return max(LOADED, self.took or 0.0, self.scaled)
 
     @property
+    def base_s(self) -> float:
+        """``low_s`` at the load now (:attr:`eased`): the range's low end before the start-up."""
+        return self.low_s * self.eased
+
+    @property
     def high_s(self) -> float:
-        return self.low_s * self.factor
+        return self.base_s * self.factor
 
     @property
     def first_s(self) -> float:
-        """The whole session's low end: ``startup_s`` and ``low_s``."""
-        return self.startup_s + self.low_s
+        """The whole session's low end: ``startup_s`` and :attr:`base_s`."""
+        return self.startup_s + self.base_s
 
     @property
     def last_s(self) -> float:
@@ -459,6 +472,9 @@ class Estimate:
                    "sessions set")
         started = (f" ({fmt_duration(self.startup_s)} of it the session's start, measured)"
                    if self.startup_s >= 1.0 else "")
+        if self.eased < 1.0:
+            started += (f" (its gradings' seconds ×{self.eased:.2f}: timed at a load of {self.then or 0.0:.1f} "
+                        f"per CPU, {max(1.0, self.crowded):.1f} now)")
         return (f"about {fmt_duration(self.first_s)} with {plural(workers, 'worker')}{started}, up to "
                 f"{fmt_duration(self.last_s)} on a loaded machine (×{self.factor:.1f}: {why})")
 

@@ -220,9 +220,10 @@ class Progress:
 
         Each item left is taken to last the median of its group's fresh items of its family (the seconds they took,
         start to finish), else, given its ``size``, the seconds :meth:`by_size` takes from the fresh items of known size
-        (a fixed cost plus seconds per unit, a line per status, never under the :meth:`pace` seen), else the median of
-        its family's in the other groups (the median of their medians), else of its group's, else, for a group none of
-        whose items did its work yet, the median of the groups' medians, less what an item in flight has run already
+        (a fixed cost plus seconds per unit, a line per status, one that is flat never under its status's
+        :meth:`pace`), else the median of its family's in the other groups (the median of their medians), else of its
+        group's, else, for a group none of whose items did its work yet, the median of the groups' medians, less what
+        an item in flight has run already
         (nu43: a run of oracle, noop and ``sim:0.5`` said ``ETA 1s`` at 8 of 15 items: a task's noop and sim items, a
         second each, set the median its oracle's grading left was weighed by, a minute or two); items that were reused
         or skipped took no time and say nothing of the rest. The session runs ``busy / wall`` items at once: the seconds
@@ -241,11 +242,11 @@ class Progress:
             left = end if left is None else min(left, end)
         return left
 
-    def pace(self) -> float | None:
-        """Seconds per unit of size (a mine: per byte of runnable test files) of the fresh items of known size:
-        their seconds summed over their sizes summed (``Σt / Σs``); ``None`` while no fresh item has a size over 0.
-        One half of the estimate of an item left by its size (:meth:`by_size`)."""
-        sized = [(s, t) for s, t, _ in self._sized if s > 0]
+    def pace(self, status: str | None = None) -> float | None:
+        """Seconds per unit of size (a mine: per byte of runnable test files) of the fresh items of known size (those
+        finished with ``status``, when given): their seconds summed over their sizes summed (``Σt / Σs``); ``None``
+        while no such item has a size over 0. :meth:`by_size` takes it where a status's line is flat."""
+        sized = [(s, t) for s, t, st in self._sized if s > 0 and status in (None, st)]
         if not sized:
             return None
         return sum(t for _, t in sized) / sum(s for s, _ in sized)
@@ -271,13 +272,17 @@ class Progress:
         return fixed, slope
 
     def by_size(self, size: float) -> float | None:
-        """Seconds an item of ``size`` left is taken to last: ``max(Σ_k n_k / n × (fixed_k + per_unit_k × size),
-        pace × size)``, the larger of two estimates: each status ``k`` the ``n`` fresh items of size over 0 finished
-        with (a mine's ``kept``, ``dropped``; ``n_k`` of them) weighed by its share, at the non-negative
-        least-squares line through its own items (:meth:`line_fit`), and the seconds in proportion to its size
-        (:meth:`pace`); ``None`` while no fresh item has a size over 0. A line per status: a candidate dropped after
-        one parent run that passes takes a few seconds whatever its bytes, and one line through both kinds came out
-        flat at their mean, the slope of the kept ones lost.
+        """Seconds an item of ``size`` left is taken to last: ``Σ_k n_k / n × e_k``, each status ``k`` the ``n``
+        fresh items of size over 0 finished with (a mine's ``kept``, ``dropped``; ``n_k`` of them) weighed by its
+        share, ``e_k`` the non-negative least-squares line through its own items (:meth:`line_fit`) at ``size``, or,
+        where that line is flat (it sees no size: one size, a falling slope), the larger of it and the seconds in
+        proportion to its size at its own items' pace (:meth:`pace` of that status); ``None`` while no fresh item has a
+        size over 0. A line per status: a candidate dropped after one parent run that passes takes a few seconds
+        whatever its bytes, and one line through both kinds came out flat at their mean, the slope of the kept ones
+        lost. ops64: the proportion was a floor under every estimate (``max(mixed, pace × size)``), and the pace of
+        candidates with a fixed cost put each larger one left at its bytes' share of that cost too: cheapest first
+        (``--time-budget``), usr63's xmltodict replayed said 1.5-2.7× the seconds left (2.65× at 40 of 43), 1.0-1.7×
+        in the last third now.
 
         The line counts a candidate's fixed cost (a snapshot, an environment, pytest's start: usr63, xmltodict
         under ``-n 2``, 11 KB of tests about 30 s, 40 KB 40-50 s), which bytes alone did not: the ETA ran 1.4-2×
@@ -286,15 +291,17 @@ class Progress:
         candidates first, often quick drops (one parent run that passes), whose line is flat at their seconds and
         says nothing of the larger candidates left (toolz, r37: ``ETA 1m13s`` at 7m04s of an 8m budget that then
         stopped the mine with 2 candidates left)."""
-        pace = self.pace()
-        if pace is None:
+        if self.pace() is None:
             return None
         seen = Counter(st for s, _, st in self._sized if s > 0)
         mixed = 0.0
         for st, n in seen.items():
             fixed, per_unit = self.line_fit(st) or (0.0, 0.0)
-            mixed += n / sum(seen.values()) * (fixed + per_unit * size)
-        return max(mixed, pace * size)
+            est = fixed + per_unit * size
+            if per_unit == 0:  # a flat line says nothing of size: the seconds in proportion to it
+                est = max(est, (self.pace(st) or 0.0) * size)
+            mixed += n / sum(seen.values()) * est
+        return mixed
 
     def _work_left(self, now: float) -> float | None:
         """:meth:`eta_s` before the time budget: ``None`` while it cannot be told."""

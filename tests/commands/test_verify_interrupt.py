@@ -323,3 +323,20 @@ def test_a_verify_says_the_progress_lines_eta_on_lines_of_their_own(tmp_path: Pa
                        rf"ETA \(\S+ in all; said at the start: about {start[1]}, up to {start[2]}\)$", out, re.M)
     assert paces == ["1", "2", "3"], out[-3000:]
     assert "at that pace" not in out and "uhomefield" not in out, out[-3000:]
+
+
+def test_both_ends_scale_down_when_the_machine_is_less_loaded_now_than_when_its_gradings_were_timed() -> None:
+    """ops64 (more-itertools: "about 2m12s", took 45 s): the earlier gradings' seconds were timed under load and the
+    estimate said them as they were on a quieter machine. Now both ends are scaled by the load per CPU now over
+    then when that is under 1 (a busier machine now raises the high end alone, as before)."""
+    from pytest_homefield.commands.verify import Estimate
+
+    timed_busy = [{"test_s": 10.0, "host_s": 1.0, "wall_s": 1.0, "wait_s": 0.0, "load_per_cpu": 3.0}] * 4
+    quiet = Estimate.of(132.0, timed_busy, (2.0, 2.0))  # load per CPU 1.0 now, 3.0 then
+    assert quiet.eased == pytest.approx(1 / 3) and quiet.base_s == pytest.approx(44.0)
+    assert quiet.first_s == pytest.approx(44.0) and quiet.high_s == pytest.approx(88.0)
+    assert quiet.words(1) == ("about 44s with 1 worker (its gradings' seconds ×0.33: timed at a load of 3.0 per "
+                              "CPU, 1.0 now), up to 1m28s on a loaded machine (×2.0: an attempt also runs its agent "
+                              "and waits for the machine's phase lock and memory, which other sessions set)")
+    assert Estimate.of(132.0, timed_busy, (0.0, 0.0)).first_s == 132.0  # the load now not measured: as measured
+    assert Estimate.of(132.0, timed_busy, (9.0, 2.0)).first_s == 132.0  # busier now: the high end alone

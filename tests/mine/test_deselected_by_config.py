@@ -69,13 +69,17 @@ def test_the_reporters_deselected_lines_are_read_and_not_kept() -> None:
 
 
 @pytest.mark.slow
-def test_a_commit_whose_tests_the_configuration_deselects_in_part_says_which(tmp_path: Path) -> None:
+@pytest.mark.parametrize("xdist", ["", "-n 2 "], ids=["plain", "xdist-in-addopts"])
+def test_a_commit_whose_tests_the_configuration_deselects_in_part_says_which(tmp_path: Path, xdist: str) -> None:
     """bld62: a commit adding two tests, one marked ``slow`` under ``addopts = -m 'not slow'``: the task kept the
     other, and the slow one was in no list of the task, nor its detail (before: ``excluded`` ``{}``, the detail
     ``FAIL_TO_PASS 1, PASS_TO_PASS 0, excluded 0``). Now it is excluded as ``deselected`` and the detail names it.
-    Real pytest runs; about 10 s."""
+    ops64: the same with ``-n 2`` in ``addopts`` (xdist's workers deselect, and the reporter, in the controller,
+    heard of none: ``excluded`` ``{}`` again); the workers now send their deselected ids to it.
+    Real pytest runs; about 10 s, 20 s with xdist."""
     repo = GitRepo.init(tmp_path / "r")
-    repo.write("pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-m 'not slow'\"\nmarkers = [\"slow: slow\"]\n")
+    repo.write("pyproject.toml", f"[tool.pytest.ini_options]\naddopts = \"{xdist}-m 'not slow'\"\n"
+                                 "markers = [\"slow: slow\"]\n")
     repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n")
     repo.write("tests/test_pkg.py", "import pytest\n\nfrom pkg import double\n\n\ndef test_double():\n"
                                     "    assert double(2) == 4\n\n\n@pytest.mark.slow\ndef test_double_big():\n"
@@ -87,8 +91,9 @@ def test_a_commit_whose_tests_the_configuration_deselects_in_part_says_which(tmp
                                        "    assert pkg.triple(10**6) == 3 * 10**6\n")
     commit = repo.commit("Add triple, three times a number, with a slow test and a quick one")
     tests = ["tests/test_triple.py"]
+    plugins = NO_PLUGINS.replace("-p no:xdist -p no:xdist.looponfail ", "") if xdist else NO_PLUGINS
     v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
-                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {plugins}", setup_cmd=None,
                          stability_runs=1, run_timeout_s=120)
     assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_triple.py::test_triple"], v
     assert v.excluded == {"tests/test_triple.py::test_triple_big": "deselected"}, v.excluded

@@ -332,3 +332,33 @@ def test_a_remote_worker_that_fails_at_start_up_ends_the_session(ablate_repo: Pa
         assert "pytest-homefield: xdist worker gw0 (--tx ssh=" in out and "failed at start-up: " in out, out
     finally:
         server.stop()
+
+
+def test_a_remote_worker_that_crashes_after_start_up_is_restarted_a_bounded_number_of_times(
+        ablate_repo: Path, tmp_path: Path) -> None:
+    """ops64: a ``--tx`` worker alone (no ``-n``) that crashes once it is ready (here: in collection, every time) was
+    replaced by xdist without end, its ``--max-worker-restart`` unbounded without ``-n``. Now the session has xdist's
+    bound with ``-n`` (4 per worker), then stops with one line saying why."""
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo = tmp_path / "controller"
+        shutil.copytree(ablate_repo, repo, symlinks=True)
+        host, tx = _remote_clone(repo, tmp_path, server)
+        crash = tmp_path / "crash"  # a plugin only the remote worker loads: it dies in collection
+        crash.mkdir()
+        (crash / "crash_in_collection.py").write_text("import os\n\n\ndef pytest_collection(session):\n"
+                                                      "    os._exit(3)\n")
+        python = tmp_path / "python.sh"
+        python.write_text(python.read_text().replace(
+            "export PYTHONPATH='", f"export PYTHONPATH='{crash}:").replace(
+            "export PYTEST_ADDOPTS='", "export PYTEST_ADDOPTS='-p crash_in_collection "))
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", "oracle",
+                               "--sandbox", "none", "--", "--tx", tx, "--dist", "load"],
+                              cwd=repo, env=_env(), capture_output=True, text=True, timeout=180)  # endless before
+        out = proc.stdout + proc.stderr
+        assert out.count("replacing crashed worker") == 4, out
+        assert ("pytest-homefield: 5 xdist workers crashed after start-up, more than the 4 restarts a --tx session "
+                "without -n is allowed") in out, out
+        assert proc.returncode != 0, out
+    finally:
+        server.stop()

@@ -22,7 +22,8 @@ import does not find it there. It writes one JSON object per line, each with the
 * ``{"event": "deselected", "ids": [str, ...]}`` lines naming the ids a selection left out of the run (pytest's
   ``pytest_deselected``: the configuration's or command line's ``-m``, ``-k``, ``--deselect``, a plugin's or
   ``conftest.py``'s own), as many a line as ``collected_ids`` (bld62: mining names a commit's tests its runs
-  never saw; under xdist a worker deselects and this process hears of none);
+  never saw; under xdist each worker deselects, and the first worker to end sends its ids, at most
+  :data:`_MAX_DESELECTED`, with its output to this process, which writes them then: ops64, ``-n`` in ``addopts``);
 * ``{"event": "phase", "nodeid": str, "when": "setup"|"call"|"teardown", "outcome":
   "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
   "subtest": bool, "timeout": bool, "line": int|null, "operands": [str, str, str]|null}`` for every test phase
@@ -96,6 +97,27 @@ def _take_channel() -> int | None:
     except (ValueError, OSError):
         return None
     return fd
+
+
+#: The key of an xdist worker's output (``config.workeroutput``, sent to its controller when it ends) that holds the
+#: ids its selection left out (:class:`_WorkerDeselected`).
+_DESELECTED_KEY = "homefield_deselected"
+#: The most deselected ids a worker sends: the host keeps fewer (``outcomes``' ``max_ids``).
+_MAX_DESELECTED = 100_000
+
+
+class _WorkerDeselected:
+    """In an xdist worker: the ids its selection left out, kept in its output (``config.workeroutput``), which xdist
+    sends to the controller when the worker ends; the controller's writer writes them
+    (:meth:`_Writer.pytest_testnodedown`). Under xdist the workers collect and deselect, the controller neither."""
+
+    def __init__(self, output: dict[str, Any]) -> None:
+        self.output = output
+
+    def pytest_deselected(self, items: list[Any]) -> None:
+        kept = self.output.setdefault(_DESELECTED_KEY, [])
+        ids = [str(getattr(item, "nodeid", "")) for item in items]
+        kept.extend([i for i in ids if i][:max(0, _MAX_DESELECTED - len(kept))])
 
 
 #: The channel's descriptor; ``None`` once a session has used it (or when there is none).
@@ -1114,6 +1136,7 @@ class _Writer:
         self._pid = os.getpid()
         self._max_collected = -1
         self._session: pytest.Session | None = None
+        self._workers_deselected = False  # a worker's deselected ids written (all workers deselect alike)
 
     def write(self, record: dict[str, Any]) -> None:
         if self._fd is None:
@@ -1164,6 +1187,14 @@ class _Writer:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self._collected([str(i) for i in ids])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker ended: the ids its selection left out (:class:`_WorkerDeselected`), once."""
+        ids = (getattr(node, "workeroutput", None) or {}).get(_DESELECTED_KEY)
+        if isinstance(ids, list) and not self._workers_deselected:
+            self._workers_deselected = True
+            self._ids("deselected", [str(i) for i in ids if i])
 
     def _collected(self, ids: list[str]) -> None:
         if len(ids) > self._max_collected:
@@ -1220,6 +1251,7 @@ class _Writer:
 
 
 _PLUGIN_NAME = "homefield_reporter_writer"
+_WORKER_PLUGIN = "homefield_reporter_worker_deselected"
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -1362,6 +1394,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # it), it records
         _run_every_test(config)
         _watch_raises()
+    output = getattr(config, "workeroutput", None)
+    if _is_worker(config) and isinstance(output, dict) and not config.pluginmanager.has_plugin(_WORKER_PLUGIN):
+        config.pluginmanager.register(_WorkerDeselected(output), _WORKER_PLUGIN)
     if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
     writer = _Writer()
