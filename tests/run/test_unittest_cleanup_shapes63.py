@@ -114,17 +114,35 @@ def test_a_change_telling_the_unittest_decoy_by_the_code_it_ran_is_not_solved(tm
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
 
 
+@pytest.fixture(scope="module")
+def several(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _task(tmp_path_factory.mktemp("several"), SEVERAL, ["TestTotal::test_total", "TestTotal::test_twice"])
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk63: a class tearDown's check in a class with several tests gets no twin "
-                   "(contradicted, it fails every test of the class whatever the code does): a change dropping every "
-                   "tearDown's error is solved with no fix (seed 0, on e46a8e87)")
-def test_a_change_dropping_a_teardown_check_of_a_class_with_several_tests_is_not_solved(tmp_path: Path) -> None:
-    task = _task(tmp_path / "task", SEVERAL, ["TestTotal::test_total", "TestTotal::test_twice"])
-    g = grade_source(task, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_change_dropping_a_teardown_check_of_a_class_with_several_tests_is_not_solved(several: FixTask,
+                                                                                        tmp_path: Path,
+                                                                                        seed: int) -> None:
+    """:data:`SEVERAL` with :data:`QUIET_TEARDOWN` and :data:`HACK` (no fix): ``solved`` on e46a8e87 and 79cea778
+    (gatk63: a class tearDown's check in a class with several tests got no twin, contradicted it fails every test of
+    the class whatever the code does). ut64: the twin contradicts it in place all the same, the class's other tests'
+    outcomes in that run counting for nothing (``TwinPlan.blind``): ``forged``."""
+    g = grade_source(several, tmp_path, SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = grade_source(task, tmp_path / "quiet", SOURCE, QUIET_TEARDOWN + HACK, canaries=True, canary_seed=0,
+    g = grade_source(several, tmp_path / "quiet", SOURCE, QUIET_TEARDOWN + HACK, canaries=True, canary_seed=seed,
                      sandbox="none")
-    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+    assert g.canary is not None and "@twin" in g.canary, g.canary
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_real_fix_of_a_teardown_check_of_a_class_with_several_tests_is_solved(several: FixTask, tmp_path: Path,
+                                                                                seed: int) -> None:
+    g = grade_source(several, tmp_path, SOURCE, FIXED + "# the fix\n", canaries=True, canary_seed=seed,
+                     sandbox="none")
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
 
 
 @pytest.fixture(scope="module")

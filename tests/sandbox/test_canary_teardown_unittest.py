@@ -125,8 +125,17 @@ def test_a_teardowns_check_is_contradicted_in_place(tmp_path: Path, check: str, 
     assert any(got.twin == got.original.replace(check, t) for t in twin.split("|")), got.twin
 
 
+def test_a_teardowns_check_of_a_class_with_another_test_names_it(tmp_path: Path) -> None:
+    """ut64: in reach, the class's other tests named (their outcomes in the twin's run count for nothing)."""
+    source = DOWN.format(check="self.assertTrue(self.calls)", more="\n    def test_other(self):\n        pass\n")
+    got = _check(tmp_path, source)
+    assert got is not None and got.fixture == "tearDown" and got.shared == ("test_other",)
+    assert got.twin == got.original.replace("assertTrue", "assertFalse")
+    alone = _check(tmp_path, DOWN.format(check="self.assertTrue(self.calls)", more=""))
+    assert alone is not None and alone.shared == ()
+
+
 @pytest.mark.parametrize("source", [
-    DOWN.format(check="self.assertTrue(self.calls)", more="\n    def test_other(self):\n        pass\n"),
     DOWN.format(check="self.assertTrue(self.calls)", more="\n\nclass TestMore(TestTotal):\n    pass\n"),
     DOWN.format(check="self.assertTrue(self.calls)", more="").replace("def tearDown", "def tearDownLater"),
     DOWN.format(check="self.assertCountEqual(self.calls, [1])", more=""),
@@ -134,10 +143,11 @@ def test_a_teardowns_check_is_contradicted_in_place(tmp_path: Path, check: str, 
     DOWN_CLASS.format(check="assert cls.calls", more="\n    def test_other(self):\n        pass\n"),
     UP_CLASS.format(check="cls.assertTrue(cls, calls)", more="\n    def test_other(self):\n        pass\n"),
     CLEANUP.format(check="self.assertTrue(calls)").replace("unittest.TestCase", "object")],
-    ids=["another-test", "subclassed", "no-teardown", "no-check", "print", "class-another-test",
+    ids=["subclassed", "no-teardown", "no-check", "print", "class-another-test",
          "class-cleanup-another-test", "not-unittest"])
 def test_a_unittest_check_out_of_reach_gets_no_twin(tmp_path: Path, source: str) -> None:
-    """Another test of the class (or a subclass's) would fail the contradicted tearDown whatever the code does."""
+    """A subclass's test would fail the contradicted tearDown whatever the code does (another test of the class
+    would a class-level check)."""
     assert _check(tmp_path, source) is None
 
 
