@@ -484,8 +484,9 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     does), the class's other tests named in ``shared`` (ut64: before, none could be, and a change dropping every
     ``tearDown``'s error was ``solved`` with no fix). When ``node`` is the class's one test, a class
     cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a ``@classmethod``; its slot ``setUpClass``'s lines,
-    ``fixture`` ``addClassCleanup``), else its ``tearDownClass`` (a ``@classmethod``). ``None`` when nothing is in
-    reach."""
+    ``fixture`` ``addClassCleanup``), else its ``tearDownClass`` (a ``@classmethod``), else (ut64) the module's own
+    ``tearDownModule`` (a top-level function, decorated by nothing; ``fixture`` ``tearDownModule``) where no other
+    statement of the module's top level defines a ``test…`` function. ``None`` when nothing is in reach."""
     if not classes or not is_unittest(tree, classes):
         return None
     cls = _test_class(tree, classes)
@@ -504,7 +505,13 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     up = _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None
     if up is not None:  # its slot is setUpClass's lines, the decoy the test's body ``pass``
         return dataclasses.replace(up, inside=False, decoy=None)
-    return _teardown_method(text, lines, cls, "tearDownClass")
+    if (got := _teardown_method(text, lines, cls, "tearDownClass")) is not None:
+        return got
+    # ut64: the module's tearDownModule, where the method is the module's one test (pytest reports its error on the
+    # module's last test run: the teardown canaries are put before its class, plant_teardown)
+    tests = [n for top in tree.body if top is not cls for n in ast.walk(top)
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    return None if tests else _teardown_method(text, lines, tree, "tearDownModule")
 
 
 def _siblings(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef
@@ -529,9 +536,9 @@ def _siblings(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.A
     return tuple(n.name for n in tests if n is not node)
 
 
-def _method(cls: ast.ClassDef, name: str, *, of_class: bool) -> ast.FunctionDef | None:
-    """``cls``'s method ``name``, defined once in its body, decorated by nothing (by ``@classmethod`` alone when
-    ``of_class``); ``None`` otherwise."""
+def _method(cls: ast.ClassDef | ast.Module, name: str, *, of_class: bool) -> ast.FunctionDef | None:
+    """``cls``'s method ``name`` (a module's function), defined once in its body, decorated by nothing (by
+    ``@classmethod`` alone when ``of_class``); ``None`` otherwise."""
     defs = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             and n.name == name]
     if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef):
@@ -601,9 +608,10 @@ def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence
     return None
 
 
-def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef, name: str) -> TeardownCheck | None:
+def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef | ast.Module,
+                     name: str) -> TeardownCheck | None:
     """The :class:`TeardownCheck` of :func:`unittest_check`'s ``tearDown`` (``name``; ``tearDownClass``, a
-    ``@classmethod``), or ``None``."""
+    ``@classmethod``; ``tearDownModule``, ``cls`` the module), or ``None``."""
     down = _method(cls, name, of_class=name == "tearDownClass")
     if down is None:
         return None

@@ -204,6 +204,10 @@ class TwinPlan(CanaryPlan):
     #: the class's other tests too, which fail their teardown there whatever the code does: their outcomes in those
     #: runs count for nothing (:meth:`blinded`), each of their members in another run.
     blind: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
+    #: ut64: the test files (ids' paths) whose ``tearDownModule`` check a run contradicts: pytest reports its error on
+    #: the module's last test run, so the teardown canaries are put before the module's last class
+    #: (:func:`plant_teardown`). Not in :meth:`to_dict`.
+    module_checks: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def target(self, nodeid: str) -> str:
         """``nodeid`` (one of the plan's ids, or a member's in a confirmation run) as a target of a run started at the
@@ -657,6 +661,9 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
         first = [min([d.lineno for d in getattr(n, "decorator_list", [])] + [n.lineno]) for n in body]
         slots = [k for k in range(len(body) + 1) if k >= after and (k == len(body) or (
             k == 0 or (body[k - 1].end_lineno or body[k - 1].lineno) < first[k]) and not _header(body, k))]
+        if path in plan.module_checks:  # ut64: before the module's last class, its one test's: it runs last
+            last = max((k for k, n in enumerate(body) if isinstance(n, ast.ClassDef)), default=len(body))
+            slots = [k for k in slots if k <= last] or slots
         k = slots[min(len(slots) - 1, int(draw * len(slots)))]
         rest = [s for s in slots if s != k] or slots
         k2 = rest[min(len(rest) - 1, int(draw2 * len(rest)))]
@@ -1202,6 +1209,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 # cleanup's (ucln62): the body cut after the statement adding it
                 still = check.decoy if check.inside else decoy(lines, start, node)
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
+                if check.fixture == "tearDownModule":
+                    plan.module_checks.add(path)
                 if check.shared:  # ut64: the runs contradicting the class's tearDown, its other tests' counting nothing
                     into = "::".join([path, *classes])
                     plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative
