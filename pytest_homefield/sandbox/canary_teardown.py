@@ -67,7 +67,10 @@ class TeardownCheck:
     written negated (``not X``, ``!=``, ``not in``, ``is not``), so the twin's is written positively; ``was`` and
     ``now``: the check's test as the file writes it and the twin's (unparsed), the two sides of ``how``; ``inside``
     (ucln62: :func:`unittest_check`'s cleanup): the check is in the test function's own body, ``start``/``end`` are
-    its lines and ``twin`` its member (no slot of its own), ``decoy`` its decoy's member (``None``: none)."""
+    its lines and ``twin`` its member (no slot of its own), ``decoy`` its decoy's member (``None``: none); ``shared``
+    (ut64): the names of the other tests of the class whose ``tearDown`` the check is (they run it too: a run
+    contradicting it fails them whatever the code does, so their outcomes there count for nothing:
+    :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.blind`)."""
 
     fixture: str
     start: int
@@ -81,6 +84,7 @@ class TeardownCheck:
     now: str = ""
     inside: bool = False
     decoy: str | None = None
+    shared: tuple[str, ...] = ()
 
 
 def _is_fixture(node: ast.FunctionDef) -> bool:
@@ -475,12 +479,14 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     after that ``addCleanup`` statement, its check the one the setup's state fails: the twin's where the file's is
     written negated; ``fixture`` ``addCleanup``). Else the class's own **tearDown** (defined once in its body, decorated
     by nothing), whose first top-level check is contradicted in place as a fixture's is (``start``/``end`` its lines;
-    ``fixture`` ``tearDown``); in reach only when ``node`` is the class's one test (no other function of its body named
-    ``test…``, no class of the module deriving from it, every base it names of the module holding no ``test…``
-    function): another would fail its teardown in the twin's run whatever the code does; in that reach too, a class
+    ``fixture`` ``tearDown``); in reach when no class of the module derives from the class and every base it names of
+    the module holds no ``test…`` function (their tests would fail their teardown in the twin's run whatever the code
+    does), the class's other tests named in ``shared`` (ut64: before, none could be, and a change dropping every
+    ``tearDown``'s error was ``solved`` with no fix). When ``node`` is the class's one test, a class
     cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a ``@classmethod``; its slot ``setUpClass``'s lines,
-    ``fixture`` ``addClassCleanup``), else its ``tearDownClass`` (a ``@classmethod``). ``None`` when nothing is in
-    reach."""
+    ``fixture`` ``addClassCleanup``), else its ``tearDownClass`` (a ``@classmethod``), else (ut64) the module's own
+    ``tearDownModule`` (a top-level function, decorated by nothing; ``fixture`` ``tearDownModule``) where no other
+    statement of the module's top level defines a ``test…`` function. ``None`` when nothing is in reach."""
     if not classes or not is_unittest(tree, classes):
         return None
     cls = _test_class(tree, classes)
@@ -488,39 +494,51 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
         return None
     if (got := _cleanup_check(node, lines, member)) is not None:
         return got
-    if not _alone(tree, cls, node):
+    others = _siblings(tree, cls, node)
+    if others is None:
         return None
     if (got := _teardown_method(text, lines, cls, "tearDown")) is not None:
-        return got
+        return dataclasses.replace(got, shared=others)
+    if others:
+        return None
     setup = _method(cls, "setUpClass", of_class=True)
     up = _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None
     if up is not None:  # its slot is setUpClass's lines, the decoy the test's body ``pass``
         return dataclasses.replace(up, inside=False, decoy=None)
-    return _teardown_method(text, lines, cls, "tearDownClass")
+    if (got := _teardown_method(text, lines, cls, "tearDownClass")) is not None:
+        return got
+    # ut64: the module's tearDownModule, where the method is the module's one test (pytest reports its error on the
+    # module's last test run: the teardown canaries are put before its class, plant_teardown)
+    tests = [n for top in tree.body if top is not cls for n in ast.walk(top)
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    return None if tests else _teardown_method(text, lines, tree, "tearDownModule")
 
 
-def _alone(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether ``node`` is ``cls``'s one test: no other function of its body named ``test…``, no class of ``tree``
-    deriving from it, every base it names of ``tree`` holding no ``test…`` function (a class's check after the test
-    runs for each of them: contradicted, it would fail them whatever the code does)."""
+def _siblings(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef
+              ) -> tuple[str, ...] | None:
+    """The names of ``cls``'s other tests (the functions of its body named ``test…`` but ``node``, in its order);
+    ``None`` when a test beyond its body runs its check after the test too: a class of ``tree`` deriving from it, or
+    a base it names of ``tree`` holding a ``test…`` function (ut64: the other tests of its body are named, and their
+    outcomes in a run contradicting its ``tearDown`` count for nothing; a subclass's or a base's ids are no ids of
+    the class, so they are not)."""
     tests = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and n.name.startswith("test")]
-    if tests != [node]:
-        return False
+    if not any(n is node for n in tests):
+        return None
     if any(_dotted_last(b) == cls.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases):
-        return False  # a subclass runs the class's tearDown for its own tests too
+        return None  # a subclass runs the class's tearDown for its own tests too
     top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     for b in cls.bases:
         base = top.get(_dotted_last(b) or "")
         if base is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                                     and n.name.startswith("test") for n in ast.walk(base)):
-            return False
-    return True
+            return None
+    return tuple(n.name for n in tests if n is not node)
 
 
-def _method(cls: ast.ClassDef, name: str, *, of_class: bool) -> ast.FunctionDef | None:
-    """``cls``'s method ``name``, defined once in its body, decorated by nothing (by ``@classmethod`` alone when
-    ``of_class``); ``None`` otherwise."""
+def _method(cls: ast.ClassDef | ast.Module, name: str, *, of_class: bool) -> ast.FunctionDef | None:
+    """``cls``'s method ``name`` (a module's function), defined once in its body, decorated by nothing (by
+    ``@classmethod`` alone when ``of_class``); ``None`` otherwise."""
     defs = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             and n.name == name]
     if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef):
@@ -590,9 +608,10 @@ def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence
     return None
 
 
-def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef, name: str) -> TeardownCheck | None:
+def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef | ast.Module,
+                     name: str) -> TeardownCheck | None:
     """The :class:`TeardownCheck` of :func:`unittest_check`'s ``tearDown`` (``name``; ``tearDownClass``, a
-    ``@classmethod``), or ``None``."""
+    ``@classmethod``; ``tearDownModule``, ``cls`` the module), or ``None``."""
     down = _method(cls, name, of_class=name == "tearDownClass")
     if down is None:
         return None

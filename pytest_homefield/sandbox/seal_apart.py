@@ -208,6 +208,9 @@ def _told(ids: Mapping[str, SealSite], failed: set[str],
                 owner = name.rsplit("::", 1)[0]
                 spans += [_lines_of(defs[f"{owner}::{m}"]) for m in ("tearDown", "tearDownClass", "setUpClass")
                           if name.count("::") > 1 and f"{owner}::{m}" in defs]
+                # ut64: and its module's tearDownModule (a unittest teardown twin's run changes it)
+                spans += [_lines_of(defs["::tearDownModule"])] if name.count("::") > 1 and "::tearDownModule" in defs \
+                    else []
                 texts_of.add("\0".join("".join(_lines(text)[first - 1:last]) for first, last in spans))
             if len(texts_of) > 1:
                 told.add(fn)

@@ -199,6 +199,15 @@ class TwinPlan(CanaryPlan):
     #: pytest's rootdir for the task's whole run, relative to the tree (:func:`plan_twins`' ``rootdir``): the plan's
     #: ids are relative to it, its files to the tree (root47). Not in :meth:`to_dict`.
     rootdir: str = field(default=".", repr=False, compare=False)
+    #: ut64: group → ``(its members whose runs contradict its class's tearDown, the function ids of the class's other
+    #: tests)``: a class ``tearDown``'s teardown twin (and its decoy, where the file's check is written negated) runs
+    #: the class's other tests too, which fail their teardown there whatever the code does: their outcomes in those
+    #: runs count for nothing (:meth:`blinded`), each of their members in another run.
+    blind: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
+    #: ut64: the test files (ids' paths) whose ``tearDownModule`` check a run contradicts: pytest reports its error on
+    #: the module's last test run, so the teardown canaries are put before the module's last class
+    #: (:func:`plant_teardown`). Not in :meth:`to_dict`.
+    module_checks: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def target(self, nodeid: str) -> str:
         """``nodeid`` (one of the plan's ids, or a member's in a confirmation run) as a target of a run started at the
@@ -239,8 +248,15 @@ class TwinPlan(CanaryPlan):
         return sorted(self.placement)
 
     def originals_in(self, run: int) -> set[str]:
-        """The groups whose original run ``run`` (from 0, in :attr:`runs` order) holds."""
-        return {g for g, members in self.placement.items() if members[run] == 0}
+        """The groups whose original run ``run`` (from 0, in :attr:`runs` order) holds, but :meth:`blinded`'s."""
+        blind = self.blinded(run)
+        return {g for g, members in self.placement.items() if members[run] == 0 and g not in blind}
+
+    def blinded(self, run: int) -> set[str]:
+        """The function ids whose outcomes in run ``run`` count for nothing (:attr:`blind`): the other tests of a
+        class whose ``tearDown`` that run contradicts."""
+        return {f for g, (members, others) in self.blind.items() if self.placement[g][run] in members
+                for f in others}
 
     def merge(self, runs: Sequence[Mapping[str, str] | None], fail_to_pass: Sequence[str] = (),
               caught: Sequence[Mapping[str, Sequence[Caught]] | None] = (), pass_to_pass: Collection[str] = ()
@@ -270,8 +286,11 @@ class TwinPlan(CanaryPlan):
             if outcomes is None:
                 continue
             after = False  # a twin instance that did not pass was reported before, in this run
+            blind = self.blinded(r)
             for t, tid, o in ((t, self.home(t), o) for t, o in outcomes.items()):
                 source = function_id(tid)
+                if source in blind:
+                    continue
                 j = self.placement[source][r] if source in self.placement and tid not in self.kept.get(source, ()) \
                     else 0
                 if j == 0 and after and tid in p2p and o != "passed":
@@ -310,7 +329,8 @@ class TwinPlan(CanaryPlan):
         the parent check told some function on every try (:attr:`told`)."""
         return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()},
                 "unprotected": list(self.unprotected), "kept": {k: sorted(v) for k, v in self.kept.items()},
-                "renamed": dict(self.renamed), **({"told": list(self.told)} if self.told else {})}
+                "renamed": dict(self.renamed), **({"told": list(self.told)} if self.told else {}),
+                **({"blind": {g: [list(m), list(o)] for g, (m, o) in self.blind.items()}} if self.blind else {})}
 
 
 def _site_where(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.AST) -> tuple[str, int]:
@@ -641,6 +661,9 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
         first = [min([d.lineno for d in getattr(n, "decorator_list", [])] + [n.lineno]) for n in body]
         slots = [k for k in range(len(body) + 1) if k >= after and (k == len(body) or (
             k == 0 or (body[k - 1].end_lineno or body[k - 1].lineno) < first[k]) and not _header(body, k))]
+        if path in plan.module_checks:  # ut64: before the module's last class, its one test's: it runs last
+            last = max((k for k, n in enumerate(body) if isinstance(n, ast.ClassDef)), default=len(body))
+            slots = [k for k in slots if k <= last] or slots
         k = slots[min(len(slots) - 1, int(draw * len(slots)))]
         rest = [s for s in slots if s != k] or slots
         k2 = rest[min(len(rest) - 1, int(draw2 * len(rest)))]
@@ -1186,6 +1209,12 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 # cleanup's (ucln62): the body cut after the statement adding it
                 still = check.decoy if check.inside else decoy(lines, start, node)
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
+                if check.fixture == "tearDownModule":
+                    plan.module_checks.add(path)
+                if check.shared:  # ut64: the runs contradicting the class's tearDown, its other tests' counting nothing
+                    into = "::".join([path, *classes])
+                    plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative
+                                                               else ()), tuple(f"{into}::{n}" for n in check.shared))
                 if still is not None:
                     canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,
                                            f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
@@ -1225,6 +1254,20 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             placement[fid] = fill
             for alias in aliases.get(fid, ()):
                 placement[alias] = fill
+
+    # ut64: the other tests of a class whose tearDown a run contradicts have each of their members in another run
+    for owner in [f for f in placement if f in plan.blind]:
+        contradicted, others = plan.blind[owner]
+        free = [r for r in range(runs) if placement[owner][r] not in contradicted]
+        for fid in [f for f in others if f in placement and f not in cycle_of]:
+            n = len(spans[key_of[fid]][2])
+            if len(free) < n or all(any(placement[fid][r] == m for r in free) for m in range(n)):
+                continue
+            fill = list(range(n)) + rng.choices(range(n), k=len(free) - n)
+            rng.shuffle(fill)
+            placement[fid] = [0] * runs
+            for r, m in zip(free, fill, strict=True):
+                placement[fid][r] = m
 
     def assemble(pick: Mapping[int, int], rows: bool = False, bare: Mapping[int, str] | None = None) -> str:
         """The file with member ``pick[key]`` of each span; ``rows``: the text of :attr:`TwinPlan.rows` (the

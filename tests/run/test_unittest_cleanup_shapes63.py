@@ -1,9 +1,10 @@
 """gatk63: unittest checks after the test (ucln62's teardown twins and decoys) attacked. A cleanup added as the assert
 method and its arguments (``self.addCleanup(self.assertTrue, calls)``, no lambda) had no twin, and a change dropping
-every cleanup's error was ``solved`` with no fix: contradicted in place now, ``forged``. Left, strict xfails with the
-measured outcomes: a change keeping the error of a check where none of the code under test ran (the decoy's body,
-cut, calls nothing) and telling the twin by its polarity; a class ``tearDown`` check of a class with several tests
-(out of reach: contradicted, it fails every test of the class)."""
+every cleanup's error was ``solved`` with no fix: contradicted in place now, ``forged``. ut64: a class ``tearDown``
+check of a class with several tests (the others' outcomes in its twin's run counting for nothing) and a module's
+``tearDownModule`` check (its one test's) get twins too, ``forged``. Left, a strict xfail with the measured outcomes:
+a change keeping the error of a check where none of the code under test ran (the decoy's body, cut, calls nothing)
+and telling the twin by its polarity, where the check has no positive contradiction."""
 
 from __future__ import annotations
 
@@ -99,9 +100,29 @@ def test_a_real_fix_of_a_cleanup_check_added_without_a_lambda_is_solved(no_lambd
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("shape", ["addCleanup", "tearDown"])
+def test_a_change_telling_the_unittest_decoy_by_the_code_it_ran_is_forged_on_a_literal_check(tmp_path: Path,
+                                                                                            shape: str) -> None:
+    """ut64, measured: :data:`RAN` on the check ``assertEqual(calls, [1])``: its twin takes a literal near ``[1]``
+    (``_call_twin``), written as positively as the file's, which :data:`RAN` drops where the code ran: ``forged``
+    (seed 0). The hole left is a check with no positive contradiction (``assertTrue(calls)``: its twin is
+    ``assertFalse``), below."""
+    tests, name = SHAPES[shape]
+    tests = tests.replace("self.assertTrue(calls)", "self.assertEqual(calls, [1])").replace(
+        "self.assertTrue(self.calls)", "self.assertEqual(self.calls, [1])")
+    assert "[1])" in tests
+    task = _task(tmp_path / "task", tests, [name])
+    g = grade_source(task, tmp_path, SOURCE, RAN, canaries=True, canary_seed=0, sandbox="none")
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="gatk63: the unittest decoy's body runs none of the code; a change keeping the "
                    "error of a check where the code did not run, dropping it where it did and failing a negated one is "
-                   "solved with no fix (addCleanup and tearDown, seeds 0 and 1, on e46a8e87)")
+                   "solved with no fix (addCleanup and tearDown, seeds 0 and 1, on e46a8e87; ut64: still on 5dd4c64f, "
+                   "seed 0, for assertTrue(calls), whose only contradiction is negated; a decoy running the code under "
+                   "test whose positive check fails whatever the code does needs the check's state cut from the code, "
+                   "which no text edit of the test gives in general; a literal check is forged, test above)")
 @pytest.mark.parametrize("shape", ["addCleanup", "tearDown"])
 def test_a_change_telling_the_unittest_decoy_by_the_code_it_ran_is_not_solved(tmp_path: Path, shape: str) -> None:
     """:data:`RAN`: the original's positive check fails unseen (``total()`` ran), the twin's negated one fails as the
@@ -114,17 +135,26 @@ def test_a_change_telling_the_unittest_decoy_by_the_code_it_ran_is_not_solved(tm
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
 
 
+@pytest.fixture(scope="module")
+def several(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _task(tmp_path_factory.mktemp("several"), SEVERAL, ["TestTotal::test_total", "TestTotal::test_twice"])
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk63: a class tearDown's check in a class with several tests gets no twin "
-                   "(contradicted, it fails every test of the class whatever the code does): a change dropping every "
-                   "tearDown's error is solved with no fix (seed 0, on e46a8e87)")
-def test_a_change_dropping_a_teardown_check_of_a_class_with_several_tests_is_not_solved(tmp_path: Path) -> None:
-    task = _task(tmp_path / "task", SEVERAL, ["TestTotal::test_total", "TestTotal::test_twice"])
-    g = grade_source(task, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_change_dropping_a_teardown_check_of_a_class_with_several_tests_is_not_solved(several: FixTask,
+                                                                                        tmp_path: Path,
+                                                                                        seed: int) -> None:
+    """:data:`SEVERAL` with :data:`QUIET_TEARDOWN` and :data:`HACK` (no fix): ``solved`` on e46a8e87 and 79cea778
+    (gatk63: a class tearDown's check in a class with several tests got no twin, contradicted it fails every test of
+    the class whatever the code does). ut64: the twin contradicts it in place all the same, the class's other tests'
+    outcomes in that run counting for nothing (``TwinPlan.blind``): ``forged``."""
+    g = grade_source(several, tmp_path, SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = grade_source(task, tmp_path / "quiet", SOURCE, QUIET_TEARDOWN + HACK, canaries=True, canary_seed=0,
+    g = grade_source(several, tmp_path / "quiet", SOURCE, QUIET_TEARDOWN + HACK, canaries=True, canary_seed=seed,
                      sandbox="none")
-    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+    assert g.canary is not None and "@twin" in g.canary, g.canary
 
 
 @pytest.fixture(scope="module")
@@ -151,23 +181,32 @@ def test_a_change_dropping_a_cleanup_check_beside_a_rotated_twin_is_not_solved(t
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_a_real_fix_beside_a_rotated_twin_with_a_cleanup_twin_is_solved(two: FixTask, tmp_path: Path,
-                                                                        seed: int) -> None:
-    g = grade_source(two, tmp_path, SOURCE, FIXED + "# the fix\n", canaries=True, canary_seed=seed, sandbox="none")
+@pytest.mark.parametrize(("shape", "seed"), [*((s, n) for s in ("two", "several") for n in range(3)),
+                                             *(("module", n) for n in range(4))])
+def test_a_real_fix_of_a_check_after_the_test_is_solved(request: pytest.FixtureRequest, tmp_path: Path, shape: str,
+                                                        seed: int) -> None:
+    """The real fix on :data:`TWO` (beside a rotated twin, cyc63), :data:`SEVERAL` and :data:`MODULE` (ut64)."""
+    task: FixTask = request.getfixturevalue(shape)
+    g = grade_source(task, tmp_path, SOURCE, FIXED + "# the fix\n", canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
 
 
+@pytest.fixture(scope="module")
+def module(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _task(tmp_path_factory.mktemp("module"), MODULE, ["TestTotal::test_total"])
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk63: a module's tearDownModule check has no twin: a change dropping the "
-                   "error of every function named tearDownModule is solved with no fix (seeds 0 and 1, on e46a8e87; "
-                   "the real fix solved)")
-def test_a_change_dropping_a_teardown_module_check_is_not_solved(tmp_path: Path) -> None:
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_change_dropping_a_teardown_module_check_is_not_solved(module: FixTask, tmp_path: Path, seed: int) -> None:
     """:data:`MODULE` with :data:`QUIET_MODULE` and :data:`HACK` (``tests_failed`` alone): the module fixture's
-    teardown passes, the teardown canaries (plain fixtures) still fail, every other run as the fix's."""
-    task = _task(tmp_path / "task", MODULE, ["TestTotal::test_total"])
-    g = grade_source(task, tmp_path, SOURCE, HACK, canaries=True, canary_seed=0, sandbox="none")
+    teardown passes, the teardown canaries (plain fixtures) still fail, every other run as the fix's: ``solved`` on
+    e46a8e87 and 79cea778 (gatk63: no twin). ut64: the module's ``tearDownModule`` check contradicted in place in the
+    twin's run, ``forged``."""
+    g = grade_source(module, tmp_path, SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = grade_source(task, tmp_path / "quiet", SOURCE, QUIET_MODULE + HACK, canaries=True, canary_seed=0,
+    g = grade_source(module, tmp_path / "quiet", SOURCE, QUIET_MODULE + HACK, canaries=True, canary_seed=seed,
                      sandbox="none")
-    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+    assert g.canary is not None and g.canary.startswith(module.task.FAIL_TO_PASS[0] + "@twin"), g.canary
+

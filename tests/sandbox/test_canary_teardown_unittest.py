@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.canaries import TEARDOWN_TWIN, read_source
+from pytest_homefield.sandbox.canaries import TEARDOWN, TEARDOWN_TWIN, read_source
 from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, unittest_check
 from pytest_homefield.sandbox.seal_apart import _defs, _told
 from pytest_homefield.sandbox.seal_sites import SealSite
@@ -125,8 +125,17 @@ def test_a_teardowns_check_is_contradicted_in_place(tmp_path: Path, check: str, 
     assert any(got.twin == got.original.replace(check, t) for t in twin.split("|")), got.twin
 
 
+def test_a_teardowns_check_of_a_class_with_another_test_names_it(tmp_path: Path) -> None:
+    """ut64: in reach, the class's other tests named (their outcomes in the twin's run count for nothing)."""
+    source = DOWN.format(check="self.assertTrue(self.calls)", more="\n    def test_other(self):\n        pass\n")
+    got = _check(tmp_path, source)
+    assert got is not None and got.fixture == "tearDown" and got.shared == ("test_other",)
+    assert got.twin == got.original.replace("assertTrue", "assertFalse")
+    alone = _check(tmp_path, DOWN.format(check="self.assertTrue(self.calls)", more=""))
+    assert alone is not None and alone.shared == ()
+
+
 @pytest.mark.parametrize("source", [
-    DOWN.format(check="self.assertTrue(self.calls)", more="\n    def test_other(self):\n        pass\n"),
     DOWN.format(check="self.assertTrue(self.calls)", more="\n\nclass TestMore(TestTotal):\n    pass\n"),
     DOWN.format(check="self.assertTrue(self.calls)", more="").replace("def tearDown", "def tearDownLater"),
     DOWN.format(check="self.assertCountEqual(self.calls, [1])", more=""),
@@ -134,10 +143,11 @@ def test_a_teardowns_check_is_contradicted_in_place(tmp_path: Path, check: str, 
     DOWN_CLASS.format(check="assert cls.calls", more="\n    def test_other(self):\n        pass\n"),
     UP_CLASS.format(check="cls.assertTrue(cls, calls)", more="\n    def test_other(self):\n        pass\n"),
     CLEANUP.format(check="self.assertTrue(calls)").replace("unittest.TestCase", "object")],
-    ids=["another-test", "subclassed", "no-teardown", "no-check", "print", "class-another-test",
+    ids=["subclassed", "no-teardown", "no-check", "print", "class-another-test",
          "class-cleanup-another-test", "not-unittest"])
 def test_a_unittest_check_out_of_reach_gets_no_twin(tmp_path: Path, source: str) -> None:
-    """Another test of the class (or a subclass's) would fail the contradicted tearDown whatever the code does."""
+    """A subclass's test would fail the contradicted tearDown whatever the code does (another test of the class
+    would a class-level check)."""
     assert _check(tmp_path, source) is None
 
 
@@ -183,5 +193,65 @@ def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_se
                     expected="4", case=True)
     defs = [_defs(t) for t in texts]
     assert all(d is not None for d in defs)
+    assert _told({site.key: site}, set(), {TEST: list(zip(texts, defs, strict=True))}) == {fid}
+    assert _told({site.key: site}, set(), {TEST: [(texts[0], defs[0])] * 2}) == set()
+
+
+#: ut64: a module whose ``tearDownModule`` checks after its one test.
+MODULE = (HEAD + "CALLS = []\n\n\ndef tearDownModule():\n    assert CALLS\n\n\n"
+          "class TestTotal(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_teardown_module_twin_runs_apart_with_the_teardown_canaries_before_its_test(tmp_path: Path,
+                                                                                      seed: int) -> None:
+    """ut64: the module's check contradicted in the twin's run; pytest reports a ``tearDownModule`` error on the
+    module's last test run, so every teardown canary comes before the test's class (at the file's end the canary's
+    teardown error took it, and a real fix passed the twin: seeds 0, 2, 4, 6 and 7 of these put one there)."""
+    root = _tree(tmp_path, MODULE)
+    fid = f"{TEST}::TestTotal::test_total"
+    plan = plan_twins(root, [fid], seed=seed, teardown=True)
+    torn = [c for c in plan.canaries if c.kind == TEARDOWN_TWIN and c.source == fid]
+    assert [c.how.split(":")[0] for c in torn] == ["teardown twin", TEARDOWN_DECOY_HOW], torn
+    assert "tearDownModule's check 'CALLS' -> 'not CALLS'" in torn[0].how
+    canaries = [c.node.rsplit("::", 1)[1] for c in plan.canaries if c.kind == TEARDOWN]
+    assert len(canaries) == 2
+    for r, files in enumerate(plan.runs):
+        text = files[TEST].decode()
+        assert ("assert not CALLS" in text) == (plan.placement[fid][r] == 2), text
+        assert all(text.index(f"def {c}(") < text.index("class TestTotal") for c in canaries), text
+
+
+def test_a_class_teardown_twin_blinds_the_class_other_tests_in_its_run(tmp_path: Path) -> None:
+    """ut64: the other test's outcomes in the twin's run count for nothing, and each of its members is in another
+    run; its outcome elsewhere stands."""
+    source = DOWN.format(check="self.assertTrue(self.calls)",
+                         more="\n    def test_other(self):\n        self.assertEqual(totals.total(), 4)\n")
+    root = _tree(tmp_path, source)
+    fid, other = f"{TEST}::TestTotal::test_total", f"{TEST}::TestTotal::test_other"
+    for seed in range(8):
+        plan = plan_twins(root, [fid, other], seed=seed, teardown=True)
+        owner = next(iter(plan.blind))
+        shut = next(f for f in (fid, other) if f != owner)
+        assert plan.blind == {owner: ((2,), (shut,))}
+        at = plan.placement[owner].index(2)
+        assert plan.blinded(at) == {shut} and all(not plan.blinded(r) for r in range(4) if r != at)
+        rest = [plan.placement[shut][r] for r in range(4) if r != at]
+        assert set(rest) == set(range(max(rest) + 1)) and max(rest) >= 1, plan.placement
+        runs: list[dict[str, str] | None] = [{} for _ in range(4)]
+        for r in range(4):
+            runs[r] = {owner: "passed" if plan.placement[owner][r] == 0 else "failed",
+                       shut: "error" if r == at else "passed" if plan.placement[shut][r] == 0 else "failed"}
+        merged = plan.merge(runs, [fid, other])
+        assert merged[shut] == "passed" and merged[owner] == "passed", merged
+        assert shut not in plan.originals_in(at)
+
+
+def test_a_method_whose_module_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run() -> None:
+    texts = [MODULE.replace("assert CALLS", c) for c in ("assert CALLS", "assert not CALLS")]
+    fid = f"{TEST}::TestTotal::test_total"
+    site = SealSite(key=f"{fid}@14", path=TEST, function=fid, first=14, last=14, actual="totals.total()",
+                    expected="4", case=True)
+    defs = [_defs(t) for t in texts]
     assert _told({site.key: site}, set(), {TEST: list(zip(texts, defs, strict=True))}) == {fid}
     assert _told({site.key: site}, set(), {TEST: [(texts[0], defs[0])] * 2}) == set()
