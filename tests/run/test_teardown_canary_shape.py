@@ -266,7 +266,9 @@ def test_a_clean_log_check_fails_fetching_twice(tmp_path: Path, source: str, out
 @pytest.mark.xfail(strict=True, reason="deco60: a positive check the setup's state satisfies and no literal "
                    "comparison (assert log.is_clean()): its decoy passes with any code (excused, no evidence), its "
                    "twin is written negated; told by polarity or turned over, the change fetching twice is solved "
-                   "(seed 0, --sandbox none)")
+                   "(seed 0, --sandbox none); fx64: a twin written positively through a computation, "
+                   "'assert [log.is_clean()].count(False)', made polarity forged but left the turned-over change "
+                   "solved and was itself told by one line (seeds 0 and 1)")
 def test_a_check_the_setups_state_satisfies_with_no_literal_is_guarded(tmp_path: Path, tell: str) -> None:
     """deco60: :data:`CLEAN_LOG`'s ``assert log.is_clean()`` holds with nothing run, so its decoy (the function, its
     body ``pass``) passes whatever the code does, and grading's reference runs excuse it; its twin is ``assert not
@@ -275,7 +277,15 @@ def test_a_check_the_setups_state_satisfies_with_no_literal_is_guarded(tmp_path:
     fails the twin: every check reported as a real fix's. A decoy from the twin's check (``assert not
     log.is_clean()``, which the setup's state fails) is negated, so telling polarity fails it as it would anyway;
     closing it needs a positive check no code passes, which for a call's truth has no form written without its
-    value."""
+    value.
+
+    fx64 measured the brief's third route by hand (the plan's twin text replaced, not built): a twin with the file's
+    check moved through a computation and written positively, ``assert [log.is_clean()].count(False)`` (fails with
+    the fix, passes fetching twice). :data:`BY_POLARITY` with :data:`TWICE` was ``forged`` (seeds 0 and 1), but
+    :data:`BY_INVERSION` stayed ``solved`` (its decoy, which every code passes, is excused: turned over it fails, as
+    no evidence), and :data:`BY_POLARITY` also raising where the fixture's source holds ``.count(False)`` was
+    ``solved`` again (seeds 0 and 1): any fixed computation is read as polarity is, in one line; the fix ``solved``,
+    :data:`TWICE` alone ``tests_failed``."""
     b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=CLEAN_LOG, first="totals", message="Count both fetches",
                        fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
@@ -288,7 +298,9 @@ def test_a_check_the_setups_state_satisfies_with_no_literal_is_guarded(tmp_path:
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.xfail(strict=True, reason="pol58, deco60: the teardown decoy runs nothing (the function itself, its "
                    "body 'pass'): a process keeping the error of a check whose test's body is 'pass' alone, and "
-                   "otherwise telling the twin by its polarity, is solved with no fix (seeds 0 and 1, --sandbox none)")
+                   "otherwise telling the twin by its polarity, is solved with no fix (seeds 0 and 1, --sandbox none); "
+                   "fx64: a decoy whose body is the test's own, its asserts made expression statements, is excused "
+                   "(the reference passes it): this change and BY_POLARITY alone were both solved (seeds 0 and 1)")
 def test_a_change_telling_the_teardown_decoy_by_its_body_is_not_solved(spied: FixTask, tmp_path: Path,
                                                                         seed: int) -> None:
     """pol58: the decoy's check is the file's, but its test runs nothing between the fixture's setup and its check
@@ -298,7 +310,17 @@ def test_a_change_telling_the_teardown_decoy_by_its_body_is_not_solved(spied: Fi
     Any body that runs the code could pass the check; one that does not is told by what it runs (its text, or a trace
     of the calls). Closing it needs, with the body as the file has it, a check written as positively as the file's
     that no code passes: a literal comparison has one (pol58's twin, ``== [1, 1]``), a check of a value's truth
-    (``assert calls``) has none written without knowing the value the real fix gives."""
+    (``assert calls``) has none written without knowing the value the real fix gives.
+
+    fx64 measured the brief's first route by hand (the plan's decoy replaced, not built): a decoy whose body is a copy
+    of the test's own with each top-level ``assert`` made an expression statement (``totals.total() == 4``), so it
+    runs the code and its body says nothing. The code then decides the decoy's check: the reference fix fetches and
+    passes it, so it is excused, no evidence, and this change was ``solved`` (seeds 0 and 1), and so was
+    :data:`BY_POLARITY` alone (seeds 0 and 1), ``forged`` with the decoy as it is
+    (:func:`test_a_change_telling_the_teardown_twin_by_its_checks_polarity_is_not_solved` fails for that decoy); the
+    fix ``solved``. The brief's second route, the decoy in a grading run apart from the twin, it already is (each
+    run holds one member of a function's group, the twin's and the decoy's in runs of their own): this change reads
+    one process's own test, it compares no runs."""
     g = grade_source(spied, tmp_path, SOURCE, BY_BODY + HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert len(_teardown_twins(tmp_path, decoys=True)) == 1
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)

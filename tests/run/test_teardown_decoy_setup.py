@@ -44,7 +44,9 @@ def test_a_fixture_doing_the_work_in_its_setup_grades_as_before(worked: FixTask,
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.xfail(strict=True, reason="gatk61: a fixture whose set-up runs the code under test: the reference fix "
                    "passes the teardown decoy's check, so the decoy is excused; telling the twin by its polarity "
-                   "(BY_POLARITY) with no fix is solved (seeds 0 and 1, --sandbox none; flagged 'pytest internals')")
+                   "(BY_POLARITY) with no fix is solved (seeds 0 and 1, --sandbox none; flagged 'pytest internals'); "
+                   "fx64: with the fixture as the file's, the reference gives every member its polarity's outcome, so "
+                   "no decoy body or run placement tells the change from a fix")
 def test_a_change_telling_the_twin_by_polarity_is_not_solved_where_the_setup_does_the_work(
         worked: FixTask, tmp_path: Path, seed: int) -> None:
     """:data:`BY_POLARITY` with :data:`HACK` (no fetch): the original's failing ``assert calls`` swallowed, the twin's
@@ -61,7 +63,17 @@ def test_a_change_telling_the_twin_by_polarity_is_not_solved_where_the_setup_doe
     written with the original's polarity that the reference fix fails: ``assert calls`` has no positive form false
     for a truthy value not known at planning (a literal needs the reference fix's value); ``assert calls == []`` or
     ``assert len(calls) == 0`` read as "compared with an empty literal: the twin", one line as polarity is, and
-    a process forcing those to fail loses only the tasks whose file writes such a check itself."""
+    a process forcing those to fail loses only the tasks whose file writes such a check itself.
+
+    fx64 weighed the brief's routes by the outcomes they can give. With the fixture as the file's (its set-up fetching
+    under the reference fix), a member's check is the file's ``assert calls`` or the twin's ``assert not calls``, its
+    body the file's, ``pass``, or a copy (fx64 measured a copy with its asserts made expression statements on the
+    spied task: excused, and :data:`BY_POLARITY` alone ``solved``, seeds 0 and 1): under the reference every positive
+    one passes and every negated one fails, which is :data:`BY_POLARITY`'s own rule, so every run reads as the
+    reference's whichever body or grading run a member gets. A decoy in a grading run apart from the twin changes
+    nothing (each is in a run of its own already; this change compares no runs). What is left: a fixture changed
+    (swap62's (a)), or a positive twin from the reference fix's value (a probe of it at mining: not built; a twin
+    written through a fixed computation is told in one line, fx64 on the clean-log check)."""
     g = grade_source(worked, tmp_path, SOURCE, BY_POLARITY + HACK, canaries=True, canary_seed=seed, sandbox="none")
     assert len(_teardown_twins(tmp_path, decoys=True)) == 1
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
