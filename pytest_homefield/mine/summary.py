@@ -12,6 +12,7 @@ from typing import Any
 from pytest_homefield.mine.bounds import unfoldered
 from pytest_homefield.mine.compiled import BUILD_IN_PLACE, BUILT_BEFORE
 from pytest_homefield.mine.redgreen import DESELECTED, HELD_BACK
+from pytest_homefield.mine.setup_help import STUB_ONLY, stub_only_clause
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
@@ -339,7 +340,9 @@ def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None,
     ``own``: the repository's top-level names (:func:`~pytest_homefield.mine.redgreen.own_top_levels`):
     its own modules are never named (records verified before they were left out may hold them).
     ``install``: given the modules named, how to install them
-    (:func:`~pytest_homefield.mine.setup_help.install_hint`), added."""
+    (:func:`~pytest_homefield.mine.setup_help.install_hint`), added. A module no install provides
+    (:data:`~pytest_homefield.mine.setup_help.STUB_ONLY`: ``_typeshed``) is said to be one, and is the line's end when
+    it is the only one missing."""
     counts: dict[str, int] = {}
     for r in verified:
         for m in r.get("missing_modules") or ():
@@ -350,10 +353,14 @@ def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None,
     names = sorted(counts, key=lambda m: (-counts[m], m))
     listed = ", ".join(f"{m} ({counts[m]} candidate{'s' if counts[m] != 1 else ''})" if i == 0 else f"{m} ({counts[m]})"
                        for i, m in enumerate(names))
+    stubs = stub_only_clause(names)
+    head = f"Missing modules: {listed}: " + (f"{stubs}; " if stubs else "")
+    if all(m.split(".", 1)[0] in STUB_ONLY for m in names):
+        return head.removesuffix("; ") + "."
     where = f"the tests ran with {python}" if python else "the test command's environment lacks them"
     hint = install(names) if install is not None else None
     how = f" ({hint})" if hint else ""
-    return (f"Missing modules: {listed}: {where}; install them there{how} (or with setup_cmd) and mine again "
+    return (f"{head}{where}; install {'the others' if stubs else 'them'} there{how} (or with setup_cmd) and mine again "
             "(a changed environment is verified again).")
 
 
