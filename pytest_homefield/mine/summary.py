@@ -103,7 +103,7 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
         return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
-    older = older_python(why) or older_filter(why) or compiled_advice(why, compiled, recipe)
+    older = _no_file_missing(why, compiled, recipe)
     if older:  # the standard library of this Python, or this pytest, lacks what the code names: no file is missing
         return f"{head} {older}."
     warning = _WARNING.search(why)
@@ -159,6 +159,34 @@ def older_filter(why: str) -> str | None:
             "again (a changed environment is verified again)")
 
 
+#: ``AttributeError: module 'pytest' has no attribute 'X'``: group 1 the name.
+_PYTEST_ATTR = re.compile(r"module 'pytest' has no attribute '(\w+)'")
+
+
+def older_pytest_attr(why: str) -> str | None:
+    """What to do when the tests name ``pytest.X``, which the pytest installed here lacks (usr64, jazzband/prettytable
+    before 2024-02: ``pytest.lazy_fixture``, added by the plugin pytest-lazy-fixture, which pytest 8 broke; 31 of 53
+    candidates dropped and the hint sent the user to ``setup_cmd``, which cannot bring it back): homefield needs pytest
+    8.4 or later, so those commits' tests do not run here; ``git log -S`` names the commit that stopped using it, and
+    ``--since`` a later date mines the commits that can. ``None`` for any other error."""
+    found = _PYTEST_ATTR.search(why)
+    if found is None:
+        return None
+    name = found.group(1)
+    return (f"pytest.{name} is no attribute of the pytest installed here ({pytest_version()}): those commits were "
+            f"written for the pytest of their day or a plugin that added it, and homefield needs pytest 8.4 or later, "
+            f"so no setup_cmd runs their tests; git log -1 -S 'pytest.{name}' names the commit that stopped using it: "
+            "mine with --since a later date")
+
+
+def _no_file_missing(why: str, compiled: Callable[[str], str | None] | None,
+                     recipe: Callable[[str, str], str] | None) -> str | None:
+    """The advice for a collection error ``why`` that no installed package or generated file explains: the standard
+    library of another Python (:func:`older_python`), a filter or attribute of another pytest (:func:`older_filter`,
+    :func:`older_pytest_attr`), the repository's own compiled module (:func:`compiled_advice`); ``None`` otherwise."""
+    return older_python(why) or older_filter(why) or older_pytest_attr(why) or compiled_advice(why, compiled, recipe)
+
+
 #: The start of a ``reference_fails`` detail whose tests could not be collected at either commit.
 _BOTH_BROKEN = "collection errors at the parent and at the commit"
 
@@ -209,7 +237,7 @@ def collection_errors_line(verified: Sequence[dict[str, Any]], *,
     total = sum(why.values())
     head = (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
             f"the commit, {n} of them for \"{top}\": ")
-    older = older_python(top) or older_filter(top) or compiled_advice(top, compiled, recipe)
+    older = _no_file_missing(top, compiled, recipe)
     if older:
         return f"{head}{older}."
     return (f"{head}older commits may need a pytest plugin, a package or a "
