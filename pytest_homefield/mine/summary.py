@@ -53,10 +53,14 @@ def version_stub_setup_cmd(path: str) -> str:
     import the tuple too: tox-dev/platformdirs does). The version has a release's ``X.Y.Z`` shape, as the
     build's own would: a test of the version's shape (prettytable's ``test_version``: a digit first and
     last, two dots at least) failed at every commit with ``"0"``, so it was left out of every task holding
-    it, and a commit whose only red test it was read "reference fails" (nu27)."""
-    return ('setup_cmd: "printf \'__version__ = version = \\"0.0.0\\"\\\\n'
+    it, and a commit whose only red test it was read "reference fails" (nu27). It writes only where the
+    module's folder is: a commit of another layout (prettytable before its ``src/``) runs its tests as they are,
+    where the stub's ``> src/prettytable/_version.py`` failed its setup ("Directory nonexistent"; usr64: 2 of 53
+    candidates dropped as ``setup_failed``)."""
+    folder = path.rpartition("/")[0] or "."
+    return (f'setup_cmd: "if [ -d {folder} ]; then printf \'__version__ = version = \\"0.0.0\\"\\\\n'
             '__version_tuple__ = version_tuple = (0, 0, 0)'
-            f'\\\\n\' > {path}"')
+            f'\\\\n\' > {path}; fi"')
 
 
 def compiled_advice(why: str, compiled: Callable[[str], str | None] | None,
