@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["install_hint", "distribution_of", "KNOWN_DISTRIBUTIONS", "module_file", "conftest_import_line", "extra_of",
+__all__ = ["install_hint", "distribution_of", "KNOWN_DISTRIBUTIONS", "STUB_ONLY", "stub_only_clause", "module_file", "conftest_import_line", "extra_of",
            "group_of", "declared_names",
            "pip_version", "PIP_GROUP_MIN"]
 
@@ -41,6 +41,22 @@ TEST_NAMES = ("test", "tests", "testing", "dev")
 #: distributions (PyPI has no index by import name; ``pymod2pkg`` maps to distro packages).
 KNOWN_DISTRIBUTIONS = {"yaml": "PyYAML", "dateutil": "python-dateutil", "PIL": "Pillow", "sklearn": "scikit-learn",
                        "cv2": "opencv-python", "bs4": "beautifulsoup4"}
+
+#: Modules that exist in type checkers' stubs only, never at run time, so that no ``pip install`` provides them: a
+#: commit importing one outside ``if TYPE_CHECKING:`` cannot run its tests in any environment. ``_typeshed``: typeshed's
+#: ``stdlib/_typeshed/README.md`` ("this module doesn't exist at runtime"); jazzband/prettytable's 1b8b3eb399b0 (a
+#: pre-commit autofix moved its import out of ``TYPE_CHECKING``) got the hint ``pip install _typeshed`` before (usr64).
+STUB_ONLY = frozenset({"_typeshed"})
+
+
+def stub_only_clause(missing: Collection[str]) -> str | None:
+    """``"_typeshed exists in type checkers' stubs only (no install provides it: …)"`` for the modules of ``missing``
+    (dotted or not) whose top-level name is in :data:`STUB_ONLY`, else ``None``."""
+    names = sorted({m.split(".", 1)[0] for m in missing} & STUB_ONLY)
+    if not names:
+        return None
+    return (f"{', '.join(names)} exist{'s' if len(names) == 1 else ''} in type checkers' stubs only: no install "
+            "provides it; a commit that imports it outside `if TYPE_CHECKING:` cannot run its tests")
 
 
 @functools.cache
@@ -135,7 +151,7 @@ def install_hint(root: Path, python: str | None, missing: Collection[str] = (),
     lacked (``"yaml"``, ``"six.moves"``); the top-level names none of the extra's or group's
     requirements carries (:func:`declared_names`; ``yaml`` is carried by ``pyyaml``) are added with a
     ``python -m pip install`` of their own, each under its distribution's name (:func:`distribution_of`, with
-    ``installed``: ``yaml`` → ``PyYAML``). ``None`` when ``python`` is unknown, or when
+    ``installed``: ``yaml`` → ``PyYAML``); a module of :data:`STUB_ONLY` is never named. ``None`` when ``python`` is unknown, or when
     ``pyproject.toml`` names neither and no module is left to name."""
     if python is None:
         return None
@@ -153,7 +169,7 @@ def install_hint(root: Path, python: str | None, missing: Collection[str] = (),
     declared = declared_names(root)
     carried = [d.replace("-", "") for d in declared]
     alone = sorted({distribution_of(top, installed) for m in missing for top in [m.split(".", 1)[0]]
-                    if not any(canonicalize_name(top).replace("-", "") in d for d in carried)
+                    if top not in STUB_ONLY and not any(canonicalize_name(top).replace("-", "") in d for d in carried)
                     and canonicalize_name(distribution_of(top, installed)) not in declared})
     if not alone:
         return hint

@@ -12,6 +12,7 @@ from typing import Any
 from pytest_homefield.mine.bounds import unfoldered
 from pytest_homefield.mine.compiled import BUILD_IN_PLACE, BUILT_BEFORE
 from pytest_homefield.mine.redgreen import DESELECTED, HELD_BACK
+from pytest_homefield.mine.setup_help import STUB_ONLY, stub_only_clause
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
@@ -52,10 +53,14 @@ def version_stub_setup_cmd(path: str) -> str:
     import the tuple too: tox-dev/platformdirs does). The version has a release's ``X.Y.Z`` shape, as the
     build's own would: a test of the version's shape (prettytable's ``test_version``: a digit first and
     last, two dots at least) failed at every commit with ``"0"``, so it was left out of every task holding
-    it, and a commit whose only red test it was read "reference fails" (nu27)."""
-    return ('setup_cmd: "printf \'__version__ = version = \\"0.0.0\\"\\\\n'
+    it, and a commit whose only red test it was read "reference fails" (nu27). It writes only where the
+    module's folder is: a commit of another layout (prettytable before its ``src/``) runs its tests as they are,
+    where the stub's ``> src/prettytable/_version.py`` failed its setup ("Directory nonexistent"; usr64: 2 of 53
+    candidates dropped as ``setup_failed``)."""
+    folder = path.rpartition("/")[0] or "."
+    return (f'setup_cmd: "if [ -d {folder} ]; then printf \'__version__ = version = \\"0.0.0\\"\\\\n'
             '__version_tuple__ = version_tuple = (0, 0, 0)'
-            f'\\\\n\' > {path}"')
+            f'\\\\n\' > {path}; fi"')
 
 
 def compiled_advice(why: str, compiled: Callable[[str], str | None] | None,
@@ -102,7 +107,7 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
         return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
-    older = older_python(why) or older_filter(why) or compiled_advice(why, compiled, recipe)
+    older = _no_file_missing(why, compiled, recipe)
     if older:  # the standard library of this Python, or this pytest, lacks what the code names: no file is missing
         return f"{head} {older}."
     warning = _WARNING.search(why)
@@ -158,6 +163,34 @@ def older_filter(why: str) -> str | None:
             "again (a changed environment is verified again)")
 
 
+#: ``AttributeError: module 'pytest' has no attribute 'X'``: group 1 the name.
+_PYTEST_ATTR = re.compile(r"module 'pytest' has no attribute '(\w+)'")
+
+
+def older_pytest_attr(why: str) -> str | None:
+    """What to do when the tests name ``pytest.X``, which the pytest installed here lacks (usr64, jazzband/prettytable
+    before 2024-02: ``pytest.lazy_fixture``, added by the plugin pytest-lazy-fixture, which pytest 8 broke; 31 of 53
+    candidates dropped and the hint sent the user to ``setup_cmd``, which cannot bring it back): homefield needs pytest
+    8.4 or later, so those commits' tests do not run here; ``git log -S`` names the commit that stopped using it, and
+    ``--since`` a later date mines the commits that can. ``None`` for any other error."""
+    found = _PYTEST_ATTR.search(why)
+    if found is None:
+        return None
+    name = found.group(1)
+    return (f"pytest.{name} is no attribute of the pytest installed here ({pytest_version()}): those commits were "
+            f"written for the pytest of their day or a plugin that added it, and homefield needs pytest 8.4 or later, "
+            f"so no setup_cmd runs their tests; git log -1 -S 'pytest.{name}' names the commit that stopped using it: "
+            "mine with --since a later date")
+
+
+def _no_file_missing(why: str, compiled: Callable[[str], str | None] | None,
+                     recipe: Callable[[str, str], str] | None) -> str | None:
+    """The advice for a collection error ``why`` that no installed package or generated file explains: the standard
+    library of another Python (:func:`older_python`), a filter or attribute of another pytest (:func:`older_filter`,
+    :func:`older_pytest_attr`), the repository's own compiled module (:func:`compiled_advice`); ``None`` otherwise."""
+    return older_python(why) or older_filter(why) or older_pytest_attr(why) or compiled_advice(why, compiled, recipe)
+
+
 #: The start of a ``reference_fails`` detail whose tests could not be collected at either commit.
 _BOTH_BROKEN = "collection errors at the parent and at the commit"
 
@@ -208,7 +241,7 @@ def collection_errors_line(verified: Sequence[dict[str, Any]], *,
     total = sum(why.values())
     head = (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
             f"the commit, {n} of them for \"{top}\": ")
-    older = older_python(top) or older_filter(top) or compiled_advice(top, compiled, recipe)
+    older = _no_file_missing(top, compiled, recipe)
     if older:
         return f"{head}{older}."
     return (f"{head}older commits may need a pytest plugin, a package or a "
@@ -339,7 +372,9 @@ def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None,
     ``own``: the repository's top-level names (:func:`~pytest_homefield.mine.redgreen.own_top_levels`):
     its own modules are never named (records verified before they were left out may hold them).
     ``install``: given the modules named, how to install them
-    (:func:`~pytest_homefield.mine.setup_help.install_hint`), added."""
+    (:func:`~pytest_homefield.mine.setup_help.install_hint`), added. A module no install provides
+    (:data:`~pytest_homefield.mine.setup_help.STUB_ONLY`: ``_typeshed``) is said to be one, and is the line's end when
+    it is the only one missing."""
     counts: dict[str, int] = {}
     for r in verified:
         for m in r.get("missing_modules") or ():
@@ -350,10 +385,14 @@ def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None,
     names = sorted(counts, key=lambda m: (-counts[m], m))
     listed = ", ".join(f"{m} ({counts[m]} candidate{'s' if counts[m] != 1 else ''})" if i == 0 else f"{m} ({counts[m]})"
                        for i, m in enumerate(names))
+    stubs = stub_only_clause(names)
+    head = f"Missing modules: {listed}: " + (f"{stubs}; " if stubs else "")
+    if all(m.split(".", 1)[0] in STUB_ONLY for m in names):
+        return head.removesuffix("; ") + "."
     where = f"the tests ran with {python}" if python else "the test command's environment lacks them"
     hint = install(names) if install is not None else None
     how = f" ({hint})" if hint else ""
-    return (f"Missing modules: {listed}: {where}; install them there{how} (or with setup_cmd) and mine again "
+    return (f"{head}{where}; install {'the others' if stubs else 'them'} there{how} (or with setup_cmd) and mine again "
             "(a changed environment is verified again).")
 
 

@@ -100,3 +100,21 @@ def test_a_filter_naming_a_class_this_pytest_lacks_gets_the_override_not_setup_c
     hint = setup_hint(broken)
     assert hint is not None and "; test_cmd: \"python -m pytest -o filterwarnings=\" in .homefield.yml" in hint, hint
     assert "PytestRemovedIn8Warning')). their filterwarnings entry" in hint, hint
+
+
+def test_a_pytest_attribute_this_pytest_lacks_gets_since_not_setup_cmd(tmp_path: Path) -> None:
+    """usr64 on jazzband/prettytable: 31 of 53 candidates before 2024-02 call ``pytest.lazy_fixture`` (the plugin
+    pytest-lazy-fixture, which pytest 8 broke); the hint sent the user to setup_cmd, which cannot bring it back."""
+    proj = tmp_path / "p"
+    (proj / "tests").mkdir(parents=True)
+    (proj / "tests" / "test_x.py").write_text("import pytest\n\n@pytest.mark.parametrize('v', [pytest.lazy_fixture('f')])"
+                                              "\ndef test_x(v):\n    pass\n")
+    runs = [run_tests(proj, f"{sys.executable} -m pytest", ["tests/test_x.py"], out_dir=tmp_path / f"out-{k}",
+                      sandbox="none", timeout_s=60) for k in range(2)]
+    v = classify_runs(runs[:1], runs[1:])
+    broken = [{"reason": v.reason, "detail": v.detail}] * 2
+    hint = setup_hint(broken)
+    assert hint is not None and "pytest.lazy_fixture is no attribute of the pytest installed here" in hint, hint
+    assert "git log -1 -S 'pytest.lazy_fixture'" in hint and "setup_cmd in .homefield.yml" not in hint, hint
+    line = collection_errors_line(broken + [{"reason": None}] * 3)
+    assert line is not None and "mine with --since a later date" in line, line

@@ -168,3 +168,21 @@ def test_a_module_missing_where_pytest_stops_before_any_test_is_named(tmp_path: 
     assert "No module named 'no_such_dependency_xyz'" in str(run.error)
     own = own_top_levels(repo.path, repo.head())
     assert _missing_modules([run], own) == ["no_such_dependency_xyz"]
+
+
+def test_a_module_of_type_checkers_stubs_only_is_never_named_for_an_install(tmp_path: Path) -> None:
+    """usr64 (jazzband/prettytable, 1b8b3eb399b0 imports ``_typeshed`` at run time): the hint said ``pip install
+    _typeshed``, a module no distribution provides. It is named as stubs-only, and other modules still get installs."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[project.optional-dependencies]\n'
+                                             'tests = ["pytest"]\n')
+    extra = "e.g. /v/bin/python -m pip install -e '.[tests]' (the extra is 'tests')"
+    assert install_hint(tmp_path, "/v/bin/python", ["_typeshed"], installed={}) == extra
+    hint = install_hint(tmp_path, "/v/bin/python", ["_typeshed", "six"], installed={})
+    assert hint is not None and "_typeshed" not in hint and "pip install six (named by no" in hint
+    install = lambda lacked: install_hint(tmp_path, "/v/bin/python", lacked, installed={})  # noqa: E731
+    alone = missing_modules_line([{"missing_modules": ["_typeshed"]}], "/v/bin/python", install=install)
+    assert alone == ("Missing modules: _typeshed (1 candidate): _typeshed exists in type checkers' stubs only: no "
+                     "install provides it; a commit that imports it outside `if TYPE_CHECKING:` cannot run its tests.")
+    both = missing_modules_line([{"missing_modules": ["_typeshed", "six"]}], "/v/bin/python", install=install)
+    assert both is not None and "stubs only" in both and "install the others there (" in both
+    assert "pip install six " in both and "pip install _typeshed" not in both

@@ -141,3 +141,21 @@ def test_a_name_the_standard_library_no_longer_has_asks_for_an_older_python_not_
     assert line is not None and "setup_cmd" not in line and f"collections of Python {python}" in line, line
     general = setup_hint(_broken(3, "cannot import name 'x' from 'yaml' (/v/lib/python3.11/site-packages/yaml/x.py)"))
     assert general is not None and "setup_cmd in .homefield.yml" in general  # a package's module: as before
+
+
+def test_the_stub_s_setup_cmd_passes_at_a_commit_of_another_layout(tmp_path: Path) -> None:
+    """usr64 on jazzband/prettytable: the hint's stub wrote ``src/prettytable/_version.py``, and at the commits
+    before the ``src/`` layout (``prettytable.py`` at the top) ``sh`` failed ("Directory nonexistent"): 2 of 53
+    candidates dropped as setup failed. It writes the stub where the folder is, and nothing elsewhere."""
+    hint = setup_hint(_broken(3, "No module named 'prettytable._version'"), locate=lambda m: "src/prettytable/_version.py")
+    assert hint is not None
+    cmd = yaml.safe_load(hint.split("write a stub of it in .homefield.yml, ")[1].removesuffix(", then mine again."))
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    (old / "prettytable.py").write_text("__version__ = '1.0'\n")
+    (new / "src" / "prettytable").mkdir(parents=True)
+    for tree in (old, new):
+        done = subprocess.run(["sh", "-c", cmd["setup_cmd"]], cwd=tree, capture_output=True, text=True)
+        assert done.returncode == 0, (tree.name, done.stderr)
+    assert sorted(p.name for p in old.rglob("*")) == ["prettytable.py"]
+    assert "__version_tuple__ = version_tuple = (0, 0, 0)" in (new / "src/prettytable/_version.py").read_text()
