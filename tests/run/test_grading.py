@@ -1011,6 +1011,36 @@ def test_a_reference_fix_that_changes_tox_ini_is_still_the_reference_fix(tmp_pat
     assert not is_reference_fix(task, pristine, gdir, carried)
 
 
+def test_a_reference_fix_of_an_executable_file_is_still_the_reference_fix(tmp_path: Path) -> None:
+    """mend64: the reference copy :func:`is_reference_fix` patches is made of the patch's files without their mode, so
+    the comparison is of kinds and bytes, not of the execute bit (``nofollow.same_entry(..., mode=False)``): the
+    oracle's change of an executable module is the reference fix's; another fix of it is not."""
+    from pytest_homefield.run.grading import is_reference_fix
+
+    repo = tmp_path / "repo"
+    (repo / "src" / "calc").mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    (repo / CALC).write_text("#!/usr/bin/env python\ndef clamp(x, lo, hi):\n    return x\n")
+    (repo / CALC).chmod(0o755)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    (repo / CALC).write_text("#!/usr/bin/env python\ndef clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
+    subprocess.run([*git, "commit", "-qam", "two"], check=True)
+    gold = subprocess.run([*git, "diff", "HEAD~1", "HEAD"], check=True, capture_output=True, text=True).stdout
+    parent = subprocess.run([*git, "rev-parse", "HEAD~1"], check=True, capture_output=True, text=True).stdout.strip()
+    task = Task(id="t" * 12, commit="c" * 40, parent=parent, committed_at="", authored_at="", mode="commit",
+                subject="s", message="", prompt="", source_files=[CALC], test_files=[], test_patch="",
+                gold_patch=gold, FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[])
+    pristine = make_snapshot(repo, parent, dest=tmp_path / "pristine")
+    gdir = copy_tree(pristine, tmp_path / "grading")
+    apply_patch(gdir, gold)  # the oracle's change, carried
+    assert os.stat(gdir / CALC).st_mode & 0o100
+    assert is_reference_fix(task, pristine, gdir, [CALC])
+    (gdir / CALC).write_text("#!/usr/bin/env python\ndef clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n")
+    assert not is_reference_fix(task, pristine, gdir, [CALC])
+
+
 @pytest.mark.parametrize("rel, before, after, held_back", [
     ("setup.cfg", "[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -q\n",
      "[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -q\nfilterwarnings =\n    ignore::DeprecationWarning\n",
