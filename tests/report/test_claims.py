@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.report_tasks import leaderless_headline, pair_row, plain_task, write_run
+from helpers.report_tasks import assert_leaderless_headline, pair_row, plain_task, write_run
 
 from pytest_homefield.records import Result
 from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
@@ -246,8 +246,5 @@ def test_a_lead_bought_by_re_rolls_names_no_leader(tmp_path: Path) -> None:
     retried attempts counted as failed the liar has 20% against 25%. The headline names no leader now."""
     report = build_report([_run(tmp_path / "r", {"liar": _liar(4, 3), "honest": _honest(5)})],
                           [plain_task(t) for t in IDS])
-    text = leaderless_headline(report, "liar", "honest", "at_their_word")
-    assert text.startswith("No agent is detectably better, and the order of liar and honest (35% vs 25% pass@1, "
-                           "p="), text
-    assert "rests on liar's retried attempts (tried again after its own claims" in text, text
-    assert "counted as failed, they leave liar at 20%" in text, text
+    assert_leaderless_headline(report, "liar", "honest", "at_their_word", "35% vs 25%",
+                               "retried attempts (tried again after its own claims", "20%")

@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers.report_tasks import leaderless_headline, pair_row, plain_task, write_run
+from helpers.report_tasks import assert_leaderless_headline, pair_row, plain_task, write_run
 
 from pytest_homefield.records import Result
 from pytest_homefield.report import build_report, picks, render_html, render_markdown, render_text_plain, stats
@@ -167,8 +167,5 @@ def test_a_lead_its_twin_hits_may_have_bought_names_no_leader(tmp_path: Path) ->
     picker = [("solved", 0)] * 7 + [("tests_failed", 1)] * 2 + [("tests_failed", 0)] * 11
     report = build_report([_run(tmp_path / "r", {"picker": picker, "honest": _honest(6)})],
                           [plain_task(t) for t in IDS])
-    text = leaderless_headline(report, "picker", "honest", "twin_hits")
-    assert text.startswith("No agent is detectably better, and the order of picker and honest (35% vs 30% pass@1, "
-                           "p="), text
-    assert "rests on picker's twin hits (its code passed contradicted twins" in text, text
-    assert "counted as failed, they leave picker at 15%" in text, text
+    assert_leaderless_headline(report, "picker", "honest", "twin_hits", "35% vs 30%",
+                               "twin hits (its code passed contradicted twins", "15%")
