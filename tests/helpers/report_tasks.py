@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.records import Result, Task
+from pytest_homefield.report import compute_report
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import Report
 
@@ -65,3 +66,8 @@ def assert_leaderless_headline(report: dict[str, Any], a: str, b: str, kept_out:
     assert text.startswith(f"No agent is detectably better, and the order of {a} and {b} ({rates} pass@1, p="), text
     assert f"rests on {a}'s {rests_on}" in text, text
     assert f"counted as failed, they leave {a} at {left}" in text, text
+
+
+def flagged_report(run: Path) -> Report:
+    """The report of :func:`flagged_run`'s folder ``run``."""
+    return compute_report([run], [plain_task(t) for t in FLAGGED_IDS])
