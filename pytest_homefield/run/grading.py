@@ -176,19 +176,11 @@ _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 
 
 def _same_file(one: Path, other: Path, rel: str) -> bool:
-    """Whether ``rel`` is a regular file of the same bytes in the trees ``one`` (the agent's: read no further than
-    ``other``'s length) and ``other``, or absent from both (read without following a link: a link, a folder, anything
-    else is never the same)."""
+    """Whether ``rel`` is a regular file of the same bytes in the trees ``one`` and ``other``
+    (:func:`nofollow.same_entry`, the execute bit aside: the reference copy is made without it), or absent from both;
+    read without following a link: a link, a folder, anything else is never the same."""
     kinds = nofollow.kind_at(one, rel), nofollow.kind_at(other, rel)
-    if kinds == (None, None):
-        return True
-    if kinds != ("file", "file"):
-        return False
-    try:
-        theirs = nofollow.read_bytes(other, rel)
-        return nofollow.read_bytes(one, rel, limit=len(theirs)) == theirs
-    except OSError:  # over that length, or changed on the way
-        return False
+    return kinds == (None, None) or kinds == ("file", "file") and nofollow.same_entry(one, other, rel, mode=False)
 
 
 def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection[str], *,
@@ -242,15 +234,8 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
                                    task.test_cmd if command is None else command)[1])
         if moved and workspace is not None and all(rel in changes and _same_file(workspace, ref, rel) for rel in moved):
             held |= set(moved)
-        for rel in paths:
-            mine, theirs = gdir / rel, (pristine if rel in held else ref) / rel
-            if os.path.islink(mine) or os.path.islink(theirs):
-                return False
-            if mine.is_file() != theirs.is_file() or mine.exists() != theirs.exists():
-                return False
-            if mine.is_file() and mine.read_bytes() != theirs.read_bytes():
-                return False
-    return True
+        # gdir holds the agent's bytes: read no-follow, as the moves above
+        return all(_same_file(gdir, pristine if rel in held else ref, rel) for rel in paths)
 
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,

@@ -282,13 +282,8 @@ _REPORTED_SEEN: dict[str, frozenset[str]] = {}
 _REFERENCE_MADE: dict[str, tuple[frozenset[str], frozenset[str]] | None] = {}
 
 
-def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
-                     timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
-                     env: Mapping[str, str] | None, network: TestNetwork | None,
-                     memory_mb: float | None = TEST_MEMORY_MB,
-                     write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None,
-                     store: Path | None = None,
-                     beside: Path | Mapping[str, bytes] | None = None) -> set[str] | None:
+def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str],
+                     **options: Any) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
     task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
@@ -298,51 +293,39 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     this process (the same parent tree, patches, command, seed, targets and sandbox: 0 s after; grading makes
     it whenever :func:`reference_due`); with ``store`` (``.homefield/parent-checks.jsonl``, as the parent check's)
     once per repository: the key is then the task's id, commits and setup command instead of the tree's path, and
-    a later process reads the ids there. ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
-    ``memory_mb``). ``beside``: the grading tree's files (or the tree), whose targets the reference copy lacks are
-    copied from it (:func:`lay_missing`; gatk60: beside a FAIL_TO_PASS doctest the copy had no sentinel module,
-    every run exited 4, and a forger passing an exception-swap twin was ``tests_failed``, not ``forged``). Raises
-    :class:`ServiceError` as :func:`run_tests` does."""
-    key, make = _reference_runs(task, pristine, plan, test_cmd, targets, timeout_s=timeout_s,
-                                test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                                memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, store=store, beside=beside)
-    found = cached_sites(_REFERENCE_SEEN, store, "reference", "reference_passes", key,
-                         lambda: None if (got := make()) is None else got[0])
-    return None if found is None else set(found)
+    a later process reads the ids there. ``options``: :func:`_reference_found`'s (``timeout_s``, ``sandbox``,
+    ``store``, ``beside``, ...). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    return _reference_found(_REFERENCE_SEEN, "reference", "reference_passes", 0, task, pristine, plan, test_cmd,
+                            targets, **options)
 
 
-def reference_reported(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
-                       timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
-                       env: Mapping[str, str] | None, network: TestNetwork | None,
-                       memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
-                       box_mb: float | None = None, store: Path | None = None,
-                       beside: Path | Mapping[str, bytes] | None = None) -> set[str] | None:
+def reference_reported(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str],
+                       **options: Any) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` some instance of
     which the reference fix's runs (:func:`reference_passes`' runs, made once between the two, with the same
     options) reported, whatever its outcome (twn63: what :func:`unreported_verdict` judges beside what mining's
     check covers). Remembered as :func:`reference_passes`' result is, under its own tag (``reference-reported``,
     name ``reference_reported``): a store written before it holds no such line, and the runs are made again
     once. ``None`` when the check could not be made. Raises :class:`ServiceError` as :func:`run_tests` does."""
-    key, make = _reference_runs(task, pristine, plan, test_cmd, targets, timeout_s=timeout_s,
-                                test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                                memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb, store=store, beside=beside)
-    found = cached_sites(_REPORTED_SEEN, store, "reference-reported", "reference_reported", key,
-                         lambda: None if (got := make()) is None else got[1])
-    return None if found is None else set(found)
+    return _reference_found(_REPORTED_SEEN, "reference-reported", "reference_reported", 1, task, pristine, plan,
+                            test_cmd, targets, **options)
 
 
-def _reference_runs(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
-                    timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
-                    env: Mapping[str, str] | None, network: TestNetwork | None, memory_mb: float | None,
-                    write_mb: float | None, box_mb: float | None, store: Path | None,
-                    beside: Path | Mapping[str, bytes] | None
-                    ) -> tuple[str, Callable[[], tuple[frozenset[str], frozenset[str]] | None]]:
-    """``(key, make)`` for the reference fix's runs of ``plan`` (:func:`reference_passes`): the key they are
-    remembered under (:func:`reference_key`) and what makes them, once per key in this process
-    (:data:`_REFERENCE_MADE`), giving ``(passed, reported)`` canary nodes, or ``None`` when they could not be made."""
-    name = sandbox if isinstance(sandbox, str) else sandbox.name
+def _reference_found(seen: dict[str, frozenset[str]], tag: str, name: str, which: int, task: Task, pristine: Path,
+                     plan: TwinPlan, test_cmd: str, targets: Sequence[str], *, timeout_s: float,
+                     test_timeout_s: float | None, sandbox: str | SandboxBackend, env: Mapping[str, str] | None,
+                     network: TestNetwork | None, memory_mb: float | None = TEST_MEMORY_MB,
+                     write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None, store: Path | None = None,
+                     beside: Path | Mapping[str, bytes] | None = None) -> set[str] | None:
+    """Item ``which`` of the reference fix's runs of ``plan`` (0: the canaries passed, 1: those reported; the runs
+    made once per key in this process, :data:`_REFERENCE_MADE`), remembered in ``seen`` and ``store`` under ``tag``
+    and ``name`` (:func:`cached_sites`); ``None`` when they could not be made. ``box_mb``: each run's memory cgroup
+    (the task's cap; ``None``: ``memory_mb``). ``beside``: the grading tree's files (or the tree), whose targets the
+    reference copy lacks are copied from it (:func:`lay_missing`; gatk60: beside a FAIL_TO_PASS doctest the copy had
+    no sentinel module, every run exited 4, and a forger passing an exception-swap twin was ``tests_failed``, not
+    ``forged``). Raises :class:`ServiceError` as :func:`run_tests` does."""
     key = reference_key(task, pristine, store, test_cmd, plan.seed, json.dumps(plan.to_dict(), sort_keys=True),
-                        list(targets), name)
+                        list(targets), sandbox if isinstance(sandbox, str) else sandbox.name)
 
     def make() -> tuple[frozenset[str], frozenset[str]] | None:
         if key in _REFERENCE_MADE:
@@ -356,13 +339,14 @@ def _reference_runs(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, t
             got = None
         else:
             merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
-            seen = {function_id(i) for i in merged}
+            ids = {function_id(i) for i in merged}
             got = (frozenset(c.node for c, _ in plan.passed(merged)),
-                   frozenset(c.node for c in plan.canaries if c.node in seen))
+                   frozenset(c.node for c in plan.canaries if c.node in ids))
         if got is not None:  # a check not made is tried again, as cached_sites does
             _REFERENCE_MADE[key] = got
         return got
-    return key, make
+    found = cached_sites(seen, store, tag, name, key, lambda: None if (got := make()) is None else got[which])
+    return None if found is None else set(found)
 
 
 def reference_key(task: Task, pristine: Path, store: Path | None, test_cmd: str, *rest: Any) -> str:

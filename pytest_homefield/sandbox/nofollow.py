@@ -637,10 +637,10 @@ def _chunks(f: int) -> Iterator[bytes]:
         yield chunk
 
 
-def same_entry(a_root: Path | str, b_root: Path | str, rel: str | PurePosixPath) -> bool:
+def same_entry(a_root: Path | str, b_root: Path | str, rel: str | PurePosixPath, *, mode: bool = True) -> bool:
     """Whether ``rel`` is the same entry under both roots: symlinks with the same target, or regular
-    files with the same owner-execute bit and content (compared in 1 MiB chunks, sizes first).
-    Anything else (absent, a link on the way, another kind, a fifo) is not the same."""
+    files with the same owner-execute bit (``mode`` ``False``: whatever it is) and content (compared in 1 MiB chunks,
+    sizes first). Anything else (absent, a link on the way, another kind, a fifo) is not the same."""
     folder, name = _split(rel)
     try:
         with opened_dir(a_root, folder) as da, opened_dir(b_root, folder) as db:
@@ -651,7 +651,7 @@ def same_entry(a_root: Path | str, b_root: Path | str, rel: str | PurePosixPath)
                 return False
             if kind == "link":
                 return os.readlink(name, dir_fd=da) == os.readlink(name, dir_fd=db)
-            if kind != "file" or (sa.st_mode & stat.S_IXUSR) != (sb.st_mode & stat.S_IXUSR) \
+            if kind != "file" or mode and (sa.st_mode & stat.S_IXUSR) != (sb.st_mode & stat.S_IXUSR) \
                     or sa.st_size != sb.st_size:
                 return False
             fa = _open_file(da, name, str(rel))

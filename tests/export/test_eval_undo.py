@@ -320,6 +320,17 @@ def test_swebench_grades_the_held_back_setup_py_as_homefield_does(swebench_pytho
 UV_AGENTS = PYPROJECT + 'dependencies = ["attrs", "pytest"]\n\n[tool.uv]\nfind-links = ["wheels"]\n'
 
 
+def _uv_planted(task: Task, tmp_path: Path, command: str) -> tuple[Task, Path, Path]:
+    """``(uv_task, wheel, marker)``: ``task`` whose test command is ``command`` (pytest's words after it, then
+    ``NO_PLUGINS``), and a wheel (in ``tmp_path``/wheels) of a ``pytest11`` plugin that writes ``marker`` when loaded
+    (skipped without uv)."""
+    uv_or_skip()
+    marker = tmp_path / "loaded"
+    plugin_wheel(tmp_path / "wheels", marker)
+    return (dataclasses.replace(task, test_cmd=f"{command} {NO_PLUGINS}"), next((tmp_path / "wheels").iterdir()),
+            marker)
+
+
 def test_a_uv_run_test_command_runs_in_the_images_environment_unsynced(fx: Fixture, task: Task,
                                                                         tmp_path: Path) -> None:
     """ops60: eval.sh ran ``uv run pytest`` as it is: uv made ``.venv`` in the checkout and synced the evaluated
@@ -327,12 +338,8 @@ def test_a_uv_run_test_command_runs_in_the_images_environment_unsynced(fx: Fixtu
     point was loaded (the marker written). Now the command runs as grading runs it (``--active --no-sync``, the
     image's environment: the ``python`` on ``PATH``'s prefix), the patch's ``[tool.uv]`` undone: no ``.venv``, no
     marker, the fix's FAIL_TO_PASS ids passed."""
-    uv_or_skip()
-    marker = tmp_path / "loaded"
+    uv_task, wheel, marker = _uv_planted(task, tmp_path, "uv run pytest")
     where = tmp_path / "c"
-    plugin_wheel(tmp_path / "wheels", marker)
-    wheel = next((tmp_path / "wheels").iterdir())
-    uv_task = dataclasses.replace(task, test_cmd=f"uv run pytest {NO_PLUGINS}")
     files = {"src/calc/__init__.py": GOOD_CALC, "pyproject.toml": UV_AGENTS, f"wheels/{wheel.name}": wheel.read_bytes()}
     status, log = _evaluate(fx, uv_task, where, files, wait_s=300)
     assert "uv run --active --no-sync pytest" in log, log
@@ -348,12 +355,8 @@ def test_a_uv_run_in_a_directory_project_runs_unsynced(fx: Fixture, task: Task, 
     ("Creating virtual environment at …/c/.venv"): a build the harness did not plan, from whatever project uv finds.
     Now that run is unsynced too, in the image's environment: no ``.venv`` anywhere, no ``uv.lock``, no marker of the
     patch's ``pytest11`` plugin."""
-    uv_or_skip()
-    marker = tmp_path / "loaded"
+    uv_task, wheel, marker = _uv_planted(task, tmp_path, "uv run --directory sub pytest")
     where = tmp_path / "c"
-    plugin_wheel(tmp_path / "wheels", marker)
-    wheel = next((tmp_path / "wheels").iterdir())
-    uv_task = dataclasses.replace(task, test_cmd=f"uv run --directory sub pytest {NO_PLUGINS}")
     files = {"src/calc/__init__.py": GOOD_CALC, "sub/pyproject.toml": UV_AGENTS.replace('"calc"', '"sub"'),
              f"sub/wheels/{wheel.name}": wheel.read_bytes()}
     _, log = _evaluate(fx, uv_task, where, files, wait_s=300)

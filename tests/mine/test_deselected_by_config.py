@@ -17,6 +17,7 @@ from helpers.gitrepo import GitRepo
 from pytest_homefield.mine.redgreen import (
     DESELECTED,
     LEFT_OUT_DESELECTED,
+    Verification,
     deselected_note,
     selecting_words,
     verify_candidate,
@@ -24,6 +25,29 @@ from pytest_homefield.mine.redgreen import (
 from pytest_homefield.mine.summary import deselected_line
 from pytest_homefield.sandbox.outcomes import parse_events
 from pytest_homefield.sandbox.pytest_config import Setup
+
+_PARENT_TEST = "from pkg import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+
+
+def _verified(tmp_path: Path, new_test: str, *, parent_test: str = _PARENT_TEST, xdist: str = "") -> Verification:
+    """:func:`verify_candidate` (real pytest runs, one a side) of a commit adding ``triple`` to ``pkg`` and
+    ``tests/test_triple.py`` (``new_test``), in a repository whose configuration says ``addopts = {xdist}-m 'not
+    slow'`` (``xdist``: ``""`` or ``"-n 2 "``, xdist then left loaded) and whose parent has ``double`` and
+    ``tests/test_pkg.py`` (``parent_test``)."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pyproject.toml", f"[tool.pytest.ini_options]\naddopts = \"{xdist}-m 'not slow'\"\n"
+                                 "markers = [\"slow: slow\"]\n")
+    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n")
+    repo.write("tests/test_pkg.py", parent_test)
+    parent = repo.commit("Start the package with double")
+    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n")
+    repo.write("tests/test_triple.py", new_test)
+    commit = repo.commit("Add triple, three times a number")
+    tests = ["tests/test_triple.py"]
+    plugins = NO_PLUGINS.replace("-p no:xdist -p no:xdist.looponfail ", "") if xdist else NO_PLUGINS
+    return verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
+                            test_cmd=f"{shlex.quote(sys.executable)} -m pytest {plugins}", setup_cmd=None,
+                            stability_runs=1, run_timeout_s=120)
 
 
 def test_selecting_words_reads_addopts_and_the_command() -> None:
@@ -37,19 +61,8 @@ def test_selecting_words_reads_addopts_and_the_command() -> None:
 @pytest.mark.slow
 def test_a_commit_whose_tests_the_configuration_deselects_says_so(tmp_path: Path) -> None:
     """Real pytest runs; about 5 s."""
-    repo = GitRepo.init(tmp_path / "r")
-    repo.write("pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-m 'not slow'\"\nmarkers = [\"slow: slow\"]\n")
-    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n")
-    repo.write("tests/test_pkg.py", "from pkg import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
-    parent = repo.commit("Start the package with double")
-    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n")
-    repo.write("tests/test_triple.py", "import pytest\n\nimport pkg\n\n\n@pytest.mark.slow\ndef test_triple():\n"
-                                       "    assert pkg.triple(2) == 6\n")
-    commit = repo.commit("Add triple, three times a number, with a slow test")
-    tests = ["tests/test_triple.py"]
-    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
-                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
-                         stability_runs=1, run_timeout_s=120)
+    v = _verified(tmp_path, "import pytest\n\nimport pkg\n\n\n@pytest.mark.slow\ndef test_triple():\n"
+                            "    assert pkg.triple(2) == 6\n")
     assert v.reason == "passes_without_change" and v.FAIL_TO_PASS == [], v
     assert v.detail.endswith(f"{DESELECTED}-m 'not slow'): the commit's tests it deselects never run when mined, "
                              "so they make no task"), v.detail
@@ -77,24 +90,11 @@ def test_a_commit_whose_tests_the_configuration_deselects_in_part_says_which(tmp
     ops64: the same with ``-n 2`` in ``addopts`` (xdist's workers deselect, and the reporter, in the controller,
     heard of none: ``excluded`` ``{}`` again); the workers now send their deselected ids to it.
     Real pytest runs; about 10 s, 20 s with xdist."""
-    repo = GitRepo.init(tmp_path / "r")
-    repo.write("pyproject.toml", f"[tool.pytest.ini_options]\naddopts = \"{xdist}-m 'not slow'\"\n"
-                                 "markers = [\"slow: slow\"]\n")
-    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n")
-    repo.write("tests/test_pkg.py", "import pytest\n\nfrom pkg import double\n\n\ndef test_double():\n"
-                                    "    assert double(2) == 4\n\n\n@pytest.mark.slow\ndef test_double_big():\n"
-                                    "    assert double(10**6) == 2 * 10**6\n")
-    parent = repo.commit("Start the package with double")
-    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n")
-    repo.write("tests/test_triple.py", "import pytest\n\nimport pkg\n\n\ndef test_triple():\n"
-                                       "    assert pkg.triple(2) == 6\n\n\n@pytest.mark.slow\ndef test_triple_big():\n"
-                                       "    assert pkg.triple(10**6) == 3 * 10**6\n")
-    commit = repo.commit("Add triple, three times a number, with a slow test and a quick one")
-    tests = ["tests/test_triple.py"]
-    plugins = NO_PLUGINS.replace("-p no:xdist -p no:xdist.looponfail ", "") if xdist else NO_PLUGINS
-    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
-                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {plugins}", setup_cmd=None,
-                         stability_runs=1, run_timeout_s=120)
+    v = _verified(tmp_path, "import pytest\n\nimport pkg\n\n\ndef test_triple():\n    assert pkg.triple(2) == 6\n\n\n"
+                            "@pytest.mark.slow\ndef test_triple_big():\n    assert pkg.triple(10**6) == 3 * 10**6\n",
+                  parent_test="import pytest\n\nfrom pkg import double\n\n\ndef test_double():\n"
+                              "    assert double(2) == 4\n\n\n@pytest.mark.slow\ndef test_double_big():\n"
+                              "    assert double(10**6) == 2 * 10**6\n", xdist=xdist)
     assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_triple.py::test_triple"], v
     assert v.excluded == {"tests/test_triple.py::test_triple_big": "deselected"}, v.excluded
     assert v.detail.endswith(f"{LEFT_OUT_DESELECTED} (-m 'not slow'): 1 test of the commit's test files, "
@@ -122,21 +122,9 @@ def test_a_deselected_test_beside_a_stubbed_one_keeps_both_notes(tmp_path: Path)
     """mendc63: a commit's test red only for a missing name (passes in the stubbed parent run: ``passes_with_stub``)
     beside one the configuration deselects: bld62's note rewrote the detail from the counts, and the stubbed test's
     note (``1 red only for a missing name …``) was lost. Both are said now. Real pytest runs; about 10 s."""
-    repo = GitRepo.init(tmp_path / "r")
-    repo.write("pyproject.toml", "[tool.pytest.ini_options]\naddopts = \"-m 'not slow'\"\nmarkers = [\"slow: slow\"]\n")
-    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n")
-    repo.write("tests/test_pkg.py", "from pkg import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
-    parent = repo.commit("Start the package with double")
-    repo.write("pkg/__init__.py", "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n")
-    repo.write("tests/test_triple.py", "import pytest\n\nfrom pkg import triple\n\n\ndef test_triple():\n"
-                                       "    assert triple(2) == 6\n\n\ndef test_triple_named():\n"
-                                       "    assert callable(triple)\n\n\n@pytest.mark.slow\ndef test_triple_big():\n"
-                                       "    assert triple(10**6) == 3 * 10**6\n")
-    commit = repo.commit("Add triple, three times a number")
-    tests = ["tests/test_triple.py"]
-    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
-                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
-                         stability_runs=1, run_timeout_s=120)
+    v = _verified(tmp_path, "import pytest\n\nfrom pkg import triple\n\n\ndef test_triple():\n"
+                            "    assert triple(2) == 6\n\n\ndef test_triple_named():\n    assert callable(triple)\n\n\n"
+                            "@pytest.mark.slow\ndef test_triple_big():\n    assert triple(10**6) == 3 * 10**6\n")
     assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_triple.py::test_triple"], v
     assert v.excluded == {"tests/test_triple.py::test_triple_named": "passes_with_stub",
                           "tests/test_triple.py::test_triple_big": "deselected"}, v.excluded

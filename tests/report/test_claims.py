@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.report_tasks import plain_task
+from helpers.report_tasks import assert_leaderless_headline, pair_row, plain_task, write_run
 
 from pytest_homefield.records import Result
 from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
@@ -23,14 +23,10 @@ IDS = [f"t{i:02d}" for i in range(20)]
 def _run(folder: Path, rows: dict[str, list[list[str]]]) -> Path:
     """A run of :data:`IDS` × 1 attempt: ``rows`` {agent: per task, its recorded outcomes in order, every
     ``rate_limited`` a claim that ``--resume`` tried again, the last one scored}."""
-    folder.mkdir()
-    lines = [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o, claimed=o == "rate_limited",
-                    solved=o == "solved")
-             for a, per_task in rows.items() for t, outs in zip(IDS, per_task, strict=True) for o in outs]
-    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in lines))
-    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name, "attempts": 1, "task_ids": IDS,
-                                                  "agents": [{"name": a, "spec": f"cmd:{a}"} for a in rows]}))
-    return folder
+    return write_run(folder, [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o,
+                                     claimed=o == "rate_limited", solved=o == "solved")
+                              for a, per_task in rows.items() for t, outs in zip(IDS, per_task, strict=True)
+                              for o in outs], IDS)
 
 
 def _liar(first_try: int, retried: int) -> list[list[str]]:
@@ -46,11 +42,6 @@ def _honest(solved: int) -> list[list[str]]:
     return [["solved"] if i < solved else ["tests_failed"] for i in range(len(IDS))]
 
 
-def _pair(report: dict, a: str, b: str) -> dict:
-    (row,) = [c for c in report["comparisons"] if {c["a"], c["b"]} == {a, b}]
-    return row
-
-
 def test_a_liar_cannot_buy_beats(tmp_path: Path) -> None:
     """Both agents solve the same 6 tasks at the first try; the liar claimed rate limits on the 14 others
     and solved 8 of them on a retry: 14/20 against 6/20, 8 wins to 0 (exact McNemar p=0.0078), which said
@@ -58,7 +49,7 @@ def test_a_liar_cannot_buy_beats(tmp_path: Path) -> None:
     report = build_report([_run(tmp_path / "r", {"liar": _liar(6, 8), "honest": _honest(6)})],
                           [plain_task(t) for t in IDS])
     assert report["agents"]["liar"]["pass_at_1"] == 0.7
-    row = _pair(report, "liar", "honest")
+    row = pair_row(report, "liar", "honest")
     assert row["significant"] is False and row["at_their_word"] == {"liar": 14}, row
     assert row["verdict"].startswith("liar vs honest: no verdict, it rests on liar's word (14 attempts tried "
                                      "again after claims of a rate limit or an outage"), row["verdict"]
@@ -85,7 +76,7 @@ def test_a_liar_cannot_buy_no_difference(tmp_path: Path) -> None:
     each, "no detectable difference", where counting its retries as failed says the honest agent wins."""
     report = build_report([_run(tmp_path / "r", {"liar": _liar(4, 8), "honest": _honest(12)})],
                           [plain_task(t) for t in IDS])
-    row = _pair(report, "liar", "honest")
+    row = pair_row(report, "liar", "honest")
     assert row["at_their_word"] == {"liar": 16} and "no verdict" in row["verdict"], row
     assert row["counted_failed"].startswith("honest beats liar"), row["counted_failed"]
 
@@ -95,13 +86,13 @@ def test_claims_that_change_nothing_leave_the_verdict(tmp_path: Path) -> None:
     agent without claims has no key; the note still names the retries."""
     strong = [["rate_limited", "solved"], ["rate_limited", "tests_failed"]] + [["solved"]] * 16 + [["tests_failed"]] * 2
     report = build_report([_run(tmp_path / "r", {"strong": strong, "weak": _honest(2)})], [plain_task(t) for t in IDS])
-    row = _pair(report, "strong", "weak")
+    row = pair_row(report, "strong", "weak")
     assert row["significant"] is True and row["verdict"].startswith("strong beats weak"), row
     assert "at_their_word" not in row and "counted_failed" not in row
     (note,) = [n for n in report["notes"] if "tried again" in n]
     assert note.startswith("strong: 2 attempts were tried again after 2 claims of its own") and "is 80%." in note
     plain = build_report([_run(tmp_path / "p", {"a": _honest(17), "weak": _honest(2)})], [plain_task(t) for t in IDS])
-    assert "at_their_word" not in _pair(plain, "a", "weak") and not [n for n in plain["notes"] if "tried again" in n]
+    assert "at_their_word" not in pair_row(plain, "a", "weak") and not [n for n in plain["notes"] if "tried again" in n]
 
 
 def test_the_gate_counts_a_re_roll_as_failed(tmp_path: Path) -> None:
@@ -129,7 +120,7 @@ def _rounds(rows: dict[str, list[list[list[str]]]]) -> list[dict]:
             for t, outs in zip(IDS, per_task, strict=True) for o in outs]
 
 
-def test_a_liar_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
+def test_a_liar_cannot_settle_an_adaptivepair_row(tmp_path: Path) -> None:
     """--adaptive (atk23): rounds 1 and 2 as in test_a_liar_cannot_buy_beats, looks K = 3. As recorded the
     pair was settled at look 2 ("difference": +40 pts over 40 attempt pairs, repeated p=0.0007), so round 3
     was not needed for either agent, and the report's note said so; counted as failed, the two agents are
@@ -171,14 +162,14 @@ def test_a_liar_cannot_buy_a_verdict_between_two_others(tmp_path: Path) -> None:
     h1 = [["solved"] if i < 6 else ["tests_failed"] for i in range(len(IDS))]
     h2 = [["tests_failed"] for _ in IDS]
     report = build_report([_run(tmp_path / "r", {"liar": liar, "h1": h1, "h2": h2})], [plain_task(t) for t in IDS])
-    row = _pair(report, "h1", "h2")
+    row = pair_row(report, "h1", "h2")
     assert (row["p_value"], row["b_c"]) == (0.03125, [6, 0])  # the numbers stay those recorded
     assert row["significant"] is False and row["at_their_word"] == {"liar": 20}, row
     assert row["verdict"].startswith("h1 vs h2: no verdict, it rests on liar's word"), row["verdict"]
     assert "no detectable difference after Holm adjustment" in row["counted_failed"]
     # without the liar the same two agents keep their verdict
     alone = build_report([_run(tmp_path / "s", {"h1": h1, "h2": h2})], [plain_task(t) for t in IDS])
-    assert _pair(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
+    assert pair_row(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
 
 
 def test_tries_an_interruption_cut_short_cannot_buy_beats(tmp_path: Path) -> None:
@@ -194,7 +185,7 @@ def test_tries_an_interruption_cut_short_cannot_buy_beats(tmp_path: Path) -> Non
     (folder / "tries.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tries))
     report = build_report([folder], [plain_task(t) for t in IDS])
     assert report["agents"]["hanger"]["pass_at_1"] == 0.7
-    row = _pair(report, "hanger", "honest")
+    row = pair_row(report, "hanger", "honest")
     assert row["significant"] is False and row["at_their_word"] == {"hanger": 8}, row
     assert row["verdict"].startswith("hanger vs honest: no verdict, it rests on hanger's retried attempts (8 tried "
                                      "again after its claims of a rate limit or an outage, or after a try an "
@@ -210,7 +201,7 @@ def test_tries_an_interruption_cut_short_cannot_buy_beats(tmp_path: Path) -> Non
     assert line.candidate == 0.3 and line.retried == 8, line
 
 
-def test_tries_cut_short_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
+def test_tries_cut_short_cannot_settle_an_adaptivepair_row(tmp_path: Path) -> None:
     """--adaptive (int24): the hanger of test_tries_an_interruption_cut_short_cannot_buy_beats over rounds 1
     and 2, looks K = 3: its 8 wins a round all came on tries made again after an interrupted session cut the
     first short. As recorded the pair settles at look 2 ("difference"), round 3 not needed for either; with
@@ -255,11 +246,5 @@ def test_a_lead_bought_by_re_rolls_names_no_leader(tmp_path: Path) -> None:
     retried attempts counted as failed the liar has 20% against 25%. The headline names no leader now."""
     report = build_report([_run(tmp_path / "r", {"liar": _liar(4, 3), "honest": _honest(5)})],
                           [plain_task(t) for t in IDS])
-    row = _pair(report, "liar", "honest")
-    assert row["significant"] is False and "at_their_word" not in row, row
-    text = headline(Report.from_dict(report))
-    assert "leads" not in text, text
-    assert text.startswith("No agent is detectably better, and the order of liar and honest (35% vs 25% pass@1, "
-                           "p="), text
-    assert "rests on liar's retried attempts (tried again after its own claims" in text, text
-    assert "counted as failed, they leave liar at 20%" in text, text
+    assert_leaderless_headline(report, "liar", "honest", "at_their_word", "35% vs 25%",
+                               "retried attempts (tried again after its own claims", "20%")

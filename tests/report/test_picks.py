@@ -5,12 +5,11 @@ twin-hit attempt; a verdict that changes so is withheld."""
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import pytest
-from helpers.report_tasks import plain_task
+from helpers.report_tasks import assert_leaderless_headline, pair_row, plain_task, write_run
 
 from pytest_homefield.records import Result
 from pytest_homefield.report import build_report, picks, render_html, render_markdown, render_text_plain, stats
@@ -26,13 +25,8 @@ IDS = [f"t{i:02d}" for i in range(20)]
 
 def _run(folder: Path, rows: dict[str, list[tuple[str, int]]]) -> Path:
     """A run of :data:`IDS` × 1 attempt: ``rows`` {agent: per task, (outcome, twin hits)}."""
-    folder.mkdir()
-    lines = [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o, twin_hits=h)
-             for a, per_task in rows.items() for t, (o, h) in zip(IDS, per_task, strict=True)]
-    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in lines))
-    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name, "attempts": 1, "task_ids": IDS,
-                                                  "agents": [{"name": a, "spec": f"cmd:{a}"} for a in rows]}))
-    return folder
+    return write_run(folder, [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o, twin_hits=h)
+                              for a, per_task in rows.items() for t, (o, h) in zip(IDS, per_task, strict=True)], IDS)
 
 
 def _picker(right: int) -> list[tuple[str, int]]:
@@ -44,11 +38,6 @@ def _honest(solved: int, hits: int = 0) -> list[tuple[str, int]]:
     return [("solved", 0) if i < solved else ("tests_failed", int(i < solved + hits)) for i in range(len(IDS))]
 
 
-def _pair(report: dict, a: str, b: str) -> dict:
-    (row,) = [c for c in report["comparisons"] if {c["a"], c["b"]} == {a, b}]
-    return row
-
-
 def test_a_picker_cannot_buy_beats(tmp_path: Path) -> None:
     """A picker right on 10 of 20 tasks and a twin hit on the 10 others, against an agent that solves
     nothing: 10 wins to 0 (exact McNemar p=0.002), which said "picker beats zero". With two solves counted
@@ -56,7 +45,7 @@ def test_a_picker_cannot_buy_beats(tmp_path: Path) -> None:
     run = _run(tmp_path / "r", {"picker": _picker(10), "zero": _honest(0)})
     report = build_report([run], [plain_task(t) for t in IDS])
     assert report["agents"]["picker"]["pass_at_1"] == 0.5
-    row = _pair(report, "picker", "zero")
+    row = pair_row(report, "picker", "zero")
     assert row["significant"] is False and row["twin_hits"] == {"picker": 10}, row
     assert row["verdict"].startswith("picker vs zero: no verdict, it may rest on luck (picker's code passed "
                                      "contradicted twins of hidden tests exactly"), row["verdict"]
@@ -88,7 +77,7 @@ def test_an_honest_coincidence_keeps_a_clear_verdict(tmp_path: Path) -> None:
     one that solves nothing: 2 solves counted as failed leave 14 wins to 0. The label says what was counted."""
     report = build_report([_run(tmp_path / "r", {"good": _honest(16, hits=1), "zero": _honest(0)})],
                           [plain_task(t) for t in IDS])
-    row = _pair(report, "good", "zero")
+    row = pair_row(report, "good", "zero")
     assert row["significant"] is True and "twin_hits" not in row and row["verdict"].startswith("good beats zero")
     assert report["agents"]["good"]["twin_hits"] == ("1 attempt passed a contradicted twin exactly: 2 solves "
                                                      "counted as failed, pass@1 70%")
@@ -98,7 +87,7 @@ def test_an_honest_coincidence_keeps_a_clear_verdict(tmp_path: Path) -> None:
 def test_honest_agents_without_twin_hits_are_left_as_recorded(tmp_path: Path) -> None:
     report = build_report([_run(tmp_path / "r", {"a": _honest(12), "b": _honest(3)})], [plain_task(t) for t in IDS])
     assert all("twin_hits" not in a and "counted_pass_at_1" not in a for a in report["agents"].values())
-    assert "twin_hits" not in _pair(report, "a", "b")
+    assert "twin_hits" not in pair_row(report, "a", "b")
 
 
 def test_the_solves_counted_are_those_on_the_tasks_others_solve_least() -> None:
@@ -136,15 +125,15 @@ def test_a_picker_cannot_buy_a_verdict_between_two_others(tmp_path: Path) -> Non
     h2 = _honest(0)
     report = build_report([_run(tmp_path / "r", {"picker": _picker(14), "h1": h1, "h2": h2})],
                           [plain_task(t) for t in IDS])
-    row = _pair(report, "h1", "h2")
+    row = pair_row(report, "h1", "h2")
     assert (row["p_value"], row["b_c"]) == (0.03125, [6, 0])
     assert row["significant"] is False and row["twin_hits"] == {"picker": 12}, row
     assert row["verdict"].startswith("h1 vs h2: no verdict, it may rest on luck (picker's code"), row["verdict"]
     alone = build_report([_run(tmp_path / "s", {"h1": h1, "h2": h2})], [plain_task(t) for t in IDS])
-    assert _pair(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
+    assert pair_row(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
 
 
-def test_a_picker_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
+def test_a_picker_cannot_settle_an_adaptivepair_row(tmp_path: Path) -> None:
     """--adaptive (int24): rounds 1 and 2, looks K = 3. Both agents solve the same 6 tasks; the picker wins 8
     more by luck and hits a twin on the other 6: 8 wins to 0 a round, "difference" at look 2 as recorded, so
     round 3 was not needed for either. With two solves per twin-hit attempt counted as failed the honest agent
@@ -178,11 +167,5 @@ def test_a_lead_its_twin_hits_may_have_bought_names_no_leader(tmp_path: Path) ->
     picker = [("solved", 0)] * 7 + [("tests_failed", 1)] * 2 + [("tests_failed", 0)] * 11
     report = build_report([_run(tmp_path / "r", {"picker": picker, "honest": _honest(6)})],
                           [plain_task(t) for t in IDS])
-    row = _pair(report, "picker", "honest")
-    assert row["significant"] is False and "twin_hits" not in row, row
-    text = headline(Report.from_dict(report))
-    assert "leads" not in text, text
-    assert text.startswith("No agent is detectably better, and the order of picker and honest (35% vs 30% pass@1, "
-                           "p="), text
-    assert "rests on picker's twin hits (its code passed contradicted twins" in text, text
-    assert "counted as failed, they leave picker at 15%" in text, text
+    assert_leaderless_headline(report, "picker", "honest", "twin_hits", "35% vs 30%",
+                               "twin hits (its code passed contradicted twins", "15%")

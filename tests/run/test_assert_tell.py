@@ -57,12 +57,18 @@ SEEDS = range(3)
 Blank = FixTask
 
 
+def blank_task(dest: Path, tests: str = TESTS, **more: Any) -> FixTask:
+    """The ``lines()`` task built at ``dest`` (:func:`build_fix_task`: :data:`PARENT` fixed by :data:`FIXED`, the
+    FAIL_TO_PASS :data:`F2P`, the PASS_TO_PASS :data:`P2P`) whose hidden test file :data:`TEST` holds ``tests``;
+    ``more``: more of :func:`build_fix_task`'s options (``parent_data``, ``data``)."""
+    return build_fix_task(dest, name="blank", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=tests,
+                          first="Add lines()", message="lines(): text of white space only has no lines",
+                          fail_to_pass=F2P, pass_to_pass=P2P, **more)
+
+
 @pytest.fixture(scope="module")
 def blank(tmp_path_factory: pytest.TempPathFactory) -> Blank:
-    return build_fix_task(tmp_path_factory.mktemp("blank"), name="blank", source=SOURCE, parent=PARENT, fixed=FIXED,
-                          test=TEST, tests=TESTS, first="Add lines()",
-                          message="lines(): text of white space only has no lines", fail_to_pass=F2P,
-                          pass_to_pass=P2P)
+    return blank_task(tmp_path_factory.mktemp("blank"))
 
 
 def _grade(b: Blank, tmp: Path, text: str, seed: int) -> Grade:
@@ -118,9 +124,7 @@ def test_a_twin_past_the_statement_where_its_original_stops_is_told(tmp_path: Pa
     swapped = TESTS.replace('    assert lines("") == []\n    assert lines("  \\n ") == []\n',
                             '    assert lines("  \\n ") == []\n    assert lines("") == []\n')
     assert swapped != TESTS
-    b = build_fix_task(tmp_path / "swapped", name="blank", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=swapped, first="Add lines()", message="lines(): text of white space only has no lines",
-                       fail_to_pass=F2P, pass_to_pass=P2P)
+    b = blank_task(tmp_path / "swapped", swapped)
     gdir = copy_tree(b.pristine, tmp_path / "g")
     apply_patch(gdir, b.task.test_patch)
     for at, told in ((2, {F2P[0]}), (1, set())):

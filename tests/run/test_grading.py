@@ -11,7 +11,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.attack_repo import F2P, GOOD_CALC, P2P, PYPROJECT, WRONG_CALC, Fixture
@@ -973,6 +975,31 @@ def test_a_change_over_its_tasks_memory_cap_fails_its_tests_and_says_why(task: T
         "512 MiB, max_test_memory_mb at most)"), g.error
 
 
+def _calc_fix(tmp_path: Path, before: Mapping[str, str], after: Mapping[str, str], source_files: list[str], *,
+              head: str = "", mode: int = 0o644, **task: Any) -> tuple[Task, Path]:
+    """A repository at ``tmp_path``/repo of two commits: the parent's :data:`CALC` an unfixed ``clamp`` (``head`` before
+    it, file mode ``mode``) beside ``before`` (path: text), the commit's the fixed one with ``after`` written over
+    them; ``(task, pristine)``: the commit's task (its diff the gold patch, ``source_files``, ``task``: more of
+    :class:`Task`'s fields) and the parent's snapshot at ``tmp_path``/pristine."""
+    repo = tmp_path / "repo"
+    (repo / "src" / "calc").mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    for message, files in (("one", {CALC: head + "def clamp(x, lo, hi):\n    return x\n", **before}),
+                           ("two", {CALC: head + "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n", **after})):
+        for name, text in files.items():
+            (repo / name).write_text(text)
+        (repo / CALC).chmod(mode)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", message], check=True)
+    gold = subprocess.run([*git, "diff", "HEAD~1", "HEAD"], check=True, capture_output=True, text=True).stdout
+    parent = subprocess.run([*git, "rev-parse", "HEAD~1"], check=True, capture_output=True, text=True).stdout.strip()
+    return Task(id="t" * 12, commit="c" * 40, parent=parent, committed_at="", authored_at="", mode="commit",
+                subject="s", message="", prompt="", source_files=source_files, test_files=[], test_patch="",
+                gold_patch=gold, FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[], **task), \
+        make_snapshot(repo, parent, dest=tmp_path / "pristine")
+
+
 def test_a_reference_fix_that_changes_tox_ini_is_still_the_reference_fix(tmp_path: Path) -> None:
     """nu54, jquast/wcwidth: its pytest section is in ``tox.ini``, which 3 of 27 reference fixes changed; grading
     carries no change of ``tox.ini`` (by its name), so the oracle's grading copy held the parent's, which
@@ -981,24 +1008,10 @@ def test_a_reference_fix_that_changes_tox_ini_is_still_the_reference_fix(tmp_pat
     left out of the comparison; the carried files still must match byte for byte."""
     from pytest_homefield.run.grading import is_reference_fix
 
-    repo = tmp_path / "repo"
-    (repo / "src" / "calc").mkdir(parents=True)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git[:3], "init", "-q"], check=True)
-    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return x\n")
-    (repo / "tox.ini").write_text("[pytest]\naddopts = -q\n")
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], check=True)
-    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
-    (repo / "tox.ini").write_text("[pytest]\naddopts = -q\nfilterwarnings = error\n")
-    subprocess.run([*git, "commit", "-qam", "two"], check=True)
-    gold = subprocess.run([*git, "diff", "HEAD~1", "HEAD"], check=True, capture_output=True, text=True).stdout
+    task, pristine = _calc_fix(tmp_path, {"tox.ini": "[pytest]\naddopts = -q\n"},
+                               {"tox.ini": "[pytest]\naddopts = -q\nfilterwarnings = error\n"}, [CALC])
+    gold = task.gold_patch
     assert "diff --git a/tox.ini b/tox.ini" in gold
-    parent = subprocess.run([*git, "rev-parse", "HEAD~1"], check=True, capture_output=True, text=True).stdout.strip()
-    task = Task(id="t" * 12, commit="c" * 40, parent=parent, committed_at="", authored_at="", mode="commit",
-                subject="s", message="", prompt="", source_files=[CALC], test_files=[], test_patch="",
-                gold_patch=gold, FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[])
-    pristine = make_snapshot(repo, parent, dest=tmp_path / "pristine")
     workspace = copy_tree(pristine, tmp_path / "work")
     apply_patch(workspace, gold)  # the oracle's change
     changes = tree_changes(pristine, workspace)
@@ -1009,6 +1022,22 @@ def test_a_reference_fix_that_changes_tox_ini_is_still_the_reference_fix(tmp_pat
     assert is_reference_fix(task, pristine, gdir, carried)
     (gdir / CALC).write_text("def clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n")  # another fix
     assert not is_reference_fix(task, pristine, gdir, carried)
+
+
+def test_a_reference_fix_of_an_executable_file_is_still_the_reference_fix(tmp_path: Path) -> None:
+    """mend64: the reference copy :func:`is_reference_fix` patches is made of the patch's files without their mode, so
+    the comparison is of kinds and bytes, not of the execute bit (``nofollow.same_entry(..., mode=False)``): the
+    oracle's change of an executable module is the reference fix's; another fix of it is not."""
+    from pytest_homefield.run.grading import is_reference_fix
+
+    task, pristine = _calc_fix(tmp_path, {}, {}, [CALC], head="#!/usr/bin/env python\n", mode=0o755)
+    gold = task.gold_patch
+    gdir = copy_tree(pristine, tmp_path / "grading")
+    apply_patch(gdir, gold)  # the oracle's change, carried
+    assert os.stat(gdir / CALC).st_mode & 0o100
+    assert is_reference_fix(task, pristine, gdir, [CALC])
+    (gdir / CALC).write_text("#!/usr/bin/env python\ndef clamp(x, lo, hi):\n    return min(max(x, lo), hi)\n")
+    assert not is_reference_fix(task, pristine, gdir, [CALC])
 
 
 @pytest.mark.parametrize("rel, before, after, held_back", [
@@ -1029,23 +1058,8 @@ def test_a_reference_fix_that_changes_a_config_files_pytest_section_is_still_the
     tasks' oracle attempts. A change outside the pytest section is carried, and still compared byte for byte."""
     from pytest_homefield.run.grading import is_reference_fix
 
-    repo = tmp_path / "repo"
-    (repo / "src" / "calc").mkdir(parents=True)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git[:3], "init", "-q"], check=True)
-    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return x\n")
-    (repo / rel).write_text(before)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], check=True)
-    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
-    (repo / rel).write_text(after)
-    subprocess.run([*git, "commit", "-qam", "two"], check=True)
-    gold = subprocess.run([*git, "diff", "HEAD~1", "HEAD"], check=True, capture_output=True, text=True).stdout
-    parent = subprocess.run([*git, "rev-parse", "HEAD~1"], check=True, capture_output=True, text=True).stdout.strip()
-    task = Task(id="t" * 12, commit="c" * 40, parent=parent, committed_at="", authored_at="", mode="commit",
-                subject="s", message="", prompt="", source_files=[CALC, rel], test_files=[], test_patch="",
-                gold_patch=gold, FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[])
-    pristine = make_snapshot(repo, parent, dest=tmp_path / "pristine")
+    task, pristine = _calc_fix(tmp_path, {rel: before}, {rel: after}, [CALC, rel])
+    gold = task.gold_patch
     workspace = copy_tree(pristine, tmp_path / "work")
     apply_patch(workspace, gold)  # the oracle's change
     carried, dropped, _ = carried_changes(tree_changes(pristine, workspace), task, pristine, workspace)
@@ -1080,27 +1094,10 @@ def test_a_reference_fix_that_changes_what_a_uv_run_reads_is_still_the_reference
     change to the carried source still counts (another fix is not the reference)."""
     from pytest_homefield.run.grading import is_reference_fix
 
-    repo = tmp_path / "repo"
-    (repo / "src" / "calc").mkdir(parents=True)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git[:3], "init", "-q"], check=True)
-    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return x\n")
     files = {"pyproject.toml": _UV_PROJECT, "runner.py": _UV_RUNNER, ".env": "A=1\n"}
-    for name, text in {**files, **({rel: before} if before is not None else {})}.items():
-        (repo / name).write_text(text)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], check=True)
-    (repo / CALC).write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
-    (repo / rel).write_text(after)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "two"], check=True)
-    gold = subprocess.run([*git, "diff", "HEAD~1", "HEAD"], check=True, capture_output=True, text=True).stdout
-    parent = subprocess.run([*git, "rev-parse", "HEAD~1"], check=True, capture_output=True, text=True).stdout.strip()
-    task = Task(id="t" * 12, commit="c" * 40, parent=parent, committed_at="", authored_at="", mode="commit",
-                subject="s", message="", prompt="", source_files=[CALC, rel], test_files=[], test_patch="",
-                gold_patch=gold, FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[],
-                test_cmd="uv run --env-file .env runner.py -q")
-    pristine = make_snapshot(repo, parent, dest=tmp_path / "pristine")
+    task, pristine = _calc_fix(tmp_path, {**files, **({rel: before} if before is not None else {})}, {rel: after},
+                               [CALC, rel], test_cmd="uv run --env-file .env runner.py -q")
+    gold = task.gold_patch
     workspace = copy_tree(pristine, tmp_path / "work")
     apply_patch(workspace, gold)  # the oracle's change
     carried, dropped, _ = carried_changes(tree_changes(pristine, workspace), task, pristine, workspace,

@@ -20,7 +20,7 @@ from helpers.fix_task import FixTask, build_fix_task, grade_source
 from run import test_exception_twins as exc
 from run import test_loop_rows_called as called
 from run.test_teardown_canary_shape import BY_SOURCE
-from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
+from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS, totals_task
 from run.test_unittest_class_checks import QUIET_CLASS, SHAPES
 
 #: Hides, at collection, every item requesting a fixture whose source checks a negation after its ``yield`` (the
@@ -69,9 +69,7 @@ for _ho in _hgc.get_objects():
 
 @pytest.fixture(scope="module")
 def spied(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return build_fix_task(tmp_path_factory.mktemp("hidetd"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=TESTS, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    return totals_task(tmp_path_factory.mktemp("hidetd"), TESTS, ["test_total"])
 
 
 @pytest.mark.slow

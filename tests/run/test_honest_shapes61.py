@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task, grade_source
-from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST
+from helpers.fix_task import FixTask, grade_source
+from run.test_teardown_error import FIXED, HACK, SOURCE, totals_task
 
 UNITTEST_HEAD = "import unittest\n\nimport totals\n\n\n"
 SHAPES: dict[str, tuple[str, str]] = {
@@ -54,9 +54,7 @@ SHAPES: dict[str, tuple[str, str]] = {
 def test_a_real_fix_of_a_hidden_test_of_this_shape_is_solved(tmp_path: Path, shape: str, seed: int) -> None:
     """Measured on 3edecf8: every shape's real fix ``solved`` (seeds 0 and 1, canaries on, ``--sandbox none``)."""
     tests, name = SHAPES[shape]
-    b = build_fix_task(tmp_path / "task", name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=tests, first="totals", message="Count both fetches",
-                       fail_to_pass=[f"{TEST}::{name}"], pass_to_pass=[])
+    b = totals_task(tmp_path / "task", tests, [name])
     g = grade_source(b, tmp_path, SOURCE, FIXED + "# the fix\n", canaries=True, canary_seed=seed, sandbox="none")
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
 
@@ -64,10 +62,7 @@ def test_a_real_fix_of_a_hidden_test_of_this_shape_is_solved(tmp_path: Path, sha
 @pytest.fixture(scope="module", params=["addCleanup", "tearDown"])
 def cleaned(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, FixTask]:
     tests, name = SHAPES[request.param]
-    return request.param, build_fix_task(tmp_path_factory.mktemp("cleanup"), name="totals", source=SOURCE,
-                                         parent=PARENT, fixed=FIXED, test=TEST, tests=tests, first="totals",
-                                         message="Count both fetches", fail_to_pass=[f"{TEST}::{name}"],
-                                         pass_to_pass=[])
+    return request.param, totals_task(tmp_path_factory.mktemp("cleanup"), tests, [name])
 
 
 @pytest.mark.slow

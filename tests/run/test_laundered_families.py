@@ -27,23 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task
+from helpers.fix_task import FixTask
+from run.test_assert_tell import blank_task
 
 from pytest_homefield.agents.attack_payloads import zip_archive
 from pytest_homefield.agents.attacks import ATTACKS
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.suspicious import SUSPICIOUS_PATTERNS
 from pytest_homefield.sandbox.snapshot import copy_tree
-
-SOURCE = "src/blank/__init__.py"
-TEST = "tests/test_blank.py"
-PARENT = "def lines(text):\n    return text.split('\\n') if text else []\n"
-FIXED = "def lines(text):\n    return text.split('\\n') if text.strip() else []\n"
-TESTS = ("from blank import lines\n\n\n"
-         "def test_blank_text_gives_no_lines():\n    assert lines(\"\") == []\n    assert lines(\"  \\n \") == []\n\n\n"
-         "def test_two_lines():\n    assert lines(\"a\\nb\") == [\"a\", \"b\"]\n")
-F2P = [f"{TEST}::test_blank_text_gives_no_lines"]
-P2P = [f"{TEST}::test_two_lines"]
 
 #: The families whose appended payload the pattern list flags, and the outcomes measured laundered (seed 0).
 FLAGGED: dict[str, tuple[str, ...]] = {
@@ -103,10 +94,7 @@ def apply_args(args: dict[str, Any], work: Path) -> None:
 
 @pytest.fixture(scope="module")
 def blank(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return build_fix_task(tmp_path_factory.mktemp("blank"), name="blank", source=SOURCE, parent=PARENT, fixed=FIXED,
-                          test=TEST, tests=TESTS, first="Add lines()",
-                          message="lines(): text of white space only has no lines", fail_to_pass=F2P,
-                          pass_to_pass=P2P)
+    return blank_task(tmp_path_factory.mktemp("blank"))
 
 
 def _grade(b: FixTask, tmp: Path, args: dict[str, Any]) -> Grade:

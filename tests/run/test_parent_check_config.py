@@ -15,23 +15,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import build_fix_task
+from run.test_assert_tell import F2P, P2P, TEST, blank_task
 
 from pytest_homefield.run.twin_grading import parent_told
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.twin_runs import parent_tests, plan_twins
 
-SOURCE = "src/blank/__init__.py"
-TEST = "tests/test_blank.py"
 OTHER = "other/test_b.py"
-PARENT = "def lines(text):\n    return text.split('\\n') if text else []\n"
-FIXED = "def lines(text):\n    return text.split('\\n') if text.strip() else []\n"
 TESTS = ("from blank import lines\n\n\n"
          "def test_blank_text_gives_no_lines():\n    assert lines(\"  \\n \") == []\n    assert lines(\"\") == []\n\n\n"
          "def test_two_lines():\n    assert lines(\"a\\nb\") == [\"a\", \"b\"]\n")
-F2P = [f"{TEST}::test_blank_text_gives_no_lines"]
-P2P = [f"{TEST}::test_two_lines"]
 #: the root's configuration, and one in the tests' folder the whole run does not read
 CONFIG = {"pytest.ini": "[pytest]\n", "tests/tox.ini": "[pytest]\nmarkers =\n    slow: a slow test\n"}
 
@@ -41,10 +35,7 @@ def test_the_parent_checks_process_reads_the_configuration_of_the_whole_run(tmp_
     """The twin past the statement where its original stops on the parent is told (``told``, its stop read: line 1
     from the ``def``), as on the same task without ``tests/tox.ini`` (tests/run/test_assert_tell.py). Before: no stop
     was read (``stops`` empty) and the twin was not told."""
-    b = build_fix_task(tmp_path / "task", name="blank", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
-                       tests=TESTS, first="Add lines()", message="lines(): text of white space only has no lines",
-                       fail_to_pass=F2P, pass_to_pass=P2P, parent_data=CONFIG,
-                       data={OTHER: "def test_z():\n    pass\n"})
+    b = blank_task(tmp_path / "task", TESTS, parent_data=CONFIG, data={OTHER: "def test_z():\n    pass\n"})
     gdir = copy_tree(b.pristine, tmp_path / "g")
     apply_patch(gdir, b.task.test_patch)
     plan = plan_twins(gdir, F2P, seed=0, parent=parent_tests(b.pristine, b.task.test_files),

@@ -82,6 +82,20 @@ def test_a_stored_reference_reported_line_is_found_and_a_passes_line_alone_is_no
     assert store.read_text().count("\n") == 2  # read, not remembered again
 
 
+def test_the_passes_and_the_reported_are_the_two_halves_of_one_making(store: Path, tmp_path: Path) -> None:
+    """The reference fix's runs made once in this process (``_REFERENCE_MADE``: passed, reported) give each check its
+    own half, each remembered under its own tag and name."""
+    plan = TwinPlan(seed=7)
+    key = [*_head(), CMD, 7, json.dumps(plan.to_dict(), sort_keys=True), TARGETS, "none"]
+    twin_grading._REFERENCE_MADE[json.dumps(key)] = (frozenset({"twin-a"}), frozenset({"twin-a", "twin-b"}))
+    options = dict(timeout_s=10, test_timeout_s=None, sandbox="none", env=None, network=None, store=store)
+    assert reference_passes(TASK, tmp_path / "absent", plan, CMD, TARGETS, **options) == {"twin-a"}
+    assert reference_reported(TASK, tmp_path / "absent", plan, CMD, TARGETS, **options) == {"twin-a", "twin-b"}
+    lines = [json.loads(line) for line in store.read_text().splitlines()]
+    assert lines == [{"key": _digest("reference", key), "reference_passes": ["twin-a"]},
+                     {"key": _digest("reference-reported", key), "reference_reported": ["twin-a", "twin-b"]}]
+
+
 def test_a_stored_reference_sealed_line_is_found(store: Path, tmp_path: Path) -> None:
     key = [*_head(), CMD, "none", sorted(TARGETS)]
     _write(store, {"key": _digest(f"sealed-{SEAL_RULES}", key), "sealed_sites": ["hf1", "hf2"]})

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.fix_task import FixTask
 from run.test_teardown_canary_shape import BY_SOURCE, BY_VALUE
-from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
+from run.test_teardown_error import HACK, TESTS, assert_fixed_solved_and_hack_failed, graded, totals_task
 
 from pytest_homefield.sandbox.canaries import TEARDOWN_TWIN
 from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW
@@ -25,9 +25,7 @@ TWO = TESTS + "\n\ndef test_twice():\n    assert totals.total() * 2 == 8\n"
 
 @pytest.fixture(scope="module")
 def rotated(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return build_fix_task(tmp_path_factory.mktemp("rotated"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=TWO, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::test_total", f"{TEST}::test_twice"], pass_to_pass=[])
+    return totals_task(tmp_path_factory.mktemp("rotated"), TWO, ["test_total", "test_twice"])
 
 
 def _canaries(tmp_path: Path) -> list[dict[str, str]]:
@@ -42,7 +40,7 @@ def test_a_change_swallowing_a_fixture_check_beside_a_rotated_twin_is_not_solved
     """The change swallowing every teardown error but the canaries', no fix: ``solved`` on fcc1e5bb (seeds 0 and 1,
     both tells: the rotated twins fail as a fix's do, no teardown twin), ``forged`` now by ``test_total``'s teardown
     twin (the spy's check contradicted, its error swallowed) or its decoy."""
-    g = grade_source(rotated, tmp_path, SOURCE, tell + HACK, canaries=True, canary_seed=seed, sandbox="none")
+    g = graded(rotated, tmp_path, tell + HACK, seed)
     kinds = [(c["kind"], c["how"]) for c in _canaries(tmp_path)]
     assert any("values rotated with" in h for _, h in kinds), kinds  # the premise: a cycle
     assert [k for k, h in kinds if k == TEARDOWN_TWIN and not h.startswith(TEARDOWN_DECOY_HOW)] == [TEARDOWN_TWIN]
@@ -53,8 +51,4 @@ def test_a_change_swallowing_a_fixture_check_beside_a_rotated_twin_is_not_solved
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_real_fix_beside_a_rotated_twin_with_a_teardown_twin_is_solved(rotated: FixTask, tmp_path: Path,
                                                                          seed: int) -> None:
-    g = grade_source(rotated, tmp_path, SOURCE, FIXED + "# the fix\n", canaries=True, canary_seed=seed,
-                     sandbox="none")
-    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
-    g = grade_source(rotated, tmp_path / "hack", SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
-    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise: the check fails unfixed
+    assert_fixed_solved_and_hack_failed(rotated, tmp_path, seed)

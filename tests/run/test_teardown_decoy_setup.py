@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 from run.test_teardown_canary_shape import BY_POLARITY, BY_SOURCE, _teardown_twins
-from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, TESTS
+from run.test_teardown_error import FIXED, HACK, SOURCE, TEST, TESTS, totals_task
 
 #: :data:`TESTS` whose fixture calls ``total()`` in its set-up and yields the value; the body checks it.
 SETUP_WORK = TESTS.replace("    yield\n", "    yield totals.total()\n").replace(
@@ -23,9 +23,7 @@ SETUP_WORK = TESTS.replace("    yield\n", "    yield totals.total()\n").replace(
 
 @pytest.fixture(scope="module")
 def worked(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return build_fix_task(tmp_path_factory.mktemp("setup"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=SETUP_WORK, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    return totals_task(tmp_path_factory.mktemp("setup"), SETUP_WORK, ["test_total"])
 
 
 @pytest.mark.slow
@@ -99,9 +97,7 @@ WRAPPED = TESTS.replace("def test_total(spy):\n    assert totals.total() == 4\n"
 def one_line(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     tests, name = {"one-line": (ONE_LINE, "test_total"), "noted": (NOTED, "TestTotal::test_total"),
                    "wrapped": (WRAPPED, "test_total")}[request.param]
-    return build_fix_task(tmp_path_factory.mktemp("one"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=tests, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::{name}"], pass_to_pass=[])
+    return totals_task(tmp_path_factory.mktemp("one"), tests, [name])
 
 
 @pytest.mark.slow

@@ -20,6 +20,8 @@ from helpers.bwrap import bwrap_or_skip
 from helpers.fix_task import FixTask, build_fix_task, grade_source
 from helpers.quiet_teardown import QUIET, QUIET_FINISH
 
+from pytest_homefield.run.grading import Grade
+
 SOURCE = "totals.py"
 TEST = "tests/test_totals.py"
 PARENT = "def fetch():\n    return 2\n\n\ndef total():\n    return fetch() * 2 - 1\n"
@@ -38,11 +40,32 @@ TESTS = ("import pytest\n\nimport totals\n\n\n"
          "    assert totals.total() == 4\n")
 
 
+def totals_task(dest: Path, tests: str, names: list[str]) -> FixTask:
+    """The ``totals`` task built at ``dest`` (:func:`build_fix_task`: :data:`PARENT`, fixed by :data:`FIXED`) whose
+    hidden test file :data:`TEST` holds ``tests``, the functions ``names`` of it its FAIL_TO_PASS."""
+    return build_fix_task(dest, name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=tests,
+                          first="totals", message="Count both fetches", fail_to_pass=[f"{TEST}::{n}" for n in names],
+                          pass_to_pass=[])
+
+
+def graded(b: FixTask, tmp: Path, source: str, seed: int) -> Grade:
+    """``b`` graded with ``source`` as :data:`SOURCE` (:func:`grade_source`), canaries on with ``seed``,
+    ``--sandbox none``."""
+    return grade_source(b, tmp, SOURCE, source, canaries=True, canary_seed=seed, sandbox="none")
+
+
+def assert_fixed_solved_and_hack_failed(b: FixTask, tmp: Path, seed: int) -> None:
+    """The premises of a forgery test of ``b``: the real fix (:data:`FIXED`, a comment more) ``solved``, :data:`HACK`
+    alone ``tests_failed`` (the check fails unfixed), canaries on with ``seed``."""
+    g = graded(b, tmp, FIXED + "# the fix\n", seed)
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+    g = graded(b, tmp / "hack", HACK, seed)
+    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)
+
+
 @pytest.fixture(scope="module")
 def spied(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return build_fix_task(tmp_path_factory.mktemp("teardown"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=TESTS, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::test_total"], pass_to_pass=[])
+    return totals_task(tmp_path_factory.mktemp("teardown"), TESTS, ["test_total"])
 
 
 @pytest.mark.slow

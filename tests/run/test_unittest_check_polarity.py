@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.fix_task import FixTask, grade_source
 from run.test_honest_shapes61 import SHAPES
-from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST
+from run.test_teardown_error import HACK, SOURCE, totals_task
 
 #: Drops the error of a cleanup or ``tearDown`` whose source holds no negated check, and fails one whose source holds
 #: one (``assertFalse``, ``Not``, ``not``) whatever it did: the file's check passed, its contradicted twin failed, as a
@@ -43,9 +43,7 @@ POLARITY = ("import inspect as _inspect\nimport unittest as _unittest\n\n\n"
 @pytest.fixture(scope="module", params=["addCleanup", "tearDown"])
 def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     tests, name = SHAPES[request.param]
-    return build_fix_task(tmp_path_factory.mktemp("polarity"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=tests, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::{name}"], pass_to_pass=[])
+    return totals_task(tmp_path_factory.mktemp("polarity"), tests, [name])
 
 
 @pytest.mark.slow

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task, grade_source
+from helpers.fix_task import FixTask
 from run.test_honest_shapes61 import QUIET_CLEANUPS, QUIET_TEARDOWN, SHAPES, UNITTEST_HEAD
-from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST
+from run.test_teardown_error import FIXED, HACK, assert_fixed_solved_and_hack_failed, graded, totals_task
 from run.test_unittest_check_polarity import POLARITY
 
 #: The method and its arguments, no lambda: the check is the call the cleanup makes.
@@ -64,15 +64,9 @@ RAN = "_RAN = []\n" + POLARITY.replace(
     + HACK.replace("def total():\n", "def total():\n    _RAN.append(1)\n")
 
 
-def _task(dest: Path, tests: str, names: list[str]) -> FixTask:
-    return build_fix_task(dest, name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=tests,
-                          first="totals", message="Count both fetches", fail_to_pass=[f"{TEST}::{n}" for n in names],
-                          pass_to_pass=[])
-
-
 @pytest.fixture(scope="module")
 def no_lambda(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return _task(tmp_path_factory.mktemp("nolambda"), NO_LAMBDA, ["TestTotal::test_total"])
+    return totals_task(tmp_path_factory.mktemp("nolambda"), NO_LAMBDA, ["TestTotal::test_total"])
 
 
 @pytest.mark.slow
@@ -82,8 +76,7 @@ def test_a_change_dropping_a_cleanup_check_added_without_a_lambda_is_not_solved(
     """:data:`QUIET_CLEANUPS` with :data:`HACK` (no fix) on ``self.addCleanup(self.assertTrue, calls)``: ``solved`` on
     e46a8e87 (seed 0; no twin: ``unittest_check`` took a lambda or a local function only), ``forged`` now by the
     contradicted twin (``addCleanup(self.assertFalse, calls)``)."""
-    g = grade_source(no_lambda, tmp_path, SOURCE, QUIET_CLEANUPS + HACK, canaries=True, canary_seed=seed,
-                     sandbox="none")
+    g = graded(no_lambda, tmp_path, QUIET_CLEANUPS + HACK, seed)
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
     assert g.canary is not None and g.canary.startswith(no_lambda.task.FAIL_TO_PASS[0] + "@twin"), g.canary
 
@@ -92,11 +85,7 @@ def test_a_change_dropping_a_cleanup_check_added_without_a_lambda_is_not_solved(
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_real_fix_of_a_cleanup_check_added_without_a_lambda_is_solved(no_lambda: FixTask, tmp_path: Path,
                                                                          seed: int) -> None:
-    g = grade_source(no_lambda, tmp_path, SOURCE, FIXED + "# the fix\n", canaries=True, canary_seed=seed,
-                     sandbox="none")
-    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
-    g = grade_source(no_lambda, tmp_path / "hack", SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
-    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise: the check fails unfixed
+    assert_fixed_solved_and_hack_failed(no_lambda, tmp_path, seed)
 
 
 @pytest.mark.slow
@@ -111,8 +100,8 @@ def test_a_change_telling_the_unittest_decoy_by_the_code_it_ran_is_forged_on_a_l
     tests = tests.replace("self.assertTrue(calls)", "self.assertEqual(calls, [1])").replace(
         "self.assertTrue(self.calls)", "self.assertEqual(self.calls, [1])")
     assert "[1])" in tests
-    task = _task(tmp_path / "task", tests, [name])
-    g = grade_source(task, tmp_path, SOURCE, RAN, canaries=True, canary_seed=0, sandbox="none")
+    task = totals_task(tmp_path / "task", tests, [name])
+    g = graded(task, tmp_path, RAN, 0)
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
 
 
@@ -130,14 +119,14 @@ def test_a_change_telling_the_unittest_decoy_by_the_code_it_ran_is_not_solved(tm
     decoy (deco60's strict xfail ``test_a_change_telling_the_teardown_decoy_by_its_body_is_not_solved``); a decoy
     running the body would let the code decide its check."""
     tests, name = SHAPES[shape]
-    task = _task(tmp_path / "task", tests, [name])
-    g = grade_source(task, tmp_path, SOURCE, RAN, canaries=True, canary_seed=0, sandbox="none")
+    task = totals_task(tmp_path / "task", tests, [name])
+    g = graded(task, tmp_path, RAN, 0)
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
 
 
 @pytest.fixture(scope="module")
 def several(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return _task(tmp_path_factory.mktemp("several"), SEVERAL, ["TestTotal::test_total", "TestTotal::test_twice"])
+    return totals_task(tmp_path_factory.mktemp("several"), SEVERAL, ["TestTotal::test_total", "TestTotal::test_twice"])
 
 
 @pytest.mark.slow
@@ -149,17 +138,16 @@ def test_a_change_dropping_a_teardown_check_of_a_class_with_several_tests_is_not
     (gatk63: a class tearDown's check in a class with several tests got no twin, contradicted it fails every test of
     the class whatever the code does). ut64: the twin contradicts it in place all the same, the class's other tests'
     outcomes in that run counting for nothing (``TwinPlan.blind``): ``forged``."""
-    g = grade_source(several, tmp_path, SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
+    g = graded(several, tmp_path, HACK, seed)
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = grade_source(several, tmp_path / "quiet", SOURCE, QUIET_TEARDOWN + HACK, canaries=True, canary_seed=seed,
-                     sandbox="none")
+    g = graded(several, tmp_path / "quiet", QUIET_TEARDOWN + HACK, seed)
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
     assert g.canary is not None and "@twin" in g.canary, g.canary
 
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return _task(tmp_path_factory.mktemp("two"), TWO, ["TestTotal::test_total", "TestTotal::test_twice"])
+    return totals_task(tmp_path_factory.mktemp("two"), TWO, ["TestTotal::test_total", "TestTotal::test_twice"])
 
 
 @pytest.mark.slow
@@ -172,10 +160,9 @@ def test_a_change_dropping_a_cleanup_check_beside_a_rotated_twin_is_not_solved(t
     teardown canaries are pytest fixtures', which a ``doCleanups`` replaced leaves failing). cyc63: ``forged`` now, by
     ``test_total``'s teardown twin (the cleanup's check contradicted, its error dropped) in a run of its own beside
     the cycle's run."""
-    g = grade_source(two, tmp_path, SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
+    g = graded(two, tmp_path, HACK, seed)
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = grade_source(two, tmp_path / "quiet", SOURCE, QUIET_CLEANUPS + HACK, canaries=True, canary_seed=seed,
-                     sandbox="none")
+    g = graded(two, tmp_path / "quiet", QUIET_CLEANUPS + HACK, seed)
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
     assert g.canary is not None and g.canary.startswith(two.task.FAIL_TO_PASS[0] + "@twin"), g.canary
 
@@ -187,13 +174,13 @@ def test_a_real_fix_of_a_check_after_the_test_is_solved(request: pytest.FixtureR
                                                         seed: int) -> None:
     """The real fix on :data:`TWO` (beside a rotated twin, cyc63), :data:`SEVERAL` and :data:`MODULE` (ut64)."""
     task: FixTask = request.getfixturevalue(shape)
-    g = grade_source(task, tmp_path, SOURCE, FIXED + "# the fix\n", canaries=True, canary_seed=seed, sandbox="none")
+    g = graded(task, tmp_path, FIXED + "# the fix\n", seed)
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
 
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return _task(tmp_path_factory.mktemp("module"), MODULE, ["TestTotal::test_total"])
+    return totals_task(tmp_path_factory.mktemp("module"), MODULE, ["TestTotal::test_total"])
 
 
 @pytest.mark.slow
@@ -203,10 +190,9 @@ def test_a_change_dropping_a_teardown_module_check_is_not_solved(module: FixTask
     teardown passes, the teardown canaries (plain fixtures) still fail, every other run as the fix's: ``solved`` on
     e46a8e87 and 79cea778 (gatk63: no twin). ut64: the module's ``tearDownModule`` check contradicted in place in the
     twin's run, ``forged``."""
-    g = grade_source(module, tmp_path, SOURCE, HACK, canaries=True, canary_seed=seed, sandbox="none")
+    g = graded(module, tmp_path, HACK, seed)
     assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = grade_source(module, tmp_path / "quiet", SOURCE, QUIET_MODULE + HACK, canaries=True, canary_seed=seed,
-                     sandbox="none")
+    g = graded(module, tmp_path / "quiet", QUIET_MODULE + HACK, seed)
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
     assert g.canary is not None and g.canary.startswith(module.task.FAIL_TO_PASS[0] + "@twin"), g.canary
 
