@@ -33,7 +33,7 @@ import bisect
 import dataclasses
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from pytest_homefield.sandbox.canaries import _chars, _definition, _offset
@@ -461,7 +461,8 @@ def _test_class(tree: ast.Module, classes: Sequence[str]) -> ast.ClassDef | None
 
 
 def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.FunctionDef | ast.AsyncFunctionDef,
-                   classes: Sequence[str], member: str | None = None) -> TeardownCheck | None:
+                   classes: Sequence[str], member: str | None = None, derived: Collection[str] = ()
+                   ) -> TeardownCheck | None:
     """ucln62: a ``unittest`` test method's own check after the test, in reach for a teardown twin: ``node`` (the
     method ``classes`` names in ``tree``, the module whose text is ``text`` split into ``lines``) of a
     :func:`~pytest_homefield.sandbox.canary_shapes.is_unittest` class.
@@ -480,12 +481,14 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     function): another would fail its teardown in the twin's run whatever the code does; in that reach too, a class
     cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a ``@classmethod``; its slot ``setUpClass``'s lines,
     ``fixture`` ``addClassCleanup``), else its ``tearDownClass`` (a ``@classmethod``). ``None`` when nothing is in
-    reach."""
+    reach, and for a class ``derived`` names (seal64: the bases of another test file's classes,
+    :func:`~pytest_homefield.sandbox.canary_shapes.subclassed`): a subclass there runs the method, its cleanup and its
+    class's teardown too, and a contradicted one would fail it whatever the code does."""
     if not classes or not is_unittest(tree, classes):
         return None
     cls = _test_class(tree, classes)
-    if cls is None or not any(n is node for n in cls.body):
-        return None
+    if cls is None or not any(n is node for n in cls.body) or set(classes) & set(derived):
+        return None  # seal64: another test file's subclass runs the method and its class's teardown too
     if (got := _cleanup_check(node, lines, member)) is not None:
         return got
     if not _alone(tree, cls, node):

@@ -185,3 +185,32 @@ def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_se
     assert all(d is not None for d in defs)
     assert _told({site.key: site}, set(), {TEST: list(zip(texts, defs, strict=True))}) == {fid}
     assert _told({site.key: site}, set(), {TEST: [(texts[0], defs[0])] * 2}) == set()
+
+
+#: seal64: a test class of another test file of the task deriving from ``TestTotal`` (its module imported by name,
+#: or the class imported under another name): it runs ``test_total`` and ``tearDown`` in every run too.
+ELSEWHERE = {"module": "import test_totals\n\n\nclass TestMore(test_totals.TestTotal):\n    pass\n",
+             "alias": "from test_totals import TestTotal as Base\n\n\nclass TestMore(Base):\n"
+                      "    def test_double(self):\n        pass\n"}
+
+
+@pytest.mark.parametrize("shape", ["addCleanup", "tearDown"])
+@pytest.mark.parametrize("more", sorted(ELSEWHERE))
+def test_a_class_derived_in_another_test_file_gets_no_twin_in_its_body_or_teardown(tmp_path: Path, shape: str,
+                                                                                  more: str) -> None:
+    """seal64: ``_alone`` read the class's own file only. A subclass in another test file of the task runs the
+    class's method (its twin's body) and ``tearDown`` (the contradicted check) in the twin's run too, and failed the
+    real fix there (``tests_failed``, ``tests/run/test_subclass_elsewhere.py``). The method gets a sentinel, its
+    class check no twin, the plan no run more; the same file the agent could write (not one of ``hidden``) is not
+    read, and the twins stay."""
+    source = {"addCleanup": CLEANUP.format(check="self.assertTrue(calls)"),
+              "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more="")}[shape]
+    root = _tree(tmp_path, source)
+    (root / "tests/test_more.py").write_text(ELSEWHERE[more], encoding="utf-8")
+    fid = f"{TEST}::TestTotal::test_total"
+    plan = plan_twins(root, [fid], seed=0, teardown=True, hidden=[TEST, "tests/test_more.py"])
+    assert [(c.kind, c.how) for c in plan.canaries if c.source == fid and c.kind != "teardown"] == [
+        ("sentinel", "sentinel: other tests run the same definition")]
+    assert len(plan.runs) == 1
+    kept = plan_twins(root, [fid], seed=0, teardown=True, hidden=[TEST])
+    assert [c.kind for c in kept.canaries if c.source == fid].count(TEARDOWN_TWIN) == 2
