@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.sandbox.canaries import TEARDOWN_TWIN, read_source
-from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, unittest_check
+from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, unittest_check, without_checks
 from pytest_homefield.sandbox.seal_apart import _defs, _told
 from pytest_homefield.sandbox.seal_sites import SealSite
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK, plan_twins
@@ -214,3 +214,29 @@ def test_a_class_derived_in_another_test_file_gets_no_twin_in_its_body_or_teardo
     assert len(plan.runs) == 1
     kept = plan_twins(root, [fid], seed=0, teardown=True, hidden=[TEST])
     assert [c.kind for c in kept.canaries if c.source == fid].count(TEARDOWN_TWIN) == 2
+
+
+@pytest.mark.parametrize("shape", ["addCleanup", "local", "addCleanup-method", "tearDown", "tearDownClass",
+                                   "addClassCleanup"])
+def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str) -> None:
+    """seal64: the sealed run (made before the runs apart) blanked a fixture's check a teardown twin contradicts
+    (gatk57) but showed ucln62's unittest checks as the file writes them: on a unittest-shaped task graded sealed its
+    file held ``self.assertTrue(self.calls)`` in ``tearDown`` (``tests/run/test_sealed_unittest_checks.py``), what
+    tells the runs apart's two checks. The check's statement is ``pass`` now (a cleanup's ``addCleanup``), no line
+    moved, whatever the class's tests (the sealed run lays a group's members side by side in it)."""
+    source = {"addCleanup": CLEANUP.format(check="self.assertTrue(calls)"),
+              "local": LOCAL.format(check="self.assertTrue(calls)"),
+              "addCleanup-method": CLEANUP.replace("self.addCleanup(lambda: {check})",
+                                                   "self.addCleanup(self.assertTrue, calls)"),
+              "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more=""),
+              "tearDownClass": DOWN_CLASS.format(check="cls.assertTrue(cls, cls.calls)", more=""),
+              "addClassCleanup": UP_CLASS.format(check="cls.assertTrue(cls, calls)", more="")}[shape]
+    got = without_checks(source)
+    assert got is not None and got.count("\n") == source.count("\n"), got
+    assert "assertTrue" not in got, got
+    assert "assertEqual(totals.total(), 4)" in got
+    ast.parse(got)
+    if shape in ("tearDown", "tearDownClass"):
+        more = without_checks(source.replace("    def test_total(self):", "    def test_other(self):\n        pass\n\n"
+                                             "    def test_total(self):"))
+        assert more is not None and "assertTrue" not in more, more
