@@ -19,13 +19,15 @@ from run.test_unittest_check_polarity import POLARITY
 from pytest_homefield.run import sealed_grading
 
 CHECK = "self.assertTrue(self.calls)"
-TESTS = ("import unittest\n\nimport totals\n\n\n"
+#: A unittest class whose ``tearDown`` checks that ``total()`` fetched (ucln62's teardown twin contradicts it).
+CLASS = ("import unittest\n\nimport totals\n\n\n"
          "class TestTotal(unittest.TestCase):\n"
          "    def setUp(self):\n        self.calls = []\n        self.real = totals.fetch\n"
          "        totals.fetch = lambda: self.calls.append(1) or self.real()\n\n"
          f"    def tearDown(self):\n        totals.fetch = self.real\n        {CHECK}\n\n"
-         "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n\n\n"
-         "def test_sum():\n    assert totals.total() + 3 == 7\n")
+         "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n")
+#: :data:`CLASS` and a module test with a sealable site (a sealed run).
+TESTS = CLASS + "\n\ndef test_sum():\n    assert totals.total() + 3 == 7\n"
 
 
 @pytest.fixture(scope="module")

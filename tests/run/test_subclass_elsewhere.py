@@ -14,14 +14,9 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task, grade_source
+from run.test_sealed_unittest_checks import CLASS as TESTS
 from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST
 
-TESTS = ("import unittest\n\nimport totals\n\n\n"
-         "class TestTotal(unittest.TestCase):\n"
-         "    def setUp(self):\n        self.calls = []\n        self.real = totals.fetch\n"
-         "        totals.fetch = lambda: self.calls.append(1) or self.real()\n\n"
-         "    def tearDown(self):\n        totals.fetch = self.real\n        self.assertTrue(self.calls)\n\n"
-         "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n")
 #: Inherits ``test_total`` and ``tearDown``; its own test fails at the parent too.
 MORE = ("import test_totals\n\nimport totals\n\n\n"
         "class TestMore(test_totals.TestTotal):\n"
