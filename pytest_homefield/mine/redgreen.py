@@ -1247,7 +1247,8 @@ def verify_candidate(
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
                                                parent=before, parent_text=parent_text,
                                                pass_to_pass=v.PASS_TO_PASS,  # ids from pytest's rootdir (root47)
-                                               rootdir=whole_setup(wd).rootdir, teardown=True)
+                                               rootdir=whole_setup(wd).rootdir, teardown=True,
+                                               hidden=test_files)
                         # the group functions and the teardown canary (tcan50), from the tree's top (root47)
                         targets = [*runnable_tests] if whole or not plan.placement else \
                             [plan.target(s) for s in [*plan.selectors(), *teardown_nodes(plan)]]

@@ -540,7 +540,7 @@ def grade(
                 # a task mined before canaries never had its rewrites checked against the reference fix
                 return plan_twins(gdir, task.FAIL_TO_PASS, seed=s, parent=before, parent_text=text,
                                   pass_to_pass=task.PASS_TO_PASS, stops=stops, near=near, order=order, rows=rows,
-                                  rootdir=rootdir, teardown=True, **twin_options(task))
+                                  rootdir=rootdir, teardown=True, hidden=task.test_files, **twin_options(task))
 
             def told(p: TwinPlan) -> ParentSeen | None:
                 began = time.monotonic()  # test runs: the grade's test_s, never the host's own seconds

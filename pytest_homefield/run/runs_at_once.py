@@ -35,6 +35,7 @@ def planned_runs(repo: Path, task: Task, unknown: int) -> int:
                 text = git("show", f"{task.commit}:{rel}", cwd=repo)
                 nofollow.write_bytes(tmp, rel, text.encode("utf-8", "surrogateescape"), make_parents=True)
             plan = plan_twins(tmp, task.FAIL_TO_PASS, seed=0, pass_to_pass=task.PASS_TO_PASS, teardown=True,
+                              hidden=files,
                               **twin_options(task))
     except (OSError, SnapshotError, ValueError):
         return unknown

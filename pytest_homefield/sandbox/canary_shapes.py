@@ -26,11 +26,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pytest_homefield.sandbox.canaries import _find
-from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS, Site, _statements
+from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS, Site, _dotted_last, _statements
 from pytest_homefield.sandbox.canary_values import alternatives
 
 __all__ = ["NO_ASSERTION", "top_names", "raises_call", "no_assertion_site", "sentinel_member", "shared_definition",
-           "definition_runners"]
+           "definition_runners", "subclassed"]
 
 #: How a "no assertion" twin's :attr:`~pytest_homefield.sandbox.canaries.Canary.how` begins.
 NO_ASSERTION = "no assertion: its last call expected to raise"
@@ -183,6 +183,16 @@ def definition_runners(tree: ast.Module, func: ast.FunctionDef | ast.AsyncFuncti
         return []
     top = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     return [c.name for c in top if _collected(tree, c) and _find(tree, [c.name], func.name) is func]
+
+
+def subclassed(tree: ast.Module) -> set[str]:
+    """seal64: the class names the classes of ``tree`` derive from, each base by its last dotted name
+    (``test_totals.TestTotal``: ``TestTotal``), a name bound by ``from m import A as B`` as ``A`` too. Read from
+    another test file of the task, they are the classes whose tests (and ``tearDown``) that file runs as well."""
+    bases = {name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases
+             if (name := _dotted_last(b)) is not None}
+    imported = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names if a.asname}
+    return bases | {imported[b] for b in bases if b in imported}
 
 
 def shared_definition(tree: ast.Module, classes: Sequence[str], func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

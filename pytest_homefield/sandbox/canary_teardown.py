@@ -33,7 +33,7 @@ import bisect
 import dataclasses
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from pytest_homefield.sandbox.canaries import _chars, _definition, _offset
@@ -313,7 +313,10 @@ def _inside(node: ast.stmt, outer: ast.stmt) -> bool:
 
 def without_checks(text: str) -> str | None:
     """gatk57: ``text`` (a test module) with the check of each fixture a teardown twin may contradict
-    (:func:`teardown_check` of each of its functions) replaced by ``pass`` (its other lines left blank: no line moves),
+    (:func:`teardown_check` of each of its functions; seal64: and each ``unittest`` check after the test of a
+    top-level class, :func:`unittest_check`'s whatever the class's tests: its ``tearDown``'s, ``tearDownClass``'s,
+    ``setUpClass``' class cleanup's, a ``test…`` method's cleanup's, the statement adding it for a lambda's)
+    replaced by ``pass`` (its other lines left blank: no line moves),
     for the sealed run, made before the runs apart: it showed the file's own check, and a process there passed on
     which of the runs apart's two checks is the file's (its end's phase on the wall clock at their start), so code
     swallowing the original's teardown error and failing the twin's was ``solved`` with no fix. ``None`` when it
@@ -330,6 +333,20 @@ def without_checks(text: str) -> str | None:
             found = teardown_check(tree, text, lines, node, shared=True)
             if found is not None and found.check is not None:
                 spans.add(found.check)
+    # seal64: and a unittest test's own check after the test (ucln62's: a cleanup's, its class's tearDown's,
+    # tearDownClass's, setUpClass's class cleanup's; ut64's module tearDownModule's), which the sealed run showed as
+    # the file writes it; every class's, one test or more (the sealed run lays a group's members side by side in it)
+    unittest_classes = [c for c in tree.body if isinstance(c, ast.ClassDef) and is_unittest(tree, [c.name])]
+    if unittest_classes and (found := _teardown_method(text, lines, tree, "tearDownModule")) is not None \
+            and found.check is not None:
+        spans.add(found.check)
+    for cls in unittest_classes:
+        setup = _method(cls, "setUpClass", of_class=True)
+        every = [_teardown_method(text, lines, cls, "tearDown"), _teardown_method(text, lines, cls, "tearDownClass"),
+                 _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None,
+                 *(_cleanup_check(n, lines, None) for n in cls.body
+                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))]
+        spans |= {found.check for found in every if found is not None and found.check is not None}
     if not spans:
         return None
     for first, last in spans:
@@ -465,7 +482,8 @@ def _test_class(tree: ast.Module, classes: Sequence[str]) -> ast.ClassDef | None
 
 
 def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.FunctionDef | ast.AsyncFunctionDef,
-                   classes: Sequence[str], member: str | None = None) -> TeardownCheck | None:
+                   classes: Sequence[str], member: str | None = None, derived: Collection[str] = ()
+                   ) -> TeardownCheck | None:
     """ucln62: a ``unittest`` test method's own check after the test, in reach for a teardown twin: ``node`` (the
     method ``classes`` names in ``tree``, the module whose text is ``text`` split into ``lines``) of a
     :func:`~pytest_homefield.sandbox.canary_shapes.is_unittest` class.
@@ -486,12 +504,15 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a ``@classmethod``; its slot ``setUpClass``'s lines,
     ``fixture`` ``addClassCleanup``), else its ``tearDownClass`` (a ``@classmethod``), else (ut64) the module's own
     ``tearDownModule`` (a top-level function, decorated by nothing; ``fixture`` ``tearDownModule``) where no other
-    statement of the module's top level defines a ``test…`` function. ``None`` when nothing is in reach."""
+    statement of the module's top level defines a ``test…`` function. ``None`` when nothing is in reach, and for a
+    class ``derived`` names (seal64: the bases of another test file's classes,
+    :func:`~pytest_homefield.sandbox.canary_shapes.subclassed`): a subclass there runs the method, its cleanup and its
+    class's teardown too, and a contradicted one would fail it whatever the code does."""
     if not classes or not is_unittest(tree, classes):
         return None
     cls = _test_class(tree, classes)
-    if cls is None or not any(n is node for n in cls.body):
-        return None
+    if cls is None or not any(n is node for n in cls.body) or set(classes) & set(derived):
+        return None  # seal64: another test file's subclass runs the method and its class's teardown too
     if (got := _cleanup_check(node, lines, member)) is not None:
         return got
     others = _siblings(tree, cls, node)
@@ -603,7 +624,11 @@ def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence
             if _parse_block(still) is None:
                 still = None
         how = f"{TEARDOWN_TWIN_HOW}: {adder}'s check {was!r} -> {now!r}"
-        return TeardownCheck(adder, span[0], span[1], original, twin[shift:], how, None, negative, was, now,
+        # the statement the check is written in: a local function's own, else the one adding the cleanup (seal64)
+        shown = next((st for st in local[arg.id].body if _check_of(st) is check), stmt) \
+            if isinstance(arg, ast.Name) and arg.id in local and view is None else stmt
+        return TeardownCheck(adder, span[0], span[1], original, twin[shift:], how,
+                             _whole_lines(flines, shown, span[0] - 1 - (shift > 0)), negative, was, now,
                              inside=True, decoy=still)
     return None
 
@@ -634,7 +659,19 @@ def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef | ast.Mo
         return None
     twin, was, now, negative = made
     how = f"{TEARDOWN_TWIN_HOW}: {name}'s check {was!r} -> {now!r}"
-    return TeardownCheck(name, start, end, segment, twin[shift:], how, None, negative, was, now)
+    stmt = next(st for st in fn.body if _check_of(st) is at) if fn is not None else None
+    where = None if stmt is None else _whole_lines(full.splitlines(keepends=True), stmt, start - 1 - (shift > 0))
+    return TeardownCheck(name, start, end, segment, twin[shift:], how, where, negative, was, now)
+
+
+def _whole_lines(lines: Sequence[str], stmt: ast.stmt, delta: int) -> tuple[int, int] | None:
+    """seal64: ``stmt``'s first and last lines (``lines``' numbers, the text it was parsed from, plus ``delta``: the
+    file's), ``None`` when another statement (or anything but a comment) shares them."""
+    first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+    if lines[first - 1][:_chars(lines[first - 1], stmt.col_offset)].strip() \
+            or lines[last - 1][_chars(lines[last - 1], stmt.end_col_offset or 0):].strip()[:1] not in ("", "#"):
+        return None
+    return first + delta, last + delta
 
 
 def _one_def(full: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -85,6 +85,7 @@ from pytest_homefield.sandbox.canary_shapes import (
     raises_call,
     sentinel_member,
     shared_definition,
+    subclassed,
     top_names,
 )
 from pytest_homefield.sandbox.canary_sites import (
@@ -449,7 +450,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None, rows: Mapping[str, Collection[int]] | None = None,
-               rootdir: str | None = ".", teardown: bool = False) -> TwinPlan:
+               rootdir: str | None = ".", teardown: bool = False, hidden: Collection[str] = ()) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
@@ -494,7 +495,11 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`, tdtwin56): its original body, in a run of its
     own where that check is contradicted, and its teardown decoy (pol58, deco60:
     :func:`~pytest_homefield.sandbox.canary_teardown.decoy`, the function itself, its body ``pass``) in another, two
-    runs more for the whole plan when any function has one. Never
+    runs more for the whole plan when any function has one. ``hidden`` (seal64): the task's test files (paths of
+    ``root``, the test patch's: the agent writes none of them), read for the classes another of them derives from
+    (:func:`~pytest_homefield.sandbox.canary_shapes.subclassed`): such a class's FAIL_TO_PASS method gets a sentinel
+    and no teardown twin (a subclass there runs its body, cleanup and ``tearDown`` too, and a twin in them fails its
+    ids whatever the code does); a file the agent can write is not read (it would turn twins into sentinels). Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -508,10 +513,11 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     at = functools.partial(from_top, base)  # an id's path as a path of ``root``
     # each test file read and parsed once, for a teardown twin's reach and for its plan (rev58: twice before)
     sources = {p: _source(root / at(p)) for p in by_file}
+    derived = _derived_elsewhere(root, hidden)  # seal64: the classes another task test file derives from
     # a teardown twin (tdtwin56) is one member more, in a run of its own: the original body beside its contradicted
     # fixture check; any function with one in reach makes every group's runs one more
     # deco60: and its teardown decoy, one member more in a run of its own: the function itself, its body run no more
-    reach = teardown and any(_teardown_in_reach(sources[p], fids) for p, fids in by_file.items())
+    reach = teardown and any(_teardown_in_reach(sources[p], fids, derived(at(p))) for p, fids in by_file.items())
     runs = max(1, twins) + 1 + 2 * reach
     per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
     resolved = _resolved_names(root, [at(p) for p in by_file]) if teardown else {"request"}
@@ -530,7 +536,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else (),
-                   unraised=_unraised(parent_text) if parent_text is not None else None, torn=teardown)
+                   unraised=_unraised(parent_text) if parent_text is not None else None, torn=teardown,
+                   derived=derived(at(path)))
     if teardown:
         plant_teardown(plan, per_run, by_file, seed, resolved=resolved)
     if base != ".":  # the files as paths of ``root`` (the canaries' ids stay pytest's)
@@ -561,10 +568,29 @@ def _source(file: Path) -> tuple[str, str, ast.Module | None, list[str]] | None:
         return None
 
 
-def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | None, fids: Sequence[str]) -> bool:
+def _derived_elsewhere(root: Path, hidden: Collection[str]) -> Callable[[str], set[str]]:
+    """seal64: a test file's path (of ``root``) → the class names the classes of the other ``.py`` files of
+    ``hidden`` (paths of ``root``) derive from (:func:`~pytest_homefield.sandbox.canary_shapes.subclassed`); a file
+    that cannot be read or parsed, a link, derives from nothing."""
+    bases: dict[str, set[str]] = {}
+    for rel in sorted({posixpath.normpath(h) for h in hidden if h.endswith(".py")}):
+        source = _source(root / rel)
+        tree = source[2] if source is not None else None
+        if tree is not None:
+            bases[rel] = subclassed(tree)
+
+    def elsewhere(path: str) -> set[str]:
+        here = posixpath.normpath(path)
+        return {n for rel, names in bases.items() if rel != here for n in names}
+    return elsewhere
+
+
+def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | None, fids: Sequence[str],
+                       derived: Collection[str] = ()) -> bool:
     """Whether a function of ``fids`` (ids of a test file whose :func:`_source` is ``source``) has a fixture check in
-    reach for a teardown twin (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`); ``False`` for a file
-    that could not be read or parsed (it gets sentinels)."""
+    reach for a teardown twin (:func:`~pytest_homefield.sandbox.canary_teardown.teardown_check`, ``derived`` as
+    :func:`~pytest_homefield.sandbox.canary_teardown.unittest_check`'s); ``False`` for a file that could not be read or
+    parsed (it gets sentinels)."""
     if source is None:
         return False
     _, text, tree, lines = source
@@ -574,7 +600,7 @@ def _teardown_in_reach(source: tuple[str, str, ast.Module | None, list[str]] | N
         parts = fid.split("::")[1:]
         node = _find(tree, parts[:-1], parts[-1])
         if node is not None and (teardown_check(tree, text, lines, node) is not None
-                                 or unittest_check(tree, text, lines, node, parts[:-1]) is not None):
+                                 or unittest_check(tree, text, lines, node, parts[:-1], derived=derived) is not None):
             return True
     return False
 
@@ -958,6 +984,14 @@ def _runners(tree: ast.Module, path: str, classes: Sequence[str], node: ast.Func
     return [i for i in ids if i in f2p]
 
 
+def _run_elsewhere(tree: ast.Module, classes: Sequence[str], node: ast.FunctionDef | ast.AsyncFunctionDef,
+                   derived: Collection[str]) -> bool:
+    """seal64: whether a class of another test file runs ``node`` (the definition found for ``classes``' test):
+    ``derived`` (:func:`_derived_elsewhere`) names a class of ``classes`` or the class defining ``node``."""
+    owners = {c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and node in c.body}
+    return bool((set(classes) | owners) & set(derived))
+
+
 def _unraised(text: ParentText) -> list[str]:
     """What an exception twin of an original the parent's code does not raise by name expects instead
     (:func:`~pytest_homefield.sandbox.canary_sites.find_site`'s ``unraised``, xatk32): the builtins of
@@ -1010,7 +1044,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None,
                where: str | None = None, torn: bool = False,
-               source: tuple[str, str, ast.Module | None, list[str]] | None = None) -> None:
+               source: tuple[str, str, ast.Module | None, list[str]] | None = None,
+               derived: Collection[str] = ()) -> None:
     encoding, text, tree, lines = source if source is not None else read_source(file)
     stops = stops or {}
     passed = passed or {}
@@ -1054,6 +1089,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         span = _definition(lines, node) if node is not None else None
         shared = _runners(tree, path, classes, node, every, forced, graded) \
             if tree is not None and node is not None else []
+        if node is not None and tree is not None and _run_elsewhere(tree, classes, node, derived):
+            shared = None  # seal64: another test file's subclass runs the definition too
         # a definition other test ids run too (a base class's, one defined twice) would change them as
         # well: one group of them all when each is a FAIL_TO_PASS function here, else sentinels
         if node is None or span is None or id(node) in taken or shared is None:
@@ -1194,7 +1231,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                         lo = _first(bare.node) - top
                         plain_at[canaries[-1].node] = (lo, lo + bare.twins[0][0].count("\n"))
             check = (teardown_check(tree, text, lines, node) or unittest_check(tree, text, lines, node, classes,
-                                                                               members[0])) \
+                                                                               members[0], derived)) \
                 if torn and tree is not None and split is None \
                 and not aliases[fid] and fid not in plan.kept and len(members) + 1 < runs \
                 else None

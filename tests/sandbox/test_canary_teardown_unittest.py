@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.sandbox.canaries import TEARDOWN, TEARDOWN_TWIN, read_source
-from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, unittest_check
+from pytest_homefield.sandbox.canary_teardown import TEARDOWN_DECOY_HOW, TeardownCheck, unittest_check, without_checks
 from pytest_homefield.sandbox.seal_apart import _defs, _told
 from pytest_homefield.sandbox.seal_sites import SealSite
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK, plan_twins
@@ -255,3 +255,60 @@ def test_a_method_whose_module_teardown_differs_among_the_runs_is_told_apart_for
     defs = [_defs(t) for t in texts]
     assert _told({site.key: site}, set(), {TEST: list(zip(texts, defs, strict=True))}) == {fid}
     assert _told({site.key: site}, set(), {TEST: [(texts[0], defs[0])] * 2}) == set()
+
+
+#: seal64: a test class of another test file of the task deriving from ``TestTotal`` (its module imported by name,
+#: or the class imported under another name): it runs ``test_total`` and ``tearDown`` in every run too.
+ELSEWHERE = {"module": "import test_totals\n\n\nclass TestMore(test_totals.TestTotal):\n    pass\n",
+             "alias": "from test_totals import TestTotal as Base\n\n\nclass TestMore(Base):\n"
+                      "    def test_double(self):\n        pass\n"}
+
+
+@pytest.mark.parametrize("shape", ["addCleanup", "tearDown"])
+@pytest.mark.parametrize("more", sorted(ELSEWHERE))
+def test_a_class_derived_in_another_test_file_gets_no_twin_in_its_body_or_teardown(tmp_path: Path, shape: str,
+                                                                                  more: str) -> None:
+    """seal64: ``_alone`` read the class's own file only. A subclass in another test file of the task runs the
+    class's method (its twin's body) and ``tearDown`` (the contradicted check) in the twin's run too, and failed the
+    real fix there (``tests_failed``, ``tests/run/test_subclass_elsewhere.py``). The method gets a sentinel, its
+    class check no twin, the plan no run more; the same file the agent could write (not one of ``hidden``) is not
+    read, and the twins stay."""
+    source = {"addCleanup": CLEANUP.format(check="self.assertTrue(calls)"),
+              "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more="")}[shape]
+    root = _tree(tmp_path, source)
+    (root / "tests/test_more.py").write_text(ELSEWHERE[more], encoding="utf-8")
+    fid = f"{TEST}::TestTotal::test_total"
+    plan = plan_twins(root, [fid], seed=0, teardown=True, hidden=[TEST, "tests/test_more.py"])
+    assert [(c.kind, c.how) for c in plan.canaries if c.source == fid and c.kind != "teardown"] == [
+        ("sentinel", "sentinel: other tests run the same definition")]
+    assert len(plan.runs) == 1
+    kept = plan_twins(root, [fid], seed=0, teardown=True, hidden=[TEST])
+    assert [c.kind for c in kept.canaries if c.source == fid].count(TEARDOWN_TWIN) == 2
+
+
+@pytest.mark.parametrize("shape", ["addCleanup", "local", "addCleanup-method", "tearDown", "tearDownClass",
+                                   "addClassCleanup", "tearDownModule"])
+def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str) -> None:
+    """seal64: the sealed run (made before the runs apart) blanked a fixture's check a teardown twin contradicts
+    (gatk57) but showed ucln62's unittest checks as the file writes them: on a unittest-shaped task graded sealed its
+    file held ``self.assertTrue(self.calls)`` in ``tearDown`` (``tests/run/test_sealed_unittest_checks.py``), what
+    tells the runs apart's two checks. The check's statement is ``pass`` now (a cleanup's ``addCleanup``), no line
+    moved, whatever the class's tests (the sealed run lays a group's members side by side in it); ut64's
+    ``tearDownModule`` check likewise (the lead, merging the two)."""
+    source = {"addCleanup": CLEANUP.format(check="self.assertTrue(calls)"),
+              "local": LOCAL.format(check="self.assertTrue(calls)"),
+              "addCleanup-method": CLEANUP.replace("self.addCleanup(lambda: {check})",
+                                                   "self.addCleanup(self.assertTrue, calls)"),
+              "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more=""),
+              "tearDownClass": DOWN_CLASS.format(check="cls.assertTrue(cls, cls.calls)", more=""),
+              "addClassCleanup": UP_CLASS.format(check="cls.assertTrue(cls, calls)", more=""),
+              "tearDownModule": MODULE}[shape]
+    got = without_checks(source)
+    assert got is not None and got.count("\n") == source.count("\n"), got
+    assert "assertTrue" not in got and "assert CALLS" not in got, got
+    assert "assertEqual(totals.total(), 4)" in got
+    ast.parse(got)
+    if shape in ("tearDown", "tearDownClass"):
+        more = without_checks(source.replace("    def test_total(self):", "    def test_other(self):\n        pass\n\n"
+                                             "    def test_total(self):"))
+        assert more is not None and "assertTrue" not in more, more
