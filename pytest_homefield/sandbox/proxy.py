@@ -527,8 +527,10 @@ def _server_names(body: bytes) -> list[str]:
 
 def _tls_refusal(body: bytes, host: str) -> str:
     """Why a tunnel to ``host`` (as requested) refuses the ClientHello ``body``, or ``""``: allowed when its one
-    server name is ``host`` (normalised both), or when it names none and ``host`` is an IP literal (RFC 6066 §3: no
-    literal is ever a server name)."""
+    server name is ``host`` (normalised), spelled as a host name (letters, digits, ``-``, ``_``, dots; any case, one
+    trailing dot: natk65, a name trimmed to the host only here, ``' host'`` or ``'host..'``, is no site to the server,
+    which serves its default one), or when it names none and ``host`` is an IP literal (RFC 6066 §3: no literal is
+    ever a server name)."""
     try:
         names = _server_names(body)
     except ValueError as exc:
@@ -542,7 +544,8 @@ def _tls_refusal(body: bytes, host: str) -> str:
             return ""
         except ValueError:
             return "a ClientHello naming no server, to a named host"
-    if _normal_host(names[0]) != host:
+    name = names[0].lower().removesuffix(".")
+    if not _NAME.fullmatch(name) or _normal_host(name) != host:  # natk65: no name the proxy alone trims to it
         return f"TLS server name {names[0][:100]!r} is not the tunnel's host"
     return ""
 

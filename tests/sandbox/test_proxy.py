@@ -514,13 +514,20 @@ _REAL = object()  # the case's hello is Python's own TLS client's
     pytest.param("listed.example:443", _records(_hello_message(["listed.example"]))[:-1] + b"x", False,
                  id="another-name-in-the-last-read"),
     pytest.param("listed.example:443", _records(_hello_message(["listed.example"]), [10])[:-3], False,
-                 id="cut-short")])
+                 id="cut-short"),
+    *(pytest.param("listed.example:443", _records(_hello_message([name])), False, id=f"name-{name.encode()!r}")
+      for name in ("listed.example..", " listed.example", "listed.example\x1f", "listed.example\t", "list%65d.example")),
+    pytest.param("127.0.0.1:443", _records(_hello_message([" 127.0.0.1"])), False, id="spaced-ip")])
 def test_a_tunnels_tls_goes_on_only_when_it_names_the_tunnels_host(
         tmp_path: Path, sink: tuple[int, queue.Queue[bytes]], target: str, hello: bytes | object, passes: bool) -> None:
     """satk56: a tunnel to a listed host carried a ClientHello whose server name (SNI) was another site, served by a
     front routing by SNI. Now a ClientHello (over several records and reads) goes on only when its one server name
     is the tunnel's host, or it names none and the host is an IP literal; another name, none to a named host, two,
-    the extension twice, an encrypted ClientHello, a malformed one, one cut short: nothing reaches the server."""
+    the extension twice, an encrypted ClientHello, a malformed one, one cut short: nothing reaches the server.
+    natk65: a name that is the host only once the proxy trimmed it (whitespace or control bytes around it, two
+    trailing dots) went on as sent: to the front it is no site it serves, so it serves its default one, as for no
+    name. A server name goes on now only as a host name's spelling (RFC 6066 §3: letters, digits, hyphens, dots, one
+    trailing dot), any case."""
     front, got = sink
     if hello is _REAL:
         hello = _ssl_hello(target.rpartition(":")[0])
