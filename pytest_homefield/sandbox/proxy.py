@@ -38,6 +38,7 @@ import ipaddress
 import re
 import socket
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -265,9 +266,26 @@ def _split_target(target: str) -> tuple[str, int] | None:
     return (host, port) if host and 0 < port < 65536 else None
 
 
-def _read_head(conn: socket.socket, limit: int = MAX_HEAD_BYTES, data: bytes = b"") -> tuple[bytes, bytes]:
+class _Deadline:
+    """Reads ``conn`` with ``seconds`` for every read together, not each (natk65: a timeout per read let a client
+    sending a byte every 29 s hold a connection, its thread and one of :data:`MAX_CONNECTIONS` for days)."""
+
+    def __init__(self, conn: socket.socket, seconds: float) -> None:
+        self.conn, self.end = conn, time.monotonic() + seconds
+
+    def recv(self, n: int) -> bytes:
+        """Up to ``n`` bytes (``b""``: the peer closed). Raises ``TimeoutError`` once the time is up, ``OSError``."""
+        left = self.end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the head timeout passed")
+        self.conn.settimeout(left)
+        return self.conn.recv(n)
+
+
+def _read_head(conn: _Deadline, limit: int = MAX_HEAD_BYTES, data: bytes = b"") -> tuple[bytes, bytes]:
     """``(head, rest)``: the bytes up to the blank line that ends an HTTP head (``data``: those read already), and
-    those read after it. Raises ``ValueError`` when the peer closes first or the head exceeds ``limit`` bytes."""
+    those read after it. Raises ``ValueError`` when the peer closes first or the head exceeds ``limit`` bytes,
+    ``OSError`` (``TimeoutError``: ``conn``'s time is up)."""
     while b"\r\n\r\n" not in data:
         if len(data) > limit:
             raise ValueError("request head too long")
@@ -457,9 +475,9 @@ class _Cursor:
         return self.at == len(self.data)
 
 
-def _more(conn: socket.socket, data: bytes, n: int) -> bytes:
+def _more(conn: _Deadline, data: bytes, n: int) -> bytes:
     """``data`` and what ``conn`` sends next, until there are ``n`` bytes. Raises ``ValueError`` (the client closed),
-    ``OSError`` (the socket's timeout)."""
+    ``OSError`` (``TimeoutError``: ``conn``'s time is up)."""
     while len(data) < n:
         chunk = conn.recv(65536)
         if not chunk:
@@ -468,7 +486,7 @@ def _more(conn: socket.socket, data: bytes, n: int) -> bytes:
     return data
 
 
-def _client_hello(conn: socket.socket, data: bytes) -> tuple[bytes, bytes]:
+def _client_hello(conn: _Deadline, data: bytes) -> tuple[bytes, bytes]:
     """``(the ClientHello's body, every byte read)`` from ``data`` (read already; it opens with a handshake record)
     and ``conn``: the handshake message may span several records, and each record several reads. Raises
     ``ValueError`` for a record that is no handshake before it ends, a first message that is no ClientHello, one
@@ -577,12 +595,12 @@ class _Opening:
     length: int | None = 0
 
 
-def _tunnel_opening(conn: socket.socket, data: bytes, host: str, port: int) -> _Opening:
+def _tunnel_opening(conn: _Deadline, data: bytes, host: str, port: int) -> _Opening:
     """Read what the client sends first through a tunnel to ``host:port`` (``data``: what it sent already) and judge
     it (satk56: a listed address may front many sites, told apart by the TLS server name or the ``Host``): a TLS
     ClientHello (:func:`_client_hello`, :func:`_tls_refusal`), else an HTTP/1.0 or 1.1 request in origin form, its
     body's end clear (:func:`_body_framing`), and its ``Host`` the tunnel's (:func:`_host_refusal`); anything else is
-    refused: an HTTP/2 preface, a server-first protocol's silence till the socket's timeout, bytes of no protocol
+    refused: an HTTP/2 preface, a server-first protocol's silence (or a trickle) till ``conn``'s time is up, bytes of no protocol
     (nothing says what a front makes of them). Raises ``OSError`` only for a client gone."""
     try:
         data = _more(conn, data, 1)
@@ -612,7 +630,8 @@ class FilteringProxy:
     for one) records. :meth:`start` listens on a Unix socket, :meth:`start_tcp` on a TCP port of
     ``127.0.0.1`` (both raise ``OSError``); :meth:`close` stops
     accepting, cuts every open connection and removes the socket. ``connect_timeout_s`` and
-    ``head_timeout_s``: seconds to reach an upstream, and for a client to send its request head;
+    ``head_timeout_s``: seconds to reach an upstream, and for a client to send its request head, and then (a tunnel's)
+    its first message, each in all (natk65), not each read;
     ``max_connections``: client connections served at once (:data:`MAX_CONNECTIONS`)."""
 
     def __init__(self, allowlist: Allowlist, log: ProxyLog | Path | None = None, *,
@@ -694,12 +713,12 @@ class FilteringProxy:
             _drain_close(conn)  # a refused request's body unread must not reset the connection before its answer
 
     def _handle(self, conn: socket.socket) -> None:
-        conn.settimeout(self.head_timeout_s)
         try:
-            head, rest = _read_head(conn)
+            head, rest = _read_head(_Deadline(conn, self.head_timeout_s))
         except (OSError, ValueError) as exc:
             self.log.write("refused", "-", "-", str(exc) if isinstance(exc, ValueError) else "no request")
             return
+        conn.settimeout(self.head_timeout_s)  # for the answers sent to it (the reads above left it at what was left)
         lines = head.decode("latin-1").split("\r\n")
         words = lines[0].split(" ")
         if len(words) != 3 or not words[2].startswith("HTTP/"):
@@ -750,7 +769,7 @@ class FilteringProxy:
         try:
             if url is None:
                 conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                opening = _tunnel_opening(conn, rest, host, port)
+                opening = _tunnel_opening(_Deadline(conn, self.head_timeout_s), rest, host, port)
                 if opening.refusal:
                     self.log.write("refused", method, shown, opening.refusal)
                     if opening.data[:1] != bytes([_HANDSHAKE]):  # a client speaking plain text reads why

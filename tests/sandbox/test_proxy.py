@@ -641,3 +641,39 @@ def test_a_tunnel_whose_client_stays_silent_is_cut(tmp_path: Path, sink: tuple[i
         proxy.close()
     assert out.startswith(b"HTTP/1.1 200") and out.endswith(b"a server-first protocol is not tunnelled)\n"), out
     assert got.get(timeout=10) == b"" and proxy.log.counts == {"allowed": 0, "refused": 1, "failed": 0}
+
+
+@pytest.mark.parametrize("phase", ["head", "tunnel"])
+def test_a_trickle_is_cut_at_the_head_timeout(tmp_path: Path, sink: tuple[int, queue.Queue[bytes]], phase: str) -> None:
+    """natk65: the head timeout was per read, so a client sending a byte every 29 s (slowloris) held a connection, its
+    thread and one of the proxy's connection slots for as long as it liked, before the CONNECT head was done or
+    within a tunnel's first message. It is for the whole head now, and for the whole first message: a trickle of a
+    byte every 0.1 s is cut at the 0.5 s timeout (measured before: still open after 3 s, 30 bytes)."""
+    front, got = sink
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{front}"]), head_timeout_s=0.5).start(tmp_path / "p.sock")
+    connect = f"CONNECT 127.0.0.1:{front} HTTP/1.1\r\n\r\n".encode()
+    trickle = connect if phase == "head" else _records(_hello_message(["listed.example"]))
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(str(tmp_path / "p.sock"))
+            if phase == "tunnel":
+                s.sendall(connect)
+                s.settimeout(10)
+                assert s.recv(4096).startswith(b"HTTP/1.1 200")
+            start, cut = time.monotonic(), False
+            s.settimeout(0.1)
+            for byte in trickle[:30]:
+                try:
+                    s.sendall(bytes([byte]))
+                    cut = s.recv(4096) == b""
+                except TimeoutError:
+                    continue
+                except OSError:
+                    cut = True
+                if cut:
+                    break
+            took = time.monotonic() - start
+    finally:
+        proxy.close()
+    assert cut and took < 2.5, took
+    assert proxy.log.counts["refused"] == 1
