@@ -48,7 +48,7 @@ from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.sandbox.bwrap import probe
 from pytest_homefield.sandbox.modes import SandboxChoice
-from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy, _tunnel_opening
+from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy, _Deadline, _tunnel_opening
 
 #: Run inside (and on the host): ``N PORT MODE…`` → one JSON line {mode: [ms per request]}.
 CLIENT = r"""
@@ -167,7 +167,7 @@ def _per_tunnel(n: int, tmp: Path) -> dict[str, float]:
         with a, b:
             a.sendall(hello)
             t0 = time.perf_counter()
-            assert not _tunnel_opening(b, b"", "127.0.0.1", port).refusal
+            assert not _tunnel_opening(_Deadline(b, 30), b"", "127.0.0.1", port).refusal
             times["judge"].append((time.perf_counter() - t0) * 1e6)
     proxy.close()
     listener.shutdown()

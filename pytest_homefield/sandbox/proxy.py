@@ -600,8 +600,8 @@ def _tunnel_opening(conn: _Deadline, data: bytes, host: str, port: int) -> _Open
     it (satk56: a listed address may front many sites, told apart by the TLS server name or the ``Host``): a TLS
     ClientHello (:func:`_client_hello`, :func:`_tls_refusal`), else an HTTP/1.0 or 1.1 request in origin form, its
     body's end clear (:func:`_body_framing`), and its ``Host`` the tunnel's (:func:`_host_refusal`); anything else is
-    refused: an HTTP/2 preface, a server-first protocol's silence (or a trickle) till ``conn``'s time is up, bytes of no protocol
-    (nothing says what a front makes of them). Raises ``OSError`` only for a client gone."""
+    refused: an HTTP/2 preface, a server-first protocol's silence (or a trickle) till ``conn``'s time is up, bytes of
+    no protocol (nothing says what a front makes of them). Raises ``OSError`` only for a client gone."""
     try:
         data = _more(conn, data, 1)
         if data[0] == _HANDSHAKE:

@@ -523,7 +523,8 @@ _REAL = object()  # the case's hello is Python's own TLS client's
     pytest.param("listed.example:443", _records(_hello_message(["listed.example"]), [10])[:-3], False,
                  id="cut-short"),
     *(pytest.param("listed.example:443", _records(_hello_message([name])), False, id=f"name-{name.encode()!r}")
-      for name in ("listed.example..", " listed.example", "listed.example\x1f", "listed.example\t", "list%65d.example")),
+      for name in ("listed.example..", " listed.example", "listed.example\x1f", "listed.example\t",
+                   "list%65d.example")),
     pytest.param("127.0.0.1:443", _records(_hello_message([" 127.0.0.1"])), False, id="spaced-ip")])
 def test_a_tunnels_tls_goes_on_only_when_it_names_the_tunnels_host(
         tmp_path: Path, sink: tuple[int, queue.Queue[bytes]], target: str, hello: bytes | object, passes: bool) -> None:
