@@ -56,6 +56,10 @@ DEFAULT_PORTS = (443, 80)
 LOG_CAP_BYTES = 1 << 20
 #: Bytes of a request head (request line and headers) read before giving up with 400.
 MAX_HEAD_BYTES = 65536
+#: The largest body length or chunk size sent on (2^31 - 1 bytes): what a reader holding it in a signed 32-bit integer
+#: reads as the proxy does (natk65: 2^32 + 5 is 5 to a reader truncating it, and the bytes past those 5 a second
+#: request to it, any ``Host``).
+MAX_LENGTH = (1 << 31) - 1
 #: Connections one proxy serves at once (each holds a thread or two); more get ``503`` and a log line.
 MAX_CONNECTIONS = 256
 #: Names that mean this machine, besides the loopback literals.
@@ -310,7 +314,7 @@ def _body_framing(headers: list[str]) -> int | None:
     chunked (``Transfer-Encoding`` whose last coding is ``chunked``). Raises ``ValueError`` for a head whose
     body's end two readers could see differently (satk56: a second request hidden in it): a line that is no
     ``name:value`` (space before the colon, a folded line), both framings, more than one length, a length that is
-    no decimal number, a transfer coding not ending in ``chunked``."""
+    no decimal number, a transfer coding not ending in ``chunked``, a length past :data:`MAX_LENGTH`."""
     lengths: list[str] = []
     codings: list[str] = []
     for line in headers:
@@ -327,6 +331,8 @@ def _body_framing(headers: list[str]) -> int | None:
         return None
     if len(lengths) > 1 or (lengths and not (lengths[0].isascii() and lengths[0].isdigit())):
         raise ValueError("a body of no one length")
+    if lengths and int(lengths[0]) > MAX_LENGTH:
+        raise ValueError("a body longer than 2 GiB (a length past 32 bits is read short by some servers)")
     return int(lengths[0]) if lengths else 0
 
 
@@ -343,8 +349,9 @@ def _origin_head(method: str, url: urllib.parse.SplitResult, version: str, heade
                         ).encode("latin-1")
 
 
-#: A chunk's size line (hex digits, an extension after ``;``) and a trailer line (a field, or the empty last one).
-_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}[ \t]*(;[^\r\n]*)?")
+#: A chunk's size line (hex digits, at most :data:`MAX_LENGTH`, some leading zeros; an extension after ``;``) and a
+#: trailer line (a field, or the empty last one).
+_CHUNK_SIZE = re.compile(rb"0{0,8}[0-7]?[0-9A-Fa-f]{1,7}[ \t]*(;[^\r\n]*)?")
 _TRAILER = re.compile(rb"(" + _TOKEN.encode() + rb":[^\r\n]*)?")
 
 

@@ -250,8 +250,8 @@ def _serve_each(listener: socket.socket, serve: Callable[[socket.socket], None])
 def fronting() -> Iterator[tuple[int, list[str]]]:
     """A server on 127.0.0.1 that routes by ``Host`` (a CDN's front, many sites behind one address) and keeps
     each connection open, ``Connection: close`` or not, answering every request on it (its head, then a body of
-    its ``Content-Length`` or chunks), lenient as many are (a lone LF ends a line): ``(port, the Host of every
-    request it got, in order)``."""
+    its ``Content-Length`` or chunks), lenient as many are (a lone LF ends a line; a length or chunk size held in 32
+    bits, as a C reader may): ``(port, the Host of every request it got, in order)``."""
     hosts: list[str] = []
     listener = socket.create_server(("127.0.0.1", 0))
 
@@ -264,12 +264,12 @@ def fronting() -> Iterator[tuple[int, list[str]]]:
                 fields = {h.split(b":", 1)[0].strip().lower(): h.split(b":", 1)[1].strip() for h in head[1:]}
                 hosts.append(fields.get(b"host", b"").decode())
                 if fields.get(b"transfer-encoding") == b"chunked":
-                    while size := int(f.readline().split(b";")[0] or b"0", 16):  # 0 too at a cut
+                    while size := int(f.readline().split(b";")[0] or b"0", 16) & 0xFFFFFFFF:  # 0 too at a cut
                         f.read(size + 2)
                     while f.readline().strip():
                         pass
                 else:
-                    f.read(int(fields.get(b"content-length", b"0")))
+                    f.read(int(fields.get(b"content-length", b"0")) & 0xFFFFFFFF)
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 
     _serve_each(listener, serve)
@@ -369,6 +369,22 @@ def test_a_chunk_line_hiding_a_request_goes_on_no_further(tmp_path: Path, fronti
     finally:
         proxy.close()
     assert b"unlisted.example" not in "".join(hosts).encode()
+
+
+@pytest.mark.parametrize("framing", ["Content-Length: 4294967301\r\n\r\nhello",
+                                     "Transfer-Encoding: chunked\r\n\r\n100000005\r\nhello\r\n0\r\n\r\n"])
+def test_a_length_past_32_bits_is_refused(tmp_path: Path, fronting: tuple[int, list[str]], framing: str) -> None:
+    """natk65: a length or chunk size of 2^32 + 5 is 5 to a reader holding it in 32 bits, so the bytes the proxy sent
+    on as the rest of the body were a second request to it (any ``Host``). Lengths and chunk sizes past 2^31 - 1
+    (a signed 32-bit reader's too) are refused before they go on."""
+    port, hosts = fronting
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{port}"])).start(tmp_path / "p.sock")
+    try:
+        _ask_all(tmp_path / "p.sock", f"POST http://127.0.0.1:{port}/ HTTP/1.1\r\n{framing}"
+                                      "GET /b HTTP/1.1\r\nHost: unlisted.example\r\n\r\n".encode())
+    finally:
+        proxy.close()
+    assert "unlisted.example" not in hosts, hosts
 
 
 def _tunnel(sock_path: Path, target: str, pieces: Iterable[bytes]) -> bytes:
