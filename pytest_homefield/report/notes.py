@@ -41,14 +41,30 @@ def unprotected(ids: Sequence[str], n_functions: int) -> str:
     :data:`NAMED_TASKS` of them are named in the ``-k`` of the command that names the functions: ``verify
     --attacks`` grades every attack on every task it selects, about 50 gradings a task (nu56 on Suor/funcy: 950
     for the 19 tasks where 4 hold such functions, 10 graded in 13 minutes on a loaded machine)."""
-    k = f" -k '{' or '.join(ids)}'" if len(ids) <= NAMED_TASKS else ""
+    k = _select(ids)
     return (f"{len(ids)} task(s) hold {n_functions} FAIL_TO_PASS function(s) no canary guards (a sentinel only, "
             "where no expected value could be contradicted, or a test the commit left as the parent has it): "
             f"a forger that no-ops only those is not caught there (homefield verify --attacks{k} names them).")
 
 
-#: The most task ids :func:`unprotected` names in its ``-k``.
+def order_only(ids: Sequence[str], n_functions: int) -> str:
+    """otw64: solves of the tasks ``ids`` where ``n_functions`` FAIL_TO_PASS functions had the order twin alone
+    (:func:`~pytest_homefield.report.runs.order_only_solves`, docs/contracts.md §7): their expected value is not in
+    the test (a hidden data file, module constant or fixture), so a change returning it is solved as a real fix is."""
+    k = _select(ids)
+    return (f"{len(ids)} task(s) were solved where {n_functions} FAIL_TO_PASS function(s) had only the order twin (the "
+            "expected value is not in the test but in a data file, module or fixture beside it): a change that "
+            f"returns that value without fixing anything is solved there too (homefield verify --attacks{k} names "
+            "them).")
+
+
+#: The most task ids :func:`unprotected` and :func:`order_only` name in their ``-k``.
 NAMED_TASKS = 5
+
+
+def _select(ids: Sequence[str]) -> str:
+    """`` -k 'a or b'`` selecting the task ``ids`` for ``verify --attacks``, ``""`` past :data:`NAMED_TASKS` of them."""
+    return f" -k '{' or '.join(ids)}'" if len(ids) <= NAMED_TASKS else ""
 
 
 def unscored(counts: Counter[str]) -> str:
