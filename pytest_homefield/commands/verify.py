@@ -346,8 +346,9 @@ def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = No
     been verified). ``told``: task id → those the gradings' parent check told on every try (``graded_unprotected(…,
     "told")``): a task's line says how many, since mining, which runs no parent check, never names them (exc35:
     more-itertools f9cdcb990dbb, llm 847056dbea7c and a66dca7911da, none at mining, all at verify). ``order_only``:
-    task id → those whose one twin at grading was the order twin (``graded_unprotected(…, "order_only")``, otw64: the
-    expected value is not in the test, a change returning it is solved as a real fix is); the line says how many."""
+    task id → those whose one twin at grading was the order twin (``graded_unprotected(…, "order_only")``, otw64: no
+    value twin the parent's code does not tell, so a change returning the expected value is solved as a real fix is);
+    the line says how many."""
     if graded is not None:
         tasks = [t for t in tasks if t.id in graded]
     if used:
@@ -363,7 +364,7 @@ def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = No
         o = len(set((order_only or {}).get(t.id, ())) & set(t.canary_unprotected))
         return "".join(f" ({n} {say})" for n, say in (
             (k, "told by the parent's code at grading, a check mining does not make"),
-            (o, "expected value not in the test: order twin only, a change returning it is solved")) if n)
+            (o, "order twin only: a change returning the expected value is solved")) if n)
     return [f"homefield verify: {plural(len(bare), 'task')} of {len(tasks)} {verb} {n} FAIL_TO_PASS function(s) no "
             "canary guards (a test process can tell their twins: a forger that no-ops only them is not caught):"] \
         + [f"  {t.id}  {len(t.canary_unprotected)} of {len({function_id(i) for i in t.FAIL_TO_PASS})}: "

@@ -49,13 +49,15 @@ def unprotected(ids: Sequence[str], n_functions: int) -> str:
 
 def order_only(ids: Sequence[str], n_functions: int) -> str:
     """otw64: solves of the tasks ``ids`` where ``n_functions`` FAIL_TO_PASS functions had the order twin alone
-    (:func:`~pytest_homefield.report.runs.order_only_solves`, docs/contracts.md §7): their expected value is not in
-    the test (a hidden data file, module constant or fixture), so a change returning it is solved as a real fix is."""
+    (:func:`~pytest_homefield.report.runs.order_only_solves`, docs/contracts.md §7): no value twin the parent's code
+    does not tell (every value draw told, 9406f9092f78 on the demo; or the expected value beside the test, a hidden
+    data file, module constant or fixture, gatk64), so a change returning the expected value is solved as a real fix
+    is."""
     k = _select(ids)
     return (f"{len(ids)} task(s) were solved where {n_functions} FAIL_TO_PASS function(s) had only the order twin (the "
-            "expected value is not in the test but in a data file, module or fixture beside it): a change that "
-            f"returns that value without fixing anything is solved there too (homefield verify --attacks{k} names "
-            "them).")
+            "parent's code tells every value twin, or the expected value is beside the test, in a data file, module or "
+            "fixture): a change that returns the expected value without fixing anything is solved there too "
+            f"(homefield verify --attacks{k} names them).")
 
 
 #: The most task ids :func:`unprotected` and :func:`order_only` name in their ``-k``.

@@ -164,9 +164,10 @@ class TwinPlan(CanaryPlan):
     #: ``canary_unprotected`` never holds them: exc35).
     told: list[str] = field(default_factory=list)
     #: Those of :attr:`unprotected` whose one twin is the comparison at the parent's stop
-    #: (:func:`~pytest_homefield.sandbox.canary_order.order_site`, near31): the expected value is not in the test (a
-    #: hidden data file, module constant or fixture: no value twin), and a change returning it passes the original
-    #: and fails that twin as a real fix does (otw64; gatk64, xatk32). The twin is kept (it catches a forger that
+    #: (:func:`~pytest_homefield.sandbox.canary_order.order_site`, near31), drawn where the parent's code told every
+    #: value twin (xatk32; 9406f9092f78 on the demo) or none exists (the expected value beside the test: a hidden data
+    #: file, module constant or fixture, gatk64): a change returning the expected value passes the original and fails
+    #: that twin as a real fix does (otw64). The twin is kept (it catches a forger that
     #: decides by the parent's behaviour); the function is listed so that its solve is flagged.
     order_only: list[str] = field(default_factory=list)
     #: path → how the planner cut each test file holding a group, for a confirmation run
@@ -1083,7 +1084,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             lo, hi = statement_at(node, span[0] + stops[fid])
             contradicted = order_site(node, lo, hi, order[fid], may) if order and fid in order else None
             site = settled(contradicted)
-            if site is not None:  # otw64: no value twin, the order twin alone: a reader of the expected value passes
+            if site is not None:  # otw64: the order twin alone: a reader of the expected value passes
                 plan.unprotected.append(fid)
                 plan.order_only.append(fid)
             site = site or settled(_near_site(node, lo, hi, (near or {}).get(fid), twins, rng, may)) \

@@ -131,7 +131,7 @@ def test_a_function_guarded_by_the_order_twin_alone_is_said_so(tmp_path: Path) -
     (folder / "canaries.json").write_text(json.dumps({"canaries": [], "unprotected": ["t.py::test_a"],
                                                       "order_only": ["t.py::test_a"]}))
     assert canary_lines(tmp_path, [task], records)[1:] == [
-        "  t1  1 of 2: test_a (1 expected value not in the test: order twin only, a change returning it is solved)"]
+        "  t1  1 of 2: test_a (1 order twin only: a change returning the expected value is solved)"]
 
 
 def test_the_functions_a_grading_left_unsealed_are_counted(tmp_path: Path) -> None:

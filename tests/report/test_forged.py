@@ -94,9 +94,10 @@ def test_solves_where_the_order_twin_alone_guarded_a_function_are_noted(tmp_path
                                                           "order_only": ["tests/test_m.py::test_value"]}))
     notes = build_report([run], [_task(t) for t in ("t1", "t2", "t3")])["notes"]
     assert [n for n in notes if "only the order twin" in n] == [
-        "1 task(s) were solved where 1 FAIL_TO_PASS function(s) had only the order twin (the expected value is not in "
-        "the test but in a data file, module or fixture beside it): a change that returns that value without fixing "
-        "anything is solved there too (homefield verify --attacks -k 't1' names them)."], notes
+        "1 task(s) were solved where 1 FAIL_TO_PASS function(s) had only the order twin (the parent's code tells "
+        "every value twin, or the expected value is beside the test, in a data file, module or fixture): a change that "
+        "returns the expected value without fixing anything is solved there too (homefield verify --attacks -k 't1' "
+        "names them)."], notes
 
 
 def _run(folder: Path, rows: list[Result]) -> Path:
