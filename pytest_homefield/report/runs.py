@@ -246,9 +246,9 @@ def order_only_solves(merged: Mapping[Key, tuple[Result, Path]]) -> dict[str, se
     """otw64: task id → the FAIL_TO_PASS functions whose one twin was the order twin in the gradings of the solved
     attempts of ``merged`` (:func:`merged_results`; the union of their ``canaries.json`` ``order_only``,
     docs/contracts.md §7: no value twin the parent's code does not tell, and a change returning the expected value
-    passes the original and fails that twin as a real fix does, so such a solve is flagged, not caught). Only solved attempts' files are read
-    (one each, :func:`~pytest_homefield.layout.read_own_file`); a missing, unreadable or malformed one gives nothing,
-    and a task none of whose solves lists one is absent."""
+    passes the original and fails that twin as a real fix does, so such a solve is flagged, not caught). Only solved
+    attempts' files are read (one each, :func:`~pytest_homefield.layout.read_own_file`); a missing, unreadable or
+    malformed one gives nothing, and a task none of whose solves lists one is absent."""
     found: dict[str, set[str]] = {}
     for r, d in merged.values():
         if not counts_solved(r):

@@ -167,8 +167,8 @@ class TwinPlan(CanaryPlan):
     #: (:func:`~pytest_homefield.sandbox.canary_order.order_site`, near31), drawn where the parent's code told every
     #: value twin (xatk32; 9406f9092f78 on the demo) or none exists (the expected value beside the test: a hidden data
     #: file, module constant or fixture, gatk64): a change returning the expected value passes the original and fails
-    #: that twin as a real fix does (otw64). The twin is kept (it catches a forger that
-    #: decides by the parent's behaviour); the function is listed so that its solve is flagged.
+    #: that twin as a real fix does (otw64). The twin is kept (it catches a forger that decides by the parent's
+    #: behaviour); the function is listed so that its solve is flagged.
     order_only: list[str] = field(default_factory=list)
     #: path → how the planner cut each test file holding a group, for a confirmation run
     #: (:func:`~pytest_homefield.sandbox.twin_together.together`); not in :meth:`to_dict`.

@@ -90,8 +90,8 @@ def test_solves_where_the_order_twin_alone_guarded_a_function_are_noted(tmp_path
     for tid in ("t1", "t2"):
         folder = attempt_dir(run, tid, "a", 1)
         folder.mkdir(parents=True)
-        (folder / "canaries.json").write_text(json.dumps({"canaries": [], "unprotected": ["tests/test_m.py::test_value"],
-                                                          "order_only": ["tests/test_m.py::test_value"]}))
+        listed = ["tests/test_m.py::test_value"]
+        (folder / "canaries.json").write_text(json.dumps({"canaries": [], "unprotected": listed, "order_only": listed}))
     notes = build_report([run], [_task(t) for t in ("t1", "t2", "t3")])["notes"]
     assert [n for n in notes if "only the order twin" in n] == [
         "1 task(s) were solved where 1 FAIL_TO_PASS function(s) had only the order twin (the parent's code tells "
