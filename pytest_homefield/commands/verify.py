@@ -253,7 +253,8 @@ def graded_unprotected(run_dir: Path, records: Sequence[Mapping[str, Any]], key:
 
 
 def graded_canaries(run_dir: Path, records: Sequence[Mapping[str, Any]],
-                    keys: Sequence[str] = ("unprotected", "told", "unsealed")) -> dict[str, dict[str, list[str]]]:
+                    keys: Sequence[str] = ("unprotected", "told", "unsealed", "order_only")
+                    ) -> dict[str, dict[str, list[str]]]:
     """Each of ``keys`` → :func:`graded_unprotected` of it (task id → the union of that list of its attempts'
     ``canaries.json``, sorted; a task none of whose attempts lists one absent, but for ``"unprotected"``, where a
     task graded with canaries is present with ``[]``), each attempt's file read once for all of them."""
@@ -290,7 +291,8 @@ def canary_lines(run_dir: Path, tasks: Sequence[Task], records: Sequence[Mapping
     :func:`graded_unprotected`), then the functions whose seals a grading left off (:func:`unsealed_lines`), then the
     canaries the reference fix passes too (:func:`excused_lines`)."""
     graded = graded_canaries(run_dir, records)
-    return unprotected_lines(tasks, {r["task_id"] for r in records}, graded["unprotected"], graded["told"]) \
+    return unprotected_lines(tasks, {r["task_id"] for r in records}, graded["unprotected"], graded["told"],
+                             graded["order_only"]) \
         + unsealed_lines(graded["unsealed"]) + excused_lines(run_dir, records)
 
 
@@ -334,7 +336,8 @@ def excused_lines(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> list[s
 
 def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = None,
                       used: Mapping[str, Sequence[str]] | None = None,
-                      told: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+                      told: Mapping[str, Sequence[str]] | None = None,
+                      order_only: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """The tasks whose FAIL_TO_PASS functions no canary twin guards: a header and one line per task; ``[]``
     when there are none. ``used``: task id → what the run's gradings left unguarded (:func:`graded_unprotected`),
     which stands for a task it names; else the task's ``canary_unprotected``, recorded at mining
@@ -342,7 +345,10 @@ def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = No
     (``None``: all of ``tasks``; nu28 on sqlparse: ``--max-tasks 1`` said "1 task of 13 holds …", as if 13 had
     been verified). ``told``: task id → those the gradings' parent check told on every try (``graded_unprotected(…,
     "told")``): a task's line says how many, since mining, which runs no parent check, never names them (exc35:
-    more-itertools f9cdcb990dbb, llm 847056dbea7c and a66dca7911da, none at mining, all at verify)."""
+    more-itertools f9cdcb990dbb, llm 847056dbea7c and a66dca7911da, none at mining, all at verify). ``order_only``:
+    task id → those whose one twin at grading was the order twin (``graded_unprotected(…, "order_only")``, otw64: no
+    value twin the parent's code does not tell, so a change returning the expected value is solved as a real fix is);
+    the line says how many."""
     if graded is not None:
         tasks = [t for t in tasks if t.id in graded]
     if used:
@@ -355,7 +361,10 @@ def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = No
 
     def why(t: Task) -> str:
         k = len(set((told or {}).get(t.id, ())) & set(t.canary_unprotected))
-        return f" ({k} told by the parent's code at grading, a check mining does not make)" if k else ""
+        o = len(set((order_only or {}).get(t.id, ())) & set(t.canary_unprotected))
+        return "".join(f" ({n} {say})" for n, say in (
+            (k, "told by the parent's code at grading, a check mining does not make"),
+            (o, "order twin only: a change returning the expected value is solved")) if n)
     return [f"homefield verify: {plural(len(bare), 'task')} of {len(tasks)} {verb} {n} FAIL_TO_PASS function(s) no "
             "canary guards (a test process can tell their twins: a forger that no-ops only them is not caught):"] \
         + [f"  {t.id}  {len(t.canary_unprotected)} of {len({function_id(i) for i in t.FAIL_TO_PASS})}: "

@@ -69,6 +69,7 @@ from pytest_homefield.report.runs import (
     forged_lines,
     load_meta,
     merged_results,
+    order_only_solves,
     owed_attempts,
     results_stamp,
 )
@@ -249,6 +250,8 @@ def compute_report(
         notes.append(say.unknown_tasks(unknown))
     if bare := [t for t in tasks if t.id in seen_ids and t.canary_unprotected]:
         notes.append(say.unprotected([t.id for t in bare], sum(len(t.canary_unprotected) for t in bare)))
+    if ordered := order_only_solves(merged):
+        notes.append(say.order_only(sorted(ordered), sum(len(f) for f in ordered.values())))
 
     # --- attempts grouped by agent and task, with similarity
     by_agent: dict[str, dict[str, list[Attempt]]] = {name: {} for name in infos}

@@ -41,14 +41,32 @@ def unprotected(ids: Sequence[str], n_functions: int) -> str:
     :data:`NAMED_TASKS` of them are named in the ``-k`` of the command that names the functions: ``verify
     --attacks`` grades every attack on every task it selects, about 50 gradings a task (nu56 on Suor/funcy: 950
     for the 19 tasks where 4 hold such functions, 10 graded in 13 minutes on a loaded machine)."""
-    k = f" -k '{' or '.join(ids)}'" if len(ids) <= NAMED_TASKS else ""
+    k = _select(ids)
     return (f"{len(ids)} task(s) hold {n_functions} FAIL_TO_PASS function(s) no canary guards (a sentinel only, "
             "where no expected value could be contradicted, or a test the commit left as the parent has it): "
             f"a forger that no-ops only those is not caught there (homefield verify --attacks{k} names them).")
 
 
-#: The most task ids :func:`unprotected` names in its ``-k``.
+def order_only(ids: Sequence[str], n_functions: int) -> str:
+    """otw64: solves of the tasks ``ids`` where ``n_functions`` FAIL_TO_PASS functions had the order twin alone
+    (:func:`~pytest_homefield.report.runs.order_only_solves`, docs/contracts.md §7): no value twin the parent's code
+    does not tell (every value draw told, 9406f9092f78 on the demo; or the expected value beside the test, a hidden
+    data file, module constant or fixture, gatk64), so a change returning the expected value is solved as a real fix
+    is."""
+    k = _select(ids)
+    return (f"{len(ids)} task(s) were solved where {n_functions} FAIL_TO_PASS function(s) had only the order twin (the "
+            "parent's code tells every value twin, or the expected value is beside the test, in a data file, module or "
+            "fixture): a change that returns the expected value without fixing anything is solved there too "
+            f"(homefield verify --attacks{k} names them).")
+
+
+#: The most task ids :func:`unprotected` and :func:`order_only` name in their ``-k``.
 NAMED_TASKS = 5
+
+
+def _select(ids: Sequence[str]) -> str:
+    """`` -k 'a or b'`` selecting the task ``ids`` for ``verify --attacks``, ``""`` past :data:`NAMED_TASKS` of them."""
+    return f" -k '{' or '.join(ids)}'" if len(ids) <= NAMED_TASKS else ""
 
 
 def unscored(counts: Counter[str]) -> str:

@@ -6,16 +6,18 @@ Nothing here computes a statistic; :mod:`.compute` turns these into the report.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.layout import attempt_dir, read_meta, read_own_file, results_path, similarity_path, tries_path
-from pytest_homefield.records import NOT_NEEDED, Result, Task
+from pytest_homefield.records import NOT_NEEDED, Result, Task, counts_solved
 from pytest_homefield.records import load_results as records_load_results
+from pytest_homefield.run.twin_grading import CANARIES_FILE
 from pytest_homefield.report.family import is_reference_spec, spec_kind
 from pytest_homefield.report.similarity import (
     Similarity,
@@ -238,6 +240,27 @@ def merged_results(run_dirs: Sequence[Path]) -> tuple[dict[Key, tuple[Result, Pa
             merged.pop(r.key, None)
             merged[r.key] = (r, d)
     return merged, other_variants, outside, tried
+
+
+def order_only_solves(merged: Mapping[Key, tuple[Result, Path]]) -> dict[str, set[str]]:
+    """otw64: task id → the FAIL_TO_PASS functions whose one twin was the order twin in the gradings of the solved
+    attempts of ``merged`` (:func:`merged_results`; the union of their ``canaries.json`` ``order_only``,
+    docs/contracts.md §7: no value twin the parent's code does not tell, and a change returning the expected value
+    passes the original and fails that twin as a real fix does, so such a solve is flagged, not caught). Only solved
+    attempts' files are read (one each, :func:`~pytest_homefield.layout.read_own_file`); a missing, unreadable or
+    malformed one gives nothing, and a task none of whose solves lists one is absent."""
+    found: dict[str, set[str]] = {}
+    for r, d in merged.values():
+        if not counts_solved(r):
+            continue
+        try:
+            data = json.loads(read_own_file(attempt_dir(d, r.task_id, r.agent, r.attempt) / CANARIES_FILE))
+        except (OSError, ValueError):
+            continue
+        names = data.get("order_only") if isinstance(data, dict) else None
+        if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+            found.setdefault(r.task_id, set()).update(names)
+    return found
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,13 @@ class TwinPlan(CanaryPlan):
     #: :func:`~pytest_homefield.run.twin_grading.parent_checked_seed`; mining runs no parent check, so its
     #: ``canary_unprotected`` never holds them: exc35).
     told: list[str] = field(default_factory=list)
+    #: Those of :attr:`unprotected` whose one twin is the comparison at the parent's stop
+    #: (:func:`~pytest_homefield.sandbox.canary_order.order_site`, near31), drawn where the parent's code told every
+    #: value twin (xatk32; 9406f9092f78 on the demo) or none exists (the expected value beside the test: a hidden data
+    #: file, module constant or fixture, gatk64): a change returning the expected value passes the original and fails
+    #: that twin as a real fix does (otw64). The twin is kept (it catches a forger that decides by the parent's
+    #: behaviour); the function is listed so that its solve is flagged.
+    order_only: list[str] = field(default_factory=list)
     #: path → how the planner cut each test file holding a group, for a confirmation run
     #: (:func:`~pytest_homefield.sandbox.twin_together.together`); not in :meth:`to_dict`.
     layouts: dict[str, FileLayout] = field(default_factory=dict, repr=False, compare=False)
@@ -327,11 +334,13 @@ class TwinPlan(CanaryPlan):
 
     def to_dict(self) -> dict[str, Any]:
         """:meth:`CanaryPlan.to_dict` with ``apart`` true and the ``placement`` (member per run); ``told`` only when
-        the parent check told some function on every try (:attr:`told`)."""
+        the parent check told some function on every try (:attr:`told`), ``order_only`` only when some function's one
+        twin is the order twin (:attr:`order_only`)."""
         return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()},
                 "unprotected": list(self.unprotected), "kept": {k: sorted(v) for k, v in self.kept.items()},
                 "renamed": dict(self.renamed), **({"told": list(self.told)} if self.told else {}),
-                **({"blind": {g: [list(m), list(o)] for g, (m, o) in self.blind.items()}} if self.blind else {})}
+                **({"blind": {g: [list(m), list(o)] for g, (m, o) in self.blind.items()}} if self.blind else {}),
+                **({"order_only": list(self.order_only)} if self.order_only else {})}
 
 
 def _site_where(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.AST) -> tuple[str, int]:
@@ -1134,7 +1143,11 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         if fid in stops and fid not in forced:  # on the statement where the parent stopped, else before its end
             lo, hi = statement_at(node, span[0] + stops[fid])
             contradicted = order_site(node, lo, hi, order[fid], may) if order and fid in order else None
-            site = settled(contradicted) or settled(_near_site(node, lo, hi, (near or {}).get(fid), twins, rng, may)) \
+            site = settled(contradicted)
+            if site is not None:  # otw64: the order twin alone: a reader of the expected value passes
+                plan.unprotected.append(fid)
+                plan.order_only.append(fid)
+            site = site or settled(_near_site(node, lo, hi, (near or {}).get(fid), twins, rng, may)) \
                 or settled(pick(_both(may, functools.partial(_within, lo, hi)))) \
                 or settled(pick(_both(may, functools.partial(_within, 0, hi))))
         if site is None and fid not in forced:

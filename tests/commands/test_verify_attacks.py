@@ -118,6 +118,22 @@ def test_a_function_the_parent_check_told_is_said_to_be_unknown_to_mining(tmp_pa
                          "not make)"], lines
 
 
+def test_a_function_guarded_by_the_order_twin_alone_is_said_so(tmp_path: Path) -> None:
+    """otw64 (gatk64): a function whose expected value is not in the test gets the order twin alone at grading, which
+    a change returning that value passes as a real fix does; the grading lists it ``unprotected`` and ``order_only``
+    (``canaries.json``), and its task's line says how many of its functions are such, what mining never names."""
+    task = Task(id="t1", commit="c", parent="p", committed_at="", authored_at="", mode="commit", subject="",
+                message="", prompt="", source_files=[], test_files=[], test_patch="", gold_patch="",
+                FAIL_TO_PASS=["t.py::test_a", "t.py::test_b"], PASS_TO_PASS=[], canary_unprotected=[])
+    records = [{"task_id": "t1", "agent": "oracle", "attempt": 1}]
+    folder = attempt_dir(tmp_path, "t1", "oracle", 1)
+    folder.mkdir(parents=True)
+    (folder / "canaries.json").write_text(json.dumps({"canaries": [], "unprotected": ["t.py::test_a"],
+                                                      "order_only": ["t.py::test_a"]}))
+    assert canary_lines(tmp_path, [task], records)[1:] == [
+        "  t1  1 of 2: test_a (1 order twin only: a change returning the expected value is solved)"]
+
+
 def test_the_functions_a_grading_left_unsealed_are_counted(tmp_path: Path) -> None:
     """rev58: a sealed function the runs apart tell apart once sealed (``seal_apart.told_apart``: a teardown twin
     changing its fixture, a twin outside its sealed statements) is left unsealed in that grading, its twin alone

@@ -6,6 +6,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
 
@@ -74,6 +75,29 @@ def test_the_unguarded_note_selects_its_tasks_for_the_attacks_that_name_the_func
     every = [dataclasses.replace(_task(t), canary_unprotected=["tests/test_m.py::test_value"]) for t in ids]
     [note] = [n for n in build_report([run], every)["notes"] if "no canary guards" in n]
     assert "(homefield verify --attacks names them)" in note, note
+
+
+def test_solves_where_the_order_twin_alone_guarded_a_function_are_noted(tmp_path: Path) -> None:
+    """otw64 (gatk64): a function whose expected value is not in the test (a hidden data file, module constant or
+    fixture) has the order twin alone at grading, which a change returning that value passes as a real fix does;
+    mining never names it (its check plans no order twin). The solved attempts' ``canaries.json`` ``order_only``
+    does, and the report notes those tasks; a failed attempt's file, or a solve with none, is not counted."""
+    rows = [Result(run_id="r", task_id=t, agent="a", attempt=1, outcome=o)
+            for t, o in (("t1", "solved"), ("t2", "tests_failed"), ("t3", "solved"))]
+    run = _run(tmp_path / "run", rows)
+    assert not any("only the order twin" in n for n in build_report([run], [_task(t) for t in ("t1", "t2", "t3")])
+                   ["notes"])
+    for tid in ("t1", "t2"):
+        folder = attempt_dir(run, tid, "a", 1)
+        folder.mkdir(parents=True)
+        listed = ["tests/test_m.py::test_value"]
+        (folder / "canaries.json").write_text(json.dumps({"canaries": [], "unprotected": listed, "order_only": listed}))
+    notes = build_report([run], [_task(t) for t in ("t1", "t2", "t3")])["notes"]
+    assert [n for n in notes if "only the order twin" in n] == [
+        "1 task(s) were solved where 1 FAIL_TO_PASS function(s) had only the order twin (the parent's code tells "
+        "every value twin, or the expected value is beside the test, in a data file, module or fixture): a change that "
+        "returns the expected value without fixing anything is solved there too (homefield verify --attacks -k 't1' "
+        "names them)."], notes
 
 
 def _run(folder: Path, rows: list[Result]) -> Path:

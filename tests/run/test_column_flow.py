@@ -81,9 +81,10 @@ def test_the_parent_check_tells_a_column_carried_past_the_stop(digits_task: FixT
 def test_a_group_the_parent_tells_on_every_value_draw_gets_the_comparison_at_its_stop(digits_task: FixTask,
                                                                                     tmp_path: Path) -> None:
     """Every value draw is told (the column; the flip at the stop passes on the parent): the third try contradicts
-    the comparison at the stop, which the parent tells not; the plan used guards the function (nothing in
-    ``canaries.json``'s ``unprotected``), from the check made and from ``parent-checks.jsonl`` in another process
-    (its ``order``). A real fix is solved. Before near31 ``unprotected`` listed it (every try told)."""
+    the comparison at the stop, which the parent tells not, from the check made and from ``parent-checks.jsonl`` in
+    another process (its ``order``). A real fix is solved. Before near31 ``unprotected`` listed it (every try told);
+    near31 to otw64 listed nothing; since otw64 ``unprotected`` and ``order_only`` list it: the order twin alone does
+    not guard against a change returning the expected value (xatk32)."""
     b, store = digits_task, tmp_path / "parent-checks.jsonl"
     twin_grading._PARENT_SEEDS.clear()
     try:
@@ -95,7 +96,7 @@ def test_a_group_the_parent_tells_on_every_value_draw_gets_the_comparison_at_its
                       run_timeout_s=120, parent_checks=store)
             assert (g.outcome, g.twin_hits) == ("solved", 0), g
             planted = json.loads((tmp_path / f"out-{n}" / CANARIES_FILE).read_text())
-            assert planted["unprotected"] == [], planted
+            assert (planted["unprotected"], planted["order_only"]) == ([FID], [FID]), planted
             assert [c["how"] for c in planted["canaries"] if c["kind"] != "teardown"] == [  # tcan50's beside it
                 f"{ORDER_HOW}: == -> < (operands kept, < false there)"], planted
         checks = [r for r in map(json.loads, store.read_text().splitlines()) if "try" in r]  # not the stored runs

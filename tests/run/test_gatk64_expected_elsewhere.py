@@ -5,8 +5,9 @@ value site exists (the expected side is no literal of the function), the flip (`
 code and told, so the twin is the order twin at the parent's stop (``== -> >``, operands kept, near31), which a change
 returning the expected value fails as a real fix does (xatk32's open: ``tests/run/test_order_twin_reader.py``); and
 nothing is sealed (a literal of the Python source only; the sealed run withholds data files, gatk35). Each reader
-below makes no fix and is ``solved``, its function not listed canary-unprotected, seeds 0 and 1 (``--sandbox none``;
-the data file's reader under bubblewrap too, seed 0): the fixture's reads the calling test's frame, no file at all."""
+below makes no fix and is ``solved``, seeds 0 and 1 (``--sandbox none``): the fixture's reads the calling test's
+frame, no file at all. Before otw64 its function was not listed canary-unprotected (a strict xfail here); now the plan
+lists it ``unprotected`` and ``order_only`` (the order twin its one twin), so ``verify --attacks`` flags the solve."""
 
 from __future__ import annotations
 
@@ -70,14 +71,14 @@ def test_a_real_fix_checked_against_a_value_beside_the_test_is_solved(elsewhere:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk64: a change returning the expected value kept beside the test (a hidden "
-                   "data file, a hidden module's constant, a conftest fixture read from the test's frame), with no "
-                   "fix, is solved: its one twin the order twin at the parent's stop, nothing sealed, the function "
-                   "not listed unprotected (each shape, seeds 0 and 1, on 79cea778)")
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_change_returning_the_value_beside_the_test_is_not_solved(elsewhere: tuple[str, FixTask], tmp_path: Path,
-                                                                    seed: int) -> None:
+def test_a_change_returning_the_value_beside_the_test_is_flagged_unprotected(elsewhere: tuple[str, FixTask],
+                                                                             tmp_path: Path, seed: int) -> None:
+    """otw64: the reader is still ``solved`` (its one twin the order twin, which it fails as a real fix does; nothing
+    sealed), but flagged: the function is listed ``unprotected`` in ``canaries.json``, its reason ``order_only``, as
+    ``verify --attacks`` shows it."""
     shape, task = elsewhere
     g = grade_source(task, tmp_path, SOURCE, SHAPES[shape][3], canaries=True, canary_seed=seed, sandbox="none")
-    unprotected = json.loads((tmp_path / "out" / "canaries.json").read_text())["unprotected"]
-    assert g.outcome != "solved" or task.task.FAIL_TO_PASS[0] in unprotected, (g.outcome, g.canary, unprotected)
+    plan = json.loads((tmp_path / "out" / "canaries.json").read_text())
+    fid = task.task.FAIL_TO_PASS[0]
+    assert (g.outcome, plan["unprotected"], plan.get("order_only")) == ("solved", [fid], [fid]), (g.outcome, g.canary)
