@@ -767,11 +767,11 @@ class MineSession:
             lines.append(vague)
         compiled = functools.partial(own_compiled_module, self.settings.root)
         recipe = functools.partial(build_recipe, self.settings.root)
-        hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module), compiled=compiled,
-                          recipe=recipe)
+        locate = functools.partial(module_file, self.settings.root)
+        hint = setup_hint(verified, locate=locate, compiled=compiled, recipe=recipe)
         if hint:
             lines.append(hint)
-        broken = collection_errors_line(verified, compiled=compiled, recipe=recipe)
+        broken = collection_errors_line(verified, locate=locate, compiled=compiled, recipe=recipe)
         if broken:
             lines.append(broken)
         lines += [line for line in (compiled_changes_line(verified), deselected_line(verified)) if line]
@@ -779,7 +779,7 @@ class MineSession:
         if net:
             lines.append(net)
         lines += service_lines(verified)
-        failed = setup_failed_line(verified, locate=lambda module: module_file(self.settings.root, module))
+        failed = setup_failed_line(verified, locate=locate)
         if failed:
             lines.append(failed)
         skipped = skipped_line(verified)
