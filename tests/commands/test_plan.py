@@ -327,3 +327,24 @@ def test_a_tasks_grading_counts_the_runs_its_twin_plan_makes(settings: Settings)
     assert sonnet.grading_basis.endswith("a change other than the reference fix is graded by 1-3 runs at once")
     (plain,) = estimate(settings, [task(1, 4.0)], ["claude:claude-sonnet-4-5"], 1)  # mined before it: RUNS
     assert plain.grading_s_per_run == pytest.approx(4.0) and plain.grading_basis.endswith("graded by 2 runs at once")
+
+
+def test_earlier_gradings_timed_under_load_are_scaled_to_the_load_now(settings: Settings) -> None:
+    """ux65 (ops64's leftover): ``homefield verify`` scales earlier gradings' seconds timed on a busier machine
+    down to the load now, ``homefield plan`` took them as measured. Now both do, by one helper: a grading timed at a
+    load of 4.0 per CPU counts a quarter on an idle machine, half at 2.0; one timed on an idle machine, or without a
+    recorded load, as measured; a busier machine now raises none."""
+    _graded(settings, "r1", [(task(1, 4.0).id, "oracle", 8.0, False), (task(2, 8.0).id, "oracle", 3.0, False)])
+    results = settings.homefield_dir / "runs" / "r1" / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    rows[0]["load_per_cpu"] = 4.0  # task 1's grading: on a busy machine; task 2's: none recorded (idle)
+    write_jsonl_atomic(results, rows)
+    tasks = [task(1, 4.0), task(2, 8.0)]
+    (idle,) = estimate(settings, tasks, ["oracle"], 1, load_now=0.3)
+    assert idle.grading_s_per_run == pytest.approx((8.0 / 4 + 3.0) / 2)
+    assert idle.grading_basis == "earlier graded attempts (2 tasks; timed at a load of 4.0 per CPU, scaled to 1.0 now)"
+    (half,) = estimate(settings, tasks, ["oracle"], 1, load_now=2.0)
+    assert half.grading_s_per_run == pytest.approx((8.0 / 2 + 3.0) / 2)
+    (busy,) = estimate(settings, tasks, ["oracle"], 1, load_now=6.0)
+    assert busy.grading_s_per_run == pytest.approx((8.0 + 3.0) / 2) and busy.grading_basis == (
+        "earlier graded attempts (2 tasks)")
