@@ -12,7 +12,7 @@ import pytest
 from pytest_homefield.commands.plan import plan_text
 from pytest_homefield.records import Task
 from pytest_homefield.run.cost import DEFAULTS, assumed_per_run, estimate
-from pytest_homefield.settings import Settings
+from pytest_homefield.settings import Settings, spelled_for
 from pytest_homefield.store import write_jsonl_atomic
 
 
@@ -303,7 +303,8 @@ def test_a_plan_of_oracle_and_noop_says_one_attempt_is_the_sanity_check(settings
     """nu32: oracle and noop at the default 3 attempts graded the reference fix three times over; the plan says
     so after its total, as the run's header does."""
     settings.agents = ["oracle", "noop"]
-    lines = plan_text(settings).splitlines()
+    with spelled_for("cli"):  # homefield plan is a command of the script only (cli.main: spelled_for("cli"))
+        lines = plan_text(settings).splitlines()
     total = next(i for i, line in enumerate(lines) if line.startswith("Total:"))
     assert lines[total + 1] == ("Oracle and noop make the same change on every attempt: the 2 after the first only "
                                 "repeat it (a flaky test alone tells them apart); --attempts 1 is the sanity check at "
