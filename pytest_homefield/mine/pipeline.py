@@ -90,7 +90,7 @@ from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprin
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.proccap import load_per_cpu
 from pytest_homefield.sandbox.twin_runs import RUNS_KEY
-from pytest_homefield.settings import Settings, network_of, parse_duration
+from pytest_homefield.settings import Settings, network_of, option, parse_duration
 from pytest_homefield.shard import SPLIT, parse_shard
 from pytest_homefield.store import (
     MAX_LINE_BYTES,
@@ -802,7 +802,7 @@ class MineSession:
         newest = self.scan_result.newest_authored if self.scan_result is not None else None
         if newest:
             lines.append(f"Note: no commit in the date window: the newest commit was authored on {newest[:10]}, "
-                         f"before --since {self.settings.since} (give an earlier date)")
+                         f"before {option('since')} {self.settings.since} (give an earlier date)")
         if verbose:  # in the scan's order, newest first, as --list-candidates lists them (not as they finished)
             rank = {str(c.get("commit")): k for k, c in enumerate(self.candidates())}
             for r in sorted(verified, key=lambda r: rank.get(str(r.get("commit")), len(rank))):

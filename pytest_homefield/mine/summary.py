@@ -16,6 +16,7 @@ from pytest_homefield.mine.redgreen import DESELECTED, HELD_BACK
 from pytest_homefield.mine.setup_help import STUB_ONLY, stub_only_clause
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["setup_hint", "older_python", "older_filter", "collection_errors_line", "version_stub_setup_cmd",
@@ -101,7 +102,8 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
     if not verified or len(broken) * 2 < len(verified):
         return None
     why = Counter(_why_broken(str(r.get("detail", ""))) for r in broken)
-    head = f"Hint: {len(broken)} of {plural(len(verified), 'candidate')} could not collect their tests even at the commit"
+    head = (f"Hint: {len(broken)} of {plural(len(verified), 'candidate')} could not collect their tests even at "
+            "the commit")
     advise = functools.partial(_advice, locate=locate, compiled=compiled, recipe=recipe, generic=_SETUP_CMD)
     if len(why) > 1:
         return f"{head}: {_blockers(why, advise)}"
@@ -177,7 +179,7 @@ def older_python(why: str) -> str | None:
     name, module, python = found.groups()
     return (f"{module} of Python {python}, which the tests ran with, has no {name}: these commits were written for an "
             "older Python; mine them again in a virtualenv of the Python of their day (python3.X -m venv, activated: "
-            "a changed environment is verified again), or from a later --since")
+            f"a changed environment is verified again), or from a later {option('since')}")
 
 
 #: pytest's error for a ``filterwarnings`` entry whose warning class it cannot import, as
@@ -219,7 +221,7 @@ def older_pytest_attr(why: str) -> str | None:
     return (f"pytest.{name} is no attribute of the pytest installed here ({pytest_version()}): those commits were "
             f"written for the pytest of their day or a plugin that added it, and homefield needs pytest 8.4 or later, "
             f"so no setup_cmd runs their tests; git log -1 -S 'pytest.{name}' names the commit that stopped using it: "
-            "mine with --since a later date")
+            f"mine with {option('since')} a later date")
 
 
 def _no_file_missing(why: str, compiled: Callable[[str], str | None] | None,

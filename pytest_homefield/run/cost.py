@@ -159,7 +159,8 @@ def _gradings(runs_root: Path, canaries: bool | None) -> Iterator[tuple[str, flo
                 if planted != canaries:
                     continue
             load = r.get("load_per_cpu")
-            then = float(load) if isinstance(load, (int, float)) and not isinstance(load, bool) and load == load else None
+            measured = isinstance(load, (int, float)) and not isinstance(load, bool) and load == load
+            then = float(load) if measured else None
             yield str(r["task_id"]), test_s + max(0.0, float(r.get("host_s") or 0.0)), then
 
 

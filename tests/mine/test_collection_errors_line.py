@@ -13,6 +13,7 @@ import pytest
 
 from pytest_homefield.mine.redgreen import classify_runs
 from pytest_homefield.mine.summary import collection_errors_line, setup_hint
+from pytest_homefield.settings_table import spelled_for
 from pytest_homefield.sandbox.testrun import run_tests
 
 
@@ -117,7 +118,9 @@ def test_a_pytest_attribute_this_pytest_lacks_gets_since_not_setup_cmd(tmp_path:
     assert hint is not None and "pytest.lazy_fixture is no attribute of the pytest installed here" in hint, hint
     assert "git log -1 -S 'pytest.lazy_fixture'" in hint and "setup_cmd in .homefield.yml" not in hint, hint
     line = collection_errors_line(broken + [{"reason": None}] * 3)
-    assert line is not None and "mine with --since a later date" in line, line
+    assert line is not None and "mine with --homefield-since a later date" in line, line  # pytest --homefield-mine's
+    with spelled_for("cli"):  # ux65: the option as the front end in use spells it
+        assert "mine with --since a later date" in (collection_errors_line(broken + [{"reason": None}] * 3) or "")
 
 
 def _broken_run(tmp_path: Path, name: str, test: str, init: str | None = None) -> dict[str, object]:
@@ -154,7 +157,7 @@ def test_each_distinct_collection_error_is_named_with_its_count_and_advice(tmp_p
     line = collection_errors_line(broken + [{"reason": None}] * 4)
     assert line is not None and line.startswith("Collection errors: 3 candidates could not collect their tests at "
                                                 "the parent nor at the commit, 2 of them for \""), line
-    assert "mine with --since a later date" in line and ". 1 for \"" in line and "_version" in line, line
+    assert "mine with --homefield-since a later date" in line and ". 1 for \"" in line and "_version" in line, line
 
 
 def test_past_three_errors_the_others_are_counted() -> None:
