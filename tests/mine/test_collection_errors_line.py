@@ -138,6 +138,7 @@ def _broken_run(tmp_path: Path, name: str, test: str, init: str | None = None) -
     return {"reason": v.reason, "detail": v.detail}
 
 
+@pytest.mark.slow  # four real pytest runs: 4-9 s
 def test_each_distinct_collection_error_is_named_with_its_count_and_advice(tmp_path: Path) -> None:
     """usr64 on jazzband/prettytable: a 7-minute mine's summary named only its first collection error (a missing
     ``prettytable._version``), the next 11-minute one ``pytest.lazy_fixture``. Both are named, most common first,
