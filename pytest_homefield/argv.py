@@ -124,7 +124,8 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     # The repository's filterwarnings (e.g. ["error"]) are for its tests, which run in their own
     # processes: in homefield's session they would turn a plugin's warning into an INTERNALERROR
     # (also with --keep-addopts)
-    args = [mode.get(command, "--homefield"), f"--rootdir={os.path.relpath(root)}",
+    # --homefield-front-end=cli: the session's messages name the flags of this script (settings.option, ux65)
+    args = [mode.get(command, "--homefield"), "--homefield-front-end=cli", f"--rootdir={os.path.relpath(root)}",
             "-p", "no:cacheprovider", "-o", "console_output_style=count", "-o", "filterwarnings="]
     if not getattr(ns, "keep_addopts", False):
         # homefield's own session runs none of the repository's tests: its addopts stay out

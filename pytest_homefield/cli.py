@@ -24,6 +24,7 @@ from pytest_homefield.settings import (
     add_cli_options,
     flags_from_pytest,
     resolve_settings,
+    spelled_for,
 )
 
 if TYPE_CHECKING:
@@ -307,7 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     :data:`BROKEN_PIPE_EXIT`, as a shell tool ends, not with a traceback (ref28): the rest of stdout goes
     to ``/dev/null``, so the interpreter's own flush at exit has nothing to complain about."""
     try:
-        status = _main(argv)
+        with spelled_for("cli"):  # messages name this script's flags, --attempts, not pytest's (ux65)
+            status = _main(argv)
         sys.stdout.flush()  # inside the try: a pipe closed before the last buffered line is this case too
         return status
     except BrokenPipeError:

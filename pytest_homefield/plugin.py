@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_homefield.errors import ConfigError
-from pytest_homefield.settings_table import MODE_OPTIONS, Settings, add_pytest_options
+from pytest_homefield.settings_table import MODE_OPTIONS, Settings, add_pytest_options, front_end
 
 if TYPE_CHECKING:
     from pytest_homefield.report.finish import FinishedReport
@@ -189,6 +189,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if mine + run + bool(ablate) + probe > 1:
         raise pytest.UsageError("pytest-homefield: give one of --homefield, --homefield-mine, --homefield-probe and "
                                 "--homefield-ablate, not several")
+    if config.option.homefield_front_end:  # the homefield script's session names its flags, xdist workers too (ux65)
+        before = front_end(config.option.homefield_front_end)
+        config.add_cleanup(lambda: front_end(before))
     from pytest_homefield.layout import HomefieldDir
     from pytest_homefield.sandbox.procs import guard_session
     from pytest_homefield.settings import flags_from_pytest, parse_duration, resolve_settings

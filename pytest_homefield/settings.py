@@ -36,6 +36,7 @@ from pytest_homefield.settings_table import (
     CHECKS,
     ENV_KINDS,
     FLAGS,
+    FRONT_ENDS,
     MODE_OPTIONS,
     OPENAI_MAX_TOKENS,
     SETTINGS,
@@ -46,8 +47,11 @@ from pytest_homefield.settings_table import (
     add_pytest_options,
     cli_to_pytest_args,
     flags_from_pytest,
+    front_end,
     join_flags,
+    option,
     setting,
+    spelled_for,
 )
 from pytest_homefield.shard import parse_shard
 
@@ -70,6 +74,10 @@ __all__ = [
     "add_cli_options",
     "cli_to_pytest_args",
     "join_flags",
+    "FRONT_ENDS",
+    "front_end",
+    "spelled_for",
+    "option",
     "load_yaml_config",
     "resolve_settings",
     "network_of",

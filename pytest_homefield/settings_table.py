@@ -27,10 +27,11 @@ extends it with the start revision, so the scan's fields and defaults come from 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -56,6 +57,10 @@ __all__ = [
     "add_cli_options",
     "cli_to_pytest_args",
     "join_flags",
+    "FRONT_ENDS",
+    "front_end",
+    "spelled_for",
+    "option",
 ]
 
 #: The default of ``--max-tokens``: the same value as :data:`pytest_homefield.agents.base.OPENAI_MAX_TOKENS`
@@ -502,6 +507,46 @@ FLAGS: tuple[Setting, ...] = tuple(
 
 # --- flags -------------------------------------------------------------------------------------
 
+#: The front ends a message names options for (ux65): ``pytest`` (``pytest --homefield --homefield-attempts 1``) and
+#: ``cli`` (``homefield run --attempts 1``); the first is the default.
+FRONT_ENDS = ("pytest", "cli")
+#: The front end in use in this process: the ``homefield`` script sets ``cli`` (:func:`spelled_for`), and a session
+#: its ``--homefield-front-end`` (the script passes it on, so that xdist workers spell as their controller).
+_IN_USE = {"front_end": FRONT_ENDS[0]}
+
+
+def front_end(name: str | None = None) -> str:
+    """The front end in use (one of :data:`FRONT_ENDS`); given ``name``, make it the one in use and return the one
+    before. Raises ``ValueError`` for a name not in :data:`FRONT_ENDS`."""
+    before = _IN_USE["front_end"]
+    if name is not None:
+        if name not in FRONT_ENDS:
+            raise ValueError(f"front end must be one of {FRONT_ENDS}, got {name!r}")
+        _IN_USE["front_end"] = name
+    return before
+
+
+@contextlib.contextmanager
+def spelled_for(name: str) -> Iterator[None]:
+    """Within the block, :func:`option` spells options for the front end ``name``; the one before after it."""
+    before = front_end(name)
+    try:
+        yield
+    finally:
+        front_end(before)
+
+
+def option(flag: str) -> str:
+    """How a message names the option of the setting whose flag is ``flag`` for the front end in use
+    (:func:`front_end`): ``--attempts`` under the ``homefield`` script, ``--homefield-attempts`` under
+    ``pytest --homefield`` (ux65: a run's header said ``--attempts 1`` to a user of pytest, which has no such
+    option). Raises ``KeyError`` for a flag no setting has (a message naming an option that does not exist)."""
+    found = next((s for s in FLAGS if s.flag == flag), None)
+    if found is None:
+        raise KeyError(f"no setting has the flag --{flag}")
+    return f"--{flag}" if _IN_USE["front_end"] == "cli" else found.pytest_option
+
+
 def add_pytest_options(parser: Any) -> None:
     """Register the mode options and every flag of :data:`FLAGS` on a pytest ``Parser``."""
     group = parser.getgroup("homefield", "pytest-homefield: a benchmark from your git history")
@@ -509,6 +554,8 @@ def add_pytest_options(parser: Any) -> None:
     group.addoption("--homefield-mine", action="store_true", default=False, help=MODE_OPTIONS["homefield_mine"])
     group.addoption("--homefield-ablate", default=None, metavar="FILE", help=MODE_OPTIONS["homefield_ablate"])
     group.addoption("--homefield-probe", action="store_true", default=False, help=MODE_OPTIONS["homefield_probe"])
+    # which front end the session's messages name options for (:func:`option`): the homefield script passes ``cli``
+    group.addoption("--homefield-front-end", choices=FRONT_ENDS, default=None, help=argparse.SUPPRESS)
     for s in FLAGS:
         kwargs: dict[str, Any] = {"dest": f"homefield_{s.dest}", "help": s.help}
         if s.kind == "bool":

@@ -102,3 +102,27 @@ def test_demo_help_says_what_n_is(capsys: pytest.CaptureFixture[str]) -> None:
         build_parser().parse_args(["demo", "--help"])
     assert "xdist workers of its mine and its run" in " ".join(capsys.readouterr().out.split())
     assert build_parser().parse_args(["demo"]).numprocesses == "auto"
+
+
+@pytest.mark.parametrize("command", ["mine", "run", "verify", "probe"])
+def test_the_session_of_a_command_names_the_scripts_flags(tmp_path: Path, command: str) -> None:
+    """ux65: the script's session, and its xdist workers from the same argv, spell options as the script does."""
+    args = _args(tmp_path, command, *(["--agent", "oracle"] if command in ("run", "probe") else []))
+    assert "--homefield-front-end=cli" in args
+
+
+def test_a_session_given_the_scripts_front_end_spells_its_flags_until_it_ends(pytester: pytest.Pytester) -> None:
+    """ux65: ``--homefield-front-end=cli`` makes :func:`~pytest_homefield.settings_table.option` say ``--attempts``
+    in the session; the front end before is restored when it ends."""
+    from pytest_homefield.settings_table import front_end, option
+
+    seen: list[str] = []
+
+    class Spy:
+        def pytest_unconfigure(self) -> None:  # before the session's clean-up restores the front end before it
+            seen.append(option("attempts"))
+
+    pytester.chdir()  # no git repository: the session stops in its configure, after it took its front end
+    pytester.runpytest_inprocess("--homefield-front-end=cli", "--homefield", "--homefield-agent", "oracle",
+                                 "--collect-only", plugins=[Spy()])
+    assert seen == ["--attempts"] and front_end() == "pytest", seen

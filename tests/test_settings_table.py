@@ -38,3 +38,18 @@ def test_only_declared_fields_are_settings() -> None:
     names = {s.name for s in SETTINGS}
     assert not {"root", "agent_defs", "prices", "services"} & names
     assert {"since", "max_tokens", "agents", "adaptive_margin"} <= names
+
+
+def test_an_option_is_spelled_for_the_front_end_in_use() -> None:
+    """ux65: a message said ``--attempts 1`` to a user of ``pytest --homefield``, whose option is
+    ``--homefield-attempts``. One helper names an option for the front end in use; a flag no setting has raises."""
+    from pytest_homefield.settings_table import front_end, option, spelled_for
+
+    assert front_end() == "pytest" and option("attempts") == "--homefield-attempts"
+    with spelled_for("cli"):
+        assert (option("attempts"), option("max-tasks"), front_end()) == ("--attempts", "--max-tasks", "cli")
+    assert option("max-tasks") == "--homefield-max-tasks"
+    with pytest.raises(KeyError):
+        option("attempt")
+    with pytest.raises(ValueError):
+        front_end("homefield")

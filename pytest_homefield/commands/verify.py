@@ -34,7 +34,7 @@ from pytest_homefield.run.twin_grading import CANARIES_FILE, EXCUSED_FILE
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff, python_of
 from pytest_homefield.sandbox.limits import HANG_FACTOR
-from pytest_homefield.sandbox.proccap import machine_load
+from pytest_homefield.sandbox.proccap import eased, machine_load, slowdown
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
@@ -418,14 +418,14 @@ class Estimate:
     def scaled(self) -> float:
         """How much slower a test run is now than when ``low_s``'s seconds were measured: ``crowded`` over
         ``then``, each at least 1 (0.0 when the load now was not measured)."""
-        return max(1.0, self.crowded) / max(1.0, self.then or 0.0) if self.cpus > 0 else 0.0
+        return slowdown(self.crowded, self.then) if self.cpus > 0 else 0.0
 
     @property
     def eased(self) -> float:
         """What ``low_s`` is scaled by when the machine is less loaded now than when its seconds were measured:
-        :attr:`scaled` when under 1, else 1.0 (a busier machine now raises the high end alone, :attr:`factor`).
-        ops64 on more-itertools: gradings timed under load said "about 2m12s" of a verify that took 45 s."""
-        return self.scaled if 0.0 < self.scaled < 1.0 else 1.0
+        :attr:`scaled` when under 1 (:func:`~pytest_homefield.sandbox.proccap.eased`), else 1.0 (a busier machine now
+        raises the high end alone, :attr:`factor`). ops64 on more-itertools: gradings timed under load said "about 2m12s" of a verify that took 45 s."""
+        return eased(self.crowded, self.then) if self.cpus > 0 else 1.0
 
     @property
     def factor(self) -> float:

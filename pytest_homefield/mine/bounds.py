@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.records import one_line
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
@@ -52,7 +53,7 @@ class Stop:
 def budget_detail(why: str, settings: Any) -> str:
     """The phrase of a bound's :class:`Stop` (``settings``: a :class:`~pytest_homefield.settings.Settings`)."""
     if why == STOP_AFTER_TASKS:
-        return f"--stop-after-tasks {settings.stop_after_tasks} reached"
+        return f"--stop-after-tasks {settings.stop_after_tasks} reached"  # a record's detail: no front end's
     if why == TIME_BUDGET:
         return f"time budget {settings.time_budget} reached"
     return why.replace("_", " ")
@@ -254,8 +255,8 @@ def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5, firs
         else "Then, at the time budget, stopped mid-verification"
     longest = max((float(r["ran_s"]) for r in cut if isinstance(r.get("ran_s"), (int, float))), default=0.0)
     hang = (f". A test run killed after {fmt_duration(longest)} may hang in this environment (an older commit under "
-            "newer packages): nothing but run_timeout bounds it (600 s unless --run-timeout or .homefield.yml sets "
-            "it); a lower run_timeout stops such a run sooner and leaves the budget to the other candidates") \
+            f"newer packages): nothing but run_timeout bounds it (600 s unless {option('run-timeout')} or "
+            ".homefield.yml sets it); a lower run_timeout stops such a run sooner and leaves the budget to the other candidates") \
         if longest >= LONG_CUT_S else ""
     return f"{head} ({len(cut)}, their test runs killed; not verified): {named}{more}{hang}"
 

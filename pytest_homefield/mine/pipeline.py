@@ -90,7 +90,7 @@ from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprin
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.proccap import load_per_cpu
 from pytest_homefield.sandbox.twin_runs import RUNS_KEY
-from pytest_homefield.settings import Settings, network_of, parse_duration
+from pytest_homefield.settings import Settings, network_of, option, parse_duration
 from pytest_homefield.shard import SPLIT, parse_shard
 from pytest_homefield.store import (
     MAX_LINE_BYTES,
@@ -767,11 +767,11 @@ class MineSession:
             lines.append(vague)
         compiled = functools.partial(own_compiled_module, self.settings.root)
         recipe = functools.partial(build_recipe, self.settings.root)
-        hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module), compiled=compiled,
-                          recipe=recipe)
+        locate = functools.partial(module_file, self.settings.root)
+        hint = setup_hint(verified, locate=locate, compiled=compiled, recipe=recipe)
         if hint:
             lines.append(hint)
-        broken = collection_errors_line(verified, compiled=compiled, recipe=recipe)
+        broken = collection_errors_line(verified, locate=locate, compiled=compiled, recipe=recipe)
         if broken:
             lines.append(broken)
         lines += [line for line in (compiled_changes_line(verified), deselected_line(verified)) if line]
@@ -779,7 +779,7 @@ class MineSession:
         if net:
             lines.append(net)
         lines += service_lines(verified)
-        failed = setup_failed_line(verified, locate=lambda module: module_file(self.settings.root, module))
+        failed = setup_failed_line(verified, locate=locate)
         if failed:
             lines.append(failed)
         skipped = skipped_line(verified)
@@ -802,7 +802,7 @@ class MineSession:
         newest = self.scan_result.newest_authored if self.scan_result is not None else None
         if newest:
             lines.append(f"Note: no commit in the date window: the newest commit was authored on {newest[:10]}, "
-                         f"before --since {self.settings.since} (give an earlier date)")
+                         f"before {option('since')} {self.settings.since} (give an earlier date)")
         if verbose:  # in the scan's order, newest first, as --list-candidates lists them (not as they finished)
             rank = {str(c.get("commit")): k for k, c in enumerate(self.candidates())}
             for r in sorted(verified, key=lambda r: rank.get(str(r.get("commit")), len(rank))):

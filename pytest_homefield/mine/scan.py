@@ -117,7 +117,7 @@ from pytest_homefield.paths import Classifier, compile_globs
 from pytest_homefield.records import one_line
 from pytest_homefield.run.carried import blocked_name, in_metadata, pytest_section_changed, uv_held_back
 from pytest_homefield.sandbox.pytest_config import uv_run_files
-from pytest_homefield.settings import ScanSettings, join_flags
+from pytest_homefield.settings import ScanSettings, join_flags, option
 from pytest_homefield.store import MAX_LINE_BYTES, dumps
 
 __all__ = [
@@ -699,7 +699,7 @@ def format_scan(result: ScanResult, verbose: bool = False) -> str:
     if result.shallow_skipped:
         summary += f"; {shallow_note(result.shallow_skipped)}"
     if result.newest_authored:
-        summary += (f"; the newest commit was authored on {result.newest_authored[:10]}, before --since "
+        summary += (f"; the newest commit was authored on {result.newest_authored[:10]}, before {option('since')} "
                     "(give an earlier date)")
     lines.append(summary)
     return "\n".join(one_line(line) for line in lines)  # a subject's control characters as escapes (host29)

@@ -4,6 +4,7 @@ environments built, the drop counts. Pure functions of verification records."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -15,6 +16,7 @@ from pytest_homefield.mine.redgreen import DESELECTED, HELD_BACK
 from pytest_homefield.mine.setup_help import STUB_ONLY, stub_only_clause
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["setup_hint", "older_python", "older_filter", "collection_errors_line", "version_stub_setup_cmd",
@@ -94,30 +96,69 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
     (python-dateutil since 2019 under pytest 9: ``PytestRemovedIn10Warning``, and pytest-cov's ``no_cover``
     mark unregistered without it), the pytest or plugin of those commits, never ``setup_cmd``: no file is
     missing (nu40); when it is the repository's own compiled module (``compiled``: :func:`compiled_advice`), the
-    ``setup_cmd`` that builds it in place. ``None`` otherwise."""
+    ``setup_cmd`` that builds it in place. Errors of several kinds are each named with their count and advice
+    (:func:`_blockers`, ux65). ``None`` otherwise."""
     broken = [r for r in verified if _environment_broken(r)]
     if not verified or len(broken) * 2 < len(verified):
         return None
-    why = _why_broken(str(broken[0].get("detail", "")))
+    why = Counter(_why_broken(str(r.get("detail", ""))) for r in broken)
     head = (f"Hint: {len(broken)} of {plural(len(verified), 'candidate')} could not collect their tests even at "
-            f"the commit ({why}).")
+            "the commit")
+    advise = functools.partial(_advice, locate=locate, compiled=compiled, recipe=recipe, generic=_SETUP_CMD)
+    if len(why) > 1:
+        return f"{head}: {_blockers(why, advise)}"
+    (only,) = why
+    return f"{head} ({only}). {advise(only)}."
+
+
+#: The advice for a collection error no known cause explains, when most candidates have one.
+_SETUP_CMD = ("Snapshots hold the commit's tree only: generate or install what the tests import with setup_cmd in "
+              ".homefield.yml (README: Python environments), then mine again")
+#: The advice for a collection error no known cause explains, when some candidates have one.
+_OLDER_COMMITS = ("older commits may need a pytest plugin, a package or a generated file this environment lacks; "
+                  "install it here (or make it with setup_cmd in .homefield.yml) and mine again (a changed "
+                  "environment is verified again)")
+#: How many distinct collection errors a summary line names (ux65).
+BLOCKERS_NAMED = 3
+
+
+def _advice(why: str, *, locate: Callable[[str], str] | None, compiled: Callable[[str], str | None] | None,
+            recipe: Callable[[str, str], str] | None, generic: str) -> str:
+    """What to do about the collection error ``why`` (no final period): for a version module a build generates
+    whose file ``locate`` gives, the ``setup_cmd`` stub (:func:`version_stub_setup_cmd`); what no file explains
+    (:func:`_no_file_missing`); a warning the tests' ``filterwarnings`` raise, the pytest or plugin of those
+    commits; else ``generic``."""
     generated = _GENERATED.search(why)
     if generated and locate is not None:
         module = generated.group(1)
-        return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
+        return (f"{module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
-                f"{version_stub_setup_cmd(locate(module))}, then mine again.")
+                f"{version_stub_setup_cmd(locate(module))}, then mine again")
     older = _no_file_missing(why, compiled, recipe)
     if older:  # the standard library of this Python, or this pytest, lacks what the code names: no file is missing
-        return f"{head} {older}."
+        return older
     warning = _WARNING.search(why)
     if warning:  # a warning the tests' own settings raise (filterwarnings = error): no file is missing
-        return (f"{head} {warning.group(1)} is a warning the tests' filterwarnings turn into an error: these "
+        return (f"{warning.group(1)} is a warning the tests' filterwarnings turn into an error: these "
                 f"commits were written for another pytest than this one ({pytest_version()}) or with a plugin "
                 "it lacks; install the pytest or plugin of their day (pip install 'pytest<N', the test extra "
-                "of those commits) here, then mine again (a changed environment is verified again).")
-    return (f"{head} Snapshots hold the commit's tree only: generate or install what the tests import with "
-            "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
+                "of those commits) here, then mine again (a changed environment is verified again)")
+    return generic
+
+
+def _blockers(why: Counter[str], advise: Callable[[str], str]) -> str:
+    """``'20 of them for "A": advice. 11 for "B": advice.'``: the :data:`BLOCKERS_NAMED` collection errors of ``why``
+    (error → candidates) most candidates share (among equals, by text), each with its count and ``advise``'s advice,
+    then how many candidates failed for the others. usr64 on jazzband/prettytable: the summary named the first error
+    only (a missing ``prettytable._version``) and the user met the second (``pytest.lazy_fixture``) one mine later."""
+    ranked = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))
+    named = " ".join(f"{n}{' of them' if i == 0 else ''} for \"{text}\": {advise(text)}."
+                     for i, (text, n) in enumerate(ranked[:BLOCKERS_NAMED]))
+    rest = ranked[BLOCKERS_NAMED:]
+    if rest:
+        named += (f" {plural(sum(n for _, n in rest), 'other candidate')} for {plural(len(rest), 'other error')} "
+                  "(see the verification records).")
+    return named
 
 
 #: ``cannot import name 'X' from 'M' (PATH)`` where PATH is a file of a Python's standard library (under
@@ -138,7 +179,7 @@ def older_python(why: str) -> str | None:
     name, module, python = found.groups()
     return (f"{module} of Python {python}, which the tests ran with, has no {name}: these commits were written for an "
             "older Python; mine them again in a virtualenv of the Python of their day (python3.X -m venv, activated: "
-            "a changed environment is verified again), or from a later --since")
+            f"a changed environment is verified again), or from a later {option('since')}")
 
 
 #: pytest's error for a ``filterwarnings`` entry whose warning class it cannot import, as
@@ -180,7 +221,7 @@ def older_pytest_attr(why: str) -> str | None:
     return (f"pytest.{name} is no attribute of the pytest installed here ({pytest_version()}): those commits were "
             f"written for the pytest of their day or a plugin that added it, and homefield needs pytest 8.4 or later, "
             f"so no setup_cmd runs their tests; git log -1 -S 'pytest.{name}' names the commit that stopped using it: "
-            "mine with --since a later date")
+            f"mine with {option('since')} a later date")
 
 
 def _no_file_missing(why: str, compiled: Callable[[str], str | None] | None,
@@ -221,6 +262,7 @@ def _why_broken(detail: str) -> str:
 
 
 def collection_errors_line(verified: Sequence[dict[str, Any]], *,
+                           locate: Callable[[str], str] | None = None,
                            compiled: Callable[[str], str | None] | None = None,
                            recipe: Callable[[str, str], str] | None = None) -> str | None:
     """``'Collection errors: 11 candidates could not collect their tests at the parent nor at the commit,
@@ -229,24 +271,17 @@ def collection_errors_line(verified: Sequence[dict[str, Any]], *,
     :func:`setup_hint` says it). Older commits often configure a pytest plugin, or import a package, that
     today's environment lacks: hynek/stamina's 11 commits before 2024 set ``asyncio_mode`` for
     pytest-asyncio, which its test group no longer holds (nu25), and the summary said only "reference
-    fails 11". ``compiled``, ``recipe``: see :func:`compiled_advice`. ``None`` otherwise."""
+    fails 11". Names the :data:`BLOCKERS_NAMED` most common errors, each with its count and advice
+    (:func:`_blockers`). ``locate``: see :func:`setup_hint`; ``compiled``, ``recipe``: see :func:`compiled_advice`.
+    ``None`` otherwise."""
     if setup_hint(verified) is not None:
         return None
     why = Counter(_why_broken(str(r.get("detail", ""))) for r in verified if _environment_broken(r))
-    if not why:
+    if not why or max(why.values()) < 2:
         return None
-    (top, n), *_ = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))
-    if n < 2:
-        return None
-    total = sum(why.values())
-    head = (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
-            f"the commit, {n} of them for \"{top}\": ")
-    older = _no_file_missing(top, compiled, recipe)
-    if older:
-        return f"{head}{older}."
-    return (f"{head}older commits may need a pytest plugin, a package or a "
-            "generated file this environment lacks; install it here (or make it with setup_cmd in .homefield.yml) "
-            "and mine again (a changed environment is verified again).")
+    advise = functools.partial(_advice, locate=locate, compiled=compiled, recipe=recipe, generic=_OLDER_COMMITS)
+    return (f"Collection errors: {plural(sum(why.values()), 'candidate')} could not collect their tests at the parent "
+            f"nor at the commit, {_blockers(why, advise)}")
 
 
 def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:

@@ -5,7 +5,9 @@ history, :func:`history_averages`).
 Per agent run, two parts (seconds, USD):
 
 - **grading time**, per task, from the first source that has it: the mean ``test_s`` of earlier graded
-  attempts on that task, else the time measured when it was mined (``verify.commit_s`` /
+  attempts on that task, each scaled down when it was timed on a busier machine than this one is now (its
+  ``load_per_cpu`` over the load now, :func:`~pytest_homefield.sandbox.proccap.eased`, as ``homefield verify``'s
+  line does: ops64, ux65), else the time measured when it was mined (``verify.commit_s`` /
   ``stability_runs``: one run of the commit's tests), scaled to an idle machine by the load per CPU it
   was measured at (``verify.load_per_cpu``, over 1: a test run of ``L`` processes wanting each CPU gets
   about ``1/L`` of one; usr63 on xmltodict: 7.5 s per run mined at a load average of 25-81, planned 432 s
@@ -37,7 +39,7 @@ Hours are sequential (agent plus grading time of every run); with ``-n N`` worke
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,13 +47,14 @@ from pytest_homefield.agents.registry import kind_capabilities, parse_spec
 from pytest_homefield.layout import HomefieldDir, attempt_dir, read_meta, results_path
 from pytest_homefield.records import UNSCORED_OUTCOMES, Task
 from pytest_homefield.run.twin_grading import CANARIES_FILE
+from pytest_homefield.sandbox.proccap import eased, load_per_cpu
 from pytest_homefield.sandbox.twin_runs import grading_runs
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "graded_seconds_by_task", "grading_seconds",
-           "history_averages"]
+           "eased_note", "history_averages"]
 
 #: Assumed agent seconds and USD per run for clients without history, by (kind, model substring).
 #: Not measured here: orders of magnitude for a small single-commit task with the client's defaults
@@ -139,14 +142,9 @@ def assumed_per_run(kind: str, arg: str | None) -> tuple[float | None, float | N
     return None, None, kind
 
 
-def graded_seconds_by_task(runs_root: Path, *, canaries: bool | None = None) -> dict[str, list[float]]:
-    """Task id → ``test_s`` plus ``host_s`` (s: the test runs and the host's copies, diffs and clean-up of the
-    grading; exc35: tomli's 129 attack gradings spent 1573 s on the host besides 1461 s of test runs, and the
-    estimate counted the test runs alone) of every earlier attempt that was graded (a test run happened:
-    ``test_s > 0``, scored), over every run folder under ``runs_root``. ``canaries``: ``True`` keeps only
-    the gradings that planted canary twins (the attempt folder holds ``canaries.json``: a change other than
-    the reference fix, the task's runs at once), ``False`` only the others (one run), ``None`` all."""
-    out: dict[str, list[float]] = defaultdict(list)
+def _gradings(runs_root: Path, canaries: bool | None) -> Iterator[tuple[str, float, float | None]]:
+    """``(task id, seconds, load per CPU then)`` of every earlier attempt under ``runs_root`` that was graded (see
+    :func:`graded_seconds_by_task`); the load is the record's ``load_per_cpu``, ``None`` when it has none."""
     for run_dir in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
         for r in read_jsonl(results_path(run_dir)):
             if r.get("outcome") in UNSCORED_OUTCOMES or not r.get("task_id"):
@@ -160,13 +158,44 @@ def graded_seconds_by_task(runs_root: Path, *, canaries: bool | None = None) -> 
                     run_dir, str(r["task_id"]), str(r.get("agent")), attempt) / CANARIES_FILE).is_file()
                 if planted != canaries:
                     continue
-            out[str(r["task_id"])].append(test_s + max(0.0, float(r.get("host_s") or 0.0)))
+            load = r.get("load_per_cpu")
+            measured = isinstance(load, (int, float)) and not isinstance(load, bool) and load == load
+            then = float(load) if measured else None
+            yield str(r["task_id"]), test_s + max(0.0, float(r.get("host_s") or 0.0)), then
+
+
+def graded_seconds_by_task(runs_root: Path, *, canaries: bool | None = None,
+                           now: float | None = None) -> dict[str, list[float]]:
+    """Task id → ``test_s`` plus ``host_s`` (s: the test runs and the host's copies, diffs and clean-up of the
+    grading; exc35: tomli's 129 attack gradings spent 1573 s on the host besides 1461 s of test runs, and the
+    estimate counted the test runs alone) of every earlier attempt that was graded (a test run happened:
+    ``test_s > 0``, scored), over every run folder under ``runs_root``. ``canaries``: ``True`` keeps only
+    the gradings that planted canary twins (the attempt folder holds ``canaries.json``: a change other than
+    the reference fix, the task's runs at once), ``False`` only the others (one run), ``None`` all. ``now``: the
+    machine's load per CPU now; given, each figure is scaled by
+    :func:`~pytest_homefield.sandbox.proccap.eased` of it and the record's ``load_per_cpu`` (a grading timed on a
+    busier machine than this one counts the seconds it would take now; ux65), else taken as measured."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for task_id, seconds, then in _gradings(runs_root, canaries):
+        out[task_id].append(seconds * (1.0 if now is None else eased(now, then)))
     return out
+
+
+def eased_note(runs_root: Path, now: float) -> str | None:
+    """``'timed at a load of 3.0-6.5 per CPU, scaled to 1.2 now'`` when any earlier grading under
+    ``runs_root`` was timed on a busier machine than ``now`` (its figure scaled down by
+    :func:`graded_seconds_by_task`), else ``None``."""
+    thens = sorted(then for _, _, then in _gradings(runs_root, None) if then is not None and eased(now, then) < 1.0)
+    if not thens:
+        return None
+    at = f"{thens[0]:.1f}" if thens[0] == thens[-1] else f"{thens[0]:.1f}-{thens[-1]:.1f}"
+    return f"timed at a load of {at} per CPU, scaled to {max(1.0, now):.1f} now"
 
 
 def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
                     graded: dict[str, list[float]] | None = None, *,
-                    canaried: dict[str, list[float]] | None = None) -> tuple[float | None, str]:
+                    canaried: dict[str, list[float]] | None = None,
+                    eased_by: str | None = None) -> tuple[float | None, str]:
     """Mean seconds to grade one attempt over ``tasks`` and how it was known: per task the mean of its
     earlier graded attempts (``graded``, :func:`graded_seconds_by_task`), else its time at mining
     (``verify.commit_s`` over ``stability_runs``, over ``verify.load_per_cpu`` when recorded and over 1: scaled to an
@@ -174,7 +203,8 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     ``canaried`` (given for a change other than the reference fix, graded with canary twins): a task's
     earlier gradings with twins (:func:`graded_seconds_by_task` ``canaries=True``) come first, and a
     figure from ``graded`` or mining counts as many times as the task's grading makes runs at once
-    (:func:`~pytest_homefield.sandbox.twin_runs.grading_runs`; ``hist_test_s``, the agent's own, as it is)."""
+    (:func:`~pytest_homefield.sandbox.twin_runs.grading_runs`; ``hist_test_s``, the agent's own, as it is).
+    ``eased_by``: how earlier gradings' seconds were scaled to the load now (:func:`eased_note`), said with them."""
     per_task: list[float] = []
     n_twins = n_hist = n_mined = 0
     factors: set[int] = set()
@@ -209,10 +239,11 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     span = f"{lo}" if lo == hi else f"{lo}-{hi}"
     times = "" if canaried is None else f" × {span}"
     parts = []
+    scaled = f"; {eased_by}" if eased_by else ""
     if n_twins:
-        parts.append(f"earlier gradings with canary twins ({plural(n_twins, 'task')})")
+        parts.append(f"earlier gradings with canary twins ({plural(n_twins, 'task')}{scaled})")
     if n_hist:
-        parts.append(f"earlier graded attempts ({plural(n_hist, 'task')}){times}")
+        parts.append(f"earlier graded attempts ({plural(n_hist, 'task')}{scaled}){times}")
     if loads:
         at = f"{min(loads):.1f}" if min(loads) == max(loads) else f"{min(loads):.1f}-{max(loads):.1f}"
         parts.append(f"measured at mining ({plural(len(loads), 'task')}; at a load of {at} per CPU, scaled to an "
@@ -231,13 +262,18 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
 
 
 def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[str], runs_per_agent: int, *,
-             seconds_per_run: float | None = None, cost_per_run: float | None = None) -> list[Estimate]:
+             seconds_per_run: float | None = None, cost_per_run: float | None = None,
+             load_now: float | None = None) -> list[Estimate]:
     """One :class:`Estimate` per agent spec for ``runs_per_agent`` agent runs each over ``tasks``
-    (module docstring for the sources). Raises ``AgentSpecError`` for a bad spec."""
+    (module docstring for the sources). ``load_now``: the machine's load per CPU now, which earlier gradings'
+    seconds are scaled to (:func:`graded_seconds_by_task`); ``None``: read it
+    (:func:`~pytest_homefield.sandbox.proccap.load_per_cpu`). Raises ``AgentSpecError`` for a bad spec."""
     hist = history_averages(HomefieldDir(settings.root).runs)
     runs_root = HomefieldDir(settings.root).runs
-    plain = graded_seconds_by_task(runs_root, canaries=False)
-    canaried = graded_seconds_by_task(runs_root, canaries=True)
+    now = load_per_cpu() if load_now is None else load_now
+    plain = graded_seconds_by_task(runs_root, canaries=False, now=now)
+    canaried = graded_seconds_by_task(runs_root, canaries=True, now=now)
+    note = eased_note(runs_root, now)
     out = []
     for text in agent_specs:
         p = parse_spec(text, named=settings.agent_defs)
@@ -252,7 +288,7 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
         else:  # a modelless agent's change is the reference fix (no twins), a model's is not
             grading, grading_basis = grading_seconds(
                 tasks, float(hist_test) if hist_test is not None else None, plain,
-                canaried=None if caps is not None and caps.modelless else canaried)
+                canaried=None if caps is not None and caps.modelless else canaried, eased_by=note)
             if kind == "sim" and grading is not None:  # a miss is an empty patch, never graded (nu27)
                 grading *= float(arg or 0)
                 grading_basis += f" × {float(arg or 0):g}: sim:P applies the fix in that share of its runs"

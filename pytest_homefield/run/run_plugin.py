@@ -75,7 +75,7 @@ from pytest_homefield.run.session import (
 )
 from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.sandbox.fingerprint import other_python_note
-from pytest_homefield.settings import Settings
+from pytest_homefield.settings import Settings, option
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.junit import add_gate_case
 from pytest_homefield.terminal.progress import plural
@@ -103,16 +103,17 @@ def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any, ids:
     hits = [i for i, t in enumerate(ids, 1) if word and word.lower() in t.lower()]
     if max_tasks_note(cut) is not None:
         n, of = cut["n"], cut["of"]
-        head = (f"{what} {verb} none of the {plural(n, 'task')} --max-tasks {n} kept (the newest {n} of the {of} "
+        cap = option("max-tasks")
+        head = (f"{what} {verb} none of the {plural(n, 'task')} {cap} {n} kept (the newest {n} of the {of} "
                 "in tasks.jsonl)")
         if hits:
             task = ids[hits[0] - 1]
             which = f"task {task} is" if word.lower() == task.lower() else f"{word!r} is in task {task},"
-            return (f"{head}: {which} number {hits[0]} of the {len(ids)} (newest first): --max-tasks {hits[0]} "
-                    "reaches it, or leave --max-tasks out")
+            return (f"{head}: {which} number {hits[0]} of the {len(ids)} (newest first): {cap} {hits[0]} "
+                    f"reaches it, or leave {cap} out")
         if word and ids:
             return f"{head}; no task id in tasks.jsonl holds {word!r}"
-        return f"{head}: raise --max-tasks or leave it out to reach an older task"
+        return f"{head}: raise {cap} or leave it out to reach an older task"
     line = f"{what} {verb} none of the {plural(n_tasks, 'task')} of this run"
     return f"{line}; no task id in tasks.jsonl holds {word!r}" if word and ids and not hits else line
 
@@ -513,7 +514,7 @@ class RunPlugin(ModePlugin):
             if other:
                 lines.append(other)
         if self.settings.allow_shell:
-            lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
+            lines.append(f"homefield: agents may run shell commands ({option('allow-shell')})")
         lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): {boxed}")
         if sb.get("unenforced"):
             lines.append(sb["unenforced"])

@@ -49,7 +49,7 @@ __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_roo
            "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
            "no_cap_note", "memory_root", "agent_memory_bytes", "DEFAULT_AGENT_MEMORY_MB", "memory_capped",
            "no_memory_cap_note", "oom_note", "SIGPENDING", "counts_per_namespace", "cpu_root", "cpu_shared",
-           "no_cpu_share_note", "cgroup_folders", "machine_load", "load_per_cpu"]
+           "no_cpu_share_note", "cgroup_folders", "machine_load", "load_per_cpu", "slowdown", "eased"]
 
 #: Processes and threads a sandbox may have at once (``--max-procs``).
 DEFAULT_MAX_PROCS = 512
@@ -182,6 +182,21 @@ def load_per_cpu(proc: Path = Path("/proc")) -> float:
     """:func:`machine_load`'s load over its CPUs (``1.5``: each process wanting a CPU gets about 2/3 of one)."""
     load, cpus = machine_load(proc)
     return load / cpus
+
+
+def slowdown(now: float, then: float | None) -> float:
+    """How many times longer a test run takes at the load per CPU ``now`` (:func:`load_per_cpu`) than it took at
+    ``then`` (``None``: not recorded, taken as an idle machine): ``max(1, now) / max(1, then)``, since each of ``L``
+    processes wanting a CPU gets about ``1/L`` of one (ops43: gradings timed at a load of 7.3 per CPU)."""
+    return max(1.0, now) / max(1.0, then or 0.0)
+
+
+def eased(now: float, then: float | None) -> float:
+    """What seconds measured at the load per CPU ``then`` are scaled by at the load ``now``: :func:`slowdown` when
+    the machine is less loaded now (under 1), else 1.0: a busier machine now is no reason to raise a measured figure
+    (a range's high end says it). ops64 on more-itertools: gradings timed under load said "about 2m12s" of a verify
+    that took 45 s; ux65: ``homefield plan`` took earlier gradings' ``test_s`` as measured likewise."""
+    return min(1.0, slowdown(now, then))
 
 
 def _root(controller: str, limit_files: tuple[str, ...]) -> Path | None:

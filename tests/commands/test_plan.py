@@ -12,7 +12,7 @@ import pytest
 from pytest_homefield.commands.plan import plan_text
 from pytest_homefield.records import Task
 from pytest_homefield.run.cost import DEFAULTS, assumed_per_run, estimate
-from pytest_homefield.settings import Settings
+from pytest_homefield.settings import Settings, spelled_for
 from pytest_homefield.store import write_jsonl_atomic
 
 
@@ -303,7 +303,8 @@ def test_a_plan_of_oracle_and_noop_says_one_attempt_is_the_sanity_check(settings
     """nu32: oracle and noop at the default 3 attempts graded the reference fix three times over; the plan says
     so after its total, as the run's header does."""
     settings.agents = ["oracle", "noop"]
-    lines = plan_text(settings).splitlines()
+    with spelled_for("cli"):  # homefield plan is a command of the script only (cli.main: spelled_for("cli"))
+        lines = plan_text(settings).splitlines()
     total = next(i for i, line in enumerate(lines) if line.startswith("Total:"))
     assert lines[total + 1] == ("Oracle and noop make the same change on every attempt: the 2 after the first only "
                                 "repeat it (a flaky test alone tells them apart); --attempts 1 is the sanity check at "
@@ -327,3 +328,24 @@ def test_a_tasks_grading_counts_the_runs_its_twin_plan_makes(settings: Settings)
     assert sonnet.grading_basis.endswith("a change other than the reference fix is graded by 1-3 runs at once")
     (plain,) = estimate(settings, [task(1, 4.0)], ["claude:claude-sonnet-4-5"], 1)  # mined before it: RUNS
     assert plain.grading_s_per_run == pytest.approx(4.0) and plain.grading_basis.endswith("graded by 2 runs at once")
+
+
+def test_earlier_gradings_timed_under_load_are_scaled_to_the_load_now(settings: Settings) -> None:
+    """ux65 (ops64's leftover): ``homefield verify`` scales earlier gradings' seconds timed on a busier machine
+    down to the load now, ``homefield plan`` took them as measured. Now both do, by one helper: a grading timed at a
+    load of 4.0 per CPU counts a quarter on an idle machine, half at 2.0; one timed on an idle machine, or without a
+    recorded load, as measured; a busier machine now raises none."""
+    _graded(settings, "r1", [(task(1, 4.0).id, "oracle", 8.0, False), (task(2, 8.0).id, "oracle", 3.0, False)])
+    results = settings.homefield_dir / "runs" / "r1" / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    rows[0]["load_per_cpu"] = 4.0  # task 1's grading: on a busy machine; task 2's: none recorded (idle)
+    write_jsonl_atomic(results, rows)
+    tasks = [task(1, 4.0), task(2, 8.0)]
+    (idle,) = estimate(settings, tasks, ["oracle"], 1, load_now=0.3)
+    assert idle.grading_s_per_run == pytest.approx((8.0 / 4 + 3.0) / 2)
+    assert idle.grading_basis == "earlier graded attempts (2 tasks; timed at a load of 4.0 per CPU, scaled to 1.0 now)"
+    (half,) = estimate(settings, tasks, ["oracle"], 1, load_now=2.0)
+    assert half.grading_s_per_run == pytest.approx((8.0 / 2 + 3.0) / 2)
+    (busy,) = estimate(settings, tasks, ["oracle"], 1, load_now=6.0)
+    assert busy.grading_s_per_run == pytest.approx((8.0 + 3.0) / 2) and busy.grading_basis == (
+        "earlier graded attempts (2 tasks)")

@@ -31,6 +31,7 @@ from pytest_homefield.mine.pipeline import MineSession
 from pytest_homefield.mine.reuse import ReuseIndex
 from pytest_homefield.records import Task
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import spelled_for
 from pytest_homefield.store import append_jsonl, write_jsonl_atomic
 from pytest_homefield.terminal.progress import Progress, cut_to_width, display_width
 
@@ -300,7 +301,8 @@ def test_the_in_flight_line_says_how_long_each_cut_run_went_and_when_it_may_hang
     them only, so nothing said they hung nor that run_timeout (600 s) is all that bounds such a run."""
     hung = [{"id": f"{n:012d}", "subject": f"Fix case {n}", "reason": NOT_VERIFIED, "stop": TIME_BUDGET,
              "in_flight": True, "cut_in": "commit run 1", "ran_s": 471.9 + n} for n in range(2)]
-    line = in_flight_line(hung)
+    with spelled_for("cli"):  # the mine summary's line, as the homefield script spells it (ux65)
+        line = in_flight_line(hung)
     assert line == ("Stopped mid-verification at the time budget (2, their test runs killed; not verified): "
                     "000000000000 Fix case 0 (commit run 1 killed after 7m51s); 000000000001 Fix case 1 (commit run 1 "
                     "killed after 7m52s). A test run killed after 7m52s may hang in this environment (an older commit "

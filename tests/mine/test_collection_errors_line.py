@@ -13,6 +13,7 @@ import pytest
 
 from pytest_homefield.mine.redgreen import classify_runs
 from pytest_homefield.mine.summary import collection_errors_line, setup_hint
+from pytest_homefield.settings_table import spelled_for
 from pytest_homefield.sandbox.testrun import run_tests
 
 
@@ -117,4 +118,55 @@ def test_a_pytest_attribute_this_pytest_lacks_gets_since_not_setup_cmd(tmp_path:
     assert hint is not None and "pytest.lazy_fixture is no attribute of the pytest installed here" in hint, hint
     assert "git log -1 -S 'pytest.lazy_fixture'" in hint and "setup_cmd in .homefield.yml" not in hint, hint
     line = collection_errors_line(broken + [{"reason": None}] * 3)
-    assert line is not None and "mine with --since a later date" in line, line
+    assert line is not None and "mine with --homefield-since a later date" in line, line  # pytest --homefield-mine's
+    with spelled_for("cli"):  # ux65: the option as the front end in use spells it
+        assert "mine with --since a later date" in (collection_errors_line(broken + [{"reason": None}] * 3) or "")
+
+
+def _broken_run(tmp_path: Path, name: str, test: str, init: str | None = None) -> dict[str, object]:
+    """The verification record of a real candidate whose ``tests/test_x.py`` (``test``) cannot be collected at the
+    parent nor at the commit; ``init``: the ``src/prettytable/__init__.py`` it imports, if any."""
+    proj = tmp_path / name
+    (proj / "tests").mkdir(parents=True)
+    if init is not None:
+        (proj / "src" / "prettytable").mkdir(parents=True)
+        (proj / "src" / "prettytable" / "__init__.py").write_text(init)
+    (proj / "tests" / "test_x.py").write_text(test)
+    runs = [run_tests(proj, f"{sys.executable} -m pytest -p no:cacheprovider", ["tests/test_x.py"],
+                      out_dir=tmp_path / f"out-{name}-{k}", sandbox="none", timeout_s=60) for k in range(2)]
+    v = classify_runs(runs[:1], runs[1:])
+    return {"reason": v.reason, "detail": v.detail}
+
+
+@pytest.mark.slow  # four real pytest runs: 4-9 s
+def test_each_distinct_collection_error_is_named_with_its_count_and_advice(tmp_path: Path) -> None:
+    """usr64 on jazzband/prettytable: a 7-minute mine's summary named only its first collection error (a missing
+    ``prettytable._version``), the next 11-minute one ``pytest.lazy_fixture``. Both are named, most common first,
+    each with its count and its own advice."""
+    version = _broken_run(tmp_path, "v", "import sys\nsys.path.insert(0, 'src')\nimport prettytable\n\n\n"
+                          "def test_x():\n    pass\n", init="from ._version import __version__\n")
+    lazy = _broken_run(tmp_path, "l", "import pytest\n\n@pytest.mark.parametrize('v', [pytest.lazy_fixture('f')])\n"
+                       "def test_x(v):\n    pass\n")
+    assert "prettytable._version" in str(version["detail"]) and "lazy_fixture" in str(lazy["detail"]), (version, lazy)
+    broken = [version] + [lazy] * 2  # the first error met is the rarer one
+    hint = setup_hint(broken, locate=lambda module: f"src/{module.replace('.', '/')}.py")
+    assert hint is not None and hint.startswith("Hint: 3 of 3 candidates could not collect their tests even at the "
+                                                "commit: 2 of them for \""), hint
+    lazy_at, version_at = hint.index("pytest.lazy_fixture is no attribute"), hint.index(". 1 for \"")
+    assert lazy_at < version_at and "write a stub of it in .homefield.yml" in hint[version_at:], hint
+    assert "src/prettytable/_version.py" in hint, hint
+    line = collection_errors_line(broken + [{"reason": None}] * 4)
+    assert line is not None and line.startswith("Collection errors: 3 candidates could not collect their tests at "
+                                                "the parent nor at the commit, 2 of them for \""), line
+    assert "mine with --homefield-since a later date" in line and ". 1 for \"" in line and "_version" in line, line
+
+
+def test_past_three_errors_the_others_are_counted() -> None:
+    def rec(i: int) -> dict[str, str]:
+        return {"reason": "reference_fails", "detail": f"collection errors at the parent and at the commit: "
+                                                       f"tests/test_x.py (ModuleNotFoundError: No module named 'm{i}')"}
+    verified = [rec(i) for i in (1, 1, 1, 2, 2, 3, 4, 5)]
+    hint = setup_hint(verified)
+    assert hint is not None and hint.count(" for \"ModuleNotFoundError") == 3, hint
+    assert hint.index("'m1'") < hint.index("'m2'") < hint.index("'m3'") and "'m4'" not in hint, hint
+    assert hint.endswith(" 2 other candidates for 2 other errors (see the verification records)."), hint

@@ -18,6 +18,7 @@ from pytest_homefield.mine.redgreen import _missing_modules, own_top_levels
 from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
 from pytest_homefield.mine.setup_help import conftest_import_line, extra_of, group_of, install_hint, pip_version
 from pytest_homefield.sandbox.testrun import TestRun, run_tests
+from pytest_homefield.settings_table import spelled_for
 
 
 def _repo(tmp_path: Path) -> GitRepo:
@@ -66,7 +67,9 @@ def test_an_empty_since_window_names_the_newest_commit_date(tmp_path: Path) -> N
     assert result.examined == 0 and result.newest_authored is not None
     assert result.newest_authored.startswith("2024-01-01")
     assert format_scan(result).endswith("0 candidates from 0 commits; the newest commit was authored on "
-                                        "2024-01-01, before --since (give an earlier date)")
+                                        "2024-01-01, before --homefield-since (give an earlier date)")
+    with spelled_for("cli"):  # homefield mine --list-candidates (ux65)
+        assert format_scan(result).endswith("2024-01-01, before --since (give an earlier date)")
     assert scan(repo.path, ScanOptions(since="2020-01-01")).newest_authored is None
 
 

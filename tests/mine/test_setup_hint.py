@@ -136,7 +136,7 @@ def test_a_name_the_standard_library_no_longer_has_asks_for_an_older_python_not_
     assert hint is not None and "setup_cmd" not in hint, hint
     assert (f"collections of Python {python}, which the tests ran with, has no Mapping: these commits were written "
             "for an older Python; mine them again in a virtualenv of the Python of their day") in hint, hint
-    assert hint.endswith("or from a later --since."), hint
+    assert hint.endswith("or from a later --homefield-since."), hint  # as pytest --homefield-mine spells it (ux65)
     line = collection_errors_line(broken[:3] + [{"reason": None}] * 7)  # a few of them: the Collection errors line
     assert line is not None and "setup_cmd" not in line and f"collections of Python {python}" in line, line
     general = setup_hint(_broken(3, "cannot import name 'x' from 'yaml' (/v/lib/python3.11/site-packages/yaml/x.py)"))

@@ -5,10 +5,12 @@ with two lines of about 3,000 characters, 50 agents each)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import copy_mined, homefield
+from helpers.e2e_repo import cli_env, copy_mined, homefield
 
 from pytest_homefield.run.run_plugin import HEADER_AGENTS, header_agent_lines
 
@@ -47,7 +49,12 @@ def test_the_header_says_so_for_oracle_and_noop_only(mined: Path, tmp_path: Path
     repo = copy_mined(mined, tmp_path / "repo")
     line = "homefield: oracle and noop make the same change on every attempt: the 1 after the first only repeat it"
     proc = homefield(repo, "run", "--agent", "oracle", "--agent", "noop", "--attempts", "2", "-k", "no-such-item")
-    assert line in proc.stdout, proc.stdout
+    assert line in proc.stdout and "; --attempts 1 is the sanity check" in proc.stdout, proc.stdout
+    # under pytest the option is pytest's (ux65: the header said --attempts, which pytest has not)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--homefield", "--homefield-agent", "oracle",
+                           "--homefield-agent", "noop", "--homefield-attempts", "2", "-k", "no-such-item", "-p",
+                           "no:cacheprovider"], cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert line in proc.stdout and "; --homefield-attempts 1 is the sanity check" in proc.stdout, proc.stdout
     for args in (["--agent", "oracle", "--agent", "noop", "--attempts", "1"],  # already one attempt
                  ["--agent", "oracle", "--agent", "sim:0.5", "--attempts", "2"]):  # sim:P draws per attempt
         proc = homefield(repo, "run", *args, "-k", "no-such-item")

@@ -10,15 +10,26 @@ import pytest
 from helpers.e2e_repo import copy_mined, homefield
 
 from pytest_homefield.run.run_plugin import selected_none_note
+from pytest_homefield.settings_table import spelled_for
 from pytest_homefield.store import read_jsonl
 
 
-def test_the_line_names_the_expressions_and_the_max_tasks_cut() -> None:
+@pytest.mark.parametrize("front, cap", [("cli", "--max-tasks"), ("pytest", "--homefield-max-tasks")])
+def test_the_line_names_the_expressions_and_the_max_tasks_cut(front: str, cap: str) -> None:
+    """The option is named for the front end in use (ux65)."""
     ids = ["aa01", "aa02", "bb03", "cc04", "dd05"]
     cut = {"n": 2, "of": 5}
-    head = "-k 'cc04' selects none of the 2 tasks --max-tasks 2 kept (the newest 2 of the 5 in tasks.jsonl)"
-    assert selected_none_note("cc04", "", 2, cut, ids) == (
-        f"{head}: task cc04 is number 4 of the 5 (newest first): --max-tasks 4 reaches it, or leave --max-tasks out")
+    head = f"-k 'cc04' selects none of the 2 tasks {cap} 2 kept (the newest 2 of the 5 in tasks.jsonl)"
+    with spelled_for(front):
+        assert selected_none_note("cc04", "", 2, cut, ids) == (
+            f"{head}: task cc04 is number 4 of the 5 (newest first): {cap} 4 reaches it, or leave {cap} out")
+    if front == "pytest":
+        return
+    with spelled_for(front):
+        _the_rest(ids, cut)
+
+
+def _the_rest(ids: list[str], cut: dict[str, int]) -> None:
     assert selected_none_note("B0", "", 2, cut, ids).endswith(  # a part of an id, case aside, as pytest's -k
         ": 'B0' is in task bb03, number 3 of the 5 (newest first): --max-tasks 3 reaches it, or leave --max-tasks out")
     assert selected_none_note("zz", "", 2, cut, ids).endswith(
