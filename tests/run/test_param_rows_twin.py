@@ -147,3 +147,24 @@ def test_a_frame_reader_is_forged_and_the_fix_solved(styles: FixTask, tmp_path: 
     reader with no fix: ``forged`` (before prm65: ``solved``, the function's only twin a sentinel)."""
     assert _grade(styles, tmp_path, "fix", FIXED) == "solved"
     assert _grade(styles, tmp_path, "read", READER).startswith("forged")
+
+
+@pytest.mark.parametrize("table", [
+    "[pytest.param(s, e, id=s.name) for s, e in ((PLAIN, 'a b'), (BOXED, '| a b |'), (WIDE, 'a    b'))]",
+    "[pytest.param(PLAIN, 'a b', id='PLAIN'), pytest.param(BOXED, '| a b |', id=BOXED.name), "
+    "pytest.param(WIDE, 'a    b')]",
+    "[pytest.param(PLAIN, 'a b', id='PLAIN'), pytest.param(BOXED, expected_of(BOXED), id='BOXED'), "
+    "pytest.param(WIDE, 'a    b')]"])
+def test_rows_built_by_a_call_or_a_computed_id_or_cell_keep_the_sentinel(tmp_path: Path, table: str) -> None:
+    """Rows a comprehension builds, an ``id=`` that is no text, an expected cell a call computes: no row is read
+    (no literal to move, an id the planner cannot make), the sentinel stays and the function is unprotected."""
+    start = TESTS.index("        [\n            pytest.param(PLAIN")
+    end = TESTS.index("        ],\n    )\n    def test_style")
+    text = TESTS[:start] + f"        {table},\n" + TESTS[end + len("        ],\n"):]
+    text = text.replace("from styles import Style, render", "from styles import Style, render\n\n\n"
+                        "def expected_of(style):\n    return '| a b |'")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(text, encoding="utf-8")
+    ast.parse(text)
+    plan = plan_twins(tmp_path, F2P, seed=0, parent={TEST: TESTS_BEFORE.encode()}, pass_to_pass=P2P)
+    assert [(c.kind, c.how) for c in plan.canaries] == [("sentinel", NOT_ROWS)] and plan.unprotected == [FID]
