@@ -32,6 +32,11 @@ expected`` beside the parent's ``timedelta`` one, red on some rows only) runs on
 leaves the others as they are: its rows are set apart (:func:`rows_apart`, add32). Every member holds the red rows
 alone, the twin expects a made-up value at the added assertion, and the green rows run in every run alike under
 another name, without that assertion (:func:`apart_function`), reported under their own ids.
+prm65 (usr64 on jazzband/prettytable, ``TestStyle::test_style[RANDOM]``): rows written ``pytest.param(STYLE, text,
+id="RANDOM")`` are read (:func:`_param_row`), the flip of ``result.strip() == expected.strip()`` is moved to the
+column its one side names, and a row pytest ids from an opaque cell (an IntEnum it ids ``15``) stands for the task id
+the other rows leave. A function whose assertion is the parent's is listed unprotected unless its twins change only
+rows the parent does not hold (:func:`rows_new`).
 """
 
 from __future__ import annotations
@@ -52,8 +57,8 @@ from pytest_homefield.sandbox.canaries import _replace
 from pytest_homefield.sandbox.canary_sites import Site
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small
 
-__all__ = ["APART_HOW", "NOT_ROWS", "RowsApart", "apart_function", "module_constants", "rows_apart", "rows_only",
-           "row_ids"]
+__all__ = ["APART_HOW", "NOT_ROWS", "RowsApart", "apart_function", "module_constants", "row_ids", "rows_apart",
+           "rows_new", "rows_only"]
 
 #: The ``how`` of the sentinel a function with PASS_TO_PASS instances gets when no twin leaves them as
 #: they are.
@@ -158,13 +163,51 @@ def _cell(node: ast.expr) -> tuple[Any, bool]:
         return _Opaque(), False
 
 
-def _cells(dec: ast.Call, width: int) -> list[list[ast.expr]] | None:
+#: The keywords of a ``pytest.param(…)`` row the planner reads (prm65): ``id`` (a text, the row's id) and ``marks``
+#: (left as its source text; marks do not change an id).
+_PARAM_KEYWORDS = frozenset({"id", "marks"})
+
+
+def _param_row(row: ast.expr, width: int) -> tuple[list[ast.expr], str | None] | None:
+    """The cells and the ``id=`` of a ``pytest.param(c1, …, cW, id="X", marks=…)`` row (prm65: prettytable's
+    ``TestStyle.test_style``); ``None`` when ``row`` is no such call: another callee, a starred argument, not
+    ``width`` positional cells, a keyword other than ``id``/``marks``, or an ``id`` that is no text (a ``None`` id
+    is pytest's own)."""
+    if not isinstance(row, ast.Call) or ast.unparse(row.func) not in ("pytest.param", "param") \
+            or len(row.args) != width or any(isinstance(a, ast.Starred) for a in row.args) \
+            or any(kw.arg not in _PARAM_KEYWORDS for kw in row.keywords):
+        return None
+    given = next((kw.value for kw in row.keywords if kw.arg == "id"), None)
+    if given is not None and not (isinstance(given, ast.Constant) and isinstance(given.value, str | None)):
+        return None
+    return list(row.args), given.value if isinstance(given, ast.Constant) else None
+
+
+def _row_cells(row: ast.expr) -> list[ast.expr]:
+    """The cells of a row :func:`_cells` read: a ``pytest.param``'s arguments, a tuple's or list's elements."""
+    return list(row.args) if isinstance(row, ast.Call) else list(row.elts)  # type: ignore[attr-defined]
+
+
+def _cells(dec: ast.Call, width: int, params: bool = False) -> list[list[ast.expr]] | None:
     """The cells of each row of a ``parametrize`` decorator (``width`` per row), ``None`` when a row is
-    no list/tuple of ``width`` cells (a computed row), or a ``pytest.param(…)`` or a starred one."""
+    no list/tuple of ``width`` cells (a computed row), or a starred one, or a ``pytest.param(…)`` one unless
+    ``params`` (then read by :func:`_param_row`)."""
+    got = _cells_and_ids(dec, width, params)
+    return None if got is None else got[0]
+
+
+def _cells_and_ids(dec: ast.Call, width: int, params: bool) -> tuple[list[list[ast.expr]], list[str | None]] | None:
+    """:func:`_cells`, with each row's ``pytest.param`` ``id`` (``None``: pytest makes it)."""
     if not isinstance(dec.args[1], (ast.List, ast.Tuple)):
         return None
     out: list[list[ast.expr]] = []
+    ids: list[str | None] = []
     for row in dec.args[1].elts:
+        param = _param_row(row, width) if params else None
+        if param is not None:
+            out.append(param[0])
+            ids.append(param[1])
+            continue
         if _is_param(row):
             return None
         if width == 1:
@@ -173,13 +216,16 @@ def _cells(dec: ast.Call, width: int) -> list[list[ast.expr]] | None:
             out.append(list(row.elts))
         else:
             return None
-    return out
+        ids.append(None)
+    return out, ids
 
 
-def _rows(dec: ast.Call, width: int) -> tuple[list[tuple[Any, ...]], list[tuple[bool, ...]]] | None:
+def _rows(dec: ast.Call, width: int,
+          params: bool = False) -> tuple[list[tuple[Any, ...]], list[tuple[bool, ...]]] | None:
     """The rows of a ``parametrize`` decorator, each as a tuple of ``width`` values (:func:`_cell`: a
-    literal's value, a folded constant, or an opaque object), and per cell whether it is a literal."""
-    cells = _cells(dec, width)
+    literal's value, a folded constant, or an opaque object), and per cell whether it is a literal
+    (``params``: ``pytest.param`` rows read too, :func:`_cells`)."""
+    cells = _cells(dec, width, params)
     if cells is None:
         return None
     made = [[_cell(c) for c in row] for row in cells]
@@ -187,19 +233,22 @@ def _rows(dec: ast.Call, width: int) -> tuple[list[tuple[Any, ...]], list[tuple[
 
 
 def row_ids(names: Sequence[str], rows: Sequence[tuple[Any, ...]],
-            ids: Sequence[Any] | None = None, idfn: Callable[[Any], object] | None = None) -> list[str] | None:
+            ids: Sequence[Any] | None = None, idfn: Callable[[Any], object] | None = None,
+            given: Sequence[str | None] = ()) -> list[str] | None:
     """pytest's instance ids of ``rows`` (its own id maker, as collection makes them), ``None`` when it
-    cannot tell (an API this pytest lacks, a value it refuses)."""
+    cannot tell (an API this pytest lacks, a value it refuses). ``given``: per row, the ``id`` of its
+    ``pytest.param`` (``None`` or none given: pytest makes it)."""
     try:
         from _pytest.mark.structures import ParameterSet
         from _pytest.python import IdMaker
 
-        sets = [ParameterSet.extract_from(row if len(names) > 1 else row[0], force_tuple=len(names) == 1)
-                for row in rows]
+        sets = [ParameterSet.param(*row, id=given[n]) if n < len(given) and given[n] is not None
+                else ParameterSet.extract_from(row if len(names) > 1 else row[0], force_tuple=len(names) == 1)
+                for n, row in enumerate(rows)]
         wanted = inspect.signature(IdMaker).parameters
-        given: dict[str, Any] = {"argnames": list(names), "parametersets": sets, "idfn": idfn, "ids": ids,
-                                 "config": None, "nodeid": None, "func_name": None}
-        maker = IdMaker(**{k: v for k, v in given.items() if k in wanted})
+        kwargs: dict[str, Any] = {"argnames": list(names), "parametersets": sets, "idfn": idfn, "ids": ids,
+                                  "config": None, "nodeid": None, "func_name": None}
+        maker = IdMaker(**{k: v for k, v in kwargs.items() if k in wanted})
         return [str(i) for i in maker.make_unique_parameterset_ids()]
     except Exception:
         return None
@@ -228,6 +277,11 @@ def _column(site: Site, rows: ast.List | ast.Tuple, width: int) -> int | None:
         if width == 1:
             cols |= {0} if ast.dump(a) != ast.dump(b) else set()
             continue
+        if isinstance(a, ast.Call) and isinstance(b, ast.Call) and _param_row(a, width) and _param_row(b, width):
+            if ast.dump(a.func) != ast.dump(b.func) or ast.dump(ast.List(a.keywords)) != ast.dump(ast.List(b.keywords)):
+                return None  # a pytest.param's id or marks changed
+            cols |= {c for c in range(width) if ast.dump(a.args[c]) != ast.dump(b.args[c])}
+            continue
         if not isinstance(a, (ast.List, ast.Tuple)) or not isinstance(b, (ast.List, ast.Tuple)) \
                 or len(a.elts) != width or len(b.elts) != width:
             return None
@@ -243,7 +297,9 @@ def _text(rows: ast.List | ast.Tuple, at: int, width: int, values: dict[int, Any
     assert isinstance(new, (ast.List, ast.Tuple))
     for i, value in values.items():
         cell = ast.parse((texts or {}).get(i, repr(value)), mode="eval").body
-        if width == 1:
+        if isinstance(new.elts[i], ast.Call):
+            new.elts[i].args[at] = cell  # type: ignore[attr-defined]  # a pytest.param row (prm65)
+        elif width == 1:
             new.elts[i] = cell
         else:
             new.elts[i].elts[at] = cell  # type: ignore[attr-defined]
@@ -279,12 +335,17 @@ def _as_column(site: Site, node: ast.FunctionDef | ast.AsyncFunctionDef,
     test = site.node
     if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
         return None
-    sides = [s.id for s in (test.left, test.comparators[0]) if isinstance(s, ast.Name)]
     decs = [d for d in node.decorator_list if isinstance(d, ast.Call) and "parametrize" in ast.unparse(d.func)
             and len(d.args) >= 2 and isinstance(d.args[1], (ast.List, ast.Tuple))]
+    names = _names(decs[0]) if len(decs) == 1 else None
+    # a side that is the column's name, or (prm65: prettytable's ``result.strip() == expected.strip()``) an
+    # expression whose only name is one column, the other side naming none
+    named = [{n.id for n in ast.walk(s) if isinstance(n, ast.Name)} & set(names or ())
+             for s in (test.left, test.comparators[0])]
+    bare = [s.id for s in (test.left, test.comparators[0]) if isinstance(s, ast.Name) and s.id in (names or ())]
+    sides = bare if len(bare) == 1 else sorted(named[0] | named[1]) if sorted(map(len, named)) == [0, 1] else []
     if len(sides) != 1 or len(decs) != 1:
         return None
-    names = _names(decs[0])
     rows = decs[0].args[1]
     if names is None or sides[0] not in names or not isinstance(rows, (ast.List, ast.Tuple)) \
             or (may is not None and not may(rows)):
@@ -293,6 +354,9 @@ def _as_column(site: Site, node: ast.FunctionDef | ast.AsyncFunctionDef,
     marked = ast.parse(ast.unparse(rows), mode="eval").body
     assert isinstance(marked, (ast.List, ast.Tuple))
     for row in marked.elts:
+        if _param_row(row, width) is not None:
+            row.args[at] = ast.Name(id="_homefield_column", ctx=ast.Load())  # type: ignore[attr-defined]
+            continue
         if width == 1:
             return None  # a one-name table: its rows are the cells, nothing to mark apart
         if not isinstance(row, (ast.List, ast.Tuple)) or len(row.elts) != width:
@@ -322,7 +386,9 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
             or sum("parametrize" in ast.unparse(d.func) for d in calls) != 1:
         return None
     names = _names(dec)
-    table = _rows(dec, len(names)) if names else None
+    table = _rows(dec, len(names), params=True) if names else None
+    read = _cells_and_ids(dec, len(names), params=True) if names else None
+    given = read[1] if read is not None else []
     explicit = next((kw.value for kw in dec.keywords if kw.arg == "ids"), None)
     ids_arg: list[Any] | None = None
     idfn = _ID_FUNCTIONS.get(explicit.id) if isinstance(explicit, ast.Name) else None
@@ -333,9 +399,19 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     if names is None or table is None or any(kw.arg not in ("ids",) for kw in dec.keywords):
         return None
     rows, literal = table
-    made = row_ids(names, rows, ids_arg, idfn)
+    made = row_ids(names, rows, ids_arg, idfn, given)
     ours = {i for i in fail_to_pass if i.startswith(fid + "[")}
-    if made is None or {f"{fid}[{i}]" for i in made} != ours | kept or len(set(made)) != len(made):
+    # prm65: a row whose id pytest makes from an opaque cell (prettytable's ``pytest.param(DOUBLE_BORDER, …)``, an
+    # IntEnum pytest ids ``15``) and whose guessed id is no task id is unsure: it may stand for any task id the
+    # others leave, and no changed row's id may change then (its new id could be that row's, and pytest's dedup
+    # would rename both)
+    unsure = {n for n, row in enumerate(rows) if (n >= len(given) or given[n] is None)
+              and (ids_arg is None or n >= len(ids_arg) or ids_arg[n] is None) and idfn is None
+              and any(isinstance(v, _Opaque) for v in row) and f"{fid}[{made[n]}]" not in ours | kept} \
+        if made is not None else set()
+    sure = {f"{fid}[{i}]" for n, i in enumerate(made or []) if n not in unsure}
+    if made is None or len(set(made)) != len(made) or not ours <= sure or not sure <= ours | kept \
+            or len(unsure) != len((ours | kept) - sure):
         return None
     at = _column(site, site.node, len(names))
     if at is None or names[at] in fed:
@@ -344,7 +420,7 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     computed = [n for n in change if not literal[n][at]]
     if computed and (explicit is not None or not all(_checked_number(rows[n][at]) for n in computed)):
         return None  # a computed cell is changed only as a number pytest's own ids show: the ids checked its value
-    cells = _cells(dec, len(names))
+    cells = _cells(dec, len(names), params=True)
     assert cells is not None  # _rows read them
     values = [rows[n][at] for n in change]
     # the FAIL_TO_PASS rows' own values deranged among them (real outputs, other inputs), else made up, else
@@ -371,8 +447,9 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     for m, (pick, small) in enumerate(drawn):
         new_rows = [tuple(pick[n] if c == at and n in pick else v for c, v in enumerate(row))
                     for n, row in enumerate(rows)]
-        new_ids = row_ids(names, new_rows, ids_arg, idfn)
-        if new_ids is None or any(f"{fid}[{new_ids[n]}]" in kept for n in change):
+        new_ids = row_ids(names, new_rows, ids_arg, idfn, given)
+        if new_ids is None or any(f"{fid}[{new_ids[n]}]" in kept for n in change) \
+                or (unsure and any(new_ids[n] != made[n] for n in change)):
             continue
         assert isinstance(site.node, (ast.List, ast.Tuple))
         shown = ", ".join(repr(pick[n])[:20] for n in change)
@@ -383,6 +460,34 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     if not twins:
         return None
     return Site(site.node, site.original, twins, True, excusable=excusable)
+
+
+def rows_new(site: Site | None, parent: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+    """Whether ``site`` is a ``parametrize`` rows site (:func:`rows_only`) every twin of which changes only rows
+    that ``parent`` (the function in the parent's file) holds in none of its ``parametrize`` decorators, compared as
+    ``ast.unparse`` texts (prm65: prettytable's ``pytest.param(RANDOM, …)`` row, its expected text rewritten by the
+    commit). Such a twin and the original both differ from the parent on those rows, so a diff against the
+    parent's test tells neither; an unchanged row a twin moved would be told. ``False`` for any other site, or with
+    no parent (a new function: :func:`~pytest_homefield.sandbox.canary_added.same_kept` decides)."""
+    if site is None or parent is None or not isinstance(site.node, (ast.List, ast.Tuple)):
+        return False
+    held = {ast.unparse(row) for d in parent.decorator_list
+            if isinstance(d, ast.Call) and "parametrize" in ast.unparse(d.func) and len(d.args) >= 2
+            and isinstance(d.args[1], (ast.List, ast.Tuple)) for row in d.args[1].elts}
+    try:
+        original = ast.parse(ast.unparse(site.node), mode="eval").body
+        twins = [ast.parse(text, mode="eval").body for text, _ in site.twins]
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    if not twins or not isinstance(original, (ast.List, ast.Tuple)):
+        return False
+    for twin in twins:
+        if not isinstance(twin, (ast.List, ast.Tuple)) or len(twin.elts) != len(original.elts):
+            return False
+        changed = [a for a, b in zip(original.elts, twin.elts, strict=True) if ast.dump(a) != ast.dump(b)]
+        if not changed or any(ast.unparse(a) in held for a in changed):
+            return False
+    return True
 
 
 #: The ``how`` of a twin of :func:`rows_apart` (its made-up value is appended).

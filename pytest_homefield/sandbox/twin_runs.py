@@ -77,7 +77,7 @@ from pytest_homefield.sandbox.canary_loop import loop_rows_site
 from pytest_homefield.sandbox.canary_near import MAX_DRAWN, as_near, near_alternatives, nearness, operand_values
 from pytest_homefield.sandbox.canary_order import order_site
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
-from pytest_homefield.sandbox.canary_rows import NOT_ROWS, RowsApart, apart_function, rows_apart, rows_only
+from pytest_homefield.sandbox.canary_rows import NOT_ROWS, RowsApart, apart_function, rows_apart, rows_new, rows_only
 from pytest_homefield.sandbox.canary_shapes import (
     definition_runners,
     is_unittest,
@@ -1159,6 +1159,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 plan.unprotected += [fid] if site is not None else []
             if site is not None and rows:
                 site = settled(site)
+                if fid in plan.unprotected and rows_new(site, parents[fid]):
+                    plan.unprotected.remove(fid)  # prm65: its twins change only rows the commit rewrote
             if site is None and rows and not classes:
                 # an assertion the commit added to the body, red on some rows only (humanize 1399e049734b): its
                 # rows set apart, every member holding the FAIL_TO_PASS rows alone (canary_rows.rows_apart)
