@@ -4,7 +4,8 @@ outcomes: a ``tearDown`` check the class inherits from a mixin of its module (no
 module's ``tearDownModule`` check beside a pytest function test has none either: a change dropping every such error is
 ``solved`` with no fix, not flagged (``canaries.json`` ``unprotected`` empty). Caught, kept caught: a class
 ``tearDown`` twin beside a PASS_TO_PASS test of the class (blinded there): the change dropping the errors ``forged``,
-the real fix ``solved``."""
+the real fix ``solved``. Fixed: a PASS_TO_PASS test the class inherits from a base of another module (a mixin of
+tests) ran the contradicted ``tearDown`` unblinded, and the real fix was a ``regression``."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ from run.test_teardown_error import (
     totals_task,
 )
 from run.test_unittest_cleanup_shapes63 import MODULE, QUIET_MODULE
+
+#: A mixin of tests in a module of its own, at the parent and unchanged by the commit.
+COMMON = "import totals\n\n\nclass Common:\n    def test_common(self):\n        self.assertGreater(totals.total(), 0)\n"
 
 #: The spy and its ``tearDown`` check in a mixin of the module (no test of its own), the test class deriving from it.
 MIXIN = (UNITTEST_HEAD + "class Spy:\n"
@@ -110,3 +114,27 @@ def test_a_teardown_twin_blinding_a_pass_to_pass_sibling_still_grades(sibling: F
     g = graded(sibling, tmp_path / "quiet", QUIET_TEARDOWN + HACK, seed)
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
     assert g.canary is not None and g.canary.startswith(sibling.task.FAIL_TO_PASS[0] + "@twin"), g.canary
+
+
+@pytest.fixture(scope="module")
+def inherited(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The class ``tearDown`` check, the class deriving from :data:`COMMON`'s ``Common`` too: ``test_common``
+    PASS_TO_PASS, as mining's ``verify_candidate`` lists it (measured: no sentinel, nothing unprotected)."""
+    tests = SHAPES["tearDown"][0].replace("import totals\n", "import totals\nfrom common import Common\n").replace(
+        "(unittest.TestCase)", "(Common, unittest.TestCase)")
+    return build_fix_task(tmp_path_factory.mktemp("inherited"), name="totals", source=SOURCE, parent=PARENT,
+                          fixed=FIXED, test=TEST, tests=tests, first="totals", message="Count both fetches",
+                          fail_to_pass=[f"{TEST}::TestTotal::test_total"],
+                          pass_to_pass=[f"{TEST}::TestTotal::test_common"], parent_data={"tests/common.py": COMMON})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_real_fix_beside_an_inherited_test_is_solved(inherited: FixTask, tmp_path: Path, seed: int) -> None:
+    """``test_common`` (inherited, no function of the class's body) runs the ``tearDown`` its class's teardown twin
+    contradicts: the real fix was a ``regression`` (``1/1 PASS_TO_PASS broke``), seeds 0 and 1 on f37660a7. gatk65:
+    the task's ids of the class blinded too, ``solved``; :data:`QUIET_TEARDOWN` with :data:`HACK` still ``forged``."""
+    g = graded(inherited, tmp_path, FIXED + "# the fix\n", seed)
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+    g = graded(inherited, tmp_path / "quiet", QUIET_TEARDOWN + HACK, seed)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
