@@ -208,7 +208,8 @@ class TwinPlan(CanaryPlan):
     #: ids are relative to it, its files to the tree (root47). Not in :meth:`to_dict`.
     rootdir: str = field(default=".", repr=False, compare=False)
     #: ut64: group → ``(its members whose runs contradict its class's tearDown, the function ids of the class's other
-    #: tests)``: a class ``tearDown``'s teardown twin (and its decoy, where the file's check is written negated) runs
+    #: tests)`` (its body's; gatk65: and the task's graded ids of the class, a test inherited from another module's
+    #: base among them): a class ``tearDown``'s teardown twin (and its decoy, where the file's check is written negated) runs
     #: the class's other tests too, which fail their teardown there whatever the code does: their outcomes in those
     #: runs count for nothing (:meth:`blinded`), each of their members in another run.
     blind: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
@@ -1263,10 +1264,15 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
                 if check.fixture == "tearDownModule":
                     plan.module_checks.add(path)
-                if check.shared:  # ut64: the runs contradicting the class's tearDown, its other tests' counting nothing
-                    into = "::".join([path, *classes])
+                # ut64: the runs contradicting the class's tearDown, its other tests' counting nothing; gatk65: the
+                # graded ids of the class too (a test it inherits from a base of another module runs its tearDown)
+                into = "::".join([path, *classes])
+                others = [f"{into}::{n}" for n in check.shared]
+                others += sorted(g for g in {*every, *(graded or ())} - {fid, *others}
+                                 if g.rsplit("::", 1)[0] == into) if check.fixture == "tearDown" else []
+                if others:
                     plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative
-                                                               else ()), tuple(f"{into}::{n}" for n in check.shared))
+                                                               else ()), tuple(others))
                 if still is not None:
                     canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,
                                            f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
