@@ -209,6 +209,10 @@ class TwinPlan(CanaryPlan):
     #: the module's last test run, so the teardown canaries are put before the module's last class
     #: (:func:`plant_teardown`). Not in :meth:`to_dict`.
     module_checks: set[str] = field(default_factory=set, repr=False, compare=False)
+    #: ut65: the groups of :attr:`blind` whose check runs once after the unit's tests (``tearDownClass``, a class
+    #: cleanup, ``tearDownModule``): pytest reports its error on the unit's last test run, whichever that is, so in a
+    #: run contradicting it an other's failure (``error``, ``failed``) is the group's member's too (:meth:`merge`).
+    last: set[str] = field(default_factory=set)
 
     def target(self, nodeid: str) -> str:
         """``nodeid`` (one of the plan's ids, or a member's in a confirmation run) as a target of a run started at the
@@ -255,7 +259,7 @@ class TwinPlan(CanaryPlan):
 
     def blinded(self, run: int) -> set[str]:
         """The function ids whose outcomes in run ``run`` count for nothing (:attr:`blind`): the other tests of a
-        class whose ``tearDown`` that run contradicts."""
+        class whose ``tearDown`` that run contradicts (ut65: of a class or module whose check after them all)."""
         return {f for g, (members, others) in self.blind.items() if self.placement[g][run] in members
                 for f in others}
 
@@ -288,6 +292,7 @@ class TwinPlan(CanaryPlan):
                 continue
             after = False  # a twin instance that did not pass was reported before, in this run
             blind = self.blinded(r)
+            fold = self._folded(r, outcomes)
             for t, tid, o in ((t, self.home(t), o) for t, o in outcomes.items()):
                 source = function_id(tid)
                 if source in blind:
@@ -306,6 +311,7 @@ class TwinPlan(CanaryPlan):
                     seen = caught[r] if r < len(caught) else None
                     if o == "passed" and seen and self.also_original(f"{source}{TWIN_MARK}{j}", seen.get(t, ())):
                         o = "failed"
+                    o = min(o, fold.get(source, o), key=lambda x: _RANK.get(x, 0))
                     out[key] = "passed" if "passed" in (o, out.get(key)) else o
                     after = after or o != "passed"
             for source in self.originals_in(r):
@@ -316,6 +322,21 @@ class TwinPlan(CanaryPlan):
             if out.get(tid) != "passed":  # it passed in no run where no twin went before it: its worst stands
                 out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
         return out
+
+    def _folded(self, run: int, outcomes: Mapping[str, str]) -> dict[str, str]:
+        """ut65: group of :attr:`last` whose check run ``run`` contradicts → the worst failure (``error``,
+        ``failed``) among its unit's other tests' ``outcomes`` there: pytest reports the check's error on the unit's
+        last test run, so a real fix fails the twin on whichever test that is (the others count for nothing there,
+        :meth:`blinded`)."""
+        fold: dict[str, str] = {}
+        for g in self.last:
+            members, others = self.blind.get(g, ((), ()))
+            if g not in self.placement or self.placement[g][run] not in members:
+                continue
+            bad = [o for t, o in outcomes.items() if function_id(self.home(t)) in others and o in ("error", "failed")]
+            if bad:
+                fold[g] = min(bad, key=lambda x: _RANK.get(x, 0))
+        return fold
 
     def rename(self, run: int, nodeid: str) -> str:
         """``nodeid`` as reported by run ``run``, in the plan's ids: a twin's instance gets its canary id, an
@@ -1245,13 +1266,16 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 # one the setup's state fails (the file's, or the twin's where the file's is written negated); a
                 # cleanup's (ucln62): the body cut after the statement adding it
                 still = check.decoy if check.inside else decoy(lines, start, node)
+                if check.last:  # ut65: the unit's other tests run its code before the check whatever this one runs
+                    still = None
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
                 if check.fixture == "tearDownModule":
                     plan.module_checks.add(path)
                 if check.shared:  # ut64: the runs contradicting the class's tearDown, its other tests' counting nothing
-                    into = "::".join([path, *classes])
                     plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative
-                                                               else ()), tuple(f"{into}::{n}" for n in check.shared))
+                                                               else ()), tuple(f"{path}::{n}" for n in check.shared))
+                if check.last:
+                    plan.last.add(fid)
                 if still is not None:
                     canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,
                                            f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
