@@ -205,10 +205,11 @@ class TwinPlan(CanaryPlan):
     #: the class's other tests too, which fail their teardown there whatever the code does: their outcomes in those
     #: runs count for nothing (:meth:`blinded`), each of their members in another run.
     blind: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
-    #: ut64: the test files (ids' paths) whose ``tearDownModule`` check a run contradicts: pytest reports its error on
-    #: the module's last test run, so the teardown canaries are put before the module's last class
-    #: (:func:`plant_teardown`). Not in :meth:`to_dict`.
-    module_checks: set[str] = field(default_factory=set, repr=False, compare=False)
+    #: ut64: test file (an id's path) whose ``tearDownModule`` check a run contradicts → the top-level classes of the
+    #: methods whose check it is: pytest reports its error on the module's last test run, so the teardown canaries are
+    #: put before the first of them (:func:`plant_teardown`; ut65: before the last class, a class of other tests after
+    #: the method's left a canary the module's last test where those were not selected). Not in :meth:`to_dict`.
+    module_checks: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)
     #: ut65: the groups of :attr:`blind` whose check runs once after the unit's tests (``tearDownClass``, a class
     #: cleanup, ``tearDownModule``): pytest reports its error on the unit's last test run, whichever that is, so in a
     #: run contradicting it an other's failure (``error``, ``failed``) is the group's member's too (:meth:`merge`).
@@ -708,8 +709,9 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
         first = [min([d.lineno for d in getattr(n, "decorator_list", [])] + [n.lineno]) for n in body]
         slots = [k for k in range(len(body) + 1) if k >= after and (k == len(body) or (
             k == 0 or (body[k - 1].end_lineno or body[k - 1].lineno) < first[k]) and not _header(body, k))]
-        if path in plan.module_checks:  # ut64: before the module's last class, its one test's: it runs last
-            last = max((k for k, n in enumerate(body) if isinstance(n, ast.ClassDef)), default=len(body))
+        if path in plan.module_checks:  # ut64: before the method's class: a test at or after it runs last
+            last = min((k for k, n in enumerate(body) if isinstance(n, ast.ClassDef)
+                        and n.name in plan.module_checks[path]), default=len(body))
             slots = [k for k in slots if k <= last] or slots
         k = slots[min(len(slots) - 1, int(draw * len(slots)))]
         rest = [s for s in slots if s != k] or slots
@@ -1270,7 +1272,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                     still = None
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
                 if check.fixture == "tearDownModule":
-                    plan.module_checks.add(path)
+                    plan.module_checks.setdefault(path, set()).add(classes[0])
                 if check.shared:  # ut64: the runs contradicting the class's tearDown, its other tests' counting nothing
                     plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative
                                                                else ()), tuple(f"{path}::{n}" for n in check.shared))

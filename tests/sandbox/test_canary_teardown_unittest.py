@@ -277,6 +277,24 @@ def test_a_class_or_module_check_reported_on_another_test_fails_the_twin(tmp_pat
         assert plan.merge(runs, [fid, shut])[f"{fid}{TWIN_MARK}2"] == reported
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_teardown_canaries_come_before_the_class_of_the_module_check(tmp_path: Path, seed: int) -> None:
+    """ut65: :data:`MODULE` with a class of another test after the method's, that test no id of the task: every
+    teardown canary before the method's class (before the module's last class, one was between the two on every seed
+    of these, 0-7, on 16a38905: the module's last test run where the other is not; graded end to end, that task's
+    real fix was ``solved`` all the same there, seeds 0 and 1, so a defence by construction, no outcome measured)."""
+    root = _tree(tmp_path, MODULE + "\n\nclass TestOther(unittest.TestCase):\n    def test_other(self):\n"
+                 "        self.assertEqual(totals.total(), 4)\n")
+    fid = f"{TEST}::TestTotal::test_total"
+    plan = plan_twins(root, [fid], seed=seed, teardown=True)
+    assert plan.last == {fid}, plan.last
+    canaries = [c.node.rsplit("::", 1)[1] for c in plan.canaries if c.kind == TEARDOWN]
+    assert len(canaries) == 2
+    for files in plan.runs:
+        text = files[TEST].decode()
+        assert all(text.index(f"def {c}(") < text.index("class TestTotal") for c in canaries), text
+
+
 def test_a_method_whose_module_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run() -> None:
     texts = [MODULE.replace("assert CALLS", c) for c in ("assert CALLS", "assert not CALLS")]
     fid = f"{TEST}::TestTotal::test_total"
