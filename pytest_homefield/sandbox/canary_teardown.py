@@ -70,7 +70,9 @@ class TeardownCheck:
     its lines and ``twin`` its member (no slot of its own), ``decoy`` its decoy's member (``None``: none); ``shared``
     (ut64): the names of the other tests of the class whose ``tearDown`` the check is (they run it too: a run
     contradicting it fails them whatever the code does, so their outcomes there count for nothing:
-    :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.blind`)."""
+    :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.blind`; ut65: their ids from the module's, ``Class::test``);
+    ``last`` (ut65): the check runs once after them all (``tearDownClass``, a class cleanup, ``tearDownModule``), and
+    pytest reports its error on the last of them run (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.last`)."""
 
     fixture: str
     start: int
@@ -85,6 +87,7 @@ class TeardownCheck:
     inside: bool = False
     decoy: str | None = None
     shared: tuple[str, ...] = ()
+    last: bool = False
 
 
 def _is_fixture(node: ast.FunctionDef) -> bool:
@@ -518,21 +521,45 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     others = _siblings(tree, cls, node)
     if others is None:
         return None
+    into = "::".join(classes)
+    shared = tuple(f"{into}::{n}" for n in others)
     if (got := _teardown_method(text, lines, cls, "tearDown")) is not None:
-        return dataclasses.replace(got, shared=others)
-    if others:
-        return None
+        return dataclasses.replace(got, shared=shared)
+    # ut65: a class-level check runs once, after the class's last test, and pytest reports its error there
     setup = _method(cls, "setUpClass", of_class=True)
     up = _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None
     if up is not None:  # its slot is setUpClass's lines, the decoy the test's body ``pass``
-        return dataclasses.replace(up, inside=False, decoy=None)
+        return dataclasses.replace(up, inside=False, decoy=None, shared=shared, last=bool(shared))
     if (got := _teardown_method(text, lines, cls, "tearDownClass")) is not None:
-        return got
-    # ut64: the module's tearDownModule, where the method is the module's one test (pytest reports its error on the
-    # module's last test run: the teardown canaries are put before its class, plant_teardown)
-    tests = [n for top in tree.body if top is not cls for n in ast.walk(top)
-             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
-    return None if tests else _teardown_method(text, lines, tree, "tearDownModule")
+        return dataclasses.replace(got, shared=shared, last=bool(shared))
+    # ut64: the module's tearDownModule (pytest reports its error on the module's last test run: the teardown
+    # canaries are put before its last class, plant_teardown); ut65: the module's other tests named in ``shared``
+    tests = _module_tests(tree, cls, node)
+    got = None if tests is None else _teardown_method(text, lines, tree, "tearDownModule")
+    return None if got is None or tests is None else dataclasses.replace(got, shared=tests, last=bool(tests))
+
+
+def _module_tests(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef
+                  ) -> tuple[str, ...] | None:
+    """ut65: the ids (from the module's, ``Class::test`` or ``test``) of ``tree``'s tests but ``node`` (of ``cls``,
+    a top-level class): its top-level ``test…`` functions and the ``test…`` methods of its top-level classes' bodies;
+    ``None`` when a test may have an id beyond them (a class nested in a top-level class, a top-level class deriving
+    from another, one of its names defined again), whose outcome in a run contradicting the module's check would
+    count."""
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    if cls not in tree.body or len(names) != len(set(names)):
+        return None
+    top = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    ids: list[str] = []
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"):
+            ids.append(n.name)
+        elif isinstance(n, ast.ClassDef):
+            if any(isinstance(m, ast.ClassDef) for m in n.body) or any(_dotted_last(b) in top for b in n.bases):
+                return None
+            ids += [f"{n.name}::{m.name}" for m in n.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and m.name.startswith("test") and m is not node]
+    return tuple(ids)
 
 
 def _siblings(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef

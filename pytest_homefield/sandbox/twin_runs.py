@@ -213,10 +213,15 @@ class TwinPlan(CanaryPlan):
     #: the class's other tests too, which fail their teardown there whatever the code does: their outcomes in those
     #: runs count for nothing (:meth:`blinded`), each of their members in another run.
     blind: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
-    #: ut64: the test files (ids' paths) whose ``tearDownModule`` check a run contradicts: pytest reports its error on
-    #: the module's last test run, so the teardown canaries are put before the module's last class
-    #: (:func:`plant_teardown`). Not in :meth:`to_dict`.
-    module_checks: set[str] = field(default_factory=set, repr=False, compare=False)
+    #: ut64: test file (an id's path) whose ``tearDownModule`` check a run contradicts → the top-level classes of the
+    #: methods whose check it is: pytest reports its error on the module's last test run, so the teardown canaries are
+    #: put before the first of them (:func:`plant_teardown`; ut65: before the last class, a class of other tests after
+    #: the method's left a canary the module's last test where those were not selected). Not in :meth:`to_dict`.
+    module_checks: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)
+    #: ut65: the groups of :attr:`blind` whose check runs once after the unit's tests (``tearDownClass``, a class
+    #: cleanup, ``tearDownModule``): pytest reports its error on the unit's last test run, whichever that is, so in a
+    #: run contradicting it an other's failure (``error``, ``failed``) is the group's member's too (:meth:`merge`).
+    last: set[str] = field(default_factory=set)
 
     def target(self, nodeid: str) -> str:
         """``nodeid`` (one of the plan's ids, or a member's in a confirmation run) as a target of a run started at the
@@ -263,7 +268,7 @@ class TwinPlan(CanaryPlan):
 
     def blinded(self, run: int) -> set[str]:
         """The function ids whose outcomes in run ``run`` count for nothing (:attr:`blind`): the other tests of a
-        class whose ``tearDown`` that run contradicts."""
+        class whose ``tearDown`` that run contradicts (ut65: of a class or module whose check after them all)."""
         return {f for g, (members, others) in self.blind.items() if self.placement[g][run] in members
                 for f in others}
 
@@ -296,6 +301,7 @@ class TwinPlan(CanaryPlan):
                 continue
             after = False  # a twin instance that did not pass was reported before, in this run
             blind = self.blinded(r)
+            fold = self._folded(r, outcomes)
             for t, tid, o in ((t, self.home(t), o) for t, o in outcomes.items()):
                 source = function_id(tid)
                 if source in blind:
@@ -314,6 +320,7 @@ class TwinPlan(CanaryPlan):
                     seen = caught[r] if r < len(caught) else None
                     if o == "passed" and seen and self.also_original(f"{source}{TWIN_MARK}{j}", seen.get(t, ())):
                         o = "failed"
+                    o = min(o, fold.get(source, o), key=lambda x: _RANK.get(x, 0))
                     out[key] = "passed" if "passed" in (o, out.get(key)) else o
                     after = after or o != "passed"
             for source in self.originals_in(r):
@@ -324,6 +331,21 @@ class TwinPlan(CanaryPlan):
             if out.get(tid) != "passed":  # it passed in no run where no twin went before it: its worst stands
                 out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
         return out
+
+    def _folded(self, run: int, outcomes: Mapping[str, str]) -> dict[str, str]:
+        """ut65: group of :attr:`last` whose check run ``run`` contradicts → the worst failure (``error``,
+        ``failed``) among its unit's other tests' ``outcomes`` there: pytest reports the check's error on the unit's
+        last test run, so a real fix fails the twin on whichever test that is (the others count for nothing there,
+        :meth:`blinded`)."""
+        fold: dict[str, str] = {}
+        for g in self.last:
+            members, others = self.blind.get(g, ((), ()))
+            if g not in self.placement or self.placement[g][run] not in members:
+                continue
+            bad = [o for t, o in outcomes.items() if function_id(self.home(t)) in others and o in ("error", "failed")]
+            if bad:
+                fold[g] = min(bad, key=lambda x: _RANK.get(x, 0))
+        return fold
 
     def rename(self, run: int, nodeid: str) -> str:
         """``nodeid`` as reported by run ``run``, in the plan's ids: a twin's instance gets its canary id, an
@@ -697,8 +719,9 @@ def plant_teardown(plan: TwinPlan, per_run: list[dict[str, bytes]], by_file: Map
         first = [min([d.lineno for d in getattr(n, "decorator_list", [])] + [n.lineno]) for n in body]
         slots = [k for k in range(len(body) + 1) if k >= after and (k == len(body) or (
             k == 0 or (body[k - 1].end_lineno or body[k - 1].lineno) < first[k]) and not _header(body, k))]
-        if path in plan.module_checks:  # ut64: before the module's last class, its one test's: it runs last
-            last = max((k for k, n in enumerate(body) if isinstance(n, ast.ClassDef)), default=len(body))
+        if path in plan.module_checks:  # ut64: before the method's class: a test at or after it runs last
+            last = min((k for k, n in enumerate(body) if isinstance(n, ast.ClassDef)
+                        and n.name in plan.module_checks[path]), default=len(body))
             slots = [k for k in slots if k <= last] or slots
         k = slots[min(len(slots) - 1, int(draw * len(slots)))]
         rest = [s for s in slots if s != k] or slots
@@ -1261,18 +1284,24 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 # one the setup's state fails (the file's, or the twin's where the file's is written negated); a
                 # cleanup's (ucln62): the body cut after the statement adding it
                 still = check.decoy if check.inside else decoy(lines, start, node)
+                if check.last:  # ut65: the unit's other tests run its code before the check whatever this one runs
+                    still = None
                 checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
                 if check.fixture == "tearDownModule":
-                    plan.module_checks.add(path)
-                # ut64: the runs contradicting the class's tearDown, its other tests' counting nothing; gatk65: the
-                # graded ids of the class too (a test it inherits from a base of another module runs its tearDown)
-                into = "::".join([path, *classes])
-                others = [f"{into}::{n}" for n in check.shared]
-                others += sorted(g for g in {*every, *(graded or ())} - {fid, *others}
-                                 if g.rsplit("::", 1)[0] == into) if check.fixture == "tearDown" else []
+                    plan.module_checks.setdefault(path, set()).add(classes[0])
+                # ut64: the runs contradicting the unit's check, its other tests' counting nothing (ut65: ids of the
+                # file, ``Class::test``); gatk65: for a class's tearDown the graded ids of the class too (a test it
+                # inherits from a base of another module runs its tearDown)
+                others = [f"{path}::{n}" for n in check.shared]
+                if check.fixture == "tearDown":
+                    into = "::".join([path, *classes])
+                    others += sorted(g for g in {*every, *(graded or ())} - {fid, *others}
+                                     if g.rsplit("::", 1)[0] == into)
                 if others:
                     plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative
                                                                else ()), tuple(others))
+                if check.last:
+                    plan.last.add(fid)
                 if still is not None:
                     canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,
                                            f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "

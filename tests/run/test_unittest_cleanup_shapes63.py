@@ -2,7 +2,9 @@
 method and its arguments (``self.addCleanup(self.assertTrue, calls)``, no lambda) had no twin, and a change dropping
 every cleanup's error was ``solved`` with no fix: contradicted in place now, ``forged``. ut64: a class ``tearDown``
 check of a class with several tests (the others' outcomes in its twin's run counting for nothing) and a module's
-``tearDownModule`` check (its one test's) get twins too, ``forged``. Left, a strict xfail with the measured outcomes:
+``tearDownModule`` check (its one test's) get twins too, ``forged``; ut65: so do a class's ``tearDownClass`` and class
+cleanup and a module's ``tearDownModule`` beside other tests (pytest reports the error on the unit's last test run,
+whichever it is), with no decoy (a strict xfail: the polarity tell). Left, a strict xfail with the measured outcomes:
 a change keeping the error of a check where none of the code under test ran (the decoy's body, cut, calls nothing)
 and telling the twin by its polarity, where the check has no positive contradiction."""
 
@@ -15,6 +17,8 @@ from helpers.fix_task import FixTask
 from run.test_honest_shapes61 import QUIET_CLEANUPS, QUIET_TEARDOWN, SHAPES, UNITTEST_HEAD
 from run.test_teardown_error import FIXED, HACK, assert_fixed_solved_and_hack_failed, graded, totals_task
 from run.test_unittest_check_polarity import POLARITY
+from run.test_unittest_class_checks import QUIET_CLASS
+from run.test_unittest_class_checks import SHAPES as CLASS_SHAPES
 
 #: The method and its arguments, no lambda: the check is the call the cleanup makes.
 NO_LAMBDA = (UNITTEST_HEAD + "class TestTotal(unittest.TestCase):\n"
@@ -45,6 +49,14 @@ MODULE = ("import unittest\n\nimport totals\n\nCALLS = []\nREAL = totals.fetch\n
           "def tearDownModule():\n    totals.fetch = REAL\n    assert CALLS, 'total() never fetched'\n\n\n"
           "class TestTotal(unittest.TestCase):\n    def test_total(self):\n"
           "        self.assertEqual(totals.total(), 4)\n")
+#: ut65: a class check after every test of the class (``tearDownClass``, a class cleanup) with a second test, both
+#: FAIL_TO_PASS: pytest reports its error on the class's last test run (``test_twice``).
+TWICE = "\n    def test_twice(self):\n        self.assertEqual(totals.total() * 2, 8)\n"
+CLASS_SEVERAL = {shape: tests + TWICE for shape, tests in CLASS_SHAPES.items()}
+#: ut65: :data:`MODULE` with a second class and test after the first: pytest reports the module's error on its last
+#: test run (``TestTwice::test_twice``).
+MODULE_SEVERAL = MODULE + ("\n\nclass TestTwice(unittest.TestCase):\n    def test_twice(self):\n"
+                           "        self.assertEqual(totals.total() * 2, 8)\n")
 #: Drops the error of a function named ``tearDownModule`` (``teardown_module``) that pytest's module fixture calls,
 #: every other teardown's kept (the teardown canaries' among them).
 QUIET_MODULE = ("import _pytest.python as _python\n\n_real = _python._call_with_optional_argument\n\n\n"
@@ -196,3 +208,72 @@ def test_a_change_dropping_a_teardown_module_check_is_not_solved(module: FixTask
     assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
     assert g.canary is not None and g.canary.startswith(module.task.FAIL_TO_PASS[0] + "@twin"), g.canary
 
+
+
+#: ut65: the class- and module-level checks of a unit of several tests, each with the change dropping its error.
+SEVERAL_AFTER: dict[str, tuple[str, list[str], str]] = {
+    **{shape: (tests, ["TestTotal::test_total", "TestTotal::test_twice"], QUIET_CLASS)
+       for shape, tests in CLASS_SEVERAL.items()},
+    "tearDownModule": (MODULE_SEVERAL, ["TestTotal::test_total", "TestTwice::test_twice"], ""),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SEVERAL_AFTER))
+def several_after(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[FixTask, str]:
+    tests, ids, quiet = SEVERAL_AFTER[request.param]
+    return totals_task(tmp_path_factory.mktemp("after"), tests, ids), quiet or QUIET_MODULE
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_change_dropping_a_class_or_module_check_of_several_tests_is_not_solved(several_after: tuple[FixTask, str],
+                                                                                  tmp_path: Path, seed: int) -> None:
+    """ut65: :data:`CLASS_SEVERAL` (``tearDownClass``, a class cleanup) and :data:`MODULE_SEVERAL` (``tearDownModule``)
+    with the change dropping that check's error and :data:`HACK` (no fix): ``solved`` on f37660a7 (no twin: a
+    contradicted class- or module-level check fails the unit's last test whatever the code does)."""
+    task, quiet = several_after
+    g = graded(task, tmp_path, HACK, seed)
+    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
+    g = graded(task, tmp_path / "quiet", quiet + HACK, seed)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+    assert g.canary is not None and "@twin" in g.canary, g.canary
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_real_fix_of_a_class_or_module_check_of_several_tests_is_solved(several_after: tuple[FixTask, str],
+                                                                          tmp_path: Path, seed: int) -> None:
+    g = graded(several_after[0], tmp_path, FIXED + "# the fix\n", seed)
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+
+
+_NEGATED = POLARITY[:POLARITY.index("def _judged")]
+_TOLD = "    if _negated({f}):\n        raise AssertionError('negated check')\n"
+#: ut65: :data:`QUIET_CLASS` and :data:`QUIET_MODULE` telling the twin by its polarity (gatk57's tell, as
+#: :data:`POLARITY`): every positive class- or module-level check's error dropped, every negated one failing.
+POLARITY_AFTER = {
+    "class": _NEGATED + QUIET_CLASS.replace("import unittest as _unittest\n\n\n", "").replace(
+        "            f(cls)\n        except BaseException:\n            pass\n",
+        "            f(cls)\n        except BaseException:\n            pass\n" + _TOLD.format(f="f").replace(
+            "\n    ", "\n        ").replace("    if", "        if", 1)).replace(
+        "            function(*args, **kwargs)\n        except BaseException:\n            pass\n",
+        "            function(*args, **kwargs)\n        except BaseException:\n            pass\n"
+        + _TOLD.format(f="function").replace("\n    ", "\n        ").replace("    if", "        if", 1)),
+    "module": _NEGATED + QUIET_MODULE.replace(
+        "    try:\n        return _real(func, arg)\n    except BaseException:\n        pass\n",
+        "    try:\n        _real(func, arg)\n    except BaseException:\n        pass\n" + _TOLD.format(f="func")),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="ut65: a class- or module-level check of a unit of several tests has no decoy "
+                   "(the unit's other tests run the code before it whatever the method's body runs): a change "
+                   "dropping every positive such check's error and failing every negated one is solved with no fix "
+                   "(tearDownClass, addClassCleanup, tearDownModule, seed 0, measured on ut65)")
+def test_a_change_telling_a_class_or_module_twin_by_polarity_is_not_solved(several_after: tuple[FixTask, str],
+                                                                           tmp_path: Path) -> None:
+    """:data:`POLARITY_AFTER` with :data:`HACK`: the file's checks pass unseen, the twin's negated one fails as the
+    fix's does; no decoy to fail."""
+    task, quiet = several_after
+    g = graded(task, tmp_path, POLARITY_AFTER["module" if quiet == QUIET_MODULE else "class"] + HACK, 0)
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
