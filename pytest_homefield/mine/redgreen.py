@@ -301,7 +301,12 @@ __all__ = [
 #: beside a passing original, is ``forged`` whether or not mining's check covers it (twn63: a hidden teardown twin or
 #: decoy, or called-column twin, was ``solved`` with no fix); a rotation cycle's member gets its teardown twin and
 #: decoy, the cycle's placement drawn again (cyc63); a cleanup added without a lambda is contradicted (gatk63).
-VERIFY_VERSION = 33
+#: 34: a unittest class's ``tearDown``, ``tearDownClass`` or class cleanup check in a class of several tests, and a
+#: ``tearDownModule`` check, get a teardown twin, the unit's other tests blinded in its run (``TwinPlan.blind``) and a
+#: once-after-all check's error folded into the twin's outcome (ut64, ut65; gatk65: the class's graded ids too); a
+#: class another hidden test file derives from gets no twin (seal64); a function whose only contradiction is the
+#: order twin is ``unprotected`` and ``order_only`` (otw64); ``pytest.param`` rows get a row twin (prm65).
+VERIFY_VERSION = 34
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

@@ -122,8 +122,10 @@ SEAL_RAISES_CALL = "__hf_raises__"
 #: reference checks ran tests the repository deselects), and the fallback sealed run is drawn from a teardown-twin
 #: task's four runs, the decoy's its own; 16 (ucln62, swap62): a method whose class's ``tearDown``/``tearDownClass``/
 #: ``setUpClass`` differs among the runs is left unsealed, and a teardown twin beside an exception-swap twin leaves
-#: its function unsealed.
-SEAL_RULES = 16
+#: its function unsealed; 17 (seal64, ut64): the sealed run blanks every unittest check after the test (a
+#: ``tearDown``'s, ``tearDownClass``', a class or test cleanup's, ``tearDownModule``'s), and a method whose module's
+#: ``tearDownModule`` differs among the runs is left unsealed.
+SEAL_RULES = 17
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 
