@@ -397,6 +397,11 @@ def _check_of(stmt: ast.stmt) -> ast.Assert | ast.Call | None:
     return _assert_call(stmt.value) if isinstance(stmt, ast.Expr) else None
 
 
+def _first_check(body: Sequence[ast.stmt]) -> ast.Assert | ast.Call | None:
+    """The first statement of ``body`` (a function's) that is a check (:func:`_check_of`), or ``None``."""
+    return next((c for c in map(_check_of, body) if c is not None), None)
+
+
 def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call,
                wrap: ast.Call | None = None) -> tuple[str, str, bool] | None:
     """``(segment with call contradicted in place, the new call unparsed, whether the file's is written negated)``:
@@ -438,7 +443,10 @@ def _call_twin(segment: str, lines: Sequence[str], start: int, call: ast.Call,
 def _has_call(text: str, want: ast.Call) -> bool:
     """Whether ``text`` (a definition, maybe indented) parses and holds a call ``want`` (the same :func:`ast.dump`)."""
     tree = _parse_block(text)
-    return tree is not None and any(ast.dump(n) == ast.dump(want) for n in ast.walk(tree) if isinstance(n, ast.Call))
+    if tree is None:
+        return False
+    wanted = ast.dump(want)
+    return any(ast.dump(n) == wanted for n in ast.walk(tree) if isinstance(n, ast.Call))
 
 
 def _parse_block(text: str) -> ast.Module | None:
@@ -634,7 +642,7 @@ def _cleanup_check(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence
         elif isinstance(arg, ast.Lambda):
             check = _assert_call(arg.body)
         elif isinstance(arg, ast.Name) and arg.id in local:
-            check = next((c for c in map(_check_of, local[arg.id].body) if c is not None), None)
+            check = _first_check(local[arg.id].body)
         if check is None:
             continue
         made = _contradict(full, flines, 1, check, full, wrap)
@@ -670,7 +678,7 @@ def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef | ast.Mo
     span = _definition(lines, down)
     if span is None:
         return None
-    check = next((c for c in map(_check_of, down.body) if c is not None), None)
+    check = _first_check(down.body)
     if check is None:
         return None
     start, end = span
@@ -678,7 +686,7 @@ def _teardown_method(text: str, lines: Sequence[str], cls: ast.ClassDef | ast.Mo
     full = f"if 1:\n{segment}" if segment[:1] in (" ", "\t") else segment
     shift = len(full) - len(segment)
     fn = _one_def(full, down.name)
-    at = None if fn is None else next((c for c in map(_check_of, fn.body) if c is not None), None)
+    at = None if fn is None else _first_check(fn.body)
     if at is None:
         return None
     made = _contradict(full, full.splitlines(keepends=True), 1, at, full)
