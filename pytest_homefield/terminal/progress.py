@@ -223,7 +223,8 @@ class Progress:
         (a fixed cost plus seconds per unit, a line per status, one that is flat never under its status's
         :meth:`pace`), else the median of its family's in the other groups (the median of their medians), else of its
         group's, else, for a group none of whose items did its work yet, the median of the groups' medians, less what
-        an item in flight has run already
+        an item in flight has run already (``None`` once every item left has run past it: usr65, humanize's mine said
+        ``ETA 0s`` for a minute of its last candidate)
         (nu43: a run of oracle, noop and ``sim:0.5`` said ``ETA 1s`` at 8 of 15 items: a task's noop and sim items, a
         second each, set the median its oracle's grading left was weighed by, a minute or two); items that were reused
         or skipped took no time and say nothing of the rest. The session runs ``busy / wall`` items at once: the seconds
@@ -344,6 +345,8 @@ class Progress:
             n_left = max(0, self.total - self.done)
             work = max(0.0, unseen * n_left - sum(min(unseen, now - b) for k, b in self._began.items()
                                                   if k in self.in_flight))
+        if n_left and work <= 0:  # every item left ran past its estimate: its seconds left are unknown, never 0 (usr65)
+            return None
         running = sum(now - b for k, b in self._began.items() if k in self.in_flight)
         wall = now - (self._first_start if self._first_start is not None else now)
         at_once = (self._busy_s + running) / wall if wall > 0 else 1.0

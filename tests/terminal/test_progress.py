@@ -632,3 +632,24 @@ def test_a_runs_progress_line_counts_a_flagged_solve_as_its_report_does(mined: P
     report = json.loads((run / "report.json").read_text())
     (agent,) = report["agents"].values()
     assert (agent["solved"], agent["flagged_solves"]) == (3, 1)
+
+
+def test_an_item_in_flight_past_its_estimate_leaves_no_eta_of_0s() -> None:
+    """usr65: humanize's mine of 29 candidates said ``28/29 · 12m00s · ETA 0s · running b239865493e2 … for 1m09s``:
+    the last candidate had run past the median of those done (each item in flight counts its estimate less what it
+    ran already, never under 0), so the line promised the end now while a test run went on. An item left that has
+    overrun its estimate has seconds left nobody can tell: ``ETA ?`` while every item left is one of those."""
+    clock = Clock()
+    p = Progress("mine", clock=clock)
+    keys = ["a", "b", "c", "d"]
+    p.set_total(4, keys)
+    for key in keys[:3]:
+        p.start(key, key)
+        clock.t += 30
+        p.finish(key, "kept")
+    p.start("d", "d")
+    clock.t += 10
+    assert p.eta_s() == pytest.approx(20.0)  # within its estimate: the rest of it
+    clock.t += 60  # 70 s into a candidate whose like took 30
+    assert p.eta_s() is None
+    assert "ETA ?" in p.line() and "ETA 0s" not in p.line()
