@@ -29,7 +29,7 @@ from pytest_homefield.report.power import power_line
 from pytest_homefield.report.runs import load_meta, load_results
 from pytest_homefield.run.cost import Estimate, estimate
 from pytest_homefield.run.memorized import excluded_for_run
-from pytest_homefield.settings import Settings
+from pytest_homefield.settings import Settings, option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["plan_agents", "plan_rows", "plan_text", "probe_plan_text", "plan_dict"]
@@ -123,7 +123,7 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     lines.append(total)
     agents = plan_agents(settings)
     if all(a.spec in ("oracle", "noop") for a in agents):  # as the run's header says it (nu32)
-        again = same_change_line([a.name for a in agents], settings.attempts)
+        again = same_change_line([a.name for a in agents], settings.attempts, option("attempts"))
         if again:
             lines.append(again[0].upper() + again[1:])
     partial = partial_mine_note(HomefieldDir(settings.root))
