@@ -457,6 +457,14 @@ MAX_HELLO_BYTES = 65536
 #: TLS numbers (RFC 8446 §5.1, §4, §4.2; RFC 6066 §3; draft-ietf-tls-esni): a handshake record, a ClientHello, the
 #: server_name extension and its host_name type, encrypted_client_hello (the real server name sealed inside).
 _HANDSHAKE, _CLIENT_HELLO, _SERVER_NAME, _HOST_NAME, _ECH = 22, 1, 0, 0, 0xFE0D
+#: More TLS numbers (RFC 8446 §5.1, §4): the other record kinds, a ServerHello.
+_CHANGE_CIPHER_SPEC, _ALERT, _APPLICATION_DATA, _SERVER_HELLO = 20, 21, 23, 2
+#: The record kinds a client may send before the server's hello (:class:`_TlsFlights`).
+_CLIENT_RECORDS = (_HANDSHAKE, _CHANGE_CIPHER_SPEC, _ALERT, _APPLICATION_DATA)
+#: The longest record body (RFC 5246 §6.2.3: 2^14 bytes and 2048 of a cipher's growth; TLS 1.3's is 256).
+_MAX_RECORD = 16384 + 2048
+#: The random of a HelloRetryRequest (RFC 8446 §4.1.3: SHA-256 of "HelloRetryRequest").
+_RETRY_RANDOM = bytes.fromhex("cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c")
 
 
 class _Cursor:
@@ -493,27 +501,113 @@ def _more(conn: _Deadline, data: bytes, n: int) -> bytes:
     return data
 
 
-def _client_hello(conn: _Deadline, data: bytes) -> tuple[bytes, bytes]:
-    """``(the ClientHello's body, every byte read)`` from ``data`` (read already; it opens with a handshake record)
-    and ``conn``: the handshake message may span several records, and each record several reads. Raises
-    ``ValueError`` for a record that is no handshake before it ends, a first message that is no ClientHello, one
-    past :data:`MAX_HELLO_BYTES`; ``OSError``."""
-    hello, at, need = b"", 0, 4
-    while len(hello) < need:
-        data = _more(conn, data, at + 5)
-        kind, length = data[at], int.from_bytes(data[at + 3:at + 5], "big")
-        if kind != _HANDSHAKE or not 0 < length <= 16384 + 256:
-            raise ValueError("a TLS record within the ClientHello that is no handshake")
-        data = _more(conn, data, at + 5 + length)
-        hello += data[at + 5:at + 5 + length]
-        at += 5 + length
-        if len(hello) >= 4:
-            if hello[0] != _CLIENT_HELLO:
-                raise ValueError("a TLS handshake that does not open with a ClientHello")
-            need = 4 + int.from_bytes(hello[1:4], "big")
+class _TlsFlights:
+    """Both directions of a TLS tunnel to ``host`` until the server has chosen its one ClientHello (natk65: TLS 1.3
+    answers a first ClientHello with a HelloRetryRequest, RFC 8446 §4.1.4, and the client's second one goes in the
+    clear too, any server name). Every byte the client sends passes :meth:`client` before it goes on, and every byte
+    the server sends passes :meth:`server`, unchanged, till the server's first ServerHello that is no
+    HelloRetryRequest: from then on it takes no ClientHello (a TLS 1.2 renegotiation's is encrypted, TLS 1.3 has
+    none), and :meth:`client` passes all. Until then the client's records (RFC 8446 §5.1; any number per read, split
+    across reads) must be handshake records holding ClientHellos only, each whose server name :func:`_tls_refusal`
+    allows, whole (a record goes on once every message it holds or begins is whole and judged); a ChangeCipherSpec
+    of one byte 1 (D.4: sent before a second ClientHello too); an alert; or application data (0-RTT early data,
+    §4.2.10: sealed under the first ClientHello's key, and it may come *before* a second ClientHello, so neither it
+    nor a ChangeCipherSpec ends the clear part). Bytes held: a record and a ClientHello at most
+    (:data:`MAX_HELLO_BYTES`). A server that sends no ServerHello (no TLS, an alert) leaves the client held to this
+    for the tunnel's life."""
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+        #: ClientHellos judged and let through
+        self.hellos = 0
+        self._read = b""  # the client's bytes not yet a whole record
+        self._held = b""  # whole records held back: a handshake message in them is not whole yet
+        self._shake = b""  # the handshake bytes of those records not yet a whole message
+        self._server = b""  # the server's bytes not yet judged (its records, then its handshake messages)
+        self._server_shake = b""
+        self._open = False  # the server sent its ServerHello: no ClientHello counts any more
+        self._watching = True  # still reading the server's records
+
+    def client(self, data: bytes) -> bytes:
+        """What of the client's ``data`` (and of the bytes before it held back) goes on now. Raises ``ValueError``
+        for a record of no kind listed in the class docstring, a malformed or refused ClientHello, a handshake
+        message that is no ClientHello, one past :data:`MAX_HELLO_BYTES`, another record within one."""
+        if self._open:
+            data, self._read, self._held = self._held + self._read + data, b"", b""
+            return data
+        self._read += data
+        out = b""
+        while len(self._read) >= 5:
+            kind, length = self._read[0], int.from_bytes(self._read[3:5], "big")
+            if (kind not in _CLIENT_RECORDS or self._read[1] != 3 or length > _MAX_RECORD
+                    or (length == 0 and kind != _APPLICATION_DATA)):
+                raise ValueError("a TLS record of no kind a client sends before the server's hello")
+            if len(self._read) < 5 + length:
+                break
+            record, self._read = self._read[:5 + length], self._read[5 + length:]
+            if kind == _HANDSHAKE:
+                self._held += record
+                self._shake += record[5:]
+                self._judge()
+                if not self._shake:
+                    out, self._held = out + self._held, b""
+            elif self._shake:
+                raise ValueError("a TLS record of another kind within a handshake message")
+            elif kind == _CHANGE_CIPHER_SPEC and record[5:] != b"\x01":
+                raise ValueError("a ChangeCipherSpec that is not the one byte 1")
+            else:
+                out += record
+        return out
+
+    def _judge(self) -> None:
+        """Judge each whole handshake message in ``_shake`` and drop it (:meth:`client`)."""
+        while len(self._shake) >= 4:
+            if self._shake[0] != _CLIENT_HELLO:
+                raise ValueError("a TLS handshake message before the server's hello that is no ClientHello")
+            need = 4 + int.from_bytes(self._shake[1:4], "big")
             if need > MAX_HELLO_BYTES:
                 raise ValueError("a ClientHello too long")
-    return hello[4:need], data
+            if len(self._shake) < need:
+                return
+            refusal = _tls_refusal(self._shake[4:need], self.host)
+            if refusal:
+                raise ValueError(refusal if self.hellos == 0 else f"a ClientHello after the first: {refusal}")
+            self._shake = self._shake[need:]
+            self.hellos += 1
+
+    def server(self, data: bytes) -> bytes:
+        """``data``, unchanged, read on the way to its first ServerHello (RFC 8446 §4.1.3; a HelloRetryRequest is
+        one whose random is :data:`_RETRY_RANDOM`): past a ServerHello that is no retry, :meth:`client` lets all
+        through; past anything but handshake records, ChangeCipherSpecs and alerts, it never does."""
+        if not self._watching:
+            return data
+        self._server += data
+        while self._watching and len(self._server) >= 5:
+            kind, length = self._server[0], int.from_bytes(self._server[3:5], "big")
+            if kind not in (_HANDSHAKE, _CHANGE_CIPHER_SPEC, _ALERT) or length > _MAX_RECORD:
+                self._watching = False
+            elif len(self._server) >= 5 + length:
+                if kind == _HANDSHAKE:
+                    self._server_shake += self._server[5:5 + length]
+                self._server = self._server[5 + length:]
+                self._server_hello()
+            else:
+                break
+        if not self._watching:
+            self._server = self._server_shake = b""
+        return data
+
+    def _server_hello(self) -> None:
+        while self._watching and len(self._server_shake) >= 38:
+            need = 4 + int.from_bytes(self._server_shake[1:4], "big")
+            if self._server_shake[0] != _SERVER_HELLO or need > MAX_HELLO_BYTES:
+                self._watching = False
+            elif self._server_shake[6:38] != _RETRY_RANDOM:
+                self._open, self._watching = True, False
+            elif len(self._server_shake) < need:
+                return
+            else:
+                self._server_shake = self._server_shake[need:]
 
 
 def _server_names(body: bytes) -> list[str]:
@@ -589,31 +683,48 @@ def _host_refusal(headers: list[str], host: str, port: int) -> str:
     return ""
 
 
+def _first_hello(conn: _Deadline, data: bytes, host: str) -> _Opening:
+    """Read from ``conn`` (``data``: read already, opening with a handshake record) till a first ClientHello is whole
+    and judged (:class:`_TlsFlights`): an opening that sends on what the client sent up to it (its records whole),
+    or one refused. Raises ``ValueError`` (the client closed), ``OSError`` (``TimeoutError``: ``conn``'s time)."""
+    tls, read, sent = _TlsFlights(host), data, b""
+    while True:
+        try:
+            sent += tls.client(data)
+        except ValueError as exc:
+            return _Opening(read, str(exc))
+        if tls.hellos:
+            return _Opening(sent, tls=tls)
+        data = _more(conn, b"", 1)
+        read += data
+
+
 @dataclass
 class _Opening:
     """What a client sent first through a tunnel (:func:`_tunnel_opening`): ``data``, every byte read; ``refusal``,
     why it goes on no further, or ``""``; for an HTTP request, its ``request`` (method, origin-form target, version,
-    header lines) and ``rest`` (what was read past its head)."""
+    header lines) and ``rest`` (what was read past its head); for TLS, ``tls``, what judges the rest, and ``data``
+    what of it goes on now (its first ClientHello, whole)."""
 
     data: bytes
     refusal: str = ""
     request: tuple[str, str, str, list[str]] | None = None
     rest: bytes = b""
     length: int | None = 0
+    tls: _TlsFlights | None = None
 
 
 def _tunnel_opening(conn: _Deadline, data: bytes, host: str, port: int) -> _Opening:
     """Read what the client sends first through a tunnel to ``host:port`` (``data``: what it sent already) and judge
     it (satk56: a listed address may front many sites, told apart by the TLS server name or the ``Host``): a TLS
-    ClientHello (:func:`_client_hello`, :func:`_tls_refusal`), else an HTTP/1.0 or 1.1 request in origin form, its
+    ClientHello (:func:`_first_hello`), else an HTTP/1.0 or 1.1 request in origin form, its
     body's end clear (:func:`_body_framing`), and its ``Host`` the tunnel's (:func:`_host_refusal`); anything else is
     refused: an HTTP/2 preface, a server-first protocol's silence (or a trickle) till ``conn``'s time is up, bytes of
     no protocol (nothing says what a front makes of them). Raises ``OSError`` only for a client gone."""
     try:
         data = _more(conn, data, 1)
         if data[0] == _HANDSHAKE:
-            body, data = _client_hello(conn, data)
-            return _Opening(data, _tls_refusal(body, host))
+            return _first_hello(conn, data, host)
         head, rest = _read_head(conn, data=data)
     except TimeoutError:
         return _Opening(data, "the client sent no request (a server-first protocol is not tunnelled)")
@@ -773,6 +884,7 @@ class FilteringProxy:
                     f"homefield proxy: {shown}: {why}")
             return
         self._track(upstream)
+        tls: _TlsFlights | None = None
         try:
             if url is None:
                 conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -782,7 +894,8 @@ class FilteringProxy:
                     if opening.data[:1] != bytes([_HANDSHAKE]):  # a client speaking plain text reads why
                         _answer(conn, "403 Forbidden", f"homefield proxy: {shown}: {opening.refusal}")
                     raise ConnectionAbortedError  # an OSError: the upstream is closed below, unsent to
-                if opening.request is None:  # TLS to the listed name: opaque from here on
+                if opening.tls is not None:  # TLS to the listed name: its ClientHellos judged till the server's hello
+                    tls = opening.tls
                     upstream.sendall(opening.data)
                 else:  # an http:// request through the tunnel: sent on as an absolute-URI one is
                     inner, target, version, headers = opening.request
@@ -798,11 +911,34 @@ class FilteringProxy:
             self._forget(upstream)
             upstream.close()
             return
-        if url is None:
+        if tls is not None:
+            _join(conn, upstream, lambda c, u: self._tls(c, u, tls, method, shown), tls.server)
+        elif url is None:
             _join(conn, upstream)
         else:  # its body only; a second request behind it never goes on (satk56)
             _one_request(conn, upstream, _Body(conn, upstream, rest), length)
         self._forget(upstream)
+
+    def _tls(self, conn: socket.socket, upstream: socket.socket, tls: _TlsFlights, method: str, shown: str) -> None:
+        """Carry the client's bytes to ``upstream`` through ``tls`` (:meth:`_TlsFlights.client`) till either ends;
+        a record it refuses cuts both ends, that record unsent, and is logged."""
+        try:
+            while chunk := conn.recv(65536):
+                upstream.sendall(tls.client(chunk))
+        except ValueError as exc:
+            self.log.write("refused", method, shown, str(exc))
+            for sock in (conn, upstream):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        except OSError:
+            pass
+        finally:
+            try:
+                upstream.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
 
     def _connect(self, host: str, port: int) -> socket.socket:
         """A connection to ``host:port``. Raises ``PermissionError`` when a name that is not itself a

@@ -48,14 +48,15 @@ __all__ = ["HostRelay", "HostPort", "inside_argv", "serve_argv", "close_listener
 _CHUNK = 65536
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    """Copy bytes from ``src`` to ``dst`` until EOF, then half-close ``dst``."""
+def _pump(src: socket.socket, dst: socket.socket, through: Callable[[bytes], bytes] | None = None) -> None:
+    """Copy bytes from ``src`` to ``dst`` until EOF, then half-close ``dst``; ``through``: what of each read goes on
+    (it sees every byte, in order)."""
     try:
         while True:
             data = src.recv(_CHUNK)
             if not data:
                 break
-            dst.sendall(data)
+            dst.sendall(through(data) if through else data)
     except OSError:
         pass
     finally:
@@ -66,14 +67,15 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
 
 
 def _join(a: socket.socket, b: socket.socket,
-          forward: Callable[[socket.socket, socket.socket], None] | None = None) -> None:
+          forward: Callable[[socket.socket, socket.socket], None] | None = None,
+          back: Callable[[bytes], bytes] | None = None) -> None:
     """Relay both directions between ``a`` and ``b`` (blocks until both are done), then close both. ``forward``: what
     carries ``a`` to ``b`` (default :func:`_pump`; it must shut ``b``'s sending side when done), on this thread, while
-    another thread pumps ``b`` back to ``a``."""
-    back = threading.Thread(target=_pump, args=(b, a), daemon=True)
-    back.start()
+    another thread pumps ``b`` back to ``a``, each read through ``back`` (:func:`_pump`)."""
+    back_thread = threading.Thread(target=_pump, args=(b, a, back), daemon=True)
+    back_thread.start()
     (forward or _pump)(a, b)
-    back.join()
+    back_thread.join()
     a.close()
     b.close()
 

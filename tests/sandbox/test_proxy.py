@@ -30,7 +30,7 @@ from pytest_homefield.sandbox.proxy import (
     parse_host_rule,
     proxy_env,
 )
-from pytest_homefield.sandbox.relay import _join
+from pytest_homefield.sandbox.relay import _join, _pump
 
 
 def test_rules_from_every_spelling() -> None:
@@ -703,20 +703,141 @@ def test_a_trickle_is_cut_at_the_head_timeout(tmp_path: Path, sink: tuple[int, q
     assert proxy.log.counts["refused"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="natk65: a second ClientHello (TLS 1.3 answers a first one with a "
-                                       "HelloRetryRequest; the second goes in the clear too) naming unlisted.example "
-                                       "after the first naming the tunnel's host reaches the server, 1 of 1: past its "
-                                       "first ClientHello the tunnel is opaque. A server that serves the site of the "
-                                       "second (RFC 8446 §4.1.2 asks it to be the same but for the key share) serves "
-                                       "an unlisted one, as domain fronting does; a fix reads the client's records "
-                                       "until its first encrypted one")
-def test_a_second_client_hello_names_the_tunnels_host_too(tmp_path: Path, sink: tuple[int, queue.Queue[bytes]]) -> None:
-    """Every ClientHello the server gets through a tunnel to ``listed.example`` names ``listed.example``."""
-    front, got = sink
-    proxy = _Front(Allowlist.of(["listed.example:443"]), front).start(tmp_path / "p.sock")
+_LISTED, _UNLISTED = _records(_hello_message(["listed.example"])), _records(_hello_message(["unlisted.example"]))
+_CCS, _EARLY = b"\x14\x03\x03\x00\x01\x01", b"\x17\x03\x03\x00\x05early"
+#: A ServerHello (RFC 8446 §4.1.3) in a record, with a random of its own, and a HelloRetryRequest's
+_SERVER_HELLO = _records(b"\x02" + _vector(3, b"\x03\x03" + bytes(range(32)) + b"\x00\x13\x01\x00\x00\x00"))
+_RETRY = _records(b"\x02" + _vector(3, b"\x03\x03" + bytes.fromhex(
+    "cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c") + b"\x00\x13\x01\x00\x00\x00"))
+
+
+@pytest.mark.parametrize("pieces,answer,cut_at", [
+    # the second one in a read of its own, in the first's read, in the first's record, in two records, after a
+    # ChangeCipherSpec (RFC 8446 D.4), after early data too (0-RTT, §4.2.10: neither ends the clear part)
+    pytest.param([_LISTED, _UNLISTED], b"", 1, id="hello-unlisted-next-read"),
+    pytest.param([_LISTED + _UNLISTED], b"", 0, id="hello-unlisted-same-read"),
+    pytest.param([_records(_hello_message(["listed.example"]) + _hello_message(["unlisted.example"]))], b"", 0,
+                 id="hello-unlisted-same-record"),
+    pytest.param([_LISTED, _records(_hello_message(["unlisted.example"]), [50])], b"", 1, id="hello-unlisted-split"),
+    pytest.param([_LISTED, _CCS + _UNLISTED], b"", 1, id="ccs-hello-unlisted"),
+    pytest.param([_LISTED, _CCS, _EARLY, _UNLISTED], b"", 3, id="early-data-hello-unlisted"),
+    pytest.param([_LISTED, _CCS, _EARLY, _records(_hello_message(["listed.example"]), [9])], b"", None,
+                 id="early-data-hello-listed"),
+    # a HelloRetryRequest answered: the second hello judged as the first
+    pytest.param([_LISTED, _UNLISTED], _RETRY, 1, id="retry-hello-unlisted"),
+    pytest.param([_LISTED, _CCS + _LISTED], _RETRY, None, id="retry-hello-listed"),
+    # anything else before the server's hello: another handshake message, record kind or ChangeCipherSpec
+    pytest.param([_LISTED, _records(b"\x10" + _vector(3, b"x"))], b"", 1, id="key-exchange-first"),
+    pytest.param([_LISTED, b"\x18\x03\x03\x00\x01x"], b"", 1, id="heartbeat"),
+    pytest.param([_LISTED, b"\x14\x03\x03\x00\x01\x02"], b"", 1, id="ccs-of-another-byte"),
+    pytest.param([_LISTED, _LISTED[:20] + _CCS + _LISTED[20:]], b"", 1, id="ccs-within-a-hello"),
+    # the server's own hello: it takes no ClientHello now, what follows goes on unread (TLS 1.2's Finished is a
+    # handshake record, encrypted)
+    pytest.param([_LISTED, b"\x16\x03\x03\x00\x03\x01\xff\xff" + _UNLISTED], _SERVER_HELLO, None,
+                 id="server-hello-then-opaque"),
+    pytest.param([_LISTED, _UNLISTED], _RETRY + _CCS + _SERVER_HELLO[:40], 1,
+                 id="server-hello-cut-short")])
+def test_every_client_hello_names_the_tunnels_host(tmp_path: Path, pieces: list[bytes], answer: bytes,
+                                                   cut_at: int | None) -> None:
+    """natk65: TLS 1.3 answers a ClientHello with a HelloRetryRequest, and the client's second one goes in the clear
+    too: one naming ``unlisted.example`` after a first naming the tunnel's host reached the server (1 of 1, the tunnel
+    opaque past the first). Now every record the client sends goes through whole (several a read, one over several,
+    several messages in one) and judged till the server's own ServerHello that is no retry: ClientHellos each
+    naming the host, a ChangeCipherSpec, early data; anything else cuts the tunnel, nothing of the read holding it
+    sent (piece ``cut_at``; the first: the tunnel refused at its opening), the pieces before it gone on. A front
+    (answering ``answer`` to the first hello) gets nothing else."""
+    got: queue.Queue[bytes] = queue.Queue()
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            data = conn.recv(65536)
+            conn.sendall(answer)
+            while chunk := conn.recv(65536):
+                data += chunk
+            got.put(data)
+
+    _serve_each(listener, serve)
+    proxy = _Front(Allowlist.of(["listed.example:443"]), listener.getsockname()[1]).start(tmp_path / "p.sock")
     try:
-        _tunnel(tmp_path / "p.sock", "listed.example:443", [_records(_hello_message(["listed.example"])),
-                                                            _records(_hello_message(["unlisted.example"]))])
+        _tunnel(tmp_path / "p.sock", "listed.example:443", pieces)
     finally:
         proxy.close()
-    assert b"unlisted.example" not in got.get(timeout=10)
+        listener.close()
+    assert got.get(timeout=10) == b"".join(pieces[:cut_at])
+    assert proxy.log.counts == {"allowed": int(cut_at != 0), "refused": int(cut_at is not None), "failed": 0}
+
+
+def _hellos_sent(data: bytes) -> int:
+    """The ClientHellos, each in a record of its own, among the records ``data`` opens with before its first
+    application data record (what a real client sent: its hellos are whole in one record each)."""
+    count = 0
+    while len(data) >= 5 and data[0] != 23:
+        body, data = data[5:5 + int.from_bytes(data[3:5], "big")], data[5 + int.from_bytes(data[3:5], "big"):]
+        count += body[:1] == b"\x01" and int.from_bytes(body[1:4], "big") == len(body) - 4
+    return count
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None or shutil.which("curl") is None, reason="needs openssl and curl")
+@pytest.mark.parametrize("client", ["python", "curl"])
+@pytest.mark.parametrize("version,retry", [("1.2", False), ("1.3", False), ("1.3", True)])
+def test_real_tls_clients_through_a_tunnel(tmp_path: Path, client: str, version: str, retry: bool) -> None:
+    """Python's ``ssl`` and ``curl``, TLS 1.2 and 1.3, the latter with a HelloRetryRequest too (the server takes only
+    secp384r1, which neither client sends a key share for first, so each sends a second ClientHello), to a TLS front
+    for ``listed.example`` through the tunnel the proxy judges up to the server's hello (:class:`_TlsFlights`): each
+    gets its answer, and the front got as many ClientHellos as a HelloRetryRequest asks."""
+    server = _tls_server(tmp_path, "listed.example")
+    server.minimum_version = server.maximum_version = getattr(ssl.TLSVersion, f"TLSv1_{version[-1]}")
+    if retry:
+        server.set_ecdh_curve("secp384r1")
+    got: queue.Queue[bytes] = queue.Queue()
+    listener = socket.create_server(("127.0.0.1", 0))
+    inner = socket.create_server(("127.0.0.1", 0))
+
+    def answer(conn: socket.socket) -> None:
+        with server.wrap_socket(conn, server_side=True) as tls:
+            while b"\r\n\r\n" not in tls.recv(4096):
+                pass
+            tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+
+    def tap(conn: socket.socket) -> None:  # the front: what the client sent, on to the TLS server
+        sent = bytearray()
+        upstream = socket.create_connection(inner.getsockname())
+        _join(conn, upstream, lambda a, b: _pump_into(a, b, sent))
+        got.put(bytes(sent))
+
+    _serve_each(inner, answer)
+    _serve_each(listener, tap)
+    proxy = _Front(Allowlist.of(["listed.example:443"]), listener.getsockname()[1])
+    port = proxy.start_tcp()
+    try:
+        if client == "curl":
+            run = subprocess.run(["curl", "-sS", "--max-time", "20", "--proxy", f"http://127.0.0.1:{port}", "--cacert",
+                                  str(tmp_path / "cert.pem"), "https://listed.example/"],
+                                 capture_output=True, text=True, timeout=30)
+            assert run.returncode == 0 and run.stdout == "ok", (run.stdout, run.stderr)
+        else:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(b"CONNECT listed.example:443 HTTP/1.1\r\n\r\n")
+                assert s.recv(4096).startswith(b"HTTP/1.1 200 Connection established")
+                context = ssl.create_default_context(cafile=tmp_path / "cert.pem")
+                with context.wrap_socket(s, server_hostname="listed.example") as tls:
+                    tls.sendall(b"GET / HTTP/1.1\r\nHost: listed.example\r\n\r\n")
+                    out = b""
+                    while chunk := tls.recv(4096):
+                        out += chunk
+                assert out.endswith(b"\r\n\r\nok"), out
+    finally:
+        proxy.close()
+        listener.close()
+        inner.close()
+    assert _hellos_sent(got.get(timeout=10)) == 1 + retry
+    assert proxy.log.counts == {"allowed": 1, "refused": 0, "failed": 0}
+
+
+def _pump_into(src: socket.socket, dst: socket.socket, seen: bytearray) -> None:
+    """:func:`~pytest_homefield.sandbox.relay._pump` that keeps a copy of what it carried in ``seen``."""
+    def keep(data: bytes) -> bytes:
+        seen.extend(data)
+        return data
+    _pump(src, dst, keep)
