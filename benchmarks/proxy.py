@@ -22,7 +22,12 @@ Two measurements, each variant alternated with the others after one warm-up:
 * **per tunnel** (on the host, no sandbox): a real ClientHello (Python's TLS client's first flight) sent to a
   server on 127.0.0.1 that answers one byte once it has it all, directly and through a ``CONNECT`` tunnel of the
   proxy on its Unix socket, which reads and judges that ClientHello before it goes on (satk56: the tunnel's
-  peek), a new connection each: median milliseconds; and the proxy's own microseconds judging it, in-process.
+  peek), a new connection each: median milliseconds; and the proxy's own microseconds judging it, in-process;
+* **per TLS handshake** (on the host, no sandbox; ``--tls-only`` runs this alone): Python's TLS 1.3 client
+  connecting to a TLS server on 127.0.0.1 for ``listed.example`` and reading a two-byte answer, directly and through
+  a ``CONNECT`` tunnel, where the proxy judges every record of the client's up to the server's hello (natk65,
+  :class:`_TlsFlights`), with and without a HelloRetryRequest (the server taking only secp384r1): median ms each, a
+  new connection each.
 """
 
 from __future__ import annotations
@@ -175,12 +180,75 @@ def _per_tunnel(n: int, tmp: Path) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+class _Listed(FilteringProxy):
+    """The proxy, its one allowed host ``listed.example`` reached at ``front`` (a port of 127.0.0.1)."""
+
+    def __init__(self, front: int) -> None:
+        super().__init__(Allowlist.of(["listed.example:443"]))
+        self.front = front
+
+    def _connect(self, host: str, port: int) -> socket.socket:
+        return socket.create_connection(("127.0.0.1", self.front), timeout=10)
+
+
+def _per_handshake(n: int, tmp: Path) -> dict[str, float]:
+    """Median ms of a TLS 1.3 handshake and a two-byte answer, directly and through the tunnel, with and without a
+    HelloRetryRequest (module docstring)."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-subj", "/CN=listed.example", "-addext", "subjectAltName=DNS:listed.example", "-days", "1",
+                    "-keyout", str(tmp / "key.pem"), "-out", str(tmp / "cert.pem")], check=True, capture_output=True)
+    client = ssl.create_default_context(cafile=tmp / "cert.pem")
+    times: dict[str, list[float]] = {}
+    for retry in (False, True):
+        server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        server.load_cert_chain(tmp / "cert.pem", tmp / "key.pem")
+        if retry:
+            server.set_ecdh_curve("secp384r1")
+
+        class Answer(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                with server.wrap_socket(self.request, server_side=True) as tls:
+                    tls.sendall(b"ok")
+
+        listener = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Answer)
+        listener.daemon_threads = True
+        threading.Thread(target=listener.serve_forever, daemon=True).start()
+        proxy = _Listed(listener.server_address[1])
+        port = proxy.start_tcp()
+        for _ in range(n):
+            for mode in ("direct", "tunnel"):
+                t0 = time.perf_counter()
+                with socket.create_connection(("127.0.0.1", port if mode == "tunnel" else listener.server_address[1]),
+                                              timeout=10) as s:
+                    if mode == "tunnel":
+                        s.sendall(b"CONNECT listed.example:443 HTTP/1.1\r\n\r\n")
+                        assert s.recv(4096).startswith(b"HTTP/1.1 200")
+                    with client.wrap_socket(s, server_hostname="listed.example") as tls:
+                        assert tls.recv(2) == b"ok"
+                times.setdefault(f"{mode}{' retry' if retry else ''}", []).append((time.perf_counter() - t0) * 1000)
+        proxy.close()
+        listener.shutdown()
+        listener.server_close()
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7, help="attempts per start-up variant (default 7)")
     ap.add_argument("--requests", type=int, default=200, help="requests per per-request variant (default 200)")
     ap.add_argument("--tunnels", type=int, default=500, help="round trips per per-tunnel variant (default 500)")
+    ap.add_argument("--handshakes", type=int, default=300, help="handshakes per per-handshake variant (default 300)")
+    ap.add_argument("--tls-only", action="store_true", help="measure the per-handshake cost only")
     args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hf-bench-proxy-") as tmp_s:
+        shakes = _per_handshake(args.handshakes, Path(tmp_s))
+    print(f"per TLS 1.3 handshake, median of {args.handshakes}, a new connection each:")
+    for kind in ("", " retry"):
+        print(f"  {'with' if kind else 'without'} a HelloRetryRequest: direct {shakes['direct' + kind]:.3f} ms, "
+              f"through a CONNECT tunnel {shakes['tunnel' + kind]:.3f} ms "
+              f"(+{shakes['tunnel' + kind] - shakes['direct' + kind]:.3f} ms)")
+    if args.tls_only:
+        return 0
     probe()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
     threading.Thread(target=server.serve_forever, daemon=True).start()

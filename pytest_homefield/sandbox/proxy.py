@@ -9,9 +9,12 @@ forms of proxy request (RFC 9110 §9.3.6 and RFC 9112 §3.2.2):
 
 * ``CONNECT host:port`` (HTTPS, and ``http://`` through a tunnel): the tunnel is opened when the pair is allowed,
   and carries on only what names that very host (satk56: a front routing by SNI or ``Host`` serves many sites at
-  one listed address; :func:`_tunnel_opening`): a TLS ClientHello whose one server name (SNI) is the tunnel's host
-  (none for an IP literal), or one HTTP/1 request in origin form whose ``Host``, if any, is the tunnel's, sent on
-  as an absolute-URI request is; anything else (a server-first protocol such as SSH too) is cut unsent;
+  one listed address; :func:`_tunnel_opening`): TLS whose every ClientHello, up to the server's hello, has one
+  server name (SNI), the tunnel's host (none for an IP literal; natk65: a second one after a HelloRetryRequest is
+  in the clear too; :class:`_TlsFlights`), or one HTTP/1 request in origin form whose ``Host``, if any, is the
+  tunnel's, sent on as an absolute-URI request is; anything else (a server-first protocol such as SSH too) is cut
+  unsent. What it cannot stop (tls46): a request inside the TLS whose own ``Host`` is another site the listed
+  server serves (domain fronting): reading it takes decrypting the tunnel;
 * an absolute-URI request, ``GET http://host:port/path HTTP/1.1`` (a ``http://`` base URL such as a
   local model server): sent on in origin form with ``Connection: close`` and the target's own ``Host``, one
   request per connection: its body, ended by its one ``Content-Length`` or its chunks, goes on, nothing after it
@@ -422,11 +425,17 @@ def _one_request(conn: socket.socket, upstream: socket.socket, body: _Body, leng
         except (OSError, ValueError):
             pass
         finally:
-            try:
-                upstream.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
+            _shut(socket.SHUT_WR, upstream)
     _join(conn, upstream, forward)
+
+
+def _shut(how: int, *socks: socket.socket) -> None:
+    """``shutdown(how)`` each of ``socks``, one closed or reset already let be."""
+    for sock in socks:
+        try:
+            sock.shutdown(how)
+        except OSError:
+            pass
 
 
 def _answer(conn: socket.socket, status: str, text: str) -> None:
@@ -510,11 +519,12 @@ class _TlsFlights:
     none), and :meth:`client` passes all. Until then the client's records (RFC 8446 §5.1; any number per read, split
     across reads) must be handshake records holding ClientHellos only, each whose server name :func:`_tls_refusal`
     allows, whole (a record goes on once every message it holds or begins is whole and judged); a ChangeCipherSpec
-    of one byte 1 (D.4: sent before a second ClientHello too); an alert; or application data (0-RTT early data,
-    §4.2.10: sealed under the first ClientHello's key, and it may come *before* a second ClientHello, so neither it
-    nor a ChangeCipherSpec ends the clear part). Bytes held: a record and a ClientHello at most
-    (:data:`MAX_HELLO_BYTES`). A server that sends no ServerHello (no TLS, an alert) leaves the client held to this
-    for the tunnel's life."""
+    of one byte 1 (D.4: sent before a second ClientHello too); an alert (two bytes, §6); or application data
+    (0-RTT early data, §4.2.10: sealed under the first ClientHello's key, and it may come *before* a second
+    ClientHello, so neither it nor a ChangeCipherSpec ends the clear part). Bytes held: a record and a ClientHello at
+    most (:data:`MAX_HELLO_BYTES`). A server that sends no ServerHello (no TLS, an alert) leaves the client held to this
+    for the tunnel's life. :meth:`client` and :meth:`server` run on a thread each; they share only ``_open``, set
+    once by the latter."""
 
     def __init__(self, host: str) -> None:
         self.host = host
@@ -533,7 +543,8 @@ class _TlsFlights:
         for a record of no kind listed in the class docstring, a malformed or refused ClientHello, a handshake
         message that is no ClientHello, one past :data:`MAX_HELLO_BYTES`, another record within one."""
         if self._open:
-            data, self._read, self._held = self._held + self._read + data, b"", b""
+            if self._held or self._read:
+                data, self._read, self._held = self._held + self._read + data, b"", b""
             return data
         self._read += data
         out = b""
@@ -555,6 +566,8 @@ class _TlsFlights:
                 raise ValueError("a TLS record of another kind within a handshake message")
             elif kind == _CHANGE_CIPHER_SPEC and record[5:] != b"\x01":
                 raise ValueError("a ChangeCipherSpec that is not the one byte 1")
+            elif kind == _ALERT and length != 2:
+                raise ValueError("an alert that is not two bytes")
             else:
                 out += record
         return out
@@ -927,18 +940,11 @@ class FilteringProxy:
                 upstream.sendall(tls.client(chunk))
         except ValueError as exc:
             self.log.write("refused", method, shown, str(exc))
-            for sock in (conn, upstream):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            _shut(socket.SHUT_RDWR, conn, upstream)
         except OSError:
             pass
         finally:
-            try:
-                upstream.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
+            _shut(socket.SHUT_WR, upstream)
 
     def _connect(self, host: str, port: int) -> socket.socket:
         """A connection to ``host:port``. Raises ``PermissionError`` when a name that is not itself a
@@ -969,11 +975,7 @@ class FilteringProxy:
         with self._lock:
             open_now = list(self._open)
             self._open.clear()
-        for sock in open_now:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        _shut(socket.SHUT_RDWR, *open_now)
         if self.socket_path is not None:
             self.socket_path.unlink(missing_ok=True)
 
