@@ -576,19 +576,53 @@ def _tls_server(tmp_path: Path, name: str) -> ssl.SSLContext:
     return server
 
 
+def _hellos_sent(data: bytes) -> int:
+    """The ClientHellos, each in a record of its own, among the records ``data`` opens with before its first
+    application data record (what a real client sent: its hellos are whole in one record each)."""
+    count = 0
+    while len(data) >= 5 and data[0] != 23:
+        body, data = data[5:5 + int.from_bytes(data[3:5], "big")], data[5 + int.from_bytes(data[3:5], "big"):]
+        count += body[:1] == b"\x01" and int.from_bytes(body[1:4], "big") == len(body) - 4
+    return count
+
+
+
+def _tap(listener: socket.socket, inner: tuple[str, int]) -> queue.Queue[bytes]:
+    """Join each connection ``listener`` accepts to ``inner`` (a front before a TLS server): the bytes each client
+    sent, one entry a connection, once it ended."""
+    got: queue.Queue[bytes] = queue.Queue()
+
+    def tap(conn: socket.socket) -> None:
+        sent = bytearray()
+
+        def keep(data: bytes) -> bytes:
+            sent.extend(data)
+            return data
+        _join(conn, socket.create_connection(inner), lambda a, b: _pump(a, b, keep))
+        got.put(bytes(sent))
+
+    _serve_each(listener, tap)
+    return got
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("openssl") is None or find_claude() is None, reason="needs openssl and the claude CLI")
-def test_the_real_claude_cli_through_a_tls_tunnel(tmp_path: Path) -> None:
+@pytest.mark.parametrize("retry", [False, True])
+def test_the_real_claude_cli_through_a_tls_tunnel(tmp_path: Path, retry: bool) -> None:
     """The real CLI with ``ANTHROPIC_BASE_URL=https://api.listed.example`` and the proxy in ``HTTPS_PROXY``: its
     ClientHello names the tunnel's host, so the tunnel carries it to the scripted API (behind a TLS front on
-    127.0.0.1 with a certificate for that name, trusted by ``NODE_EXTRA_CA_CERTS``) and the run answers."""
+    127.0.0.1 with a certificate for that name, trusted by ``NODE_EXTRA_CA_CERTS``) and the run answers; with
+    ``retry`` the front takes only secp384r1, so a HelloRetryRequest asks Node for a second ClientHello, judged too
+    (natk65)."""
     server = _tls_server(tmp_path, "api.listed.example")
-    front = socket.create_server(("127.0.0.1", 0))
+    if retry:
+        server.set_ecdh_curve("secp384r1")
+    front, inner = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    got = _tap(front, inner.getsockname())
 
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     with anthropic_server([{"text": "hi through the tunnel"}]) as api:
-        _serve_each(front, lambda conn: _join(server.wrap_socket(conn, server_side=True),
+        _serve_each(inner, lambda conn: _join(server.wrap_socket(conn, server_side=True),
                                               socket.create_connection(("127.0.0.1", api.port))))
         proxy = _Front(Allowlist.of(["api.listed.example:443"]), front.getsockname()[1])
         env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
@@ -603,8 +637,11 @@ def test_the_real_claude_cli_through_a_tls_tunnel(tmp_path: Path) -> None:
         finally:
             proxy.close()
             front.close()
+            inner.close()
     assert run.returncode == 0 and "hi through the tunnel" in run.stdout, (run.stdout, run.stderr)
     assert proxy.log.counts["allowed"] >= 1 and proxy.log.counts["refused"] == 0
+    assert [_hellos_sent(got.get(timeout=10)) for _ in range(proxy.log.counts["allowed"])] == [
+        1 + retry] * proxy.log.counts["allowed"]
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")
@@ -771,16 +808,6 @@ def test_every_client_hello_names_the_tunnels_host(tmp_path: Path, pieces: list[
     assert proxy.log.counts == {"allowed": int(cut_at != 0), "refused": int(cut_at is not None), "failed": 0}
 
 
-def _hellos_sent(data: bytes) -> int:
-    """The ClientHellos, each in a record of its own, among the records ``data`` opens with before its first
-    application data record (what a real client sent: its hellos are whole in one record each)."""
-    count = 0
-    while len(data) >= 5 and data[0] != 23:
-        body, data = data[5:5 + int.from_bytes(data[3:5], "big")], data[5 + int.from_bytes(data[3:5], "big"):]
-        count += body[:1] == b"\x01" and int.from_bytes(body[1:4], "big") == len(body) - 4
-    return count
-
-
 @pytest.mark.skipif(shutil.which("openssl") is None or shutil.which("curl") is None, reason="needs openssl and curl")
 @pytest.mark.parametrize("client", ["python", "curl"])
 @pytest.mark.parametrize("version,retry", [("1.2", False), ("1.3", False), ("1.3", True)])
@@ -793,9 +820,7 @@ def test_real_tls_clients_through_a_tunnel(tmp_path: Path, client: str, version:
     server.minimum_version = server.maximum_version = getattr(ssl.TLSVersion, f"TLSv1_{version[-1]}")
     if retry:
         server.set_ecdh_curve("secp384r1")
-    got: queue.Queue[bytes] = queue.Queue()
-    listener = socket.create_server(("127.0.0.1", 0))
-    inner = socket.create_server(("127.0.0.1", 0))
+    listener, inner = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
 
     def answer(conn: socket.socket) -> None:
         with server.wrap_socket(conn, server_side=True) as tls:
@@ -803,14 +828,8 @@ def test_real_tls_clients_through_a_tunnel(tmp_path: Path, client: str, version:
                 pass
             tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
 
-    def tap(conn: socket.socket) -> None:  # the front: what the client sent, on to the TLS server
-        sent = bytearray()
-        upstream = socket.create_connection(inner.getsockname())
-        _join(conn, upstream, lambda a, b: _pump_into(a, b, sent))
-        got.put(bytes(sent))
-
     _serve_each(inner, answer)
-    _serve_each(listener, tap)
+    got = _tap(listener, inner.getsockname())
     proxy = _Front(Allowlist.of(["listed.example:443"]), listener.getsockname()[1])
     port = proxy.start_tcp()
     try:
@@ -838,9 +857,3 @@ def test_real_tls_clients_through_a_tunnel(tmp_path: Path, client: str, version:
     assert proxy.log.counts == {"allowed": 1, "refused": 0, "failed": 0}
 
 
-def _pump_into(src: socket.socket, dst: socket.socket, seen: bytearray) -> None:
-    """:func:`~pytest_homefield.sandbox.relay._pump` that keeps a copy of what it carried in ``seen``."""
-    def keep(data: bytes) -> bytes:
-        seen.extend(data)
-        return data
-    _pump(src, dst, keep)
