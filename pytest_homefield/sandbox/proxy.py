@@ -611,6 +611,8 @@ class _TlsFlights:
         return data
 
     def _server_hello(self) -> None:
+        """Read the server's handshake messages in ``_server_shake`` (:meth:`server`): past each whole
+        HelloRetryRequest to a ServerHello that is none (then ``_open``), or to anything else (then no more)."""
         while self._watching and len(self._server_shake) >= 38:
             need = 4 + int.from_bytes(self._server_shake[1:4], "big")
             if self._server_shake[0] != _SERVER_HELLO or need > MAX_HELLO_BYTES:
