@@ -209,7 +209,8 @@ class TwinPlan(CanaryPlan):
     rootdir: str = field(default=".", repr=False, compare=False)
     #: ut64: group → ``(its members whose runs contradict its class's tearDown, the function ids of the class's other
     #: tests)`` (its body's; gatk65: and the task's graded ids of the class, a test inherited from another module's
-    #: base among them): a class ``tearDown``'s teardown twin (and its decoy, where the file's check is written negated) runs
+    #: base among them; ut46: of every class of the module running a ``tearDown`` inherited from a mixin of it, the
+    #: mixin's): a class ``tearDown``'s teardown twin (and its decoy, where the file's check is written negated) runs
     #: the class's other tests too, which fail their teardown there whatever the code does: their outcomes in those
     #: runs count for nothing (:meth:`blinded`), each of their members in another run.
     blind: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
@@ -1101,11 +1102,11 @@ def _teardown_members(plan: TwinPlan, path: str, fid: str, classes: Sequence[str
         plan.module_checks.setdefault(path, set()).add(classes[0])
     # ut64: the runs contradicting the unit's check, its other tests' counting nothing (ut65: ids of the file,
     # ``Class::test``); gatk65: for a class's tearDown the graded ids of the class too (a test it inherits from a base
-    # of another module runs its tearDown)
+    # of another module runs its tearDown); ut46: of each class of the file running a tearDown inherited from a mixin
     others = [f"{path}::{n}" for n in check.shared]
     if check.fixture == "tearDown":
-        into = "::".join([path, *classes])
-        others += sorted(g for g in set(ids) - {fid, *others} if g.rsplit("::", 1)[0] == into)
+        into = {"::".join([path, *classes]), *(f"{path}::{c}" for c in check.classes)}
+        others += sorted(g for g in set(ids) - {fid, *others} if g.rsplit("::", 1)[0] in into)
     if others:
         plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative else ()),
                            tuple(others))

@@ -360,3 +360,58 @@ def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str)
         more = without_checks(source.replace("    def test_total(self):", "    def test_other(self):\n        pass\n\n"
                                              "    def test_total(self):"))
         assert more is not None and "assertTrue" not in more, more
+
+
+#: ut46: the spy and its ``tearDown`` check in a mixin of the module (no test of its own), the test class deriving from
+#: it (gatk65's ``MIXIN``), ``{more}`` after it.
+MIXIN = (HEAD + "class Spy:\n"
+         "    def setUp(self):\n        self.calls = []\n        self.real = totals.fetch\n"
+         "        totals.fetch = lambda: self.calls.append(1) or self.real()\n\n"
+         "    def tearDown(self):\n        totals.fetch = self.real\n        self.assertTrue(self.calls)\n\n\n"
+         "class TestTotal({bases}):\n"
+         "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n{more}")
+#: A second class running the mixin's ``tearDown``, through a class of the module deriving from it.
+OTHER = ("\n\nclass Between(Spy):\n    pass\n\n\n"
+         "class TestOther(Between, unittest.TestCase):\n    def test_other(self):\n        self.assertTrue(totals)\n")
+
+
+def test_a_teardown_inherited_from_a_mixin_of_the_module_is_contradicted_where_it_is_defined(tmp_path: Path) -> None:
+    """ut46: the class's MRO as far as the module defines it gives the mixin's ``tearDown`` (gatk65: the class's own
+    body alone was read, no twin); every class of the module deriving from the mixin named, their tests shared."""
+    got = _check(tmp_path, MIXIN.format(bases="Spy, unittest.TestCase", more=OTHER))
+    assert got is not None and got.fixture == "tearDown", got
+    assert (got.start, got.end) == (12, 14) and got.how.endswith("'self.assertFalse(self.calls)'"), got
+    assert got.shared == ("TestOther::test_other",) and got.classes == ("Spy", "TestTotal", "Between", "TestOther")
+    assert not got.last
+
+
+@pytest.mark.parametrize("bases", ["unittest.TestCase, Spy", "Imported, Spy, unittest.TestCase"])
+def test_a_mixins_teardown_behind_a_base_of_elsewhere_gets_no_twin(tmp_path: Path, bases: str) -> None:
+    """``TestCase`` (or an imported class) before the mixin in the MRO: its ``tearDown`` runs, not the mixin's."""
+    assert _check(tmp_path, MIXIN.format(bases=bases, more="")) is None
+
+
+@pytest.mark.parametrize("more", ["\n\nclass Bad(Spy, TestTotal):\n    pass\n",
+                                  "\n\nclass Outer:\n    class TestIn(Spy, unittest.TestCase):\n        pass\n"],
+                         ids=["no-order", "nested"])
+def test_a_mixin_run_beyond_the_module_top_level_gets_no_twin(tmp_path: Path, more: str) -> None:
+    """A class order Python would refuse, or a nested class deriving from the mixin (ids beyond the top level)."""
+    assert _check(tmp_path, MIXIN.format(bases="Spy, unittest.TestCase", more=more)) is None
+
+
+def test_a_mixins_teardown_twin_blinds_every_class_running_it(tmp_path: Path) -> None:
+    """ut46: the twin's run holds the mixin's check contradicted; the other class's test (PASS_TO_PASS) and a graded
+    test that class inherits from another module blinded there (gatk65 blinded the test's class's alone)."""
+    source = MIXIN.format(bases="Spy, unittest.TestCase", more=OTHER)
+    root = _tree(tmp_path, source)
+    fid = f"{TEST}::TestTotal::test_total"
+    kept = [f"{TEST}::TestOther::test_other", f"{TEST}::TestOther::test_common"]
+    for seed in range(4):
+        plan = plan_twins(root, [fid], seed=seed, teardown=True, pass_to_pass=kept)
+        assert plan.blind == {fid: ((2,), tuple(kept))}, plan.blind
+        at = plan.placement[fid].index(2)
+        assert plan.blinded(at) == set(kept) and all(not plan.blinded(r) for r in range(4) if r != at)
+        for r, files in enumerate(plan.runs):
+            text = files[TEST].decode()
+            assert ("self.assertFalse(self.calls)" in text) == (r == at), text
+            assert text.index("self.assert") < text.index("class TestTotal"), text
