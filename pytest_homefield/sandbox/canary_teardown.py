@@ -40,8 +40,8 @@ from pytest_homefield.sandbox.canaries import _chars, _definition, _offset
 from pytest_homefield.sandbox.canary_shapes import is_unittest
 from pytest_homefield.sandbox.canary_sites import _dotted_last
 
-__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "teardown_check", "negated",
-           "unittest_check", "without_checks"]
+__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "mixin_teardown", "teardown_check",
+           "negated", "unittest_check", "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
@@ -349,7 +349,9 @@ def without_checks(text: str) -> str | None:
         spans.add(found.check)
     for cls in unittest_classes:
         setup = _method(cls, "setUpClass", of_class=True)
-        every = [_teardown_method(text, lines, cls, "tearDown"), _teardown_method(text, lines, cls, "tearDownClass"),
+        mixin = mixin_teardown(tree, cls)  # ut46: a tearDown inherited from a mixin of the module
+        every = [_teardown_method(text, lines, cls if mixin is None else mixin, "tearDown"),
+                 _teardown_method(text, lines, cls, "tearDownClass"),
                  _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None,
                  *(_cleanup_check(n, lines, None) for n in cls.body
                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))]
@@ -592,29 +594,33 @@ def _linearized(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef | str]
     return mro(cls)
 
 
-def _inherited_teardown(text: str, lines: Sequence[str], tree: ast.Module, cls: ast.ClassDef,
-                        node: ast.FunctionDef | ast.AsyncFunctionDef, derived: Collection[str]
-                        ) -> TeardownCheck | None:
-    """ut46: the ``tearDown`` check ``cls`` (a top-level class of ``tree`` with no ``tearDown`` of its own, ``node`` one
-    of its tests) inherits from a mixin of its module: the first class of its MRO as far as the module defines it
-    (:func:`_linearized`) that defines ``tearDown``, reached before any base the module does not define (whose own
-    ``tearDown``, ``unittest.TestCase``'s doing nothing, would run instead: no check then), contradicted in place where
-    it is defined (gatk65: no twin, and a change dropping its error was ``solved`` with no fix). ``shared``: the ids
-    (``Class::test``) of the tests but ``node`` of every top-level class of the module deriving from that mixin, the
-    mixin too (their MRO holds it: they run its ``tearDown``, or may through ``super()``), named in ``classes``;
-    ``None`` where one of them is a base of another test file's class (``derived``) or a class nested anywhere derives
-    from one of them (its ids are beyond the module's top level)."""
-    if cls not in tree.body:
-        return None
-    order = _linearized(tree, cls)
-    owner = None if order is None else next((c for c in order[1:] if isinstance(c, str) or any(
+def mixin_teardown(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef | None:
+    """ut46: the class of ``tree`` (``cls``'s module) whose ``tearDown`` ``cls`` (a top-level class) inherits: the first
+    class of its MRO as far as the module defines it (:func:`_linearized`) binding ``tearDown`` in its body, when that
+    is a base of ``cls`` the module defines reached before any base it does not (whose own ``tearDown``,
+    ``unittest.TestCase``'s doing nothing, would run instead); ``None`` otherwise (``cls`` defines its own, or no
+    such mixin)."""
+    order = _linearized(tree, cls) if cls in tree.body else None
+    owner = None if order is None else next((c for c in order if isinstance(c, str) or any(
         isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign)) and "tearDown" in (
             [n.name] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
             else [t.id for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)])
         for n in c.body)), None)
-    if not isinstance(owner, ast.ClassDef):
-        return None  # no mixin of the module defines it before a base of elsewhere
-    got = _teardown_method(text, lines, owner, "tearDown")
+    return owner if isinstance(owner, ast.ClassDef) and owner is not cls else None
+
+
+def _inherited_teardown(text: str, lines: Sequence[str], tree: ast.Module, cls: ast.ClassDef,
+                        node: ast.FunctionDef | ast.AsyncFunctionDef, derived: Collection[str]
+                        ) -> TeardownCheck | None:
+    """ut46: the ``tearDown`` check ``cls`` (a top-level class of ``tree`` with no ``tearDown`` of its own, ``node`` one
+    of its tests) inherits from a mixin of its module (:func:`mixin_teardown`), contradicted in place where it is
+    defined (gatk65: no twin, and a change dropping its error was ``solved`` with no fix). ``shared``: the ids
+    (``Class::test``) of the tests but ``node`` of every top-level class of the module deriving from that mixin, the
+    mixin too (their MRO holds it: they run its ``tearDown``, or may through ``super()``), named in ``classes``;
+    ``None`` where one of them is a base of another test file's class (``derived``) or a class nested anywhere derives
+    from one of them (its ids are beyond the module's top level)."""
+    owner = mixin_teardown(tree, cls)
+    got = None if owner is None else _teardown_method(text, lines, owner, "tearDown")
     if got is None:
         return None
     running: list[ast.ClassDef] = []

@@ -189,13 +189,17 @@ def test_the_unittest_twin_and_decoy_run_apart(tmp_path: Path, shape: str, seed:
     assert len(plan.layouts[TEST].spans[0].members) == 2
 
 
-@pytest.mark.parametrize("shape", [DOWN, DOWN_CLASS, UP_CLASS], ids=["tearDown", "tearDownClass", "setUpClass"])
+@pytest.mark.parametrize("shape", ["DOWN", "DOWN_CLASS", "UP_CLASS", "MIXIN"],
+                         ids=["tearDown", "tearDownClass", "setUpClass", "mixin"])
 def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run(shape: str) -> None:
-    """The sealed run's files are one run apart's: a method whose class's tearDown (tearDownClass, setUpClass)
-    differs among them is left unsealed, as a function whose fixture differs is."""
-    texts = [shape.format(check=c, more="") for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
+    """The sealed run's files are one run apart's: a method whose class's tearDown (tearDownClass, setUpClass; ut46:
+    a mixin's of the module, its class's) differs among them is left unsealed, as a function whose fixture differs
+    is."""
+    texts = [globals()[shape].format(check=c, more="", bases="Spy, unittest.TestCase").replace(
+        "self.assertTrue(self.calls)", c) for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
     fid = f"{TEST}::TestTotal::test_total"
-    site = SealSite(key=f"{fid}@17", path=TEST, function=fid, first=17, last=17, actual="totals.total()",
+    line = texts[0].splitlines().index("        self.assertEqual(totals.total(), 4)") + 1
+    site = SealSite(key=f"{fid}@{line}", path=TEST, function=fid, first=line, last=line, actual="totals.total()",
                     expected="4", case=True)
     defs = [_defs(t) for t in texts]
     assert all(d is not None for d in defs)
@@ -335,7 +339,7 @@ def test_a_class_derived_in_another_test_file_gets_no_twin_in_its_body_or_teardo
 
 
 @pytest.mark.parametrize("shape", ["addCleanup", "local", "addCleanup-method", "tearDown", "tearDownClass",
-                                   "addClassCleanup", "tearDownModule"])
+                                   "addClassCleanup", "tearDownModule", "mixin"])
 def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str) -> None:
     """seal64: the sealed run (made before the runs apart) blanked a fixture's check a teardown twin contradicts
     (gatk57) but showed ucln62's unittest checks as the file writes them: on a unittest-shaped task graded sealed its
@@ -350,7 +354,7 @@ def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str)
               "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more=""),
               "tearDownClass": DOWN_CLASS.format(check="cls.assertTrue(cls, cls.calls)", more=""),
               "addClassCleanup": UP_CLASS.format(check="cls.assertTrue(cls, calls)", more=""),
-              "tearDownModule": MODULE}[shape]
+              "tearDownModule": MODULE, "mixin": MIXIN.format(bases="Spy, unittest.TestCase", more="")}[shape]
     got = without_checks(source)
     assert got is not None and got.count("\n") == source.count("\n"), got
     assert "assertTrue" not in got and "assert CALLS" not in got, got
