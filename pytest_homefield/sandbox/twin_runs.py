@@ -1078,6 +1078,29 @@ def _fixtures(tree: ast.Module | None, corpus: ParentText | None, where: str) ->
     return fixture_requests(trees)
 
 
+def _unit_cut(tree: ast.Module, lines: Sequence[str], check: TeardownCheck) -> list[tuple[int, int, str]] | None:
+    """ut46: each other test of the unit of ``check`` (a check run once after them all, :attr:`TeardownCheck.last`;
+    its :attr:`~TeardownCheck.shared` ids, the file's) as ``(first line, last line, its body cut)``: the definition
+    (decorators included) with its body ``pass`` (:func:`~pytest_homefield.sandbox.canary_teardown.decoy`; a body
+    that is its docstring alone runs nothing, left as it is), for the run of the check's decoy, where no test of the
+    unit runs the code before the check. ``None`` when one cannot be cut so."""
+    out: list[tuple[int, int, str]] = []
+    for tid in check.shared:
+        parts = tid.split("::")
+        node = _find(tree, parts[:-1], parts[-1])
+        span = _definition(lines, node) if node is not None else None
+        if node is None or span is None:
+            return None
+        cut = decoy(lines, span[0], node)
+        if cut is None and len(node.body) == 1 and isinstance(node.body[0], ast.Expr) \
+                and isinstance(node.body[0].value, ast.Constant):
+            continue
+        if cut is None:
+            return None
+        out.append((span[0], span[1], cut))
+    return out
+
+
 def _teardown_members(plan: TwinPlan, path: str, fid: str, classes: Sequence[str], check: TeardownCheck,
                       members: list[str], canaries: list[Canary], body_decoy: str | None, ids: Collection[str]
                       ) -> tuple[TeardownCheck, int, int | None]:
@@ -1095,9 +1118,10 @@ def _teardown_members(plan: TwinPlan, path: str, fid: str, classes: Sequence[str
     members.append(check.twin if check.inside else members[0])
     # and its decoy (pol58, deco60): the function itself, its body run no more, its fixture's check the one the setup's
     # state fails (the file's, or the twin's where the file's is written negated); a cleanup's (ucln62): the body cut
-    # after the statement adding it; ut65: none for a check after the unit's other tests (they run its code before it
-    # whatever this one runs)
-    still = None if check.last else check.decoy if check.inside else body_decoy
+    # after the statement adding it; ut46: for a check after the unit's other tests, the method's body ``pass`` in a run
+    # where every other test of the unit is cut so too (``_unit_cut``; ``body_decoy`` None where one cannot be: ut65,
+    # they would run the code before the check whatever this one runs)
+    still = check.decoy if check.inside else body_decoy
     if check.fixture == "tearDownModule":
         plan.module_checks.setdefault(path, set()).add(classes[0])
     # ut64: the runs contradicting the unit's check, its other tests' counting nothing (ut65: ids of the file,
@@ -1108,8 +1132,8 @@ def _teardown_members(plan: TwinPlan, path: str, fid: str, classes: Sequence[str
         into = {"::".join([path, *classes]), *(f"{path}::{c}" for c in check.classes)}
         others += sorted(g for g in set(ids) - {fid, *others} if g.rsplit("::", 1)[0] in into)
     if others:
-        plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative else ()),
-                           tuple(others))
+        shut = still is not None and (check.negative or check.last)  # ut46: a unit's decoy run cuts its other tests
+        plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if shut else ()), tuple(others))
     if check.last:
         plan.last.add(fid)
     entry = (check, len(members) - 1, None if still is None else len(members))
@@ -1168,6 +1192,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     whole: dict[int, str] = {}  # id(node) → the definition as the file has it, of a function whose rows are apart
     # id(node) → its teardown twin's fixture check, the twin's member and the decoy's (deco60; None: no decoy)
     checks: dict[int, tuple[TeardownCheck, int, int | None]] = {}
+    # ut46: id(node) → its unit's other tests cut (``_unit_cut``), in the run of its decoy of a check after them all
+    units: dict[int, list[tuple[int, int, str]]] = {}
     for fid in fids:
         if any(fid in a for a in aliases.values()):
             continue
@@ -1331,8 +1357,12 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 else None
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
+                unit = _unit_cut(tree, lines, check) if check.last else []
                 checks[id(node)] = _teardown_members(plan, path, fid, classes, check, members, canaries,
-                                                     decoy(lines, start, node), {*every, *(graded or ())})
+                                                     decoy(lines, start, node) if unit is not None else None,
+                                                     {*every, *(graded or ())})
+                if unit and checks[id(node)][2] is not None:
+                    units[id(node)] = unit
         spans[id(node)] = (start, end, members)
         key_of[fid] = id(node)
         # every member once, the other runs drawn uniformly: no member is likelier than another; a
@@ -1391,8 +1421,12 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         # each span's text, and a teardown twin's fixture: contradicted where its function's member is the teardown
         # twin (tdtwin56), the one the setup's state fails where it is the decoy (deco60); ``(first line, last line,
         # text)`` in the file's order
-        slots = [(s, e, whole[key] if rows and key in whole else bare[key] if bare and key in bare
-                  else members[pick.get(key, 0)]) for key, (s, e, members) in spans.items()]
+        # ut46: a decoy's run of a check after its unit's tests: every other test of the unit cut
+        cut = {s: (e, t) for key, unit in units.items() if pick.get(key) == checks[key][2] for s, e, t in unit}
+        slots = [(s, e, cut.pop(s)[1] if s in cut else whole[key] if rows and key in whole
+                  else bare[key] if bare and key in bare else members[pick.get(key, 0)])
+                 for key, (s, e, members) in spans.items()]
+        slots += [(s, e, t) for s, (e, t) in cut.items()]
         slots += [(c.start, c.end, c.twin if pick.get(key) == j or (pick.get(key) == d and c.negative)
                    else c.original) for key, (c, j, d) in sorted(checks.items()) if not c.inside]
         for start, end, chosen in sorted(slots, key=lambda slot: slot[0]):

@@ -260,8 +260,9 @@ def test_a_class_teardown_twin_blinds_the_class_other_tests_in_its_run(tmp_path:
 @pytest.mark.parametrize("shape", ["tearDownClass", "tearDownModule"])
 def test_a_class_or_module_check_reported_on_another_test_fails_the_twin(tmp_path: Path, shape: str) -> None:
     """ut65: pytest reports a class- or module-level check's error on the unit's last test run: in the twin's run the
-    other's error is the twin's (a real fix fails the twin), which passes where the other passed; no decoy (the other
-    test runs the code before the check whatever the twin's body runs)."""
+    other's error is the twin's (a real fix fails the twin), which passes where the other passed. ut46: and a decoy
+    (ut65 had none: the other test ran the code before the check whatever the method's body ran), the method's body
+    ``pass`` in a run where the other's is cut so too, the other blinded there and its error the decoy's."""
     other = "\n    def test_other(self):\n        self.assertEqual(totals.total(), 4)\n"
     source = DOWN_CLASS.format(check="assert cls.calls", more=other) if shape == "tearDownClass" else \
         MODULE + "\n\nclass TestOther(unittest.TestCase):" + other
@@ -272,13 +273,20 @@ def test_a_class_or_module_check_reported_on_another_test_fails_the_twin(tmp_pat
     owner = next(iter(plan.blind))
     if owner == shut:
         fid, shut = shut, fid
-    assert plan.blind == {fid: ((2,), (shut,))} and plan.last == {fid}, (plan.blind, plan.last)
+    assert plan.blind == {fid: ((2, 3), (shut,))} and plan.last == {fid}, (plan.blind, plan.last)
     assert [c.how.split(":")[0] for c in plan.canaries if c.source == fid and c.kind == TEARDOWN_TWIN] == \
-        ["teardown twin"]
-    for reported in ("error", "passed"):
-        runs: list[dict[str, str] | None] = [
-            {fid: "passed", shut: reported if plan.placement[fid][r] == 2 else "passed"} for r in range(len(plan.runs))]
-        assert plan.merge(runs, [fid, shut])[f"{fid}{TWIN_MARK}2"] == reported
+        ["teardown twin", TEARDOWN_DECOY_HOW]
+    cut = shut.rsplit("::", 1)[1]
+    for r, files in enumerate(plan.runs):
+        text = files[TEST].decode()
+        ast.parse(text)
+        assert (f"def {cut}(self):\n        pass\n" in text) == (plan.placement[fid][r] == 3), text
+        assert ("def test_total(self):\n        pass\n" in text) == (plan.placement[fid][r] == 3), text
+    for j in (2, 3):
+        for reported in ("error", "passed"):
+            runs: list[dict[str, str] | None] = [{fid: "passed", shut: reported if plan.placement[fid][r] == j
+                                                  else "passed"} for r in range(len(plan.runs))]
+            assert plan.merge(runs, [fid, shut])[f"{fid}{TWIN_MARK}{j}"] == reported
 
 
 @pytest.mark.parametrize("seed", range(8))
