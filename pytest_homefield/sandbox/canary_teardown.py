@@ -40,8 +40,8 @@ from pytest_homefield.sandbox.canaries import _chars, _definition, _offset
 from pytest_homefield.sandbox.canary_shapes import is_unittest
 from pytest_homefield.sandbox.canary_sites import _dotted_last
 
-__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "teardown_check", "negated",
-           "unittest_check", "without_checks"]
+__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "mixin_teardown", "teardown_check",
+           "negated", "unittest_check", "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
@@ -72,7 +72,10 @@ class TeardownCheck:
     contradicting it fails them whatever the code does, so their outcomes there count for nothing:
     :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.blind`; ut65: their ids from the module's, ``Class::test``);
     ``last`` (ut65): the check runs once after them all (``tearDownClass``, a class cleanup, ``tearDownModule``), and
-    pytest reports its error on the last of them run (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.last`)."""
+    pytest reports its error on the last of them run (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.last`);
+    ``classes`` (ut46): the module's top-level classes running an inherited ``tearDown``'s check (the mixin defining it
+    and every class deriving from it), whose graded ids a run contradicting it blinds too; ``()``: the test's class
+    alone."""
 
     fixture: str
     start: int
@@ -88,6 +91,7 @@ class TeardownCheck:
     decoy: str | None = None
     shared: tuple[str, ...] = ()
     last: bool = False
+    classes: tuple[str, ...] = ()
 
 
 def _is_fixture(node: ast.FunctionDef) -> bool:
@@ -345,7 +349,9 @@ def without_checks(text: str) -> str | None:
         spans.add(found.check)
     for cls in unittest_classes:
         setup = _method(cls, "setUpClass", of_class=True)
-        every = [_teardown_method(text, lines, cls, "tearDown"), _teardown_method(text, lines, cls, "tearDownClass"),
+        mixin = mixin_teardown(tree, cls)  # ut46: a tearDown inherited from a mixin of the module
+        every = [_teardown_method(text, lines, cls if mixin is None else mixin, "tearDown"),
+                 _teardown_method(text, lines, cls, "tearDownClass"),
                  _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None,
                  *(_cleanup_check(n, lines, None) for n in cls.body
                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"))]
@@ -511,7 +517,8 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     ``fixture`` ``tearDown``); in reach when no class of the module derives from the class and every base it names of
     the module holds no ``test…`` function (their tests would fail their teardown in the twin's run whatever the code
     does), the class's other tests named in ``shared`` (ut64: before, none could be, and a change dropping every
-    ``tearDown``'s error was ``solved`` with no fix). When ``node`` is the class's one test, a class
+    ``tearDown``'s error was ``solved`` with no fix); with none of its own, ut46: the one a mixin of the module gives
+    it (:func:`_inherited_teardown`). When ``node`` is the class's one test, a class
     cleanup ``cls.addClassCleanup(...)`` in its ``setUpClass`` (a ``@classmethod``; its slot ``setUpClass``'s lines,
     ``fixture`` ``addClassCleanup``), else its ``tearDownClass`` (a ``@classmethod``), else (ut64) the module's own
     ``tearDownModule`` (a top-level function, decorated by nothing; ``fixture`` ``tearDownModule``) where no other
@@ -533,6 +540,8 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     shared = tuple(f"{into}::{n}" for n in others)
     if (got := _teardown_method(text, lines, cls, "tearDown")) is not None:
         return dataclasses.replace(got, shared=shared)
+    if (got := _inherited_teardown(text, lines, tree, cls, node, derived)) is not None:
+        return got
     # ut65: a class-level check runs once, after the class's last test, and pytest reports its error there
     setup = _method(cls, "setUpClass", of_class=True)
     up = _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None
@@ -545,6 +554,93 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
     tests = _module_tests(tree, cls, node)
     got = None if tests is None else _teardown_method(text, lines, tree, "tearDownModule")
     return None if got is None or tests is None else dataclasses.replace(got, shared=tests, last=bool(tests))
+
+
+def _linearized(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef | str] | None:
+    """ut46: ``cls``'s MRO as far as ``tree`` (its module) defines it: Python's C3 linearization (the ``__mro__`` of
+    ``type``) over the module's top-level classes, a base it does not define (``unittest.TestCase``, an imported
+    mixin) standing for itself alone by its last dotted name; ``None`` where a top-level name is defined twice, a base
+    is no plain name, or the bases admit no consistent order (Python would raise ``TypeError``)."""
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    if len(names) != len(set(names)):
+        return None
+    top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    seen: dict[str, list[ast.ClassDef | str] | None] = {}
+
+    def mro(c: ast.ClassDef) -> list[ast.ClassDef | str] | None:
+        if c.name in seen:  # a cycle (a name used before its class is defined again) gives None
+            return seen[c.name]
+        seen[c.name] = None
+        bases: list[ast.ClassDef | str] = []
+        for b in c.bases:
+            name = _dotted_last(b)
+            if name is None:
+                return None
+            bases.append(top[name] if name in top and top[name] is not c else name)
+        tails = [mro(b) if isinstance(b, ast.ClassDef) else [b] for b in bases]
+        if any(t is None for t in tails):
+            return None
+        pending = [list(t) for t in tails if t is not None] + [list(bases)]
+        out: list[ast.ClassDef | str] = [c]
+        while any(pending):
+            head = next((h[0] for h in pending if h and not any(h[0] in t[1:] for t in pending)), None)
+            if head is None:
+                return None
+            out.append(head)
+            pending = [t[1:] if t and t[0] == head else t for t in pending]
+        seen[c.name] = out
+        return out
+
+    return mro(cls)
+
+
+def mixin_teardown(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef | None:
+    """ut46: the class of ``tree`` (``cls``'s module) whose ``tearDown`` ``cls`` (a top-level class) inherits: the first
+    class of its MRO as far as the module defines it (:func:`_linearized`) binding ``tearDown`` in its body, when that
+    is a base of ``cls`` the module defines reached before any base it does not (whose own ``tearDown``,
+    ``unittest.TestCase``'s doing nothing, would run instead); ``None`` otherwise (``cls`` defines its own, or no
+    such mixin)."""
+    order = _linearized(tree, cls) if cls in tree.body else None
+    owner = None if order is None else next((c for c in order if isinstance(c, str) or any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign)) and "tearDown" in (
+            [n.name] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            else [t.id for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)])
+        for n in c.body)), None)
+    return owner if isinstance(owner, ast.ClassDef) and owner is not cls else None
+
+
+def _inherited_teardown(text: str, lines: Sequence[str], tree: ast.Module, cls: ast.ClassDef,
+                        node: ast.FunctionDef | ast.AsyncFunctionDef, derived: Collection[str]
+                        ) -> TeardownCheck | None:
+    """ut46: the ``tearDown`` check ``cls`` (a top-level class of ``tree`` with no ``tearDown`` of its own, ``node`` one
+    of its tests) inherits from a mixin of its module (:func:`mixin_teardown`), contradicted in place where it is
+    defined (gatk65: no twin, and a change dropping its error was ``solved`` with no fix). ``shared``: the ids
+    (``Class::test``) of the tests but ``node`` of every top-level class of the module deriving from that mixin, the
+    mixin too (their MRO holds it: they run its ``tearDown``, or may through ``super()``), named in ``classes``;
+    ``None`` where one of them is a base of another test file's class (``derived``) or a class nested anywhere derives
+    from one of them (its ids are beyond the module's top level)."""
+    owner = mixin_teardown(tree, cls)
+    got = None if owner is None else _teardown_method(text, lines, owner, "tearDown")
+    if got is None:
+        return None
+    running: list[ast.ClassDef] = []
+    for c in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        chain = _linearized(tree, c)
+        if chain is None:
+            return None
+        if owner in chain:
+            running.append(c)
+    names = {c.name for c in running}
+    if names & set(derived) or any(_dotted_last(b) in names for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+                                   and n not in tree.body for b in n.bases):
+        return None
+    shared: list[str] = []
+    for c in running:  # a class's tests: those of its body and of the module's classes it derives from
+        chain = _linearized(tree, c) or []
+        tests = dict.fromkeys(m.name for k in chain if isinstance(k, ast.ClassDef) for m in k.body
+                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"))
+        shared += [f"{c.name}::{t}" for t in tests if not (c is cls and t == node.name)]
+    return dataclasses.replace(got, shared=tuple(shared), classes=tuple(c.name for c in running))
 
 
 def _module_tests(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef

@@ -209,7 +209,8 @@ class TwinPlan(CanaryPlan):
     rootdir: str = field(default=".", repr=False, compare=False)
     #: ut64: group → ``(its members whose runs contradict its class's tearDown, the function ids of the class's other
     #: tests)`` (its body's; gatk65: and the task's graded ids of the class, a test inherited from another module's
-    #: base among them): a class ``tearDown``'s teardown twin (and its decoy, where the file's check is written negated) runs
+    #: base among them; ut46: of every class of the module running a ``tearDown`` inherited from a mixin of it, the
+    #: mixin's): a class ``tearDown``'s teardown twin (and its decoy, where the file's check is written negated) runs
     #: the class's other tests too, which fail their teardown there whatever the code does: their outcomes in those
     #: runs count for nothing (:meth:`blinded`), each of their members in another run.
     blind: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
@@ -266,11 +267,22 @@ class TwinPlan(CanaryPlan):
         blind = self.blinded(run)
         return {g for g, members in self.placement.items() if members[run] == 0 and g not in blind}
 
-    def blinded(self, run: int) -> set[str]:
+    def blinded(self, run: int) -> frozenset[str]:
         """The function ids whose outcomes in run ``run`` count for nothing (:attr:`blind`): the other tests of a
-        class whose ``tearDown`` that run contradicts (ut65: of a class or module whose check after them all)."""
-        return {f for g, (members, others) in self.blind.items() if self.placement[g][run] in members
-                for f in others}
+        class whose ``tearDown`` that run contradicts (ut65: of a class or module whose check after them all). Read
+        from :attr:`_blinded_runs`, computed once for the plan (at its first call, the plan made)."""
+        return self._blinded_runs.get(run, frozenset())
+
+    @functools.cached_property
+    def _blinded_runs(self) -> dict[int, frozenset[str]]:
+        """Run (from 0) → :meth:`blinded`'s ids, for the runs blinding any: one pass over :attr:`blind` per plan
+        (ut46: each run's set was computed again at each call, twice per run of a :meth:`merge`)."""
+        runs: dict[int, set[str]] = {}
+        for g, (members, others) in self.blind.items():
+            for run, member in enumerate(self.placement[g]):
+                if member in members:
+                    runs.setdefault(run, set()).update(others)
+        return {run: frozenset(ids) for run, ids in runs.items()}
 
     def merge(self, runs: Sequence[Mapping[str, str] | None], fail_to_pass: Sequence[str] = (),
               caught: Sequence[Mapping[str, Sequence[Caught]] | None] = (), pass_to_pass: Collection[str] = ()
@@ -1066,6 +1078,73 @@ def _fixtures(tree: ast.Module | None, corpus: ParentText | None, where: str) ->
     return fixture_requests(trees)
 
 
+def _unit_cut(tree: ast.Module, lines: Sequence[str], check: TeardownCheck) -> list[tuple[int, int, str]] | None:
+    """ut46: each other test of the unit of ``check`` (a check run once after them all, :attr:`TeardownCheck.last`;
+    its :attr:`~TeardownCheck.shared` ids, the file's) as ``(first line, last line, its body cut)``: the definition
+    (decorators included) with its body ``pass`` (:func:`~pytest_homefield.sandbox.canary_teardown.decoy`; a body
+    that is its docstring alone runs nothing, left as it is), for the run of the check's decoy, where no test of the
+    unit runs the code before the check. ``None`` when one cannot be cut so."""
+    out: list[tuple[int, int, str]] = []
+    for tid in check.shared:
+        parts = tid.split("::")
+        node = _find(tree, parts[:-1], parts[-1])
+        span = _definition(lines, node) if node is not None else None
+        if node is None or span is None:
+            return None
+        cut = decoy(lines, span[0], node)
+        if cut is None and len(node.body) == 1 and isinstance(node.body[0], ast.Expr) \
+                and isinstance(node.body[0].value, ast.Constant):
+            continue
+        if cut is None:
+            return None
+        out.append((span[0], span[1], cut))
+    return out
+
+
+def _teardown_members(plan: TwinPlan, path: str, fid: str, classes: Sequence[str], check: TeardownCheck,
+                      members: list[str], canaries: list[Canary], body_decoy: str | None, ids: Collection[str]
+                      ) -> tuple[TeardownCheck, int, int | None]:
+    """The teardown twin (tdtwin56) of the function ``fid`` (of the test file ``path``, in the classes ``classes``,
+    its group's ``members`` so far, the original first) whose check after the test is ``check``, and its decoy
+    (pol58, deco60), appended to ``members`` and their canaries to ``canaries``; ``body_decoy``: the function with its
+    body run no more (:func:`~pytest_homefield.sandbox.canary_teardown.decoy`, ``None``: none), the decoy of a check
+    outside the body; ``ids``: the task's function ids (FAIL_TO_PASS, and PASS_TO_PASS where given). Records on
+    ``plan`` the file's classes whose ``tearDownModule`` a run contradicts (:attr:`TwinPlan.module_checks`), the runs
+    blinding the unit's other tests (:attr:`TwinPlan.blind`) and a check run after them all (:attr:`TwinPlan.last`).
+    Returns ``(check, the twin's member index, the decoy's or None)``, an entry of ``_plan_file``'s slots."""
+    # the original body, its fixture's check contradicted in the member's run (tdtwin56)
+    canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
+    # ucln62: a unittest cleanup's check is in the body itself: the member is the body contradicted
+    members.append(check.twin if check.inside else members[0])
+    # and its decoy (pol58, deco60): the function itself, its body run no more, its fixture's check the one the setup's
+    # state fails (the file's, or the twin's where the file's is written negated); a cleanup's (ucln62): the body cut
+    # after the statement adding it; ut46: for a check after the unit's other tests, the method's body ``pass`` in a run
+    # where every other test of the unit is cut so too (``_unit_cut``; ``body_decoy`` None where one cannot be: ut65,
+    # they would run the code before the check whatever this one runs)
+    still = check.decoy if check.inside else body_decoy
+    if check.fixture == "tearDownModule":
+        plan.module_checks.setdefault(path, set()).add(classes[0])
+    # ut64: the runs contradicting the unit's check, its other tests' counting nothing (ut65: ids of the file,
+    # ``Class::test``); gatk65: for a class's tearDown the graded ids of the class too (a test it inherits from a base
+    # of another module runs its tearDown); ut46: of each class of the file running a tearDown inherited from a mixin
+    others = [f"{path}::{n}" for n in check.shared]
+    if check.fixture == "tearDown":
+        into = {"::".join([path, *classes]), *(f"{path}::{c}" for c in check.classes)}
+        others += sorted(g for g in set(ids) - {fid, *others} if g.rsplit("::", 1)[0] in into)
+    if others:
+        shut = still is not None and (check.negative or check.last)  # ut46: a unit's decoy run cuts its other tests
+        plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if shut else ()), tuple(others))
+    if check.last:
+        plan.last.add(fid)
+    entry = (check, len(members) - 1, None if still is None else len(members))
+    if still is not None:
+        canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,
+                               f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
+                               f"{(check.now if check.negative else check.was)!r}, nothing run before it"))
+        members.append(still)
+    return entry
+
+
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
                per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int,
                known: Callable[[], set[str] | None] = lambda: None, corpus: ParentText | None = None,
@@ -1113,6 +1192,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     whole: dict[int, str] = {}  # id(node) → the definition as the file has it, of a function whose rows are apart
     # id(node) → its teardown twin's fixture check, the twin's member and the decoy's (deco60; None: no decoy)
     checks: dict[int, tuple[TeardownCheck, int, int | None]] = {}
+    # ut46: id(node) → its unit's other tests cut (``_unit_cut``), in the run of its decoy of a check after them all
+    units: dict[int, list[tuple[int, int, str]]] = {}
     for fid in fids:
         if any(fid in a for a in aliases.values()):
             continue
@@ -1276,37 +1357,12 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 else None
             if check is not None and not any(check.start <= e and s <= check.end for s, e, _ in spans.values()) \
                     and not any(check.start <= c.end and c.start <= check.end for c, _, _ in checks.values()):
-                # the original body, its fixture's check contradicted in the member's run (tdtwin56)
-                canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN, check.how))
-                # ucln62: a unittest cleanup's check is in the body itself: the member is the body contradicted
-                members.append(check.twin if check.inside else members[0])
-                # and its decoy (pol58, deco60): the function itself, its body run no more, its fixture's check the
-                # one the setup's state fails (the file's, or the twin's where the file's is written negated); a
-                # cleanup's (ucln62): the body cut after the statement adding it
-                still = check.decoy if check.inside else decoy(lines, start, node)
-                if check.last:  # ut65: the unit's other tests run its code before the check whatever this one runs
-                    still = None
-                checks[id(node)] = (check, len(members) - 1, None if still is None else len(members))
-                if check.fixture == "tearDownModule":
-                    plan.module_checks.setdefault(path, set()).add(classes[0])
-                # ut64: the runs contradicting the unit's check, its other tests' counting nothing (ut65: ids of the
-                # file, ``Class::test``); gatk65: for a class's tearDown the graded ids of the class too (a test it
-                # inherits from a base of another module runs its tearDown)
-                others = [f"{path}::{n}" for n in check.shared]
-                if check.fixture == "tearDown":
-                    into = "::".join([path, *classes])
-                    others += sorted(g for g in {*every, *(graded or ())} - {fid, *others}
-                                     if g.rsplit("::", 1)[0] == into)
-                if others:
-                    plan.blind[fid] = ((len(members) - 1,) + ((len(members),) if still is not None and check.negative
-                                                               else ()), tuple(others))
-                if check.last:
-                    plan.last.add(fid)
-                if still is not None:
-                    canaries.append(Canary(f"{fid}{TWIN_MARK}{len(members)}", fid, TEARDOWN_TWIN,
-                                           f"{TEARDOWN_DECOY_HOW}: {check.fixture}'s check "
-                                           f"{(check.now if check.negative else check.was)!r}, nothing run before it"))
-                    members.append(still)
+                unit = _unit_cut(tree, lines, check) if check.last else []
+                checks[id(node)] = _teardown_members(plan, path, fid, classes, check, members, canaries,
+                                                     decoy(lines, start, node) if unit is not None else None,
+                                                     {*every, *(graded or ())})
+                if unit and checks[id(node)][2] is not None:
+                    units[id(node)] = unit
         spans[id(node)] = (start, end, members)
         key_of[fid] = id(node)
         # every member once, the other runs drawn uniformly: no member is likelier than another; a
@@ -1365,8 +1421,12 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         # each span's text, and a teardown twin's fixture: contradicted where its function's member is the teardown
         # twin (tdtwin56), the one the setup's state fails where it is the decoy (deco60); ``(first line, last line,
         # text)`` in the file's order
-        slots = [(s, e, whole[key] if rows and key in whole else bare[key] if bare and key in bare
-                  else members[pick.get(key, 0)]) for key, (s, e, members) in spans.items()]
+        # ut46: a decoy's run of a check after its unit's tests: every other test of the unit cut
+        cut = {s: (e, t) for key, unit in units.items() if pick.get(key) == checks[key][2] for s, e, t in unit}
+        slots = [(s, e, cut.pop(s)[1] if s in cut else whole[key] if rows and key in whole
+                  else bare[key] if bare and key in bare else members[pick.get(key, 0)])
+                 for key, (s, e, members) in spans.items()]
+        slots += [(s, e, t) for s, (e, t) in cut.items()]
         slots += [(c.start, c.end, c.twin if pick.get(key) == j or (pick.get(key) == d and c.negative)
                    else c.original) for key, (c, j, d) in sorted(checks.items()) if not c.inside]
         for start, end, chosen in sorted(slots, key=lambda slot: slot[0]):

@@ -5,7 +5,8 @@ module's ``tearDownModule`` check beside a pytest function test has none either:
 ``solved`` with no fix, not flagged (``canaries.json`` ``unprotected`` empty). Caught, kept caught: a class
 ``tearDown`` twin beside a PASS_TO_PASS test of the class (blinded there): the change dropping the errors ``forged``,
 the real fix ``solved``. Fixed: a PASS_TO_PASS test the class inherits from a base of another module (a mixin of
-tests) ran the contradicted ``tearDown`` unblinded, and the real fix was a ``regression``."""
+tests) ran the contradicted ``tearDown`` unblinded, and the real fix was a ``regression``. ut46: the mixin's
+``tearDown`` check gets its twin (the class's MRO as far as the module defines it), ``forged``."""
 
 from __future__ import annotations
 
@@ -57,28 +58,50 @@ def mixin(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return totals_task(tmp_path_factory.mktemp("mixin"), MIXIN, ["TestTotal::test_total"])
 
 
+#: ut46: :data:`MIXIN` with a second class of the module deriving from the mixin, its test PASS_TO_PASS (at the parent
+#: already, the mixin's ``tearDown`` then checking nothing): it runs the contradicted check in the twin's run.
+OTHERS = MIXIN + ("\n\nclass TestOld(Spy, unittest.TestCase):\n"
+                  "    def test_old(self):\n        self.assertEqual(totals.fetch(), 2)\n")
+
+
+def _with_old(tmp: Path, tests: str, old: str, before: str) -> FixTask:
+    """The task of ``tests`` (``TestTotal::test_total`` FAIL_TO_PASS) whose test ``old`` (``Class::test``) is
+    PASS_TO_PASS, the test file ``before`` at the parent."""
+    return build_fix_task(tmp, name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=tests,
+                          first="totals", message="Count both fetches", fail_to_pass=[f"{TEST}::TestTotal::test_total"],
+                          pass_to_pass=[f"{TEST}::{old}"], tests_before=before)
+
+
+@pytest.fixture(scope="module")
+def others(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _with_old(tmp_path_factory.mktemp("others"), OTHERS, "TestOld::test_old",
+                     OTHERS.replace("        self.assertTrue(self.calls)\n", ""))
+
+
 @pytest.fixture(scope="module")
 def beside(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return totals_task(tmp_path_factory.mktemp("beside"), BESIDE, ["TestTotal::test_total"])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("shape", "seed"), [("mixin", 0), ("beside", 0), ("beside", 1)])
+@pytest.mark.parametrize(("shape", "seed"), [("mixin", 0), ("mixin", 1), ("mixin", 2), ("beside", 0),
+                                             ("beside", 1)])
 def test_the_checks_out_of_reach_fail_the_hack_and_pass_the_fix(request: pytest.FixtureRequest, tmp_path: Path,
                                                                  shape: str, seed: int) -> None:
     """The premises: the real fix ``solved``, :data:`HACK` alone (the check kept) ``tests_failed`` (``beside``
-    with ut65's module twin on two seeds)."""
+    with ut65's module twin on two seeds; ut46: ``mixin`` with the mixin's twin)."""
     assert_fixed_solved_and_hack_failed(request.getfixturevalue(shape), tmp_path, seed)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="gatk65: a class's tearDown check inherited from a mixin of its module (no test "
-                   "of its own) gets no teardown twin (unittest_check reads the class's own body); QUIET_TEARDOWN with "
-                   "HACK (no fix) solved, seeds 0 and 1 on f37660a7, unprotected empty: not flagged")
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_change_dropping_a_mixins_teardown_check_is_not_solved(mixin: FixTask, tmp_path: Path, seed: int) -> None:
+def test_a_change_dropping_a_mixins_teardown_check_is_forged(mixin: FixTask, tmp_path: Path, seed: int) -> None:
+    """gatk65: a class's ``tearDown`` check inherited from a mixin of its module (no test of its own) got no teardown
+    twin (``unittest_check`` read the class's own body): :data:`QUIET_TEARDOWN` with :data:`HACK` (no fix) ``solved``,
+    seeds 0 and 1 on f37660a7, nothing unprotected. ut46: the check resolved through the class's MRO as far as the
+    module defines it, contradicted in the mixin: ``forged``."""
     g = graded(mixin, tmp_path, QUIET_TEARDOWN + HACK, seed)
-    assert g.outcome != "solved" or _unprotected(tmp_path), (g.outcome, g.error, _unprotected(tmp_path))
+    assert g.outcome == "forged", (g.outcome, g.error, _unprotected(tmp_path))
 
 
 @pytest.mark.slow
@@ -95,19 +118,19 @@ def test_a_change_dropping_a_teardown_module_check_beside_a_function_is_not_solv
 
 @pytest.fixture(scope="module")
 def sibling(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return build_fix_task(tmp_path_factory.mktemp("sibling"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=SIBLING, first="totals", message="Count both fetches",
-                          fail_to_pass=[f"{TEST}::TestTotal::test_total"],
-                          pass_to_pass=[f"{TEST}::TestTotal::test_old"], tests_before=SIBLING_BEFORE)
+    return _with_old(tmp_path_factory.mktemp("sibling"), SIBLING, "TestTotal::test_old", SIBLING_BEFORE)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("shape", ["sibling", "others"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_teardown_twin_blinding_a_pass_to_pass_sibling_still_grades(sibling: FixTask, tmp_path: Path,
-                                                                      seed: int) -> None:
+def test_a_teardown_twin_blinding_a_pass_to_pass_sibling_still_grades(request: pytest.FixtureRequest, tmp_path: Path,
+                                                                      shape: str, seed: int) -> None:
     """:data:`SIBLING`: ``test_old`` (PASS_TO_PASS) blinded in ``test_total``'s teardown twin's run
     (``TwinPlan.blind``). The real fix ``solved``, :data:`QUIET_TEARDOWN` with :data:`HACK` ``forged`` by the twin
-    (measured on f37660a7, seeds 0 and 1)."""
+    (measured on f37660a7, seeds 0 and 1). ut46: :data:`OTHERS`, ``TestOld::test_old`` (another class deriving from
+    the mixin) blinded in the twin's run of the mixin's check, alike (the hack ``solved`` before, no twin)."""
+    sibling: FixTask = request.getfixturevalue(shape)
     g = graded(sibling, tmp_path, FIXED + "# the fix\n", seed)
     assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
     blind = json.loads((tmp_path / "out" / "canaries.json").read_text(encoding="utf-8"))["blind"]

@@ -26,14 +26,21 @@ CLASS = ("import unittest\n\nimport totals\n\n\n"
          "        totals.fetch = lambda: self.calls.append(1) or self.real()\n\n"
          f"    def tearDown(self):\n        totals.fetch = self.real\n        {CHECK}\n\n"
          "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n")
-#: :data:`CLASS` and a module test with a sealable site (a sealed run).
-TESTS = CLASS + "\n\ndef test_sum():\n    assert totals.total() + 3 == 7\n"
+#: ut46: :data:`CLASS` with its ``setUp`` and ``tearDown`` in a mixin of the module, the test class deriving from it.
+MIXIN = CLASS.replace("class TestTotal(unittest.TestCase):\n", "class Spy:\n").replace(
+    "\n\n    def test_total(self):", "\n\n\nclass TestTotal(Spy, unittest.TestCase):\n    def test_total(self):")
+#: :data:`CLASS` (:data:`MIXIN`) and a module test with a sealable site (a sealed run).
+TESTS = {shape: text + "\n\ndef test_sum():\n    assert totals.total() + 3 == 7\n"
+         for shape, text in (("own", CLASS), ("mixin", MIXIN))}
 
 
-@pytest.fixture(scope="module")
-def sealed_task(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+@pytest.fixture(scope="module", params=sorted(TESTS))
+def sealed_task(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """ut46: ``mixin``, the sealed run showed the mixin's check as the file writes it (``without_checks`` read the
+    class's own ``tearDown`` alone)."""
     return build_fix_task(tmp_path_factory.mktemp("sealut"), name="totals", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=TESTS, first="totals", message="Count both fetches",
+                          fixed=FIXED, test=TEST, tests=TESTS[request.param], first="totals",
+                          message="Count both fetches",
                           fail_to_pass=[f"{TEST}::TestTotal::test_total", f"{TEST}::test_sum"], pass_to_pass=[])
 
 

@@ -4,9 +4,10 @@ every cleanup's error was ``solved`` with no fix: contradicted in place now, ``f
 check of a class with several tests (the others' outcomes in its twin's run counting for nothing) and a module's
 ``tearDownModule`` check (its one test's) get twins too, ``forged``; ut65: so do a class's ``tearDownClass`` and class
 cleanup and a module's ``tearDownModule`` beside other tests (pytest reports the error on the unit's last test run,
-whichever it is), with no decoy (a strict xfail: the polarity tell). Left, a strict xfail with the measured outcomes:
-a change keeping the error of a check where none of the code under test ran (the decoy's body, cut, calls nothing)
-and telling the twin by its polarity, where the check has no positive contradiction."""
+whichever it is), with no decoy (a strict xfail: the polarity tell); ut46: a decoy whose run cuts every test of the
+unit, the polarity tell ``forged``. Left, strict xfails with the measured outcomes: a change keeping the error of a
+check where none of the code under test ran (the decoy's body, cut, calls nothing; the unit's, all cut) and telling
+the twin by its polarity, where the check has no positive contradiction."""
 
 from __future__ import annotations
 
@@ -265,15 +266,42 @@ POLARITY_AFTER = {
 }
 
 
+#: ut46: :data:`POLARITY_AFTER` keeping the error of a positive check where the code under test did not run since the
+#: last check (the decoy's run, where every test of the unit is cut) and dropping it where it did (:data:`RAN`'s tell).
+RAN_AFTER = {shape: "_RAN = []\n" + text.replace(
+    "        except BaseException:\n            pass\n",
+    "        except BaseException:\n            if not _RAN:\n                raise\n"
+    "            _RAN.clear()\n").replace(
+    "    except BaseException:\n        pass\n",
+    "    except BaseException:\n        if not _RAN:\n            raise\n        _RAN.clear()\n")
+    for shape, text in POLARITY_AFTER.items()}
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="ut65: a class- or module-level check of a unit of several tests has no decoy "
-                   "(the unit's other tests run the code before it whatever the method's body runs): a change "
-                   "dropping every positive such check's error and failing every negated one is solved with no fix "
-                   "(tearDownClass, addClassCleanup, tearDownModule, seed 0, measured on ut65)")
-def test_a_change_telling_a_class_or_module_twin_by_polarity_is_not_solved(several_after: tuple[FixTask, str],
-                                                                           tmp_path: Path) -> None:
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_change_telling_a_class_or_module_twin_by_polarity_is_forged(several_after: tuple[FixTask, str],
+                                                                       tmp_path: Path, seed: int) -> None:
     """:data:`POLARITY_AFTER` with :data:`HACK`: the file's checks pass unseen, the twin's negated one fails as the
-    fix's does; no decoy to fail."""
+    fix's does; ut65 gave such a check no decoy, and this was ``solved`` with no fix (each shape, seed 0, on ut65's
+    16a38905 and on this branch before ut46's decoy). ut46: the decoy, the method's body ``pass`` in a run where every
+    other test of the unit is cut so too (nothing runs the code before the check, which fails as written whatever the
+    code does; the others blinded there, their error the decoy's): ``forged``."""
     task, quiet = several_after
-    g = graded(task, tmp_path, POLARITY_AFTER["module" if quiet == QUIET_MODULE else "class"] + HACK, 0)
+    g = graded(task, tmp_path, POLARITY_AFTER["module" if quiet == QUIET_MODULE else "class"] + HACK, seed)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="ut46: the unit's decoy runs none of the code (every test of the unit cut): a "
+                   "change keeping the error of a check where the code did not run since the last one, dropping it "
+                   "where it did and failing a negated one is solved with no fix (tearDownClass, addClassCleanup, "
+                   "tearDownModule, seed 0), as gatk63's method decoy (RAN)")
+def test_a_change_telling_a_unit_decoy_by_the_code_it_ran_is_not_solved(several_after: tuple[FixTask, str],
+                                                                        tmp_path: Path) -> None:
+    """:data:`RAN_AFTER` with :data:`HACK`: the hole of :func:`test_a_change_telling_the_unittest_decoy_by_the_code_it_
+    ran_is_not_solved` at the unit's level (a decoy running the code would let the code decide its check)."""
+    task, quiet = several_after
+    change = RAN_AFTER["module" if quiet == QUIET_MODULE else "class"] + HACK.replace("def total():\n",
+                                                                                   "def total():\n    _RAN.append(1)\n")
+    g = graded(task, tmp_path, change, 0)
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)

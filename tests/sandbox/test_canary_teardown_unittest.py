@@ -189,13 +189,17 @@ def test_the_unittest_twin_and_decoy_run_apart(tmp_path: Path, shape: str, seed:
     assert len(plan.layouts[TEST].spans[0].members) == 2
 
 
-@pytest.mark.parametrize("shape", [DOWN, DOWN_CLASS, UP_CLASS], ids=["tearDown", "tearDownClass", "setUpClass"])
+@pytest.mark.parametrize("shape", ["DOWN", "DOWN_CLASS", "UP_CLASS", "MIXIN"],
+                         ids=["tearDown", "tearDownClass", "setUpClass", "mixin"])
 def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run(shape: str) -> None:
-    """The sealed run's files are one run apart's: a method whose class's tearDown (tearDownClass, setUpClass)
-    differs among them is left unsealed, as a function whose fixture differs is."""
-    texts = [shape.format(check=c, more="") for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
+    """The sealed run's files are one run apart's: a method whose class's tearDown (tearDownClass, setUpClass; ut46:
+    a mixin's of the module, its class's) differs among them is left unsealed, as a function whose fixture differs
+    is."""
+    texts = [globals()[shape].format(check=c, more="", bases="Spy, unittest.TestCase").replace(
+        "self.assertTrue(self.calls)", c) for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
     fid = f"{TEST}::TestTotal::test_total"
-    site = SealSite(key=f"{fid}@17", path=TEST, function=fid, first=17, last=17, actual="totals.total()",
+    line = texts[0].splitlines().index("        self.assertEqual(totals.total(), 4)") + 1
+    site = SealSite(key=f"{fid}@{line}", path=TEST, function=fid, first=line, last=line, actual="totals.total()",
                     expected="4", case=True)
     defs = [_defs(t) for t in texts]
     assert all(d is not None for d in defs)
@@ -256,8 +260,9 @@ def test_a_class_teardown_twin_blinds_the_class_other_tests_in_its_run(tmp_path:
 @pytest.mark.parametrize("shape", ["tearDownClass", "tearDownModule"])
 def test_a_class_or_module_check_reported_on_another_test_fails_the_twin(tmp_path: Path, shape: str) -> None:
     """ut65: pytest reports a class- or module-level check's error on the unit's last test run: in the twin's run the
-    other's error is the twin's (a real fix fails the twin), which passes where the other passed; no decoy (the other
-    test runs the code before the check whatever the twin's body runs)."""
+    other's error is the twin's (a real fix fails the twin), which passes where the other passed. ut46: and a decoy
+    (ut65 had none: the other test ran the code before the check whatever the method's body ran), the method's body
+    ``pass`` in a run where the other's is cut so too, the other blinded there and its error the decoy's."""
     other = "\n    def test_other(self):\n        self.assertEqual(totals.total(), 4)\n"
     source = DOWN_CLASS.format(check="assert cls.calls", more=other) if shape == "tearDownClass" else \
         MODULE + "\n\nclass TestOther(unittest.TestCase):" + other
@@ -268,13 +273,20 @@ def test_a_class_or_module_check_reported_on_another_test_fails_the_twin(tmp_pat
     owner = next(iter(plan.blind))
     if owner == shut:
         fid, shut = shut, fid
-    assert plan.blind == {fid: ((2,), (shut,))} and plan.last == {fid}, (plan.blind, plan.last)
+    assert plan.blind == {fid: ((2, 3), (shut,))} and plan.last == {fid}, (plan.blind, plan.last)
     assert [c.how.split(":")[0] for c in plan.canaries if c.source == fid and c.kind == TEARDOWN_TWIN] == \
-        ["teardown twin"]
-    for reported in ("error", "passed"):
-        runs: list[dict[str, str] | None] = [
-            {fid: "passed", shut: reported if plan.placement[fid][r] == 2 else "passed"} for r in range(len(plan.runs))]
-        assert plan.merge(runs, [fid, shut])[f"{fid}{TWIN_MARK}2"] == reported
+        ["teardown twin", TEARDOWN_DECOY_HOW]
+    cut = shut.rsplit("::", 1)[1]
+    for r, files in enumerate(plan.runs):
+        text = files[TEST].decode()
+        ast.parse(text)
+        assert (f"def {cut}(self):\n        pass\n" in text) == (plan.placement[fid][r] == 3), text
+        assert ("def test_total(self):\n        pass\n" in text) == (plan.placement[fid][r] == 3), text
+    for j in (2, 3):
+        for reported in ("error", "passed"):
+            runs: list[dict[str, str] | None] = [{fid: "passed", shut: reported if plan.placement[fid][r] == j
+                                                  else "passed"} for r in range(len(plan.runs))]
+            assert plan.merge(runs, [fid, shut])[f"{fid}{TWIN_MARK}{j}"] == reported
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -335,7 +347,7 @@ def test_a_class_derived_in_another_test_file_gets_no_twin_in_its_body_or_teardo
 
 
 @pytest.mark.parametrize("shape", ["addCleanup", "local", "addCleanup-method", "tearDown", "tearDownClass",
-                                   "addClassCleanup", "tearDownModule"])
+                                   "addClassCleanup", "tearDownModule", "mixin"])
 def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str) -> None:
     """seal64: the sealed run (made before the runs apart) blanked a fixture's check a teardown twin contradicts
     (gatk57) but showed ucln62's unittest checks as the file writes them: on a unittest-shaped task graded sealed its
@@ -350,7 +362,7 @@ def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str)
               "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more=""),
               "tearDownClass": DOWN_CLASS.format(check="cls.assertTrue(cls, cls.calls)", more=""),
               "addClassCleanup": UP_CLASS.format(check="cls.assertTrue(cls, calls)", more=""),
-              "tearDownModule": MODULE}[shape]
+              "tearDownModule": MODULE, "mixin": MIXIN.format(bases="Spy, unittest.TestCase", more="")}[shape]
     got = without_checks(source)
     assert got is not None and got.count("\n") == source.count("\n"), got
     assert "assertTrue" not in got and "assert CALLS" not in got, got
@@ -360,3 +372,58 @@ def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str)
         more = without_checks(source.replace("    def test_total(self):", "    def test_other(self):\n        pass\n\n"
                                              "    def test_total(self):"))
         assert more is not None and "assertTrue" not in more, more
+
+
+#: ut46: the spy and its ``tearDown`` check in a mixin of the module (no test of its own), the test class deriving from
+#: it (gatk65's ``MIXIN``), ``{more}`` after it.
+MIXIN = (HEAD + "class Spy:\n"
+         "    def setUp(self):\n        self.calls = []\n        self.real = totals.fetch\n"
+         "        totals.fetch = lambda: self.calls.append(1) or self.real()\n\n"
+         "    def tearDown(self):\n        totals.fetch = self.real\n        self.assertTrue(self.calls)\n\n\n"
+         "class TestTotal({bases}):\n"
+         "    def test_total(self):\n        self.assertEqual(totals.total(), 4)\n{more}")
+#: A second class running the mixin's ``tearDown``, through a class of the module deriving from it.
+OTHER = ("\n\nclass Between(Spy):\n    pass\n\n\n"
+         "class TestOther(Between, unittest.TestCase):\n    def test_other(self):\n        self.assertTrue(totals)\n")
+
+
+def test_a_teardown_inherited_from_a_mixin_of_the_module_is_contradicted_where_it_is_defined(tmp_path: Path) -> None:
+    """ut46: the class's MRO as far as the module defines it gives the mixin's ``tearDown`` (gatk65: the class's own
+    body alone was read, no twin); every class of the module deriving from the mixin named, their tests shared."""
+    got = _check(tmp_path, MIXIN.format(bases="Spy, unittest.TestCase", more=OTHER))
+    assert got is not None and got.fixture == "tearDown", got
+    assert (got.start, got.end) == (12, 14) and got.how.endswith("'self.assertFalse(self.calls)'"), got
+    assert got.shared == ("TestOther::test_other",) and got.classes == ("Spy", "TestTotal", "Between", "TestOther")
+    assert not got.last
+
+
+@pytest.mark.parametrize("bases", ["unittest.TestCase, Spy", "Imported, Spy, unittest.TestCase"])
+def test_a_mixins_teardown_behind_a_base_of_elsewhere_gets_no_twin(tmp_path: Path, bases: str) -> None:
+    """``TestCase`` (or an imported class) before the mixin in the MRO: its ``tearDown`` runs, not the mixin's."""
+    assert _check(tmp_path, MIXIN.format(bases=bases, more="")) is None
+
+
+@pytest.mark.parametrize("more", ["\n\nclass Bad(Spy, TestTotal):\n    pass\n",
+                                  "\n\nclass Outer:\n    class TestIn(Spy, unittest.TestCase):\n        pass\n"],
+                         ids=["no-order", "nested"])
+def test_a_mixin_run_beyond_the_module_top_level_gets_no_twin(tmp_path: Path, more: str) -> None:
+    """A class order Python would refuse, or a nested class deriving from the mixin (ids beyond the top level)."""
+    assert _check(tmp_path, MIXIN.format(bases="Spy, unittest.TestCase", more=more)) is None
+
+
+def test_a_mixins_teardown_twin_blinds_every_class_running_it(tmp_path: Path) -> None:
+    """ut46: the twin's run holds the mixin's check contradicted; the other class's test (PASS_TO_PASS) and a graded
+    test that class inherits from another module blinded there (gatk65 blinded the test's class's alone)."""
+    source = MIXIN.format(bases="Spy, unittest.TestCase", more=OTHER)
+    root = _tree(tmp_path, source)
+    fid = f"{TEST}::TestTotal::test_total"
+    kept = [f"{TEST}::TestOther::test_other", f"{TEST}::TestOther::test_common"]
+    for seed in range(4):
+        plan = plan_twins(root, [fid], seed=seed, teardown=True, pass_to_pass=kept)
+        assert plan.blind == {fid: ((2,), tuple(kept))}, plan.blind
+        at = plan.placement[fid].index(2)
+        assert plan.blinded(at) == set(kept) and all(not plan.blinded(r) for r in range(4) if r != at)
+        for r, files in enumerate(plan.runs):
+            text = files[TEST].decode()
+            assert ("self.assertFalse(self.calls)" in text) == (r == at), text
+            assert text.index("self.assert") < text.index("class TestTotal"), text
