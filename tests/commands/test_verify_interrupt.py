@@ -319,7 +319,8 @@ def test_a_verify_says_the_progress_lines_eta_on_lines_of_their_own(tmp_path: Pa
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
     # the session's start is named where it took a second or more (a quick start on an idle machine: not)
     start = re.search(r"^homefield verify: 4 gradings on 1 task, .*: about (\S+) with 1 worker(?: \(\S+ of it the "
-                      r"session's start, measured\))?, up to (\S+) on a loaded machine \(×\d+\.\d: .*\)$", out, re.M)
+                      r"session's start, measured\))?, up to (\S+) on a loaded machine "
+                      r"\(×\d+\.\d(?: of \S+, [^:]*)?: .*\)$", out, re.M)
     assert start, out[-3000:]
     paces = re.findall(r"^homefield verify: (\d) of 4 attempts ended in \S+; about \S+ more by the progress line's "
                        rf"ETA \(\S+ in all; said at the start: about {start[1]}, up to {start[2]}\)$", out, re.M)
