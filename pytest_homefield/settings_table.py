@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import contextvars
 import dataclasses
 import datetime
 import typing
@@ -510,30 +511,38 @@ FLAGS: tuple[Setting, ...] = tuple(
 #: The front ends a message names options for (ux65): ``pytest`` (``pytest --homefield --homefield-attempts 1``) and
 #: ``cli`` (``homefield run --attempts 1``); the first is the default.
 FRONT_ENDS = ("pytest", "cli")
-#: The front end in use in this process: the ``homefield`` script sets ``cli`` (:func:`spelled_for`), and a session
-#: its ``--homefield-front-end`` (the script passes it on, so that xdist workers spell as their controller).
-_IN_USE = {"front_end": FRONT_ENDS[0]}
+#: The front end in use in this context: the ``homefield`` script sets ``cli`` (:func:`spelled_for`), and a session
+#: its ``--homefield-front-end`` (the script passes it on, so that xdist workers spell as their controller). A context
+#: variable (eta46): a thread starts with the default, and a block of :func:`spelled_for` in one thread leaves
+#: another's spelling alone (a module-level dict was one spelling for every thread of the process).
+_IN_USE: contextvars.ContextVar[str] = contextvars.ContextVar("homefield_front_end", default=FRONT_ENDS[0])
 
 
 def front_end(name: str | None = None) -> str:
     """The front end in use (one of :data:`FRONT_ENDS`); given ``name``, make it the one in use and return the one
     before. Raises ``ValueError`` for a name not in :data:`FRONT_ENDS`."""
-    before = _IN_USE["front_end"]
+    before = _IN_USE.get()
     if name is not None:
-        if name not in FRONT_ENDS:
-            raise ValueError(f"front end must be one of {FRONT_ENDS}, got {name!r}")
-        _IN_USE["front_end"] = name
+        _IN_USE.set(_known(name))
     return before
+
+
+def _known(name: str) -> str:
+    """``name`` when it is one of :data:`FRONT_ENDS`; raises ``ValueError`` otherwise."""
+    if name not in FRONT_ENDS:
+        raise ValueError(f"front end must be one of {FRONT_ENDS}, got {name!r}")
+    return name
 
 
 @contextlib.contextmanager
 def spelled_for(name: str) -> Iterator[None]:
-    """Within the block, :func:`option` spells options for the front end ``name``; the one before after it."""
-    before = front_end(name)
+    """Within the block, :func:`option` spells options for the front end ``name`` in this context (this thread, this
+    task); the one before after it, nested blocks included. Raises ``ValueError`` as :func:`front_end` does."""
+    token = _IN_USE.set(_known(name))
     try:
         yield
     finally:
-        front_end(before)
+        _IN_USE.reset(token)
 
 
 def option(flag: str) -> str:
@@ -544,7 +553,7 @@ def option(flag: str) -> str:
     found = next((s for s in FLAGS if s.flag == flag), None)
     if found is None:
         raise KeyError(f"no setting has the flag --{flag}")
-    return f"--{flag}" if _IN_USE["front_end"] == "cli" else found.pytest_option
+    return f"--{flag}" if _IN_USE.get() == "cli" else found.pytest_option
 
 
 def add_pytest_options(parser: Any) -> None:

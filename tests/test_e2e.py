@@ -169,7 +169,7 @@ def test_verify_says_how_long_it_will_take_when_collection_ends(mined: Path, tmp
     assert proc.returncode == 0, proc.stdout + proc.stderr
     line = re.search(r"^homefield verify: 1 grading on 1 task, about \S+ each \((.*)\): about \S+ with 1 worker"
                      r"(?: \(\S+ of it the session's start, measured\))?, "
-                     r"up to \S+ on a loaded machine \(×\d+\.\d: .*\)$",
+                     r"up to \S+ on a loaded machine \(×\d+\.\d(?: of \S+, [^:]*)?: .*\)$",
                      proc.stdout, re.M)
     assert line is not None and re.match(r"measured at mining \(1 task; at a load of \d+\.\d per CPU, scaled to an "
                                          r"idle machine: a lower bound there", line.group(1)), proc.stdout

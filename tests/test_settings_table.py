@@ -53,3 +53,34 @@ def test_an_option_is_spelled_for_the_front_end_in_use() -> None:
         option("attempt")
     with pytest.raises(ValueError):
         front_end("homefield")
+
+
+def test_two_threads_in_different_front_ends_each_spell_their_own() -> None:
+    """eta46: the front end in use was one module-level dict for the whole process, so a thread inside
+    ``spelled_for("cli")`` made another thread, spelling for pytest at the same moment, name ``--attempts``. Each
+    thread holds its block open until both are inside it (a barrier), then reads; nested blocks restore the outer."""
+    import threading
+
+    from pytest_homefield.settings_table import option, spelled_for
+
+    inside = threading.Barrier(2, timeout=10)
+    read = threading.Barrier(2, timeout=10)
+    seen: dict[str, list[str]] = {}
+
+    def spell(name: str) -> None:
+        with spelled_for(name):
+            inside.wait()  # both threads have set their front end
+            seen[name] = [option("attempts")]
+            with spelled_for("pytest" if name == "cli" else "cli"):
+                seen[name].append(option("attempts"))
+            seen[name].append(option("attempts"))
+            read.wait()
+
+    threads = [threading.Thread(target=spell, args=(n,)) for n in ("cli", "pytest")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"cli": ["--attempts", "--homefield-attempts", "--attempts"],
+                    "pytest": ["--homefield-attempts", "--attempts", "--homefield-attempts"]}, seen
+    assert option("attempts") == "--homefield-attempts"

@@ -28,7 +28,7 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_verify_id, results_path
 from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.report.runs import merged_results
-from pytest_homefield.run.cost import graded_seconds_by_task, grading_seconds
+from pytest_homefield.run.cost import MINED_TO_GRADED, graded_seconds_by_task, grading_seconds
 from pytest_homefield.run.hang_bound import ATTACK_BOUND, ATTACK_FLOOR_S
 from pytest_homefield.run.twin_grading import CANARIES_FILE, EXCUSED_FILE
 from pytest_homefield.sandbox.canaries import function_id
@@ -399,10 +399,16 @@ class Estimate:
     when the machine is less loaded now than then (ops64). ``startup_s``: what the session took to
     start before the estimate is said (the process's age then, :func:`process_age`: pytest, the run's folder, the
     xdist workers, collection; ops48: 8.4 s of a 13.7 s verify of one grading at ``-n 2``, 10 s of r37's 34 s, which
-    the line left out), counted in both ends as it was measured (:attr:`first_s`, :attr:`last_s`)."""
+    the line left out), counted in both ends as it was measured (:attr:`first_s`, :attr:`last_s`). ``measured_s``: the
+    same gradings' seconds over the workers as they were measured, a task's time at mining not scaled to an idle
+    machine but × :data:`~pytest_homefield.run.cost.MINED_TO_GRADED` (``None``: ``low_s``): the high end is
+    :attr:`factor` × the more of it and ``low_s``, never eased (eta46: a first verify of more-itertools said "about 7s"
+    from its mined seconds ÷ the load at mining and took 77 s at load 2.3 per CPU, 106 s at 0.6-3.0; gradings timed
+    at 2.3 per CPU took less in all than the same gradings at 0.6-3.0, so easing by the load said under half)."""
 
     low_s: float
     measured: int = 0
+    measured_s: float | None = None
     took: float | None = None
     load: float = 0.0
     cpus: float = 0.0
@@ -424,7 +430,8 @@ class Estimate:
     def eased(self) -> float:
         """What ``low_s`` is scaled by when the machine is less loaded now than when its seconds were measured:
         :attr:`scaled` when under 1 (:func:`~pytest_homefield.sandbox.proccap.eased`), else 1.0 (a busier machine now
-        raises the high end alone, :attr:`factor`). ops64 on more-itertools: gradings timed under load said "about 2m12s" of a verify that took 45 s."""
+        raises the high end alone, :attr:`factor`). ops64 on more-itertools: gradings timed under load said "about
+        2m12s" of a verify that took 45 s. The low end alone (:attr:`base_s`; eta46)."""
         return eased(self.crowded, self.then) if self.cpus > 0 else 1.0
 
     @property
@@ -437,8 +444,13 @@ class Estimate:
         return self.low_s * self.eased
 
     @property
+    def planned_s(self) -> float:
+        """What the high end scales: the more of ``low_s`` and ``measured_s``, as measured."""
+        return max(self.low_s, self.measured_s or 0.0)
+
+    @property
     def high_s(self) -> float:
-        return self.base_s * self.factor
+        return self.planned_s * self.factor
 
     @property
     def first_s(self) -> float:
@@ -452,18 +464,19 @@ class Estimate:
 
     @classmethod
     def of(cls, low_s: float, earlier: Sequence[Mapping[str, Any]],
-           machine: tuple[float, float] = (0.0, 0.0), startup_s: float = 0.0) -> Estimate:
+           machine: tuple[float, float] = (0.0, 0.0), startup_s: float = 0.0,
+           measured_s: float | None = None) -> Estimate:
         """From ``earlier`` result records (those of the session's tasks that were graded: ``test_s > 0``): the
         ratio of their ``wall_s + wait_s + test_s + host_s`` to their ``test_s + host_s``, and their
         ``load_per_cpu`` weighted by their ``test_s + host_s`` (1.0 where a record has none); ``machine``:
-        ``(load, cpus)`` (:func:`machine_load`); ``startup_s``: :attr:`startup_s`."""
+        ``(load, cpus)`` (:func:`machine_load`); ``startup_s``, ``measured_s``: as the fields."""
         graded = [r for r in earlier if _num(r.get("test_s")) > 0]
         work = sum(_num(r.get("test_s")) + _num(r.get("host_s")) for r in graded)
         whole = work + sum(_num(r.get("wall_s")) + _num(r.get("wait_s")) for r in graded)
         then = sum((_num(r.get("test_s")) + _num(r.get("host_s"))) * max(1.0, _num(r.get("load_per_cpu")))
                    for r in graded) / work if graded and work > 0 else None
-        return cls(low_s, len(graded), whole / work if graded and work > 0 else None, *machine, then=then,
-                   startup_s=max(0.0, startup_s))
+        return cls(low_s, len(graded), measured_s, whole / work if graded and work > 0 else None, *machine,
+                   then=then, startup_s=max(0.0, startup_s))
 
     def words(self, workers: int) -> str:
         """``about 15m20s with 2 workers, up to 30m40s on a loaded machine (×2.0: …why)``."""
@@ -484,8 +497,13 @@ class Estimate:
         if self.eased < 1.0:
             started += (f" (its gradings' seconds ×{self.eased:.2f}: timed at a load of {self.then or 0.0:.1f} "
                         f"per CPU, {max(1.0, self.crowded):.1f} now)")
+        of = ""
+        if self.planned_s > self.base_s * 1.01:
+            of = f" of {fmt_duration(self.planned_s)}, " + (
+                f"its seconds at mining as measured ×{MINED_TO_GRADED:g}, as gradings took on more-itertools"
+                if (self.measured_s or 0.0) > self.low_s else "its gradings' seconds as measured")
         return (f"about {fmt_duration(self.first_s)} with {plural(workers, 'worker')}{started}, up to "
-                f"{fmt_duration(self.last_s)} on a loaded machine (×{self.factor:.1f}: {why})")
+                f"{fmt_duration(self.last_s)} on a loaded machine (×{self.factor:.1f}{of}: {why})")
 
 
 def process_age() -> float:
@@ -551,8 +569,11 @@ def time_estimate(tasks: Sequence[Task], gradings: int, workers: int, graded: di
     by at most as many workers as there are gradings (ops48: one grading at ``-n 2`` was said to take half its
     seconds)."""
     each, how = grading_seconds(tasks, None, graded)
+    raw_each, _ = grading_seconds(tasks, None, graded, as_measured=True)
     attacks = max(0, min(attacks, gradings))
     twin_each, twin_how = grading_seconds(tasks, None, graded, canaried=canaried or {}) if attacks else (None, "")
+    raw_twin, _ = grading_seconds(tasks, None, graded, canaried=canaried or {}, as_measured=True) if attacks else (
+        None, "")
     if gradings <= 0 or (each is None and twin_each is None):
         return None
     workers = max(1, workers)
@@ -561,12 +582,14 @@ def time_estimate(tasks: Sequence[Task], gradings: int, workers: int, graded: di
     tail = (f"; {plural(ungraded, 'more attack attempt')} {'ends' if ungraded == 1 else 'end'} before grading"
             if ungraded > 0 else "")
     if twin_each is None or each is None:
-        one = each if each is not None else twin_each
-        assert one is not None
-        e = Estimate.of(one * gradings / share, earlier, machine, startup_s)
+        one, raw = (each, raw_each) if each is not None else (twin_each, raw_twin)
+        assert one is not None and raw is not None
+        e = Estimate.of(one * gradings / share, earlier, machine, startup_s, raw * gradings / share)
         return (f"{head}about {_seconds(one)} each ({how if each is not None else twin_how}): "
                 f"{e.words(workers)}{tail}", e)
-    e = Estimate.of((each * (gradings - attacks) + twin_each * attacks) / share, earlier, machine, startup_s)
+    assert raw_each is not None and raw_twin is not None
+    e = Estimate.of((each * (gradings - attacks) + twin_each * attacks) / share, earlier, machine, startup_s,
+                    (raw_each * (gradings - attacks) + raw_twin * attacks) / share)
     return (f"{head}about {_seconds(each)} each for oracle ({how}) and {_seconds(twin_each)} for each of "
             f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): {e.words(workers)}{tail}", e)
 

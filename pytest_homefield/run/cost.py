@@ -53,8 +53,8 @@ from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "graded_seconds_by_task", "grading_seconds",
-           "eased_note", "history_averages"]
+__all__ = ["DEFAULTS", "MINED_TO_GRADED", "Estimate", "assumed_per_run", "estimate", "graded_seconds_by_task",
+           "grading_seconds", "eased_note", "history_averages"]
 
 #: Assumed agent seconds and USD per run for clients without history, by (kind, model substring).
 #: Not measured here: orders of magnitude for a small single-commit task with the client's defaults
@@ -142,6 +142,15 @@ def assumed_per_run(kind: str, arg: str | None) -> tuple[float | None, float | N
     return None, None, kind
 
 
+#: How many times one run of a commit's tests at mining (``verify.commit_s`` / ``stability_runs``, as measured) a
+#: grading of the task takes, its host work included: a grading also plants canaries, streams every test's events
+#: to the host and, without an outcome, makes a control run. Measured on more-itertools (eta46): its 8 oracle
+#: gradings took 2.4× (r45's verify: 1.9×) the seconds of their commits' runs at mining in all, 0.7-6.0× per task,
+#: whatever the load per CPU recorded at either (mined at 2.0-18.4, graded at 0.6-3.0): scaling the mined seconds
+#: by the load they were timed at (÷14 for one task) made the first verify say "about 7s" of 77 s.
+MINED_TO_GRADED = 3.0
+
+
 def _gradings(runs_root: Path, canaries: bool | None) -> Iterator[tuple[str, float, float | None]]:
     """``(task id, seconds, load per CPU then)`` of every earlier attempt under ``runs_root`` that was graded (see
     :func:`graded_seconds_by_task`); the load is the record's ``load_per_cpu``, ``None`` when it has none."""
@@ -195,7 +204,7 @@ def eased_note(runs_root: Path, now: float) -> str | None:
 def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
                     graded: dict[str, list[float]] | None = None, *,
                     canaried: dict[str, list[float]] | None = None,
-                    eased_by: str | None = None) -> tuple[float | None, str]:
+                    eased_by: str | None = None, as_measured: bool = False) -> tuple[float | None, str]:
     """Mean seconds to grade one attempt over ``tasks`` and how it was known: per task the mean of its
     earlier graded attempts (``graded``, :func:`graded_seconds_by_task`), else its time at mining
     (``verify.commit_s`` over ``stability_runs``, over ``verify.load_per_cpu`` when recorded and over 1: scaled to an
@@ -204,7 +213,9 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     earlier gradings with twins (:func:`graded_seconds_by_task` ``canaries=True``) come first, and a
     figure from ``graded`` or mining counts as many times as the task's grading makes runs at once
     (:func:`~pytest_homefield.sandbox.twin_runs.grading_runs`; ``hist_test_s``, the agent's own, as it is).
-    ``eased_by``: how earlier gradings' seconds were scaled to the load now (:func:`eased_note`), said with them."""
+    ``eased_by``: how earlier gradings' seconds were scaled to the load now (:func:`eased_note`), said with them.
+    ``as_measured``: a task's time at mining as it was measured (not scaled to an idle machine) times
+    :data:`MINED_TO_GRADED`, a figure a grading's seconds can be planned by rather than a lower bound (eta46)."""
     per_task: list[float] = []
     n_twins = n_hist = n_mined = 0
     factors: set[int] = set()
@@ -228,7 +239,7 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
             if isinstance(load, (int, float)) and not isinstance(load, bool) and load == load:
                 loads.append(float(load))
                 crowd = max(1.0, float(load))
-            per_task.append(factor * float(v["commit_s"]) / runs / crowd)
+            per_task.append(factor * float(v["commit_s"]) / runs * (MINED_TO_GRADED if as_measured else 1 / crowd))
             n_mined += 1
             factors.add(factor)
         elif hist_test_s is not None:

@@ -275,7 +275,8 @@ class Progress:
     def by_size(self, size: float) -> float | None:
         """Seconds an item of ``size`` left is taken to last: ``Σ_k n_k / n × e_k``, each status ``k`` the ``n``
         fresh items of size over 0 finished with (a mine's ``kept``, ``dropped``; ``n_k`` of them) weighed by its
-        share, ``e_k`` the non-negative least-squares line through its own items (:meth:`line_fit`) at ``size``, or,
+        share, ``e_k`` the non-negative least-squares line through its own items (:meth:`line_fit`) at ``size`` (at most
+        the largest size among those items: eta46, see below), or,
         where that line is flat (it sees no size: one size, a falling slope), the larger of it and the seconds in
         proportion to its size at its own items' pace (:meth:`pace` of that status); ``None`` while no fresh item has a
         size over 0. A line per status: a candidate dropped after one parent run that passes takes a few seconds
@@ -291,14 +292,20 @@ class Progress:
         cannot see when the items done span little size: a mine under ``--time-budget`` verifies its cheapest
         candidates first, often quick drops (one parent run that passes), whose line is flat at their seconds and
         says nothing of the larger candidates left (toolz, r37: ``ETA 1m13s`` at 7m04s of an 8m budget that then
-        stopped the mine with 2 candidates left)."""
+        stopped the mine with 2 candidates left). A slope holds over the sizes it was fitted to (eta46): cheapest first,
+        the line through the small candidates done was carried on to candidates many times larger, and the replayed
+        xmltodict mine's ETA was 1.33× the seconds left over the whole mine (geometric mean), humanize's 2.3×; 0.92× and
+        1.9× with each status's line held at its largest size (``benchmarks/mine_eta.py``; humanize's worst, 10×, is
+        a flat line's proportion to size early on, toolz's rule above, as before; scan order unchanged: xmltodict
+        1.16×, its most 1.98× at 40 of 43, where the last two candidates were quick drops nothing before foretold)."""
         if self.pace() is None:
             return None
         seen = Counter(st for s, _, st in self._sized if s > 0)
         mixed = 0.0
         for st, n in seen.items():
             fixed, per_unit = self.line_fit(st) or (0.0, 0.0)
-            est = fixed + per_unit * size
+            largest = max(s for s, _, k in self._sized if s > 0 and k == st)
+            est = fixed + per_unit * min(size, largest)  # a slope holds over the sizes it was fitted to (eta46)
             if per_unit == 0:  # a flat line says nothing of size: the seconds in proportion to it
                 est = max(est, (self.pace(st) or 0.0) * size)
             mixed += n / sum(seen.values()) * est
