@@ -64,6 +64,8 @@ def _evaluate(fx: Fixture, task: Task, where: Path, files: Mapping[str, str | by
             (where / rel).write_bytes(text)
         else:
             (where / rel).write_text(text, encoding="utf-8")
+        if (where / rel).read_bytes().startswith(b"#!"):  # a script (a hook): executable, as a patch's ``new file mode 100755``
+            (where / rel).chmod(0o755)
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
     script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked) if undo else "",
                          memory_mb=memory_mb, time_limit=time_limit)
@@ -413,3 +415,29 @@ def test_a_sitecustomize_the_patch_adds_to_an_editable_src_does_not_run_in_the_u
     assert [status.get(i) for i in F2P] == ["FAILED", "FAILED"], log
     for rel in ("conftest.py", "src/sitecustomize.py"):
         assert f"homefield: undo {rel} " in log, log
+
+
+#: atk46: shell lines that write :data:`FORGE` as ``conftest.py`` (run by git from the checkout's own ``.git``).
+_PLANT = f"cat > conftest.py <<'EOF_ATK46'\n{FORGE}EOF_ATK46"
+
+
+@pytest.mark.parametrize("where", ["hook", "fsmonitor"])
+def test_the_checkouts_own_git_folder_runs_nothing_in_eval(fx: Fixture, task: Task, tmp_path: Path,
+                                                           where: str) -> None:
+    """atk46: SWE-bench's harness applies a model patch with ``git apply``, then ``git apply --reject``, then GNU
+    ``patch --batch --fuzz=5 -p1``; git refuses a path in ``.git/`` ("invalid path"), GNU patch writes it (measured,
+    patch 2.7.6: ``.git/hooks/post-checkout`` made, mode 100755 kept; ``.git/config`` edited). eval.sh's git then ran
+    the checkout's own hooks and ``core.fsmonitor``: a ``post-checkout`` hook (the undo step puts a tracked test file
+    back with ``git checkout``) or an fsmonitor command (every ``git status``/``diff``/``checkout``) wrote a forging
+    ``conftest.py`` again after the undo step removed it. Before: both FAIL_TO_PASS ids ``PASSED`` with the wrong
+    fix; now every git command of eval.sh runs on a git folder of its own (the checkout's objects borrowed, its
+    index read from the base commit): nothing of the checkout's ``.git`` but its objects is read."""
+    files: dict[str, str | bytes] = {"src/calc/__init__.py": WRONG_CALC, "tests/test_add.py": TEST_ADD + "# edit\n"}
+    if where == "hook":
+        files[".git/hooks/post-checkout"] = f"#!/bin/sh\n{_PLANT}\n"
+    else:  # the clone's config, as a patch with fuzz edits it: one line more
+        files[".git/hfmonitor"] = f"#!/bin/sh\n{_PLANT}\nexit 1\n"
+        files[".git/config"] = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+                                "\tfsmonitor = .git/hfmonitor\n")
+    status, log = _evaluate(fx, task, tmp_path / "c", files)
+    assert [status.get(i) for i in F2P] == ["FAILED", "FAILED"], log
