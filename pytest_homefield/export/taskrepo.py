@@ -260,7 +260,8 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
                 memory_mb: float | None = TEST_MEMORY_MB,
                 time_limit: tuple[float, str] | None = DEFAULT_LIMIT) -> str:
     """``eval.sh``: a git folder of its own (:func:`own_git_lines`), the ``undo`` lines
-    (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
+    (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what homefield's grading would not carry), reset the
+    hidden test files to ``base_commit``, apply the
     test patch, run the test command with ``-rA --color=no`` on the files of ``ids`` (as recorded, not escaped;
     ``--color=no`` last, over a repository's ``addopts = --color=yes``: swebench's ``parse_log_pytest`` reads a
     status line only where it starts with the bare word, and humanize's coloured ``-rA`` lines left the reference

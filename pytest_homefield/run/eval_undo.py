@@ -10,7 +10,8 @@ Python program (:data:`PROGRAM` plus grading's own helpers, by their source: the
 compare, the module stem and the import-root and link checks) run with ``python -I -S`` (no folder of
 the checkout on ``sys.path``; ``-S``: no path file of the site folders read and no ``sitecustomize`` imported, the
 site folders put on ``sys.path`` by the program itself, atk46: an editable install's path file names the checkout's
-``src/``, and a ``sitecustomize`` the patch added there ran before the program and ended it, every file kept), which lists every path that differs from ``base_commit`` (``git diff`` for tracked paths,
+``src/``, and a ``sitecustomize`` the patch added there ran before the program and ended it, every file kept),
+which lists every path that differs from ``base_commit`` (``git diff`` for tracked paths,
 ``git ls-files -o`` for untracked ones, ignored ones included) and puts back as at ``base_commit``,
 or removes, each one grading drops: a test file (the base tree's test-class files, named one by one
 or by their folder when every file in it is a test file, and the task's hidden test paths),

@@ -64,7 +64,7 @@ def _evaluate(fx: Fixture, task: Task, where: Path, files: Mapping[str, str | by
             (where / rel).write_bytes(text)
         else:
             (where / rel).write_text(text, encoding="utf-8")
-        if (where / rel).read_bytes().startswith(b"#!"):  # a script (a hook): executable, as a patch's ``new file mode 100755``
+        if (where / rel).read_bytes().startswith(b"#!"):  # a hook: executable (a patch's ``new file mode 100755``)
             (where / rel).chmod(0o755)
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
     script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked) if undo else "",
