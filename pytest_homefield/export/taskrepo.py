@@ -236,9 +236,15 @@ def own_git_lines(base: str) -> list[str]:
         '&& echo "ref: refs/heads/homefield" > "$HOMEFIELD_GIT/HEAD" '
         "&& printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n' > \"$HOMEFIELD_GIT/config\" "
         f"|| {fail}",
-        'export GIT_DIR="$HOMEFIELD_GIT" GIT_WORK_TREE="$PWD"',
+        OWN_GIT,
         f"git read-tree {base} || {fail}",
     ]
+
+
+#: eval.sh's line that points git at its own folder (:func:`own_git_lines`); :data:`NO_OWN_GIT` takes it back around
+#: the test command, whose tests may run git themselves (in folders of their own, as in grading's runs).
+OWN_GIT = 'export GIT_DIR="$HOMEFIELD_GIT" GIT_WORK_TREE="$PWD"'
+NO_OWN_GIT = "unset GIT_DIR GIT_WORK_TREE"
 
 
 def eval_command(test_cmd: str) -> tuple[str, bool]:
@@ -301,11 +307,13 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
         f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
         f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\"",
         *([ACTIVE_LINE] if unsynced else []),
+        NO_OWN_GIT,
         f": '{START}'",
         *_timed(_capped(_limited(f"{command} -rA --color=no "
                                  f"{' '.join(shlex.quote(f) for f in files)}",
                                  bound), memory_mb), bound),
         f": '{END}'",
+        OWN_GIT,
         reset,
         'rm -rf "$HOMEFIELD_GIT"',
     ]) + "\n"

@@ -432,7 +432,9 @@ def test_the_checkouts_own_git_folder_runs_nothing_in_eval(fx: Fixture, task: Ta
     ``conftest.py`` again after the undo step removed it. Before: both FAIL_TO_PASS ids ``PASSED`` with the wrong
     fix; now every git command of eval.sh runs on a git folder of its own (the checkout's objects borrowed, its
     index read from the base commit): nothing of the checkout's ``.git`` but its objects is read."""
-    files: dict[str, str | bytes] = {"src/calc/__init__.py": WRONG_CALC, "tests/test_add.py": TEST_ADD + "# edit\n"}
+    seen = tmp_path / "git_dir_seen"  # what the tests see: no GIT_DIR of eval.sh's (a test may run git itself)
+    code = WRONG_CALC + f"\nimport os\nopen({str(seen)!r}, 'w').write(os.environ.get('GIT_DIR', '-'))\n"
+    files: dict[str, str | bytes] = {"src/calc/__init__.py": code, "tests/test_add.py": TEST_ADD + "# edit\n"}
     if where == "hook":
         files[".git/hooks/post-checkout"] = f"#!/bin/sh\n{_PLANT}\n"
     else:  # the clone's config, as a patch with fuzz edits it: one line more
@@ -441,3 +443,4 @@ def test_the_checkouts_own_git_folder_runs_nothing_in_eval(fx: Fixture, task: Ta
                                 "\tfsmonitor = .git/hfmonitor\n")
     status, log = _evaluate(fx, task, tmp_path / "c", files)
     assert [status.get(i) for i in F2P] == ["FAILED", "FAILED"], log
+    assert seen.read_text() == "-"
