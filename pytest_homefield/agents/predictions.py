@@ -206,7 +206,9 @@ def apply_like_swebench(workdir: Path, patch: str) -> None:
     and when that fails GNU ``patch --batch --forward --fuzz=5 -p1`` (its last fallback; skipped when
     ``patch`` is not installed), the text as given (no newline added). Raises :class:`PatchError` with
     git's message when neither applies; a failed ``patch`` leaves no file changed (it is run on a
-    ``--dry-run`` first)."""
+    ``--dry-run`` first). A real run that fails after its dry run passed (atk46: a file beyond a symbolic link the
+    patch itself makes, which the dry run does not make) raises :class:`PatchError` too, as the SWE-bench harness
+    reads patch's exit status: the part applied before the failure stays in ``workdir``, and is not graded."""
     try:
         apply_patch(workdir, patch)
         return
@@ -221,7 +223,12 @@ def apply_like_swebench(workdir: Path, patch: str) -> None:
     dry = subprocess.run([*args, "--dry-run"], cwd=workdir, input=data, capture_output=True, check=False)
     if dry.returncode != 0:
         raise first
-    subprocess.run(args, cwd=workdir, input=data, capture_output=True, check=False)
+    real = subprocess.run(args, cwd=workdir, input=data, capture_output=True, check=False)
+    if real.returncode != 0:  # atk46: the dry run makes no link, so a file beyond one the patch makes passes it
+        lines = [ln.strip() for ln in (real.stdout + real.stderr).decode("utf-8", "replace").splitlines()
+                 if ln.strip()]
+        raise PatchError(f"patch applied only in part (exit status {real.returncode}): "
+                         + "; ".join(lines)[:400])
 
 
 #: In-process (no program to sandbox), edits only.

@@ -51,7 +51,7 @@ from pytest_homefield.sandbox.testrun import unsynced_command
 from pytest_homefield.store import write_atomic
 
 __all__ = ["LOG_PARSER", "EVAL_TYPE", "START", "END", "ID_PLUGIN", "Exported", "image_name", "escaped_id",
-           "carried_ids", "python_version", "install_lines", "dockerfile", "eval_script", "task_yaml",
+           "carried_ids", "python_version", "install_lines", "dockerfile", "eval_script", "own_git_lines", "task_yaml",
            "write_task_repo", "clone_url"]
 
 LOG_PARSER = "parse_log_pytest"
@@ -219,6 +219,34 @@ def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declarati
 ACTIVE_LINE = "export VIRTUAL_ENV=\"${VIRTUAL_ENV:-$(python -I -c 'import sys; print(sys.prefix)')}\""
 
 
+def own_git_lines(base: str) -> list[str]:
+    """eval.sh's lines that give every later git command a git folder of eval.sh's own (atk46): ``GIT_DIR`` a new
+    temporary folder whose objects are the checkout's (``objects/info/alternates``), config two core keys and index
+    ``base``'s tree (the harness applied the patch to the working tree only), ``GIT_WORK_TREE`` the checkout. Nothing
+    of the checkout's ``.git`` but its objects is read: SWE-bench's harness falls back to GNU ``patch``, which writes
+    ``.git/hooks/*`` and ``.git/config`` where ``git apply`` refuses them, and a hook or ``core.fsmonitor`` there ran
+    at eval.sh's first ``git status`` and again at every ``git checkout``, after the undo step. An object is named
+    by its hash, so one the patch added cannot stand for ``base``. Without ``.git/objects`` eval.sh exits 1 before
+    any test runs."""
+    fail = "{ echo 'homefield: the undo step failed: no git repository here: no test is run' >&2; exit 1; }"
+    return [
+        f"test -d .git/objects && HOMEFIELD_GIT=$(mktemp -d) || {fail}",
+        'mkdir -p "$HOMEFIELD_GIT/objects/info" "$HOMEFIELD_GIT/refs" '
+        '&& echo "$PWD/.git/objects" > "$HOMEFIELD_GIT/objects/info/alternates" '
+        '&& echo "ref: refs/heads/homefield" > "$HOMEFIELD_GIT/HEAD" '
+        "&& printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n' > \"$HOMEFIELD_GIT/config\" "
+        f"|| {fail}",
+        OWN_GIT,
+        f"git read-tree {base} || {fail}",
+    ]
+
+
+#: eval.sh's line that points git at its own folder (:func:`own_git_lines`); :data:`NO_OWN_GIT` takes it back around
+#: the test command, whose tests may run git themselves (in folders of their own, as in grading's runs).
+OWN_GIT = 'export GIT_DIR="$HOMEFIELD_GIT" GIT_WORK_TREE="$PWD"'
+NO_OWN_GIT = "unset GIT_DIR GIT_WORK_TREE"
+
+
 def eval_command(test_cmd: str) -> tuple[str, bool]:
     """``(the command eval.sh runs, whether it is a uv run made unsynced)`` for the task's ``test_cmd``:
     :func:`_test_command`, and a ``uv run`` that would read a project with ``--active --no-sync``
@@ -237,8 +265,9 @@ def eval_command(test_cmd: str) -> tuple[str, bool]:
 def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "",
                 memory_mb: float | None = TEST_MEMORY_MB,
                 time_limit: tuple[float, str] | None = DEFAULT_LIMIT) -> str:
-    """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
-    homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
+    """``eval.sh``: a git folder of its own (:func:`own_git_lines`), the ``undo`` lines
+    (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what homefield's grading would not carry), reset the
+    hidden test files to ``base_commit``, apply the
     test patch, run the test command with ``-rA --color=no`` on the files of ``ids`` (as recorded, not escaped;
     ``--color=no`` last, over a repository's ``addopts = --color=yes``: swebench's ``parse_log_pytest`` reads a
     status line only where it starts with the bare word, and humanize's coloured ``-rA`` lines left the reference
@@ -267,6 +296,7 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
         "#!/bin/bash",
         "set -uxo pipefail",
         f"cd {shlex.quote(workdir)}",
+        *own_git_lines(task.parent),
         "git status --short",
         *([undo] if undo else []),
         reset,
@@ -277,12 +307,15 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
         f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
         f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\"",
         *([ACTIVE_LINE] if unsynced else []),
+        NO_OWN_GIT,
         f": '{START}'",
         *_timed(_capped(_limited(f"{command} -rA --color=no "
                                  f"{' '.join(shlex.quote(f) for f in files)}",
                                  bound), memory_mb), bound),
         f": '{END}'",
+        OWN_GIT,
         reset,
+        'rm -rf "$HOMEFIELD_GIT"',
     ]) + "\n"
 
 

@@ -7,8 +7,11 @@ adds a root ``conftest.py`` rewriting every report to ``passed`` would be resolv
 :func:`undo_lines` are the shell lines of that step (``homefield export`` puts them first in
 :func:`pytest_homefield.export.taskrepo.eval_script`; they live here, with grading's rules): a
 Python program (:data:`PROGRAM` plus grading's own helpers, by their source: the pytest-section
-compare, the module stem and the import-root and link checks) run with ``python -I`` (no folder of
-the checkout on ``sys.path``), which lists every path that differs from ``base_commit`` (``git diff`` for tracked paths,
+compare, the module stem and the import-root and link checks) run with ``python -I -S`` (no folder of
+the checkout on ``sys.path``; ``-S``: no path file of the site folders read and no ``sitecustomize`` imported, the
+site folders put on ``sys.path`` by the program itself, atk46: an editable install's path file names the checkout's
+``src/``, and a ``sitecustomize`` the patch added there ran before the program and ended it, every file kept),
+which lists every path that differs from ``base_commit`` (``git diff`` for tracked paths,
 ``git ls-files -o`` for untracked ones, ignored ones included) and puts back as at ``base_commit``,
 or removes, each one grading drops: a test file (the base tree's test-class files, named one by one
 or by their folder when every file in it is a test file, and the task's hidden test paths),
@@ -91,9 +94,7 @@ def outside():
     except Exception:
         pass
     import pkgutil
-    import site
-    folders = list(site.getsitepackages()) + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
-    names |= {m.name for m in pkgutil.iter_modules([f for f in folders if os.path.isdir(f)])}  # gatk55
+    names |= {m.name for m in pkgutil.iter_modules(SITE_FOLDERS)}  # gatk55
     return names
 
 
@@ -196,7 +197,26 @@ if toggled and setup_of(None) != setup_of(C["base"]):
 '''
 
 _PRELUDE = """from __future__ import annotations
-import configparser, importlib.machinery, json, os, shutil, subprocess, sys
+import configparser, importlib.machinery, json, os, shutil, site, subprocess, sys
+
+
+def site_folders():
+    # the interpreter's site folders, as site.venv() finds them, without site.main(): run with -S, no path file is
+    # read and no sitecustomize imported (atk46: an editable install's path file names the checkout's src/)
+    here = os.path.dirname(os.path.abspath(sys.executable))
+    prefixes = [sys.prefix, sys.exec_prefix]
+    for cfg in (os.path.join(here, "pyvenv.cfg"), os.path.join(os.path.dirname(here), "pyvenv.cfg")):
+        if os.path.isfile(cfg):
+            with open(cfg, encoding="utf-8", errors="replace") as fh:
+                keys = dict((k.strip().lower(), v.strip().lower()) for k, _, v in (ln.partition("=") for ln in fh))
+            system = keys.get("include-system-site-packages") == "true"
+            prefixes = [os.path.dirname(here)] + (prefixes if system else [])
+            break
+    return [f for f in site.getsitepackages(prefixes) if os.path.isdir(f)]
+
+
+SITE_FOLDERS = site_folders()
+sys.path.extend(f for f in SITE_FOLDERS if f not in sys.path)
 try:
     import tomllib
 except ImportError:
@@ -283,4 +303,4 @@ def undo_lines(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = (
     1 before any test runs: nothing is resolved on a checkout it could not clean."""
     config = json.dumps(undo_config(task, tracked, test_globs, python), ensure_ascii=True)
     fail = "{ echo 'homefield: the undo step failed: no test is run' >&2; exit 1; }"
-    return f"python -I -c {shlex.quote(program())} <<'{_HEREDOC}' || {fail}\n{config}\n{_HEREDOC}"
+    return f"python -I -S -c {shlex.quote(program())} <<'{_HEREDOC}' || {fail}\n{config}\n{_HEREDOC}"

@@ -52,9 +52,10 @@ def task(fx: Fixture) -> Task:
 def _evaluate(fx: Fixture, task: Task, where: Path, files: Mapping[str, str | bytes],
               ids: list[str] | None = None, memory_mb: float | None = 4096.0,
               time_limit: tuple[float, str] | None = (600.0, "600 s"), wait_s: float = 120,
-              undo: bool = True) -> tuple[dict[str, str], str]:
+              undo: bool = True, python: Path | None = None) -> tuple[dict[str, str], str]:
     """Clone at the base commit, write ``files`` (the patch under evaluation), run the exported
-    ``eval.sh`` there; ``({test id: status}, the whole log)``."""
+    ``eval.sh`` there; ``({test id: status}, the whole log)``. ``python``: the interpreter eval.sh's ``python``
+    is (its folder first on ``PATH``; default this one)."""
     git(fx.root, "clone", "-q", str(fx.root), str(where))
     git(where, "checkout", "-q", task.parent)
     for rel, text in files.items():
@@ -63,12 +64,14 @@ def _evaluate(fx: Fixture, task: Task, where: Path, files: Mapping[str, str | by
             (where / rel).write_bytes(text)
         else:
             (where / rel).write_text(text, encoding="utf-8")
+        if (where / rel).read_bytes().startswith(b"#!"):  # a hook: executable (a patch's ``new file mode 100755``)
+            (where / rel).chmod(0o755)
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
     script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked) if undo else "",
                          memory_mb=memory_mb, time_limit=time_limit)
     script = script.replace("\ncd /testbed\n", f"\ncd {where}\n", 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "GIT_"))}
-    env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
+    env.update(PATH=f"{Path(python or sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
     log = subprocess.run(["bash", "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          timeout=wait_s, check=False).stdout  # one stream, as docker exec gives it
     between = log.split(START, 1)[-1].split(END, 1)[0]
@@ -379,3 +382,65 @@ def test_swebench_resolves_a_uv_run_tasks_fix_as_homefield_solves_it(swebench_py
         assert "uv run --active --no-sync pytest" in log and not (tmp_path / name / ".venv").exists(), log[-3000:]
         verdicts.append(_swebench_resolved(swebench_python, uv_task, log, tmp_path / name))
     assert verdicts == [True, False]
+
+
+def _image_python(folder: Path, checkout: Path) -> Path:
+    """The ``python`` of an image the export built for a ``src/`` project (``FROM python:X-slim``, ``uv pip install
+    --system -e .``): no ``sitecustomize`` of its own, and setuptools' editable install of a ``src/`` layout, a path
+    file naming ``<checkout>/src`` (what ``uv pip install -e`` of the fixture writes, measured with uv 0.13); this
+    environment's packages (pytest) reached by a path line, as the image's are in its site folder."""
+    import site
+    import venv
+
+    venv.EnvBuilder(with_pip=False).create(folder)
+    purelib = next((folder / "lib").glob("python*/site-packages"))
+    (purelib / "__editable__.calc-0.pth").write_text(f"{checkout / 'src'}\n")
+    (purelib / "zz_this_environment.pth").write_text("".join(f"{p}\n" for p in site.getsitepackages()))
+    return folder / "bin" / "python"
+
+
+def test_a_sitecustomize_the_patch_adds_to_an_editable_src_does_not_run_in_the_undo_step(
+        fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """atk46: the undo step ran ``python -I``, which still runs the ``site`` module: the editable install's path
+    file puts the checkout's ``src/`` on ``sys.path`` and ``site`` imports a ``sitecustomize`` from there, the
+    patch's own, before the undo program. A patch adding ``src/sitecustomize.py`` that ends an isolated interpreter at
+    once (exit status 0) kept every file the undo step removes: its ``conftest.py`` forging every report. Before:
+    both FAIL_TO_PASS ids ``PASSED`` with the wrong fix (resolved in SWE-bench's harness), no ``homefield: undo``
+    line; now the step runs ``python -I -S`` (no path file read, no ``sitecustomize``) and undoes both."""
+    checkout = tmp_path / "c"
+    python = _image_python(tmp_path / "image", checkout)
+    spoiler = "import os, sys\nif sys.flags.isolated:\n    os._exit(0)\n"
+    status, log = _evaluate(fx, task, checkout, {"src/calc/__init__.py": WRONG_CALC, "conftest.py": FORGE,
+                                                 "src/sitecustomize.py": spoiler}, python=python)
+    assert [status.get(i) for i in F2P] == ["FAILED", "FAILED"], log
+    for rel in ("conftest.py", "src/sitecustomize.py"):
+        assert f"homefield: undo {rel} " in log, log
+
+
+#: atk46: shell lines that write :data:`FORGE` as ``conftest.py`` (run by git from the checkout's own ``.git``).
+_PLANT = f"cat > conftest.py <<'EOF_ATK46'\n{FORGE}EOF_ATK46"
+
+
+@pytest.mark.parametrize("where", ["hook", "fsmonitor"])
+def test_the_checkouts_own_git_folder_runs_nothing_in_eval(fx: Fixture, task: Task, tmp_path: Path,
+                                                           where: str) -> None:
+    """atk46: SWE-bench's harness applies a model patch with ``git apply``, then ``git apply --reject``, then GNU
+    ``patch --batch --fuzz=5 -p1``; git refuses a path in ``.git/`` ("invalid path"), GNU patch writes it (measured,
+    patch 2.7.6: ``.git/hooks/post-checkout`` made, mode 100755 kept; ``.git/config`` edited). eval.sh's git then ran
+    the checkout's own hooks and ``core.fsmonitor``: a ``post-checkout`` hook (the undo step puts a tracked test file
+    back with ``git checkout``) or an fsmonitor command (every ``git status``/``diff``/``checkout``) wrote a forging
+    ``conftest.py`` again after the undo step removed it. Before: both FAIL_TO_PASS ids ``PASSED`` with the wrong
+    fix; now every git command of eval.sh runs on a git folder of its own (the checkout's objects borrowed, its
+    index read from the base commit): nothing of the checkout's ``.git`` but its objects is read."""
+    seen = tmp_path / "git_dir_seen"  # what the tests see: no GIT_DIR of eval.sh's (a test may run git itself)
+    code = WRONG_CALC + f"\nimport os\nopen({str(seen)!r}, 'w').write(os.environ.get('GIT_DIR', '-'))\n"
+    files: dict[str, str | bytes] = {"src/calc/__init__.py": code, "tests/test_add.py": TEST_ADD + "# edit\n"}
+    if where == "hook":
+        files[".git/hooks/post-checkout"] = f"#!/bin/sh\n{_PLANT}\n"
+    else:  # the clone's config, as a patch with fuzz edits it: one line more
+        files[".git/hfmonitor"] = f"#!/bin/sh\n{_PLANT}\nexit 1\n"
+        files[".git/config"] = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+                                "\tfsmonitor = .git/hfmonitor\n")
+    status, log = _evaluate(fx, task, tmp_path / "c", files)
+    assert [status.get(i) for i in F2P] == ["FAILED", "FAILED"], log
+    assert seen.read_text() == "-"
