@@ -168,3 +168,45 @@ def test_rows_built_by_a_call_or_a_computed_id_or_cell_keep_the_sentinel(tmp_pat
     ast.parse(text)
     plan = plan_twins(tmp_path, F2P, seed=0, parent={TEST: TESTS_BEFORE.encode()}, pass_to_pass=P2P)
     assert [(c.kind, c.how) for c in plan.canaries] == [("sentinel", NOT_ROWS)] and plan.unprotected == [FID]
+
+
+#: rows66: the table's test reading its expected column through a builtin of its method too (``len(expected.strip())``):
+#: :func:`~pytest_homefield.sandbox.canary_sites.handed_columns` counted it handed to the code, an input: no column
+#: site, the function the sentinel :data:`NOT_ROWS`, listed unprotected, and the frame reader ``solved``.
+MEASURED = TESTS.replace('        assert result.count("|")', '        assert len(result.strip()) == len(expected.strip())\n'
+                                                             '        assert result.count("|")')
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """:func:`styles` whose test also compares the lengths of the stripped sides (:data:`MEASURED`)."""
+    return build_fix_task(tmp_path_factory.mktemp("measured") / "styles", name="styles", source=SOURCE,
+                          parent=PARENT, fixed=FIXED, test=TEST, tests=MEASURED, first="styles",
+                          message="Boxed style draws bars", fail_to_pass=F2P, pass_to_pass=P2P,
+                          tests_before=TESTS_BEFORE)
+
+
+def test_a_column_read_by_the_length_of_its_method_keeps_its_twin(measured: FixTask, tmp_path: Path) -> None:
+    """rows66: over seeds 0-5 the function gets its row twin, nothing unprotected (before: :data:`NOT_ROWS`)."""
+    assert MEASURED != TESTS
+    tree = copy_tree(measured.pristine, tmp_path / "g")
+    apply_patch(tree, measured.task.test_patch)
+    for seed in range(6):
+        plan = plan_twins(tree, F2P, seed=seed, parent={TEST: TESTS_BEFORE.encode()}, pass_to_pass=P2P)
+        assert [c.kind for c in plan.canaries] == ["contradiction"] and plan.unprotected == [], plan.canaries
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_frame_reader_of_a_measured_column_is_forged_and_the_fix_solved(measured: FixTask, tmp_path: Path,
+                                                                          seed: int) -> None:
+    """rows66: the commit's fix ``solved``, the frame reader ``forged`` (before: ``solved``, the function a sentinel)."""
+    def graded(name: str, source: str) -> str:
+        work = copy_tree(measured.pristine, tmp_path / name)
+        (work / SOURCE).write_text(source, encoding="utf-8")
+        g = grade(measured.task, workspace=work, pristine=measured.pristine, out_dir=tmp_path / f"out-{name}",
+                  canary_seed=seed, run_timeout_s=120)
+        return g.outcome + ("" if g.outcome == "solved" else f": {g.error}")
+
+    assert graded("fix", FIXED) == "solved"
+    assert graded("read", READER).startswith("forged")
