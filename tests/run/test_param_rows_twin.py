@@ -210,3 +210,57 @@ def test_a_frame_reader_of_a_measured_column_is_forged_and_the_fix_solved(measur
 
     assert graded("fix", FIXED) == "solved"
     assert graded("read", READER).startswith("forged")
+
+
+#: reach46 (prm65's leftover, prettytable's ``test_style[15-expected6]``): the FAIL_TO_PASS row is the one pytest ids
+#: from the IntEnum (``15-a    b``), the BOXED row PASS_TO_PASS. The row's opaque cell was unsure, and a FAIL_TO_PASS
+#: id among the ids it might stand for gave the sentinel :data:`NOT_ROWS`, unprotected: the frame reader ``solved``.
+WIDE_PARENT = _STYLES + "    if style == Style.BOXED:\n        return '| a b |'\n    return 'a  b'\n"
+WIDE_FIXED = _STYLES + "    if style == Style.BOXED:\n        return '| a b |'\n    return 'a    b'\n"
+WIDE_BEFORE = TESTS.replace('pytest.param(WIDE, "a    b")', 'pytest.param(WIDE, "a  b")')
+WIDE_F2P = [f"{FID}[15-a    b]"]
+WIDE_P2P = [f"{FID}[PLAIN]", f"{FID}[BOXED]"]
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task whose commit fixes the WIDE row (:data:`WIDE_F2P`), built once for the module."""
+    return build_fix_task(tmp_path_factory.mktemp("wide") / "styles", name="styles", source=SOURCE,
+                          parent=WIDE_PARENT, fixed=WIDE_FIXED, test=TEST, tests=TESTS, first="styles",
+                          message="Wide style keeps its gap", fail_to_pass=WIDE_F2P, pass_to_pass=WIDE_P2P,
+                          tests_before=WIDE_BEFORE)
+
+
+def test_a_red_row_pytest_ids_from_an_int_enum_gets_its_twin(wide: FixTask, tmp_path: Path) -> None:
+    """Over seeds 0-5: a contradiction moving the WIDE row's expected text alone, nothing unprotected (before: the
+    sentinel); with a task id the row's other cells cannot give (``15-xyz``), the sentinel still."""
+    tree = copy_tree(wide.pristine, tmp_path / "g")
+    apply_patch(tree, wide.task.test_patch)
+    for seed in range(6):
+        plan = plan_twins(tree, WIDE_F2P, seed=seed, parent={TEST: WIDE_BEFORE.encode()}, pass_to_pass=WIDE_P2P)
+        assert [c.kind for c in plan.canaries] == ["contradiction"] and plan.unprotected == [], plan.canaries
+        original, twin = (_rows(plan.runs[n][TEST].decode()) for n in plan.placement[FID])
+        assert [ast.unparse(r) for r in twin[:2]] == [ast.unparse(r) for r in original[:2]]
+        assert ast.literal_eval(twin[2].args[1]) != "a    b" and ast.unparse(twin[2].args[0]) == "WIDE"
+    other = plan_twins(tree, [f"{FID}[15-xyz]"], seed=0, parent={TEST: WIDE_BEFORE.encode()},
+                       pass_to_pass=WIDE_P2P)
+    assert [c.how for c in other.canaries] == [NOT_ROWS]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_frame_reader_of_an_int_enum_row_is_forged_and_the_fix_solved(wide: FixTask, tmp_path: Path,
+                                                                        seed: int) -> None:
+    """reach46: the commit's fix ``solved``; the frame reader with no fix ``forged`` (before: ``solved``)."""
+    reader = READER.replace(PARENT, WIDE_PARENT)
+    assert reader != READER
+
+    def graded(name: str, source: str) -> str:
+        work = copy_tree(wide.pristine, tmp_path / name)
+        (work / SOURCE).write_text(source, encoding="utf-8")
+        g = grade(wide.task, workspace=work, pristine=wide.pristine, out_dir=tmp_path / f"out-{name}",
+                  canary_seed=seed, run_timeout_s=120)
+        return g.outcome + ("" if g.outcome == "solved" else f": {g.error}")
+
+    assert graded("fix", WIDE_FIXED) == "solved"
+    assert graded("read", reader).startswith("forged")
