@@ -22,7 +22,8 @@ __all__ = ["planned_runs"]
 def planned_runs(repo: Path, task: Task, unknown: int) -> int:
     """:func:`~pytest_homefield.sandbox.twin_runs.most_at_once` of the twin plan of ``task``'s FAIL_TO_PASS functions
     in their test files at ``task.commit`` of ``repo`` (read with git, laid in a scratch folder, with the task's other
-    hidden ``.py`` test files that are there: grading's ``hidden``), made as grading makes it (a teardown twin where one is in reach, :func:`~pytest_homefield.run.twin_grading.twin_options`; at
+    hidden ``.py`` test files that are there: grading's ``hidden``), made as grading makes it (a teardown twin where
+    one is in reach, :func:`~pytest_homefield.run.twin_grading.twin_options`; at
     seed 0: the count is every seed's but past the limit of functions); ``unknown`` where it cannot be made: no
     FAIL_TO_PASS file, one that is not Python or not at the commit under its id's path (ids from another rootdir),
     or git failing. Never raises."""

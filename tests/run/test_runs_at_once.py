@@ -31,8 +31,9 @@ def _task(commit: str, test_files: list[str]) -> Task:
 
 
 def test_a_pass_to_pass_files_subclass_counts_as_in_grading(tmp_path: Path) -> None:
-    """The count is grading's plan's (1, the function a sentinel; before: 4), the same plan without the subclass's file 4 (its teardown twin
-    and decoy: the premise), and a hidden file the commit does not hold is left out, as grading leaves it."""
+    """The count is grading's plan's (1, the function a sentinel; before: 4), the same plan without the subclass's
+    file 4 (its teardown twin and decoy: the premise), and a hidden file the commit does not hold is left out, as
+    grading leaves it."""
     repo = GitRepo.init(tmp_path / "repo")
     repo.write(TEST, TESTS)
     repo.write(MORE, SUBCLASS)
