@@ -139,7 +139,7 @@ def test_a_column_the_test_hands_to_the_code_gets_no_twin(tmp_path: Path) -> Non
     ("assert got == value.strip().lower() and got == value.replace('a', 'b')", False),
     ("assert got == value.format(obj)", True),  # its method handed another object
     ("assert f(value.upper()) == got", True),  # what its method gives, handed on
-    # rows66: what its method gives, read by a builtin or arithmetic with literals (prm65's ``len(expected.strip())``:
+    # reach46: what its method gives, read by a builtin or arithmetic with literals (prm65's ``len(expected.strip())``:
     # handed before, the column no site)
     ("assert len(got) == len(value.strip())", False),
     ("assert got == value.strip() + '!'", False),

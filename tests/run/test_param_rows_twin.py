@@ -177,7 +177,7 @@ def test_rows_built_by_a_call_or_a_computed_id_or_cell_keep_the_sentinel(tmp_pat
     assert [(c.kind, c.how) for c in plan.canaries] == [("sentinel", NOT_ROWS)] and plan.unprotected == [FID]
 
 
-#: rows66: the table's test reading its expected column through a builtin of its method too (``len(expected.strip())``):
+#: reach46: the table's test reading its expected column through a builtin of its method too (``len(expected.strip())``):
 #: :func:`~pytest_homefield.sandbox.canary_sites.handed_columns` counted it handed to the code, an input: no column
 #: site, the function the sentinel :data:`NOT_ROWS`, listed unprotected, and the frame reader ``solved``.
 _COUNT = '        assert result.count("|")'
@@ -191,7 +191,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
 
 
 def test_a_column_read_by_the_length_of_its_method_keeps_its_twin(measured: FixTask, tmp_path: Path) -> None:
-    """rows66: over seeds 0-5 the function gets its row twin, nothing unprotected (before: :data:`NOT_ROWS`)."""
+    """reach46: over seeds 0-5 the function gets its row twin, nothing unprotected (before: :data:`NOT_ROWS`)."""
     assert MEASURED != TESTS
     tree = copy_tree(measured.pristine, tmp_path / "g")
     apply_patch(tree, measured.task.test_patch)
@@ -204,7 +204,7 @@ def test_a_column_read_by_the_length_of_its_method_keeps_its_twin(measured: FixT
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_frame_reader_of_a_measured_column_is_forged_and_the_fix_solved(measured: FixTask, tmp_path: Path,
                                                                           seed: int) -> None:
-    """rows66: the commit's fix ``solved``, the frame reader ``forged`` (before: ``solved``, a sentinel)."""
+    """reach46: the commit's fix ``solved``, the frame reader ``forged`` (before: ``solved``, a sentinel)."""
     assert _grade(measured, tmp_path, "fix", FIXED, seed) == "solved"
     assert _grade(measured, tmp_path, "read", READER, seed).startswith("forged")
 
