@@ -410,6 +410,13 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
               and any(isinstance(v, _Opaque) for v in row) and f"{fid}[{made[n]}]" not in ours | kept} \
         if made is not None else set()
     sure = {f"{fid}[{i}]" for n, i in enumerate(made or []) if n not in unsure}
+    if made is not None and len(unsure) == 1 and len(left := (ours | kept) - sure) == 1:
+        # reach46: the one unsure row's one opaque cell read from the one task id left (prettytable's FAIL_TO_PASS
+        # ``[15-expected6]``): the row is sure then, and a twin may change its id
+        resolved = _resolved(names, rows, ids_arg, idfn, given, min(unsure), min(left)[len(fid) + 1:-1])
+        if resolved is not None:
+            rows, made, unsure = resolved, row_ids(names, resolved, ids_arg, idfn, given), set()
+            sure = {f"{fid}[{i}]" for i in made or []}
     if made is None or len(set(made)) != len(made) or not ours <= sure or not sure <= ours | kept \
             or len(unsure) != len((ours | kept) - sure):
         return None
@@ -460,6 +467,35 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     if not twins:
         return None
     return Site(site.node, site.original, twins, True, excusable=excusable)
+
+
+#: What :func:`_resolved` stands in an opaque cell's place to find where pytest writes its id.
+_MARK = "homefieldOpaqueCell"
+
+
+def _resolved(names: Sequence[str], rows: Sequence[tuple[Any, ...]], ids: Sequence[Any] | None,
+              idfn: Callable[[Any], object] | None, given: Sequence[str | None], n: int,
+              task_id: str) -> list[tuple[Any, ...]] | None:
+    """reach46: ``rows`` with row ``n``'s one opaque cell (:class:`_Opaque`, an IntEnum pytest ids ``15``) given as
+    the text pytest wrote for it in ``task_id`` (the row's id, brackets off), found between what :func:`row_ids`
+    writes before and after it; ``None`` when the row has another number of opaque cells, ``task_id`` does not fit
+    around it, or the rows' ids made with that text do not give ``task_id`` for row ``n`` (a text pytest would
+    escape, an id its dedup changes)."""
+    at = [c for c, v in enumerate(rows[n]) if isinstance(v, _Opaque)]
+    if len(at) != 1:
+        return None
+
+    def with_cell(text: str) -> list[tuple[Any, ...]]:
+        return [tuple(text if (m, c) == (n, at[0]) else v for c, v in enumerate(row)) for m, row in enumerate(rows)]
+
+    marked = row_ids(names, with_cell(_MARK), ids, idfn, given)
+    parts = marked[n].split(_MARK) if marked is not None else []
+    if len(parts) != 2 or len(task_id) <= len(parts[0]) + len(parts[1]) \
+            or not (task_id.startswith(parts[0]) and task_id.endswith(parts[1])):
+        return None
+    out = with_cell(task_id[len(parts[0]):len(task_id) - len(parts[1])])
+    made = row_ids(names, out, ids, idfn, given)
+    return out if made is not None and made[n] == task_id else None
 
 
 def rows_new(site: Site | None, parent: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:

@@ -30,7 +30,7 @@ from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS, Site, _dotte
 from pytest_homefield.sandbox.canary_values import alternatives
 
 __all__ = ["NO_ASSERTION", "top_names", "raises_call", "no_assertion_site", "sentinel_member", "shared_definition",
-           "definition_runners", "subclassed"]
+           "definition_runners", "subclassed", "star_imported"]
 
 #: How a "no assertion" twin's :attr:`~pytest_homefield.sandbox.canaries.Canary.how` begins.
 NO_ASSERTION = "no assertion: its last call expected to raise"
@@ -188,11 +188,25 @@ def definition_runners(tree: ast.Module, func: ast.FunctionDef | ast.AsyncFuncti
 def subclassed(tree: ast.Module) -> set[str]:
     """seal64: the class names the classes of ``tree`` derive from, each base by its last dotted name
     (``test_totals.TestTotal``: ``TestTotal``), a name bound by ``from m import A as B`` as ``A`` too. Read from
-    another test file of the task, they are the classes whose tests (and ``tearDown``) that file runs as well."""
+    another test file of the task, they are the classes whose tests (and ``tearDown``) that file runs as well.
+    reach46: and every name ``tree`` imports (``from m import A``, ``A as B``: ``A``) or assigns from a name
+    (``Base = test_totals.TestTotal``: ``TestTotal``): pytest collects a test class imported into another test
+    module there again (``test_more.py::TestTotal::test_total``; a ``unittest`` class under any name), and an
+    assigned alias is a base by another name; before, such a file ran the twin's body and the real fix was
+    ``tests_failed``. A star import is :func:`star_imported`'s."""
     bases = {name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases
              if (name := _dotted_last(b)) is not None}
-    imported = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names if a.asname}
-    return bases | {imported[b] for b in bases if b in imported}
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names if a.name != "*"}
+    assigned = {name for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+                and (name := _dotted_last(n.value)) is not None}
+    return bases | imported | assigned
+
+
+def star_imported(tree: ast.Module) -> set[str]:
+    """reach46: the last dotted names of the modules ``tree`` star-imports (``from tests.test_totals import *``:
+    ``test_totals``): every class of such a test module is collected in ``tree``'s too."""
+    return {n.module.rsplit(".", 1)[-1] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+            and any(a.name == "*" for a in n.names)}
 
 
 def shared_definition(tree: ast.Module, classes: Sequence[str], func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -361,7 +361,8 @@ def _where_it_goes(read: ast.expr, tainted: Collection[str], parents: Mapping[in
             if _call_name(up) in _COMPARING:
                 return set()
             if isinstance(fn, ast.Name) and fn.id in pure or (isinstance(fn, ast.Attribute) and plain(fn.value)):
-                if all(plain(x) for x in up.args) and all(plain(k.value) for k in up.keywords):
+                # the argument read up to here is what the value gives (reach46: ``len(expected.strip())``)
+                if all(x is node or plain(x) for x in up.args) and all(plain(k.value) for k in up.keywords):
                     node = up
                     continue
             return None
@@ -374,7 +375,7 @@ def _where_it_goes(read: ast.expr, tainted: Collection[str], parents: Mapping[in
                 continue
             return None  # a key into another object
         if isinstance(up, ast.BinOp):
-            if plain(up.left) and plain(up.right):
+            if all(x is node or plain(x) for x in (up.left, up.right)):
                 node = up
                 continue
             return None

@@ -85,6 +85,7 @@ from pytest_homefield.sandbox.canary_shapes import (
     raises_call,
     sentinel_member,
     shared_definition,
+    star_imported,
     subclassed,
     top_names,
 )
@@ -614,18 +615,27 @@ def _source(file: Path) -> tuple[str, str, ast.Module | None, list[str]] | None:
 
 def _derived_elsewhere(root: Path, hidden: Collection[str]) -> Callable[[str], set[str]]:
     """seal64: a test file's path (of ``root``) → the class names the classes of the other ``.py`` files of
-    ``hidden`` (paths of ``root``) derive from (:func:`~pytest_homefield.sandbox.canary_shapes.subclassed`); a file
-    that cannot be read or parsed, a link, derives from nothing."""
+    ``hidden`` (paths of ``root``) derive from (:func:`~pytest_homefield.sandbox.canary_shapes.subclassed`: import,
+    assign too), and every class of it when one of them star-imports it (reach46,
+    :func:`~pytest_homefield.sandbox.canary_shapes.star_imported`, by module name); a file that cannot be read or
+    parsed, a link, derives from nothing."""
     bases: dict[str, set[str]] = {}
+    stars: dict[str, set[str]] = {}
     for rel in sorted({posixpath.normpath(h) for h in hidden if h.endswith(".py")}):
         source = _source(root / rel)
         tree = source[2] if source is not None else None
         if tree is not None:
-            bases[rel] = subclassed(tree)
+            bases[rel], stars[rel] = subclassed(tree), star_imported(tree)
 
     def elsewhere(path: str) -> set[str]:
         here = posixpath.normpath(path)
-        return {n for rel, names in bases.items() if rel != here for n in names}
+        names = {n for rel, got in bases.items() if rel != here for n in got}
+        stem = posixpath.splitext(posixpath.basename(here))[0]
+        if any(stem in got for rel, got in stars.items() if rel != here):  # reach46: all its classes, star-imported
+            source = _source(root / here)
+            tree = source[2] if source is not None else None
+            names |= {c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)} if tree is not None else set()
+        return names
     return elsewhere
 
 

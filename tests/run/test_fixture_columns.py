@@ -139,6 +139,12 @@ def test_a_column_the_test_hands_to_the_code_gets_no_twin(tmp_path: Path) -> Non
     ("assert got == value.strip().lower() and got == value.replace('a', 'b')", False),
     ("assert got == value.format(obj)", True),  # its method handed another object
     ("assert f(value.upper()) == got", True),  # what its method gives, handed on
+    # reach46: what its method gives, read by a builtin or arithmetic with literals (prm65's ``len(expected.strip())``:
+    # handed before, the column no site)
+    ("assert len(got) == len(value.strip())", False),
+    ("assert got == value.strip() + '!'", False),
+    ("assert got == len(value.strip()) + size", True),  # arithmetic with another object
+    ("assert len(f(value.strip())) == 1", True),
 ])
 def test_what_a_column_is_handed_to(body: str, handed: bool) -> None:
     """can52: :func:`~pytest_homefield.sandbox.canary_sites.handed_columns` follows ``value`` through the body: a

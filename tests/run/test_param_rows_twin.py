@@ -87,15 +87,22 @@ P2P = [f"{FID}[PLAIN]", f"{FID}[15-a    b]"]
 @pytest.fixture(scope="module")
 def styles(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     """The task, built once for the module (its reference runs are made once per process)."""
-    return build_fix_task(tmp_path_factory.mktemp("styles") / "styles", name="styles", source=SOURCE, parent=PARENT,
-                          fixed=FIXED, test=TEST, tests=TESTS, first="styles", message="Boxed style draws bars",
-                          fail_to_pass=F2P, pass_to_pass=P2P, tests_before=TESTS_BEFORE)
+    return _styles_task(tmp_path_factory, "styles")
 
 
-def _grade(b: FixTask, tmp: Path, name: str, source: str) -> str:
+def _styles_task(tmp_path_factory: pytest.TempPathFactory, name: str, *, parent: str = PARENT, fixed: str = FIXED,
+                 tests: str = TESTS, tests_before: str = TESTS_BEFORE, message: str = "Boxed style draws bars",
+                 fail_to_pass: list[str] = F2P, pass_to_pass: list[str] = P2P) -> FixTask:
+    """A styles task built in a fresh folder ``name``: :func:`styles`' unless told otherwise."""
+    return build_fix_task(tmp_path_factory.mktemp(name) / "styles", name="styles", source=SOURCE, parent=parent,
+                          fixed=fixed, test=TEST, tests=tests, first="styles", message=message,
+                          fail_to_pass=fail_to_pass, pass_to_pass=pass_to_pass, tests_before=tests_before)
+
+
+def _grade(b: FixTask, tmp: Path, name: str, source: str, seed: int = 0) -> str:
     work = copy_tree(b.pristine, tmp / name)
     (work / SOURCE).write_text(source, encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / f"out-{name}", canary_seed=0,
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / f"out-{name}", canary_seed=seed,
               run_timeout_s=120)
     return g.outcome + ("" if g.outcome == "solved" else f": {g.error}")
 
@@ -168,3 +175,79 @@ def test_rows_built_by_a_call_or_a_computed_id_or_cell_keep_the_sentinel(tmp_pat
     ast.parse(text)
     plan = plan_twins(tmp_path, F2P, seed=0, parent={TEST: TESTS_BEFORE.encode()}, pass_to_pass=P2P)
     assert [(c.kind, c.how) for c in plan.canaries] == [("sentinel", NOT_ROWS)] and plan.unprotected == [FID]
+
+
+#: reach46: the table's test reading its expected column through a builtin of its method too (``len(expected.strip())``):
+#: :func:`~pytest_homefield.sandbox.canary_sites.handed_columns` counted it handed to the code, an input: no column
+#: site, the function the sentinel :data:`NOT_ROWS`, listed unprotected, and the frame reader ``solved``.
+_COUNT = '        assert result.count("|")'
+MEASURED = TESTS.replace(_COUNT, f"        assert len(result.strip()) == len(expected.strip())\n{_COUNT}")
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """:func:`styles` whose test also compares the lengths of the stripped sides (:data:`MEASURED`)."""
+    return _styles_task(tmp_path_factory, "measured", tests=MEASURED)
+
+
+def test_a_column_read_by_the_length_of_its_method_keeps_its_twin(measured: FixTask, tmp_path: Path) -> None:
+    """reach46: over seeds 0-5 the function gets its row twin, nothing unprotected (before: :data:`NOT_ROWS`)."""
+    assert MEASURED != TESTS
+    tree = copy_tree(measured.pristine, tmp_path / "g")
+    apply_patch(tree, measured.task.test_patch)
+    for seed in range(6):
+        plan = plan_twins(tree, F2P, seed=seed, parent={TEST: TESTS_BEFORE.encode()}, pass_to_pass=P2P)
+        assert [c.kind for c in plan.canaries] == ["contradiction"] and plan.unprotected == [], plan.canaries
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_frame_reader_of_a_measured_column_is_forged_and_the_fix_solved(measured: FixTask, tmp_path: Path,
+                                                                          seed: int) -> None:
+    """reach46: the commit's fix ``solved``, the frame reader ``forged`` (before: ``solved``, a sentinel)."""
+    assert _grade(measured, tmp_path, "fix", FIXED, seed) == "solved"
+    assert _grade(measured, tmp_path, "read", READER, seed).startswith("forged")
+
+
+#: reach46 (prm65's leftover, prettytable's ``test_style[15-expected6]``): the FAIL_TO_PASS row is the one pytest ids
+#: from the IntEnum (``15-a    b``), the BOXED row PASS_TO_PASS. The row's opaque cell was unsure, and a FAIL_TO_PASS
+#: id among the ids it might stand for gave the sentinel :data:`NOT_ROWS`, unprotected: the frame reader ``solved``.
+WIDE_PARENT = _STYLES + "    if style == Style.BOXED:\n        return '| a b |'\n    return 'a  b'\n"
+WIDE_FIXED = _STYLES + "    if style == Style.BOXED:\n        return '| a b |'\n    return 'a    b'\n"
+WIDE_BEFORE = TESTS.replace('pytest.param(WIDE, "a    b")', 'pytest.param(WIDE, "a  b")')
+WIDE_F2P = [f"{FID}[15-a    b]"]
+WIDE_P2P = [f"{FID}[PLAIN]", f"{FID}[BOXED]"]
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    """The task whose commit fixes the WIDE row (:data:`WIDE_F2P`), built once for the module."""
+    return _styles_task(tmp_path_factory, "wide", parent=WIDE_PARENT, fixed=WIDE_FIXED, tests_before=WIDE_BEFORE,
+                        message="Wide style keeps its gap", fail_to_pass=WIDE_F2P, pass_to_pass=WIDE_P2P)
+
+
+def test_a_red_row_pytest_ids_from_an_int_enum_gets_its_twin(wide: FixTask, tmp_path: Path) -> None:
+    """Over seeds 0-5: a contradiction moving the WIDE row's expected text alone, nothing unprotected (before: the
+    sentinel); with a task id the row's other cells cannot give (``15-xyz``), the sentinel still."""
+    tree = copy_tree(wide.pristine, tmp_path / "g")
+    apply_patch(tree, wide.task.test_patch)
+    for seed in range(6):
+        plan = plan_twins(tree, WIDE_F2P, seed=seed, parent={TEST: WIDE_BEFORE.encode()}, pass_to_pass=WIDE_P2P)
+        assert [c.kind for c in plan.canaries] == ["contradiction"] and plan.unprotected == [], plan.canaries
+        original, twin = (_rows(plan.runs[n][TEST].decode()) for n in plan.placement[FID])
+        assert [ast.unparse(r) for r in twin[:2]] == [ast.unparse(r) for r in original[:2]]
+        assert ast.literal_eval(twin[2].args[1]) != "a    b" and ast.unparse(twin[2].args[0]) == "WIDE"
+    other = plan_twins(tree, [f"{FID}[15-xyz]"], seed=0, parent={TEST: WIDE_BEFORE.encode()},
+                       pass_to_pass=WIDE_P2P)
+    assert [c.how for c in other.canaries] == [NOT_ROWS]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_frame_reader_of_an_int_enum_row_is_forged_and_the_fix_solved(wide: FixTask, tmp_path: Path,
+                                                                        seed: int) -> None:
+    """reach46: the commit's fix ``solved``; the frame reader with no fix ``forged`` (before: ``solved``)."""
+    reader = READER.replace(PARENT, WIDE_PARENT)
+    assert reader != READER
+    assert _grade(wide, tmp_path, "fix", WIDE_FIXED, seed) == "solved"
+    assert _grade(wide, tmp_path, "read", reader, seed).startswith("forged")

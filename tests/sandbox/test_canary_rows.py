@@ -76,11 +76,12 @@ def test_math_constants_and_ids_str_are_told(tmp_path: Path) -> None:
         ["'+Inf'", "'-Inf'", "'2.00 kV'", "'1.00 mV'", "'1.00 kV'"]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("cell", "twin"), [("[1, 2]", True), ("6", False), ("'x'", False)])
-def test_an_opaque_cell_is_kept_only_when_pytests_ids_are_the_guess(tmp_path: Path, cell: str, twin: bool) -> None:
+@pytest.mark.parametrize("cell", ["[1, 2]", "6", "'x'"])
+def test_an_opaque_cell_is_read_from_the_task_id_it_leaves(tmp_path: Path, cell: str) -> None:
     """``CELL`` is a name (no literal, no constant expression): the planner guesses pytest's ``argnameN``.
-    Bound to a list, pytest's ids are that guess: a twin. Bound to a number or a text, pytest ids it by
-    its value, the ids made are not the task's: the sentinel, as before (sound fallback)."""
+    Bound to a list, pytest's ids are that guess. Bound to a number or a text, pytest ids it by its value: the ids
+    made were not the task's and the function got the sentinel; reach46 reads the one row's one opaque cell from the
+    one task id the other rows leave (``canary_rows._resolved``): a twin of the FAIL_TO_PASS rows in each case."""
     text = (f"import pytest\n\nfrom m import f\n\nCELL = {cell}\n\n\n"
             "@pytest.mark.parametrize('a, want', [(CELL, 'p'), ([3], 'q'), ([4], 'r'), ([5], 's')])\n"
             "def test_f(a, want):\n    assert f(a) == want\n")
@@ -90,12 +91,11 @@ def test_an_opaque_cell_is_kept_only_when_pytests_ids_are_the_guess(tmp_path: Pa
     fid = f"{TEST}::test_f"
     ids = [f"{fid}[{i}]" for i in real]
     plan = plan_twins(tmp_path, ids[2:], seed=0, parent={TEST: None}, pass_to_pass=ids[:2])
-    if twin:
-        assert [c.kind for c in plan.canaries] == ["contradiction"] and not plan.unprotected
-        rows = _twin_rows(plan.runs, plan.placement[fid].index(1))
-        assert [ast.unparse(r) for r in rows] == ["(CELL, 'p')", "([3], 'q')", "([4], 's')", "([5], 'r')"]
-    else:
-        assert [(c.kind, c.how) for c in plan.canaries] == [("sentinel", NOT_ROWS)] and plan.unprotected == [fid]
+    assert [c.kind for c in plan.canaries] == ["contradiction"] and not plan.unprotected
+    rows = _twin_rows(plan.runs, plan.placement[fid].index(1))
+    assert [ast.unparse(r) for r in rows] == ["(CELL, 'p')", "([3], 'q')", "([4], 's')", "([5], 'r')"]
+    wrong = plan_twins(tmp_path, ids[2:], seed=0, parent={TEST: None}, pass_to_pass=[f"{fid}[{real[0]}x]", ids[1]])
+    assert [(c.kind, c.how) for c in wrong.canaries] == [("sentinel", NOT_ROWS)] and wrong.unprotected == [fid]
 
 
 @pytest.mark.parametrize(("text", "value"), [
