@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.agents.environment import check_passthrough
 from pytest_homefield.agents.openai_compat import sampling_error
 from pytest_homefield.agents.recipes import recipe_agents
@@ -334,9 +335,9 @@ def parse_gate(gate: str) -> tuple[str, float]:
     try:
         rate = float(rate_s)
     except ValueError:
-        raise ConfigError(f"--homefield-fail-under {gate!r}: expected RATE or AGENT=RATE") from None
+        raise ConfigError(f"{option('fail-under')} {gate!r}: expected RATE or AGENT=RATE") from None
     if not (math.isfinite(rate) and 0 <= rate <= 1):
-        raise ConfigError(f"--homefield-fail-under {gate!r}: RATE is a fraction between 0 and 1")
+        raise ConfigError(f"{option('fail-under')} {gate!r}: RATE is a fraction between 0 and 1")
     return name, rate
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 
 import pytest
 
 from pytest_homefield.errors import ConfigError
+from pytest_homefield.spelling import spelled_for
 from pytest_homefield.shard import (
     SPLIT,
     Shard,
@@ -20,6 +22,13 @@ from pytest_homefield.shard import (
     stated_cut_refusal,
     stated_mismatch,
 )
+
+
+@pytest.fixture(autouse=True)
+def _cli_spelling() -> Iterator[None]:
+    """These texts are ``homefield report``'s: options spelled for the script (opt46)."""
+    with spelled_for("cli"):
+        yield
 
 
 def test_shards_partition_the_ids_by_each_ids_own_hash_whatever_the_selection() -> None:

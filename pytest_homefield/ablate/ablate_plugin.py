@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.ablate_plan import build_plan, plan_lines, workers_from
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.rules import load_rules, parse_rules, resolve_rules_file
@@ -197,7 +198,8 @@ class AblatePlugin(ModePlugin):
     def resume_hint(self) -> str | None:
         """The command continuing this ablation (same agents and attempts)."""
         s = self.session
-        return None if s is None else f"homefield ablate {s.rules_file} --yes --resume --run-id {s.ablate_id}"
+        return None if s is None else (f"homefield ablate {s.rules_file} {option('yes', 'cli')} "
+                                       f"{option('resume', 'cli')} {option('run-id', 'cli')} {s.ablate_id}")
 
     def item_subject(self, nodeid: str) -> str:
         """The task's subject for the item ``nodeid`` (``""`` when unknown)."""
@@ -302,7 +304,8 @@ class AblatePlugin(ModePlugin):
         rel = s.ablate_dir.relative_to(self.settings.root)
         tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
         self._write_user_check(tr)
-        cmd = f"homefield ablate {s.rules_file} --yes --resume --run-id {s.ablate_id} (same agents and attempts)"
+        cmd = (f"homefield ablate {s.rules_file} {option('yes', 'cli')} {option('resume', 'cli')} "
+               f"{option('run-id', 'cli')} {s.ablate_id} (same agents and attempts)")
         if s.skip_reasons:
             tr.write_line(f"Continue the ablation with: {cmd}", yellow=True)
         elif s.phase == "slim":

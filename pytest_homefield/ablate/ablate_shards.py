@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.session import (
     PHASE_MERGE,
@@ -309,7 +310,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
 
     ablate_dir = home.ablate / new_id
     if ablate_dir.exists():
-        raise ShardMergeError(f"{WHAT}: {ablate_dir} exists; give another --run-id")
+        raise ShardMergeError(f"{WHAT}: {ablate_dir} exists; give another {option('run-id')}")
     listings = [_variant_entries(d) for d in folders]  # before anything is written: a refusal leaves nothing
     ablate_dir.mkdir(parents=True)
     for d, entries in zip(folders, listings, strict=True):

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.ablate_plan import AblationPlan
 from pytest_homefield.ablate.render import render_html, render_json, render_markdown, report_doc
 from pytest_homefield.ablate.rules import RuleSet
@@ -225,17 +226,17 @@ class AblationSession:
         if settings.resume:
             meta = read_meta(ablate_dir, complete=True)
             if meta.get("kind") != "ablate":
-                raise RunError(f"--homefield-resume: {ablate_dir} is not an ablation")
+                raise RunError(f"{option('resume')}: {ablate_dir} is not an ablation")
             if meta.get("rules_digest") != rules_digest or bool(meta.get("by_section")) != rules.by_section:
-                raise RunError(f"--homefield-resume: {rules_file} (or --by-section) changed since ablation "
+                raise RunError(f"{option('resume')}: {rules_file} (or {option('by-section')}) changed since ablation "
                                f"{ablate_id} started; start a new ablation")
             # a merged ablation may be resumed as shards (the slimmer file measured per machine): each
             # selects its part of the merged ablation's tasks
             as_shard = shard is not None and bool(meta.get("merged_from"))
             if meta.get("shard") != (str(shard) if shard else None) and not as_shard:
-                raise RunError(f"--homefield-resume: ablation {ablate_id} is shard {meta.get('shard') or 'none'}; "
+                raise RunError(f"{option('resume')}: ablation {ablate_id} is shard {meta.get('shard') or 'none'}; "
                                f"flags give {shard or 'none'}")
-            old = None if as_shard else old_split_refusal(f"--homefield-resume: ablation {ablate_id}", meta)
+            old = None if as_shard else old_split_refusal(f"{option('resume')}: ablation {ablate_id}", meta)
             if old is not None:  # shard38: its tasks are another split's share
                 raise RunError(old)
             expected = dict(meta)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX
@@ -98,7 +99,7 @@ def agent_rows(settings: Settings, rel: str, agents: Sequence[tuple[str, str]] |
     pairs in ``--agent`` order, when known; else names and specs come from parsing the specs. Raises
     ``ValueError`` when no agent is given or a spec is bad."""
     if not settings.agents:
-        raise ValueError("no agent given: add --agent SPEC (e.g. claude:claude-sonnet-4-5)")
+        raise ValueError(f"no agent given: add {option('agent')} SPEC (e.g. claude:claude-sonnet-4-5)")
     rows = []
     for i, text in enumerate(settings.agents):
         try:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.spelling import spell
 from pytest_homefield.agents.recipe_hosts import RECIPE_HOSTS
 from pytest_homefield.key_shapes import redact
 from pytest_homefield.sandbox.bwrap import program_paths
@@ -369,7 +370,7 @@ class ClientSandbox:
             held = next((p for p in self.paths(env) if holds_home(p, home)), None)
             if held is not None:
                 return (f"cannot sandbox {self.executable}: it needs {held}, your home folder, which no sandbox is "
-                        "given (install it outside your home, or pass --sandbox none to accept the risk)")
+                        f"given (install it outside your home, or pass {spell('sandbox')} none to accept the risk)")
         return None
 
     def provider_hosts(self, env: Mapping[str, str]) -> list[str]:

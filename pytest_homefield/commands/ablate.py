@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.ablate_plan import build_plan, plan_lines, workers_from
 from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.variants import agent_rows
@@ -70,7 +71,7 @@ def run_ablate(ns: argparse.Namespace, root: Path, extra: Sequence[str], plugins
         return 2
     if status in (0, 1) and meta.get("next_phase") == "slim" and not meta.get("cut_short"):
         print(f"homefield ablate: every per-rule attempt is in; measuring the slimmer file "
-              f"(--resume --run-id {ns.run_id})", flush=True)
+              f"({option('resume')} {option('run-id')} {ns.run_id})", flush=True)
         ns.resume = True
         status = int(pytest.main(pytest_args(ns, "ablate", root, extra), plugins=list(plugins)))
     return status

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.agents.attacks import ATTACKS
 from pytest_homefield.envs.builder import EnvBuildError, resolve_env
 from pytest_homefield.envs.declaration import declaration_at
@@ -147,7 +148,8 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int,
     cut = [r for r in attacks if r.get("outcome") == "test_timeout" and ATTACK_BOUND in str(r.get("error") or "")]
     if cut:
         lines.append(f"  {len(cut)} attack grading(s) cut at {ATTACK_BOUND} ({HANG_FACTOR:g}× the task's reference "
-                     f"grading, at least {ATTACK_FLOOR_S:g} s, at most --run-timeout): test_timeout, a failure "
+                     f"grading, at least {ATTACK_FLOOR_S:g} s, at most {option('run-timeout')}): test_timeout, a "
+                     "failure "
                      "(not solved)")
     return not broken and not missing, lines
 

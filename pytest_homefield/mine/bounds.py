@@ -53,7 +53,8 @@ class Stop:
 def budget_detail(why: str, settings: Any) -> str:
     """The phrase of a bound's :class:`Stop` (``settings``: a :class:`~pytest_homefield.settings.Settings`)."""
     if why == STOP_AFTER_TASKS:
-        return f"--stop-after-tasks {settings.stop_after_tasks} reached"  # a record's detail: no front end's
+        # a record's detail: the CLI's spelling, whatever front end made it
+        return f"{option('stop-after-tasks', 'cli')} {settings.stop_after_tasks} reached"
     if why == TIME_BUDGET:
         return f"time budget {settings.time_budget} reached"
     return why.replace("_", " ")

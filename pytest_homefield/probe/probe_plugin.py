@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.modes import ModeFile, ModePlugin
@@ -186,9 +187,10 @@ class ProbePlugin(ModePlugin):
             tr.write_line(f"Shard {s.shard}: the verdict judges this shard's tasks only; merge the shards' "
                           ".homefield/probe/ folders with: homefield probe --merge DIR…", yellow=True)
         elif flagged:
-            tr.write_line("Leave the flagged tasks out of a run with: homefield run --exclude-memorized --agent …")
+            tr.write_line(f"Leave the flagged tasks out of a run with: homefield run "
+                          f"{option('exclude-memorized', 'cli')} {option('agent', 'cli')} …")
         tr.write_line(f"Records: {(self.settings.homefield_dir / 'probe').relative_to(self.settings.root)}/"
-                      f"<agent>.jsonl; continue an interrupted probe with --resume")
+                      f"<agent>.jsonl; continue an interrupted probe with {option('resume')}")
 
 
 class ProbeTaskNode(pytest.Collector):

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.settings_table import option
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.probe.prompt import gold_lines
@@ -152,7 +153,7 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
             v = load_verdict(path)
             if v is None:
                 raise ShardMergeError(f"{WHAT}: {path} has no verdict line (its probe did not finish): continue it "
-                                      "with `homefield probe --resume` on its machine")
+                                      f"with `homefield probe {option('resume', 'cli')}` on its machine")
             if v.get("tasks_digest") != digest:
                 raise ShardMergeError(f"{WHAT}: {path} probed another tasks.jsonl (tasks digest "
                                       f"{v.get('tasks_digest') or 'unknown'}) than {home.tasks} ({digest}); "

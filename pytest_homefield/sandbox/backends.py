@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from pytest_homefield.spelling import spell
 from pytest_homefield.sandbox._scope import available as scope_available
 from pytest_homefield.sandbox._scope import scoped_argv
 from pytest_homefield.sandbox.bwrap import (
@@ -371,7 +372,7 @@ class Sandboxes:
         if choice.mode == "none":
             return cls(choice, hook, None, None)
         bwrap: BwrapBackend | None = None
-        why: str | None = "--sandbox landlock"
+        why: str | None = f"{spell('sandbox')} landlock"
         if choice.mode != "landlock":
             try:
                 bwrap, why = BwrapBackend(probe()), None

@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.spelling import spell
 from pytest_homefield.sandbox import host_uids
 from pytest_homefield.sandbox.copies_by_content import content_copies
 from pytest_homefield.sandbox.editable import editable_binds
@@ -80,7 +81,7 @@ REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"
 
 #: How to get bubblewrap, for the one-line refusals.
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
-                "or pass --sandbox none to accept the risk")
+                f"or pass {spell('sandbox')} none to accept the risk")
 
 
 #: The placeholder after ``--args`` in an argv of :func:`bwrap_argv` with ``args_fd=True``: the reaper

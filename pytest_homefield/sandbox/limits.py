@@ -44,6 +44,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.spelling import spell
 from pytest_homefield.sandbox.nofollow import MAX_DEPTH, restore_access
 
 __all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
@@ -301,11 +302,11 @@ def _check_folders(folders: AgentFolders, limits: WriteLimits, base: Baseline) -
             if stat.S_ISREG(st.st_mode) and st.st_size > limits.file_bytes \
                     and base.big.get(name) != (st.st_size, st.st_mtime_ns, st.st_ino):
                 return Fault(f"{name} holds {st.st_size} bytes, over the {limits.file_bytes / MIB:g} MiB per file "
-                             "(--max-file-mb)")
+                             f"({spell('max-file-mb', 'cli')})")
             total += entry_bytes(st)
             if total > cap:
                 return Fault(f"the agent's folders hold over {limits.total_bytes / MIB:g} MiB more than the snapshot "
-                             "(--max-workspace-mb)")
+                             f"({spell('max-workspace-mb', 'cli')})")
     return None
 
 
