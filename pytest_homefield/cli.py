@@ -17,7 +17,6 @@ from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir
 from pytest_homefield.report.formats import REPORT_FORMATS
@@ -27,6 +26,7 @@ from pytest_homefield.settings import (
     resolve_settings,
     spelled_for,
 )
+from pytest_homefield.settings_table import option
 
 if TYPE_CHECKING:
     from pytest_homefield.records import Task

@@ -33,9 +33,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.errors import RecordError, RunError
 from pytest_homefield.records import check_meta, json_type
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import open_own, write_atomic
 
 __all__ = [

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.agents.environment import check_passthrough
 from pytest_homefield.agents.openai_compat import sampling_error
 from pytest_homefield.agents.recipes import recipe_agents

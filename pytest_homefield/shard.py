@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.errors import ConfigError, ShardMergeError
+from pytest_homefield.spelling import spell
 
 __all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan", "share_refusal", "split_refusal", "SPLIT",
            "shard_of_id", "old_split_refusal", "claim_refusal", "left_out", "stated_mismatch", "stated_cut_refusal"]
@@ -75,14 +75,14 @@ class Shard:
         return None if budget_usd is None else budget_usd / self.count
 
 
-def parse_shard(text: str | None, *, flag: str = "--homefield-shard") -> Shard | None:
+def parse_shard(text: str | None, *, flag: str | None = None) -> Shard | None:
     """``"K/N"`` → :class:`Shard`; ``None`` → ``None``. Raises :class:`ConfigError` (one line naming
-    ``flag``) unless ``1 ≤ K ≤ N``."""
+    ``flag``, default the shard option as the front end in use spells it) unless ``1 ≤ K ≤ N``."""
     if text is None:
         return None
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
     if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
-        raise ConfigError(f"{flag} {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+        raise ConfigError(f"{flag or spell('shard')} {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
     return Shard(int(m.group(1)), int(m.group(2)))
 
 

@@ -41,9 +41,9 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.errors import StoreError
 from pytest_homefield.pins import folder_below
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import append_jsonl, write_atomic
 
 __all__ = [

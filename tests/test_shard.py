@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 
 import pytest
 
 from pytest_homefield.errors import ConfigError
-from pytest_homefield.spelling import spelled_for
 from pytest_homefield.shard import (
     SPLIT,
     Shard,
@@ -23,12 +21,6 @@ from pytest_homefield.shard import (
     stated_mismatch,
 )
 
-
-@pytest.fixture(autouse=True)
-def _cli_spelling() -> Iterator[None]:
-    """These texts are ``homefield report``'s: options spelled for the script (opt46)."""
-    with spelled_for("cli"):
-        yield
 
 
 def test_shards_partition_the_ids_by_each_ids_own_hash_whatever_the_selection() -> None:
@@ -123,6 +115,7 @@ def test_a_shard_split_by_position_is_refused_whatever_its_share() -> None:
     assert old_split_refusal("s1", {**old, "split": SPLIT}) is None
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_shard_leaving_out_tasks_of_its_own_k_is_said() -> None:
     """shard39: a shard stating a smaller ``shard_of`` (t2 dropped) holds exactly its share of it, so
     :func:`share_refusal` (and, all shards stating it, :func:`split_refusal`) takes it; against tasks.jsonl and what
@@ -156,6 +149,7 @@ def test_a_shard_leaving_out_tasks_of_its_own_k_is_said() -> None:
     assert " …): " in left_out([("run s1", none_held)], many)[0]
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_what_shards_state_of_max_tasks_and_memorized_tasks_is_checked_where_it_can_be() -> None:
     """ops40: a shard's stated ``max_tasks`` and ``excluded_memorized`` were taken at its word by :func:`left_out`.
     Shards of one merge stating different values are said (each split another selection); a stated cut that is

@@ -6,8 +6,10 @@ A message that wrote ``--adaptive`` told a pytest user to pass an option pytest 
 - By construction: no string literal of the package names a setting's flag (either spelling) in its text; a
   message takes it from :func:`pytest_homefield.settings_table.option` or :func:`pytest_homefield.spelling.spell`,
   and every such call names a flag the settings table has. Left out: an argv element (``"--homefield-agent=x"``,
-  a literal that is one option and its value), the table's help texts (spelled when registered:
+  a literal that is one option, with its value or not, in a list being built), the table's help texts (spelled when registered:
   :func:`~pytest_homefield.settings_table.pytest_help`) and :data:`CHILD_COMMANDS`, another program's command line.
+- Nor is a flag spelled for the front end in use at import (:func:`spelled_at_import`): the script sets its
+  front end after its imports.
 - End to end: real bad input, under both front ends as subprocesses; each option the error names is one that
   front end's ``--help`` lists.
 """
@@ -60,6 +62,21 @@ def _table_helps(tree: ast.AST) -> set[int]:
     return out
 
 
+def _argv_elements(tree: ast.AST) -> set[int]:
+    """The literals that are an element of an argv being built: an item of a list display or comprehension, or
+    what ``.append``/``.extend``/``.insert`` adds (a whole f-string's parts with it). A single option anywhere
+    else (a default argument, a tuple, a call's argument) is a message's text like any other."""
+    items: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List):
+            items += [e.value if isinstance(e, ast.Starred) else e for e in node.elts]
+        elif isinstance(node, ast.ListComp):
+            items.append(node.elt)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("append", "extend", "insert"):
+            items += node.args
+    return {id(n) for item in items if isinstance(item, (ast.Constant, ast.JoinedStr)) for n in ast.walk(item)}
+
+
 def bare_flags(package: Path) -> list[str]:
     """``file:line: text`` of every literal of ``package`` naming a setting's flag in its text (see the module)."""
     flags = {s.flag for s in FLAGS}
@@ -68,11 +85,13 @@ def bare_flags(package: Path) -> list[str]:
         rel = path.relative_to(package).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"))
         skip = _docstrings(tree) | (_table_helps(tree) if rel == "settings_table.py" else set())
+        argv = _argv_elements(tree)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Constant) or not isinstance(node.value, str) or id(node) in skip:
                 continue
             text = node.value
-            if _ARGV.fullmatch(text) or any(rel == f and text.startswith(t) for f, t in CHILD_COMMANDS):
+            if (_ARGV.fullmatch(text) and id(node) in argv) or \
+                    any(rel == f and text.startswith(t) for f, t in CHILD_COMMANDS):
                 continue
             if any(m.group(1) in flags for m in _NAMED.finditer(text)):
                 found.append(f"{rel}:{node.lineno}: {text[:100]!r}")
@@ -95,6 +114,21 @@ def unknown_spellings(package: Path) -> list[str]:
     return found
 
 
+def spelled_at_import(package: Path) -> list[str]:
+    """``file:line: call`` of every ``option(flag)``/``spell(flag)`` for the front end in use (no front end given)
+    outside a function: a module's constant or a default argument, spelled once at import for whichever front end
+    was in use then (the ``homefield`` script names its own only after its imports)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        inside = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                  for part in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(part)}
+        found += [f"{path.relative_to(package)}:{n.lineno}: {ast.unparse(n)}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Call) and getattr(n.func, "id", None) in ("option", "spell")
+                  and len(n.args) + len(n.keywords) < 2 and id(n) not in inside]
+    return found
+
+
 def test_no_message_names_a_bare_flag() -> None:
     assert bare_flags(PACKAGE) == []
 
@@ -103,16 +137,26 @@ def test_every_spelled_flag_is_a_settings_flag() -> None:
     assert unknown_spellings(PACKAGE) == []
 
 
+def test_no_option_is_spelled_at_import_for_the_front_end_in_use(tmp_path: Path) -> None:
+    """opt46: bubblewrap's install hint, a module constant, said ``--homefield-sandbox`` to the script's users."""
+    assert spelled_at_import(PACKAGE) == []
+    (tmp_path / "m.py").write_text('HINT = f"pass {spell(\'sandbox\')} none"\nCUT = spell("max-output-mb", "cli")\n'
+                                   'def f(why=option("max-procs")):\n    return option("attempts")\n')
+    assert sorted(line.split(":")[1] for line in spelled_at_import(tmp_path)) == ["1", "3"]
+
+
 def test_the_checks_catch_a_new_bare_flag(tmp_path: Path) -> None:
     """A message written today with ``--attempts`` (or ``--homefield-attempts``), or spelled through a flag no
     setting has, is found; a child's argv element and another option are not."""
     (tmp_path / "m.py").write_text(
-        'def f(n):\n    """Docs may say --attempts."""\n'
-        '    args = ["--homefield-attempts=1", "--dist", "load"]\n'
+        'def f(n, why="--max-output-mb"):\n    """Docs may say --attempts."""\n'
+        '    args = ["--homefield-attempts=1", "--dist", "load", *[f"--homefield-agent={a}" for a in n]]\n'
         '    a = f"run again with --attempts {n}"\n    b = "or --homefield-max-tasks"\n'
-        '    c = "git diff --stat and pytest --lf"\n    return option("atempts"), spell("resume", "cli")\n')
-    assert sorted(line.split(":")[1] for line in bare_flags(tmp_path)) == ["4", "5"]
-    assert [line.split(":")[1] for line in unknown_spellings(tmp_path)] == ["7"]
+        '    c = "git diff --stat and pytest --lf"\n    args.append(f"--since={n}")\n'
+        '    d = [(f, v) for f, v in (("--seconds-per-run", n),)]\n'
+        '    return option("atempts"), spell("resume", "cli")\n')
+    assert sorted(line.split(":")[1] for line in bare_flags(tmp_path)) == ["1", "4", "5", "8"]
+    assert [line.split(":")[1] for line in unknown_spellings(tmp_path)] == ["9"]
 
 
 def test_option_and_spell_name_the_front_end_in_use() -> None:
@@ -165,9 +209,11 @@ def _accepted(front: str, repo: Path) -> set[str]:
     return set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", out))
 
 
-#: Bad input whose error names options: the flags of ``homefield run`` (pytest's: ``--homefield-`` each).
+#: Bad input whose error names options: the flags of ``homefield run`` (pytest's: ``--homefield-`` each). Before
+#: opt46 pytest's error named ``--adaptive``, ``--shard`` and ``--max-total-memory-mb``; the other two held already.
 CASES = [
     pytest.param(["--agent", "oracle", "--adaptive", "--shard", "1/2"], id="adaptive-with-shard"),
+    pytest.param(["--agent", "oracle", "--max-total-memory-mb", "1"], id="memory-budget", marks=pytest.mark.slow),
     pytest.param(["--agent", "preds:x.jsonl", "--preds-policy", "bogus"], id="preds-policy", marks=pytest.mark.slow),
     pytest.param(["--agent", "oracle", "--sandbox", "bogus"], id="sandbox", marks=pytest.mark.slow),
 ]

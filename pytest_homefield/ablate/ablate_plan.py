@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.layout import HomefieldDir
@@ -30,6 +29,7 @@ from pytest_homefield.report.family import REFERENCE_KINDS
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.run.cost import history_averages
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import parse_shard
 
 __all__ = ["AgentEstimate", "AblationPlan", "make_plan", "plan_lines", "merged_history", "min_tasks_for",

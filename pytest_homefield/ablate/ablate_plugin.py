@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.ablate_plan import build_plan, plan_lines, workers_from
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.rules import load_rules, parse_rules, resolve_rules_file
@@ -48,6 +47,7 @@ from pytest_homefield.run.runner import sandbox_summary
 from pytest_homefield.run.session import RunSession, selection
 from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import REFUSED_ATTR, Scope, post

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.session import (
     PHASE_MERGE,
@@ -58,6 +57,7 @@ from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import (
     left_out,
     missing_shards,
@@ -244,7 +244,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     _same(folders, [m.get("rules_file") for m in metas], "rules file")
     if metas[0].get("rules_file") != rules_rel:
         raise ShardMergeError(f"{WHAT}: the folders ablated {metas[0].get('rules_file')}, not {rules_rel}")
-    _same(folders, [bool(m.get("by_section")) for m in metas], "--by-section")
+    _same(folders, [bool(m.get("by_section")) for m in metas], option("by-section"))
     rules: RuleSet = split(rules_text, by_section=bool(metas[0].get("by_section")))
     now_digest = hashlib.sha256(rules.render().encode("utf-8")).hexdigest()[:16]
     _same(folders, [m.get("rules_digest") for m in metas], "rules file text")

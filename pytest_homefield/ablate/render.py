@@ -15,7 +15,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.table import (
     HARMFUL,
     LOAD_BEARING,
@@ -32,6 +31,7 @@ from pytest_homefield.report.html import html_table
 from pytest_homefield.report.markdown import markdown_table, md_escape
 from pytest_homefield.report.tables import Column, Row, Table, Text, Tone
 from pytest_homefield.report.text import Line, text_table
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 
 if TYPE_CHECKING:

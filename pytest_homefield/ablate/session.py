@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.ablate_plan import AblationPlan
 from pytest_homefield.ablate.render import render_html, render_json, render_markdown, report_doc
 from pytest_homefield.ablate.rules import RuleSet
@@ -66,6 +65,7 @@ from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.retries import TryKey, spent, unscored_tries
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, stopped_for
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import SPLIT, Shard, old_split_refusal, parse_shard
 from pytest_homefield.store import FolderLock, read_jsonl, write_atomic
 from pytest_homefield.transport import Message

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX
@@ -35,6 +34,7 @@ from pytest_homefield.errors import AgentSpecError, SnapshotError
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import commit_files
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 
 __all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "agent_rows",
            "RulesFileAgent", "UserFiles", "file_digest"]

@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.agents.base import AgentContext, AgentResult, Capable
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import PatchError, PredictionsError, PredictionsSpecError
 from pytest_homefield.export.swebench import task_id_of
 from pytest_homefield.sandbox.snapshot import apply_patch, patch_bytes
+from pytest_homefield.spelling import spell
 
 __all__ = ["CAPABILITIES", "POLICIES", "Predictions", "PredsMatch", "load_predictions", "read_predictions",
            "apply_like_swebench", "check_predictions", "PredictionsAgent"]

@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.agents.recipe_hosts import RECIPE_HOSTS
 from pytest_homefield.key_shapes import redact
 from pytest_homefield.sandbox.bwrap import program_paths
 from pytest_homefield.sandbox.protected import holds_home, homes
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import own_text
 
 __all__ = [

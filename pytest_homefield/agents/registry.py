@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.agents import attacks, claude, cmd_agent, openai_compat, predictions, reference
 from pytest_homefield.agents.attacks import ATTACKS, attack_agent
 from pytest_homefield.agents.base import Agent, AgentSettings
@@ -33,6 +32,7 @@ from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import AgentSpecError, PredictionsError, PredictionsSpecError, RunError
 from pytest_homefield.records import split_agent_name
+from pytest_homefield.spelling import spell
 
 __all__ = ["ParsedSpec", "AgentKind", "KINDS", "AgentOptions", "parse_spec", "build_agents", "agent_settings",
            "hook_agents", "make_agents", "kind_capabilities", "unstartable"]

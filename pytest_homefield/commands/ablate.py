@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.ablate_plan import build_plan, plan_lines, workers_from
 from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.variants import agent_rows
@@ -27,6 +26,7 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, new_id, newest_run, read_meta
 from pytest_homefield.records import load_tasks
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import parse_shard
 
 __all__ = ["run_ablate"]

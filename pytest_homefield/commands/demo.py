@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
 from pytest_homefield.mine.pipeline import dropped_line
 from pytest_homefield.sandbox.testrun import TEST_ENV_VAR
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -165,7 +165,7 @@ def run_demo(ns: argparse.Namespace) -> int:
         what = "interrupted" if code == 130 else f"failed (exit status {code})"
         _say(f"mining {what}; the repository and its records are kept in {repo}")
         return code
-    agents = [x for spec in DEMO_AGENTS for x in ("--agent", spec)]
+    agents = [x for spec in DEMO_AGENTS for x in ["--agent", spec]]  # argv: a list (tests/test_spelling.py)
     code, run_s = _step(["run", *agents, "--attempts", str(DEMO_ATTEMPTS), "-n", numprocesses], repo, env)
     home = HomefieldDir(repo)
     run_id = home.newest_run()

@@ -22,7 +22,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.ablate.ablate_shards import find_ablation_folder, merge_ablations
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.rules import resolve_rules_file, split_rules
@@ -33,6 +32,7 @@ from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe.verdicts import verdict_lines
 from pytest_homefield.records import load_tasks
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["run_merge"]

@@ -123,7 +123,7 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     lines.append(total)
     agents = plan_agents(settings)
     if all(a.spec in ("oracle", "noop") for a in agents):  # as the run's header says it (nu32)
-        again = same_change_line([a.name for a in agents], settings.attempts, option("attempts"))
+        again = same_change_line([a.name for a in agents], settings.attempts)
         if again:
             lines.append(again[0].upper() + again[1:])
     partial = partial_mine_note(HomefieldDir(settings.root))

@@ -37,11 +37,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.errors import RecordError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.records import one_line
 from pytest_homefield.report.which import RunSummary, pick_run, run_summaries, run_summary
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import lock_holder, read_jsonl, read_jsonl_lines
 from pytest_homefield.terminal.progress import plural
 

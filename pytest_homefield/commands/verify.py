@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.agents.attacks import ATTACKS
 from pytest_homefield.envs.builder import EnvBuildError, resolve_env
 from pytest_homefield.envs.declaration import declaration_at
@@ -38,6 +37,7 @@ from pytest_homefield.sandbox.limits import HANG_FACTOR
 from pytest_homefield.sandbox.proccap import eased, machine_load, slowdown
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.hooks import end_open_line
 from pytest_homefield.terminal.progress import fmt_duration, plural

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.errors import RecordError, ShardMergeError
 from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, results_path, scan_path, write_meta
 from pytest_homefield.mine.bounds import NOT_VERIFIED
@@ -48,6 +47,7 @@ from pytest_homefield.mine.pipeline import dropped_line, merge_tasks, removed_du
 from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, check_meta, load_tasks
 from pytest_homefield.sandbox import nofollow
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import Shard, missing_shards, old_split_refusal, parse_shard
 from pytest_homefield.store import read_jsonl, read_jsonl_lines, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural

@@ -75,7 +75,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.mine.compiled import BUILT_BEFORE, compiled_sources
@@ -120,6 +119,7 @@ from pytest_homefield.sandbox.testrun import (
     scrubbed_env,
 )
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins, teardown_nodes
+from pytest_homefield.settings_table import option
 
 __all__ = [
     "Verification",

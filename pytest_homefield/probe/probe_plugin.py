@@ -29,7 +29,6 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.modes import ModeFile, ModePlugin
@@ -50,6 +49,7 @@ from pytest_homefield.run.run_plugin import (
 )
 from pytest_homefield.run.session import RunSession, selection
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import FolderLocked
 from pytest_homefield.transport import Scope, post
 

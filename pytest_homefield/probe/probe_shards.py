@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.probe.prompt import gold_lines
@@ -50,6 +49,7 @@ from pytest_homefield.probe.verdicts import (
 )
 from pytest_homefield.probe_records import latest, load_probe, load_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import (
     left_out,
     missing_shards,

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.agents.base import Agent, Completion, can_complete
 from pytest_homefield.agents.registry import agent_settings, build_agents, hook_agents
 from pytest_homefield.errors import RecordError, RunError, StoreError
@@ -37,6 +36,7 @@ from pytest_homefield.run.session import TaskSelection
 from pytest_homefield.sandbox.backends import SandboxHook
 from pytest_homefield.sandbox.modes import runs_process
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import FolderLock
 from pytest_homefield.transport import Message, append_message
 

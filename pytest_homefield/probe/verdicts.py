@@ -55,10 +55,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.probe.prompt import file_listing
 from pytest_homefield.probe_records import latest, load_probe
 from pytest_homefield.records import Task, display_subject, one_line
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import SPLIT
 from pytest_homefield.store import write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural

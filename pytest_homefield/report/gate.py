@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.records import SCORED_OUTCOMES, counts_solved, counts_solved_flagged_failed, flagged_solve
 from pytest_homefield.report import stats
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.runs import forged_lines, load_results, owed_attempts, retried_by_key
 from pytest_homefield.report.verdicts import fmt_num
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["GateError", "GateLine", "worse_than", "gate_summary", "outcomes_by_agent", "forged_by_agent",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.records import OUTCOMES, one_line, visible
 from pytest_homefield.report import tables
 from pytest_homefield.report.fmt import (
@@ -27,6 +26,7 @@ from pytest_homefield.report.fmt import (
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import JsonObject, Report, as_report
 from pytest_homefield.report.tables import AgentName, Cell, Code, OutcomeHead, Subject, Table, Text
+from pytest_homefield.settings_table import option
 
 __all__ = ["markdown_table", "md_code", "md_escape", "render_markdown"]
 

@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import cast
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.report.family import COST_REPORTED
 from pytest_homefield.report.model import AgentSummary, Memorization
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["agent_notes", "flaky", "forged", "memorized", "other_variants", "outside_plan", "suspicious_solved",

@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.errors import RecordError
 from pytest_homefield.layout import newest_run, read_own_file
 from pytest_homefield.report.runs import read_results, results_read
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import outside_plan, why_outside
 from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural

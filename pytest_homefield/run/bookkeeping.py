@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.settings_table import option
 from pytest_homefield import __version__
 from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.errors import RunError
@@ -21,6 +20,7 @@ from pytest_homefield.layout import meta_path, newest_run
 from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, load_results
 from pytest_homefield.run.attempt import latest_results
 from pytest_homefield.run.retries import spent, unscored_tries
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["pick_run_id", "build_meta", "check_resume", "done_keys"]

@@ -25,10 +25,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import inert_git_env
 from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.settings_table import option
 
 __all__ = ["IGNORED_DIRS", "IGNORED_SUFFIXES", "walk_tree", "tree_changes", "render_diff", "capped_diff", "Diff",
            "CUT_LINE", "apply_change",

@@ -43,7 +43,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.agents.registry import kind_capabilities, parse_spec
 from pytest_homefield.layout import HomefieldDir, attempt_dir, read_meta, results_path
 from pytest_homefield.records import UNSCORED_OUTCOMES, Task
@@ -51,6 +50,7 @@ from pytest_homefield.run.twin_grading import CANARIES_FILE
 from pytest_homefield.sandbox.proccap import eased, load_per_cpu
 from pytest_homefield.sandbox.twin_runs import grading_runs
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -302,7 +302,8 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
             secs = seconds_per_run if seconds_per_run is not None else (float(h["wall_s"]) if h else a_secs)
             usd = cost_per_run if cost_per_run is not None else (
                 float(h["cost_usd"]) if h and h["cost_usd"] == h["cost_usd"] else a_usd)
-            given = [f for f, v in (("--seconds-per-run", seconds_per_run), ("--cost-per-run", cost_per_run))
+            given = [f for f, v in ((option("seconds-per-run"), seconds_per_run),
+                                           (option("cost-per-run"), cost_per_run))
                      if v is not None]
             basis = " and ".join(given) + " given"
         elif h:

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, hang_bound_s
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["ATTACK_BOUND", "ATTACK_FLOOR_S", "GradeBound", "attack_reference", "grading_bound"]

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.agents.registry import kind_capabilities
 from pytest_homefield.errors import ProbeError
 from pytest_homefield.probe_records import load_probe, load_verdict, probe_path
+from pytest_homefield.settings_table import option
 
 __all__ = ["excluded_for_run"]
 

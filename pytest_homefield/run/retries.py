@@ -22,8 +22,8 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, load_results
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["TryKey", "count_tries", "spent", "last_try_error", "unscored_tries", "cap_retries", "crash_result",

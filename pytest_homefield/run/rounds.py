@@ -23,8 +23,8 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.records import NOT_NEEDED, Result
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["AttemptKey", "adaptive_refusal", "wait_for_rounds", "not_needed_result", "stall_seconds", "round_order"]

@@ -505,7 +505,7 @@ class RunPlugin(ModePlugin):
                          + (f"; budget {self.settings.budget:.2f} USD split evenly over {s.shard.count} shards: "
                             f"{s.budget_usd:.2f} USD here" if s.budget_usd is not None else ""))
         same = [a.name for a in s.agents if isinstance(a, (OracleAgent, NoopAgent))]
-        again = same_change_line(same, self.settings.attempts, option("attempts")) \
+        again = same_change_line(same, self.settings.attempts) \
             if len(same) == len(s.agents) else None
         if again and not self.verifying:
             lines.append(f"homefield: {again}")

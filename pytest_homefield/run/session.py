@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pytest_homefield.settings_table import option
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.errors import ConfigError, ProbeError, RecordError, ResultsUnreadable, RunError, StoreError
 from pytest_homefield.layout import (
@@ -41,6 +40,7 @@ from pytest_homefield.run.retries import TryKey, unscored_tries
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings import Settings, parse_gate
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import SPLIT, Shard, old_split_refusal, parse_shard
 from pytest_homefield.store import FolderLock, read_jsonl, write_atomic
 from pytest_homefield.transport import Message

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.sandbox._scope import available as scope_available
 from pytest_homefield.sandbox._scope import scoped_argv
 from pytest_homefield.sandbox.bwrap import (
@@ -54,6 +53,7 @@ from pytest_homefield.sandbox.modes import (
 from pytest_homefield.sandbox.proccap import marked
 from pytest_homefield.sandbox.proxy import FilteringProxy, proxy_env
 from pytest_homefield.sandbox.relay import HostRelay, inside_argv
+from pytest_homefield.spelling import spell
 
 __all__ = ["SandboxBackend", "SandboxContext", "SandboxHook", "AgentBox", "TestBox", "Wrapped", "BwrapBackend",
            "LandlockBackend", "NoSandbox", "HookBackend", "Sandboxes", "backend_named", "PROXY_PORT"]

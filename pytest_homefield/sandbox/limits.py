@@ -44,8 +44,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.sandbox.nofollow import MAX_DEPTH, restore_access
+from pytest_homefield.spelling import spell
 
 __all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
            "TEST_MEMORY_MB", "memory_cap_note", "ENTRY_BYTES", "entry_bytes", "FREE_FLOOR_BYTES", "free_bytes",
@@ -140,7 +140,7 @@ class WriteLimits:
     file_bytes: int = 50 * MIB
     total_bytes: int = 500 * MIB
     poll_s: float = 0.5
-    total_name: str = "--max-workspace-mb"
+    total_name: str = spell("max-workspace-mb", "cli")  # a fault's reason: a record's text
 
     @classmethod
     def from_mb(cls, output_mb: float = 5, file_mb: float = 50, workspace_mb: float = 500) -> WriteLimits:

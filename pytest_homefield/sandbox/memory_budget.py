@@ -45,9 +45,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.sandbox.phases import _NOTICE, PhaseLock, phase_folder, session_key
 from pytest_homefield.sandbox.proccap import memory_root
+from pytest_homefield.spelling import spell
 
 __all__ = ["MIB", "BudgetWaitExpired", "MemoryBudget", "Reservation", "BudgetTooSmall", "budget_mb", "configure",
            "default_budget_mb", "held_fds", "machine_mb", "reserve", "waited_s", "margin_mb", "POLL_S", "largest_mb"]

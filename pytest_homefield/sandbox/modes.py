@@ -11,7 +11,7 @@ allowlist|shared|none|loopback:PORT[,PORT…]``, ``--allow-host``; docs/contract
 * ``auto`` (default): bubblewrap wherever it works (probed once per process); where it does not,
   Landlock wherever it works for the process (probed once, only then). Where neither does, agents
   that can run commands (``cmd:``, the recipes, ``claude --allow-shell``) are refused with a
-  one-line error (:data:`~pytest_homefield.sandbox.bwrap.INSTALL_HINT`), while edit-only claude,
+  one-line error (:func:`~pytest_homefield.sandbox.bwrap.install_hint`), while edit-only claude,
   ``openai:`` and the reference agents run, and test runs go unsandboxed; every attempt records
   which sandbox it had.
 
@@ -33,12 +33,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.landlock import NET_ABI, SCOPED_ABI, LandlockUnavailable
 from pytest_homefield.sandbox.landlock import probe as landlock_probe
 from pytest_homefield.sandbox.proxy import Allowlist
+from pytest_homefield.spelling import spell
 
 __all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "parse_network", "runs_commands", "runs_process",
            "agent_backend_name", "tests_backend_name", "parse_hosts", "unenforced_note", "landlock_state",

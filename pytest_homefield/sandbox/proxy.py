@@ -44,8 +44,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.spelling import spell
 from pytest_homefield.sandbox.relay import _join, close_listener
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import open_own_file
 
 __all__ = ["HostRule", "Allowlist", "ProxyLog", "FilteringProxy", "parse_host_rule", "proxy_env",
