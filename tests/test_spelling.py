@@ -6,8 +6,9 @@ A message that wrote ``--adaptive`` told a pytest user to pass an option pytest 
 - By construction: no string literal of the package names a setting's flag (either spelling) in its text; a
   message takes it from :func:`pytest_homefield.settings_table.option` or :func:`pytest_homefield.spelling.spell`,
   and every such call names a flag the settings table has. Left out: an argv element (``"--homefield-agent=x"``,
-  a literal that is one option, with its value or not, in a list being built), the table's help texts (spelled when registered:
-  :func:`~pytest_homefield.settings_table.pytest_help`) and :data:`CHILD_COMMANDS`, another program's command line.
+  a literal that is one option, with its value or not, in a list being built), the table's help texts (spelled
+  when registered: :func:`~pytest_homefield.settings_table.pytest_help`) and :data:`CHILD_COMMANDS`, another
+  program's command line.
 - Nor is a flag spelled for the front end in use at import (:func:`spelled_at_import`): the script sets its
   front end after its imports.
 - End to end: real bad input, under both front ends as subprocesses; each option the error names is one that
@@ -34,7 +35,7 @@ ROOT = PACKAGE.parent
 _NAMED = re.compile(r"(?<![\w-])--(?:homefield-)?([a-z][a-z0-9-]*)")
 #: A literal that is one argv element: an option, with ``=value`` or not (a child process's argument).
 _ARGV = re.compile(r"--[a-z][a-z0-9-]*(=\S*)?")
-#: ``(file, line)`` of literals that are another program's command line, whose flags are that program's:
+#: ``(file, how the literal starts)`` of literals that are another program's command line, whose flags are that program's:
 #: codex's ``--sandbox workspace-write`` is not homefield's ``--sandbox``.
 CHILD_COMMANDS = frozenset({("agents/recipes.py", "codex exec --json")})
 
