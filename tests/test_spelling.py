@@ -13,11 +13,15 @@ A message that wrote ``--adaptive`` told a pytest user to pass an option pytest 
   front end after its imports.
 - End to end: real bad input, under both front ends as subprocesses; each option the error names is one that
   front end's ``--help`` lists.
+
+These and the scans of the whole package (73k lines parsed: about 3 s of CPU) are in the slow tier; the checks'
+own tests on a small module are in the fast one.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import subprocess
@@ -35,9 +39,15 @@ ROOT = PACKAGE.parent
 _NAMED = re.compile(r"(?<![\w-])--(?:homefield-)?([a-z][a-z0-9-]*)")
 #: A literal that is one argv element: an option, with ``=value`` or not (a child process's argument).
 _ARGV = re.compile(r"--[a-z][a-z0-9-]*(=\S*)?")
-#: ``(file, how the literal starts)`` of literals that are another program's command line, whose flags are that program's:
-#: codex's ``--sandbox workspace-write`` is not homefield's ``--sandbox``.
+#: ``(file, how the literal starts)`` of literals that are another program's command line, whose flags are that
+#: program's: codex's ``--sandbox workspace-write`` is not homefield's ``--sandbox``.
 CHILD_COMMANDS = frozenset({("agents/recipes.py", "codex exec --json")})
+
+
+@functools.cache
+def _trees(package: Path) -> tuple[tuple[Path, ast.Module], ...]:
+    """Every module of ``package`` parsed, once for the checks of this file."""
+    return tuple((path, ast.parse(path.read_text(encoding="utf-8"))) for path in sorted(package.rglob("*.py")))
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -82,9 +92,8 @@ def bare_flags(package: Path) -> list[str]:
     """``file:line: text`` of every literal of ``package`` naming a setting's flag in its text (see the module)."""
     flags = {s.flag for s in FLAGS}
     found = []
-    for path in sorted(package.rglob("*.py")):
+    for path, tree in _trees(package):
         rel = path.relative_to(package).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
         skip = _docstrings(tree) | (_table_helps(tree) if rel == "settings_table.py" else set())
         argv = _argv_elements(tree)
         for node in ast.walk(tree):
@@ -104,8 +113,8 @@ def unknown_spellings(package: Path) -> list[str]:
     literal front end is not one of :data:`FRONT_ENDS`."""
     flags = {s.flag for s in FLAGS}
     found = []
-    for path in sorted(package.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, tree in _trees(package):
+        for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("option", "spell")):
                 continue
             args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
@@ -120,8 +129,7 @@ def spelled_at_import(package: Path) -> list[str]:
     outside a function: a module's constant or a default argument, spelled once at import for whichever front end
     was in use then (the ``homefield`` script names its own only after its imports)."""
     found = []
-    for path in sorted(package.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for path, tree in _trees(package):
         inside = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                   for part in (f.body if isinstance(f.body, list) else [f.body]) for n in ast.walk(part)}
         found += [f"{path.relative_to(package)}:{n.lineno}: {ast.unparse(n)}" for n in ast.walk(tree)
@@ -130,17 +138,23 @@ def spelled_at_import(package: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # the package parsed: 3 s of CPU, shared by the three scans
 def test_no_message_names_a_bare_flag() -> None:
     assert bare_flags(PACKAGE) == []
 
 
+@pytest.mark.slow  # the package parsed: 3 s of CPU, shared by the three scans
 def test_every_spelled_flag_is_a_settings_flag() -> None:
     assert unknown_spellings(PACKAGE) == []
 
 
-def test_no_option_is_spelled_at_import_for_the_front_end_in_use(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_no_option_is_spelled_at_import_for_the_front_end_in_use() -> None:
     """opt46: bubblewrap's install hint, a module constant, said ``--homefield-sandbox`` to the script's users."""
     assert spelled_at_import(PACKAGE) == []
+
+
+def test_the_import_check_catches_a_constant_spelling(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text('HINT = f"pass {spell(\'sandbox\')} none"\nCUT = spell("max-output-mb", "cli")\n'
                                    'def f(why=option("max-procs")):\n    return option("attempts")\n')
     assert sorted(line.split(":")[1] for line in spelled_at_import(tmp_path)) == ["1", "3"]
@@ -213,7 +227,8 @@ def _accepted(front: str, repo: Path) -> set[str]:
 #: Bad input whose error names options: the flags of ``homefield run`` (pytest's: ``--homefield-`` each). Before
 #: opt46 pytest's error named ``--adaptive``, ``--shard`` and ``--max-total-memory-mb``; the other two held already.
 CASES = [
-    pytest.param(["--agent", "oracle", "--adaptive", "--shard", "1/2"], id="adaptive-with-shard"),
+    pytest.param(["--agent", "oracle", "--adaptive", "--shard", "1/2"], id="adaptive-with-shard",
+                 marks=pytest.mark.slow),
     pytest.param(["--agent", "oracle", "--max-total-memory-mb", "1"], id="memory-budget", marks=pytest.mark.slow),
     pytest.param(["--agent", "preds:x.jsonl", "--preds-policy", "bogus"], id="preds-policy", marks=pytest.mark.slow),
     pytest.param(["--agent", "oracle", "--sandbox", "bogus"], id="sandbox", marks=pytest.mark.slow),
