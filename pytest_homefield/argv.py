@@ -34,8 +34,9 @@ from pytest_homefield.store import read_jsonl
 
 __all__ = ["pytest_args", "as_typed", "check_flags", "typed_flag"]
 
-#: A pytest option of homefield's session in a message (``--homefield-max-tasks``).
-_PYTEST_OPTION = re.compile(r"--homefield-([a-z0-9][a-z0-9-]*)")
+#: An option of homefield's session in a message, as either front end spells it (``--homefield-max-tasks``,
+#: ``--max-tasks``: a session of the script spells its flags ``--max-tasks``, :func:`pytest_homefield.settings.option`).
+_PYTEST_OPTION = re.compile(r"(?<![\w-])--(?:homefield-)?([a-z0-9][a-z0-9-]*)")
 
 
 def typed_flag(flag: str, argv: Sequence[str]) -> str | None:
@@ -57,7 +58,7 @@ def _yml_value(data: object, dotted: str) -> object:
 
 
 def as_typed(message: str, argv: Sequence[str], root: Path, *, mode: str = "run") -> str:
-    """``message`` with each ``--homefield-<flag>`` named as the user gave it: the flag as typed in
+    """``message`` with each ``--homefield-<flag>`` (or ``--<flag>``) named as the user gave it: the flag as typed in
     ``argv`` (:func:`typed_flag`), else the ``.homefield.yml`` key (``mode``'s: ``mine`` or ``run``) when
     the file sets it, else ``--<flag>``. Options without a ``homefield`` flag (``--homefield-mine``)
     are left as they are."""

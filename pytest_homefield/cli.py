@@ -26,6 +26,7 @@ from pytest_homefield.settings import (
     resolve_settings,
     spelled_for,
 )
+from pytest_homefield.settings_table import option
 
 if TYPE_CHECKING:
     from pytest_homefield.records import Task
@@ -75,7 +76,8 @@ def _passthrough(p: argparse.ArgumentParser) -> None:
 def _merge_flag(p: argparse.ArgumentParser, what: str) -> None:
     """``--merge DIR…`` (CLI only, no pytest session: :mod:`pytest_homefield.commands.merge`)."""
     p.add_argument("--merge", nargs="+", metavar="DIR", default=None,
-                   help=f"merge the {what} of N --shard K/N sessions (from other machines) into this .homefield/; "
+                   help=f"merge the {what} of N {option('shard', 'cli')} K/N sessions (from other machines) into "
+                        "this .homefield/; "
                         "runs nothing")
 
 
@@ -99,7 +101,8 @@ def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="re-run oracle on every task: find tasks this environment no longer passes")
     add_cli_options(p, "verify")
     _passthrough(p)
-    p = sub.add_parser("ablate", help="which rules of CLAUDE.md / AGENTS.md matter: the plan, then with --yes "
+    p = sub.add_parser("ablate", help=f"which rules of CLAUDE.md / AGENTS.md matter: the plan, then with "
+                                      f"{option('yes', 'cli')} "
                                       "one variant per rule run and tested against the full file")
     p.add_argument("rules_file", metavar="FILE", help="the rules file, e.g. CLAUDE.md or AGENTS.md")
     add_cli_options(p, "ablate")
@@ -122,7 +125,8 @@ def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
         from pytest_homefield.commands.export import add_export_arguments
 
         add_export_arguments(p)
-    p = sub.add_parser("envs", help="list the uv environments (--env uv) in the user cache; --prune removes "
+    p = sub.add_parser("envs", help=f"list the uv environments ({option('env', 'cli')} uv) in the user cache; "
+                                    "--prune removes "
                        "the ones no task uses")
     p.add_argument("--prune", action="store_true",
                    help="remove environments no task of this repository uses (kept: those another repository "
@@ -330,7 +334,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if rest:  # named under the command's own help (argparse's top level would say "homefield: …")
         hint = ""
         if ns.command == "ablate" and "--plan" in rest:  # `homefield plan` exists; ablate plans unless --yes
-            hint = "; homefield ablate prints its plan unless --yes is given: leave out --plan"
+            hint = f"; homefield ablate prints its plan unless {option('yes', 'cli')} is given: leave out --plan"
         print(f"homefield {ns.command}: unrecognized arguments: {' '.join(rest)} (see homefield {ns.command} --help)"
               + hint, file=sys.stderr)
         return 2

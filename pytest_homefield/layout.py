@@ -35,6 +35,7 @@ from typing import Any
 
 from pytest_homefield.errors import RecordError, RunError
 from pytest_homefield.records import check_meta, json_type
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import open_own, write_atomic
 
 __all__ = [
@@ -301,7 +302,7 @@ def max_tasks_note(cut: Any) -> str | None:
     n, of = cut.get("n"), cut.get("of")
     if not isinstance(n, int) or not isinstance(of, int) or isinstance(n, bool) or isinstance(of, bool) or n >= of:
         return None
-    return (f"Note: the task set is partial: --max-tasks {n} ran the first {n} of the {of} tasks in "
+    return (f"Note: the task set is partial: {spell('max-tasks')} {n} ran the first {n} of the {of} tasks in "
             "tasks.jsonl (newest first); the others are in no rate here")
 
 

@@ -334,9 +334,9 @@ def parse_gate(gate: str) -> tuple[str, float]:
     try:
         rate = float(rate_s)
     except ValueError:
-        raise ConfigError(f"--homefield-fail-under {gate!r}: expected RATE or AGENT=RATE") from None
+        raise ConfigError(f"{option('fail-under')} {gate!r}: expected RATE or AGENT=RATE") from None
     if not (math.isfinite(rate) and 0 <= rate <= 1):
-        raise ConfigError(f"--homefield-fail-under {gate!r}: RATE is a fraction between 0 and 1")
+        raise ConfigError(f"{option('fail-under')} {gate!r}: RATE is a fraction between 0 and 1")
     return name, rate
 
 

@@ -27,17 +27,17 @@ extends it with the start revision, so the scan's fields and defaults come from 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import contextvars
 import dataclasses
 import datetime
+import re
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.spelling import FRONT_ENDS, front_end, spell, spelled_for
 
 if TYPE_CHECKING:  # the type of a field only: the table imports no sandbox code
     from pytest_homefield.sandbox.services import ServiceSpec
@@ -62,16 +62,18 @@ __all__ = [
     "front_end",
     "spelled_for",
     "option",
+    "pytest_help",
 ]
 
 #: The default of ``--max-tokens``: the same value as :data:`pytest_homefield.agents.base.OPENAI_MAX_TOKENS`
 #: (not imported: the table stays light; tests/test_settings_table.py checks that the two agree).
 OPENAI_MAX_TOKENS = 4096
 
-#: Mode options: the plugin is inert unless one is given.
+#: Mode options: the plugin is inert unless one is given. Their helps, as every setting's, name a setting's flag
+#: ``--<flag>``; :func:`add_pytest_options` spells it ``--homefield-<flag>`` (:func:`pytest_help`).
 MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": "mine tasks from history",
                 "homefield_ablate": "measure each rule of the rules file FILE (CLAUDE.md, AGENTS.md): the plan; "
-                                    "with --homefield-yes, the ablation",
+                                    "with --yes, the ablation",
                 "homefield_probe": "memorization probe: can the agent recite each task's fix from its message?"}
 
 #: The value checks :func:`~pytest_homefield.settings.resolve_settings` applies, in this order: ``min1``
@@ -508,65 +510,43 @@ FLAGS: tuple[Setting, ...] = tuple(
 
 # --- flags -------------------------------------------------------------------------------------
 
-#: The front ends a message names options for (ux65): ``pytest`` (``pytest --homefield --homefield-attempts 1``) and
-#: ``cli`` (``homefield run --attempts 1``); the first is the default.
-FRONT_ENDS = ("pytest", "cli")
-#: The front end in use in this context: the ``homefield`` script sets ``cli`` (:func:`spelled_for`), and a session
-#: its ``--homefield-front-end`` (the script passes it on, so that xdist workers spell as their controller). A context
-#: variable (eta46): a thread starts with the default, and a block of :func:`spelled_for` in one thread leaves
-#: another's spelling alone (a module-level dict was one spelling for every thread of the process).
-_IN_USE: contextvars.ContextVar[str] = contextvars.ContextVar("homefield_front_end", default=FRONT_ENDS[0])
-
-
-def front_end(name: str | None = None) -> str:
-    """The front end in use (one of :data:`FRONT_ENDS`); given ``name``, make it the one in use and return the one
-    before. Raises ``ValueError`` for a name not in :data:`FRONT_ENDS`."""
-    before = _IN_USE.get()
-    if name is not None:
-        _IN_USE.set(_known(name))
-    return before
-
-
-def _known(name: str) -> str:
-    """``name`` when it is one of :data:`FRONT_ENDS`; raises ``ValueError`` otherwise."""
-    if name not in FRONT_ENDS:
-        raise ValueError(f"front end must be one of {FRONT_ENDS}, got {name!r}")
-    return name
-
-
-@contextlib.contextmanager
-def spelled_for(name: str) -> Iterator[None]:
-    """Within the block, :func:`option` spells options for the front end ``name`` in this context (this thread, this
-    task); the one before after it, nested blocks included. Raises ``ValueError`` as :func:`front_end` does."""
-    token = _IN_USE.set(_known(name))
-    try:
-        yield
-    finally:
-        _IN_USE.reset(token)
-
-
-def option(flag: str) -> str:
+def option(flag: str, front: str | None = None) -> str:
     """How a message names the option of the setting whose flag is ``flag`` for the front end in use
-    (:func:`front_end`): ``--attempts`` under the ``homefield`` script, ``--homefield-attempts`` under
-    ``pytest --homefield`` (ux65: a run's header said ``--attempts 1`` to a user of pytest, which has no such
-    option). Raises ``KeyError`` for a flag no setting has (a message naming an option that does not exist)."""
+    (:func:`~pytest_homefield.spelling.front_end`): ``--attempts`` under the ``homefield`` script,
+    ``--homefield-attempts`` under ``pytest --homefield`` (ux65: a run's header said ``--attempts 1`` to a user of
+    pytest, which has no such option). Raises ``KeyError`` for a flag no setting has (a message naming an option
+    that does not exist). ``front``: a front end to spell for instead of the one in use (``"cli"`` for a text
+    kept in a record, or a ``homefield <command>`` line, :func:`~pytest_homefield.spelling.spell`)."""
     found = next((s for s in FLAGS if s.flag == flag), None)
     if found is None:
         raise KeyError(f"no setting has the flag --{flag}")
-    return f"--{flag}" if _IN_USE.get() == "cli" else found.pytest_option
+    return spell(flag, front)
+
+
+def pytest_help(text: str) -> str:
+    """A help text of the table (which names a setting's flag ``--<flag>``, the ``homefield`` script's spelling)
+    as ``pytest --help`` shows it: each setting's flag spelled ``--homefield-<flag>`` (opt46: ``pytest --help``
+    said ``with --env uv``, an option pytest does not know); other options (``uv --exclude-newer``) as they are."""
+    flags = {s.flag for s in FLAGS}
+    return _HELP_FLAG.sub(lambda m: option(m.group(1), "pytest") if m.group(1) in flags else m.group(0), text)
+
+
+#: An option named in a help text: ``--`` and a lowercase name, not inside a longer word (``uv --exclude-newer``).
+_HELP_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
 
 
 def add_pytest_options(parser: Any) -> None:
-    """Register the mode options and every flag of :data:`FLAGS` on a pytest ``Parser``."""
+    """Register the mode options and every flag of :data:`FLAGS` on a pytest ``Parser``, their helps spelled for
+    pytest (:func:`pytest_help`)."""
     group = parser.getgroup("homefield", "pytest-homefield: a benchmark from your git history")
-    group.addoption("--homefield", action="store_true", default=False, help=MODE_OPTIONS["homefield"])
-    group.addoption("--homefield-mine", action="store_true", default=False, help=MODE_OPTIONS["homefield_mine"])
-    group.addoption("--homefield-ablate", default=None, metavar="FILE", help=MODE_OPTIONS["homefield_ablate"])
-    group.addoption("--homefield-probe", action="store_true", default=False, help=MODE_OPTIONS["homefield_probe"])
+    for name in MODE_OPTIONS:
+        kind: dict[str, Any] = {"metavar": "FILE", "default": None} if name == "homefield_ablate" else \
+            {"action": "store_true", "default": False}
+        group.addoption(f"--{name.replace('_', '-')}", help=pytest_help(MODE_OPTIONS[name]), **kind)
     # which front end the session's messages name options for (:func:`option`): the homefield script passes ``cli``
     group.addoption("--homefield-front-end", choices=FRONT_ENDS, default=None, help=argparse.SUPPRESS)
     for s in FLAGS:
-        kwargs: dict[str, Any] = {"dest": f"homefield_{s.dest}", "help": s.help}
+        kwargs: dict[str, Any] = {"dest": f"homefield_{s.dest}", "help": pytest_help(s.help)}
         if s.kind == "bool":
             kwargs.update(action="store_true", default=False)
         elif s.kind == "list":

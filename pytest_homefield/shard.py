@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_homefield.errors import ConfigError, ShardMergeError
+from pytest_homefield.spelling import spell
 
 __all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan", "share_refusal", "split_refusal", "SPLIT",
            "shard_of_id", "old_split_refusal", "claim_refusal", "left_out", "stated_mismatch", "stated_cut_refusal"]
@@ -74,14 +75,14 @@ class Shard:
         return None if budget_usd is None else budget_usd / self.count
 
 
-def parse_shard(text: str | None, *, flag: str = "--homefield-shard") -> Shard | None:
+def parse_shard(text: str | None, *, flag: str | None = None) -> Shard | None:
     """``"K/N"`` → :class:`Shard`; ``None`` → ``None``. Raises :class:`ConfigError` (one line naming
-    ``flag``) unless ``1 ≤ K ≤ N``."""
+    ``flag``, default the shard option as the front end in use spells it) unless ``1 ≤ K ≤ N``."""
     if text is None:
         return None
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
     if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
-        raise ConfigError(f"{flag} {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+        raise ConfigError(f"{flag or spell('shard')} {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
     return Shard(int(m.group(1)), int(m.group(2)))
 
 
@@ -121,7 +122,7 @@ def outside_plan(meta: Mapping[str, Any]) -> Callable[[str, str, int], str | Non
         if agents is not None and agent not in agents:
             return f"agent {agent!r} is not one of its agents"
         if isinstance(attempts, int) and not 1 <= attempt <= attempts:
-            return f"attempt {attempt} of {agent} is outside its --attempts {attempts}"
+            return f"attempt {attempt} of {agent} is outside its {spell('attempts')} {attempts}"
         return None
 
     return why
@@ -267,7 +268,8 @@ def left_out(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[
         if gone:
             shown = ", ".join(gone[:5]) + (" …" if len(gone) > 5 else "")
             out.append(f"incomplete: shard {shard} left out {len(gone)} task(s) of its share of tasks.jsonl "
-                       f"({shown}): its --max-tasks and --exclude-memorized keep them, but the selection it split "
+                       f"({shown}): its {spell('max-tasks')} and {spell('exclude-memorized')} keep them, but the "
+                       "selection it split "
                        "(meta.json shard_of) lacks them (a pytest_homefield_modify_tasks hook, or a hand)")
     return out
 
@@ -300,14 +302,14 @@ def stated_mismatch(metas: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]
     cuts = [(name, _stated_cut(m)) for name, m in shards]
     if len({c for _, c in cuts}) > 1:
         said = ", ".join(f"{name}: {'none' if n is None else f'{n} of {of}'}" for name, (n, of) in cuts)
-        out.append(f"incomplete: the shards state different --max-tasks ({said}); each left out what its own "
-                   "states: run every shard with one --max-tasks")
+        out.append(f"incomplete: the shards state different {spell('max-tasks')} ({said}); each left out what its own "
+                   f"states: run every shard with one {spell('max-tasks')}")
     excluded = [(name, _stated_excluded(m)) for name, m in shards]
     if len({e for _, e in excluded}) > 1:
         said = ", ".join(f"{name}: {', '.join(sorted(e)[:3]) + (' …' if len(e) > 3 else '') if e else 'none'}"
                          for name, e in excluded)
         out.append(f"incomplete: the shards state different memorized tasks left out (meta.json "
-                   f"excluded_memorized: {said}); run every shard with one --exclude-memorized and probe")
+                   f"excluded_memorized: {said}); run every shard with one {spell('exclude-memorized')} and probe")
     return out
 
 
@@ -327,7 +329,7 @@ def stated_cut_refusal(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids:
         gone = _stated_excluded(meta)
         count = sum(1 for t in repo_ids if t not in gone)
         if n is not None and n < count and of != count:
-            out.append(f"incomplete: {name} (shard {shard}) states --max-tasks {n} of {of} tasks, but this "
+            out.append(f"incomplete: {name} (shard {shard}) states {spell('max-tasks')} {n} of {of} tasks, but this "
                        f"repository's tasks.jsonl holds {count} less the memorized tasks it states it left out: "
                        f"the {count - n} past its cut are in no rate")
     return out

@@ -43,6 +43,7 @@ import pytest
 
 from pytest_homefield.errors import StoreError
 from pytest_homefield.pins import folder_below
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import append_jsonl, write_atomic
 
 __all__ = [
@@ -306,8 +307,11 @@ class ControllerWriter:
         return appended
 
 
-#: How a refused report's line ends: its messages are not written, so its attempt is not recorded.
-REPORT_REFUSED = "none of it written (the worker's fault: that attempt stays unrecorded and --resume makes it again)"
+def report_refused() -> str:
+    """How a refused report's line ends (its messages are not written, so its attempt is not recorded), with
+    ``--resume`` spelled for the front end in use (:func:`~pytest_homefield.spelling.spell`)."""
+    return (f"none of it written (the worker's fault: that attempt stays unrecorded and {spell('resume')} makes it "
+            "again)")
 #: How a refused ``logstart``/``logfinish`` event's line ends: the event's hooks are never called (no start or end
 #: line of the item is written for it); the item's own report is judged apart.
 EVENT_REFUSED = "not taken (the worker's fault: no start or end line is written for it)"
@@ -441,13 +445,13 @@ class TransportPlugin:
         setattr(report, REFUSED_ATTR, line)
         setattr(report, REPORT_ATTR, [])
 
-    def _refuse(self, nodeid: str, node: Any, why: str, *, what: str = REPORT_REFUSED) -> str:
+    def _refuse(self, nodeid: str, node: Any, why: str, *, what: str | None = None) -> str:
         """Record and print the refusal of what ``node`` (an xdist worker, ``None``: this process) sent for the
-        item ``nodeid``; ``what``: what became of it (:data:`REPORT_REFUSED`, :data:`EVENT_REFUSED`). Returns
-        the line."""
+        item ``nodeid``; ``what``: what became of it (:func:`report_refused` when ``None``,
+        :data:`EVENT_REFUSED`). Returns the line."""
         worker = str(getattr(getattr(node, "gateway", None), "id", "") or "this process")
         line = (f"homefield: refused what {'worker ' + worker if node is not None else worker} sent with "
-                f"{nodeid}: {why}; {what}")
+                f"{nodeid}: {why}; {report_refused() if what is None else what}")
         self.refused.append(line)
         try:  # the record of it; a full disk does not hide it: the line is printed and the exit is non-zero
             append_jsonl(self.writer.homefield_dir / REFUSED_FILE, {

@@ -150,6 +150,16 @@ def _clean_xdist_env(monkeypatch: pytest.MonkeyPatch, _phase_dirs: Path, request
 
 
 @pytest.fixture
+def cli_spelling() -> Iterator[None]:
+    """Messages name options as the ``homefield`` script does (``--attempts``, not pytest's ``--homefield-attempts``:
+    :func:`pytest_homefield.spelling.spelled_for`), for a test of a text the script prints (opt46)."""
+    from pytest_homefield.spelling import spelled_for
+
+    with spelled_for("cli"):
+        yield
+
+
+@pytest.fixture
 def lean_pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """``pytester`` whose ``runpytest_subprocess`` processes (and their xdist workers) get
     ``PYTEST_ADDOPTS`` = :data:`~helpers.e2e_repo.UNUSED_PLUGINS` (set after ``pytester`` removed the

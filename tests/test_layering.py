@@ -4,7 +4,8 @@ Layers, lowest first; a module may import from its own layer and the layers belo
 no two packages (or top-level modules) import each other, directly or round a longer circle:
 
 0. ground modules, which know no stage: errors, store, records, layout, shard, transport, collect,
-   hookspecs, paths, capabilities, probe_records, key_shapes, pins, change_id and the package's ``__init__``;
+   hookspecs, paths, capabilities, probe_records, key_shapes, pins, change_id, spelling and the package's
+   ``__init__``;
 1. where agents run and what they are: sandbox, agents, envs, export;
 2. settings and the terminal: settings, settings_table (the light option table the pytest entry point
    imports in every pytest run; settings re-exports it), argv, terminal;
@@ -34,7 +35,7 @@ from test_imports import PACKAGE, _own_module
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("ground", frozenset({"pytest_homefield", "errors", "store", "records", "layout", "shard", "transport",
                           "collect", "hookspecs", "paths", "capabilities", "probe_records",
-                          "key_shapes", "pins", "change_id"})),
+                          "key_shapes", "pins", "change_id", "spelling"})),
     ("sandbox/agents/envs/export", frozenset({"sandbox", "agents", "envs", "export"})),
     ("settings/terminal", frozenset({"settings", "settings_table", "argv", "terminal", "modes"})),
     ("mine/run", frozenset({"mine", "run"})),

@@ -84,3 +84,24 @@ def test_two_threads_in_different_front_ends_each_spell_their_own() -> None:
     assert seen == {"cli": ["--attempts", "--homefield-attempts", "--attempts"],
                     "pytest": ["--homefield-attempts", "--attempts", "--homefield-attempts"]}, seen
     assert option("attempts") == "--homefield-attempts"
+
+
+def test_a_thread_started_by_the_process_spells_for_the_processs_front_end() -> None:
+    """A thread homefield starts (the heartbeat, the twin-run pool) spells as its process: a context variable alone
+    would give a new thread the default (``pytest``) under the ``homefield`` script. A block of ``spelled_for``
+    stays its own thread's."""
+    import threading
+
+    from pytest_homefield.settings_table import front_end, option, spelled_for
+
+    seen: list[str] = []
+    before = front_end("cli")
+    try:
+        with spelled_for("pytest"):
+            thread = threading.Thread(target=lambda: seen.append(option("attempts")))
+            thread.start()
+            thread.join()
+            assert option("attempts") == "--homefield-attempts"
+    finally:
+        assert front_end(before) == "cli"
+    assert seen == ["--attempts"] and option("attempts") == "--homefield-attempts"

@@ -22,6 +22,7 @@ from pytest_homefield.shard import (
 )
 
 
+
 def test_shards_partition_the_ids_by_each_ids_own_hash_whatever_the_selection() -> None:
     """shard38: a task's shard is a function of its id and N alone (sha256 mod N, plus 1), so it is the same in
     every selection that holds it: before, the i-th of the sorted selection went to shard i mod N + 1, and a
@@ -114,6 +115,7 @@ def test_a_shard_split_by_position_is_refused_whatever_its_share() -> None:
     assert old_split_refusal("s1", {**old, "split": SPLIT}) is None
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_shard_leaving_out_tasks_of_its_own_k_is_said() -> None:
     """shard39: a shard stating a smaller ``shard_of`` (t2 dropped) holds exactly its share of it, so
     :func:`share_refusal` (and, all shards stating it, :func:`split_refusal`) takes it; against tasks.jsonl and what
@@ -147,6 +149,7 @@ def test_a_shard_leaving_out_tasks_of_its_own_k_is_said() -> None:
     assert " …): " in left_out([("run s1", none_held)], many)[0]
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_what_shards_state_of_max_tasks_and_memorized_tasks_is_checked_where_it_can_be() -> None:
     """ops40: a shard's stated ``max_tasks`` and ``excluded_memorized`` were taken at its word by :func:`left_out`.
     Shards of one merge stating different values are said (each split another selection); a stated cut that is

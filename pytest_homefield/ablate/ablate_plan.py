@@ -29,6 +29,7 @@ from pytest_homefield.report.family import REFERENCE_KINDS
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.run.cost import history_averages
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import parse_shard
 
 __all__ = ["AgentEstimate", "AblationPlan", "make_plan", "plan_lines", "merged_history", "min_tasks_for",
@@ -156,7 +157,7 @@ def make_plan(*, rules_file: str, rules: RuleSet, n_tasks: int, agents: Sequence
                 f": agent {float(h['wall_s']):.0f} s + grading {grading:.0f} s" if grading and seconds_per_run is None
                 else ""))
         if seconds_per_run is not None or cost_per_run is not None:
-            basis.append("--seconds-per-run/--cost-per-run")
+            basis.append(f"{option('seconds-per-run')}/{option('cost-per-run')}")
         plan.agents.append(AgentEstimate(name, spec, path, n_tasks * attempts * n_var, n_tasks * attempts, wall, cost,
                                          "; ".join(basis) or "no earlier runs"))
     return plan
@@ -209,15 +210,15 @@ def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
                      "agents apply or skip the fix; openai: is sent the prompt and files only), so "
                      f"{'their' if len(blind) > 1 else 'its'} rows can show no effect")
     lines.append(f"Agent runs: {plan.runs} (+ up to {plan.slim_runs} for the slimmer file, after the per-{unit} "
-                 f"results)")
+                 "results)")
     sec = plan.seconds
     par = "unknown" if sec is None else _hours(sec / plan.workers)
     usd = "USD unknown" if plan.usd is None else f"${plan.usd:.2f}"
     why = []
     if sec is None:
-        why.append("time: no earlier runs of an agent and no --seconds-per-run")
+        why.append(f"time: no earlier runs of an agent and no {option('seconds-per-run')}")
     if plan.usd is None:
-        why.append("cost: no earlier runs with a cost and no --cost-per-run")
+        why.append(f"cost: no earlier runs with a cost and no {option('cost-per-run')}")
     lines.append(f"Estimated: {_hours(sec)} sequential, {par} at -n {plan.workers}; {usd}"
                  + (f" ({'; '.join(why)})" if why else ""))
     if sec is not None or plan.usd is not None:
@@ -231,15 +232,15 @@ def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
     if plan.n_tasks < need:
         lines.append(f"Warning: with {plan.n_tasks} tasks no {unit} can reach significance after the Holm "
                      f"adjustment over {n_rules} (at least {need} tasks are needed): every label will be "
-                     f"'no detectable effect'")
+                     "'no detectable effect'")
     elif plan.n_tasks:
         gap = detectable_gap(plan.n_tasks, base_rate=0.5, attempts=plan.attempts, alpha=level)
         lines.append(f"Sensitivity: effects under about {min(100, round(100 * gap))} pts will usually read 'no "
                      f"detectable effect' with {_plural(plan.n_tasks, 'task')} × {_plural(plan.attempts, 'attempt')} "
                      f"(80% simulated power at a 50% solve rate, alpha {plan.alpha:g}/{n_rules})")
     if not will_run:
-        lines.append("Nothing run. Re-run with --yes to start "
-                     "(pytest: --homefield-yes; continue a stopped ablation with --resume).")
+        lines.append(f"Nothing run. Re-run with {option('yes')} to start "
+                     f"(continue a stopped ablation with {option('resume')}).")
     return lines
 
 
@@ -260,7 +261,7 @@ def build_plan(settings: Settings, rel: str, rules: RuleSet, n_tasks: int, rows:
     """The :class:`AblationPlan` with history from ``.homefield/runs`` and ``.homefield/ablate``. Raises
     ``ValueError`` for a negative ``--cost-per-run``."""
     if settings.cost_per_run is not None and settings.cost_per_run < 0:
-        raise ValueError(f"--cost-per-run must not be negative, got {settings.cost_per_run}")
+        raise ValueError(f"{option('cost-per-run')} must not be negative, got {settings.cost_per_run}")
     return make_plan(rules_file=rel, rules=rules, n_tasks=n_tasks, agents=rows, attempts=settings.attempts,
                      workers=workers, history=merged_history(HomefieldDir(settings.root)),
                      seconds_per_run=settings.seconds_per_run, cost_per_run=settings.cost_per_run,

@@ -47,6 +47,7 @@ from pytest_homefield.run.runner import sandbox_summary
 from pytest_homefield.run.session import RunSession, selection
 from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import REFUSED_ATTR, Scope, post
@@ -197,7 +198,8 @@ class AblatePlugin(ModePlugin):
     def resume_hint(self) -> str | None:
         """The command continuing this ablation (same agents and attempts)."""
         s = self.session
-        return None if s is None else f"homefield ablate {s.rules_file} --yes --resume --run-id {s.ablate_id}"
+        return None if s is None else (f"homefield ablate {s.rules_file} {option('yes', 'cli')} "
+                                       f"{option('resume', 'cli')} {option('run-id', 'cli')} {s.ablate_id}")
 
     def item_subject(self, nodeid: str) -> str:
         """The task's subject for the item ``nodeid`` (``""`` when unknown)."""
@@ -302,7 +304,8 @@ class AblatePlugin(ModePlugin):
         rel = s.ablate_dir.relative_to(self.settings.root)
         tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
         self._write_user_check(tr)
-        cmd = f"homefield ablate {s.rules_file} --yes --resume --run-id {s.ablate_id} (same agents and attempts)"
+        cmd = (f"homefield ablate {s.rules_file} {option('yes', 'cli')} {option('resume', 'cli')} "
+               f"{option('run-id', 'cli')} {s.ablate_id} (same agents and attempts)")
         if s.skip_reasons:
             tr.write_line(f"Continue the ablation with: {cmd}", yellow=True)
         elif s.phase == "slim":

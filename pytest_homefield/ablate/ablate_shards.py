@@ -57,6 +57,7 @@ from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import (
     left_out,
     missing_shards,
@@ -243,7 +244,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     _same(folders, [m.get("rules_file") for m in metas], "rules file")
     if metas[0].get("rules_file") != rules_rel:
         raise ShardMergeError(f"{WHAT}: the folders ablated {metas[0].get('rules_file')}, not {rules_rel}")
-    _same(folders, [bool(m.get("by_section")) for m in metas], "--by-section")
+    _same(folders, [bool(m.get("by_section")) for m in metas], option("by-section"))
     rules: RuleSet = split(rules_text, by_section=bool(metas[0].get("by_section")))
     now_digest = hashlib.sha256(rules.render().encode("utf-8")).hexdigest()[:16]
     _same(folders, [m.get("rules_digest") for m in metas], "rules file text")
@@ -309,7 +310,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
 
     ablate_dir = home.ablate / new_id
     if ablate_dir.exists():
-        raise ShardMergeError(f"{WHAT}: {ablate_dir} exists; give another --run-id")
+        raise ShardMergeError(f"{WHAT}: {ablate_dir} exists; give another {option('run-id')}")
     listings = [_variant_entries(d) for d in folders]  # before anything is written: a refusal leaves nothing
     ablate_dir.mkdir(parents=True)
     for d, entries in zip(folders, listings, strict=True):

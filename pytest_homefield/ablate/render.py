@@ -31,6 +31,7 @@ from pytest_homefield.report.html import html_table
 from pytest_homefield.report.markdown import markdown_table, md_escape
 from pytest_homefield.report.tables import Column, Row, Table, Text, Tone
 from pytest_homefield.report.text import Line, text_table
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ def _slim_sentence(doc: AblationDoc, agent: AgentEntry) -> str:
         return head + f"pass@1 {_pct(s['slim'])} vs {_pct(s['with_rules'])} with the full file; {s['sentence']}."
     if slim.get("alias"):
         return head + "the same file as one per-rule variant, whose result is its row above."
-    return head + "not measured yet (it runs after the per-rule results; continue with --resume)."
+    return head + f"not measured yet (it runs after the per-rule results; continue with {option('resume')})."
 
 
 def _power_sentence(a: AgentEntry) -> str:
@@ -229,7 +230,7 @@ def render_markdown(document: Doc) -> str:
                  "paired test over tasks, p Holm-adjusted across the rules of one agent. Tokens per turn: "
                  f"{doc['tokenizer']}.")  # homefield's own words
     if doc.get("cut_short"):
-        lines += ["", f"**Cut short:** {e(str(doc.get('cut_short')))}; continue with `--resume`."]
+        lines += ["", f"**Cut short:** {e(str(doc.get('cut_short')))}; continue with `{option('resume')}`."]
     if _shard_lines(doc):
         lines += ["", *map(e, _shard_lines(doc))]
     for a in doc["agents"]:

@@ -65,6 +65,7 @@ from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.retries import TryKey, spent, unscored_tries
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, stopped_for
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import SPLIT, Shard, old_split_refusal, parse_shard
 from pytest_homefield.store import FolderLock, read_jsonl, write_atomic
 from pytest_homefield.transport import Message
@@ -225,17 +226,17 @@ class AblationSession:
         if settings.resume:
             meta = read_meta(ablate_dir, complete=True)
             if meta.get("kind") != "ablate":
-                raise RunError(f"--homefield-resume: {ablate_dir} is not an ablation")
+                raise RunError(f"{option('resume')}: {ablate_dir} is not an ablation")
             if meta.get("rules_digest") != rules_digest or bool(meta.get("by_section")) != rules.by_section:
-                raise RunError(f"--homefield-resume: {rules_file} (or --by-section) changed since ablation "
+                raise RunError(f"{option('resume')}: {rules_file} (or {option('by-section')}) changed since ablation "
                                f"{ablate_id} started; start a new ablation")
             # a merged ablation may be resumed as shards (the slimmer file measured per machine): each
             # selects its part of the merged ablation's tasks
             as_shard = shard is not None and bool(meta.get("merged_from"))
             if meta.get("shard") != (str(shard) if shard else None) and not as_shard:
-                raise RunError(f"--homefield-resume: ablation {ablate_id} is shard {meta.get('shard') or 'none'}; "
+                raise RunError(f"{option('resume')}: ablation {ablate_id} is shard {meta.get('shard') or 'none'}; "
                                f"flags give {shard or 'none'}")
-            old = None if as_shard else old_split_refusal(f"--homefield-resume: ablation {ablate_id}", meta)
+            old = None if as_shard else old_split_refusal(f"{option('resume')}: ablation {ablate_id}", meta)
             if old is not None:  # shard38: its tasks are another split's share
                 raise RunError(old)
             expected = dict(meta)

@@ -34,6 +34,7 @@ from pytest_homefield.errors import AgentSpecError, SnapshotError
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import commit_files
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 
 __all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "agent_rows",
            "RulesFileAgent", "UserFiles", "file_digest"]
@@ -98,7 +99,7 @@ def agent_rows(settings: Settings, rel: str, agents: Sequence[tuple[str, str]] |
     pairs in ``--agent`` order, when known; else names and specs come from parsing the specs. Raises
     ``ValueError`` when no agent is given or a spec is bad."""
     if not settings.agents:
-        raise ValueError("no agent given: add --agent SPEC (e.g. claude:claude-sonnet-4-5)")
+        raise ValueError(f"no agent given: add {option('agent')} SPEC (e.g. claude:claude-sonnet-4-5)")
     rows = []
     for i, text in enumerate(settings.agents):
         try:

@@ -39,6 +39,7 @@ from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import PatchError, PredictionsError, PredictionsSpecError
 from pytest_homefield.export.swebench import task_id_of
 from pytest_homefield.sandbox.snapshot import apply_patch, patch_bytes
+from pytest_homefield.spelling import spell
 
 __all__ = ["CAPABILITIES", "POLICIES", "Predictions", "PredsMatch", "load_predictions", "read_predictions",
            "apply_like_swebench", "check_predictions", "PredictionsAgent"]
@@ -162,9 +163,10 @@ class PredsMatch:
                 "first": "the first prediction of an instance kept",
                 "attempts": "the n-th prediction of an instance is attempt n"}[policy]
         text = (f"homefield preds {agent} ({path}): {len(self.matched)} matched, {len(self.unknown)} unknown, "
-                f"{len(self.missing)} missing, {len(self.duplicated)} duplicated ({kept}: --preds-policy {policy})")
+                f"{len(self.missing)} missing, {len(self.duplicated)} duplicated ({kept}: {spell('preds-policy')} "
+                f"{policy})")
         if self.unknown:
-            text += f"; unknown ids ignored (--preds-partial): {', '.join(self.unknown[:3])}"
+            text += f"; unknown ids ignored ({spell('preds-partial')}): {', '.join(self.unknown[:3])}"
             text += " …" if len(self.unknown) > 3 else ""
         if attempts > 1 and policy != "attempts":
             text += f"; each of the {attempts} attempts replays the same patch"
@@ -190,7 +192,7 @@ def check_predictions(agents: Sequence[Any], known_ids: Callable[[], Collection[
             raise PredictionsSpecError(
                 f"preds {agent.name} ({agent.path}): {len(unknown)} instance id(s) match no task of tasks.jsonl: "
                 f"{', '.join(unknown[:3])}{' …' if len(unknown) > 3 else ''} (SWE-bench refuses them too; "
-                "--preds-partial ignores them)")
+                f"{spell('preds-partial')} ignores them)")
         match = PredsMatch(
             matched=[t for t in selected if t in preds.patches],
             unknown=unknown,
@@ -243,7 +245,7 @@ class PredictionsAgent(Capable):
 
     def __init__(self, *, name: str, spec: str, path: Path, policy: str = "last") -> None:
         if policy not in POLICIES:
-            raise PredictionsSpecError(f"--preds-policy {policy!r}: use one of {', '.join(POLICIES)}")
+            raise PredictionsSpecError(f"{spell('preds-policy')} {policy!r}: use one of {', '.join(POLICIES)}")
         self.name = name
         self.spec = spec
         self.path = path
@@ -258,7 +260,8 @@ class PredictionsAgent(Capable):
         attempts = self.patches.get(ctx.task_id, [])
         patch = pick(attempts, ctx.attempt, self.policy)
         if patch is None:
-            why = (f"no prediction for attempt {ctx.attempt} ({len(attempts)} in the file, --preds-policy attempts)"
+            why = (f"no prediction for attempt {ctx.attempt} ({len(attempts)} in the file, "
+                   f"{spell('preds-policy')} attempts)"
                    if attempts else "no prediction for this task in the file")
             return AgentResult(outcome="missing", model=self.model, error=why)
         try:

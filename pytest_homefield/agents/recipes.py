@@ -46,6 +46,7 @@ from pytest_homefield.agents.recipe_hosts import RECIPE_HOSTS
 from pytest_homefield.key_shapes import redact
 from pytest_homefield.sandbox.bwrap import program_paths
 from pytest_homefield.sandbox.protected import holds_home, homes
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import own_text
 
 __all__ = [
@@ -369,7 +370,7 @@ class ClientSandbox:
             held = next((p for p in self.paths(env) if holds_home(p, home)), None)
             if held is not None:
                 return (f"cannot sandbox {self.executable}: it needs {held}, your home folder, which no sandbox is "
-                        "given (install it outside your home, or pass --sandbox none to accept the risk)")
+                        f"given (install it outside your home, or pass {spell('sandbox')} none to accept the risk)")
         return None
 
     def provider_hosts(self, env: Mapping[str, str]) -> list[str]:

@@ -18,6 +18,7 @@ from pytest_homefield.agents.base import AgentContext, AgentResult, Capable, Com
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import PatchError
 from pytest_homefield.sandbox.snapshot import apply_patch
+from pytest_homefield.spelling import spell
 
 __all__ = ["ORACLE", "NOOP", "SIM", "OracleAgent", "NoopAgent", "SimAgent", "sim_seed", "same_change_line"]
 
@@ -99,16 +100,16 @@ class SimAgent(_Reference):
         return AgentResult(exit_code=0, cost_usd=0.0)
 
 
-def same_change_line(names: list[str], attempts: int, flag: str = "--attempts") -> str | None:
+def same_change_line(names: list[str], attempts: int) -> str | None:
     """One line for a run's header (or ``homefield plan``) whose every agent makes the same change on every
     attempt (``names``: its ``oracle`` and ``noop`` agents) at ``attempts`` (``--attempts``) above 1: the attempts
     after the first only grade that change again, so ``--attempts 1`` is the sanity check (nu32: more-itertools'
-    oracle and noop at the default 3 attempts had an ETA of 2 h 32 m, 9 m 18 s with one), ``flag`` the option as
-    the front end in use spells it (the caller's :func:`~pytest_homefield.settings_table.option`, a layer above
-    this one: ``--homefield-attempts`` under pytest, ux65). ``None`` at 1 attempt or without names."""
+    oracle and noop at the default 3 attempts had an ETA of 2 h 32 m, 9 m 18 s with one), the option spelled as
+    the front end in use spells it (:func:`~pytest_homefield.spelling.spell`: ``--homefield-attempts`` under
+    pytest, ux65). ``None`` at 1 attempt or without names."""
     if attempts <= 1 or not names:
         return None
     verb = "makes" if len(names) == 1 else "make"  # nu35: "Oracle make the same change" in a plan of oracle alone
     return (f"{' and '.join(names)} {verb} the same change on every attempt: the {attempts - 1} after the first "
-            f"only repeat it (a flaky test alone tells them apart); {flag} 1 is the sanity check at "
+            f"only repeat it (a flaky test alone tells them apart); {spell('attempts')} 1 is the sanity check at "
             f"1/{attempts} of the grading time")

@@ -32,6 +32,7 @@ from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import AgentSpecError, PredictionsError, PredictionsSpecError, RunError
 from pytest_homefield.records import split_agent_name
+from pytest_homefield.spelling import spell
 
 __all__ = ["ParsedSpec", "AgentKind", "KINDS", "AgentOptions", "parse_spec", "build_agents", "agent_settings",
            "hook_agents", "make_agents", "kind_capabilities", "unstartable"]
@@ -205,7 +206,8 @@ def agent_settings(settings: AgentOptions, definition: Mapping[str, Any] | None 
     max_tokens, temperature = d.get("max_tokens", settings.max_tokens), d.get("temperature", settings.temperature)
     problem = sampling_error(max_tokens, temperature)
     if problem:
-        raise AgentSpecError(f"openai: agents (--max-tokens, --temperature or agents.<name>.*): {problem}")
+        raise AgentSpecError(f"openai: agents ({spell('max-tokens')}, {spell('temperature')} or agents.<name>.*): "
+                             f"{problem}")
     return AgentSettings(
         timeout_s=float(d.get("timeout", settings.timeout)),
         budget_usd=d.get("budget_usd", settings.attempt_budget),
@@ -278,7 +280,7 @@ def make_agents(settings: AgentOptions, hooked: Mapping[str, Agent]) -> list[Age
     :class:`AgentSpecError` for a bad spec."""
     specs = list(settings.agents)
     if not specs:
-        raise RunError("pytest-homefield: no agent given: add --homefield-agent SPEC (e.g. oracle)")
+        raise RunError(f"pytest-homefield: no agent given: add {spell('agent')} SPEC (e.g. oracle)")
     return build_agents(specs, settings, hooked)
 
 

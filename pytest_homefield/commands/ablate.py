@@ -26,6 +26,7 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, new_id, newest_run, read_meta
 from pytest_homefield.records import load_tasks
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import parse_shard
 
 __all__ = ["run_ablate"]
@@ -70,7 +71,7 @@ def run_ablate(ns: argparse.Namespace, root: Path, extra: Sequence[str], plugins
         return 2
     if status in (0, 1) and meta.get("next_phase") == "slim" and not meta.get("cut_short"):
         print(f"homefield ablate: every per-rule attempt is in; measuring the slimmer file "
-              f"(--resume --run-id {ns.run_id})", flush=True)
+              f"({option('resume')} {option('run-id')} {ns.run_id})", flush=True)
         ns.resume = True
         status = int(pytest.main(pytest_args(ns, "ablate", root, extra), plugins=list(plugins)))
     return status

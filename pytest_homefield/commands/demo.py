@@ -28,6 +28,7 @@ from types import ModuleType
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
 from pytest_homefield.mine.pipeline import dropped_line
 from pytest_homefield.sandbox.testrun import TEST_ENV_VAR
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -164,7 +165,7 @@ def run_demo(ns: argparse.Namespace) -> int:
         what = "interrupted" if code == 130 else f"failed (exit status {code})"
         _say(f"mining {what}; the repository and its records are kept in {repo}")
         return code
-    agents = [x for spec in DEMO_AGENTS for x in ("--agent", spec)]
+    agents = [x for spec in DEMO_AGENTS for x in ["--agent", spec]]  # argv: a list (tests/test_spelling.py)
     code, run_s = _step(["run", *agents, "--attempts", str(DEMO_ATTEMPTS), "-n", numprocesses], repo, env)
     home = HomefieldDir(repo)
     run_id = home.newest_run()
@@ -179,8 +180,9 @@ def run_demo(ns: argparse.Namespace) -> int:
     else:
         lines.append("report: none written (see the run output above)")
     if code != 0:
-        lines.append(f"run:    exit status {code}; continue it with: cd {repo} && homefield run --resume "
-                     + " ".join(agents) + f" --attempts {DEMO_ATTEMPTS}")
+        lines.append(f"run:    exit status {code}; continue it with: cd {repo} && homefield run "
+                     f"{option('resume', 'cli')} "
+                     + " ".join(agents) + f" {option('attempts', 'cli')} {DEMO_ATTEMPTS}")
     lines.append(f"time:   {total:.0f} s (mine {mine_s:.0f} s, run {run_s:.0f} s, -n {numprocesses})")
     lines.append(f"next:   cd {repo} && homefield report  (or open report.html in a browser)")
     lines.append(f"see:    cd {repo} && homefield view --serve  (each attempt: transcript, diff, hidden tests)")

@@ -27,6 +27,7 @@ from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.snapshot import git
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["add_export_arguments", "format_name", "run_export"]
@@ -186,14 +187,15 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
               + (f" (perhaps {upstream}, if it holds every base commit)" if upstream else ""))
     if done.guessed_python and not json_out:
         n = len(done.guessed_python)
-        print(f"  Note: {plural(n, 'task')} {'has' if n == 1 else 'have'} no recorded Python (mined without --env uv): "
+        print(f"  Note: {plural(n, 'task')} {'has' if n == 1 else 'have'} no recorded Python (mined without "
+              f"{option('env')} uv): "
               f"{'its' if n == 1 else 'their'} Dockerfile{'' if n == 1 else 's'} use{'s' if n == 1 else ''} this "
               f"interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
     for note in done.whitespace_notes():
         print(f"  Note: {note}")
     print("  These are your private tasks: keep the file out of public repositories and datasets, or the "
           "tasks stop measuring what models have not seen.")
-    print("  Grade another harness's patches here: homefield run --agent preds:PREDICTIONS_FILE")
+    print(f"  Grade another harness's patches here: homefield run {option('agent', 'cli')} preds:PREDICTIONS_FILE")
     if any(t.services for t in tasks):
         print("  Some tasks need services (their instances' homefield_services note says which): a SWE-bench "
               "image must start them before the tests.")

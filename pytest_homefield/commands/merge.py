@@ -32,6 +32,7 @@ from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe.verdicts import verdict_lines
 from pytest_homefield.records import load_tasks
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["run_merge"]
@@ -61,7 +62,8 @@ def _probe(ns: argparse.Namespace, root: Path) -> int:
 def _ablate(ns: argparse.Namespace, root: Path) -> int:
     settings = resolve_settings(root, dict(vars(ns)), mode="run")
     if settings.shard:
-        raise ConfigError("homefield ablate --merge: --shard makes no sense with --merge (the merge is every shard)")
+        raise ConfigError(f"homefield ablate --merge: {option('shard', 'cli')} makes no sense with --merge (the "
+                          "merge is every shard)")
     path, rel = resolve_rules_file(ns.rules_file, Path.cwd(), root)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -79,13 +81,15 @@ def _ablate(ns: argparse.Namespace, root: Path) -> int:
         print(line)
     folder = doc["folder"]
     print(f"Reports: {folder}/report.md, report.json, report.html")
-    agents = " ".join(f"--agent {shlex.quote(f'{a.name}={a.spec}')}" for a in session.agents)
+    agents = " ".join(f"{option('agent', 'cli')} {shlex.quote(f'{a.name}={a.spec}')}" for a in session.agents)
     n_all = len(load_tasks(settings.tasks_path))
     first_n = [t.id for t in load_tasks(settings.tasks_path)][: len(session.tasks)] == [t.id for t in session.tasks]
-    cut = f" --max-tasks {len(session.tasks)}" if len(session.tasks) < n_all and first_n else ""
+    cut = f" {option('max-tasks', 'cli')} {len(session.tasks)}" if len(session.tasks) < n_all and first_n else ""
     if session.phase == "slim":
-        print(f"Measure the slimmer file with: homefield ablate {rel} {agents} --attempts {session.settings.attempts}"
-              f"{cut} --yes --resume --run-id {session.ablate_id} (per machine: copy {folder} and add --shard K/N, "
+        print(f"Measure the slimmer file with: homefield ablate {rel} {agents} {option('attempts', 'cli')} "
+              f"{session.settings.attempts}"
+              f"{cut} {option('yes', 'cli')} {option('resume', 'cli')} {option('run-id', 'cli')} "
+              f"{session.ablate_id} (per machine: copy {folder} and add {option('shard', 'cli')} K/N, "
               "then merge the copies)")
     for line in session.incomplete:
         print(line, file=sys.stderr)

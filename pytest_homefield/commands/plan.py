@@ -40,7 +40,7 @@ def _tasks(settings: Settings) -> list[Task]:
         raise ValueError(f"no tasks at {settings.tasks_path}: run `homefield mine` first")
     tasks = load_tasks(settings.tasks_path)
     if not settings.agents:
-        raise ValueError("no agent given: add --agent SPEC")
+        raise ValueError(f"no agent given: add {option('agent')} SPEC")
     if settings.exclude_memorized:  # as `homefield run --exclude-memorized` would, from the newest verdicts
         try:
             gone = set(excluded_for_run(settings.homefield_dir, plan_agents(settings))["tasks"])
@@ -56,7 +56,7 @@ def plan_agents(settings: Settings) -> list[SimpleNamespace]:
     """(name, spec) of each ``--agent`` as namespaces, without building the agents (named agents
     resolve to their spec). Raises ``ValueError`` when none is given."""
     if not settings.agents:
-        raise ValueError("no agent given: add --agent SPEC")
+        raise ValueError(f"no agent given: add {option('agent')} SPEC")
     out = []
     for text in settings.agents:
         p = parse_spec(text, named=settings.agent_defs)
@@ -123,7 +123,7 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     lines.append(total)
     agents = plan_agents(settings)
     if all(a.spec in ("oracle", "noop") for a in agents):  # as the run's header says it (nu32)
-        again = same_change_line([a.name for a in agents], settings.attempts, option("attempts"))
+        again = same_change_line([a.name for a in agents], settings.attempts)
         if again:
             lines.append(again[0].upper() + again[1:])
     partial = partial_mine_note(HomefieldDir(settings.root))
@@ -136,7 +136,7 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
         basis = bases[0] if len(bases) == 1 else "; ".join(
             f"{', '.join(r.agent for r in graded if r.grading_basis == b)}: {b}" for b in bases)
         lines.append(f"Grading time per run: {basis}. Assumed figures are defaults for the client "
-                     "(README: Planning); --seconds-per-run and --cost-per-run replace them.")
+                     f"(README: Planning); {option('seconds-per-run')} and {option('cost-per-run')} replace them.")
     if n_tasks:  # issue 32: what the run could detect, before anything is spent
         earlier = earlier_base_rate(settings)
         if earlier is None and not any(not is_reference_spec(a.spec) for a in agents):

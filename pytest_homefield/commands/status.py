@@ -41,6 +41,7 @@ from pytest_homefield.errors import RecordError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.records import one_line
 from pytest_homefield.report.which import RunSummary, pick_run, run_summaries, run_summary
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import lock_holder, read_jsonl, read_jsonl_lines
 from pytest_homefield.terminal.progress import plural
 
@@ -168,8 +169,8 @@ def probe_lines(home: HomefieldDir) -> list[str]:
         if last:
             text += f" · last call {last[:16].replace('T', ' ')} UTC"
         if verdict is None:
-            text += " · no verdict yet (a probe in progress, or one stopped before its end: homefield probe --resume " \
-                    "finishes it)"
+            text += (" · no verdict yet (a probe in progress, or one stopped before its end: homefield probe "
+                     f"{option('resume', 'cli')} finishes it)")
         else:
             flagged, judged, unjudged = verdict.get("flagged"), verdict.get("judged"), verdict.get("unjudged")
             text += (f" · {len(flagged) if isinstance(flagged, list) else '?'} of "

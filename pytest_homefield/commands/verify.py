@@ -37,6 +37,7 @@ from pytest_homefield.sandbox.limits import HANG_FACTOR
 from pytest_homefield.sandbox.proccap import eased, machine_load, slowdown
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.hooks import end_open_line
 from pytest_homefield.terminal.progress import fmt_duration, plural
@@ -147,7 +148,8 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int,
     cut = [r for r in attacks if r.get("outcome") == "test_timeout" and ATTACK_BOUND in str(r.get("error") or "")]
     if cut:
         lines.append(f"  {len(cut)} attack grading(s) cut at {ATTACK_BOUND} ({HANG_FACTOR:g}× the task's reference "
-                     f"grading, at least {ATTACK_FLOOR_S:g} s, at most --run-timeout): test_timeout, a failure "
+                     f"grading, at least {ATTACK_FLOOR_S:g} s, at most {option('run-timeout')}): test_timeout, a "
+                     "failure "
                      "(not solved)")
     return not broken and not missing, lines
 

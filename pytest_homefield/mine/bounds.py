@@ -53,7 +53,8 @@ class Stop:
 def budget_detail(why: str, settings: Any) -> str:
     """The phrase of a bound's :class:`Stop` (``settings``: a :class:`~pytest_homefield.settings.Settings`)."""
     if why == STOP_AFTER_TASKS:
-        return f"--stop-after-tasks {settings.stop_after_tasks} reached"  # a record's detail: no front end's
+        # a record's detail: the CLI's spelling, whatever front end made it
+        return f"{option('stop-after-tasks', 'cli')} {settings.stop_after_tasks} reached"
     if why == TIME_BUDGET:
         return f"time budget {settings.time_budget} reached"
     return why.replace("_", " ")
@@ -132,7 +133,8 @@ def continue_command(argv: Sequence[str] | None = None, pytest_args: Sequence[st
     return shlex.join(["pytest", *pytest_args])
 
 
-_TASK_BOUND_FLAGS = ("--stop-after-tasks", "--homefield-stop-after-tasks")
+#: The task bound as ``homefield mine`` and as pytest spell it.
+_TASK_BOUND_FLAGS = (option("stop-after-tasks", "cli"), option("stop-after-tasks", "pytest"))
 
 
 def with_task_bound(command: str, total: int) -> str:
@@ -160,7 +162,7 @@ def with_task_bound(command: str, total: int) -> str:
 def flag_in(command: str, name: str) -> str:
     """The flag ``name`` (``reverify``) as ``command`` (a :func:`continue_command`) spells it: ``--reverify``
     for ``homefield mine …``, ``--homefield-reverify`` for ``pytest …`` (which has no ``--reverify``)."""
-    return f"--homefield-{name}" if shlex.split(command)[:1] == ["pytest"] else f"--{name}"
+    return option(name, "pytest" if shlex.split(command)[:1] == ["pytest"] else "cli")
 
 
 def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_verified: int,

@@ -47,6 +47,7 @@ from pytest_homefield.mine.pipeline import dropped_line, merge_tasks, removed_du
 from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, check_meta, load_tasks
 from pytest_homefield.sandbox import nofollow
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import Shard, missing_shards, old_split_refusal, parse_shard
 from pytest_homefield.store import read_jsonl, read_jsonl_lines, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
@@ -226,12 +227,12 @@ def left_out_candidates(folders: Sequence[Path], metas: Sequence[Mapping[str, An
         if not gone:
             continue
         why = Counter("not verified at a bound" if c in bounded.get(shard, ()) else
-                      "cut at --max-tasks before its N were kept" if c in cut.get(shard, ()) else
+                      f"cut at {option('max-tasks')} before its N were kept" if c in cut.get(shard, ()) else
                       "no verification record" for c in gone)
         shown = ", ".join(gone[:5]) + (" …" if len(gone) > 5 else "")
         reasons = ", ".join(f"{why[w]} {w}" for w in sorted(why, key=lambda w: -why[w]))
         out.append(f"incomplete: shard {shard} left out {plural(len(gone), 'candidate')} of its share of the scan "
-                   f"({shown}): {reasons}; mine that shard again (--resume) and merge again")
+                   f"({shown}): {reasons}; mine that shard again ({option('resume')}) and merge again")
     return out
 
 
@@ -263,11 +264,12 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
         if m["candidates_digest"] != first["candidates_digest"]:
             raise ShardMergeError(
                 f"homefield mine --merge: {folders[0]} and {d} were frozen from different candidates (digest "
-                f"{first['candidates_digest']} vs {m['candidates_digest']}: another HEAD, --since or filter); "
+                f"{first['candidates_digest']} vs {m['candidates_digest']}: another HEAD, {option('since')} or "
+                "filter); "
                 "merge each apart")
         if m.get("max_tasks") != first.get("max_tasks"):
             raise ShardMergeError(f"homefield mine --merge: {folders[0]} and {d} were mined with different "
-                                  f"--max-tasks ({first.get('max_tasks')} vs {m.get('max_tasks')})")
+                                  f"{option('max-tasks')} ({first.get('max_tasks')} vs {m.get('max_tasks')})")
         if m["candidate_ids"] != first["candidate_ids"]:  # the split; the digest is over the commits, not these
             raise ShardMergeError(f"homefield mine --merge: {folders[0]} and {d} record different scans "
                                   "(meta.json candidate_ids); merge each apart")

@@ -819,18 +819,18 @@ class MineSession:
 
 
 def candidates_line(verified: Sequence[dict[str, Any]], candidates: Iterable[dict[str, Any]],
-                    reusable: Mapping[str, Any], tasks: Sequence[Task], *, reverify: str = "--reverify") -> str:
+                    reusable: Mapping[str, Any], tasks: Sequence[Task], *, reverify: str | None = None) -> str:
     """``'Candidates: reused 2, verified 3 (…)'``: of this mine's ``verified`` records, those it reused from an
     earlier session and those it verified now; and, when a bound or a ``-k`` left candidates unreached whose
     earlier records (``reusable``, by ``verify_key``) this mine would have reused, how many, and how many of them
     are tasks ``tasks.jsonl`` (``tasks``) keeps: "reused" counts what this mine reached, never what earlier mines
     left on file (nu41, more-itertools: ``Candidates: reused 0`` beside ``2 kept from earlier mines``, the 2 kept
     by a ``--time-budget`` mine that verified cheapest first, unreached by a newest-first ``--stop-after-tasks``
-    one). ``reverify``: the flag as the command spells it."""
+    one). ``reverify``: the flag as the command spells it (default: as the front end in use does)."""
     n_reused = sum(1 for r in verified if r.get("reused_from"))
     line = f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"
     if n_reused:
-        line += f" (earlier verification records of the same inputs; {reverify} runs them again)"
+        line += f" (earlier verification records of the same inputs; {reverify or option('reverify')} runs them again)"
     reached = {str(r.get("commit")) for r in verified}
     unreached = {str(c["commit"])[:12] for c in candidates
                  if str(c.get("commit")) not in reached and str(c.get("verify_key")) in reusable}

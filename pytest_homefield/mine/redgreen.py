@@ -119,6 +119,7 @@ from pytest_homefield.sandbox.testrun import (
     scrubbed_env,
 )
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins, teardown_nodes
+from pytest_homefield.settings_table import option
 
 __all__ = [
     "Verification",
@@ -746,7 +747,7 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     if not ids and left_out:
         v.reason = "tests_skipped"  # as the repository runs its tests here, none of these runs at all
         v.detail = (f"its test files are left out of collection by the repository's own pytest configuration in this "
-                    f"environment (a conftest.py's collect_ignore, --ignore; e.g. files for a newer Python): "
+                    "environment (a conftest.py's collect_ignore, --ignore; e.g. files for a newer Python): "
                     f"{', '.join(left_out)}; their tests never run here")
     elif not ids and any(r.collection_error for r in parent_runs) and any(r.collection_error for r in commit_runs):
         v.reason = "reference_fails"
@@ -961,7 +962,8 @@ def verify_candidate(
                 if r.over_writes:  # nothing but the repository's own code ran: a real, if odd, repository
                     return Verification(reason="writes_over_cap", detail=(
                         f"in {where}: {r.over_writes}; the repository's own tests at the {state} write this much "
-                        "(a real, if odd, repository: raise --max-test-write-mb to keep such commits)"))
+                        f"(a real, if odd, repository: raise {option('max-test-write-mb', 'cli')} to keep such "
+                        "commits)"))
                 if r.over_events:  # the repository's own tests report more than one run may: none is read whole
                     return Verification(reason="setup_failed", detail=(
                         f"in {where}: {r.over_events}; the repository's own tests at the {state} report this much"))

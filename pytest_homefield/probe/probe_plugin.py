@@ -49,6 +49,7 @@ from pytest_homefield.run.run_plugin import (
 )
 from pytest_homefield.run.session import RunSession, selection
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import FolderLocked
 from pytest_homefield.transport import Scope, post
 
@@ -186,9 +187,10 @@ class ProbePlugin(ModePlugin):
             tr.write_line(f"Shard {s.shard}: the verdict judges this shard's tasks only; merge the shards' "
                           ".homefield/probe/ folders with: homefield probe --merge DIR…", yellow=True)
         elif flagged:
-            tr.write_line("Leave the flagged tasks out of a run with: homefield run --exclude-memorized --agent …")
+            tr.write_line(f"Leave the flagged tasks out of a run with: homefield run "
+                          f"{option('exclude-memorized', 'cli')} {option('agent', 'cli')} …")
         tr.write_line(f"Records: {(self.settings.homefield_dir / 'probe').relative_to(self.settings.root)}/"
-                      f"<agent>.jsonl; continue an interrupted probe with --resume")
+                      f"<agent>.jsonl; continue an interrupted probe with {option('resume')}")
 
 
 class ProbeTaskNode(pytest.Collector):

@@ -49,6 +49,7 @@ from pytest_homefield.probe.verdicts import (
 )
 from pytest_homefield.probe_records import latest, load_probe, load_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import (
     left_out,
     missing_shards,
@@ -152,7 +153,7 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
             v = load_verdict(path)
             if v is None:
                 raise ShardMergeError(f"{WHAT}: {path} has no verdict line (its probe did not finish): continue it "
-                                      "with `homefield probe --resume` on its machine")
+                                      f"with `homefield probe {option('resume', 'cli')}` on its machine")
             if v.get("tasks_digest") != digest:
                 raise ShardMergeError(f"{WHAT}: {path} probed another tasks.jsonl (tasks digest "
                                       f"{v.get('tasks_digest') or 'unknown'}) than {home.tasks} ({digest}); "

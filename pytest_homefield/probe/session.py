@@ -36,6 +36,7 @@ from pytest_homefield.run.session import TaskSelection
 from pytest_homefield.sandbox.backends import SandboxHook
 from pytest_homefield.sandbox.modes import runs_process
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import FolderLock
 from pytest_homefield.transport import Message, append_message
 
@@ -59,7 +60,7 @@ def probe_agents(settings: Settings, contributions: Any = ()) -> list[Agent]:
     ``contributions``), each able to answer a plain prompt. Raises :class:`RunError` (one line) and
     :class:`pytest_homefield.errors.AgentSpecError`."""
     if not settings.agents:
-        raise RunError("pytest-homefield: no agent given: add --homefield-agent SPEC")
+        raise RunError(f"pytest-homefield: no agent given: add {option('agent')} SPEC")
     agents = build_agents(list(settings.agents), settings, hook_agents(contributions))
     for agent in agents:
         if not can_complete(agent):
@@ -151,7 +152,7 @@ class ProbeSession:
             if calls and not settings.resume:
                 raise RunError(
                     f"pytest-homefield: {path.relative_to(settings.root)} already holds {len(calls)} probe "
-                    f"calls of agent {agent.name!r}: add --homefield-resume to continue it, or delete the file")
+                    f"calls of agent {agent.name!r}: add {option('resume')} to continue it, or delete the file")
             specs = {r.get("spec") for r in calls} - {agent.spec}
             if specs:
                 raise RunError(
@@ -205,8 +206,9 @@ class ProbeSession:
 
     def resume_hint(self) -> str:
         """The command continuing this probe."""
-        agents = " ".join(f"--agent {a.spec if a.name == a.spec else f'{a.name}={a.spec}'}" for a in self.agents)
-        return f"homefield probe {agents} --resume"
+        agents = " ".join(f"{option('agent', 'cli')} {a.spec if a.name == a.spec else f'{a.name}={a.spec}'}"
+                          for a in self.agents)
+        return f"homefield probe {agents} {option('resume', 'cli')}"
 
     def record_path(self, agent: str) -> Path:
         """``.homefield/probe/<agent>.jsonl``."""

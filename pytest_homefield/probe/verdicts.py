@@ -58,6 +58,7 @@ from typing import Any
 from pytest_homefield.probe.prompt import file_listing
 from pytest_homefield.probe_records import latest, load_probe
 from pytest_homefield.records import Task, display_subject, one_line
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import SPLIT
 from pytest_homefield.store import write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
@@ -292,7 +293,7 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
     if under:
         v.notes.append(f"{plural(under, 'task')} beat the control but scored below the recite floor {floor:.2f}: "
                        "not flagged (an answer with less than that share of the real change's code proves no "
-                       "recital; --recite-floor)")
+                       f"recital; {option('recite-floor')})")
     if cutoff and not control:
         v.notes.append(f"no task authored after {cutoff} has a scored sample: no control, no verdict")
     elif not control:
@@ -311,8 +312,9 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
                            "the whole control")
     unscored = [tid for tid in ids if tid not in later and v.tasks[tid]["best"] is None]
     if unscored:
-        v.notes.append(f"{len(unscored)} task(s) have no scored sample (failed calls are retried with --resume, "
-                       "at most --max-retries times)")
+        v.notes.append(f"{len(unscored)} task(s) have no scored sample (failed calls are retried with "
+                       f"{option('resume')}, "
+                       f"at most {option('max-retries')} times)")
     paired = [] if cutoff else [tid for tid in ids if tid in pairs] if pairs is not None else \
         ids if len(ids) >= 2 else []  # the tasks owing a mismatched pair
     unpaired = [] if cutoff or pairs is None else [tid for tid in ids if tid not in pairs]
@@ -331,7 +333,7 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
     v.unjudged = len(unscored) + len(no_control) + len(unanswered)
     if v.unjudged:
         v.notes.append(f"incomplete: {v.unjudged} of {len(ids) + len(paired)} tasks and controls have no scored "
-                       "sample: not a finished verdict (--exclude-memorized refuses it)")
+                       f"sample: not a finished verdict ({option('exclude-memorized')} refuses it)")
     return v
 
 

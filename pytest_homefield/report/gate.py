@@ -27,6 +27,7 @@ from pytest_homefield.report import stats
 from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.runs import forged_lines, load_results, owed_attempts, retried_by_key
 from pytest_homefield.report.verdicts import fmt_num
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["GateError", "GateLine", "worse_than", "gate_summary", "outcomes_by_agent", "forged_by_agent",
@@ -200,7 +201,8 @@ def baseline_runs(baseline_dir: Path) -> list[Path]:
         return [baseline_dir]
     inner = sorted(d for d in baseline_dir.iterdir() if (d / "meta.json").exists()) if baseline_dir.is_dir() else []
     if not inner:
-        raise GateError(f"--fail-if-worse-than: no baseline run {baseline_dir.name!r} in {baseline_dir.parent}")
+        raise GateError(f"{option('fail-if-worse-than')}: no baseline run {baseline_dir.name!r} in "
+                        f"{baseline_dir.parent}")
     return inner
 
 
@@ -218,7 +220,7 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
     base = outcomes_by_agent(baseline_runs(baseline_dir), flagged_failed=False)
     shared = [a for a in cand if a in base]
     if not shared:
-        raise GateError(f"--fail-if-worse-than {base_id}: no agent scored in both runs "
+        raise GateError(f"{option('fail-if-worse-than')} {base_id}: no agent scored in both runs "
                         f"(this run: {', '.join(cand) or 'none'}; baseline: {', '.join(base) or 'none'})")
     found = []
     merged = _merged(candidate_dirs)
@@ -228,7 +230,7 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
     for agent in shared:
         tasks = sorted(set(cand[agent]) & set(base[agent]))
         if not tasks:
-            raise GateError(f"--fail-if-worse-than {base_id}: agent {agent} has no task scored in both runs")
+            raise GateError(f"{option('fail-if-worse-than')} {base_id}: agent {agent} has no task scored in both runs")
         a = {t: cand[agent][t] for t in tasks}
         b = {t: base[agent][t] for t in tasks}
         a, _, flipped = picked_outcomes(a, hits.get(agent, {}), [b])  # atk22: twin hits' possible lucky solves

@@ -26,6 +26,7 @@ from pytest_homefield.report.fmt import (
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import JsonObject, Report, as_report
 from pytest_homefield.report.tables import AgentName, Cell, Code, OutcomeHead, Subject, Table, Text
+from pytest_homefield.settings_table import option
 
 __all__ = ["markdown_table", "md_code", "md_escape", "render_markdown"]
 
@@ -142,7 +143,7 @@ def _render_markdown(report: Report | JsonObject) -> str:
     if rep.comparisons:
         out += ["## Head to head", ""]
         out += [
-            f"Every pair on the tasks both agents have scored attempts on; Δ = A − B in percentage points of "
+            "Every pair on the tasks both agents have scored attempts on; Δ = A − B in percentage points of "
             f"pass@1; {p_rule(rep.comparisons, rep.alpha)}. MDE: the smallest difference this many tasks could "
             "detect.",
             "",
@@ -220,10 +221,12 @@ def _render_markdown(report: Report | JsonObject) -> str:
     if memo:
         out += ["## Memorization probe", ""]
         out += [f"- {md_escape(line)}" for line in memo]
-        out += ["", "A task is flagged by Benjamini–Hochberg (at the probe's `--fdr`, 10% by default) on its "
+        out += ["", f"A task is flagged by Benjamini–Hochberg (at the probe's `{option('fdr')}`, 10% by default) "
+                    "on its "
                 "exceedance p-value, the share of the control scoring at least its best sample (tasks authored "
                 "after the cutoff, or prompts paired with another task's files), when its best sample also "
-                "reaches the probe's `--recite-floor` (0.5 by default); scores are token similarity to the gold "
+                f"reaches the probe's `{option('recite-floor')}` (0.5 by default); scores are token similarity to "
+                "the gold "
                 "added lines.", ""]
 
     out += ["## Runs", "", *markdown_table(tables.runs_table(rep)), ""]

@@ -10,6 +10,7 @@ from typing import cast
 
 from pytest_homefield.report.family import COST_REPORTED
 from pytest_homefield.report.model import AgentSummary, Memorization
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["agent_notes", "flaky", "forged", "memorized", "other_variants", "outside_plan", "suspicious_solved",
@@ -44,7 +45,8 @@ def unprotected(ids: Sequence[str], n_functions: int) -> str:
     k = _select(ids)
     return (f"{len(ids)} task(s) hold {n_functions} FAIL_TO_PASS function(s) no canary guards (a sentinel only, "
             "where no expected value could be contradicted, or a test the commit left as the parent has it): "
-            f"a forger that no-ops only those is not caught there (homefield verify --attacks{k} names them).")
+            f"a forger that no-ops only those is not caught there (homefield verify {option('attacks', 'cli')}{k} "
+            "names them).")
 
 
 def order_only(ids: Sequence[str], n_functions: int) -> str:
@@ -57,7 +59,7 @@ def order_only(ids: Sequence[str], n_functions: int) -> str:
     return (f"{len(ids)} task(s) were solved where {n_functions} FAIL_TO_PASS function(s) had only the order twin (the "
             "parent's code tells every value twin, or the expected value is beside the test, in a data file, module or "
             "fixture): a change that returns the expected value without fixing anything is solved there too "
-            f"(homefield verify --attacks{k} names them).")
+            f"(homefield verify {option('attacks', 'cli')}{k} names them).")
 
 
 #: The most task ids :func:`unprotected` and :func:`order_only` name in their ``-k``.
@@ -132,14 +134,14 @@ def retried_at_its_word(name: str, n: int, claims: int, solved_again: int, solve
     if cut:
         return (f"{name}: {plural(n, 'attempt')} {'was' if n == 1 else 'were'} tried again after "
                 f"{plural(claims, 'claim')} of its own (a rate limit or an outage) and {plural(cut, 'try', 'tries')} "
-                "an interrupted session cut short (no result, made again by --resume); "
+                f"an interrupted session cut short (no result, made again by {option('resume')}); "
                 f"{solved_again} of its {plural(solved, 'solved attempt')} came on such a retry. An agent that "
                 "hangs on what it misses has mostly those cut, so its pass@1 may be that of several tries."
                 f"{counted} A comparison whose verdict rests on these retries gives none.")
     return (f"{name}: {plural(n, 'attempt')} {'was' if n == 1 else 'were'} tried again after "
             f"{plural(claims, 'claim')} of its own (a rate limit or an outage its output reported, which "
             f"homefield cannot check); {solved_again} of its {plural(solved, 'solved attempt')} came on such "
-            "a retry. Each claim buys an attempt another try (up to --max-retries), so its pass@1 may be "
+            f"a retry. Each claim buys an attempt another try (up to {option('max-retries')}), so its pass@1 may be "
             f"that of several tries.{counted} A comparison whose verdict rests on these claims gives none.")
 
 
@@ -174,7 +176,7 @@ def memorized(memo: Memorization) -> str | None:
                     f"{'tasks after ' + str(v['cutoff']) if v.get('cutoff') else 'mismatched pairs'}, "
                     f"95th percentile {_fmt2(v.get('control_p95'))})"
                     for n, v in memo.excluded_by.items() if v["tasks"])
-    return (f"{len(memo.excluded)} task(s) were left out as memorized (--exclude-memorized: a probe "
+    return (f"{len(memo.excluded)} task(s) were left out as memorized ({option('exclude-memorized')}: a probe "
             f"scored them above its control; {why}): {', '.join(memo.excluded)}.")
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from pytest_homefield.errors import RecordError
 from pytest_homefield.layout import newest_run, read_own_file
 from pytest_homefield.report.runs import read_results, results_read
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import outside_plan, why_outside
 from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural
@@ -79,7 +80,7 @@ class RunSummary:
         if self.running:
             text += f" · in progress ({self.running})"
         elif self.finished < self.planned:
-            text += " (a subset: -k, --max-tasks, stopped or cut short)"
+            text += f" (a subset: -k, {option('max-tasks')}, stopped or cut short)"
         if self.cut_short:
             text += f" · cut short: {self.cut_short}"
         n, why = self.outside

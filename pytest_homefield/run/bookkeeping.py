@@ -20,6 +20,7 @@ from pytest_homefield.layout import meta_path, newest_run
 from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, load_results
 from pytest_homefield.run.attempt import latest_results
 from pytest_homefield.run.retries import spent, unscored_tries
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["pick_run_id", "build_meta", "check_resume", "done_keys"]
@@ -32,14 +33,14 @@ def pick_run_id(runs_root: Path, *, run_id: str | None, resume: bool, new_id: st
     if resume:
         rid = run_id or newest_run(runs_root)
         if rid is None or not meta_path(runs_root / rid).exists():
-            raise RunError(f"--homefield-resume: no run {'named ' + repr(rid) if rid else 'to resume'} "
+            raise RunError(f"{option('resume')}: no run {'named ' + repr(rid) if rid else 'to resume'} "
                            f"in {runs_root}")
         return rid
     if run_id:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", run_id):
-            raise RunError(f"--homefield-run-id {run_id!r} must match [A-Za-z0-9_.-]+")
+            raise RunError(f"{option('run-id')} {run_id!r} must match [A-Za-z0-9_.-]+")
         if (runs_root / run_id).exists():
-            raise RunError(f"run {run_id!r} already exists: add --homefield-resume to continue it, or pick another id")
+            raise RunError(f"run {run_id!r} already exists: add {option('resume')} to continue it, or pick another id")
         return run_id
     return new_id
 
@@ -93,19 +94,19 @@ def check_resume(meta: dict[str, Any], *, agents: Sequence[Any], attempts: int, 
     old = [(a["name"], a["spec"]) for a in meta.get("agents", [])]
     new = [(a.name, a.spec) for a in agents]
     if old != new:
-        raise RunError(f"--homefield-resume: agents differ from run {meta.get('run_id')}: run has "
+        raise RunError(f"{option('resume')}: agents differ from run {meta.get('run_id')}: run has "
                        f"{', '.join(f'{n}={s}' for n, s in old)}; flags give {', '.join(f'{n}={s}' for n, s in new)}")
     if int(meta.get("attempts", attempts)) != attempts:
-        raise RunError(f"--homefield-resume: run {meta.get('run_id')} has "
+        raise RunError(f"{option('resume')}: run {meta.get('run_id')} has "
                        f"{plural(int(meta.get('attempts') or 0), 'attempt')}; "
                        f"flags give {attempts}")
     if meta.get("tasks_digest") and meta["tasks_digest"] != tasks_digest:
-        raise RunError(f"--homefield-resume: tasks.jsonl changed since run {meta.get('run_id')} started "
+        raise RunError(f"{option('resume')}: tasks.jsonl changed since run {meta.get('run_id')} started "
                        f"(digest {meta['tasks_digest']} -> {tasks_digest}); start a new run")
     if task_ids is not None and list(meta.get("task_ids", task_ids)) != list(task_ids):
         old_n, new_n = len(meta.get("task_ids", [])), len(task_ids)
-        raise RunError(f"--homefield-resume: run {meta.get('run_id')} ran {plural(old_n, 'task')}; these flags select "
-                       f"{new_n} (a changed --max-tasks or task filter); resume with the same selection "
+        raise RunError(f"{option('resume')}: run {meta.get('run_id')} ran {plural(old_n, 'task')}; these flags select "
+                       f"{new_n} (a changed {option('max-tasks')} or task filter); resume with the same selection "
                        "or start a new run")
 
 

@@ -28,6 +28,7 @@ from typing import NamedTuple
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import inert_git_env
 from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.settings_table import option
 
 __all__ = ["IGNORED_DIRS", "IGNORED_SUFFIXES", "walk_tree", "tree_changes", "render_diff", "capped_diff", "Diff",
            "CUT_LINE", "apply_change",
@@ -86,7 +87,8 @@ def _stage(copier: nofollow.EntryCopier, rel: str) -> None:
 
 
 #: The last line of a diff cut at its cap (:func:`capped_diff`); ``{limit}`` is the cap in bytes.
-CUT_LINE = "[homefield: the diff is cut at {limit} bytes (--max-output-mb); the rest of the change is not kept]"
+CUT_LINE = (f"[homefield: the diff is cut at {{limit}} bytes ({option('max-output-mb', 'cli')}); the rest of the "
+            "change is not kept]")
 
 
 class Diff(NamedTuple):

@@ -50,6 +50,7 @@ from pytest_homefield.run.twin_grading import CANARIES_FILE
 from pytest_homefield.sandbox.proccap import eased, load_per_cpu
 from pytest_homefield.sandbox.twin_runs import grading_runs
 from pytest_homefield.settings import Settings
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -258,11 +259,11 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     if loads:
         at = f"{min(loads):.1f}" if min(loads) == max(loads) else f"{min(loads):.1f}-{max(loads):.1f}"
         parts.append(f"measured at mining ({plural(len(loads), 'task')}; at a load of {at} per CPU, scaled to an "
-                     f"idle machine: a lower bound there, grading also runs canaries and the whole hidden test "
+                     "idle machine: a lower bound there, grading also runs canaries and the whole hidden test "
                      f"files){times}")
     if n_mined > len(loads):
         parts.append(f"measured at mining ({plural(n_mined - len(loads), 'task')}; at a load not recorded, so no "
-                     f"bound: grading also runs canaries and the whole hidden test files, a busier machine at mining "
+                     "bound: grading also runs canaries and the whole hidden test files, a busier machine at mining "
                      f"ran them slower){times}")
     if len(per_task) > n_twins + n_hist + n_mined:
         parts.append(f"this agent's earlier attempts ({plural(len(per_task) - n_twins - n_hist - n_mined, 'task')})")
@@ -312,7 +313,8 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
             secs = seconds_per_run if seconds_per_run is not None else (float(h["wall_s"]) if h else a_secs)
             usd = cost_per_run if cost_per_run is not None else (
                 float(h["cost_usd"]) if h and h["cost_usd"] == h["cost_usd"] else a_usd)
-            given = [f for f, v in (("--seconds-per-run", seconds_per_run), ("--cost-per-run", cost_per_run))
+            given = [f for f, v in ((option("seconds-per-run"), seconds_per_run),
+                                           (option("cost-per-run"), cost_per_run))
                      if v is not None]
             basis = " and ".join(given) + " given"
         elif h:
@@ -322,7 +324,7 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
         else:
             secs, usd, client = assumed_per_run(kind, arg)
             if secs is None:
-                basis = "unknown: give --seconds-per-run and --cost-per-run"
+                basis = f"unknown: give {option('seconds-per-run')} and {option('cost-per-run')}"
             else:
                 basis = f"assumed ({client} default; no earlier attempts)"
                 if usd is None:
@@ -330,7 +332,7 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
                 if usd is not None and kind == "claude" and settings.attempt_budget is not None \
                         and settings.attempt_budget < usd:
                     usd = settings.attempt_budget
-                    basis += "; USD capped by --attempt-budget"
+                    basis += f"; USD capped by {option('attempt-budget')}"
         out.append(Estimate(agent=p.name, spec=spec, runs=runs_per_agent, agent_s_per_run=secs, usd_per_run=usd,
                             grading_s_per_run=grading, basis=basis, grading_basis=grading_basis,
                             history_n=int(h["n"]) if h else 0))

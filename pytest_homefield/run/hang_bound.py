@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, hang_bound_s
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["ATTACK_BOUND", "ATTACK_FLOOR_S", "GradeBound", "attack_reference", "grading_bound"]
@@ -55,7 +56,7 @@ def grading_bound(task: Task, run_timeout_s: float, reference: tuple[float, str]
     if seconds >= bound.seconds:
         return bound
     return GradeBound(seconds, f"{ATTACK_BOUND} of {seconds:.0f} s ({HANG_FACTOR:g}× {reference[1]}, at least "
-                               f"{ATTACK_FLOOR_S:g} s; --run-timeout {run_timeout_s:g} s)")
+                               f"{ATTACK_FLOOR_S:g} s; {option('run-timeout', 'cli')} {run_timeout_s:g} s)")
 
 
 def attack_reference(task: Task, results: Path) -> tuple[float, str] | None:

@@ -12,6 +12,7 @@ from typing import Any
 from pytest_homefield.agents.registry import kind_capabilities
 from pytest_homefield.errors import ProbeError
 from pytest_homefield.probe_records import load_probe, load_verdict, probe_path
+from pytest_homefield.settings_table import option
 
 __all__ = ["excluded_for_run"]
 
@@ -36,21 +37,23 @@ def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, An
             if caps is not None and caps.modelless:
                 continue
             if path.exists():
-                raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} did not finish: "
-                                 f"run `homefield probe --agent {agent.spec} --resume` first")
-            raise ProbeError(f"--homefield-exclude-memorized: no probe results for agent {agent.name!r}: "
-                             f"run `homefield probe --agent {agent.spec}` first")
+                raise ProbeError(f"{option('exclude-memorized')}: the probe of agent {agent.name!r} did not finish: "
+                                 f"run `homefield probe {option('agent', 'cli')} {agent.spec} "
+                                 f"{option('resume', 'cli')}` first")
+            raise ProbeError(f"{option('exclude-memorized')}: no probe results for agent {agent.name!r}: "
+                             f"run `homefield probe {option('agent', 'cli')} {agent.spec}` first")
         if verdict.get("shard") or verdict.get("incomplete"):
             what = f"is shard {verdict['shard']} only" if verdict.get("shard") else "is a merge with shards missing"
-            raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} {what}: merge every "
+            raise ProbeError(f"{option('exclude-memorized')}: the probe of agent {agent.name!r} {what}: merge every "
                              "shard's .homefield/probe/ folder with `homefield probe --merge DIR…` first")
         if verdict.get("unjudged", 1):  # an older verdict does not say: judge it again
-            raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} left "
+            raise ProbeError(f"{option('exclude-memorized')}: the probe of agent {agent.name!r} left "
                              f"{verdict.get('unjudged', 'some')} task(s) or control(s) without a scored sample: "
-                             "not a finished verdict; continue it with `homefield probe --resume` (same agents)")
+                             "not a finished verdict; continue it with `homefield probe "
+                             f"{option('resume', 'cli')}` (same agents)")
         specs = {r.get("spec") for r in load_probe(path) if r.get("kind") in ("task", "control")}
         if specs - {agent.spec}:
-            raise ProbeError(f"--homefield-exclude-memorized: agent {agent.name!r} was probed as "
+            raise ProbeError(f"{option('exclude-memorized')}: agent {agent.name!r} was probed as "
                              f"{', '.join(sorted(str(s) for s in specs))}, the run uses {agent.spec}")
         ids = sorted(f["task_id"] for f in verdict.get("flagged") or [])
         flagged.update(ids)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, load_results
+from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["TryKey", "count_tries", "spent", "last_try_error", "unscored_tries", "cap_retries", "crash_result",
@@ -62,7 +63,7 @@ def last_try_error(outcome: str, error: str | None, prior: int, max_retries: int
     if prior < max_retries:
         return None
     what = _WHAT.get(outcome, outcome.replace("_", " "))
-    why = f"{what} {plural(prior + 1, 'time')} (--max-retries {max_retries})"
+    why = f"{what} {plural(prior + 1, 'time')} ({option('max-retries', 'cli')} {max_retries})"
     return f"{why}: {error}" if error else why
 
 

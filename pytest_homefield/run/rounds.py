@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.records import NOT_NEEDED, Result
+from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["AttemptKey", "adaptive_refusal", "wait_for_rounds", "not_needed_result", "stall_seconds", "round_order"]
@@ -106,11 +107,11 @@ def adaptive_refusal(*, shard: str | None, dist: str | None, shared: bool = True
     docstring), or in a worker that does not share the controller's ``.homefield/`` (it could not read the
     rounds before)."""
     if shard:
-        return ("--adaptive cannot run with --shard: a pair's looks need every task in one run "
-                "(run the shards without --adaptive, or one run with -n)")
+        return (f"{option('adaptive')} cannot run with {option('shard')}: a pair's looks need every task in one run "
+                f"(run the shards without {option('adaptive')}, or one run with -n)")
     if dist not in (None, "no", "load"):
-        return f"--adaptive needs --dist load under xdist (rounds wait on each other), got --dist {dist}"
+        return f"{option('adaptive')} needs --dist load under xdist (rounds wait on each other), got --dist {dist}"
     if not shared:
-        return ("--adaptive needs xdist workers that share the controller's .homefield/ "
+        return (f"{option('adaptive')} needs xdist workers that share the controller's .homefield/ "
                 "(local -n workers, not remote hosts)")
     return None

@@ -347,9 +347,9 @@ class RunPlugin(ModePlugin):
             chosen = [f" {flag} {shlex.quote(expr)}" for flag, expr in
                       (("-k", str(getattr(opt, "keyword", "") or "")), ("-m", str(getattr(opt, "markexpr", "") or "")))
                       if expr]
-            return ("homefield verify" + (" --attacks" if self.settings.attacks else "")
-                    + (f" --max-tasks {cut}" if cut is not None else "") + "".join(chosen))
-        return f"homefield run --resume --run-id {self.session.run_id}"
+            return ("homefield verify" + (f" {option('attacks', 'cli')}" if self.settings.attacks else "")
+                    + (f" {option('max-tasks', 'cli')} {cut}" if cut is not None else "") + "".join(chosen))
+        return f"homefield run {option('resume', 'cli')} {option('run-id', 'cli')} {self.session.run_id}"
 
     def _continue_line(self, tail: str = "") -> str:
         """``Continue the run with: homefield run --resume --run-id R`` (``tail`` after the command), or for
@@ -505,7 +505,7 @@ class RunPlugin(ModePlugin):
                          + (f"; budget {self.settings.budget:.2f} USD split evenly over {s.shard.count} shards: "
                             f"{s.budget_usd:.2f} USD here" if s.budget_usd is not None else ""))
         same = [a.name for a in s.agents if isinstance(a, (OracleAgent, NoopAgent))]
-        again = same_change_line(same, self.settings.attempts, option("attempts")) \
+        again = same_change_line(same, self.settings.attempts) \
             if len(same) == len(s.agents) else None
         if again and not self.verifying:
             lines.append(f"homefield: {again}")
@@ -600,7 +600,7 @@ class RunPlugin(ModePlugin):
         # verify --attacks: its table says it (issue 35); a run with attack agents prints its report
         if self.settings.attacks and attacked and self.config.get_verbosity() <= 0:
             tr.write_line(f"report of oracle and {plural(len(attacked), 'attack')} not printed "
-                          "(homefield verify --attacks -v prints it)")
+                          f"(homefield verify {option('attacks', 'cli')} -v prints it)")
         else:
             for line, markup in self.end.text(width, self.config.get_verbosity() > 0):
                 tr.write_line(line, **markup)

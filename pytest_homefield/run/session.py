@@ -40,6 +40,7 @@ from pytest_homefield.run.retries import TryKey, unscored_tries
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings import Settings, parse_gate
+from pytest_homefield.settings_table import option
 from pytest_homefield.shard import SPLIT, Shard, old_split_refusal, parse_shard
 from pytest_homefield.store import FolderLock, read_jsonl, write_atomic
 from pytest_homefield.transport import Message
@@ -93,11 +94,11 @@ def selection(settings: Settings, modify: Callable[[list[Task]], None] = lambda 
     modify(tasks)
     if not tasks:
         raise RunError(f"pytest-homefield: no tasks to {verb}: {tasks_path} holds none "
-                       "(run `homefield mine`, or widen --since)")
+                       f"(run `homefield mine`, or widen {option('since', 'cli')})")
     gone = set(exclude)
     tasks = [t for t in tasks if t.id not in gone]
     if not tasks:
-        raise RunError(f"pytest-homefield: no tasks to {verb}: --homefield-exclude-memorized leaves out all "
+        raise RunError(f"pytest-homefield: no tasks to {verb}: {option('exclude-memorized')} leaves out all "
                        f"{len(gone)}")
     cut_from = len(tasks) if settings.run_max_tasks is not None and settings.run_max_tasks < len(tasks) else None
     if settings.run_max_tasks is not None:
@@ -147,7 +148,7 @@ def check_gates(gates: Iterable[str], agents: Iterable[Agent]) -> None:
         except ConfigError as exc:
             raise RunError(str(exc)) from None
         if gate_agent and gate_agent not in names:
-            raise RunError(f"--homefield-fail-under {gate!r}: no agent named {gate_agent!r} in this run "
+            raise RunError(f"{option('fail-under')} {gate!r}: no agent named {gate_agent!r} in this run "
                            f"(agents: {', '.join(names)})")
 
 
@@ -344,9 +345,9 @@ class RunSession:
             if settings.resume:
                 meta = read_meta(run_dir, complete=True)
                 if meta.get("shard") != (str(shard) if shard else None):  # before the task selection it changes
-                    raise RunError(f"--homefield-resume: run {run_id} is shard {meta.get('shard') or 'none'}; "
+                    raise RunError(f"{option('resume')}: run {run_id} is shard {meta.get('shard') or 'none'}; "
                                    f"flags give {shard or 'none'}")
-                old = old_split_refusal(f"--homefield-resume: run {run_id}", meta)
+                old = old_split_refusal(f"{option('resume')}: run {run_id}", meta)
                 if old is not None:  # shard38: its tasks are another split's share
                     raise RunError(old)
                 check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest,
@@ -582,13 +583,13 @@ def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list
         try:
             rate = float(rate_s)
         except ValueError:
-            raise RunError(f"--homefield-fail-under {gate!r}: expected RATE or AGENT=RATE") from None
+            raise RunError(f"{option('fail-under')} {gate!r}: expected RATE or AGENT=RATE") from None
         if not 0 <= rate <= 1:
-            raise RunError(f"--homefield-fail-under {gate!r}: RATE is a fraction between 0 and 1")
+            raise RunError(f"{option('fail-under')} {gate!r}: RATE is a fraction between 0 and 1")
         names = [name] if name else list(agents)
         for n in names:
             if n not in agents:
-                raise RunError(f"--homefield-fail-under {gate!r}: no agent named {n!r} in this run")
+                raise RunError(f"{option('fail-under')} {gate!r}: no agent named {n!r} in this run")
             p, incomplete = agents[n].get("pass_at_1"), agents[n].get("incomplete")
             if p is None or p < rate:
                 out.append(f"{n} pass@1 {'n/a' if p is None else f'{p:.2f}'} is below {rate:.2f}")

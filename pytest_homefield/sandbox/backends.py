@@ -53,6 +53,7 @@ from pytest_homefield.sandbox.modes import (
 from pytest_homefield.sandbox.proccap import marked
 from pytest_homefield.sandbox.proxy import FilteringProxy, proxy_env
 from pytest_homefield.sandbox.relay import HostRelay, inside_argv
+from pytest_homefield.spelling import spell
 
 __all__ = ["SandboxBackend", "SandboxContext", "SandboxHook", "AgentBox", "TestBox", "Wrapped", "BwrapBackend",
            "LandlockBackend", "NoSandbox", "HookBackend", "Sandboxes", "backend_named", "PROXY_PORT"]
@@ -371,7 +372,7 @@ class Sandboxes:
         if choice.mode == "none":
             return cls(choice, hook, None, None)
         bwrap: BwrapBackend | None = None
-        why: str | None = "--sandbox landlock"
+        why: str | None = f"{spell('sandbox')} landlock"
         if choice.mode != "landlock":
             try:
                 bwrap, why = BwrapBackend(probe()), None

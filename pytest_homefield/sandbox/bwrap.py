@@ -52,10 +52,11 @@ from pytest_homefield.sandbox.proccap import inside_argv, marked
 from pytest_homefield.sandbox.project_copies import copies_of_protected
 from pytest_homefield.sandbox.protected import holds_home, holds_protected, homes, protected, touches_protected
 from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
+from pytest_homefield.spelling import spell
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "interpreter_paths", "is_prefix", "program_paths",
            "package_paths", "inside_path", "probe", "system_masks", "BwrapUnavailable", "bwrap_executable",
-           "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT", "REPORTER_DIR", "ARGS_MARK", "EMPTY_MARK",
+           "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "install_hint", "REPORTER_DIR", "ARGS_MARK", "EMPTY_MARK",
            "ETC_ENTRIES", "userns_args"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
@@ -78,9 +79,10 @@ ETC_ENTRIES = ("resolv.conf", "hosts", "host.conf", "hostname", "nsswitch.conf",
 #: Folder holding the standalone reporter module ``homefield_reporter`` (put on a test run's ``PYTHONPATH``).
 REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"
 
-#: How to get bubblewrap, for the one-line refusals.
-INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
-                "or pass --sandbox none to accept the risk")
+def install_hint() -> str:
+    """How to get bubblewrap, for the one-line refusals (the option spelled for the front end in use)."""
+    return ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
+            f"or pass {spell('sandbox')} none to accept the risk")
 
 
 #: The placeholder after ``--args`` in an argv of :func:`bwrap_argv` with ``args_fd=True``: the reaper
@@ -652,27 +654,27 @@ def bwrap_executable() -> str | None:
 def probe(bwrap: str | None = None) -> str:
     """The bubblewrap executable after checking, once per process and executable, that it runs a command
     with the namespaces :func:`bwrap_argv` asks for (user namespaces can be disabled). Raises
-    :class:`BwrapUnavailable` with a one-line reason and :data:`INSTALL_HINT`. Its sandbox masks nothing
+    :class:`BwrapUnavailable` with a one-line reason and :func:`install_hint`. Its sandbox masks nothing
     (``masks=False``: it shows no task), so a session that builds no other sandbox (reference agents whose
     patches are empty: nothing to grade) never walks the host for copies of the project (0.3–0.5 s of CPU,
     speed25); the first sandbox that shows a task finds them, and :func:`system_masks` on a controller
     before its local xdist workers start."""
     exe = bwrap or bwrap_executable()
     if exe is None:
-        raise BwrapUnavailable(f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}")
+        raise BwrapUnavailable(f"bubblewrap (bwrap) is not installed: {install_hint()}")
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         argv = bwrap_argv(["/bin/sh", "-c", "echo ok > out"], Policy(cwd=Path(tmp), rw=[Path(tmp)]), bwrap=exe,
                           masks=False)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as exc:
-            raise BwrapUnavailable(f"bubblewrap cannot run ({exc}): {INSTALL_HINT}") from None
+            raise BwrapUnavailable(f"bubblewrap cannot run ({exc}): {install_hint()}") from None
         ok = proc.returncode == 0 and (Path(tmp) / "out").exists()
     if not ok:
         lines = (proc.stderr or proc.stdout).strip().splitlines()
         why = lines[-1][:200] if lines else f"exit status {proc.returncode}"
         raise BwrapUnavailable(f"bubblewrap does not work here ({why}; user namespaces may be disabled): "
-                               f"{INSTALL_HINT}")
+                               f"{install_hint()}")
     return exe
 
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.sandbox.nofollow import MAX_DEPTH, restore_access
+from pytest_homefield.spelling import spell
 
 __all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
            "TEST_MEMORY_MB", "memory_cap_note", "ENTRY_BYTES", "entry_bytes", "FREE_FLOOR_BYTES", "free_bytes",
@@ -139,7 +140,7 @@ class WriteLimits:
     file_bytes: int = 50 * MIB
     total_bytes: int = 500 * MIB
     poll_s: float = 0.5
-    total_name: str = "--max-workspace-mb"
+    total_name: str = spell("max-workspace-mb", "cli")  # a fault's reason: a record's text
 
     @classmethod
     def from_mb(cls, output_mb: float = 5, file_mb: float = 50, workspace_mb: float = 500) -> WriteLimits:
@@ -301,11 +302,11 @@ def _check_folders(folders: AgentFolders, limits: WriteLimits, base: Baseline) -
             if stat.S_ISREG(st.st_mode) and st.st_size > limits.file_bytes \
                     and base.big.get(name) != (st.st_size, st.st_mtime_ns, st.st_ino):
                 return Fault(f"{name} holds {st.st_size} bytes, over the {limits.file_bytes / MIB:g} MiB per file "
-                             "(--max-file-mb)")
+                             f"({spell('max-file-mb', 'cli')})")
             total += entry_bytes(st)
             if total > cap:
                 return Fault(f"the agent's folders hold over {limits.total_bytes / MIB:g} MiB more than the snapshot "
-                             "(--max-workspace-mb)")
+                             f"({spell('max-workspace-mb', 'cli')})")
     return None
 
 

@@ -47,6 +47,7 @@ from pathlib import Path
 
 from pytest_homefield.sandbox.phases import _NOTICE, PhaseLock, phase_folder, session_key
 from pytest_homefield.sandbox.proccap import memory_root
+from pytest_homefield.spelling import spell
 
 __all__ = ["MIB", "BudgetWaitExpired", "MemoryBudget", "Reservation", "BudgetTooSmall", "budget_mb", "configure",
            "default_budget_mb", "held_fds", "machine_mb", "reserve", "waited_s", "margin_mb", "POLL_S", "largest_mb"]
@@ -132,7 +133,8 @@ def configure(total_mb: float | None, largest_mb: float = 0) -> None:
     reservation could never be had."""
     largest = int(-(-largest_mb // 1))
     if total_mb is not None and int(total_mb) < largest:
-        raise BudgetTooSmall(f"--max-total-memory-mb {total_mb:g} is smaller than the largest set of sandboxes "
+        raise BudgetTooSmall(f"{spell('max-total-memory-mb')} {total_mb:g} is smaller than the largest set of "
+                             "sandboxes "
                              f"that run at once, {largest} MiB (a grading's twin test runs and their services: "
                              "its task's memory cap each, or max_test_memory_mb; a test run of max_test_memory_mb; "
                              "or an agent's sandbox and its services): raise it, or lower the caps")
@@ -253,7 +255,7 @@ class MemoryBudget:
         assert self.total_mb is not None
         if mb > self.total_mb:
             raise BudgetTooSmall(f"a sandbox set needs {mb} MiB of memory, more than the machine's budget of "
-                                 f"{self.total_mb} MiB (--max-total-memory-mb)")
+                                 f"{self.total_mb} MiB ({spell('max-total-memory-mb')})")
         t0 = time.monotonic()
         gate = self._open(GATE_FILE)
         fd = -1
@@ -270,7 +272,8 @@ class MemoryBudget:
                     asked = True
                     if say is not None:
                         said = say(f"homefield: waiting for the machine's memory budget: {mb} MiB asked, another "
-                                   f"reservation waits before it (budget {self.total_mb} MiB, --max-total-memory-mb)")
+                                   f"reservation waits before it (budget {self.total_mb} MiB, "
+                                   f"{spell('max-total-memory-mb')})")
                 time.sleep(POLL_S)
             fd = self._open(BUDGET_FILE)
             while True:
@@ -283,7 +286,7 @@ class MemoryBudget:
                     held = self.total_mb - sum(b - a for a, b in free)
                     said = said or say(f"homefield: waiting for the machine's memory budget: {mb} MiB asked, "
                                        f"{held} of {self.total_mb} MiB held by sandboxes running now "
-                                       "(--max-total-memory-mb)")
+                                       f"({spell('max-total-memory-mb')})")
                 time.sleep(POLL_S)
             need = mb
             for a, b in free:  # the gate is held: nobody else locks bytes now, holders only give back

@@ -11,7 +11,7 @@ allowlist|shared|none|loopback:PORT[,PORT…]``, ``--allow-host``; docs/contract
 * ``auto`` (default): bubblewrap wherever it works (probed once per process); where it does not,
   Landlock wherever it works for the process (probed once, only then). Where neither does, agents
   that can run commands (``cmd:``, the recipes, ``claude --allow-shell``) are refused with a
-  one-line error (:data:`~pytest_homefield.sandbox.bwrap.INSTALL_HINT`), while edit-only claude,
+  one-line error (:func:`~pytest_homefield.sandbox.bwrap.install_hint`), while edit-only claude,
   ``openai:`` and the reference agents run, and test runs go unsandboxed; every attempt records
   which sandbox it had.
 
@@ -38,6 +38,7 @@ from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.landlock import NET_ABI, SCOPED_ABI, LandlockUnavailable
 from pytest_homefield.sandbox.landlock import probe as landlock_probe
 from pytest_homefield.sandbox.proxy import Allowlist
+from pytest_homefield.spelling import spell
 
 __all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "parse_network", "runs_commands", "runs_process",
            "agent_backend_name", "tests_backend_name", "parse_hosts", "unenforced_note", "landlock_state",
@@ -69,7 +70,7 @@ def parse_network(value: str) -> tuple[bool, tuple[int, ...]]:
         if ports and all(0 < p < 65536 for p in ports):
             return False, tuple(dict.fromkeys(ports))
     raise ValueError(f"{value!r}: use shared, none or loopback:PORT[,PORT...] (TCP ports of this machine's "
-                     "127.0.0.1), or allowlist (the default: the agent's provider and --allow-host only)")
+                     f"127.0.0.1), or allowlist (the default: the agent's provider and {spell('allow-host')} only)")
 
 
 def parse_hosts(entries: Sequence[str]) -> Allowlist:
@@ -102,15 +103,15 @@ class SandboxChoice:
 
     def __post_init__(self) -> None:
         if self.mode not in SANDBOX_MODES:
-            raise ValueError(f"--sandbox {self.mode!r}: use one of {', '.join(SANDBOX_MODES)}")
+            raise ValueError(f"{spell('sandbox')} {self.mode!r}: use one of {', '.join(SANDBOX_MODES)}")
         try:
             parse_network(self.network)
         except ValueError as exc:
-            raise ValueError(f"--sandbox-network {exc}") from None
+            raise ValueError(f"{spell('sandbox-network')} {exc}") from None
         try:
             parse_hosts(self.allow_hosts)
         except ValueError as exc:
-            raise ValueError(f"--allow-host {exc}") from None
+            raise ValueError(f"{spell('allow-host')} {exc}") from None
 
     @property
     def allowlist(self) -> bool:
@@ -151,7 +152,7 @@ class SandboxChoice:
         """``(why, landlock)`` for :func:`agent_backend_name`: bubblewrap probed unless the mode is
         ``landlock`` (then ``why`` is ``"--sandbox landlock"``), Landlock (:func:`landlock_state`) only
         when the mode is ``landlock`` or bubblewrap does not work (both once per process)."""
-        why = self.available() if self.mode != "landlock" else "--sandbox landlock"
+        why = self.available() if self.mode != "landlock" else f"{spell('sandbox')} landlock"
         return why, landlock_state() if why is not None else UNPROBED
 
     def for_agent(self, agent: Any, allow_shell: bool) -> str:

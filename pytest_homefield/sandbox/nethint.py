@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from pathlib import Path
+from pytest_homefield.spelling import spell
 
 __all__ = ["tried_addresses", "network_hint", "semaphore_hint", "read_only_hint"]
 
@@ -99,16 +100,16 @@ def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | No
         return None
     if not addresses:
         return ("the tests could not connect (test runs have no network in the sandbox): declare the servers "
-                "they need under `services:` or pass `--test-network loopback:PORT`")
+                f"they need under `services:` or pass `{spell('test-network')} loopback:PORT`")
     outside = [a for a in addresses if _outside(a.rpartition(":")[0])]
     local = [a for a in addresses if a not in outside]
     far = (f"{', '.join(outside)}, not on this machine: tests that need it cannot pass in the sandbox (no "
-           "service or --test-network can give it)") if outside else ""
+           f"service or {spell('test-network')} can give it)") if outside else ""
     if not local:
         return f"tests tried {far}"
     ports = sorted({a.rpartition(":")[2] for a in local}, key=int)
     return (f"tests tried {', '.join(local)}: declare it under `services:` or pass "
-            f"`--test-network loopback:{','.join(ports)}`" + (f"; and {far}" if far else ""))
+            f"`{spell('test-network')} loopback:{','.join(ports)}`" + (f"; and {far}" if far else ""))
 
 
 def _outside(host: str) -> bool:

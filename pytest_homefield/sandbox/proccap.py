@@ -44,6 +44,7 @@ import shutil
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from pytest_homefield.spelling import spell
 
 __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_root", "prlimit_path", "by_rlimit",
            "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
@@ -375,7 +376,7 @@ def over_cap_note(log_tail: bytes, cap: int | None) -> str | None:
     capped run left a refused fork in the end of its log (``log_tail``), else ``None``."""
     if not cap or not any(marker in log_tail for marker in _REFUSED):
         return None
-    return f"a test process could not start a process: its sandbox holds at most {cap} (--max-procs)"
+    return f"a test process could not start a process: its sandbox holds at most {cap} ({spell('max-procs', 'cli')})"
 
 
 def memory_capped(backend: str) -> bool:

@@ -47,6 +47,7 @@ from pytest_homefield.sandbox.phases import held_fds
 from pytest_homefield.sandbox.proccap import agent_memory_bytes, oom_note, split_mark, sweep_cgroups
 from pytest_homefield.sandbox.streams import CappedSink, Pump
 from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import open_own_file
 
 __all__ = ["ProcResult", "run_process", "kill_tree", "die_with_parent", "install_stop_handler", "stop_all",
@@ -488,7 +489,8 @@ def run_agent(
                       stderr_path=artifacts / "agent.err", stdin_text=stdin_text, shell=shell,
                       output_cap=lim.output_bytes, file_cap=lim.file_bytes + 1, watch=watch,
                       watch_every_s=lim.poll_s, box_memory=memory)
-    res.over_memory = oom_note(res.oom_kills, memory / (1 << 20), "--max-agent-memory-mb", "a process of the agent")
+    res.over_memory = oom_note(res.oom_kills, memory / (1 << 20), spell("max-agent-memory-mb", "cli"),
+                          "a process of the agent")
     return res
 
 
@@ -523,7 +525,7 @@ def _wait_watched(proc: subprocess.Popen[bytes], timeout_s: float | None,
 
 
 def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], stdout_path: Path,
-                  output_cap: int | None = None, why: str = "--max-output-mb",
+                  output_cap: int | None = None, why: str = spell("max-output-mb", "cli"),
                   box_memory: int | None = None, hold_memory: bool = False) -> subprocess.Popen[bytes]:
     """Start ``cmd`` under the reaper in a new session and return at once: a long-lived process (a
     service of docs/contracts.md §2 ``services:``) that the caller stops with :func:`stop_process`.

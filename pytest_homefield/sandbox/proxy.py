@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_homefield.sandbox.relay import _join, close_listener
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import open_own_file
 
 __all__ = ["HostRule", "Allowlist", "ProxyLog", "FilteringProxy", "parse_host_rule", "proxy_env",
@@ -878,7 +879,7 @@ class FilteringProxy:
         if not self.allowlist.allows(host, port):
             self.log.write("refused", method, shown + path, "not on the allowlist")
             _answer(conn, "403 Forbidden", f"homefield proxy: {shown} is not on this agent's network allowlist "
-                                           "(--allow-host HOST:PORT adds one)")
+                                           f"({spell('allow-host')} HOST:PORT adds one)")
             return
         length: int | None = 0
         if url is not None:

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.spelling import spell
 from pytest_homefield.store import open_own_file
 
 __all__ = ["TAIL_KEEP", "CappedSink", "Pump"]
@@ -36,7 +37,7 @@ class CappedSink:
     :class:`~pytest_homefield.store.NotOwnFile`), so output never lands in a file another program linked there."""
 
     def __init__(self, path: Path, cap: int, name: str | None = None, *, append: bool = False,
-                 why: str = "--max-output-mb") -> None:
+                 why: str = spell("max-output-mb", "cli")) -> None:
         self.path, self.cap, self.name, self.why = path, max(int(cap), 0), name or path.name, why
         self.keep = min(TAIL_KEEP, self.cap // 2)
         self._head_left = self.cap - self.keep

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_homefield.ablate.ablate_plan import make_plan, merged_history, min_tasks_for, plan_lines
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.layout import HomefieldDir
@@ -13,6 +15,7 @@ from pytest_homefield.store import append_jsonl
 RULES = split_rules("# R\n\n- first rule\n- second rule\n")
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_counts_and_cost_from_the_flags() -> None:
     plan = make_plan(rules_file="CLAUDE.md", rules=RULES, n_tasks=3, agents=[("spy", "cmd:spy", "CLAUDE.md")],
                      attempts=2, workers=2, history={}, seconds_per_run=60, cost_per_run=0.5)

@@ -149,6 +149,7 @@ def test_a_slimmer_file_equal_to_one_variant_reuses_its_results(ablate_repo: Pat
     assert doc["agents"][0]["slim"]["comparison"] is not None
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_resume_validates_results_plan_and_the_task_selection(ablate_repo: Path, tmp_path: Path) -> None:
     """Every record read is validated on resume (issue 21): one line naming file, line and field, and
     nothing written (``meta.json`` keeps its bytes)."""

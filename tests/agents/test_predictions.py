@@ -131,6 +131,7 @@ def test_policies_pick_last_first_or_by_attempt() -> None:
     assert pick([], 1, "last") is None
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_summary_line_and_unknown_ids(tmp_path: Path) -> None:
     path = _preds_file(tmp_path, [("x__aaa", "P1"), ("x__aaa", "P2"), ("x__bbb", None), ("x__zzz", "P")])
     agent = PredictionsAgent(name="m", spec=f"preds:{path}", path=path)
@@ -145,6 +146,7 @@ def test_summary_line_and_unknown_ids(tmp_path: Path) -> None:
     assert check_predictions([object()], lambda: pytest.fail("read"), ["aaa"], partial=False, attempts=1) == []
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_missing_is_its_own_outcome(tmp_path: Path) -> None:
     path = _preds_file(tmp_path, [("x__aaa", "")])
     agent = PredictionsAgent(name="m", spec="preds:p", path=path, policy="attempts")

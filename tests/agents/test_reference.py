@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pytest_homefield.agents.base import Completer, can_complete
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent, same_change_line
-from pytest_homefield.settings_table import option, spelled_for
+from pytest_homefield.settings_table import spelled_for
 
 
 def test_oracle_recites_and_noop_answers_nothing() -> None:
@@ -22,12 +22,12 @@ def test_same_change_line_says_attempts_of_oracle_and_noop_repeat_the_first() ->
     """nu32: oracle and noop at the default 3 attempts graded the reference fix three times over. The option is
     named for the front end in use (ux65: ``pytest --homefield`` was told ``--attempts 1``, which it has not)."""
     with spelled_for("cli"):
-        assert same_change_line(["oracle", "noop"], 3, option("attempts")) == (
+        assert same_change_line(["oracle", "noop"], 3) == (
             "oracle and noop make the same change on every attempt: the 2 after the first only repeat it (a flaky test "
             "alone tells them apart); --attempts 1 is the sanity check at 1/3 of the grading time")
     with spelled_for("pytest"):
         assert "; --homefield-attempts 1 is the sanity check" in (
-            same_change_line(["oracle", "noop"], 3, option("attempts")) or "")
+            same_change_line(["oracle", "noop"], 3) or "")
     assert (same_change_line(["oracle"], 2) or "").startswith("oracle makes the same change on every attempt: the 1 "
                                                               "after the first")
     assert same_change_line(["oracle", "noop"], 1) is None and same_change_line([], 3) is None

@@ -30,6 +30,7 @@ def settings(tmp_path: Path) -> Settings:
     return s
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_claude_agent_without_history_gets_an_assumed_estimate(settings: Settings) -> None:
     settings.agents = ["oracle", "claude:claude-sonnet-4-5", "h=claude:claude-haiku-4-5", "cmd:make fix"]
     oracle, sonnet, haiku, cmd = estimate(settings, [task(1, 4.0), task(2, 8.0)], settings.agents, 6)
@@ -45,6 +46,7 @@ def test_a_claude_agent_without_history_gets_an_assumed_estimate(settings: Setti
     assert cmd.hours is None and cmd.usd is None and "give --seconds-per-run" in cmd.basis
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_flags_replace_assumptions_and_history(settings: Settings) -> None:
     run = settings.homefield_dir / "runs" / "r1"
     run.mkdir(parents=True)
@@ -160,6 +162,7 @@ def test_verifys_time_line_leaves_out_the_attacks_that_end_before_grading() -> N
                                               "grading"), line
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_attempt_budget_caps_the_assumed_claude_cost(settings: Settings) -> None:
     settings.attempt_budget = 0.25
     (e,) = estimate(settings, [task(1, 4.0)], ["claude"], 1)

@@ -115,6 +115,7 @@ def test_status_of_an_empty_repository(tmp_path: Path) -> None:
     assert status_lines(HomefieldDir(tmp_path)) == ["mines: none in .homefield/mine", "runs: none in .homefield/runs"]
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_status_counts_only_the_results_inside_a_runs_plan(tmp_path: Path) -> None:
     """atk17: a shard with lines appended for another shard's tasks and past ``--attempts`` showed as "48 of
     16 attempts finished", while ``homefield report`` refuses it (``shard.outside_plan``). status uses the
@@ -160,6 +161,7 @@ def test_report_of_one_run_counts_only_the_results_inside_its_plan(tmp_path: Pat
     assert "2 of 2 attempts finished · 3 results outside its plan, not counted" in err.splitlines()[0]
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_status_lists_verify_runs_apart_and_never_picks_one(tmp_path: Path) -> None:
     """nu19 on andialbrecht/sqlparse: after ``homefield verify --attacks`` wrote
     ``runs/verify-20261203-…``, ``homefield status`` listed the mine and the agent run only, with no

@@ -294,6 +294,7 @@ def test_the_table_has_one_row_per_attack_with_its_family_and_counts() -> None:
     assert attack_table(more)[3].endswith("forged ×1, tests_failed ×7")
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_attack_gradings_cut_at_the_attack_bound_are_caught_and_counted() -> None:
     """pypa/packaging: an attack grading stopped at the attack bound (5× the reference grading) is
     ``test_timeout``, a failure: caught, and the verdict says how many were cut."""

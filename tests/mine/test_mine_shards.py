@@ -205,6 +205,7 @@ def test_crafted_mine_folders_are_refused_in_one_line_and_their_links_never_foll
     assert (repo / ".homefield" / "envs" / "good.json").read_text() == '{"python": "3.11"}'
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_shard_leaving_candidates_of_its_share_unverified_makes_the_merge_incomplete(tmp_path: Path) -> None:
     """ops40: ``mine --merge`` checked each shard's candidates and records against its share, but not that the
     share was all there: a shard whose folder lacked a verdict on candidates of its own share (a bound stopped
@@ -245,6 +246,7 @@ def test_a_shard_leaving_candidates_of_its_share_unverified_makes_the_merge_inco
                         if incomplete else []), said
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_status_says_a_merged_mine_is_incomplete_and_why(tmp_path: Path) -> None:
     """ops41: ``homefield status`` said a merged mine whose shard left a candidate of its share unverified
     ``stopped`` (or ``finished``, when that shard's folder had lost the candidate), never the merge's ``incomplete``

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pytest_homefield.mine.summary import network_line
 from pytest_homefield.sandbox.nethint import network_hint
 
@@ -37,6 +39,7 @@ def _record(tmp_path: Path, name: str, log: str, reason: str) -> dict[str, objec
     return {"id": name, "reason": reason, "network_hint": network_hint([path])}
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_the_line_says_what_the_logs_show_not_why_the_candidates_were_dropped(tmp_path: Path) -> None:
     records = [_record(tmp_path, "tls", TLS_LOG, "reference_fails"),
                _record(tmp_path, "green", GREEN_LOG, "passes_without_change"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers.report_tasks import plain_task
 
 from pytest_homefield.records import Result
@@ -126,6 +127,7 @@ def _claimed_then(folder: Path, rows: list[tuple[str, str, list[str]]]) -> Path:
     return folder
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_attempts_tried_again_at_the_agents_word_are_named(tmp_path: Path) -> None:
     """atk20 F2, measured on main with the demo (8 tasks × 3 attempts, ``--resume`` until complete): a
     ``cmd:`` agent that fixes a task with chance 1/3 and prints ``{"outcome": "rate_limited"}`` whenever it

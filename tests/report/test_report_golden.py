@@ -97,6 +97,7 @@ def test_golden_terminal_lines_with_markup(run_a: Report, run_a_b: Report, name:
 
 
 @pytest.mark.parametrize("fmt", ["md", "json", "html"])
+@pytest.mark.usefixtures("cli_spelling")
 def test_golden_ablation_report(ablation_doc: dict[str, Any], fmt: str) -> None:
     check_golden(f"ablation.{fmt}", ablate_render.FORMATS[fmt](ablation_doc))
 

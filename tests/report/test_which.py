@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_homefield.report.which import run_summaries, which_run_lines
 from pytest_homefield.store import write_jsonl_atomic
 
@@ -22,6 +24,7 @@ def make_run(root: Path, rid: str, created: str, agents: list[str], tasks: int, 
     write_jsonl_atomic(d / "results.jsonl", recs + recs[:1])  # a retried key counts once
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_newest_by_default_and_the_others_listed(tmp_path: Path) -> None:
     make_run(tmp_path, "r-compare", "2026-12-01T10:00:00+00:00", ["claude", "noop"], 91, 1, 182)
     make_run(tmp_path, "r-try", "2026-12-01T11:30:00+00:00", ["claude"], 91, 1, 1)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_homefield.records import Result, load_results
 from pytest_homefield.run.bookkeeping import done_keys
 from pytest_homefield.run.rounds import adaptive_refusal, not_needed_result, wait_for_rounds
@@ -76,6 +78,7 @@ def test_not_needed_record_is_done_and_unscored(tmp_path: Path) -> None:
     assert isinstance(Result.from_dict(r.to_dict()), Result)
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_refusals() -> None:
     assert adaptive_refusal(shard=None, dist="load") is None and adaptive_refusal(shard=None, dist=None) is None
     assert "--shard" in str(adaptive_refusal(shard="1/2", dist=None))

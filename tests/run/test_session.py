@@ -261,6 +261,7 @@ def test_finish_records_cut_short_and_writes_reports(repo: Path) -> None:
     assert session.gate_failures(end.report) == ["noop pass@1 0.00 is below 0.50"]
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_run_of_the_first_max_tasks_says_its_task_set_is_partial(repo: Path) -> None:
     """nu20: ``--max-tasks 2`` of 3 tasks reported "2 tasks" as if it were the whole task set; it is frozen in
     ``meta.json`` (a resume keeps it) and said in the run's header and first among the report's notes."""

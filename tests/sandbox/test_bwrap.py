@@ -242,6 +242,7 @@ def test_inside_path_drops_what_is_not_mounted(tmp_path: Path) -> None:
         .split(os.pathsep) == ["/opt/py/bin", str(venv_bin), "/usr/bin"]
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_choice_rejects_unknown_modes() -> None:
     with pytest.raises(ValueError, match="--sandbox 'docker'"):
         SandboxChoice("docker")
@@ -265,6 +266,7 @@ def test_auto_refuses_shell_agents_only_when_bwrap_does_not_work(monkeypatch: py
     assert SandboxChoice("none").for_agent(ProcessAgent(shell=True), allow_shell=True) == "none"
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_missing_bwrap_is_one_line_with_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOMEFIELD_BWRAP", "/nonexistent/bwrap")
     probe.cache_clear()

@@ -266,6 +266,7 @@ def test_an_agent_reads_no_other_workspace_and_reaches_only_its_ports(abi: int, 
 
 # -- the choice -----------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_auto_takes_landlock_where_bubblewrap_does_not_work(abi: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real failing bubblewrap (a path that does not exist): ``auto`` confines test runs and every agent
     with Landlock, and records it; ``--sandbox landlock`` never probes bubblewrap."""

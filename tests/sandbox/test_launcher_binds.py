@@ -162,6 +162,7 @@ def _same_fs_tmp(path: Path) -> str:
     return "/tmp" if os.stat("/tmp").st_dev == path.stat().st_dev else str(path.parent.parent)
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_recipe_client_whose_interpreter_prefix_is_the_home_is_refused_before_the_attempt(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A recipe client ``#!~/bin/python3.11`` whose Python was installed with ``--prefix=$HOME`` (``~/lib/python3.11``):
@@ -236,6 +237,7 @@ def test_a_run_refuses_a_client_whose_install_is_the_home_once_before_anything_r
     assert "cannot sandbox" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_probe_call_refuses_a_client_whose_install_is_the_home_when_sandboxed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """satk61: the probe's call (:meth:`CommandAgent.complete`) checked only that the client was on ``PATH``, not

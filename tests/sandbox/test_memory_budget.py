@@ -99,6 +99,7 @@ def test_a_killed_reserver_gives_its_memory_back(budget: MemoryBudget) -> None:
         assert got.mb == 100 and got.wait_s < 1
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_reservation_larger_than_the_budget_is_refused_not_waited_for(budget: MemoryBudget) -> None:
     with pytest.raises(BudgetTooSmall, match="needs 101 MiB of memory, more than the machine's budget of 100 MiB"):
         with reserve(101):

@@ -69,6 +69,7 @@ def test_the_check_is_by_name_as_requested() -> None:
     assert allow.entries() == ["api.anthropic.com:443,api.anthropic.com:80", "127.0.0.1:8000", "*.example.org:8443"]
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_network_modes_and_the_choice() -> None:
     assert parse_network("allowlist") == (False, ())
     assert SandboxChoice().network == "allowlist" and SandboxChoice().allowlist

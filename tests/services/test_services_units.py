@@ -152,6 +152,7 @@ requests.exceptions.SSLError: HTTPSConnectionPool(host='localhost', port=52301):
 """
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_a_server_the_tests_reached_is_not_named(tmp_path: Path) -> None:
     """nu41 (psf/requests): a log where one test could not connect named every address of the log, the
     TLS server another test started and reached on a random port too, so the hint asked for
@@ -163,6 +164,7 @@ def test_a_server_the_tests_reached_is_not_named(tmp_path: Path) -> None:
         "(no service or --test-network can give it)")
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_an_address_of_another_machine_is_not_offered_as_a_loopback_port(tmp_path: Path) -> None:
     """nu41 (psf/requests): its timeout tests connect to 10.255.255.1:80 on purpose; the hint said to pass
     `--test-network loopback:80`, which opens 127.0.0.1:80 and never that address. A loopback address or a
@@ -179,6 +181,7 @@ def test_an_address_of_another_machine_is_not_offered_as_a_loopback_port(tmp_pat
         "tests tried cache.internal:6380: declare it under `services:` or pass `--test-network loopback:6380`")
 
 
+@pytest.mark.usefixtures("cli_spelling")
 def test_the_hint_says_what_to_declare(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_text("Error 111 connecting to 127.0.0.1:6379. Connection refused.\n")
     (tmp_path / "b.log").write_text("1 passed\n")
