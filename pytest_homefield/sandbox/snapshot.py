@@ -573,15 +573,25 @@ def apply_patch(workdir: Path, patch: str) -> None:
         raise PatchError("; ".join(errors)[:500] or f"git apply exited with {proc.returncode}")
 
 
+#: A command-line tool's closing pointer to its help (GNU's ``Try 'msgfmt --help' for more information.``), which
+#: says nothing of what went wrong: the line before it does.
+_TRY_HELP = re.compile(r"^Try ['`\"]?[\w.-]+ (?:--help|-h)\b")
+
+
 def setup_error_line(log_path: Path, *, limit: int = 200) -> str | None:
     """The last non-blank line of a setup log (``setup_cmd``'s stdout and stderr together), stripped and
-    cut at ``limit`` characters, for a failed setup's one-line message; ``None`` when the log is empty or
-    unreadable."""
+    cut at ``limit`` characters, for a failed setup's one-line message; when that line only points to a tool's
+    ``--help`` (:data:`_TRY_HELP`), the line before it, then that pointer in parentheses (usr46 on
+    python-humanize/humanize: ``scripts/generate-translation-binaries.sh`` has no ``#!`` line and brace
+    expansion, so under ``sh`` msgfmt got no input, and the mine said only "Try 'msgfmt --help' for more
+    information." for 11 candidates). ``None`` when the log is empty or unreadable."""
     try:
         text = Path(log_path).read_text(errors="replace")
     except OSError:
         return None
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if len(lines) > 1 and _TRY_HELP.match(lines[-1]):
+        return f"{lines[-2]} ({lines[-1]})"[:limit]
     return lines[-1][:limit] if lines else None
 
 

@@ -143,6 +143,31 @@ def test_a_name_the_standard_library_no_longer_has_asks_for_an_older_python_not_
     assert general is not None and "setup_cmd in .homefield.yml" in general  # a package's module: as before
 
 
+def test_an_attribute_the_standard_library_no_longer_has_asks_for_an_older_python_not_setup_cmd(
+        tmp_path: Path) -> None:
+    """usr46 on tkem/cachetools before 2018-11: 34 of 68 candidates' code reads ``collections.MutableMapping`` (gone
+    since Python 3.10) at both commits, an ``AttributeError`` and not an import, and the hint sent the user to
+    ``setup_cmd``. The detail is the one a real test run gives; a package's module missing an attribute is as before."""
+    proj = tmp_path / "proj"
+    (proj / "tests").mkdir(parents=True)
+    (proj / "tests" / "test_old.py").write_text(
+        "import collections\n\n\nclass Cache(collections.MutableMapping):\n    pass\n\n\ndef test_x():\n    pass\n")
+    run = run_tests(proj, f"{sys.executable} -m pytest -p no:homefield -p no:randomly", ["tests/test_old.py"],
+                    out_dir=tmp_path / "out", sandbox="none", timeout_s=60)
+    assert run.collection_error and run.collection_errors, (run.outcomes, run.error)
+    message = next(iter(run.collection_errors.values()))
+    broken = [{"reason": "reference_fails", "detail": f"collection errors at the parent and at the commit: "
+                                                       f"tests/test_{i}.py ({message})"} for i in range(34)]
+    hint = setup_hint(broken + [{"reason": None}] * 34)
+    assert hint is not None and "setup_cmd" not in hint, hint
+    assert ("collections of the Python the tests ran with has no MutableMapping: these commits were written for an "
+            "older Python; mine them again in a virtualenv of the Python of their day") in hint, hint
+    package = setup_hint([
+        {"reason": "reference_fails", "detail": "collection errors at the parent and at the commit: tests/test_x.py "
+                   "(AttributeError: module 'yaml' has no attribute 'CLoader')"}] * 3)
+    assert package is not None and "setup_cmd in .homefield.yml" in package, package  # not the standard library
+
+
 def test_the_stub_s_setup_cmd_passes_at_a_commit_of_another_layout(tmp_path: Path) -> None:
     """usr64 on jazzband/prettytable: the hint's stub wrote ``src/prettytable/_version.py``, and at the commits
     before the ``src/`` layout (``prettytable.py`` at the top) ``sh`` failed ("Directory nonexistent"): 2 of 53

@@ -22,6 +22,7 @@ from pytest_homefield.sandbox.snapshot import (
     copy_tree,
     make_snapshot,
     run_setup,
+    setup_error_line,
 )
 
 
@@ -310,6 +311,22 @@ def test_apply_patch_failure_is_one_line_and_changes_nothing(repo: dict, tmp_pat
         apply_patch(work, patch)  # already applied: future.txt exists, run.sh differs
     assert "\n" not in str(err.value) and str(err.value)
     assert (work / "run.sh").read_text() == before
+
+
+def test_a_failed_setup_says_what_the_tool_said_before_its_help_pointer(tmp_path: Path) -> None:
+    """usr46 on python-humanize/humanize: its translation script has no ``#!`` line and uses brace expansion, which
+    ``sh`` leaves as it is; msgfmt got no input file and the mine's only words for 11 candidates were "Try 'msgfmt
+    --help' for more information.". The same mistake with ``cp``, which every machine has."""
+    (tmp_path / "compile.sh").write_text("set -e\ncp messages{.po,.mo}\n")
+    (tmp_path / "compile.sh").chmod(0o755)
+    log = tmp_path / "setup.log"
+    failed = run_setup(tmp_path, "./compile.sh", env=os.environ, timeout_s=10, log_path=log)
+    assert failed.exit_code != 0
+    line = setup_error_line(log)
+    assert line is not None and line.startswith("cp: ") and "messages{.po,.mo}" in line, line
+    assert line.endswith("(Try 'cp --help' for more information.)"), line
+    log.write_text("building\nerror: no compiler\n")
+    assert setup_error_line(log) == "error: no compiler"  # any other last line: as it is
 
 
 def test_run_setup(tmp_path: Path) -> None:
