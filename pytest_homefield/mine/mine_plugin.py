@@ -23,6 +23,7 @@ from pytest_homefield.errors import RecordError, ScanError, StoreError
 from pytest_homefield.mine.bounds import FAIL_FAST, INTERRUPTED, Stop, continue_command
 from pytest_homefield.mine.cost_order import cheapest_first
 from pytest_homefield.mine.pipeline import MineSession, other_python_note, test_sandbox
+from pytest_homefield.mine.stop_signals import StopSignals
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import REJECTED_PREFIX, one_line
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
@@ -75,14 +76,21 @@ class MinePlugin(ModePlugin):
             test_sandbox(settings)
         except BwrapUnavailable as exc:
             raise pytest.UsageError(f"pytest-homefield: {exc}") from None
+        #: the controller's SIGINT / SIGTERM: the first ends the mine as a Ctrl-C, later ones never cut its end
+        self.signals = StopSignals(self._worker_pids)
         if is_worker(config):
             self.session = MineSession.join(settings, config.workerinput)  # type: ignore[attr-defined]
         else:
+            config.add_cleanup(self.signals.install())  # after guard_session's SIGTERM handler: it replaces it
             try:
                 with heartbeat_while(config, "mine", SCAN_LABEL):  # a long scan of history says it works (ops41)
                     self.session = MineSession.start(settings)
             except FolderLocked as exc:  # another session mines this repository: exit 2, one line
                 pytest.exit(str(exc), returncode=2)
+            except KeyboardInterrupt:  # during the scan: nothing frozen, nothing verified
+                pytest.exit(f"homefield mine: interrupted ({self.signals.detail}) during the scan of history: "
+                            "nothing was verified and tasks.jsonl is unchanged; run the same command to start "
+                            "again", returncode=2)
             except (RecordError, StoreError, ScanError, ValueError, OSError) as exc:
                 raise pytest.UsageError(f"pytest-homefield: {exc}") from None
         if settings.list_candidates:
@@ -92,6 +100,11 @@ class MinePlugin(ModePlugin):
 
     def active(self) -> MineSession:
         return self.session
+
+    def _worker_pids(self) -> list[int]:
+        """The pids of this controller's local xdist workers (``[]`` at ``-n 0``)."""
+        xdist = self.config.pluginmanager.getplugin("homefield-xdist")
+        return list(getattr(xdist, "worker_pids", ()))
 
     # -- names for people (progress line, verbose lines) ---------------------------------------
     def _subjects(self) -> dict[str, str]:
@@ -195,15 +208,15 @@ class MinePlugin(ModePlugin):
         self._pytest_session = session
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
-        if self.stop is None:  # a Ctrl-C (our own shouldstop ends the loop this way too)
-            self.stop = Stop(INTERRUPTED, "Ctrl-C")
+        if self.stop is None:  # a Ctrl-C or SIGTERM (our own shouldstop ends the loop this way too)
+            self.stop = Stop(INTERRUPTED, self.signals.detail)
 
     def on_interrupt(self) -> bool:
-        """A Ctrl-C ends the loop as mine's own stop (:meth:`ModePlugin.pytest_runtestloop`); fail-fast's
-        own stop goes on as pytest's interruption."""
+        """A Ctrl-C (or SIGTERM: :class:`~pytest_homefield.mine.stop_signals.StopSignals`) ends the loop as mine's
+        own stop (:meth:`ModePlugin.pytest_runtestloop`); fail-fast's own stop goes on as pytest's interruption."""
         if self.stop is not None and self.stop.why != INTERRUPTED:
             return False
-        self.stop = Stop(INTERRUPTED, "Ctrl-C")
+        self.stop = Stop(INTERRUPTED, self.signals.detail)
         return True
 
     # -- end of session (controller only) -----------------------------------------------------

@@ -522,7 +522,7 @@ class MineSession:
         mine_dir = home.new_mine_dir()
         try:
             session = cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
-        except (ScanError, ValueError, OSError):
+        except (ScanError, ValueError, OSError, KeyboardInterrupt):  # KeyboardInterrupt: a Ctrl-C or SIGTERM (mint46)
             shutil.rmtree(mine_dir, ignore_errors=True)  # leave no empty mine folder behind
             lock.release()
             raise

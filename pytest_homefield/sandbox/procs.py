@@ -208,8 +208,8 @@ def install_stop_handler(cleanup: Callable[[], None], exit_code: int = 143) -> C
     """On ``SIGTERM`` or ``SIGHUP``: :func:`stop_all`, then ``cleanup()`` (remove temp folders),
     then ``os._exit(exit_code)`` — no result is recorded for the attempt that was running.
 
-    Returns a function that puts the previous handlers back. Outside the main thread (where Python
-    cannot install handlers) it does nothing."""
+    Returns a function that puts the previous handlers back where this one still is (a handler installed
+    since is left). Outside the main thread (where Python cannot install handlers) it does nothing."""
 
     def handler(signum: int, frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -226,7 +226,8 @@ def install_stop_handler(cleanup: Callable[[], None], exit_code: int = 143) -> C
 
     def restore() -> None:
         for sig, old in previous.items():
-            signal.signal(sig, old)
+            if signal.getsignal(sig) is handler:  # one installed since (a mine's end: mine/stop_signals.py) stays
+                signal.signal(sig, old)
 
     return restore
 
