@@ -112,9 +112,9 @@ def test_the_time_line_is_gradings_times_seconds_over_workers() -> None:
                                             "canaries and the whole hidden test files, a busier machine at mining ran "
                                             "them slower)): about 15m20s with 2 workers, up to 1h32m on a "
                                             "loaded machine (×2.0 of 46m00s, its seconds at mining as measured ×3, "
-                                            "as gradings took on more-itertools: an attempt also runs its agent and "
-                                            "waits for the machine's phase lock and memory, which other sessions "
-                                            "set)")
+                                            "since a grading runs more than mining's one run of the commit's tests: "
+                                            "an attempt also runs its agent and waits for the machine's phase lock "
+                                            "and memory, which other sessions set)")
     line = time_line([task], 46, 1, {"t1": [10.0, 20.0]})
     assert str(line).endswith("about 15s each (earlier graded attempts (1 task)): about 11m30s with 1 worker, up to "
                               "23m00s on a loaded machine (×2.0: an attempt also runs its agent and waits for the "
@@ -347,32 +347,23 @@ def test_the_low_end_scales_down_when_the_machine_is_less_loaded_now_than_when_i
     assert Estimate.of(132.0, timed_busy, (9.0, 2.0)).first_s == 132.0  # busier now: the high end alone
 
 
-#: eta46: more-itertools' 8 tasks as mined (``verify.commit_s`` of 3 runs, the load per CPU at mining) and their
-#: oracle gradings in r45's verify (``test_s``, ``host_s``, ``load_per_cpu``), which took 77 s at -n 2.
-_MIT_MINED = [(63.192, 14.14), (30.964, 18.38), (27.814, 15.62), (30.364, 7.76), (15.857, 4.63), (13.065, 3.31),
-              (15.171, 2.62), (11.502, 1.98)]
-_MIT_GRADED = [(11.223, 1.279, 2.17), (22.279, 1.309, 2.14), (11.697, 0.452, 2.33), (13.585, 0.386, 2.37),
-               (13.161, 0.296, 2.37), (12.87, 0.39, 2.44), (23.539, 0.444, 2.45), (12.262, 0.374, 2.42)]
-
-
 def test_the_range_holds_what_more_itertools_verifies_took_loaded_and_idle() -> None:
     """eta46: the first verify of more-itertools said "about 7s" and took 77 s (load 2.3 per CPU at -n 2, 6 s of
     start-up); again on a quieter machine (0.6-3.0 per CPU) it took 106 s. Its figures were the mined seconds ÷ the
     load per CPU at mining (up to ÷18), which that load never slowed them by. A verify after r45's (its gradings
     timed at 2.3 per CPU) on an idle machine eased them to 1/2.3 at both ends and took 106 s. The range now holds
     each session's time."""
-    from helpers.report_tasks import plain_task
+    from helpers.recorded_timings import MIT_GRADED, mit_tasks
 
     from pytest_homefield.commands.verify import time_estimate
 
-    tasks = [dataclasses.replace(plain_task(f"t{i}"), verify={"stability_runs": 3, "commit_s": s, "load_per_cpu": load})
-             for i, (s, load) in enumerate(_MIT_MINED)]
+    tasks = mit_tasks()
     for machine, took in (((4.6, 2.0), 77.0), ((1.2, 2.0), 106.0), ((0.4, 2.0), 106.0)):
         first = time_estimate(tasks, 8, 2, {}, machine=machine, startup_s=6.0)
         assert first is not None and first[1].first_s <= took <= first[1].last_s, (machine, took, first[0])
-    graded = {f"t{i}": [test_s + host_s] for i, (test_s, host_s, _) in enumerate(_MIT_GRADED)}
+    graded = {f"t{i}": [test_s + host_s] for i, (test_s, host_s, _) in enumerate(MIT_GRADED)}
     earlier = [{"test_s": t, "host_s": h, "wall_s": 0.02, "wait_s": 0.0, "load_per_cpu": load}
-               for t, h, load in _MIT_GRADED]
+               for t, h, load in MIT_GRADED]
     for machine, took in (((0.4, 2.0), 106.0), ((4.6, 2.0), 77.0)):
         again = time_estimate(tasks, 8, 2, graded, earlier=earlier, machine=machine, startup_s=6.0)
         assert again is not None and again[1].first_s <= took <= again[1].last_s, (machine, took, again[0])
