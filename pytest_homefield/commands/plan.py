@@ -30,7 +30,7 @@ from pytest_homefield.report.runs import load_meta, load_results
 from pytest_homefield.run.cost import Estimate, estimate
 from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.settings import Settings, option
-from pytest_homefield.terminal.progress import plural
+from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["plan_agents", "plan_rows", "plan_text", "probe_plan_text", "plan_dict"]
 
@@ -97,6 +97,18 @@ def _f(v: float | None, fmt: str) -> str:
     return "?" if v is None else format(v, fmt)
 
 
+def _grading_said(r: Estimate) -> str:
+    """An agent's grading basis on the plan's line, with its high end when there is one (plan66)."""
+    if not r.grading_high_basis or r.grading_s_high is None:
+        return r.grading_basis
+    return f"{r.grading_basis}; up to {r.grading_s_high:.1f} s from the seconds as measured: {r.grading_high_basis}"
+
+
+def _hours(h: float) -> str:
+    """``'0.41 hours'``; under 0.1, the duration too (``'0.00 hours (10s)'``: plan66, more-itertools' 8 gradings)."""
+    return f"{h:.2f} hours" + (f" ({fmt_duration(h * 3600)})" if h < 0.1 else "")
+
+
 def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_per_run: float | None = None) -> str:
     """The plan as printed by ``homefield plan``."""
     rows = plan_rows(settings, seconds_per_run=seconds_per_run, cost_per_run=cost_per_run)
@@ -112,7 +124,11 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
                      f"{_f(r.usd, '.2f'):>8}  {r.basis}")
     hours = [r.hours for r in rows]
     usd = [r.usd for r in rows]
-    total = f"Total: {_f(sum(h for h in hours if h is not None), '.2f')} hours sequential"
+    low = sum(h for h in hours if h is not None)
+    total = f"Total: {_hours(low)} sequential"
+    high = sum(h for r in rows if (h := r.hours_high) is not None)
+    if high > low * 1.01:  # the range's high end, as verify's line (eta46, plan66): the grading line says why
+        total += f", up to {_hours(high)} with gradings planned from their seconds as measured"
     if None in hours:
         total += " (without agents of unknown time)"
     total += f", {sum(u for u in usd if u is not None):.2f} USD"
@@ -131,10 +147,10 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
         lines.append(partial)
     if rows:
         graded = [r for r in rows if r.grading_basis != "exact: an empty patch is not graded"] or rows[:1]
-        bases = list(dict.fromkeys(r.grading_basis for r in graded))
+        bases = list(dict.fromkeys(_grading_said(r) for r in graded))
         # the reference fix is graded without canary twins, another change with them: two bases (nu27)
         basis = bases[0] if len(bases) == 1 else "; ".join(
-            f"{', '.join(r.agent for r in graded if r.grading_basis == b)}: {b}" for b in bases)
+            f"{', '.join(r.agent for r in graded if _grading_said(r) == b)}: {b}" for b in bases)
         lines.append(f"Grading time per run: {basis}. Assumed figures are defaults for the client "
                      f"(README: Planning); {option('seconds-per-run')} and {option('cost-per-run')} replace them.")
     if n_tasks:  # issue 32: what the run could detect, before anything is spent
@@ -189,4 +205,4 @@ def earlier_base_rate(settings: Settings) -> tuple[float, str] | None:
 
 def plan_dict(rows: Sequence[Estimate]) -> list[dict[str, Any]]:
     """The estimates as JSON primitives (for ``--format json`` style callers)."""
-    return [{**r.__dict__, "hours": r.hours, "usd": r.usd} for r in rows]
+    return [{**r.__dict__, "hours": r.hours, "hours_high": r.hours_high, "usd": r.usd} for r in rows]

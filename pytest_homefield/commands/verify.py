@@ -28,7 +28,7 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_verify_id, results_path
 from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.report.runs import merged_results
-from pytest_homefield.run.cost import MINED_TO_GRADED, graded_seconds_by_task, grading_seconds
+from pytest_homefield.run.cost import MINED_AS_MEASURED, graded_seconds_by_task, grading_seconds
 from pytest_homefield.run.hang_bound import ATTACK_BOUND, ATTACK_FLOOR_S
 from pytest_homefield.run.twin_grading import CANARIES_FILE, EXCUSED_FILE
 from pytest_homefield.sandbox.canaries import function_id
@@ -502,8 +502,7 @@ class Estimate:
         of = ""
         if self.planned_s > self.base_s * 1.01:
             of = f" of {fmt_duration(self.planned_s)}, " + (
-                f"its seconds at mining as measured ×{MINED_TO_GRADED:g}, as gradings took on more-itertools"
-                if (self.measured_s or 0.0) > self.low_s else "its gradings' seconds as measured")
+                MINED_AS_MEASURED if (self.measured_s or 0.0) > self.low_s else "its gradings' seconds as measured")
         return (f"about {fmt_duration(self.first_s)} with {plural(workers, 'worker')}{started}, up to "
                 f"{fmt_duration(self.last_s)} on a loaded machine (×{self.factor:.1f}{of}: {why})")
 

@@ -14,9 +14,12 @@ Per agent run, two parts (seconds, USD):
   of oracle gradings that took 99 s, 1.75 s each), which is then a lower bound on an idle machine (grading
   also plants canaries, runs the whole hidden test files and, without an outcome, a control run; on
   more-itertools graded attempts took 1.7-2.7x the mined figure); a task mined before the load was recorded
-  keeps its figure as measured, which the line says is no bound. Who wrote the change matters: the reference fix
-  (``oracle``, a ``sim:P`` hit) is graded by one run, any other change by the task's runs with canary
-  twins, at once (their attempt folders hold ``canaries.json``; :func:`~pytest_homefield.sandbox.twin_runs.
+  keeps its figure as measured, which the line says is no bound. That low figure is one end of a range, as in
+  ``homefield verify``'s line (:class:`Estimate` ``grading_s_high``): the high end takes the mined seconds as measured
+  × :data:`MINED_TO_GRADED` and earlier gradings' seconds as measured (plan66: more-itertools' plan said 1.3 s per
+  oracle grading from its seconds mined at a load of 2.0-18.4 per CPU; its gradings took 12-24 s). Who wrote the
+  change matters: the reference fix (``oracle``, a ``sim:P`` hit) is graded by one run, any other change by the
+  task's runs with canary twins, at once (their attempt folders hold ``canaries.json``; :func:`~pytest_homefield.sandbox.twin_runs.
   grading_runs`: two, one more with a teardown twin or a plain run, a single one for sentinels only, as mining
   planned them; two for a task mined before it recorded them). An agent with a model is estimated from
   earlier gradings with twins, else from the others × the task's runs (nu27 on prettytable: oracle's
@@ -54,8 +57,8 @@ from pytest_homefield.settings_table import option
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["DEFAULTS", "MINED_TO_GRADED", "Estimate", "assumed_per_run", "estimate", "graded_seconds_by_task",
-           "grading_seconds", "eased_note", "history_averages"]
+__all__ = ["DEFAULTS", "MINED_AS_MEASURED", "MINED_TO_GRADED", "Estimate", "assumed_per_run", "estimate",
+           "graded_seconds_by_task", "grading_seconds", "eased_note", "history_averages"]
 
 #: Assumed agent seconds and USD per run for clients without history, by (kind, model substring).
 #: Not measured here: orders of magnitude for a small single-commit task with the client's defaults
@@ -78,7 +81,12 @@ DEFAULTS: tuple[tuple[str, str, float, float | None], ...] = (
 @dataclass
 class Estimate:
     """One agent's share of a planned run. ``*_per_run`` are seconds or USD (``None`` = unknown);
-    ``basis`` says where the agent figures came from; ``grading_basis`` likewise for grading."""
+    ``basis`` says where the agent figures came from; ``grading_basis`` likewise for grading.
+    ``grading_s_high``: the grading seconds per run planned from the figures as measured (:func:`grading_seconds`
+    ``as_measured``: a task's time at mining × :data:`MINED_TO_GRADED`, earlier gradings not eased by the load now),
+    at least ``grading_s_per_run``: the high end of the range, as ``homefield verify``'s (plan66: the plan of
+    more-itertools' 8 oracle gradings said 1.3 s each from its mined seconds ÷ the load at mining, up to ÷18);
+    ``grading_high_basis`` says where it came from, ``""`` when it is no more than ``grading_s_per_run``."""
 
     agent: str
     spec: str
@@ -89,6 +97,8 @@ class Estimate:
     basis: str
     grading_basis: str
     history_n: int = 0
+    grading_s_high: float | None = None
+    grading_high_basis: str = ""
 
     @property
     def hours(self) -> float | None:
@@ -96,6 +106,14 @@ class Estimate:
         if self.agent_s_per_run is None:
             return None
         return self.runs * (self.agent_s_per_run + (self.grading_s_per_run or 0.0)) / 3600
+
+    @property
+    def hours_high(self) -> float | None:
+        """:attr:`hours` with ``grading_s_high`` (the more of it and ``grading_s_per_run``)."""
+        if self.agent_s_per_run is None:
+            return None
+        high = max(self.grading_s_per_run or 0.0, self.grading_s_high or 0.0)
+        return self.runs * (self.agent_s_per_run + high) / 3600
 
     @property
     def usd(self) -> float | None:
@@ -150,6 +168,11 @@ def assumed_per_run(kind: str, arg: str | None) -> tuple[float | None, float | N
 #: whatever the load per CPU recorded at either (mined at 2.0-18.4, graded at 0.6-3.0): scaling the mined seconds
 #: by the load they were timed at (÷14 for one task) made the first verify say "about 7s" of 77 s.
 MINED_TO_GRADED = 3.0
+
+#: How a figure planned from a task's time at mining as measured is said (``homefield plan``'s high end,
+#: ``verify``'s line): what it is, on whatever repository (plan66: it named the one it was measured on).
+MINED_AS_MEASURED = (f"its seconds at mining as measured ×{MINED_TO_GRADED:g}, since a grading runs more than "
+                     "mining's one run of the commit's tests")
 
 
 def _gradings(runs_root: Path, canaries: bool | None) -> Iterator[tuple[str, float, float | None]]:
@@ -216,7 +239,8 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     (:func:`~pytest_homefield.sandbox.twin_runs.grading_runs`; ``hist_test_s``, the agent's own, as it is).
     ``eased_by``: how earlier gradings' seconds were scaled to the load now (:func:`eased_note`), said with them.
     ``as_measured``: a task's time at mining as it was measured (not scaled to an idle machine) times
-    :data:`MINED_TO_GRADED`, a figure a grading's seconds can be planned by rather than a lower bound (eta46)."""
+    :data:`MINED_TO_GRADED`, a figure a grading's seconds can be planned by rather than a lower bound (eta46), and
+    ``how`` says so (:data:`MINED_AS_MEASURED`)."""
     per_task: list[float] = []
     n_twins = n_hist = n_mined = 0
     factors: set[int] = set()
@@ -256,19 +280,21 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
         parts.append(f"earlier gradings with canary twins ({plural(n_twins, 'task')}{scaled})")
     if n_hist:
         parts.append(f"earlier graded attempts ({plural(n_hist, 'task')}{scaled}){times}")
-    if loads:
+    if as_measured and n_mined:
+        parts.append(f"measured at mining ({plural(n_mined, 'task')}; {MINED_AS_MEASURED}){times}")
+    elif loads:
         at = f"{min(loads):.1f}" if min(loads) == max(loads) else f"{min(loads):.1f}-{max(loads):.1f}"
         parts.append(f"measured at mining ({plural(len(loads), 'task')}; at a load of {at} per CPU, scaled to an "
                      "idle machine: a lower bound there, grading also runs canaries and the whole hidden test "
                      f"files){times}")
-    if n_mined > len(loads):
+    if n_mined > len(loads) and not as_measured:
         parts.append(f"measured at mining ({plural(n_mined - len(loads), 'task')}; at a load not recorded, so no "
                      "bound: grading also runs canaries and the whole hidden test files, a busier machine at mining "
                      f"ran them slower){times}")
     if len(per_task) > n_twins + n_hist + n_mined:
         parts.append(f"this agent's earlier attempts ({plural(len(per_task) - n_twins - n_hist - n_mined, 'task')})")
     how = ", ".join(parts)
-    if times and n_hist + n_mined:
+    if times and n_hist + n_mined and not as_measured:  # said once, with the low figure
         how += f": a change other than the reference fix is graded by {span} {'run' if hi == 1 else 'runs'} at once"
     return sum(per_task) / len(per_task), how
 
@@ -285,6 +311,8 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
     now = load_per_cpu() if load_now is None else load_now
     plain = graded_seconds_by_task(runs_root, canaries=False, now=now)
     canaried = graded_seconds_by_task(runs_root, canaries=True, now=now)
+    plain_raw = graded_seconds_by_task(runs_root, canaries=False)  # as measured: the high end's (eta46, plan66)
+    canaried_raw = graded_seconds_by_task(runs_root, canaries=True)
     note = eased_note(runs_root, now)
     out = []
     for text in agent_specs:
@@ -294,16 +322,23 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
         hist_test = h["test_s"] if h and h["test_s"] == h["test_s"] else None
         kind, arg = (p.arg or "", None) if p.kind == "named" else (p.kind, p.arg)
         grading: float | None
+        high: float | None = None
+        high_basis = ""
         caps = kind_capabilities(kind)
         if kind == "noop":
             grading, grading_basis = 0.0, "exact: an empty patch is not graded"
         else:  # a modelless agent's change is the reference fix (no twins), a model's is not
-            grading, grading_basis = grading_seconds(
-                tasks, float(hist_test) if hist_test is not None else None, plain,
-                canaried=None if caps is not None and caps.modelless else canaried, eased_by=note)
-            if kind == "sim" and grading is not None:  # a miss is an empty patch, never graded (nu27)
-                grading *= float(arg or 0)
-                grading_basis += f" × {float(arg or 0):g}: sim:P applies the fix in that share of its runs"
+            agent_test = float(hist_test) if hist_test is not None else None
+            twins = caps is None or not caps.modelless
+            grading, grading_basis = grading_seconds(tasks, agent_test, plain, canaried=canaried if twins else None,
+                                                     eased_by=note)
+            high, high_how = grading_seconds(tasks, agent_test, plain_raw, canaried=canaried_raw if twins else None,
+                                             as_measured=True)
+            share = float(arg or 0) if kind == "sim" else 1.0  # a sim:P miss is an empty patch, never graded (nu27)
+            grading, high = (None if g is None else g * share for g in (grading, high))
+            if kind == "sim":
+                grading_basis += f" × {share:g}: sim:P applies the fix in that share of its runs"
+            high_basis = high_how if high is not None and high > (grading or 0.0) * 1.01 else ""
         secs: float | None
         usd: float | None
         if caps is not None and caps.modelless:
@@ -335,5 +370,6 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
                     basis += f"; USD capped by {option('attempt-budget')}"
         out.append(Estimate(agent=p.name, spec=spec, runs=runs_per_agent, agent_s_per_run=secs, usd_per_run=usd,
                             grading_s_per_run=grading, basis=basis, grading_basis=grading_basis,
-                            history_n=int(h["n"]) if h else 0))
+                            history_n=int(h["n"]) if h else 0, grading_s_high=high,
+                            grading_high_basis=high_basis))
     return out
