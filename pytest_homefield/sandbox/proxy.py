@@ -527,8 +527,8 @@ class _TlsFlights:
     (0-RTT early data, §4.2.10: sealed under the first ClientHello's key, and it may come *before* a second
     ClientHello, so neither it nor a ChangeCipherSpec ends the clear part); two ClientHellos at most (RFC 8446
     §4.1.4). Bytes held: a record and a ClientHello at most (:data:`MAX_HELD_BYTES`). A server that sends no
-    ServerHello (no TLS, an alert) leaves the client held to this for the tunnel's life. :meth:`client` and :meth:`server` run on a thread each; they share only ``_open``, set
-    once by the latter."""
+    ServerHello (no TLS, an alert) leaves the client held to this for the tunnel's life. :meth:`client` and
+    :meth:`server` run on a thread each; they share only ``_open``, set once by the latter."""
 
     def __init__(self, host: str) -> None:
         self.host = host
@@ -637,9 +637,12 @@ class _TlsFlights:
 
 
 def _server_names(body: bytes) -> list[str]:
-    """The host names of a ClientHello ``body``'s server_name extension (RFC 8446 §4.1.2, RFC 6066 §3; ``[]``
-    without it). Raises ``ValueError`` for a malformed one, an extension twice (two readers may take either), a
-    name that is not ASCII, and encrypted_client_hello (its outer name is not the one the server serves)."""
+    """The host name of a ClientHello ``body``'s server_name extension (RFC 8446 §4.1.2, RFC 6066 §3), one or ``[]``
+    without it. Raises ``ValueError`` for a malformed one, an extension twice (two readers may take either), a
+    server_name extension of anything but one host_name entry (natk66: a name of another type first, one after, or
+    bytes after the list went on, and readers differ on them: OpenSSL refuses each, a reader of the first entry only
+    finds no name in the first and serves its default site), a name that is not ASCII, and encrypted_client_hello
+    (its outer name is not the one the server serves)."""
     hello = _Cursor(body)
     hello.take(2 + 32)  # legacy_version, random
     hello.vector(1)  # legacy_session_id
@@ -659,14 +662,14 @@ def _server_names(body: bytes) -> list[str]:
         seen.add(kind)
         if kind == _ECH:
             raise ValueError("an encrypted ClientHello: the server name it reaches is sealed")
-        if kind == _SERVER_NAME:
+        if kind == _SERVER_NAME:  # natk66: only the form OpenSSL takes, one host_name and nothing after it
             entries = data.vector(2)
-            while not entries.done():
-                name_type, name = entries.number(1), entries.vector(2).data
-                if name_type == _HOST_NAME:
-                    if not name.isascii():
-                        raise ValueError("a server name that is not ASCII")
-                    names.append(name.decode("ascii"))
+            name_type, name = entries.number(1), entries.vector(2).data
+            if name_type != _HOST_NAME or not (entries.done() and data.done()):
+                raise ValueError("a server_name extension that is not one host name")
+            if not name.isascii():
+                raise ValueError("a server name that is not ASCII")
+            names.append(name.decode("ascii"))
     return names
 
 
@@ -681,8 +684,6 @@ def _tls_refusal(body: bytes, host: str) -> str:
     except ValueError as exc:
         return str(exc)
     host = _normal_host(host)
-    if len(names) > 1:
-        return "a ClientHello naming more than one server"
     if not names:
         try:
             ipaddress.ip_address(host)

@@ -536,6 +536,14 @@ _REAL = object()  # the case's hello is Python's own TLS client's
         ["listed.example"], [(0, b"\x00\x13\x00\x00\x10unlisted.example")])), False, id="the-extension-twice"),
     pytest.param("listed.example:443", _records(_hello_message(["listed.example"], [(0xFE0D, b"\x00" * 40)])), False,
                  id="encrypted-client-hello"),
+    # natk66: only a server_name extension of one host_name entry, the one form OpenSSL takes
+    *(pytest.param("listed.example:443", _records(_hello_message([], [(0, data)])), False, id=case) for case, data in [
+        ("another-type-first", _vector(2, b"\x01" + _vector(2, b"unlisted.example") + b"\x00"
+                                       + _vector(2, b"listed.example"))),
+        ("another-type-after", _vector(2, b"\x00" + _vector(2, b"listed.example") + b"\x01"
+                                       + _vector(2, b"unlisted.example"))),
+        ("bytes-after-the-list", _vector(2, b"\x00" + _vector(2, b"listed.example")) + b"\x00"
+                                 + _vector(2, b"unlisted.example"))]),
     pytest.param("listed.example:443", _records(_hello_message(["listed.example"]))[:-1] + b"x", False,
                  id="another-name-in-the-last-read"),
     pytest.param("listed.example:443", _records(_hello_message(["listed.example"]), [10])[:-3], False,
@@ -553,7 +561,9 @@ def test_a_tunnels_tls_goes_on_only_when_it_names_the_tunnels_host(
     natk65: a name that is the host only once the proxy trimmed it (whitespace or control bytes around it, two
     trailing dots) went on as sent: to the front it is no site it serves, so it serves its default one, as for no
     name. A server name goes on now only as a host name's spelling (RFC 6066 §3: letters, digits, hyphens, dots, one
-    trailing dot), any case."""
+    trailing dot), any case. natk66: a server_name extension whose entries were a name of another type and the
+    host, or the host and bytes after the list, went on (OpenSSL refuses each, a reader of the first entry only finds
+    no name in the first): one host_name entry and nothing else goes on now."""
     front, got = sink
     if hello is _REAL:
         hello = _ssl_hello(target.rpartition(":")[0])
