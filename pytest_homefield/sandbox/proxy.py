@@ -460,8 +460,9 @@ def _drain_close(conn: socket.socket) -> None:
     conn.close()
 
 
-#: Bytes of a ClientHello (its handshake message, over as many TLS records as it takes) read before a tunnel is cut;
-#: RFC 8446 §4.1.2 bounds it at 2^24 bytes, real ones (post-quantum key shares included) are some 2 KiB.
+#: Bytes of a server's HelloRetryRequest (its handshake message, over as many TLS records as it takes) read before
+#: the proxy reads the server no more (:class:`_TlsFlights`; a client's hello is whole in one record); RFC 8446
+#: §4.1.2 bounds a hello at 2^24 bytes, real ones (post-quantum key shares included) are some 2 KiB.
 MAX_HELLO_BYTES = 65536
 #: TLS numbers (RFC 8446 §5.1, §4, §4.2; RFC 6066 §3; draft-ietf-tls-esni): a handshake record, a ClientHello, the
 #: server_name extension and its host_name type, encrypted_client_hello (the real server name sealed inside).
@@ -472,10 +473,6 @@ _CHANGE_CIPHER_SPEC, _ALERT, _APPLICATION_DATA, _SERVER_HELLO = 20, 21, 23, 2
 _CLIENT_RECORDS = (_HANDSHAKE, _CHANGE_CIPHER_SPEC, _ALERT, _APPLICATION_DATA)
 #: The longest record body (RFC 5246 §6.2.3: 2^14 bytes and 2048 of a cipher's growth; TLS 1.3's is 256).
 _MAX_RECORD = 16384 + 2048
-#: Bytes of a tunnel's TLS records held back till the handshake message they hold or begin is whole
-#: (:class:`_TlsFlights`): a ClientHello and a record (natk66: each record ending within the next hello held every
-#: record for ever, 600 kB after 8000 hellos and growing; a ClientHello a byte a record is six times its size).
-MAX_HELD_BYTES = MAX_HELLO_BYTES + 5 + _MAX_RECORD
 #: The random of a HelloRetryRequest (RFC 8446 §4.1.3: SHA-256 of "HelloRetryRequest").
 _RETRY_RANDOM = bytes.fromhex("cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c")
 
@@ -521,13 +518,14 @@ class _TlsFlights:
     the server sends passes :meth:`server`, unchanged, till the server's first ServerHello that is no
     HelloRetryRequest: from then on it takes no ClientHello (a TLS 1.2 renegotiation's is encrypted, TLS 1.3 has
     none), and :meth:`client` passes all. Until then the client's records (RFC 8446 §5.1; any number per read, split
-    across reads) must be handshake records holding ClientHellos only, each whose server name :func:`_tls_refusal`
-    allows, whole (a record goes on once every message it holds or begins is whole and judged); a ChangeCipherSpec
-    of one byte 1 (D.4: sent before a second ClientHello too); an alert (two bytes, §6); or application data
-    (0-RTT early data, §4.2.10: sealed under the first ClientHello's key, and it may come *before* a second
-    ClientHello, so neither it nor a ChangeCipherSpec ends the clear part); two ClientHellos at most (RFC 8446
-    §4.1.4). Bytes held: a record and a ClientHello at most (:data:`MAX_HELD_BYTES`). A server that sends no
-    ServerHello (no TLS, an alert) leaves the client held to this for the tunnel's life. :meth:`client` and
+    across reads) must each be a handshake record holding one ClientHello whole, whose server name
+    :func:`_tls_refusal` allows (natk66: a hello over several records, the server's reassembly of it naming the host,
+    went on, and a router reading on from the first record, as HAProxy's ``req.ssl_sni`` does, read the next
+    record's header as part of it and found another name); a ChangeCipherSpec of one byte 1 (D.4: sent before a
+    second ClientHello too); an alert (two bytes, §6); or application data (0-RTT early data, §4.2.10: sealed under
+    the first ClientHello's key, and it may come *before* a second ClientHello, so neither it nor a ChangeCipherSpec
+    ends the clear part); two ClientHellos at most (RFC 8446 §4.1.4). Bytes held: a record at most. A server that
+    sends no ServerHello (no TLS, an alert) leaves the client held to this for the tunnel's life. :meth:`client` and
     :meth:`server` run on a thread each; they share only ``_open``, set once by the latter."""
 
     def __init__(self, host: str) -> None:
@@ -535,22 +533,19 @@ class _TlsFlights:
         #: ClientHellos judged and let through
         self.hellos = 0
         self._read = b""  # the client's bytes not yet a whole record
-        self._held = bytearray()  # whole records held back: a handshake message in them is not whole yet
-        self._shake = bytearray()  # the handshake bytes of those records not yet a whole message
         self._server = b""  # the server's bytes not yet judged (its records, then its handshake messages)
         self._server_shake = b""
         self._open = False  # the server sent its ServerHello: no ClientHello counts any more
         self._watching = True  # still reading the server's records
 
     def client(self, data: bytes) -> bytes:
-        """What of the client's ``data`` (and of the bytes before it held back) goes on now. Raises ``ValueError``
-        for a record of no kind listed in the class docstring, a malformed or refused ClientHello, a handshake
-        message that is no ClientHello, one past :data:`MAX_HELLO_BYTES`, another record within one, a third
-        ClientHello, records held past :data:`MAX_HELD_BYTES`. Work linear in the bytes read (natk66: slicing off
-        each record of a read took 2.6 s a MiB of 5-byte records in reads of 64 KiB, 0.7 s in reads of 1 KiB)."""
+        """What of the client's ``data`` (and of the bytes before it held back, a record's first part) goes on now.
+        Raises ``ValueError`` for a record of no kind listed in the class docstring, a handshake record that is not
+        one ClientHello whole, a malformed or refused one, a third. Work linear in the bytes read (natk66: slicing
+        off each record of a read took 3.0 s a MiB of 5-byte records in reads of 64 KiB, 0.7 s in reads of 1 KiB)."""
         if self._open:
-            if self._held or self._read:
-                data, self._read, self._held = bytes(self._held + self._read + data), b"", bytearray()
+            if self._read:
+                data, self._read = self._read + data, b""
             return data
         read, at, out = self._read + data, 0, bytearray()
         while len(read) - at >= 5:
@@ -562,42 +557,27 @@ class _TlsFlights:
                 break
             record, at = read[at:at + 5 + length], at + 5 + length
             if kind == _HANDSHAKE:
-                self._held += record
-                if len(self._held) > MAX_HELD_BYTES:
-                    raise ValueError("a ClientHello in records of more bytes than one takes")
-                self._shake += record[5:]
-                self._judge()
-                if not self._shake:
-                    out += self._held
-                    self._held.clear()
-            elif self._shake:
-                raise ValueError("a TLS record of another kind within a handshake message")
+                self._judge(record[5:])
             elif kind == _CHANGE_CIPHER_SPEC and record[5:] != b"\x01":
                 raise ValueError("a ChangeCipherSpec that is not the one byte 1")
             elif kind == _ALERT and length != 2:
                 raise ValueError("an alert that is not two bytes")
-            else:
-                out += record
+            out += record
         self._read = read[at:]
         return bytes(out)
 
-    def _judge(self) -> None:
-        """Judge each whole handshake message in ``_shake`` and drop it (:meth:`client`)."""
-        while len(self._shake) >= 4:
-            if self._shake[0] != _CLIENT_HELLO:
-                raise ValueError("a TLS handshake message before the server's hello that is no ClientHello")
-            if self.hellos == 2:  # RFC 8446 §4.1.4: a client answers one HelloRetryRequest at most
-                raise ValueError("a third ClientHello before the server's hello")
-            need = 4 + int.from_bytes(self._shake[1:4], "big")
-            if need > MAX_HELLO_BYTES:
-                raise ValueError("a ClientHello too long")
-            if len(self._shake) < need:
-                return
-            refusal = _tls_refusal(bytes(self._shake[4:need]), self.host)
-            if refusal:
-                raise ValueError(refusal if self.hellos == 0 else f"a ClientHello after the first: {refusal}")
-            del self._shake[:need]
-            self.hellos += 1
+    def _judge(self, message: bytes) -> None:
+        """Judge the body of a handshake record, ``message`` (:meth:`client`)."""
+        if message[0] != _CLIENT_HELLO:
+            raise ValueError("a TLS handshake message before the server's hello that is no ClientHello")
+        if len(message) < 4 or int.from_bytes(message[1:4], "big") != len(message) - 4:
+            raise ValueError("a ClientHello that is not one whole in its record")
+        if self.hellos == 2:  # RFC 8446 §4.1.4: a client answers one HelloRetryRequest at most
+            raise ValueError("a third ClientHello before the server's hello")
+        refusal = _tls_refusal(message[4:], self.host)
+        if refusal:
+            raise ValueError(refusal if self.hellos == 0 else f"a ClientHello after the first: {refusal}")
+        self.hellos += 1
 
     def server(self, data: bytes) -> bytes:
         """``data``, unchanged, read on the way to its first ServerHello (RFC 8446 §4.1.3; a HelloRetryRequest is
