@@ -621,13 +621,18 @@ def _server_names(body: bytes) -> list[str]:
     without it. Raises ``ValueError`` for a malformed one, an extension twice (two readers may take either), a
     server_name extension of anything but one host_name entry (natk66: a name of another type first, one after, or
     bytes after the list went on, and readers differ on them: OpenSSL refuses each, a reader of the first entry only
-    finds no name in the first and serves its default site), a name that is not ASCII, and encrypted_client_hello
-    (its outer name is not the one the server serves)."""
+    finds no name in the first and serves its default site), a name that is not ASCII, encrypted_client_hello
+    (its outer name is not the one the server serves), and fields outside RFC 8446 §4.1.2's bounds (natk66: a
+    legacy_version below TLS 1.0's, a session id past 32 bytes, no cipher suite or compression method went on, and
+    HAProxy's ``req.ssl_sni`` finds no name in such a hello: its default site)."""
     hello = _Cursor(body)
-    hello.take(2 + 32)  # legacy_version, random
-    hello.vector(1)  # legacy_session_id
-    hello.vector(2)  # cipher_suites
-    hello.vector(1)  # legacy_compression_methods
+    if not 0x0301 <= hello.number(2) <= 0x0303:
+        raise ValueError("a ClientHello's legacy_version that is no TLS 1.0 to 1.2")
+    hello.take(32)  # random
+    if (len(hello.vector(1).data) > 32  # legacy_session_id<0..32>
+            or len(suites := hello.vector(2).data) < 2 or len(suites) % 2  # cipher_suites<2..2^16-2>
+            or not hello.vector(1).data):  # legacy_compression_methods<1..2^8-1>
+        raise ValueError("a ClientHello's session id, cipher suites or compression methods out of their bounds")
     if hello.done():  # a hello without extensions (before TLS 1.2)
         return []
     extensions = hello.vector(2)

@@ -460,12 +460,16 @@ def _vector(n: int, data: bytes) -> bytes:
     return len(data).to_bytes(n, "big") + data
 
 
-def _hello_message(names: list[str], extensions: Iterable[tuple[int, bytes]] = ()) -> bytes:
+def _hello_message(names: list[str], extensions: Iterable[tuple[int, bytes]] = (),
+                   fields: tuple[bytes, bytes, bytes, bytes] = (b"\x03\x03", b"", b"\x13\x01", b"\x00")) -> bytes:
     """A ClientHello handshake message (RFC 8446 §4.1.2) with a server_name extension naming ``names`` (RFC 6066 §3;
-    none: no such extension), then ``extensions`` ``(type, data)``."""
+    none: no such extension), then ``extensions`` ``(type, data)``; ``fields``: its legacy_version, session id,
+    cipher suites and compression methods."""
     listed = [(0, _vector(2, b"".join(b"\x00" + _vector(2, n.encode()) for n in names)))] if names else []
     exts = b"".join(kind.to_bytes(2, "big") + _vector(2, data) for kind, data in [*listed, *extensions])
-    body = b"\x03\x03" + bytes(32) + _vector(1, b"") + _vector(2, b"\x13\x01") + _vector(1, b"\x00") + _vector(2, exts)
+    version, session, suites, compression = fields
+    body = (version + bytes(32) + _vector(1, session) + _vector(2, suites) + _vector(1, compression)
+            + _vector(2, exts))
     return b"\x01" + _vector(3, body)
 
 
@@ -520,6 +524,11 @@ class _Front(FilteringProxy):
 
 
 _REAL = object()  # the case's hello is Python's own TLS client's
+#: ClientHello fields outside RFC 8446 §4.1.2's bounds: (legacy_version, session id, cipher suites, compression)
+_UNBOUNDED = [("ssl-3-version", (b"\x03\x00", b"", b"\x13\x01", b"\x00")),
+              ("session-id-of-33", (b"\x03\x03", bytes(33), b"\x13\x01", b"\x00")),
+              ("no-cipher-suite", (b"\x03\x03", b"", b"", b"\x00")),
+              ("no-compression", (b"\x03\x03", b"", b"\x13\x01", b""))]
 
 
 @pytest.mark.parametrize("target,hello,passes", [
@@ -543,6 +552,9 @@ _REAL = object()  # the case's hello is Python's own TLS client's
                                        + _vector(2, b"unlisted.example"))),
         ("bytes-after-the-list", _vector(2, b"\x00" + _vector(2, b"listed.example")) + b"\x00"
                                  + _vector(2, b"unlisted.example"))]),
+    # natk66: fields out of RFC 8446's bounds, where HAProxy's req.ssl_sni finds no name (_first_record_sni)
+    *(pytest.param("listed.example:443", _records(_hello_message(["listed.example"], [], fields)), False, id=case)
+      for case, fields in _UNBOUNDED),
     pytest.param("listed.example:443", _records(_hello_message(["listed.example"]))[:-1] + b"x", False,
                  id="another-name-in-the-last-read"),
     pytest.param("listed.example:443", _records(_hello_message(["listed.example"]), [10])[:-3], False,
@@ -562,7 +574,9 @@ def test_a_tunnels_tls_goes_on_only_when_it_names_the_tunnels_host(
     name. A server name goes on now only as a host name's spelling (RFC 6066 §3: letters, digits, hyphens, dots, one
     trailing dot), any case. natk66: a server_name extension whose entries were a name of another type and the
     host, or the host and bytes after the list, went on (OpenSSL refuses each, a reader of the first entry only finds
-    no name in the first): one host_name entry and nothing else goes on now."""
+    no name in the first): one host_name entry and nothing else goes on now; so did a hello whose version, session
+    id, cipher suites or compression methods are out of RFC 8446's bounds (HAProxy's reader finds no name in it):
+    refused now."""
     front, got = sink
     if hello is _REAL:
         hello = _ssl_hello(target.rpartition(":")[0])
@@ -850,8 +864,14 @@ def _first_record_sni(data: bytes) -> str | None:
         return None
     if len(data) - 5 < int.from_bytes(data[6:9], "big"):
         return None
+    if data[9] < 3 or data[10] < 1 or data[9 + 34] > 32:  # TLS 1.0's version at least, a session id of 32 at most
+        return None
     at = 9 + 35 + data[9 + 34]
+    if int.from_bytes(data[at:at + 2], "big") < 2:  # a cipher suite at least
+        return None
     at += 2 + int.from_bytes(data[at:at + 2], "big")
+    if data[at] < 1:  # a compression method at least
+        return None
     at += 1 + data[at]
     end, at = at + 2 + int.from_bytes(data[at:at + 2], "big"), at + 2
     while end - at >= 4:
@@ -880,9 +900,12 @@ def _straddling_hello() -> bytes:
 
 
 def test_a_router_reading_on_from_the_first_record_reads_another_name_in_a_straddling_hello() -> None:
-    """The model of :func:`_first_record_sni` reads the name of a real client's hello, and another name than the
-    reassembled hello's in :func:`_straddling_hello`, which the proxy's own reading of a message allows."""
+    """The model of :func:`_first_record_sni` reads the name of a real client's hello, none in hellos of fields out of
+    RFC 8446's bounds (``_UNBOUNDED``), and another name than the reassembled hello's in :func:`_straddling_hello`,
+    which the proxy's own reading of a message allows."""
     assert _first_record_sni(_ssl_hello("listed.example")) == "listed.example"
+    assert [_first_record_sni(_records(_hello_message(["listed.example"], [], fields))) for _, fields in _UNBOUNDED] \
+        == [None] * len(_UNBOUNDED)
     straddling = _straddling_hello()
     message = straddling[5:5 + 47] + straddling[5 + 47 + 5:]
     assert _first_record_sni(straddling) == "unlisted.example" and _tls_refusal(message[4:], "listed.example") == ""
