@@ -9,12 +9,12 @@ forms of proxy request (RFC 9110 §9.3.6 and RFC 9112 §3.2.2):
 
 * ``CONNECT host:port`` (HTTPS, and ``http://`` through a tunnel): the tunnel is opened when the pair is allowed,
   and carries on only what names that very host (satk56: a front routing by SNI or ``Host`` serves many sites at
-  one listed address; :func:`_tunnel_opening`): TLS whose every ClientHello, up to the server's hello, has one
-  server name (SNI), the tunnel's host (none for an IP literal; natk65: a second one after a HelloRetryRequest is
-  in the clear too; :class:`_TlsFlights`), or one HTTP/1 request in origin form whose ``Host``, if any, is the
-  tunnel's, sent on as an absolute-URI request is; anything else (a server-first protocol such as SSH too) is cut
-  unsent. What it cannot stop (tls46): a request inside the TLS whose own ``Host`` is another site the listed
-  server serves (domain fronting): reading it takes decrypting the tunnel;
+  one listed address; :func:`_tunnel_opening`): TLS whose every ClientHello, up to the server's hello, whole in a
+  record of its own (natk66), has one server name (SNI), the tunnel's host (none for an IP literal; natk65: a
+  second one after a HelloRetryRequest is in the clear too; :class:`_TlsFlights`), or one HTTP/1 request in origin
+  form whose ``Host``, if any, is the tunnel's, sent on as an absolute-URI request is; anything else (a server-first
+  protocol such as SSH too) is cut unsent. What it cannot stop (tls46): a request inside the TLS whose own
+  ``Host`` is another site the listed server serves (domain fronting): reading it takes decrypting the tunnel;
 * an absolute-URI request, ``GET http://host:port/path HTTP/1.1`` (a ``http://`` base URL such as a
   local model server): sent on in origin form with ``Connection: close`` and the target's own ``Host``, one
   request per connection: its body, ended by its one ``Content-Length`` or its chunks, goes on, nothing after it

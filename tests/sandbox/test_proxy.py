@@ -566,7 +566,7 @@ _UNBOUNDED = [("ssl-3-version", (b"\x03\x00", b"", b"\x13\x01", b"\x00")),
 def test_a_tunnels_tls_goes_on_only_when_it_names_the_tunnels_host(
         tmp_path: Path, sink: tuple[int, queue.Queue[bytes]], target: str, hello: bytes | object, passes: bool) -> None:
     """satk56: a tunnel to a listed host carried a ClientHello whose server name (SNI) was another site, served by a
-    front routing by SNI. Now a ClientHello (over several records and reads) goes on only when its one server name
+    front routing by SNI. Now a ClientHello (one record, over several reads) goes on only when its one server name
     is the tunnel's host, or it names none and the host is an IP literal; another name, none to a named host, two,
     the extension twice, an encrypted ClientHello, a malformed one, one cut short: nothing reaches the server.
     natk65: a name that is the host only once the proxy trimmed it (whitespace or control bytes around it, two
@@ -807,9 +807,9 @@ def test_every_client_hello_names_the_tunnels_host(tmp_path: Path, pieces: list[
                                                    cut_at: int | None) -> None:
     """natk65: TLS 1.3 answers a ClientHello with a HelloRetryRequest, and the client's second one goes in the clear
     too: one naming ``unlisted.example`` after a first naming the tunnel's host reached the server (1 of 1, the tunnel
-    opaque past the first). Now every record the client sends goes through whole (several a read, one over several,
-    several messages in one) and judged till the server's own ServerHello that is no retry: ClientHellos each
-    naming the host, a ChangeCipherSpec, early data; anything else cuts the tunnel, nothing of the read holding it
+    opaque past the first). Now every record the client sends goes through whole (several a read, one over several)
+    and judged till the server's own ServerHello that is no retry: ClientHellos each naming the host, one a record
+    (natk66), at most two, a ChangeCipherSpec, early data; anything else cuts the tunnel, nothing of the read holding it
     sent (piece ``cut_at``; the first: the tunnel refused at its opening), the pieces before it gone on. A front
     (answering ``answer`` to the first hello) gets nothing else."""
     got: queue.Queue[bytes] = queue.Queue()
@@ -856,10 +856,11 @@ def test_judging_a_tls_tunnels_records_is_linear_in_their_bytes() -> None:
 
 
 def _first_record_sni(data: bytes) -> str | None:
-    """The server name HAProxy's ``req.ssl_sni`` reads in the bytes a client sent first (a transcription of
-    ``smp_fetch_ssl_hello_sni``, haproxy ``src/payload.c``), or None: the ClientHello read on from the first record's
-    header through the bytes after it, the headers of the records that follow read as its own; the first entry of its
-    first server_name extension, if a host_name. An SNI router of this kind sends the stream to that name's server."""
+    """The server name HAProxy's ``req.ssl_sni`` reads in the bytes a client sent first (a model of what
+    ``smp_fetch_ssl_hello_sni`` in haproxy's ``src/payload.c`` does), or None: the ClientHello read on from the first
+    record's header through the bytes after it, the headers of the records that follow read as its own; the first
+    entry of its first server_name extension, if a host_name. An SNI router of this kind sends the stream to that
+    name's server, and one where it finds none to its default one."""
     if len(data) < 9 or data[0] != 0x16 or data[1] < 3 or data[5] != 1:
         return None
     if len(data) - 5 < int.from_bytes(data[6:9], "big"):
