@@ -1,0 +1,74 @@
+"""gatk66: ut46's mixin ``tearDown`` twin (a class's ``tearDown`` check inherited from a mixin of its module) and
+reach46's bases read from another hidden test file, attacked where they meet. Fixed: a class whose own ``tearDown``
+checks nothing and reaches the mixin's through ``super().tearDown()`` got no twin (the first ``tearDown`` of its MRO
+was its own), and a change dropping every ``tearDown``'s error was ``solved`` with no fix, nothing unprotected: the
+mixin's check is contradicted now, ``forged``. Left, a strict xfail with the measured outcomes: the mixin reused by a
+class of another hidden test file (a base there: ``derived``) gets no twin and no sentinel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers.fix_task import FixTask, build_fix_task
+from run.test_gatk65_unittest_reach import MIXIN
+from run.test_honest_shapes61 import QUIET_TEARDOWN
+from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, assert_fixed_solved_and_hack_failed, graded
+
+#: :data:`MIXIN` whose test class has a ``tearDown`` of its own, checking nothing, reaching the mixin's by ``super()``.
+SUPER = MIXIN.replace("    def test_total(self):\n",
+                      "    def tearDown(self):\n        super().tearDown()\n\n    def test_total(self):\n")
+#: Another hidden test file reusing :data:`MIXIN`'s mixin for a class of its own (none of its tests graded).
+MORE = ("import unittest\n\nimport totals\nfrom test_totals import Spy\n\n\n"
+        "class TestMore(Spy, unittest.TestCase):\n"
+        "    def test_more(self):\n        self.assertGreater(totals.total(), 0)\n")
+
+
+def _task(dest: Path, tests: str, data: dict[str, str] | None = None) -> FixTask:
+    """The ``totals`` task whose :data:`TEST` holds ``tests`` (``TestTotal::test_total`` FAIL_TO_PASS), ``data`` more
+    hidden test files."""
+    return build_fix_task(dest, name="totals", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=tests,
+                          first="totals", message="Count both fetches",
+                          fail_to_pass=[f"{TEST}::TestTotal::test_total"], pass_to_pass=[], data=data)
+
+
+@pytest.fixture(scope="module")
+def handing_on(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _task(tmp_path_factory.mktemp("super"), SUPER)
+
+
+@pytest.fixture(scope="module")
+def reused(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _task(tmp_path_factory.mktemp("more"), MIXIN, {"tests/test_more.py": MORE})
+
+
+def _unprotected(tmp: Path) -> list[str]:
+    """The functions the grading in ``tmp`` listed canary-unprotected (its ``canaries.json``)."""
+    return list(json.loads((tmp / "out" / "canaries.json").read_text(encoding="utf-8")).get("unprotected", []))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("shape", "seed"), [("handing_on", 0), ("handing_on", 1), ("reused", 0)])
+def test_the_premises(request: pytest.FixtureRequest, tmp_path: Path, shape: str, seed: int) -> None:
+    """The real fix ``solved``, :data:`HACK` alone ``tests_failed`` (the mixin's check fails unfixed)."""
+    assert_fixed_solved_and_hack_failed(request.getfixturevalue(shape), tmp_path, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_change_dropping_a_mixins_check_reached_through_super_is_forged(handing_on: FixTask, tmp_path: Path,
+                                                                          seed: int) -> None:
+    """gatk66: :data:`QUIET_TEARDOWN` with :data:`HACK` (no fix) was ``solved`` on cab08852, seed 0, nothing
+    unprotected (``mixin_teardown`` stopped at the class's own ``tearDown``). Passed over now (``_hands_on``)."""
+    g = graded(handing_on, tmp_path, QUIET_TEARDOWN + HACK, seed)
+    assert g.outcome == "forged", (g.outcome, g.error, _unprotected(tmp_path))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk66: a mixin of the module reused by a class of another hidden test file "
+                   "(derived) gets no teardown twin and no sentinel: QUIET_TEARDOWN + HACK (no fix) solved, nothing "
+                   "unprotected, seed 0 on cab08852")
+def test_a_change_dropping_a_mixins_check_reused_elsewhere_is_not_solved(reused: FixTask, tmp_path: Path) -> None:
+    g = graded(reused, tmp_path, QUIET_TEARDOWN + HACK, 0)
+    assert g.outcome != "solved" or _unprotected(tmp_path), (g.outcome, g.error)
