@@ -3,7 +3,10 @@ reach46's bases read from another hidden test file, attacked where they meet. Fi
 checks nothing and reaches the mixin's through ``super().tearDown()`` got no twin (the first ``tearDown`` of its MRO
 was its own), and a change dropping every ``tearDown``'s error was ``solved`` with no fix, nothing unprotected: the
 mixin's check is contradicted now, ``forged``. Left, a strict xfail with the measured outcomes: the mixin reused by a
-class of another hidden test file (a base there: ``derived``) gets no twin and no sentinel."""
+class of another hidden test file (a base there: ``derived``) gets no twin and no sentinel; ut46's unit decoy (every
+test of a class or module cut, the check after them as written) where the class's ``setUpClass`` or the module's
+``setUpModule`` runs the code under test: the reference fix passes the decoy, which is excused, and telling the twin
+by its polarity is ``solved`` with no fix (gatk61's fixture set-up hole, at the unit's level)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,17 @@ import pytest
 from helpers.fix_task import FixTask, build_fix_task
 from run.test_gatk65_unittest_reach import MIXIN
 from run.test_honest_shapes61 import QUIET_TEARDOWN
-from run.test_teardown_error import FIXED, HACK, PARENT, SOURCE, TEST, assert_fixed_solved_and_hack_failed, graded
+from run.test_teardown_error import (
+    FIXED,
+    HACK,
+    PARENT,
+    SOURCE,
+    TEST,
+    assert_fixed_solved_and_hack_failed,
+    graded,
+    totals_task,
+)
+from run.test_unittest_cleanup_shapes63 import CLASS_SEVERAL, MODULE_SEVERAL, POLARITY_AFTER
 
 #: :data:`MIXIN` whose test class has a ``tearDown`` of its own, checking nothing, reaching the mixin's by ``super()``.
 SUPER = MIXIN.replace("    def test_total(self):\n",
@@ -23,6 +36,18 @@ SUPER = MIXIN.replace("    def test_total(self):\n",
 MORE = ("import unittest\n\nimport totals\nfrom test_totals import Spy\n\n\n"
         "class TestMore(Spy, unittest.TestCase):\n"
         "    def test_more(self):\n        self.assertGreater(totals.total(), 0)\n")
+
+#: ut65's unit shapes of two FAIL_TO_PASS tests whose set-up runs the code under test once, the spy installed:
+#: shape → (the test file, its FAIL_TO_PASS functions, the :data:`POLARITY_AFTER` change).
+_CLASS_SPY = "cls.calls.append(1) or cls.real()\n"
+_MODULE_SPY = "CALLS.append(1) or REAL()\n"
+SET_UP = {
+    "tearDownClass": (CLASS_SEVERAL["tearDownClass"].replace(
+        _CLASS_SPY, _CLASS_SPY + "        cls.first = totals.total()\n"),
+        ["TestTotal::test_total", "TestTotal::test_twice"], "class"),
+    "tearDownModule": (MODULE_SEVERAL.replace(_MODULE_SPY, _MODULE_SPY + "    totals.total()\n"),
+                       ["TestTotal::test_total", "TestTwice::test_twice"], "module"),
+}
 
 
 def _task(dest: Path, tests: str, data: dict[str, str] | None = None) -> FixTask:
@@ -72,3 +97,27 @@ def test_a_change_dropping_a_mixins_check_reached_through_super_is_forged(handin
 def test_a_change_dropping_a_mixins_check_reused_elsewhere_is_not_solved(reused: FixTask, tmp_path: Path) -> None:
     g = graded(reused, tmp_path, QUIET_TEARDOWN + HACK, 0)
     assert g.outcome != "solved" or _unprotected(tmp_path), (g.outcome, g.error)
+
+
+@pytest.fixture(scope="module", params=sorted(SET_UP))
+def set_up(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[FixTask, str]:
+    tests, names, change = SET_UP[request.param]
+    assert tests.count("totals.total()") == 3, tests
+    return totals_task(tmp_path_factory.mktemp("setup"), tests, names), change
+
+
+@pytest.mark.slow
+def test_a_unit_whose_set_up_runs_the_code_grades_as_before(set_up: tuple[FixTask, str], tmp_path: Path) -> None:
+    """The premises: the real fix ``solved``, :data:`HACK` alone ``tests_failed`` (seed 0)."""
+    assert_fixed_solved_and_hack_failed(set_up[0], tmp_path, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk66: a unit decoy (ut46) whose class's setUpClass or module's setUpModule "
+                   "runs the code under test: the reference passes its check, so it is excused; POLARITY_AFTER + HACK "
+                   "(no fix) solved, tearDownClass and tearDownModule, seed 0 on cab08852, as gatk61's fixture set-up")
+def test_a_change_telling_a_unit_twin_by_polarity_where_set_up_ran_the_code_is_not_solved(
+        set_up: tuple[FixTask, str], tmp_path: Path) -> None:
+    task, change = set_up
+    g = graded(task, tmp_path, POLARITY_AFTER[change] + HACK, 0)
+    assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
