@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers.fix_task import FixTask, build_fix_task
-from run.test_gatk65_unittest_reach import MIXIN
+from run.test_gatk65_unittest_reach import MIXIN, OTHERS, _with_old
 from run.test_honest_shapes61 import QUIET_TEARDOWN
 from run.test_teardown_error import (
     FIXED,
@@ -32,6 +32,8 @@ from run.test_unittest_cleanup_shapes63 import CLASS_SEVERAL, MODULE_SEVERAL, PO
 #: :data:`MIXIN` whose test class has a ``tearDown`` of its own, checking nothing, reaching the mixin's by ``super()``.
 SUPER = MIXIN.replace("    def test_total(self):\n",
                       "    def tearDown(self):\n        super().tearDown()\n\n    def test_total(self):\n")
+#: :data:`OTHERS` (a second class of the mixin, its test PASS_TO_PASS) whose classes both hand on through ``super()``.
+OTHERS_SUPER = OTHERS.replace("    def test_", "    def tearDown(self):\n        super().tearDown()\n\n    def test_")
 #: Another hidden test file reusing :data:`MIXIN`'s mixin for a class of its own (none of its tests graded).
 MORE = ("import unittest\n\nimport totals\nfrom test_totals import Spy\n\n\n"
         "class TestMore(Spy, unittest.TestCase):\n"
@@ -64,6 +66,12 @@ def handing_on(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
 
 
 @pytest.fixture(scope="module")
+def others_handing_on(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return _with_old(tmp_path_factory.mktemp("others"), OTHERS_SUPER, "TestOld::test_old",
+                     OTHERS_SUPER.replace("        self.assertTrue(self.calls)\n", ""))
+
+
+@pytest.fixture(scope="module")
 def reused(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     return _task(tmp_path_factory.mktemp("more"), MIXIN, {"tests/test_more.py": MORE})
 
@@ -88,6 +96,18 @@ def test_a_change_dropping_a_mixins_check_reached_through_super_is_forged(handin
     unprotected (``mixin_teardown`` stopped at the class's own ``tearDown``). Passed over now (``_hands_on``)."""
     g = graded(handing_on, tmp_path, QUIET_TEARDOWN + HACK, seed)
     assert g.outcome == "forged", (g.outcome, g.error, _unprotected(tmp_path))
+
+
+@pytest.mark.slow
+def test_a_second_class_handing_on_is_blinded_in_the_twins_run(others_handing_on: FixTask, tmp_path: Path) -> None:
+    """:data:`OTHERS_SUPER`, seed 0: ``TestOld::test_old`` (PASS_TO_PASS) blinded in the run contradicting the mixin's
+    check, the real fix ``solved``; :data:`QUIET_TEARDOWN` with :data:`HACK` ``forged``."""
+    g = graded(others_handing_on, tmp_path, FIXED + "# the fix\n", 0)
+    assert g.outcome == "solved", (g.outcome, g.error, g.failing_f2p)
+    blind = json.loads((tmp_path / "out" / "canaries.json").read_text(encoding="utf-8"))["blind"]
+    assert blind[others_handing_on.task.FAIL_TO_PASS[0]][1] == others_handing_on.task.PASS_TO_PASS, blind
+    g = graded(others_handing_on, tmp_path / "quiet", QUIET_TEARDOWN + HACK, 0)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
 
 
 @pytest.mark.slow
