@@ -613,13 +613,15 @@ def mixin_teardown(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef | None:
 
 def _hands_on(cls: ast.ClassDef) -> bool:
     """gatk66: whether ``cls``'s ``tearDown`` (:func:`_method`) checks nothing (:func:`_first_check`) and calls
-    ``super().tearDown()`` (``super(C, self)`` too) as a statement of its body's top level, so always runs the next
-    ``tearDown`` of the instance's MRO."""
+    ``super().tearDown()`` (``super(C, self)`` too) as a statement of its body's top level or of a top-level ``try``'s
+    ``finally``, so always runs the next ``tearDown`` of the instance's MRO."""
     down = _method(cls, "tearDown", of_class=False)
+    always = [] if down is None else [*down.body, *(st for t in down.body if isinstance(t, ast.Try)
+                                                    for st in t.finalbody)]
     return down is not None and _first_check(down.body) is None and any(
         isinstance(st, ast.Expr) and isinstance(call := st.value, ast.Call) and isinstance(call.func, ast.Attribute)
         and call.func.attr == "tearDown" and isinstance(call.func.value, ast.Call)
-        and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super" for st in down.body)
+        and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super" for st in always)
 
 
 def _inherited_teardown(text: str, lines: Sequence[str], tree: ast.Module, cls: ast.ClassDef,

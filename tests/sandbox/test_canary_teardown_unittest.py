@@ -401,7 +401,8 @@ def test_a_teardown_inherited_from_a_mixin_of_the_module_is_contradicted_where_i
 HANDS_ON = "    def tearDown(self):\n        totals.fetch = totals.fetch\n        {call}.tearDown()\n\n"
 
 
-@pytest.mark.parametrize("call", ["super()", "super(TestTotal, self)"])
+@pytest.mark.parametrize("call", ["super()", "super(TestTotal, self)", "try:\n            pass\n        finally:\n"
+                                  "            super()"], ids=["super", "super-named", "finally"])
 def test_a_mixins_teardown_reached_through_super_is_contradicted_where_it_is_defined(tmp_path: Path,
                                                                                       call: str) -> None:
     """gatk66: the class's own ``tearDown`` (no check) was the one bound first in its MRO, no twin: a change dropping
@@ -413,7 +414,8 @@ def test_a_mixins_teardown_reached_through_super_is_contradicted_where_it_is_def
     assert got is not None and (got.start, got.end) == (12, 14) and got.classes == ("Spy", "TestTotal"), got
     blank = without_checks(source)
     assert blank is not None and "assertTrue" not in blank and blank.count("\n") == source.count("\n"), blank
-    texts = [source.replace("self.assertTrue(self.calls)", c) for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
+    texts = [source.replace("self.assertTrue(self.calls)", c)
+             for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
     fid = f"{TEST}::TestTotal::test_total"
     line = texts[0].splitlines().index("        self.assertEqual(totals.total(), 4)") + 1
     site = SealSite(key=f"{fid}@{line}", path=TEST, function=fid, first=line, last=line, actual="totals.total()",
