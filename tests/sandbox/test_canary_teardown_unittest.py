@@ -397,6 +397,46 @@ def test_a_teardown_inherited_from_a_mixin_of_the_module_is_contradicted_where_i
     assert not got.last
 
 
+#: gatk66: :data:`MIXIN` whose class's own ``tearDown`` checks nothing and reaches the mixin's through ``super()``.
+HANDS_ON = "    def tearDown(self):\n        totals.fetch = totals.fetch\n        {call}.tearDown()\n\n"
+
+
+@pytest.mark.parametrize("call", ["super()", "super(TestTotal, self)", "try:\n            pass\n        finally:\n"
+                                  "            super()"], ids=["super", "super-named", "finally"])
+def test_a_mixins_teardown_reached_through_super_is_contradicted_where_it_is_defined(tmp_path: Path,
+                                                                                      call: str) -> None:
+    """gatk66: the class's own ``tearDown`` (no check) was the one bound first in its MRO, no twin: a change dropping
+    every ``tearDown``'s error was ``solved`` with no fix (``tests/run/test_gatk66_mixin_reach.py``). The check its
+    ``super().tearDown()`` reaches is contradicted; the sealed run blanks it; runs changing it tell the test apart."""
+    source = MIXIN.format(bases="Spy, unittest.TestCase", more="").replace(
+        "    def test_total(self):\n", HANDS_ON.format(call=call) + "    def test_total(self):\n")
+    got = _check(tmp_path, source)
+    assert got is not None and (got.start, got.end) == (12, 14) and got.classes == ("Spy", "TestTotal"), got
+    blank = without_checks(source)
+    assert blank is not None and "assertTrue" not in blank and blank.count("\n") == source.count("\n"), blank
+    texts = [source.replace("self.assertTrue(self.calls)", c)
+             for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
+    fid = f"{TEST}::TestTotal::test_total"
+    line = texts[0].splitlines().index("        self.assertEqual(totals.total(), 4)") + 1
+    site = SealSite(key=f"{fid}@{line}", path=TEST, function=fid, first=line, last=line, actual="totals.total()",
+                    expected="4", case=True)
+    defs = [_defs(t) for t in texts]
+    assert all(d is not None for d in defs)
+    assert _told({site.key: site}, set(), {TEST: list(zip(texts, defs, strict=True))}) == {fid}
+
+
+@pytest.mark.parametrize("down", ["        if self.calls:\n            super().tearDown()\n",
+                                  "        super().tearDown()\n        self.assertEqual(self.calls, [1])\n"],
+                         ids=["conditional", "own-check"])
+def test_a_tearDown_that_may_not_hand_on_keeps_its_own(tmp_path: Path, down: str) -> None:
+    """gatk66: a ``super().tearDown()`` under a condition may not run the mixin's (no twin, as before); a class's own
+    check beside it is the one contradicted."""
+    source = MIXIN.format(bases="Spy, unittest.TestCase", more="").replace(
+        "    def test_total(self):\n", "    def tearDown(self):\n" + down + "\n    def test_total(self):\n")
+    got = _check(tmp_path, source)
+    assert (got is None) if "if " in down else (got is not None and got.start > 14 and not got.classes), got
+
+
 @pytest.mark.parametrize("bases", ["unittest.TestCase, Spy", "Imported, Spy, unittest.TestCase"])
 def test_a_mixins_teardown_behind_a_base_of_elsewhere_gets_no_twin(tmp_path: Path, bases: str) -> None:
     """``TestCase`` (or an imported class) before the mixin in the MRO: its ``tearDown`` runs, not the mixin's."""
