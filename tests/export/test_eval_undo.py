@@ -462,7 +462,8 @@ def _utf7_task(task: Task) -> Task:
     return dataclasses.replace(task, test_patch=patch, FAIL_TO_PASS=_CLOSE_IDS, PASS_TO_PASS=[])
 
 
-@pytest.mark.parametrize("case", ["utf16-fix", "utf7-wrong", "crlf-fix"])
+@pytest.mark.parametrize("case", [pytest.param("utf16-fix", marks=pytest.mark.slow), "utf7-wrong",
+                                  pytest.param("crlf-fix", marks=pytest.mark.slow)])
 def test_the_patchs_gitattributes_do_not_convert_the_hidden_tests(fx: Fixture, task: Task, tmp_path: Path,
                                                                  case: str) -> None:
     """git66: eval.sh's own git folder (atk46) still read the ``.gitattributes`` the patch adds to the checkout: the
@@ -500,3 +501,38 @@ def test_swebench_reads_the_hidden_tests_as_committed_whatever_gitattributes_the
                                 graded.FAIL_TO_PASS + graded.PASS_TO_PASS)
         verdicts.append(_swebench_resolved(swebench_python, graded, log, tmp_path / name))
     assert verdicts == [False, True]
+
+
+@pytest.mark.slow
+def test_a_pytest_reached_by_a_path_file_still_checks_a_moved_setup(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """git66: under ``python -I -S`` (atk46) the undo step reads no path file, so a pytest the image's python reaches
+    only through one (:func:`_image_python`: a path line, as an editable install of pytest or a layered environment
+    writes it) could not be imported, and the gatk48 check of a moved setup was skipped without a word: the
+    ``src/calc/setup.py`` of :func:`test_a_setup_py_that_moves_pytests_rootdir_is_held_back_as_grading_holds_it` was
+    kept, the reference fix's ids ``ERROR``. Now the check puts the path lines of the site folders' path files on
+    ``sys.path`` (none of their import lines run) after the first pass, and undoes it."""
+    bare, beside, ids = _rootdir_moved(fx, task, tmp_path)
+    checkout = tmp_path / "c"
+    python = _image_python(tmp_path / "image", checkout)
+    status, log = _evaluate(bare, beside, checkout, {"src/calc/__init__.py": GOOD_CALC, "src/calc/setup.py": SETUP_PY},
+                            ids, python=python)
+    assert "homefield: undo src/calc/setup.py (it moves pytest's rootdir" in log, log
+    assert [status.get(i) for i in ids] == ["PASSED"] * 2, log
+    # no pytest at all: the check cannot run, and says so
+    next((tmp_path / "image" / "lib").glob("python*/site-packages/zz_this_environment.pth")).unlink()
+    status, log = _evaluate(bare, beside, tmp_path / "d", {"src/calc/__init__.py": GOOD_CALC,
+                                                           "src/calc/setup.py": SETUP_PY}, ids, python=python)
+    assert "homefield: no pytest to ask whether src/calc/setup.py moves pytest's rootdir: kept" in log, log
+
+
+@pytest.mark.clients
+def test_swebench_resolves_the_fix_whose_setup_py_is_held_back_with_a_pytest_of_a_path_file(
+        swebench_python: str, fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """git66 with the real swebench package: the log of the reference fix of
+    :func:`test_a_pytest_reached_by_a_path_file_still_checks_a_moved_setup` is resolved (before: not, every id
+    ``ERROR``), as homefield's grading solves it."""
+    bare, beside, ids = _rootdir_moved(fx, task, tmp_path)
+    python = _image_python(tmp_path / "image", tmp_path / "c")
+    status, log = _evaluate(bare, beside, tmp_path / "c", {"src/calc/__init__.py": GOOD_CALC,
+                                                           "src/calc/setup.py": SETUP_PY}, ids, python=python)
+    assert _swebench_resolved(swebench_python, beside, log, tmp_path / "c")
