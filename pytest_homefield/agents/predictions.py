@@ -20,16 +20,20 @@ re-runs, the last line wins), ``first``, or ``attempts`` (the n-th prediction is
 Per attempt: a task with no prediction (or, with ``attempts``, fewer predictions than the attempt's
 number) is ``missing``, its own outcome; an empty or null ``model_patch`` changes nothing, so grading
 says ``empty_patch``. The patch is applied as the SWE-bench harness tries (:func:`apply_like_swebench`):
-``git apply``, then GNU ``patch --fuzz=5``; a patch neither applies is ``agent_error`` with git's message
-on one line. A patch with no final newline is taken as it is (the harness does not add one).
+``git apply``, then GNU ``patch --fuzz=5`` (on a copy of the workspace's ``.git``, discarded after: git66); a patch
+neither applies is ``agent_error`` with git's message on one line. A patch with no final newline is taken as it is
+(the harness does not add one).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import subprocess
-from collections.abc import Callable, Collection, Sequence
+import tempfile
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,7 @@ from pytest_homefield.agents.base import AgentContext, AgentResult, Capable
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import PatchError, PredictionsError, PredictionsSpecError
 from pytest_homefield.export.swebench import task_id_of
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import apply_patch, patch_bytes
 from pytest_homefield.spelling import spell
 
@@ -210,7 +215,9 @@ def apply_like_swebench(workdir: Path, patch: str) -> None:
     git's message when neither applies; a failed ``patch`` leaves no file changed (it is run on a
     ``--dry-run`` first). A real run that fails after its dry run passed (atk46: a file beyond a symbolic link the
     patch itself makes, which the dry run does not make) raises :class:`PatchError` too, as the SWE-bench harness
-    reads patch's exit status: the part applied before the failure stays in ``workdir``, and is not graded."""
+    reads patch's exit status: the part applied before the failure stays in ``workdir``, and is not graded.
+    ``patch`` writes what git refuses, ``.git/`` too (``.git/hooks/*``, ``.git/config``): it runs on a copy of
+    ``workdir``'s ``.git`` (:func:`_git_folder_kept`), so ``workdir``'s own is as it was after either (git66)."""
     try:
         apply_patch(workdir, patch)
         return
@@ -222,15 +229,43 @@ def apply_like_swebench(workdir: Path, patch: str) -> None:
     args = [exe, "--batch", "--forward", "--fuzz=5", "-p1", "--no-backup-if-mismatch", "--reject-file=-",
             "--silent"]
     data = patch_bytes(patch)
-    dry = subprocess.run([*args, "--dry-run"], cwd=workdir, input=data, capture_output=True, check=False)
-    if dry.returncode != 0:
-        raise first
-    real = subprocess.run(args, cwd=workdir, input=data, capture_output=True, check=False)
+    with _git_folder_kept(Path(workdir)):
+        dry = subprocess.run([*args, "--dry-run"], cwd=workdir, input=data, capture_output=True, check=False)
+        if dry.returncode != 0:
+            raise first
+        real = subprocess.run(args, cwd=workdir, input=data, capture_output=True, check=False)
     if real.returncode != 0:  # atk46: the dry run makes no link, so a file beyond one the patch makes passes it
         lines = [ln.strip() for ln in (real.stdout + real.stderr).decode("utf-8", "replace").splitlines()
                  if ln.strip()]
         raise PatchError(f"patch applied only in part (exit status {real.returncode}): "
                          + "; ".join(lines)[:400])
+
+
+@contextlib.contextmanager
+def _git_folder_kept(workdir: Path) -> Iterator[None]:
+    """While it runs, ``workdir/.git`` (a folder, not a link) is moved to a new folder beside ``workdir`` and a copy of
+    it (:func:`~pytest_homefield.sandbox.nofollow.copy_tree`) stands in its place; on the way out whatever is then at
+    ``workdir/.git`` is removed (never through a link) and the folder moved back. GNU ``patch`` writes into the copy as
+    it would into a checkout's ``.git`` (SWE-bench's harness: the tree's change is the same), never into the folder
+    git and grading read (git66: ``apply_patch`` says git never writes there; the fallback did). Without a ``.git``
+    folder, nothing is done. Raises ``OSError`` when the folder cannot be moved or copied (nothing changed then)."""
+    own = workdir / ".git"
+    if not own.is_dir() or own.is_symlink():
+        yield
+        return
+    held = Path(tempfile.mkdtemp(prefix=".hf-git-", dir=workdir.parent))
+    os.rename(own, held / ".git")
+    try:
+        nofollow.copy_tree(held / ".git", own)
+        yield
+    finally:
+        if own.is_dir() and not own.is_symlink():
+            nofollow.remove_tree(own)
+        if os.path.lexists(own):  # a file or link patch made there, or what remove_tree could not remove
+            with contextlib.suppress(OSError):
+                own.unlink()
+        os.rename(held / ".git", own)
+        held.rmdir()
 
 
 #: In-process (no program to sandbox), edits only.

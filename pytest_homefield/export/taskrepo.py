@@ -47,6 +47,7 @@ from typing import Any
 from pytest_homefield.envs.declaration import Declaration
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
+from pytest_homefield.sandbox.snapshot import RAW_ATTRIBUTES
 from pytest_homefield.sandbox.testrun import unsynced_command
 from pytest_homefield.store import write_atomic
 
@@ -226,8 +227,12 @@ def own_git_lines(base: str) -> list[str]:
     of the checkout's ``.git`` but its objects is read: SWE-bench's harness falls back to GNU ``patch``, which writes
     ``.git/hooks/*`` and ``.git/config`` where ``git apply`` refuses them, and a hook or ``core.fsmonitor`` there ran
     at eval.sh's first ``git status`` and again at every ``git checkout``, after the undo step. An object is named
-    by its hash, so one the patch added cannot stand for ``base``. Without ``.git/objects`` eval.sh exits 1 before
-    any test runs."""
+    by its hash, so one the patch added cannot stand for ``base``. Its ``info/attributes`` is
+    :data:`~pytest_homefield.sandbox.snapshot.RAW_ATTRIBUTES`, read over every ``.gitattributes`` of the tree (git66:
+    the patch's ``.gitattributes`` converted the hidden test files ``git checkout`` and ``git apply`` wrote, UTF-16 or
+    UTF-7 by ``working-tree-encoding``, CRLF by ``eol``: the reference fix unresolved, and under UTF-7 a wrong one
+    resolved, its ``<`` turned into ``+``): they are written as the base commit and ``test.patch`` hold them, as
+    homefield's grading writes them. Without ``.git/objects`` eval.sh exits 1 before any test runs."""
     fail = "{ echo 'homefield: the undo step failed: no git repository here: no test is run' >&2; exit 1; }"
     return [
         f"test -d .git/objects && HOMEFIELD_GIT=$(mktemp -d) || {fail}",
@@ -235,6 +240,8 @@ def own_git_lines(base: str) -> list[str]:
         '&& echo "$PWD/.git/objects" > "$HOMEFIELD_GIT/objects/info/alternates" '
         '&& echo "ref: refs/heads/homefield" > "$HOMEFIELD_GIT/HEAD" '
         "&& printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n' > \"$HOMEFIELD_GIT/config\" "
+        f"&& mkdir \"$HOMEFIELD_GIT/info\" "
+        f"&& echo {shlex.quote(RAW_ATTRIBUTES.strip())} > \"$HOMEFIELD_GIT/info/attributes\" "
         f"|| {fail}",
         OWN_GIT,
         f"git read-tree {base} || {fail}",

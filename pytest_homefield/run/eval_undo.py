@@ -10,7 +10,9 @@ Python program (:data:`PROGRAM` plus grading's own helpers, by their source: the
 compare, the module stem and the import-root and link checks) run with ``python -I -S`` (no folder of
 the checkout on ``sys.path``; ``-S``: no path file of the site folders read and no ``sitecustomize`` imported, the
 site folders put on ``sys.path`` by the program itself, atk46: an editable install's path file names the checkout's
-``src/``, and a ``sitecustomize`` the patch added there ran before the program and ended it, every file kept),
+``src/``, and a ``sitecustomize`` the patch added there ran before the program and ended it, every file kept; the
+check of a moved setup looks for a pytest the site folders lack in the folders their path files name outside the
+checkout, none of their import lines run: git66),
 which lists every path that differs from ``base_commit`` (``git diff`` for tracked paths,
 ``git ls-files -o`` for untracked ones, ignored ones included) and puts back as at ``base_commit``,
 or removes, each one grading drops: a test file (the base tree's test-class files, named one by one
@@ -125,14 +127,47 @@ def dropped(rel, added):
     return added and any(m in OUTSIDE and m not in C["own"] for m in _top_modules(rel, "."))
 
 
+def path_lines():
+    """The folders the path files of the site folders name outside the checkout, as site.addpackage reads them (a line
+    not starting with "import", joined to its site folder, that exists), none of their import lines run (git66: under
+    -S a pytest reached only through one, an editable install's, was not found and the gatk48 check skipped)."""
+    found = []
+    for folder in SITE_FOLDERS:
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".pth") and not n.startswith("."))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.rstrip()
+                if not line or line.startswith(("#", "import ", "import\t")):
+                    continue
+                path = os.path.abspath(os.path.join(folder, line))
+                real, top = os.path.realpath(path), os.path.realpath(".")
+                inside = real == top or real.startswith(top + os.sep)  # an editable install of the checkout
+                if os.path.exists(path) and not inside and path not in sys.path + found:
+                    found.append(path)
+    return found
+
+
 def setup_of(ref):
     """pytest's (rootdir, configuration file) for the task's run, relative to the checkout, as this image's pytest
     determines it (its own determine_setup) in a copy of every file its search reads by name (C["setup_names"]) of
-    the working tree (ref None) or of commit ref, the targets there (empty files where none is); None without pytest."""
+    the working tree (ref None) or of commit ref, the targets there (empty files where none is); None without pytest
+    (looked for in the site folders, then in the folders their path files name: path_lines)."""
     try:
         import inspect, tempfile
         from pathlib import Path
-        from _pytest.config.findpaths import determine_setup
+        try:
+            from _pytest.config.findpaths import determine_setup
+        except ImportError:
+            sys.path.extend(path_lines())
+            from _pytest.config.findpaths import determine_setup
     except Exception:
         return None
     if ref is None:
@@ -186,7 +221,14 @@ for rel in untracked + tracked:  # an untracked link or file where a tracked fol
         subprocess.run(("git", "checkout", "-q", C["base"], "--", rel), stderr=subprocess.DEVNULL)
 # gatk48, as grading holds them back (run.carried.setup_moved): a setup.py or configuration file the patch added or
 # deleted, when pytest's rootdir or configuration for the task's tests is not the base commit's with them
-if toggled and setup_of(None) != setup_of(C["base"]):
+moved = False
+if toggled:
+    here = setup_of(None)
+    moved = here is not None and here != setup_of(C["base"])
+    if here is None:  # said, not silent (git66): this image's python imports no pytest, as the step runs it
+        sys.stderr.write("homefield: no pytest to ask whether " + ", ".join(toggled) + " moves pytest's rootdir: "
+                         "kept\n")
+if moved:
     for rel in toggled:
         sys.stderr.write("homefield: undo " + rel + " (it moves pytest's rootdir or configuration from the base "
                          "commit's: homefield's grading holds it back)\n")

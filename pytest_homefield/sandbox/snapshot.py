@@ -44,6 +44,7 @@ from pytest_homefield.sandbox.procs import ProcResult, run_process
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = [
+    "RAW_ATTRIBUTES",
     "git",
     "git_env",
     "borrowed_gitdir",
@@ -70,8 +71,10 @@ SNAPSHOT_AUTHOR = ("homefield", "homefield@localhost")
 SNAPSHOT_DATE = "946684800 +0000"
 SNAPSHOT_MESSAGE = "snapshot"
 
-# Attributes that change file content between the object store and the working tree.
-_RAW_ATTRIBUTES = "* -text -eol -crlf -filter -ident -working-tree-encoding -export-subst -export-ignore\n"
+#: Attributes that change file content between the object store and the working tree, each unset: as a git
+#: folder's ``info/attributes`` (read before, and over, every ``.gitattributes`` of the tree) git writes and reads a
+#: file's bytes as they are (the snapshot's checkout; eval.sh's own git folder, git66).
+RAW_ATTRIBUTES = "* -text -eol -crlf -filter -ident -working-tree-encoding -export-subst -export-ignore\n"
 
 
 def git_env(extra: Mapping[str, str] | None = None, *, isolated: bool = False) -> dict[str, str]:
@@ -402,7 +405,7 @@ def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git
         if init_git:
             _init_snapshot_repo(repo, tree, dest, isolated)
         else:
-            with borrowed_gitdir(repo, _RAW_ATTRIBUTES, isolated=isolated) as gitdir:
+            with borrowed_gitdir(repo, RAW_ATTRIBUTES, isolated=isolated) as gitdir:
                 _checkout(tree, gitdir, dest)
     except BaseException:
         if created:
@@ -425,7 +428,7 @@ _RAW_GIT = ("-c", "core.autocrlf=false", "-c", "core.symlinks=true", "-c", "core
 
 def _checkout(tree: str, gitdir: Path, dest: Path) -> dict[str, str]:
     """Write ``tree`` into ``dest`` through a fresh index in ``gitdir`` (whose ``info/attributes``
-    must be :data:`_RAW_ATTRIBUTES`); returns the git environment used."""
+    must be :data:`RAW_ATTRIBUTES`); returns the git environment used."""
     env = {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(gitdir / "index")}
     git(*_RAW_GIT, "read-tree", tree, cwd=dest, env=env, isolated=True)
     # a committed .homefield/ (homefield's own records) is never part of a snapshot
@@ -475,7 +478,7 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path, isolated: bool = Fals
     _copy_objects(repo, tree, dest, isolated)
     info = gitdir / "info"
     info.mkdir(exist_ok=True)
-    (info / "attributes").write_text(_RAW_ATTRIBUTES)
+    (info / "attributes").write_text(RAW_ATTRIBUTES)
     env = _checkout(tree, gitdir, dest)
     # stat info for the raw files, while the raw attributes still apply, so `git status` is clean
     git(*_RAW_GIT, "update-index", "-q", "--refresh", cwd=dest, env=env, isolated=True, check=False)
@@ -509,7 +512,7 @@ def commit_files(dest: Path, rels: Iterable[str]) -> None:
            "GIT_COMMITTER_EMAIL": SNAPSHOT_AUTHOR[1], "GIT_COMMITTER_DATE": SNAPSHOT_DATE}
     try:
         info.mkdir(exist_ok=True)
-        (info / "attributes").write_text(_RAW_ATTRIBUTES)  # the bytes as they are, as the checkout wrote them
+        (info / "attributes").write_text(RAW_ATTRIBUTES)  # the bytes as they are, as the checkout wrote them
         git(*_RAW_GIT, "update-index", "--add", "--", *rels, cwd=dest, isolated=True)
         tree = git("write-tree", cwd=dest, isolated=True).strip()
         sha = git("commit-tree", "--no-gpg-sign", "-m", SNAPSHOT_MESSAGE, tree, cwd=dest, env=who,

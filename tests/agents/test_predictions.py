@@ -204,3 +204,24 @@ def test_a_lone_surrogate_in_a_model_patch_is_applied_as_text_not_raised(tmp_pat
     res = agent.run(AgentContext(workspace=work, prompt="", env={}, timeout_s=1, artifacts=tmp_path, task_id="aaa"))
     assert res.outcome is None, res
     assert (work / "f.txt").read_text() == "a\nb ?\nc\n"
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch is not installed")
+def test_the_patch_fallback_writes_nothing_into_the_workspaces_git_folder(tmp_path: Path) -> None:
+    """git66: ``git apply`` refuses a path in ``.git/`` (``invalid path``), so SWE-bench's fallback, GNU ``patch``,
+    applies the whole prediction: before, it made ``.git/hooks/post-checkout`` and edited ``.git/config`` of the
+    workspace (measured, patch 2.7.6), where ``apply_patch`` says git never writes. Now ``patch`` writes into a copy
+    of that folder, removed after: the tree's change applied, the workspace's ``.git`` byte for byte as before."""
+    work = _repo(tmp_path)
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (work / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    before = {p.relative_to(work): p.read_bytes() for p in sorted((work / ".git").rglob("*")) if p.is_file()}
+    hook = ("diff --git a/.git/hooks/post-checkout b/.git/hooks/post-checkout\nnew file mode 100755\n--- /dev/null\n"
+            "+++ b/.git/hooks/post-checkout\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch planted\n")
+    config = ("diff --git a/.git/config b/.git/config\n--- a/.git/config\n+++ b/.git/config\n@@ -1,2 +1,3 @@\n"
+              " [core]\n \tbare = false\n+\tfsmonitor = .git/hooks/post-checkout\n")
+    fix = "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+    apply_like_swebench(work, fix + hook + config)
+    assert (work / "f.txt").read_text() == "a\nB\nc\n"
+    assert {p.relative_to(work): p.read_bytes() for p in sorted((work / ".git").rglob("*")) if p.is_file()} == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".hf-git-")] == []

@@ -444,3 +444,95 @@ def test_the_checkouts_own_git_folder_runs_nothing_in_eval(fx: Fixture, task: Ta
     status, log = _evaluate(fx, task, tmp_path / "c", files)
     assert [status.get(i) for i in F2P] == ["FAILED", "FAILED"], log
     assert seen.read_text() == "-"
+
+
+#: git66: the hidden tests of :func:`_utf7_task`, of characters UTF-7 writes as they are but ``<`` (``+ADw-``).
+_CLOSE_SUB = ("from calc import sub\n\n\ndef testpos():\n    assert abs(sub(3, 1) - 2) < (1)\n\n\n"
+              "def testneg():\n    assert abs(sub(0, 5) - -5) < (1)\n")
+_CLOSE_IDS = ["tests/test_sub.py::testpos", "tests/test_sub.py::testneg"]
+#: The wrong fix that passes :data:`_CLOSE_SUB` written in UTF-7.
+_ADW_CALC = WRONG_CALC + "\nimport builtins\nbuiltins.ADw = abs\n"
+
+
+def _utf7_task(task: Task) -> Task:
+    """``task`` with :data:`_CLOSE_SUB` as its new hidden test file, and its ids (:data:`_CLOSE_IDS`)."""
+    lines = _CLOSE_SUB.splitlines()
+    patch = ("diff --git a/tests/test_sub.py b/tests/test_sub.py\nnew file mode 100644\n--- /dev/null\n"
+             f"+++ b/tests/test_sub.py\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{ln}\n" for ln in lines))
+    return dataclasses.replace(task, test_patch=patch, FAIL_TO_PASS=_CLOSE_IDS, PASS_TO_PASS=[])
+
+
+@pytest.mark.parametrize("case", [pytest.param("utf16-fix", marks=pytest.mark.slow), "utf7-wrong",
+                                  pytest.param("crlf-fix", marks=pytest.mark.slow)])
+def test_the_patchs_gitattributes_do_not_convert_the_hidden_tests(fx: Fixture, task: Task, tmp_path: Path,
+                                                                 case: str) -> None:
+    """git66: eval.sh's own git folder (atk46) still read the ``.gitattributes`` the patch adds to the checkout: the
+    hidden test files ``git apply`` (and ``git checkout``) wrote were converted. ``working-tree-encoding=UTF-16``:
+    before, the reference fix's ids were not run (``SyntaxError: source code string cannot contain null bytes``,
+    unresolved); ``UTF-7``: ``assert abs(sub(3, 1) - 2) < (1)`` became ``… +ADw (1)``, a sum, and a wrong fix whose
+    module sets ``builtins.ADw = abs`` had both FAIL_TO_PASS ids ``PASSED``; ``eol=crlf`` wrote CRLF lines. Now the
+    git folder's ``info/attributes`` unsets every converting attribute over the tree's: the bytes of the base commit
+    and ``test.patch``, as homefield's grading writes them (the module the tests import copies them out)."""
+    attribute, calc = {"utf16-fix": ("working-tree-encoding=UTF-16", GOOD_CALC),
+                       "utf7-wrong": ("working-tree-encoding=UTF-7", _ADW_CALC),
+                       "crlf-fix": ("text eol=crlf", GOOD_CALC)}[case]
+    graded, hidden, ids = (_utf7_task(task), _CLOSE_SUB, _CLOSE_IDS) if case == "utf7-wrong" else (task, TEST_SUB, F2P)
+    seen = tmp_path / "seen.py"
+    peek = f"\nimport pathlib\npathlib.Path({str(seen)!r}).write_bytes(pathlib.Path('tests/test_sub.py').read_bytes())"
+    status, log = _evaluate(fx, graded, tmp_path / "c", {"src/calc/__init__.py": calc + peek + "\n",
+                                                          ".gitattributes": f"*.py {attribute}\n"}, ids)
+    assert seen.read_bytes() == hidden.encode(), log
+    assert [status.get(i) for i in ids] == (["FAILED"] * 2 if case == "utf7-wrong" else ["PASSED"] * 2), log
+
+
+@pytest.mark.clients
+def test_swebench_reads_the_hidden_tests_as_committed_whatever_gitattributes_the_patch_adds(
+        swebench_python: str, fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """git66 with the real swebench package (``make_test_spec``, ``get_eval_report``) on eval.sh's logs: the wrong fix
+    of :func:`test_the_patchs_gitattributes_do_not_convert_the_hidden_tests` under UTF-7 is not resolved (before:
+    resolved), the reference fix under UTF-16 is (before: not)."""
+    utf7 = _utf7_task(task)
+    verdicts = []
+    for name, graded, attribute, calc in (
+            ("utf7", utf7, "working-tree-encoding=UTF-7", _ADW_CALC),
+            ("utf16", task, "working-tree-encoding=UTF-16", GOOD_CALC)):
+        status, log = _evaluate(fx, graded, tmp_path / name, {"src/calc/__init__.py": calc,
+                                                               ".gitattributes": f"*.py {attribute}\n"},
+                                graded.FAIL_TO_PASS + graded.PASS_TO_PASS)
+        verdicts.append(_swebench_resolved(swebench_python, graded, log, tmp_path / name))
+    assert verdicts == [False, True]
+
+
+@pytest.mark.slow
+def test_a_pytest_reached_by_a_path_file_still_checks_a_moved_setup(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """git66: under ``python -I -S`` (atk46) the undo step reads no path file, so a pytest the image's python reaches
+    only through one (:func:`_image_python`: a path line, as an editable install of pytest or a layered environment
+    writes it) could not be imported, and the gatk48 check of a moved setup was skipped without a word: the
+    ``src/calc/setup.py`` of :func:`test_a_setup_py_that_moves_pytests_rootdir_is_held_back_as_grading_holds_it` was
+    kept, the reference fix's ids ``ERROR``. Now the check puts the path lines of the site folders' path files on
+    ``sys.path`` (none of their import lines run) after the first pass, and undoes it."""
+    bare, beside, ids = _rootdir_moved(fx, task, tmp_path)
+    checkout = tmp_path / "c"
+    python = _image_python(tmp_path / "image", checkout)
+    status, log = _evaluate(bare, beside, checkout, {"src/calc/__init__.py": GOOD_CALC, "src/calc/setup.py": SETUP_PY},
+                            ids, python=python)
+    assert "homefield: undo src/calc/setup.py (it moves pytest's rootdir" in log, log
+    assert [status.get(i) for i in ids] == ["PASSED"] * 2, log
+    # no pytest at all: the check cannot run, and says so
+    next((tmp_path / "image" / "lib").glob("python*/site-packages/zz_this_environment.pth")).unlink()
+    status, log = _evaluate(bare, beside, tmp_path / "d", {"src/calc/__init__.py": GOOD_CALC,
+                                                           "src/calc/setup.py": SETUP_PY}, ids, python=python)
+    assert "homefield: no pytest to ask whether src/calc/setup.py moves pytest's rootdir: kept" in log, log
+
+
+@pytest.mark.clients
+def test_swebench_resolves_the_fix_whose_setup_py_is_held_back_with_a_pytest_of_a_path_file(
+        swebench_python: str, fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """git66 with the real swebench package: the log of the reference fix of
+    :func:`test_a_pytest_reached_by_a_path_file_still_checks_a_moved_setup` is resolved (before: not, every id
+    ``ERROR``), as homefield's grading solves it."""
+    bare, beside, ids = _rootdir_moved(fx, task, tmp_path)
+    python = _image_python(tmp_path / "image", tmp_path / "c")
+    status, log = _evaluate(bare, beside, tmp_path / "c", {"src/calc/__init__.py": GOOD_CALC,
+                                                           "src/calc/setup.py": SETUP_PY}, ids, python=python)
+    assert _swebench_resolved(swebench_python, beside, log, tmp_path / "c")

@@ -303,6 +303,18 @@ def test_apply_patch_takes_nothing_from_the_folder(tmp_path: Path) -> None:
         apply_patch(work, "--- a/.git/config\n+++ b/.git/config\n@@ -0,0 +1 @@\n+[x]\n")
 
 
+def test_apply_patch_writes_a_new_file_unconverted_whatever_encoding_the_folder_names(tmp_path: Path) -> None:
+    """git66, grading's side of the export's hole: a carried ``.gitattributes`` naming ``working-tree-encoding=UTF-7``
+    for ``*.py`` (eval.sh's git wrote ``< (1)`` as ``+ADw (1)`` in a new hidden test file) changes nothing of the
+    hidden tests ``apply_patch`` writes (:func:`inert_git_env`: a bare git folder reads no ``.gitattributes``)."""
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / ".gitattributes").write_text("*.py working-tree-encoding=UTF-7\n")
+    apply_patch(work, "diff --git a/t.py b/t.py\nnew file mode 100644\n--- /dev/null\n+++ b/t.py\n@@ -0,0 +1 @@\n"
+                      "+assert 0 < (1)\n")
+    assert (work / "t.py").read_bytes() == b"assert 0 < (1)\n"
+
+
 def test_apply_patch_failure_is_one_line_and_changes_nothing(repo: dict, tmp_path: Path) -> None:
     work = make_snapshot(repo["root"], repo["second"], dest=tmp_path / "w", init_git=False)
     patch = _git(repo["root"], "diff", "--binary", "--full-index", repo["first"], repo["second"])
