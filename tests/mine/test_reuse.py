@@ -347,6 +347,7 @@ def test_remining_runs_no_test_and_one_new_commit_verifies_one(mined: tuple[Path
     out = _mine(repo, spy_log)
     assert not spy_log.exists(), "re-mining an unchanged repository ran the test command"
     assert f"Candidates: reused {N_TASKS + 1}, verified 0" in out and f"Mined {N_TASKS} tasks" in out
+    assert "Verified again" not in out, out  # the same inputs: nothing verified again, nothing to explain
     assert _tasks(repo) == before
     _add_task(GitRepo(repo), N_TASKS + 1)
     out = _mine(repo, spy_log)
