@@ -64,7 +64,8 @@ from pytest_homefield.mine.redgreen import (
     root_commits,
     verify_candidate,
 )
-from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
+from pytest_homefield.mine.reuse import (ReuseIndex, earlier_settled, recorded_inputs, reused_record,
+                                        reverified_line, verify_inputs, verify_key)
 from pytest_homefield.mine.run_journal import RUN_KEY, RunJournal
 from pytest_homefield.mine.scan import TOO_LARGE, ScanOptions, ScanResult, format_scan, scan, shallow_note
 from pytest_homefield.mine.setup_help import install_hint, module_file
@@ -167,8 +168,9 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     if candidates:
         sandbox, fp = test_sandbox(settings), env_fingerprint(python_of(settings.test_cmd))
         for c in candidates:
-            c["verify_key"] = verify_key(verify_inputs(c, settings, runnable=_runnable(c, settings.test_globs),
-                                                       sandbox=sandbox, env_fingerprint=fp))
+            inputs = verify_inputs(c, settings, runnable=_runnable(c, settings.test_globs), sandbox=sandbox,
+                                   env_fingerprint=fp)
+            c["verify_key"], c["verify_inputs"] = verify_key(inputs), recorded_inputs(inputs)
             # what a --time-budget orders by (cheapest first, mine/cost_order.py); not part of the key
             c["test_bytes"] = bytes_of_tests(settings.root, c["commit"], _runnable(c, settings.test_globs))
     write_jsonl_atomic(candidates_path(mine_dir), candidates)
@@ -267,8 +269,9 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     }
     if ver.resumed_runs:
         record["resumed_runs"] = ver.resumed_runs
-    if candidate.get("verify_key"):
-        record["verify_key"] = candidate["verify_key"]
+    for name in ("verify_key", "verify_inputs"):
+        if candidate.get(name):
+            record[name] = candidate[name]
     if ver.missing_modules:
         record["missing_modules"] = ver.missing_modules
     if ver.network_hint:
@@ -328,7 +331,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
 
 
 #: The fields a verification record set aside as ``too_large`` keeps (:func:`fit_record`).
-_FIT_KEEPS = ("commit", "id", "subject", "FAIL_TO_PASS", "PASS_TO_PASS", "seconds", "verify_key", "reused_from")
+_FIT_KEEPS = ("commit", "id", "subject", "FAIL_TO_PASS", "PASS_TO_PASS", "seconds", "verify_key", "verify_inputs",
+              "reused_from")
 
 
 def fit_record(record: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
@@ -757,6 +761,10 @@ class MineSession:
                 lines.append(earlier)
         lines.append(candidates_line(verified, self.candidates(), self.reusable(), tasks,
                                      reverify=flag_in(command, 'reverify')))
+        again = reverified_line(verified, earlier_settled(self.home, commits=[str(r["commit"]) for r in verified],
+                                                          skip=self.mine_dir))
+        if again:
+            lines.append(again)
         dropped = dropped_line([r.get("reason") for r in verified], scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")

@@ -9,7 +9,10 @@ fingerprint of the test command's interpreter and the environment settings),
 reporter loaded into every test run is part of the measuring instrument: a fixed reporter verifies
 again what it may have measured wrongly). Their sha256 (:func:`verify_key`, 24 hex
 digits) is written into each frozen candidate (``candidates.jsonl`` ``verify_key``) and into each
-verification record made from it.
+verification record made from it, and beside it the inputs themselves (``verify_inputs``,
+:func:`recorded_inputs`): a mine that verifies again a commit an earlier mine settled says which inputs
+differ (:func:`reverified_line`; why66, more-itertools: ``reused 0, verified 8``, 27 minutes redone, the
+cause, a reporter changed by a merge 34 s before the re-run, told by nothing on file).
 
 :class:`ReuseIndex` reads the verification records of every earlier mining session
 (``.homefield/mine/*/results.jsonl``, the newest session winning per key); a record of a session that
@@ -24,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +43,7 @@ from pytest_homefield.sandbox.testrun import REPORTER_DIR
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["verify_inputs", "verify_key", "ReuseIndex", "reused_record", "ENV_SETTINGS", "REPORTER_DIGEST",
-           "reporter_digest"]
+           "reporter_digest", "recorded_inputs", "inputs_differ", "earlier_settled", "reverified_line"]
 
 #: Settings that choose the environment the tests run in (those this version of the package has).
 ENV_SETTINGS = ("env", "env_extras", "env_groups", "env_as_of")
@@ -118,8 +121,40 @@ def _services_inputs(settings: Any) -> dict[str, Any]:
 
 def verify_key(inputs: Mapping[str, Any]) -> str:
     """24 hex digits of the sha256 of ``inputs`` as canonical JSON (sorted keys, no spaces)."""
-    text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+    return hashlib.sha256(_canonical(inputs).encode("utf-8")).hexdigest()[:24]
+
+
+def _canonical(value: Any) -> str:
+    """``value`` as canonical JSON (sorted keys, no spaces): what :func:`verify_key` hashes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+#: An input whose canonical JSON is longer than this (characters) is recorded as its digest (:func:`recorded_inputs`).
+INPUT_CHARS = 100
+
+
+def recorded_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`verify_inputs` as a record keeps them (``verify_inputs`` of ``candidates.jsonl`` and
+    ``results.jsonl``): one level, an input of a nested one named with a dot (``env.fingerprint``), each value as
+    it is unless its canonical JSON is longer than :data:`INPUT_CHARS`, then ``sha256:`` and the first 12 hex
+    digits of the sha256 of that JSON (a long list of test files or services). Shape: ``{"commit": "9ddc…",
+    "test_files": ["tests/test_more.py"], "env.fingerprint": "eeab12700388e9a7", "reporter": "e3382eb10390",
+    …}``."""
+    flat: dict[str, Any] = {}
+    for name, value in inputs.items():
+        parts = value.items() if isinstance(value, Mapping) else [("", value)]
+        for sub, v in parts:
+            text = _canonical(v)
+            flat[f"{name}.{sub}" if sub else name] = (
+                v if len(text) <= INPUT_CHARS else "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12])
+    return flat
+
+
+def inputs_differ(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The names of the inputs (:func:`recorded_inputs`) whose values differ between ``old`` and ``new``, one
+    there and not in the other included, in ``new``'s order, then ``old``'s."""
+    return [name for name in dict.fromkeys([*new, *old]) if name not in old or name not in new
+            or _canonical(old[name]) != _canonical(new[name])]
 
 
 #: Drop reasons that say nothing of the commit: the environment could not run its tests. Verified again at
@@ -167,13 +202,9 @@ class ReuseIndex:
         wanted = set(keys) if keys is not None else None
         records: dict[str, dict[str, Any]] = {}
         sources: dict[str, str] = {}
-        for d in home.mine_dirs():
-            if skip is not None and d.resolve() == skip.resolve():
-                continue
-            for rec in read_jsonl(results_path(d)):
-                key = rec.get("verify_key")
-                if not _reusable(rec) or (wanted is not None and key not in wanted):
-                    continue
+        for d, rec in _settled(home, skip):
+            key = rec.get("verify_key")
+            if wanted is None or key in wanted:
                 records[str(key)] = rec
                 sources[str(key)] = str(rec.get("reused_from") or d.name)
         return cls(records, sources)
@@ -181,6 +212,75 @@ class ReuseIndex:
     def get(self, key: str | None) -> dict[str, Any] | None:
         """The earlier record under ``key``, or ``None``."""
         return self.records.get(key) if key else None
+
+
+def _settled(home: HomefieldDir, skip: Path | None) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """(mine folder, record) for each settled record (:func:`_reusable`) in ``mine/*/results.jsonl`` of every
+    session but ``skip``, oldest session first."""
+    for d in home.mine_dirs():
+        if skip is None or d.resolve() != skip.resolve():
+            yield from ((d, rec) for rec in read_jsonl(results_path(d)) if _reusable(rec))
+
+
+def earlier_settled(home: HomefieldDir, *, commits: Iterable[str],
+                    skip: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The newest settled verification record (as :class:`ReuseIndex` takes them) of each of ``commits`` (full
+    ids) in the ``results.jsonl`` of every session but ``skip``, by commit: what an earlier mine settled,
+    whatever its key."""
+    wanted = set(commits)
+    return {str(rec["commit"]): rec for _, rec in _settled(home, skip) if str(rec.get("commit")) in wanted}
+
+
+#: What a changed input means, said beside its name by :func:`reverified_line`.
+INPUT_MEANINGS = {
+    "reporter": "homefield's outcome reporter changed: a newer homefield",
+    "verify_version": "homefield verifies otherwise: a newer homefield",
+    "env.fingerprint": "the interpreter or the installed packages of the tests changed",
+    "env.key_version": "environments are built otherwise: a newer homefield",
+}
+#: The name :func:`reverified_line` gives an earlier record made before records kept their inputs.
+NOT_RECORDED = "the earlier inputs, not recorded (an older homefield)"
+
+
+def reverified_line(records: Iterable[Mapping[str, Any]], earlier: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """One summary line for the candidates this mine verified again although an earlier mine settled them
+    (``earlier``, :func:`earlier_settled`) under another ``verify_key``, naming the inputs that differ (each with
+    how many, its values when every such candidate changed it alike, and what it means), or ``None`` when none:
+    ``'Verified again: 8 of 8 candidates an earlier mine settled, under other verification inputs: reporter
+    (8: e3382eb10390 -> aa8e91fae0f8, homefield's outcome reporter changed: a newer homefield)'``. ``records``:
+    this mine's verification records (one per commit); those reused or not verified count in neither number."""
+    reached = [r for r in records if r.get("reason") not in ("max_tasks", NOT_VERIFIED)]
+    mine = [r for r in reached if str(r.get("commit")) in earlier]
+    again = [r for r in mine if not r.get("reused_from") and r.get("verify_key")
+             and r.get("verify_key") != earlier[str(r["commit"])].get("verify_key")]
+    if not again:
+        return None
+    changes: dict[str, list[tuple[str, str]]] = {}
+    for r in again:
+        old, new = earlier[str(r["commit"])].get("verify_inputs"), r.get("verify_inputs")
+        if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+            changes.setdefault(NOT_RECORDED, []).append(("", ""))
+            continue
+        for name in inputs_differ(old, new):
+            changes.setdefault(name, []).append((_shown(old, name), _shown(new, name)))
+    said = []
+    for name, pairs in changes.items():
+        values = f": {pairs[0][0]} -> {pairs[0][1]}" if len(set(pairs)) == 1 and pairs[0] != ("", "") else ""
+        if len(values) > 80:
+            values = ""
+        meaning = f", {INPUT_MEANINGS[name]}" if name in INPUT_MEANINGS else ""
+        said.append(f"{name} ({len(pairs)}{values}{meaning})")
+    return (f"Verified again: {len(again)} of {len(mine)} candidates an earlier mine settled, under other "
+            f"verification inputs: {'; '.join(said)}")
+
+
+def _shown(inputs: Mapping[str, Any], name: str) -> str:
+    """The value of input ``name`` as :func:`reverified_line` shows it: a string as it is, else its JSON; ``none``
+    when ``inputs`` has no such input."""
+    if name not in inputs:
+        return "none"
+    value = inputs[name]
+    return value if isinstance(value, str) else _canonical(value)
 
 
 def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, source: str,
@@ -198,6 +298,8 @@ def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, sou
         record["reason"] = "tests_skipped"  # verified before the reason existed: the same verdict, its own name
     record["subject"] = candidate["subject"]
     record["reused_from"] = source
+    if candidate.get("verify_inputs"):  # the same key: the same inputs, recorded also when the earlier record did not
+        record["verify_inputs"] = candidate["verify_inputs"]
     task = prior.get("task")
     if isinstance(task, dict):
         old = Task.from_dict(task)

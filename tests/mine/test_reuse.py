@@ -28,10 +28,15 @@ from pytest_homefield.layout import HomefieldDir, candidates_path, results_path,
 from pytest_homefield.mine.pipeline import MineSession
 from pytest_homefield.mine.redgreen import VERIFY_VERSION
 from pytest_homefield.mine.reuse import (
+    INPUT_CHARS,
+    NOT_RECORDED,
     REPORTER_DIGEST,
     ReuseIndex,
+    inputs_differ,
+    recorded_inputs,
     reporter_digest,
     reused_record,
+    reverified_line,
     verify_inputs,
     verify_key,
 )
@@ -134,14 +139,20 @@ def test_a_reused_task_keeps_the_verification_and_takes_the_prompt_from_this_sca
     assert rec["task"]["verify"] == task["verify"] and rec["task"]["schema_version"] == 1
 
 
-def test_reverify_reuses_nothing(tmp_path: Path) -> None:
-    repo = GitRepo.init(tmp_path / "r")
+def _one_task_repo(path: Path) -> GitRepo:
+    """A repository of two commits, the second a task (``X`` made 2, with its test)."""
+    repo = GitRepo.init(path)
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/x.py", "X = 1\n")
     repo.commit("Start the package here")
     repo.write("pkg/x.py", "X = 2\n")
     repo.write("tests/test_x.py", "from pkg.x import X\n\ndef test_x():\n    assert X == 2\n")
     repo.commit("Make X two with a test")
+    return repo
+
+
+def test_reverify_reuses_nothing(tmp_path: Path) -> None:
+    repo = _one_task_repo(tmp_path / "r")
     s = resolve_settings(repo.path, {"sandbox": "none"}, mode="mine")
     first = MineSession.start(s)
     [cand] = list(first.candidates())
@@ -157,6 +168,71 @@ def test_reverify_reuses_nothing(tmp_path: Path) -> None:
     shutil.rmtree(again.mine_dir)
     worker = MineSession.join(s, info)
     assert candidates_path(worker.mine_dir).exists() and list(worker.reusable()) == [cand["verify_key"]]
+
+
+# -- why a candidate was verified again (why66) -------------------------------------------------------------
+
+
+def test_the_recorded_inputs_are_flat_and_a_long_one_is_its_digest(tmp_path: Path) -> None:
+    s = resolve_settings(tmp_path, {}, mode="mine")
+    many = [f"tests/test_{i}.py" for i in range(40)]
+    inputs = verify_inputs(_cand(test_files=many), s, runnable=["tests/test_x.py"], sandbox="none",
+                           env_fingerprint="e" * 16)
+    rec = recorded_inputs(inputs)
+    assert rec["env.fingerprint"] == "e" * 16 and rec["env.env"] == inputs["env"]["env"] and "env" not in rec
+    assert rec["runnable"] == ["tests/test_x.py"] and rec["reporter"] == REPORTER_DIGEST
+    assert re.fullmatch(r"sha256:[0-9a-f]{12}", rec["test_files"]) and len(json.dumps(many)) > INPUT_CHARS
+    assert len(json.dumps(rec)) < 1000
+    other = recorded_inputs({**inputs, "reporter": "0" * 12, "test_files": [*many, "tests/test_40.py"],
+                             "env": {**inputs["env"], "fingerprint": "d" * 16}})
+    assert inputs_differ(rec, other) == ["test_files", "env.fingerprint", "reporter"]
+    assert inputs_differ(rec, {k: v for k, v in rec.items() if k != "sandbox"}) == ["sandbox"]
+    assert inputs_differ(rec, dict(rec)) == []
+
+
+def test_the_line_names_the_inputs_that_differ_from_the_earlier_mine() -> None:
+    """more-itertools, r45: 8 candidates verified again (27 minutes) under keys that differed in the reporter
+    alone (a merge 34 s before the re-run); nothing on file said so."""
+    base = {"commit": "a" * 40, "stability_runs": 3, "env.fingerprint": "e" * 16, "reporter": "e3382eb10390"}
+    earlier = {c * 40: _record(c * 40, f"old{c}", verify_inputs={**base, "commit": c * 40}) for c in "abc"}
+    earlier["d" * 40] = _record("d" * 40, "oldd")  # recorded before records kept their inputs
+    now = [_record(c * 40, f"new{c}", verify_inputs={**base, "commit": c * 40, "reporter": "aa8e91fae0f8"})
+           for c in "ab"]
+    now.append(_record("c" * 40, "newc", verify_inputs={**base, "commit": "c" * 40, "stability_runs": 2,
+                                                        "reporter": "aa8e91fae0f8"}))
+    now.append(_record("d" * 40, "newd", verify_inputs=base))
+    now.append(_record("e" * 40, "newe", verify_inputs=base))  # no earlier record: not counted
+    now.append(_record("f" * 40, "oldf", reused_from="m0"))  # reused
+    earlier["f" * 40] = _record("f" * 40, "oldf")
+    line = reverified_line(now, earlier)
+    assert line == ("Verified again: 4 of 5 candidates an earlier mine settled, under other verification inputs: "
+                    "reporter (3: e3382eb10390 -> aa8e91fae0f8, homefield's outcome reporter changed: a newer "
+                    f"homefield); stability_runs (1: 3 -> 2); {NOT_RECORDED} (1)"), line
+    assert reverified_line(now[-1:], earlier) is None and reverified_line(now, {}) is None
+    # a bound left it unverified: neither verified again nor counted
+    assert reverified_line([_record("a" * 40, "newa", reason="not_verified")], earlier) is None
+
+
+@pytest.mark.slow
+def test_a_mine_records_its_inputs_and_says_what_made_it_verify_again(tmp_path: Path) -> None:
+    """The frozen candidate and its verification record carry the inputs of the key; a second mine whose
+    ``stability_runs`` differ verifies the commit again and its summary names the input."""
+    repo = _one_task_repo(tmp_path / "r")
+    records = []
+    for runs in (1, 2):
+        s = resolve_settings(repo.path, {"sandbox": "none", "stability_runs": runs, "test_cmd":
+                                         f"{sys.executable} -m pytest {NO_PLUGINS}"}, mode="mine")
+        session = MineSession.start(s)
+        [cand] = list(session.candidates())
+        assert cand["verify_inputs"]["stability_runs"] == runs and cand["verify_inputs"]["commit"] == cand["commit"]
+        verdict = session.verify(cand, cand["commit"][:12])
+        assert not verdict.reused and verdict.record["verify_inputs"] == cand["verify_inputs"]
+        append_jsonl(session.results_path, verdict.record)
+        records.append(verdict.record)
+        lines = session.finish()
+    assert [r["reason"] for r in records] == [None, None], records
+    assert (f"Verified again: 1 of 1 candidates an earlier mine settled, under other verification inputs: "
+            "stability_runs (1: 1 -> 2)") in lines, lines
 
 
 # -- end to end with a spy test command -----------------------------------------------------------------
@@ -271,6 +347,7 @@ def test_remining_runs_no_test_and_one_new_commit_verifies_one(mined: tuple[Path
     out = _mine(repo, spy_log)
     assert not spy_log.exists(), "re-mining an unchanged repository ran the test command"
     assert f"Candidates: reused {N_TASKS + 1}, verified 0" in out and f"Mined {N_TASKS} tasks" in out
+    assert "Verified again" not in out, out  # the same inputs: nothing verified again, nothing to explain
     assert _tasks(repo) == before
     _add_task(GitRepo(repo), N_TASKS + 1)
     out = _mine(repo, spy_log)
