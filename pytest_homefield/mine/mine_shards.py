@@ -43,7 +43,13 @@ from typing import Any
 from pytest_homefield.errors import RecordError, ShardMergeError
 from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, results_path, scan_path, write_meta
 from pytest_homefield.mine.bounds import NOT_VERIFIED
-from pytest_homefield.mine.pipeline import dropped_line, merge_tasks, removed_duplicates_line, scan_duplicates
+from pytest_homefield.mine.pipeline import (
+    backup_path,
+    dropped_line,
+    merge_tasks,
+    removed_duplicates_line,
+    scan_duplicates,
+)
 from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, check_meta, load_tasks
 from pytest_homefield.sandbox import nofollow
@@ -342,6 +348,8 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
             write_atomic(home.env_file(fp), text)
     # the older copies the shards' one scan set aside, removed once their newer copy is a task, as one mine does
     duplicates = scan_duplicates(read_jsonl(scan_path(mine_dir)))
-    tasks, removed = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"), duplicates=duplicates)
+    merged_tasks = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"), duplicates=duplicates,
+                               backup=backup_path(home.tasks, mine_dir.name))
+    tasks, removed = merged_tasks.tasks, merged_tasks.removed
     return MineMerge(mine_dir, tasks, records, reconciled,
                      [(d, m.get("shard")) for d, m in zip(folders, metas, strict=True)], incomplete, removed)
