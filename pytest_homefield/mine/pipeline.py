@@ -118,6 +118,7 @@ __all__ = [
     "environment_drop",
     "backup_path",
     "dropped_tasks_line",
+    "removed_lines",
     "candidates_digest",
     "drop_summary",
     "dropped_line",
@@ -815,12 +816,7 @@ class MineSession:
         dropped = dropped_line([r.get("reason") for r in verified], scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
-        if held:
-            lines.append(removed_duplicates_line(held))
-        if merged.dropped:
-            lines.append(dropped_tasks_line(merged.dropped))
-        if merged.backup is not None:
-            lines.append(f"tasks.jsonl as it was before: {merged.backup.relative_to(self.settings.root)}")
+        lines += removed_lines(merged, self.settings.root)
         vague = vague_line(tasks, self.settings.spec_threshold)
         if vague:
             lines.append(vague)
@@ -898,6 +894,17 @@ def dropped_tasks_line(dropped: Mapping[str, str]) -> str:
     said = ", ".join(f"{i}: {r.replace('_', ' ')}" for i, r in sorted(dropped.items()))
     return (f"Removed from tasks.jsonl: {plural(len(dropped), 'task')} that this mine verified again and dropped "
             f"({said})")
+
+
+def removed_lines(merged: MergedTasks, root: Path) -> list[str]:
+    """The summary lines of the tasks :func:`merge_tasks` removed from ``tasks.jsonl`` (older copies of a newer
+    task, tasks dropped on a verdict) and of the backup it kept (its path relative to ``root``); ``[]`` for none."""
+    lines = [removed_duplicates_line(merged.removed)] if merged.removed else []
+    if merged.dropped:
+        lines.append(dropped_tasks_line(merged.dropped))
+    if merged.backup is not None:
+        lines.append(f"tasks.jsonl as it was before: {merged.backup.relative_to(root)}")
+    return lines
 
 
 def candidates_line(verified: Sequence[dict[str, Any]], candidates: Iterable[dict[str, Any]],
