@@ -29,7 +29,7 @@ from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
            "continue_command", "with_task_bound", "in_flight_line", "INTERRUPTED", "STOP_AFTER_TASKS",
-           "TIME_BUDGET", "FAIL_FAST", "flag_in", "unfoldered"]
+           "TIME_BUDGET", "FAIL_FAST", "SETUP_BROKEN", "setup_broken_stop", "flag_in", "unfoldered"]
 
 #: ``reason`` of the verification record of a candidate a bound left unverified (never reused, never merged).
 NOT_VERIFIED = "not_verified"
@@ -38,6 +38,8 @@ INTERRUPTED = "interrupted"
 STOP_AFTER_TASKS = "stop_after_tasks"
 TIME_BUDGET = "time_budget"
 FAIL_FAST = "fail_fast"
+#: Setup failed on a candidate that is a task of ``tasks.jsonl``: the environment broke, not the commit (keep66).
+SETUP_BROKEN = "setup_broken"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,20 @@ class Stop:
 
     why: str
     detail: str
+
+
+def setup_broken_stop(record: Mapping[str, Any], *, setup_cmd: str | None, test_cmd: str) -> Stop:
+    """The :data:`SETUP_BROKEN` stop for ``record``, a ``setup_failed`` verification record of a candidate that
+    ``tasks.jsonl`` holds as a task (an earlier mine set it up and ran its tests): its detail names the failing
+    command as configured (``setup_cmd``, or ``test_cmd`` when the test command produced no outcomes) and the
+    failure's output as the record quotes it (keep66, usr46: a typo in ``setup_cmd`` dropped 6 of 11 tasks)."""
+    detail = str(record.get("detail") or "setup failed")
+    for name, cmd in (("setup_cmd", setup_cmd), ("the test command", test_cmd)):
+        if cmd and detail.startswith(name):
+            detail = f"{name} {shlex.quote(cmd)}{detail[len(name):]}"
+            break
+    return Stop(SETUP_BROKEN, f"setup failed on {record.get('id')}, a task an earlier mine verified in tasks.jsonl: "
+                              f"{detail}")
 
 
 def budget_detail(why: str, settings: Any) -> str:
@@ -216,7 +232,7 @@ def stop_meta(stop: Stop | None, *, n_candidates: int, n_not_verified: int, comm
     ``not_verified``, ``continue`` (the command), ``elapsed`` (for people, e.g. ``'3m05s'``) and, when
     the time budget stopped verifications mid-way, ``in_flight`` (their ids); ``None`` for a mine
     that verified every candidate it was meant to."""
-    if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
+    if stop is None or n_not_verified <= 0 and stop.why not in (FAIL_FAST, SETUP_BROKEN):
         return None
     meta = {"why": stop.why, "detail": stop.detail, "candidates": n_candidates, "not_verified": n_not_verified,
             "continue": command, "elapsed": fmt_duration(elapsed_s)}

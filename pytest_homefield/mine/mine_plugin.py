@@ -20,7 +20,7 @@ import pytest
 
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import RecordError, ScanError, StoreError
-from pytest_homefield.mine.bounds import FAIL_FAST, INTERRUPTED, Stop, continue_command
+from pytest_homefield.mine.bounds import FAIL_FAST, INTERRUPTED, SETUP_BROKEN, Stop, continue_command
 from pytest_homefield.mine.cost_order import cheapest_first
 from pytest_homefield.mine.pipeline import MineSession, other_python_note, test_sandbox
 from pytest_homefield.mine.stop_signals import StopSignals
@@ -193,7 +193,7 @@ class MinePlugin(ModePlugin):
         stop = self.session.check_fail_fast()
         if stop is not None:
             self.stop = stop
-            self._stop_session(f"homefield mine: fail-fast: {stop.detail}")
+            self._stop_session(f"homefield mine: {'fail-fast: ' if stop.why == FAIL_FAST else ''}{stop.detail}")
 
     def _stop_session(self, why: str) -> None:
         """Run no more items: pytest's ``shouldstop`` (and xdist's controller loop's)."""
@@ -248,7 +248,7 @@ class MinePlugin(ModePlugin):
             return
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.n_candidates == 0:
             session.exitstatus = pytest.ExitCode.OK
-        if self.stop is not None and self.stop.why == FAIL_FAST:
+        if self.stop is not None and self.stop.why in (FAIL_FAST, SETUP_BROKEN):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         elif (session.exitstatus == pytest.ExitCode.OK and self.session.n_candidates and not self.session.kept
               and self.settings.shard is None):

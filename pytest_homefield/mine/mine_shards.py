@@ -22,7 +22,8 @@ order, ``results.jsonl`` one record per candidate in scan order, ``scan.jsonl`` 
 the shards' ``envs/<fingerprint>.json`` files this ``.homefield/`` lacks (when a DIR is inside a
 ``.homefield/``; regular files that hold a JSON object, read without following a link), and
 ``tasks.jsonl`` through :func:`pytest_homefield.mine.pipeline.merge_tasks` (tasks of the merged
-candidates replace or add records by id, dropped ones are removed, and so are the older copies the scan set aside
+candidates replace or add records by id, tasks dropped on a verdict are removed (the file as it was kept beside it,
+``tasks.jsonl.before-<mine id>``; a drop for the environment keeps the task), and so are the older copies the scan set aside
 as ``duplicate_change`` once their newer copy is a task, as one mine does, link52; others are kept; newest commit first,
 ties by id; the shards' ``--max-tasks`` keeps the newest N of the merged tasks, which are the N an
 unsharded session keeps, since each of them is among the newest N of its own shard).
@@ -43,7 +44,14 @@ from typing import Any
 from pytest_homefield.errors import RecordError, ShardMergeError
 from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, results_path, scan_path, write_meta
 from pytest_homefield.mine.bounds import NOT_VERIFIED
-from pytest_homefield.mine.pipeline import dropped_line, merge_tasks, removed_duplicates_line, scan_duplicates
+from pytest_homefield.mine.pipeline import (
+    MergedTasks,
+    backup_path,
+    dropped_line,
+    merge_tasks,
+    removed_lines,
+    scan_duplicates,
+)
 from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, check_meta, load_tasks
 from pytest_homefield.sandbox import nofollow
@@ -76,8 +84,14 @@ class MineMerge:
     #: ``incomplete: shard K/N left out …`` per shard with candidates of its share none of its folders verified
     #: (:func:`left_out_candidates`); also the new folder's ``meta.json`` ``incomplete``
     incomplete: list[str] = field(default_factory=list)
-    #: ids ``tasks.jsonl`` held that the merge removed as older copies of a newer task (the scan's ``same_as``)
-    removed: list[str] = field(default_factory=list)
+    #: what the merge into ``tasks.jsonl`` removed and backed up (:class:`~pytest_homefield.mine.pipeline.MergedTasks`:
+    #: ``removed``, older copies of a newer task, the scan's ``same_as``; ``dropped``, tasks dropped on a verdict)
+    merged: MergedTasks | None = None
+
+    @property
+    def removed(self) -> list[str]:
+        """The ids ``tasks.jsonl`` held that the merge removed as older copies of a newer task."""
+        return self.merged.removed if self.merged is not None else []
 
     def lines(self, root: Path) -> list[str]:
         """The summary as printed."""
@@ -91,8 +105,8 @@ class MineMerge:
         dropped = dropped_line([r.get("reason") for r in self.records], scan_reasons)
         if dropped:
             out.append(f"Dropped: {dropped}")
-        if self.removed:
-            out.append(removed_duplicates_line(self.removed))
+        if self.merged is not None:
+            out += removed_lines(self.merged, root)
         if self.reconciled:
             out.append(f"{self.reconciled} candidate(s) verified in two folders with the same result, counted once")
         out.append(f"Verification records: {results_path(self.mine_dir).relative_to(root)}")
@@ -342,6 +356,7 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
             write_atomic(home.env_file(fp), text)
     # the older copies the shards' one scan set aside, removed once their newer copy is a task, as one mine does
     duplicates = scan_duplicates(read_jsonl(scan_path(mine_dir)))
-    tasks, removed = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"), duplicates=duplicates)
-    return MineMerge(mine_dir, tasks, records, reconciled,
-                     [(d, m.get("shard")) for d, m in zip(folders, metas, strict=True)], incomplete, removed)
+    merged_tasks = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"), duplicates=duplicates,
+                               backup=backup_path(home.tasks, mine_dir.name))
+    return MineMerge(mine_dir, merged_tasks.tasks, records, reconciled,
+                     [(d, m.get("shard")) for d, m in zip(folders, metas, strict=True)], incomplete, merged_tasks)

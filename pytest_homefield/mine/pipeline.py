@@ -40,6 +40,7 @@ from pytest_homefield.layout import (
 from pytest_homefield.mine.bounds import (
     INTERRUPTED,
     NOT_VERIFIED,
+    SETUP_BROKEN,
     STOP_AFTER_TASKS,
     TIME_BUDGET,
     FailFast,
@@ -47,6 +48,7 @@ from pytest_homefield.mine.bounds import (
     budget_detail,
     flag_in,
     in_flight_line,
+    setup_broken_stop,
     stop_lines,
     stop_meta,
     with_task_bound,
@@ -98,6 +100,7 @@ from pytest_homefield.store import (
     FolderLock,
     JsonlTail,
     dumps,
+    own_text,
     read_jsonl,
     write_atomic,
     write_jsonl_atomic,
@@ -112,6 +115,11 @@ __all__ = [
     "fit_record",
     "merge_tasks",
     "MergedTasks",
+    "ENVIRONMENT_DROPS",
+    "environment_drop",
+    "backup_path",
+    "dropped_tasks_line",
+    "removed_lines",
     "candidates_digest",
     "drop_summary",
     "dropped_line",
@@ -390,41 +398,76 @@ def _languages(paths: Iterable[str]) -> list[str]:
 
 
 class MergedTasks(NamedTuple):
-    """What :func:`merge_tasks` wrote: the ``tasks`` now in ``tasks.jsonl`` (newest commit first) and the ids of
-    ``removed``, the tasks the file held that it removed as older copies of a newer task (sorted)."""
+    """What :func:`merge_tasks` wrote: the ``tasks`` now in ``tasks.jsonl`` (newest commit first), the ids of
+    ``removed``, the tasks the file held that it removed as older copies of a newer task (sorted), ``dropped``, the
+    tasks the file held that this session verified again and dropped (id → the drop reason), and ``backup``, the
+    copy of the file as it was before a task it held was removed (``None``: none was, or no backup was asked)."""
 
     tasks: list[Task]
     removed: list[str]
+    dropped: dict[str, str] = {}
+    backup: Path | None = None
+
+
+#: Drop reasons of a candidate that say nothing of its commit (the environment could not run its tests): a task
+#: ``tasks.jsonl`` holds is never removed by one, nor by a drop naming modules the environment lacks
+#: (:func:`environment_drop`; keep66, usr46: a typo in ``setup_cmd`` re-verified 11 tasks, dropped 6 as
+#: ``setup_failed`` and rewrote ``tasks.jsonl`` with 5).
+ENVIRONMENT_DROPS = ("setup_failed",)
+
+
+def environment_drop(record: Mapping[str, Any]) -> bool:
+    """Whether the verification ``record`` dropped its candidate for the environment, not for its commit: one of
+    :data:`ENVIRONMENT_DROPS`, or a drop whose tests could not import modules (``missing_modules``)."""
+    if record.get("task"):
+        return False
+    return record.get("reason") in ENVIRONMENT_DROPS or bool(record.get("missing_modules"))
+
+
+def backup_path(tasks_path: Path, mine_id: str) -> Path:
+    """``tasks.jsonl.before-<mine_id>`` beside ``tasks_path``: the file as it was before mine ``mine_id`` removed a
+    task from it (docs/contracts.md §6)."""
+    return tasks_path.with_name(f"{tasks_path.name}.before-{mine_id}")
 
 
 def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None,
-                duplicates: Mapping[str, str] | None = None) -> MergedTasks:
+                duplicates: Mapping[str, str] | None = None, backup: Path | None = None) -> MergedTasks:
     """Rewrite ``tasks.jsonl`` atomically (raises :class:`~pytest_homefield.records.RecordError`, writing
     nothing, when a record already in it is not valid): tasks verified in this session replace or add records by id;
-    candidates of this session that were dropped are removed, and so are the ids of ``duplicates`` (task id → the
-    id of the newer copy: commits this session's scan set aside as ``duplicate_change``, a copy of a newer commit's
-    change, which a mine before that filter may have kept beside the newer one, one fix counted twice) whose newer
-    copy is a task in the file written (gatk50: never before; a mine that verified not the newer copy, or dropped
-    it, removed a good task and kept nothing of its fix); all other records are kept unchanged.
+    a task the file held that this session verified again and dropped on a verdict on its commit (not one of
+    :func:`environment_drop`, which keeps it as it was) is removed, and so are the ids of ``duplicates`` (task id →
+    the id of the newer copy: commits this session's scan set aside as ``duplicate_change``, a copy of a newer
+    commit's change, which a mine before that filter may have kept beside the newer one, one fix counted twice) whose
+    newer copy is a task in the file written (gatk50: never before; a mine that verified not the newer copy, or
+    dropped it, removed a good task and kept nothing of its fix); all other records are kept unchanged.
     Ordered newest commit first (``committed_at``); ``max_tasks`` keeps the newest N of this
-    session's tasks. Returns the tasks written and the ids of the older copies removed (:class:`MergedTasks`)."""
+    session's tasks (a task the file held that the cut leaves out stays as it was). A file whose records would not
+    change is not written (byte-identical); when a task it held is removed, the file as it was is first copied to
+    ``backup`` (when given). Returns what was written (:class:`MergedTasks`)."""
     load_tasks(tasks_path)  # RecordError for a bad record: never write back what did not validate
-    existing = {t["id"]: t for t in read_jsonl(tasks_path)}
-    session_ids = {r["id"] for r in verified}
+    before = list(read_jsonl(tasks_path))
+    existing = {t["id"]: t for t in before}
     kept = sorted((r["task"] for r in verified if r.get("task")), key=lambda t: (t["committed_at"], t["id"]),
                   reverse=True)
     if max_tasks is not None:
         kept = kept[:max_tasks]
-    merged = {i: t for i, t in existing.items() if i not in session_ids}
+    dropped = {str(r["id"]): str(r.get("reason")) for r in verified
+               if r["id"] in existing and not r.get("task") and not environment_drop(r)}
+    merged = {i: t for i, t in existing.items() if i not in dropped}
     merged.update({t["id"]: t for t in kept})
     for old, new in (duplicates or {}).items():
         if new in merged and new != old:
             merged.pop(old, None)
     # ties of committed_at broken by id, so that the order never depends on which record came first
     ordered = sorted(merged.values(), key=lambda t: (t.get("committed_at", ""), t.get("id", "")), reverse=True)
-    write_jsonl_atomic(tasks_path, ordered)
     removed = sorted(existing.keys() & (duplicates or {}).keys() - merged.keys())  # their newer copies are tasks now
-    return MergedTasks([Task.from_dict(t) for t in ordered], removed)
+    wrote_backup = None
+    if ordered != before or not tasks_path.exists():
+        if (dropped or removed) and backup is not None:
+            write_atomic(backup, own_text(tasks_path))  # never through a link put in its place
+            wrote_backup = backup
+        write_jsonl_atomic(tasks_path, ordered)
+    return MergedTasks([Task.from_dict(t) for t in ordered], removed, dropped, wrote_backup)
 
 
 def scan_duplicates(scanned: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -649,11 +692,21 @@ class MineSession:
 
     def check_fail_fast(self) -> Stop | None:
         """Read the records finished since the last call (controller): the fail-fast
-        :class:`~pytest_homefield.mine.bounds.Stop` when the first K all failed on the same error."""
+        :class:`~pytest_homefield.mine.bounds.Stop` when the first K all failed on the same error, and before it the
+        :data:`~pytest_homefield.mine.bounds.SETUP_BROKEN` one when setup failed on a candidate ``tasks.jsonl`` holds
+        as a task (:func:`~pytest_homefield.mine.bounds.setup_broken_stop`), whatever ``--fail-fast``."""
         stop = None
         for record in self._finished.new_records():
-            stop = self._fail_fast.add(record) or stop
+            fail_fast = self._fail_fast.add(record)
+            if stop is None and record.get("reason") == "setup_failed" and str(record.get("id")) in self.held_ids:
+                stop = setup_broken_stop(record, setup_cmd=self.settings.setup_cmd, test_cmd=self.settings.test_cmd)
+            stop = stop or fail_fast
         return stop
+
+    @functools.cached_property
+    def held_ids(self) -> frozenset[str]:
+        """The ids of the tasks ``tasks.jsonl`` held when this session first asked (before :meth:`finish`)."""
+        return frozenset(str(t.get("id")) for t in read_jsonl(self.settings.tasks_path))
 
     def reusable(self) -> dict[str, dict[str, Any]]:
         """The earlier verification records this session reuses, by ``verify_key`` (``reused.jsonl``,
@@ -706,13 +759,16 @@ class MineSession:
         tasks_path = self.settings.tasks_path
         scanned = list(read_jsonl(scan_path(self.mine_dir)))
         duplicates = scan_duplicates(scanned)
+        records_line = f"Verification records: {self.results_path.relative_to(self.settings.root)}"
+        if stop is not None and stop.why == SETUP_BROKEN:  # the environment broke: tasks.jsonl is left as it was
+            return self._broken_setup_end(stop, verified, command, records_line)
         try:
-            tasks, held = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks,
-                                      duplicates=duplicates)
+            merged = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks,
+                                 duplicates=duplicates, backup=backup_path(tasks_path, self.mine_dir.name))
         except (RecordError, OSError) as exc:  # nothing was written: tasks.jsonl is as it was
             self.tasks_error = str(exc)
-            return [f"tasks.jsonl not updated: {exc}",
-                    f"Verification records: {self.results_path.relative_to(self.settings.root)}"]
+            return [f"tasks.jsonl not updated: {exc}", records_line]
+        tasks, held = merged.tasks, merged.removed
         kept = sum(1 for r in verified if r.get("task"))
         n_bound = self.settings.stop_after_tasks
         if stop is not None and n_bound and (stop.why == STOP_AFTER_TASKS or kept >= n_bound):
@@ -768,18 +824,18 @@ class MineSession:
         dropped = dropped_line([r.get("reason") for r in verified], scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
-        if held:
-            lines.append(removed_duplicates_line(held))
+        lines += removed_lines(merged, self.settings.root)
         vague = vague_line(tasks, self.settings.spec_threshold)
         if vague:
             lines.append(vague)
         compiled = functools.partial(own_compiled_module, self.settings.root)
         recipe = functools.partial(build_recipe, self.settings.root)
         locate = functools.partial(module_file, self.settings.root)
-        hint = setup_hint(verified, locate=locate, compiled=compiled, recipe=recipe)
+        dates = {str(c["commit"])[:12]: str(c.get("committed_at") or "") for c in self.candidates()}
+        hint = setup_hint(verified, locate=locate, compiled=compiled, recipe=recipe, dates=dates)
         if hint:
             lines.append(hint)
-        broken = collection_errors_line(verified, locate=locate, compiled=compiled, recipe=recipe)
+        broken = collection_errors_line(verified, locate=locate, compiled=compiled, recipe=recipe, dates=dates)
         if broken:
             lines.append(broken)
         lines += [line for line in (compiled_changes_line(verified), deselected_line(verified)) if line]
@@ -818,12 +874,45 @@ class MineSession:
                 how = "reused" if r.get("reused_from") else "verified"
                 lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {how:<8} "
                              f"{one_line(str(r['subject']), 70)}")
-        lines.append(f"Verification records: {self.results_path.relative_to(self.settings.root)}")
+        lines.append(records_line)
         shard = parse_shard(self.settings.shard)
         if shard is not None:
             lines.append(f"Shard {shard}: {n_cand} of the scan's candidates; merge the shards' mine folders with: "
                          f"homefield mine --merge DIR… (this one: {self.mine_dir.relative_to(self.settings.root)})")
         return lines
+
+    def _broken_setup_end(self, stop: Stop, verified: Sequence[dict[str, Any]], command: str,
+                          records_line: str) -> list[str]:
+        """The end of a mine :data:`~pytest_homefield.mine.bounds.SETUP_BROKEN` stopped: ``tasks.jsonl`` not
+        touched (byte-identical; this session's tasks are in its records, reused by the next mine), ``meta.json``
+        ``stopped``, and the lines: the failure in one line, then the records."""
+        held = len(self.held_ids)
+        pool = self.n_candidates
+        self.n_tasks, self.kept = held, 0
+        self.stopped = stop_meta(stop, n_candidates=pool, n_not_verified=pool - len(verified), command=command,
+                                 elapsed_s=time.monotonic() - self.started)
+        self._record_end(0)
+        return [f"Stopped: {stop.detail}; tasks.jsonl is unchanged ({plural(held, 'task')}): fix the environment "
+                f"and mine again ({command})", records_line]
+
+
+def dropped_tasks_line(dropped: Mapping[str, str]) -> str:
+    """The summary line of the tasks :func:`merge_tasks` removed as this mine verified them again and dropped them
+    (``dropped``: id → drop reason)."""
+    said = ", ".join(f"{i}: {r.replace('_', ' ')}" for i, r in sorted(dropped.items()))
+    return (f"Removed from tasks.jsonl: {plural(len(dropped), 'task')} that this mine verified again and dropped "
+            f"({said})")
+
+
+def removed_lines(merged: MergedTasks, root: Path) -> list[str]:
+    """The summary lines of the tasks :func:`merge_tasks` removed from ``tasks.jsonl`` (older copies of a newer
+    task, tasks dropped on a verdict) and of the backup it kept (its path relative to ``root``); ``[]`` for none."""
+    lines = [removed_duplicates_line(merged.removed)] if merged.removed else []
+    if merged.dropped:
+        lines.append(dropped_tasks_line(merged.dropped))
+    if merged.backup is not None:
+        lines.append(f"tasks.jsonl as it was before: {merged.backup.relative_to(root)}")
+    return lines
 
 
 def candidates_line(verified: Sequence[dict[str, Any]], candidates: Iterable[dict[str, Any]],

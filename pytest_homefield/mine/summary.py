@@ -4,11 +4,12 @@ environments built, the drop counts. Pure functions of verification records."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_homefield.mine.bounds import unfoldered
@@ -20,7 +21,7 @@ from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["setup_hint", "older_python", "older_filter", "collection_errors_line", "version_stub_setup_cmd",
+__all__ = ["setup_hint", "older_python", "later_since", "older_filter", "collection_errors_line", "version_stub_setup_cmd",
            "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "skipped_line",
            "failing_with_reference_line", "env_summary", "drop_summary", "dropped_line", "vague_line",
            "compiled_changes_line", "deselected_line"]
@@ -88,7 +89,8 @@ def compiled_advice(why: str, compiled: Callable[[str], str | None] | None,
 
 def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], str] | None = None,
                compiled: Callable[[str], str | None] | None = None,
-               recipe: Callable[[str, str], str] | None = None) -> str | None:
+               recipe: Callable[[str, str], str] | None = None,
+               dates: Mapping[str, str] | None = None) -> str | None:
     """A hint when most verified candidates could not even be collected at the commit (a missing
     generated file or an uninstalled package, not a failing test): the snapshot probably needs a
     ``setup_cmd``; when the error is a missing version module a build generates and ``locate`` gives
@@ -98,14 +100,16 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
     mark unregistered without it), the pytest or plugin of those commits, never ``setup_cmd``: no file is
     missing (nu40); when it is the repository's own compiled module (``compiled``: :func:`compiled_advice`), the
     ``setup_cmd`` that builds it in place. Errors of several kinds are each named with their count and advice
-    (:func:`_blockers`, ux65). ``None`` otherwise."""
+    (:func:`_blockers`, ux65). ``dates``: candidate id → its ``committed_at``, for the date an older Python's advice
+    names (:func:`older_python`). ``None`` otherwise."""
     broken = [r for r in verified if _environment_broken(r)]
     if not verified or len(broken) * 2 < len(verified):
         return None
     why = Counter(_why_broken(str(r.get("detail", ""))) for r in broken)
     head = (f"Hint: {len(broken)} of {plural(len(verified), 'candidate')} could not collect their tests even at "
             "the commit")
-    advise = functools.partial(_advice, locate=locate, compiled=compiled, recipe=recipe, generic=_SETUP_CMD)
+    advise = functools.partial(_advice, locate=locate, compiled=compiled, recipe=recipe, generic=_SETUP_CMD,
+                               newest=_newest(broken, dates))
     if len(why) > 1:
         return f"{head}: {_blockers(why, advise)}"
     (only,) = why
@@ -124,18 +128,18 @@ BLOCKERS_NAMED = 3
 
 
 def _advice(why: str, *, locate: Callable[[str], str] | None, compiled: Callable[[str], str | None] | None,
-            recipe: Callable[[str, str], str] | None, generic: str) -> str:
+            recipe: Callable[[str, str], str] | None, generic: str, newest: Mapping[str, str] | None = None) -> str:
     """What to do about the collection error ``why`` (no final period): for a version module a build generates
     whose file ``locate`` gives, the ``setup_cmd`` stub (:func:`version_stub_setup_cmd`); what no file explains
     (:func:`_no_file_missing`); a warning the tests' ``filterwarnings`` raise, the pytest or plugin of those
-    commits; else ``generic``."""
+    commits; else ``generic``. ``newest``: error → the date of the newest commit failing so (:func:`_newest`)."""
     generated = _GENERATED.search(why)
     if generated and locate is not None:
         module = generated.group(1)
         return (f"{module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
                 f"the commit's tree only: write a stub of it in .homefield.yml, "
                 f"{version_stub_setup_cmd(locate(module))}, then mine again")
-    older = _no_file_missing(why, compiled, recipe)
+    older = _no_file_missing(why, compiled, recipe, (newest or {}).get(why))
     if older:  # the standard library of this Python, or this pytest, lacks what the code names: no file is missing
         return older
     warning = _WARNING.search(why)
@@ -173,14 +177,25 @@ _STDLIB_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)' \([^()\
 _MODULE_ATTR = re.compile(r"AttributeError: module '([\w.]+)' has no attribute '(\w+)'")
 
 
-def older_python(why: str) -> str | None:
+def later_since(newest: str | None) -> str:
+    """``--since 2018-11-07 (the newest commit failing so is of 2018-11-06)``: the option and the day after ``newest``
+    (ISO 8601 date or time: the newest commit that failed so), or, when it is not known, ``a later --since`` (keep66,
+    usr46: the hint named no date, and the user had to search the records for one)."""
+    if not newest:
+        return f"a later {option('since')}"
+    day = _dt.date.fromisoformat(newest[:10]) + _dt.timedelta(days=1)
+    return f"{option('since')} {day.isoformat()} (the newest commit failing so is of {newest[:10]})"
+
+
+def older_python(why: str, newest: str | None = None) -> str | None:
     """What to do when a collection error is an import of a name the standard library of the Python the tests
     ran with no longer has (``cannot import name 'Sequence' from 'collections' (…/lib/python3.11/collections/…)``),
     or an attribute of a standard library module it no longer has (``AttributeError: module 'collections' has no
     attribute 'MutableMapping'``, a module of :data:`sys.stdlib_module_names`): the commits were written for an older
     Python, which no ``setup_cmd`` and no package gives (nu52, grantjenks/python-sortedcontainers before 2018: 13 of
     20 candidates; usr46, tkem/cachetools before 2018-11: 34 of 68 candidates by the attribute; both times the
-    hint sent the user to ``setup_cmd`` as for a file the build generates). ``None`` for any other error."""
+    hint sent the user to ``setup_cmd`` as for a file the build generates). ``newest``: the date of the newest commit
+    failing so, which the advice's ``--since`` starts after (:func:`later_since`). ``None`` for any other error."""
     found = _STDLIB_IMPORT.search(why)
     attr = _MODULE_ATTR.search(why)
     if found is not None:
@@ -193,7 +208,7 @@ def older_python(why: str) -> str | None:
         return None
     return (f"{module} of {ran} has no {name}: these commits were written for an "
             "older Python; mine them again in a virtualenv of the Python of their day (python3.X -m venv, activated: "
-            f"a changed environment is verified again), or from a later {option('since')}")
+            f"a changed environment is verified again), or from {later_since(newest)}")
 
 
 #: pytest's error for a ``filterwarnings`` entry whose warning class it cannot import, as
@@ -239,11 +254,12 @@ def older_pytest_attr(why: str) -> str | None:
 
 
 def _no_file_missing(why: str, compiled: Callable[[str], str | None] | None,
-                     recipe: Callable[[str, str], str] | None) -> str | None:
+                     recipe: Callable[[str, str], str] | None, newest: str | None = None) -> str | None:
     """The advice for a collection error ``why`` that no installed package or generated file explains: the standard
     library of another Python (:func:`older_python`), a filter or attribute of another pytest (:func:`older_filter`,
-    :func:`older_pytest_attr`), the repository's own compiled module (:func:`compiled_advice`); ``None`` otherwise."""
-    return older_filter(why) or older_python(why) or older_pytest_attr(why) or compiled_advice(why, compiled, recipe)
+    :func:`older_pytest_attr`), the repository's own compiled module (:func:`compiled_advice`); ``None`` otherwise.
+    ``newest``: see :func:`older_python`."""
+    return older_filter(why) or older_python(why, newest) or older_pytest_attr(why) or compiled_advice(why, compiled, recipe)
 
 
 #: The start of a ``reference_fails`` detail whose tests could not be collected at either commit.
@@ -265,6 +281,18 @@ def _environment_broken(record: dict[str, Any]) -> bool:
 _LACKS = "; the environment lacks module(s): "
 
 
+def _newest(broken: Iterable[Mapping[str, Any]], dates: Mapping[str, str] | None) -> dict[str, str]:
+    """Each collection error of the ``broken`` records (:func:`_why_broken`) → the ``committed_at`` (``dates``: id →
+    date) of the newest of their candidates; none for the records ``dates`` has no date of."""
+    out: dict[str, str] = {}
+    for r in broken:
+        date = (dates or {}).get(str(r.get("id")))
+        why = _why_broken(str(r.get("detail", "")))
+        if date and date > out.get(why, ""):
+            out[why] = date
+    return out
+
+
 def _why_broken(detail: str) -> str:
     """The error a ``collection errors at the parent and at the commit: PATHS (MESSAGE)`` detail quotes,
     read before the ``; the environment lacks module(s): …`` it may end with (nu35, jaraco/inflect: with
@@ -278,7 +306,8 @@ def _why_broken(detail: str) -> str:
 def collection_errors_line(verified: Sequence[dict[str, Any]], *,
                            locate: Callable[[str], str] | None = None,
                            compiled: Callable[[str], str | None] | None = None,
-                           recipe: Callable[[str, str], str] | None = None) -> str | None:
+                           recipe: Callable[[str, str], str] | None = None,
+                           dates: Mapping[str, str] | None = None) -> str | None:
     """``'Collection errors: 11 candidates could not collect their tests at the parent nor at the commit,
     11 of them for "…: ERROR: Unknown config option: asyncio_mode": …'`` when two or more such
     ``reference_fails`` records share their error but they are not most of the verified candidates (then
@@ -286,14 +315,15 @@ def collection_errors_line(verified: Sequence[dict[str, Any]], *,
     today's environment lacks: hynek/stamina's 11 commits before 2024 set ``asyncio_mode`` for
     pytest-asyncio, which its test group no longer holds (nu25), and the summary said only "reference
     fails 11". Names the :data:`BLOCKERS_NAMED` most common errors, each with its count and advice
-    (:func:`_blockers`). ``locate``: see :func:`setup_hint`; ``compiled``, ``recipe``: see :func:`compiled_advice`.
-    ``None`` otherwise."""
+    (:func:`_blockers`). ``locate``, ``dates``: see :func:`setup_hint`; ``compiled``, ``recipe``: see
+    :func:`compiled_advice`. ``None`` otherwise."""
     if setup_hint(verified) is not None:
         return None
     why = Counter(_why_broken(str(r.get("detail", ""))) for r in verified if _environment_broken(r))
     if not why or max(why.values()) < 2:
         return None
-    advise = functools.partial(_advice, locate=locate, compiled=compiled, recipe=recipe, generic=_OLDER_COMMITS)
+    advise = functools.partial(_advice, locate=locate, compiled=compiled, recipe=recipe, generic=_OLDER_COMMITS,
+                               newest=_newest([r for r in verified if _environment_broken(r)], dates))
     return (f"Collection errors: {plural(sum(why.values()), 'candidate')} could not collect their tests at the parent "
             f"nor at the commit, {_blockers(why, advise)}")
 

@@ -31,6 +31,7 @@ __all__ = [
     "memorization_lines",
     "no_cost_data",
     "no_time_data",
+    "no_agent_time",
     "outcome_parts",
     "outcome_words",
     "pass_k_summary",
@@ -222,6 +223,15 @@ def no_time_data(agents: Mapping[str, AgentSummary]) -> bool:
     """Every agent's p50 and p95 wall time is unknown or under half a second, i.e. printed as 0 s
     (agents that answer at once: oracle, noop, sim)."""
     return bool(agents) and all((a.wall_s_p50 or 0) < 0.5 and (a.wall_s_p95 or 0) < 0.5 for a in agents.values())
+
+
+def no_agent_time(agents: Mapping[str, AgentSummary]) -> str:
+    """The note of a report whose agents' wall time is none (:func:`no_time_data`): of the agents' own time, the
+    board's ``p50/p95`` column left out; the ``host p50/p95`` one, when shown, is homefield's own time outside the
+    agent (keep66, usr46: "host p50/p95 1s/2s" above "no time data" read as a contradiction)."""
+    host = any(a.host_s_p50 is not None for a in agents.values())
+    which = "; host p50/p95 is homefield's own time outside the agent" if host else ""
+    return f"no agent time data (every agent answered in under a second{which})"
 
 
 def title_line(report: Report) -> str:

@@ -22,6 +22,7 @@ from pytest_homefield.report.fmt import (
     fmt_tokens,
     grid_flagged_solves,
     memorization_lines,
+    no_agent_time,
     no_cost_data,
     no_time_data,
     outcome_parts,
@@ -175,8 +176,7 @@ def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> l
     if reported and not no_cost_data(agents):  # the board's cost columns stay narrow: the label goes under it
         add(f"cost of {', '.join(reported)}: {COST_REPORTED}, not measured by homefield; it breaks no tie")
     missing = [why for why, on in (("no cost data (every agent reported zero or no cost)", no_cost_data(agents)),
-                                   ("no time data (every agent answered in under a second)", no_time_data(agents)))
-               if on]
+                                   (no_agent_time(agents), no_time_data(agents))) if on]
     if missing:
         add("; ".join(missing))
 

@@ -22,6 +22,7 @@ from pytest_homefield.mine.pipeline import (
     MineSession,
     drop_summary,
     dropped_line,
+    dropped_tasks_line,
     env_summary,
     freeze_candidates,
     merge_tasks,
@@ -147,8 +148,9 @@ def test_merge_tasks_replaces_adds_removes_and_orders(tmp_path: Path) -> None:
         {"id": "b", "reason": "flaky"},                                        # dropped this time: removed
         {"id": "c", "task": _task("c", "2026-02-01")},                         # new
     ]
-    tasks, removed = merge_tasks(path, verified)
+    tasks, removed, dropped, _ = merge_tasks(path, verified)
     assert [t.id for t in tasks] == ["c", "a", "keep"] and removed == []  # newest commit first
+    assert dropped == {"b": "flaky"}
     assert next(t for t in tasks if t.id == "a").subject == "new"
     assert [r["id"] for r in read_jsonl(path)] == ["c", "a", "keep"]
 
@@ -161,11 +163,11 @@ def test_merge_tasks_removes_a_task_the_scan_now_rejects_as_a_duplicate(tmp_path
     path = tmp_path / "tasks.jsonl"
     write_jsonl_atomic(path, [_task("dup", "2026-02-23"), _task("new", "2026-03-23"), _task("keep", "2025-06-01")])
     verified = [{"id": "new", "task": _task("new", "2026-03-23")}]
-    tasks, removed = merge_tasks(path, verified, duplicates={"dup": "new", "gone": "new"})
+    tasks, removed, _, _ = merge_tasks(path, verified, duplicates={"dup": "new", "gone": "new"})
     assert [t.id for t in tasks] == ["new", "keep"]
     assert removed == ["dup"]  # the ids it removed, said by the caller: "gone" was no task in the file
     write_jsonl_atomic(path, [_task("dup", "2026-02-23"), _task("keep", "2025-06-01")])
-    tasks, removed = merge_tasks(path, [], duplicates={"dup": "new"})
+    tasks, removed, _, _ = merge_tasks(path, [], duplicates={"dup": "new"})
     assert [t.id for t in tasks] == ["dup", "keep"] and removed == []
 
 
@@ -174,6 +176,28 @@ def test_merge_tasks_max_tasks_keeps_the_newest_of_this_session(tmp_path: Path) 
     write_jsonl_atomic(path, [_task("old", "2020-01-01")])
     verified = [{"id": i, "task": _task(i, f"2026-01-0{n}")} for n, i in enumerate("xyz", 1)]
     assert [t.id for t in merge_tasks(path, verified, max_tasks=2).tasks] == ["z", "y", "old"]
+
+
+def test_merge_tasks_never_removes_a_task_for_a_broken_environment(tmp_path: Path) -> None:
+    """keep66, usr46: a typo in setup_cmd re-verified the tasks on file, dropped them as setup_failed and rewrote
+    tasks.jsonl smaller (11 tasks to 5). A drop that says nothing of the commit keeps the task, and a file whose
+    records do not change is not written (byte-identical); a verdict on the commit removes it, the file as it was
+    kept as the backup asked for."""
+    path = tmp_path / "tasks.jsonl"
+    write_jsonl_atomic(path, [_task("a", "2026-01-02"), _task("b", "2026-01-01")])
+    path.write_bytes(path.read_bytes().replace(b'", "', b'","'))  # another writer's spacing: same records
+    before = path.read_bytes()
+    backup = tmp_path / "tasks.jsonl.before-x"
+    failed = [{"id": "a", "reason": "setup_failed", "detail": "setup_cmd failed at the parent (exit status 127)"},
+              {"id": "b", "reason": "reference_fails", "missing_modules": ["yaml"]}]
+    merged = merge_tasks(path, failed, backup=backup)
+    assert [t.id for t in merged.tasks] == ["a", "b"] and merged.dropped == {} and merged.backup is None
+    assert path.read_bytes() == before and not backup.exists()
+    merged = merge_tasks(path, [failed[0], {"id": "b", "reason": "passes_without_change"}], backup=backup)
+    assert [t.id for t in merged.tasks] == ["a"] and merged.dropped == {"b": "passes_without_change"}
+    assert merged.backup == backup and backup.read_bytes() == before
+    assert dropped_tasks_line(merged.dropped) == (
+        "Removed from tasks.jsonl: 1 task that this mine verified again and dropped (b: passes without change)")
 
 
 def test_drop_summary() -> None:

@@ -139,6 +139,14 @@ def test_a_name_the_standard_library_no_longer_has_asks_for_an_older_python_not_
     assert hint.endswith("or from a later --homefield-since."), hint  # as pytest --homefield-mine spells it (ux65)
     line = collection_errors_line(broken[:3] + [{"reason": None}] * 7)  # a few of them: the Collection errors line
     assert line is not None and "setup_cmd" not in line and f"collections of Python {python}" in line, line
+    # keep66, usr46: "a later --since" named no date; with the candidates' dates, the day after the newest failing
+    dated = [{**r, "id": f"c{i}"} for i, r in enumerate(broken)]
+    dates = {f"c{i}": f"2018-{1 + i % 11:02d}-05T10:00:00+00:00" for i in range(13)} | {"c99": "2024-01-01"}
+    hint = setup_hint(dated + [{"reason": None, "id": "c99"}] * 7, dates=dates)
+    assert hint is not None and hint.endswith(
+        "or from --homefield-since 2018-11-06 (the newest commit failing so is of 2018-11-05)."), hint
+    line = collection_errors_line(dated[:3] + [{"reason": None}] * 7, dates=dates)
+    assert line is not None and "--homefield-since 2018-03-06 (the newest commit failing so is of 2018-03-05)" in line
     general = setup_hint(_broken(3, "cannot import name 'x' from 'yaml' (/v/lib/python3.11/site-packages/yaml/x.py)"))
     assert general is not None and "setup_cmd in .homefield.yml" in general  # a package's module: as before
 

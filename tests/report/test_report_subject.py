@@ -34,7 +34,7 @@ def test_report_marks_red_by_import_error(tmp_path) -> None:  # type: ignore[no-
     import json
 
     from pytest_homefield.report import build_report, render_markdown, render_text_plain
-    from pytest_homefield.store import write_jsonl_atomic
+    from pytest_homefield.store import read_jsonl, write_jsonl_atomic
 
     t = task("commit", "Add sub()", "Add sub()")
     t.red_by_import_error, t.well_specified = True, True
@@ -56,7 +56,7 @@ def test_zero_costs_and_times_say_no_data(tmp_path) -> None:  # type: ignore[no-
     import json
 
     from pytest_homefield.report import build_report, render_html, render_text_plain
-    from pytest_homefield.store import write_jsonl_atomic
+    from pytest_homefield.store import read_jsonl, write_jsonl_atomic
 
     t = task("commit", "Add sub()", "Add sub()")
     run = tmp_path / "r1"
@@ -71,6 +71,12 @@ def test_zero_costs_and_times_say_no_data(tmp_path) -> None:  # type: ignore[no-
     report = build_report([run], [t])
     text = render_text_plain(report)
     assert "p50/p95" not in text and "$/solved" not in text and "0s/0s" not in text
-    assert "no cost data (every agent reported zero or no cost); no time data" in text
+    assert "no cost data (every agent reported zero or no cost); no agent time data" in text
+    assert "host p50/p95" not in text  # no host_s recorded: no column, and the note names none
+    # keep66, usr46: "host p50/p95 1s/2s" above "no time data" read as a contradiction: the note says which is which
+    write_jsonl_atomic(run / "results.jsonl", [{**next(read_jsonl(run / "results.jsonl")), "host_s": 1.5}])
+    text = render_text_plain(build_report([run], [t]))
+    assert "no agent time data (every agent answered in under a second; host p50/p95 is homefield's own time " \
+           "outside the agent)" in text and "host p50/p95" in text.split("no agent time data")[0]
     html = render_html(report)
     assert 'id="no-cost-data"' in html and "oracle: pass@1" not in html
