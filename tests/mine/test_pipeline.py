@@ -193,6 +193,8 @@ def test_merge_tasks_never_removes_a_task_for_a_broken_environment(tmp_path: Pat
     merged = merge_tasks(path, failed, backup=backup)
     assert [t.id for t in merged.tasks] == ["a", "b"] and merged.dropped == {} and merged.backup is None
     assert path.read_bytes() == before and not backup.exists()
+    slow = [{"id": "a", "reason": "timeout", "detail": "the commit's tests ran over --test-timeout 60"}]
+    assert [t.id for t in merge_tasks(path, slow, backup=backup).tasks] == ["a", "b"] and not backup.exists()
     merged = merge_tasks(path, [failed[0], {"id": "b", "reason": "passes_without_change"}], backup=backup)
     assert [t.id for t in merged.tasks] == ["a"] and merged.dropped == {"b": "passes_without_change"}
     assert merged.backup == backup and backup.read_bytes() == before
