@@ -427,3 +427,51 @@ def test_a_mixins_teardown_twin_blinds_every_class_running_it(tmp_path: Path) ->
             text = files[TEST].decode()
             assert ("self.assertFalse(self.calls)" in text) == (r == at), text
             assert text.index("self.assert") < text.index("class TestTotal"), text
+
+
+#: ran66: the class's own ``tearDown`` calling the mixin's through ``super()``, then a check of its own.
+SUPER = "\n    def tearDown(self):\n        super().tearDown()\n        self.assertTrue(self.checked)\n"
+
+
+@pytest.mark.parametrize("own", [SUPER, SUPER.replace("self.assertTrue(self.checked)", "self.checked = None")],
+                         ids=["own-check", "no-check"])
+def test_a_mixins_teardown_reached_through_super_is_contradicted_where_it_is_defined(tmp_path: Path, own: str) -> None:
+    """ran66: the class's own ``tearDown`` calls the mixin's first (``super().tearDown()`` before any check of its
+    own): the mixin's check is the twin's (the class's own was, or none: gatk65's reach stopped at a class defining
+    ``tearDown``, and a change dropping the mixin's error was ``solved`` with no fix)."""
+    got = _check(tmp_path, MIXIN.format(bases="Spy, unittest.TestCase", more=own))
+    assert got is not None and (got.start, got.end) == (12, 14), got
+    assert got.how.endswith("'self.assertFalse(self.calls)'") and got.classes == ("Spy", "TestTotal"), got
+
+
+def test_a_check_of_its_own_before_the_super_call_is_the_twins(tmp_path: Path) -> None:
+    """The class's own check runs first there: it is the twin's, as before ran66."""
+    own = SUPER.replace("        super().tearDown()\n        self.assertTrue(self.checked)\n",
+                        "        self.assertTrue(self.checked)\n        super().tearDown()\n")
+    got = _check(tmp_path, MIXIN.format(bases="Spy, unittest.TestCase", more=own))
+    assert got is not None and got.how.endswith("'self.assertFalse(self.checked)'") and not got.classes, got
+
+
+@pytest.mark.parametrize(("more", "shared"), [
+    ("\n\nclass TestOuter:\n    class TestInner(unittest.TestCase):\n        def test_in(self):\n            pass\n",
+     ("TestOuter::TestInner::test_in",)),
+    ("\n\nclass TestMore(TestTotal):\n    def test_more(self):\n        pass\n",
+     ("TestMore::test_more", "TestMore::test_total")),
+    (None, ("Base::test_base", "TestTotal::test_base")),
+], ids=["nested", "derived", "based"])
+def test_a_module_check_names_nested_and_inherited_tests(tmp_path: Path, more: str | None,
+                                                         shared: tuple[str, ...]) -> None:
+    """ran66: the module's tests read through nesting and each class's MRO as far as the module defines it (ut65 gave
+    up at a nested class or a class deriving from another, and a change dropping ``tearDownModule``'s error was
+    ``solved`` with no fix); ``based`` (``more`` None): the test's class derives from a base of the module holding a
+    test (no class-level check in reach, ``_siblings``; it stopped there)."""
+    source = MODULE + more if more is not None else MODULE.replace("class TestTotal(unittest.TestCase):", (
+        "class Base(unittest.TestCase):\n    def test_base(self):\n        pass\n\n\nclass TestTotal(Base):"))
+    got = _check(tmp_path, source)
+    assert got is not None and got.fixture == "tearDownModule" and got.shared == shared and got.last, got
+
+
+def test_a_module_check_beside_a_nested_class_deriving_from_the_module_gets_no_twin(tmp_path: Path) -> None:
+    """A nested class deriving from a class of the module: its ids are not read."""
+    more = "\n\nclass TestOuter:\n    class TestIn(TestTotal):\n        pass\n"
+    assert _check(tmp_path, MODULE + more) is None
