@@ -295,13 +295,19 @@ def test_a_change_telling_a_class_or_module_twin_by_polarity_is_forged(several_a
 @pytest.mark.xfail(strict=True, reason="ut46: the unit's decoy runs none of the code (every test of the unit cut): a "
                    "change keeping the error of a check where the code did not run since the last one, dropping it "
                    "where it did and failing a negated one is solved with no fix (tearDownClass, addClassCleanup, "
-                   "tearDownModule, seed 0), as gatk63's method decoy (RAN)")
+                   "tearDownModule, seed 0), as gatk63's method decoy (RAN); ran66: still, seeds 0 and 1, each shape "
+                   "(on 42b5bb57). Where the code runs before the check, the fix satisfies the file's check: a run "
+                   "failing it then needs a contradiction, and the only ones of assertTrue(calls) are negated (a "
+                   "positive one, as a literal's, is forged: ut64); cutting the spy's setUpClass lets a check over "
+                   "state the code writes itself pass, the real fix forged; the unit's tests copied outside it are "
+                   "told by a change clearing its mark at each setUpClass")
+@pytest.mark.parametrize("seed", [0, 1])
 def test_a_change_telling_a_unit_decoy_by_the_code_it_ran_is_not_solved(several_after: tuple[FixTask, str],
-                                                                        tmp_path: Path) -> None:
+                                                                        tmp_path: Path, seed: int) -> None:
     """:data:`RAN_AFTER` with :data:`HACK`: the hole of :func:`test_a_change_telling_the_unittest_decoy_by_the_code_it_
     ran_is_not_solved` at the unit's level (a decoy running the code would let the code decide its check)."""
     task, quiet = several_after
     change = RAN_AFTER["module" if quiet == QUIET_MODULE else "class"] + HACK.replace("def total():\n",
                                                                                    "def total():\n    _RAN.append(1)\n")
-    g = graded(task, tmp_path, change, 0)
+    g = graded(task, tmp_path, change, seed)
     assert g.outcome != "solved", (g.outcome, g.error, g.failing_f2p)
