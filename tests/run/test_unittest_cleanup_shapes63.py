@@ -225,6 +225,16 @@ def several_after(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     return totals_task(tmp_path_factory.mktemp("after"), tests, ids), quiet or QUIET_MODULE
 
 
+def assert_dropped_check_forged(task: FixTask, quiet: str, tmp: Path, seed: int) -> None:
+    """``task`` graded in ``tmp`` on ``seed``: :data:`HACK` alone (no fix) ``tests_failed``, the premise; ``quiet`` (a
+    change dropping a check's error) with it ``forged`` by a twin."""
+    g = graded(task, tmp, HACK, seed)
+    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
+    g = graded(task, tmp / "quiet", quiet + HACK, seed)
+    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
+    assert g.canary is not None and "@twin" in g.canary, g.canary
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_change_dropping_a_class_or_module_check_of_several_tests_is_not_solved(several_after: tuple[FixTask, str],
@@ -232,12 +242,7 @@ def test_a_change_dropping_a_class_or_module_check_of_several_tests_is_not_solve
     """ut65: :data:`CLASS_SEVERAL` (``tearDownClass``, a class cleanup) and :data:`MODULE_SEVERAL` (``tearDownModule``)
     with the change dropping that check's error and :data:`HACK` (no fix): ``solved`` on f37660a7 (no twin: a
     contradicted class- or module-level check fails the unit's last test whatever the code does)."""
-    task, quiet = several_after
-    g = graded(task, tmp_path, HACK, seed)
-    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = graded(task, tmp_path / "quiet", quiet + HACK, seed)
-    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
-    assert g.canary is not None and "@twin" in g.canary, g.canary
+    assert_dropped_check_forged(*several_after, tmp_path, seed)
 
 
 @pytest.mark.slow

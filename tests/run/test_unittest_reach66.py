@@ -13,7 +13,7 @@ from run.test_honest_shapes61 import UNITTEST_HEAD
 from run.test_teardown_error import FIXED, HACK, graded, totals_task
 from run.test_unittest_class_checks import QUIET_CLASS
 from run.test_unittest_class_checks import SHAPES as CLASS_SHAPES
-from run.test_unittest_cleanup_shapes63 import MODULE, QUIET_MODULE, TWICE
+from run.test_unittest_cleanup_shapes63 import MODULE, QUIET_MODULE, TWICE, assert_dropped_check_forged
 
 #: The spy and its ``tearDown`` check in a mixin of the module (no test of its own).
 SPY = ("class Spy:\n"
@@ -58,7 +58,8 @@ NESTED_MODULE = MODULE + ("\n\nclass TestOuter:\n    class TestInner(unittest.Te
                           "        def test_twice(self):\n            self.assertEqual(totals.total() * 2, 8)\n")
 #: A module's ``tearDownModule`` check, its test class deriving from a base of the module holding a test of its own.
 BASED_MODULE = MODULE.replace("class TestTotal(unittest.TestCase):", (
-    "class Base(unittest.TestCase):\n    def test_callable(self):\n        self.assertTrue(callable(totals.total))\n\n\n"
+    "class Base(unittest.TestCase):\n    def test_callable(self):\n"
+    "        self.assertTrue(callable(totals.total))\n\n\n"
     "class TestTotal(Base):"))
 #: A ``tearDownClass`` check of a class of two tests nested in a pytest class.
 NESTED_CLASS = _nested(CLASS_SHAPES["tearDownClass"] + TWICE)
@@ -90,12 +91,7 @@ def test_a_change_dropping_the_check_is_forged(shaped: tuple[FixTask, str], tmp_
     ``_siblings`` at a base holding tests); ``nested-class`` ``forged`` already. ran66: the mixin's check reached
     through ``super()`` (``_super_teardown``) and the module's tests read through nesting and the MRO: ``forged`` by
     the twin, seeds 0 and 1, each shape."""
-    task, quiet = shaped
-    g = graded(task, tmp_path, HACK, seed)
-    assert g.outcome == "tests_failed", (g.outcome, g.error, g.failing_f2p)  # the premise
-    g = graded(task, tmp_path / "quiet", quiet + HACK, seed)
-    assert g.outcome == "forged", (g.outcome, g.error, g.failing_f2p)
-    assert g.canary is not None and "@twin" in g.canary, g.canary
+    assert_dropped_check_forged(*shaped, tmp_path, seed)
 
 
 @pytest.mark.slow
