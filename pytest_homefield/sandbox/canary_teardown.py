@@ -40,8 +40,8 @@ from pytest_homefield.sandbox.canaries import _chars, _definition, _offset
 from pytest_homefield.sandbox.canary_shapes import is_unittest
 from pytest_homefield.sandbox.canary_sites import _dotted_last
 
-__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "mixin_teardown", "teardown_check",
-           "negated", "unittest_check", "without_checks"]
+__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "mixin_teardown", "reached_teardown",
+           "teardown_check", "negated", "unittest_check", "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
@@ -350,7 +350,9 @@ def without_checks(text: str) -> str | None:
     for cls in unittest_classes:
         setup = _method(cls, "setUpClass", of_class=True)
         mixin = mixin_teardown(tree, cls)  # ut46: a tearDown inherited from a mixin of the module
+        up = _super_teardown(tree, cls)  # ran66: the one the class's own reaches through super()
         every = [_teardown_method(text, lines, cls if mixin is None else mixin, "tearDown"),
+                 _teardown_method(text, lines, up, "tearDown") if up is not None else None,
                  _teardown_method(text, lines, cls, "tearDownClass"),
                  _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None,
                  *(_cleanup_check(n, lines, None) for n in cls.body
@@ -641,6 +643,13 @@ def _super_teardown(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef | None:
     order = _linearized(tree, cls)
     owner = None if order is None else next((c for c in order[1:] if _binds_teardown(c)), None)
     return owner if isinstance(owner, ast.ClassDef) else None
+
+
+def reached_teardown(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef | None:
+    """ran66: the mixin of ``tree`` whose ``tearDown`` check runs for ``cls`` (a top-level class) and a teardown twin
+    may contradict: the one it inherits (:func:`mixin_teardown`), or the one its own reaches through ``super()``
+    first (:func:`_super_teardown`); ``None`` when neither."""
+    return mixin_teardown(tree, cls) or _super_teardown(tree, cls)
 
 
 def _binds_teardown(c: ast.ClassDef | str) -> bool:

@@ -189,12 +189,12 @@ def test_the_unittest_twin_and_decoy_run_apart(tmp_path: Path, shape: str, seed:
     assert len(plan.layouts[TEST].spans[0].members) == 2
 
 
-@pytest.mark.parametrize("shape", ["DOWN", "DOWN_CLASS", "UP_CLASS", "MIXIN"],
-                         ids=["tearDown", "tearDownClass", "setUpClass", "mixin"])
+@pytest.mark.parametrize("shape", ["DOWN", "DOWN_CLASS", "UP_CLASS", "MIXIN", "SUPERED"],
+                         ids=["tearDown", "tearDownClass", "setUpClass", "mixin", "super"])
 def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run(shape: str) -> None:
     """The sealed run's files are one run apart's: a method whose class's tearDown (tearDownClass, setUpClass; ut46:
-    a mixin's of the module, its class's) differs among them is left unsealed, as a function whose fixture differs
-    is."""
+    a mixin's of the module, its class's; ran66: the one its own reaches through ``super()``) differs among them is
+    left unsealed, as a function whose fixture differs is."""
     texts = [globals()[shape].format(check=c, more="", bases="Spy, unittest.TestCase").replace(
         "self.assertTrue(self.calls)", c) for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
     fid = f"{TEST}::TestTotal::test_total"
@@ -347,14 +347,15 @@ def test_a_class_derived_in_another_test_file_gets_no_twin_in_its_body_or_teardo
 
 
 @pytest.mark.parametrize("shape", ["addCleanup", "local", "addCleanup-method", "tearDown", "tearDownClass",
-                                   "addClassCleanup", "tearDownModule", "mixin"])
+                                   "addClassCleanup", "tearDownModule", "mixin", "super"])
 def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str) -> None:
     """seal64: the sealed run (made before the runs apart) blanked a fixture's check a teardown twin contradicts
     (gatk57) but showed ucln62's unittest checks as the file writes them: on a unittest-shaped task graded sealed its
     file held ``self.assertTrue(self.calls)`` in ``tearDown`` (``tests/run/test_sealed_unittest_checks.py``), what
     tells the runs apart's two checks. The check's statement is ``pass`` now (a cleanup's ``addCleanup``), no line
     moved, whatever the class's tests (the sealed run lays a group's members side by side in it); ut64's
-    ``tearDownModule`` check likewise (the lead, merging the two)."""
+    ``tearDownModule`` check likewise (the lead, merging the two); ran66: a mixin's reached through ``super()`` and
+    the class's own after it."""
     source = {"addCleanup": CLEANUP.format(check="self.assertTrue(calls)"),
               "local": LOCAL.format(check="self.assertTrue(calls)"),
               "addCleanup-method": CLEANUP.replace("self.addCleanup(lambda: {check})",
@@ -362,7 +363,8 @@ def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str)
               "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more=""),
               "tearDownClass": DOWN_CLASS.format(check="cls.assertTrue(cls, cls.calls)", more=""),
               "addClassCleanup": UP_CLASS.format(check="cls.assertTrue(cls, calls)", more=""),
-              "tearDownModule": MODULE, "mixin": MIXIN.format(bases="Spy, unittest.TestCase", more="")}[shape]
+              "tearDownModule": MODULE, "mixin": MIXIN.format(bases="Spy, unittest.TestCase", more=""),
+              "super": SUPERED.format(bases="Spy, unittest.TestCase", more="")}[shape]
     got = without_checks(source)
     assert got is not None and got.count("\n") == source.count("\n"), got
     assert "assertTrue" not in got and "assert CALLS" not in got, got
@@ -431,6 +433,8 @@ def test_a_mixins_teardown_twin_blinds_every_class_running_it(tmp_path: Path) ->
 
 #: ran66: the class's own ``tearDown`` calling the mixin's through ``super()``, then a check of its own.
 SUPER = "\n    def tearDown(self):\n        super().tearDown()\n        self.assertTrue(self.checked)\n"
+#: ran66: :data:`MIXIN` with :data:`SUPER` in its test class.
+SUPERED = MIXIN.replace("{more}", SUPER + "{more}")
 
 
 @pytest.mark.parametrize("own", [SUPER, SUPER.replace("self.assertTrue(self.checked)", "self.checked = None")],
