@@ -40,8 +40,8 @@ from pytest_homefield.sandbox.canaries import _chars, _definition, _offset
 from pytest_homefield.sandbox.canary_shapes import is_unittest
 from pytest_homefield.sandbox.canary_sites import _dotted_last
 
-__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "mixin_teardown", "teardown_check",
-           "negated", "unittest_check", "without_checks"]
+__all__ = ["TEARDOWN_DECOY_HOW", "TEARDOWN_TWIN_HOW", "TeardownCheck", "decoy", "mixin_teardown", "reached_teardown",
+           "teardown_check", "negated", "unittest_check", "without_checks"]
 
 #: How a teardown twin's canary is described (its :attr:`~pytest_homefield.sandbox.canaries.Canary.how` starts so).
 TEARDOWN_TWIN_HOW = "teardown twin"
@@ -350,7 +350,9 @@ def without_checks(text: str) -> str | None:
     for cls in unittest_classes:
         setup = _method(cls, "setUpClass", of_class=True)
         mixin = mixin_teardown(tree, cls)  # ut46: a tearDown inherited from a mixin of the module
+        up = _super_teardown(tree, cls)  # ran66: the one the class's own reaches through super()
         every = [_teardown_method(text, lines, cls if mixin is None else mixin, "tearDown"),
+                 _teardown_method(text, lines, up, "tearDown") if up is not None else None,
                  _teardown_method(text, lines, cls, "tearDownClass"),
                  _cleanup_check(setup, lines, None, "addClassCleanup", "cls") if setup is not None else None,
                  *(_cleanup_check(n, lines, None) for n in cls.body
@@ -533,14 +535,31 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
         return None  # seal64: another test file's subclass runs the method and its class's teardown too
     if (got := _cleanup_check(node, lines, member)) is not None:
         return got
+    # ran66: a class whose base of the module holds tests (no class-level check in reach: ``_siblings``) still reaches
+    # its module's check
     others = _siblings(tree, cls, node)
-    if others is None:
-        return None
+    if others is not None and (got := _class_check(text, lines, tree, cls, node, classes, derived, others)) is not None:
+        return got
+    # ut64: the module's tearDownModule (pytest reports its error on the module's last test run: the teardown
+    # canaries are put before its last class, plant_teardown); ut65: the module's other tests named in ``shared``
+    tests = _module_tests(tree, cls, node)
+    got = None if tests is None else _teardown_method(text, lines, tree, "tearDownModule")
+    return None if got is None or tests is None else dataclasses.replace(got, shared=tests, last=bool(tests))
+
+
+def _class_check(text: str, lines: Sequence[str], tree: ast.Module, cls: ast.ClassDef,
+                 node: ast.FunctionDef | ast.AsyncFunctionDef, classes: Sequence[str], derived: Collection[str],
+                 others: Sequence[str]) -> TeardownCheck | None:
+    """:func:`unittest_check`'s check of ``cls``'s level (its ``tearDown``'s, a mixin's, its class cleanup's, its
+    ``tearDownClass``'s), ``others`` its other tests (:func:`_siblings`); ``None`` when none is in reach."""
     into = "::".join(classes)
     shared = tuple(f"{into}::{n}" for n in others)
+    # ran66: the class's own tearDown calling the mixin's through ``super()`` before any check of its own
+    if (got := _inherited_teardown(text, lines, tree, cls, node, derived, _super_teardown(tree, cls))) is not None:
+        return got
     if (got := _teardown_method(text, lines, cls, "tearDown")) is not None:
         return dataclasses.replace(got, shared=shared)
-    if (got := _inherited_teardown(text, lines, tree, cls, node, derived)) is not None:
+    if (got := _inherited_teardown(text, lines, tree, cls, node, derived, mixin_teardown(tree, cls))) is not None:
         return got
     # ut65: a class-level check runs once, after the class's last test, and pytest reports its error there
     setup = _method(cls, "setUpClass", of_class=True)
@@ -549,11 +568,7 @@ def unittest_check(tree: ast.Module, text: str, lines: Sequence[str], node: ast.
         return dataclasses.replace(up, inside=False, decoy=None, shared=shared, last=bool(shared))
     if (got := _teardown_method(text, lines, cls, "tearDownClass")) is not None:
         return dataclasses.replace(got, shared=shared, last=bool(shared))
-    # ut64: the module's tearDownModule (pytest reports its error on the module's last test run: the teardown
-    # canaries are put before its last class, plant_teardown); ut65: the module's other tests named in ``shared``
-    tests = _module_tests(tree, cls, node)
-    got = None if tests is None else _teardown_method(text, lines, tree, "tearDownModule")
-    return None if got is None or tests is None else dataclasses.replace(got, shared=tests, last=bool(tests))
+    return None
 
 
 def _linearized(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef | str] | None:
@@ -603,11 +618,8 @@ def mixin_teardown(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef | None:
     them) is passed over: the check its ``super().tearDown()`` reaches is the one run (before, ``None``: no twin, and a
     change dropping every ``tearDown``'s error was ``solved`` with no fix)."""
     order = _linearized(tree, cls) if cls in tree.body else None
-    owner = None if order is None else next((c for c in order if isinstance(c, str) or any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign)) and "tearDown" in (
-            [n.name] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-            else [t.id for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)])
-        for n in c.body) and not _hands_on(c)), None)
+    owner = None if order is None else next((c for c in order if _binds_teardown(c)
+                                             and (isinstance(c, str) or not _hands_on(c))), None)
     return owner if isinstance(owner, ast.ClassDef) and owner is not cls else None
 
 
@@ -618,23 +630,67 @@ def _hands_on(cls: ast.ClassDef) -> bool:
     down = _method(cls, "tearDown", of_class=False)
     always = [] if down is None else [*down.body, *(st for t in down.body if isinstance(t, ast.Try)
                                                     for st in t.finalbody)]
-    return down is not None and _first_check(down.body) is None and any(
-        isinstance(st, ast.Expr) and isinstance(call := st.value, ast.Call) and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "tearDown" and isinstance(call.func.value, ast.Call)
-        and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super" for st in always)
+    return down is not None and _first_check(down.body) is None and any(_super_call(st) for st in always)
+
+
+def _super_call(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` is the statement ``super().tearDown()`` (``super(C, self).tearDown()`` too)."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and not call.args and not call.keywords \
+        and isinstance(call.func, ast.Attribute) and call.func.attr == "tearDown" \
+        and isinstance(call.func.value, ast.Call) and isinstance(call.func.value.func, ast.Name) \
+        and call.func.value.func.id == "super"
+
+
+def _super_teardown(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef | None:
+    """ran66: the class of ``tree`` whose ``tearDown`` ``cls``'s own calls through ``super().tearDown()`` (a top-level
+    statement of its body, before any check of its own: the mixin's check runs first, and a change keeping its error
+    fails the test whatever ``cls``'s own check does): the next class of ``cls``'s MRO as far as the module defines it
+    (:func:`_linearized`) binding ``tearDown`` in its body (:func:`_binds_teardown`), when the module defines it;
+    ``None`` otherwise (no such call, a check before it, the next a base the module does not define)."""
+    own = _method(cls, "tearDown", of_class=False) if cls in tree.body else None
+    if own is None:
+        return None
+    for stmt in own.body:
+        if _check_of(stmt) is not None:
+            return None
+        if _super_call(stmt):
+            break
+    else:
+        return None
+    order = _linearized(tree, cls)
+    owner = None if order is None else next((c for c in order[1:] if _binds_teardown(c)), None)
+    return owner if isinstance(owner, ast.ClassDef) else None
+
+
+def reached_teardown(tree: ast.Module, cls: ast.ClassDef) -> ast.ClassDef | None:
+    """ran66: the mixin of ``tree`` whose ``tearDown`` check runs for ``cls`` (a top-level class) and a teardown twin
+    may contradict: the one it inherits (:func:`mixin_teardown`), or the one its own reaches through ``super()``
+    first (:func:`_super_teardown`); ``None`` when neither."""
+    return mixin_teardown(tree, cls) or _super_teardown(tree, cls)
+
+
+def _binds_teardown(c: ast.ClassDef | str) -> bool:
+    """Whether ``c`` (a class of :func:`_linearized`'s order) binds ``tearDown`` in its body (a function, an assignment
+    to that name); a base the module does not define (a name) is taken to (``unittest.TestCase``'s does)."""
+    return isinstance(c, str) or any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign)) and "tearDown" in (
+            [n.name] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            else [t.id for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)])
+        for n in c.body)
 
 
 def _inherited_teardown(text: str, lines: Sequence[str], tree: ast.Module, cls: ast.ClassDef,
-                        node: ast.FunctionDef | ast.AsyncFunctionDef, derived: Collection[str]
-                        ) -> TeardownCheck | None:
+                        node: ast.FunctionDef | ast.AsyncFunctionDef, derived: Collection[str],
+                        owner: ast.ClassDef | None) -> TeardownCheck | None:
     """ut46: the ``tearDown`` check ``cls`` (a top-level class of ``tree`` with no ``tearDown`` of its own, ``node`` one
-    of its tests) inherits from a mixin of its module (:func:`mixin_teardown`), contradicted in place where it is
+    of its tests) inherits from a mixin of its module (``owner``: :func:`mixin_teardown`; ran66: or the one its own
+    reaches through ``super()``, :func:`_super_teardown`), contradicted in place where it is
     defined (gatk65: no twin, and a change dropping its error was ``solved`` with no fix). ``shared``: the ids
     (``Class::test``) of the tests but ``node`` of every top-level class of the module deriving from that mixin, the
     mixin too (their MRO holds it: they run its ``tearDown``, or may through ``super()``), named in ``classes``;
     ``None`` where one of them is a base of another test file's class (``derived``) or a class nested anywhere derives
     from one of them (its ids are beyond the module's top level)."""
-    owner = mixin_teardown(tree, cls)
     got = None if owner is None else _teardown_method(text, lines, owner, "tearDown")
     if got is None:
         return None
@@ -661,23 +717,37 @@ def _inherited_teardown(text: str, lines: Sequence[str], tree: ast.Module, cls: 
 def _module_tests(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef
                   ) -> tuple[str, ...] | None:
     """ut65: the ids (from the module's, ``Class::test`` or ``test``) of ``tree``'s tests but ``node`` (of ``cls``,
-    a top-level class): its top-level ``test…`` functions and the ``test…`` methods of its top-level classes' bodies;
-    ``None`` when a test may have an id beyond them (a class nested in a top-level class, a top-level class deriving
-    from another, one of its names defined again), whose outcome in a run contradicting the module's check would
-    count."""
+    a top-level class): its top-level ``test…`` functions and the ``test…`` methods of its classes; ran66: a class's
+    as its MRO as far as the module defines it gives them (:func:`_linearized`: a test a base of the module holds is
+    the class's too, ``Derived::test_base``), and a class nested in a class with its ids (``Outer::Inner::test``).
+    ``None`` when a test may have an id beyond them (a nested class deriving from a class of the module, whose tests
+    those are too, one of the module's names defined again, bases in no consistent order), whose outcome in a run
+    contradicting the module's check would count."""
     names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     if cls not in tree.body or len(names) != len(set(names)):
         return None
     top = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    nested = [n for c in tree.body if isinstance(c, ast.ClassDef) for n in ast.walk(c)
+              if isinstance(n, ast.ClassDef) and n is not c]
+    if any(_dotted_last(b) in top | {k.name for k in nested} for k in nested for b in k.bases):
+        return None
     ids: list[str] = []
+
+    def tests(c: ast.ClassDef, into: str, chain: Sequence[ast.ClassDef | str]) -> None:
+        ids.extend(dict.fromkeys(f"{into}{c.name}::{m.name}" for k in chain if isinstance(k, ast.ClassDef)
+                                 for m in k.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                 and m.name.startswith("test") and not (c is cls and m is node)))
+        for inner in (m for m in c.body if isinstance(m, ast.ClassDef)):
+            tests(inner, f"{into}{c.name}::", [inner])
+
     for n in tree.body:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"):
             ids.append(n.name)
         elif isinstance(n, ast.ClassDef):
-            if any(isinstance(m, ast.ClassDef) for m in n.body) or any(_dotted_last(b) in top for b in n.bases):
+            chain = _linearized(tree, n)
+            if chain is None:
                 return None
-            ids += [f"{n.name}::{m.name}" for m in n.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and m.name.startswith("test") and m is not node]
+            tests(n, "", chain)
     return tuple(ids)
 
 

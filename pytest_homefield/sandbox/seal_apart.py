@@ -29,7 +29,7 @@ import functools
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from pytest_homefield.sandbox.canary_teardown import mixin_teardown, without_checks
+from pytest_homefield.sandbox.canary_teardown import reached_teardown, without_checks
 from pytest_homefield.sandbox.seal_sites import (
     SealSite,
     _decoded,
@@ -189,13 +189,14 @@ def told_apart(texts: Mapping[str, tuple[str, str]], ids: Mapping[str, SealSite]
 @functools.lru_cache(maxsize=64)
 def _mixin(text: str, name: str) -> str | None:
     """ut46: the name of the mixin of ``text`` (a test module) whose ``tearDown`` its top-level class ``name`` inherits
-    (:func:`~pytest_homefield.sandbox.canary_teardown.mixin_teardown`), ``None`` when none (or it does not parse)."""
+    (ran66: or reaches through ``super()``: :func:`~pytest_homefield.sandbox.canary_teardown.reached_teardown`),
+    ``None`` when none (or it does not parse)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
-    owner = None if cls is None else mixin_teardown(tree, cls)
+    owner = None if cls is None else reached_teardown(tree, cls)
     return None if owner is None else owner.name
 
 
@@ -223,7 +224,8 @@ def _told(ids: Mapping[str, SealSite], failed: set[str],
                 spans += [_lines_of(defs[f"{owner}::{m}"]) for m in ("tearDown", "tearDownClass", "setUpClass")
                           if name.count("::") > 1 and f"{owner}::{m}" in defs]
                 # ut46: and the tearDown its top-level class inherits from a mixin of the module (a twin changes it)
-                mixin = _mixin(text, owner[2:]) if name.count("::") == 2 else None  # gatk66: super() hands on
+                # (gatk66, ran66: or its own hands on, or reaches it, through super())
+                mixin = _mixin(text, owner[2:]) if name.count("::") == 2 else None
                 spans += [_lines_of(defs[f"::{mixin}::tearDown"])] if f"::{mixin}::tearDown" in defs else []
                 # ut64: and its module's tearDownModule (a unittest teardown twin's run changes it)
                 spans += [_lines_of(defs["::tearDownModule"])] if name.count("::") > 1 and "::tearDownModule" in defs \

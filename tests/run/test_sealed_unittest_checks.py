@@ -29,15 +29,18 @@ CLASS = ("import unittest\n\nimport totals\n\n\n"
 #: ut46: :data:`CLASS` with its ``setUp`` and ``tearDown`` in a mixin of the module, the test class deriving from it.
 MIXIN = CLASS.replace("class TestTotal(unittest.TestCase):\n", "class Spy:\n").replace(
     "\n\n    def test_total(self):", "\n\n\nclass TestTotal(Spy, unittest.TestCase):\n    def test_total(self):")
-#: :data:`CLASS` (:data:`MIXIN`) and a module test with a sealable site (a sealed run).
+#: ran66: :data:`MIXIN` with the test class's own ``tearDown`` calling the mixin's through ``super()``.
+SUPER = MIXIN.replace("class TestTotal(Spy, unittest.TestCase):\n", "class TestTotal(Spy, unittest.TestCase):\n"
+                      "    def tearDown(self):\n        super().tearDown()\n\n")
+#: :data:`CLASS` (:data:`MIXIN`, :data:`SUPER`) and a module test with a sealable site (a sealed run).
 TESTS = {shape: text + "\n\ndef test_sum():\n    assert totals.total() + 3 == 7\n"
-         for shape, text in (("own", CLASS), ("mixin", MIXIN))}
+         for shape, text in (("own", CLASS), ("mixin", MIXIN), ("super", SUPER))}
 
 
 @pytest.fixture(scope="module", params=sorted(TESTS))
 def sealed_task(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> FixTask:
     """ut46: ``mixin``, the sealed run showed the mixin's check as the file writes it (``without_checks`` read the
-    class's own ``tearDown`` alone)."""
+    class's own ``tearDown`` alone); ran66: ``super``, the mixin's reached through ``super()`` alike."""
     return build_fix_task(tmp_path_factory.mktemp("sealut"), name="totals", source=SOURCE, parent=PARENT,
                           fixed=FIXED, test=TEST, tests=TESTS[request.param], first="totals",
                           message="Count both fetches",

@@ -189,12 +189,12 @@ def test_the_unittest_twin_and_decoy_run_apart(tmp_path: Path, shape: str, seed:
     assert len(plan.layouts[TEST].spans[0].members) == 2
 
 
-@pytest.mark.parametrize("shape", ["DOWN", "DOWN_CLASS", "UP_CLASS", "MIXIN"],
-                         ids=["tearDown", "tearDownClass", "setUpClass", "mixin"])
+@pytest.mark.parametrize("shape", ["DOWN", "DOWN_CLASS", "UP_CLASS", "MIXIN", "SUPERED"],
+                         ids=["tearDown", "tearDownClass", "setUpClass", "mixin", "super"])
 def test_a_method_whose_teardown_differs_among_the_runs_is_told_apart_for_the_sealed_run(shape: str) -> None:
     """The sealed run's files are one run apart's: a method whose class's tearDown (tearDownClass, setUpClass; ut46:
-    a mixin's of the module, its class's) differs among them is left unsealed, as a function whose fixture differs
-    is."""
+    a mixin's of the module, its class's; ran66: the one its own reaches through ``super()``) differs among them is
+    left unsealed, as a function whose fixture differs is."""
     texts = [globals()[shape].format(check=c, more="", bases="Spy, unittest.TestCase").replace(
         "self.assertTrue(self.calls)", c) for c in ("self.assertTrue(cls)", "self.assertFalse(cls)")]
     fid = f"{TEST}::TestTotal::test_total"
@@ -347,14 +347,15 @@ def test_a_class_derived_in_another_test_file_gets_no_twin_in_its_body_or_teardo
 
 
 @pytest.mark.parametrize("shape", ["addCleanup", "local", "addCleanup-method", "tearDown", "tearDownClass",
-                                   "addClassCleanup", "tearDownModule", "mixin"])
+                                   "addClassCleanup", "tearDownModule", "mixin", "super"])
 def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str) -> None:
     """seal64: the sealed run (made before the runs apart) blanked a fixture's check a teardown twin contradicts
     (gatk57) but showed ucln62's unittest checks as the file writes them: on a unittest-shaped task graded sealed its
     file held ``self.assertTrue(self.calls)`` in ``tearDown`` (``tests/run/test_sealed_unittest_checks.py``), what
     tells the runs apart's two checks. The check's statement is ``pass`` now (a cleanup's ``addCleanup``), no line
     moved, whatever the class's tests (the sealed run lays a group's members side by side in it); ut64's
-    ``tearDownModule`` check likewise (the lead, merging the two)."""
+    ``tearDownModule`` check likewise (the lead, merging the two); ran66: a mixin's reached through ``super()`` and
+    the class's own after it."""
     source = {"addCleanup": CLEANUP.format(check="self.assertTrue(calls)"),
               "local": LOCAL.format(check="self.assertTrue(calls)"),
               "addCleanup-method": CLEANUP.replace("self.addCleanup(lambda: {check})",
@@ -362,7 +363,8 @@ def test_the_sealed_runs_file_shows_no_unittest_check_after_the_test(shape: str)
               "tearDown": DOWN.format(check="self.assertTrue(self.calls)", more=""),
               "tearDownClass": DOWN_CLASS.format(check="cls.assertTrue(cls, cls.calls)", more=""),
               "addClassCleanup": UP_CLASS.format(check="cls.assertTrue(cls, calls)", more=""),
-              "tearDownModule": MODULE, "mixin": MIXIN.format(bases="Spy, unittest.TestCase", more="")}[shape]
+              "tearDownModule": MODULE, "mixin": MIXIN.format(bases="Spy, unittest.TestCase", more=""),
+              "super": SUPERED.format(bases="Spy, unittest.TestCase", more="")}[shape]
     got = without_checks(source)
     assert got is not None and got.count("\n") == source.count("\n"), got
     assert "assertTrue" not in got and "assert CALLS" not in got, got
@@ -467,3 +469,53 @@ def test_a_mixins_teardown_twin_blinds_every_class_running_it(tmp_path: Path) ->
             text = files[TEST].decode()
             assert ("self.assertFalse(self.calls)" in text) == (r == at), text
             assert text.index("self.assert") < text.index("class TestTotal"), text
+
+
+#: ran66: the class's own ``tearDown`` calling the mixin's through ``super()``, then a check of its own.
+SUPER = "\n    def tearDown(self):\n        super().tearDown()\n        self.assertTrue(self.checked)\n"
+#: ran66: :data:`MIXIN` with :data:`SUPER` in its test class.
+SUPERED = MIXIN.replace("{more}", SUPER + "{more}")
+
+
+@pytest.mark.parametrize("own", [SUPER, SUPER.replace("self.assertTrue(self.checked)", "self.checked = None")],
+                         ids=["own-check", "no-check"])
+def test_a_mixins_teardown_reached_through_super_is_contradicted_where_it_is_defined(tmp_path: Path, own: str) -> None:
+    """ran66: the class's own ``tearDown`` calls the mixin's first (``super().tearDown()`` before any check of its
+    own): the mixin's check is the twin's (the class's own was, or none: gatk65's reach stopped at a class defining
+    ``tearDown``, and a change dropping the mixin's error was ``solved`` with no fix)."""
+    got = _check(tmp_path, MIXIN.format(bases="Spy, unittest.TestCase", more=own))
+    assert got is not None and (got.start, got.end) == (12, 14), got
+    assert got.how.endswith("'self.assertFalse(self.calls)'") and got.classes == ("Spy", "TestTotal"), got
+
+
+def test_a_check_of_its_own_before_the_super_call_is_the_twins(tmp_path: Path) -> None:
+    """The class's own check runs first there: it is the twin's, as before ran66."""
+    own = SUPER.replace("        super().tearDown()\n        self.assertTrue(self.checked)\n",
+                        "        self.assertTrue(self.checked)\n        super().tearDown()\n")
+    got = _check(tmp_path, MIXIN.format(bases="Spy, unittest.TestCase", more=own))
+    assert got is not None and got.how.endswith("'self.assertFalse(self.checked)'") and not got.classes, got
+
+
+@pytest.mark.parametrize(("more", "shared"), [
+    ("\n\nclass TestOuter:\n    class TestInner(unittest.TestCase):\n        def test_in(self):\n            pass\n",
+     ("TestOuter::TestInner::test_in",)),
+    ("\n\nclass TestMore(TestTotal):\n    def test_more(self):\n        pass\n",
+     ("TestMore::test_more", "TestMore::test_total")),
+    (None, ("Base::test_base", "TestTotal::test_base")),
+], ids=["nested", "derived", "based"])
+def test_a_module_check_names_nested_and_inherited_tests(tmp_path: Path, more: str | None,
+                                                         shared: tuple[str, ...]) -> None:
+    """ran66: the module's tests read through nesting and each class's MRO as far as the module defines it (ut65 gave
+    up at a nested class or a class deriving from another, and a change dropping ``tearDownModule``'s error was
+    ``solved`` with no fix); ``based`` (``more`` None): the test's class derives from a base of the module holding a
+    test (no class-level check in reach, ``_siblings``; it stopped there)."""
+    source = MODULE + more if more is not None else MODULE.replace("class TestTotal(unittest.TestCase):", (
+        "class Base(unittest.TestCase):\n    def test_base(self):\n        pass\n\n\nclass TestTotal(Base):"))
+    got = _check(tmp_path, source)
+    assert got is not None and got.fixture == "tearDownModule" and got.shared == shared and got.last, got
+
+
+def test_a_module_check_beside_a_nested_class_deriving_from_the_module_gets_no_twin(tmp_path: Path) -> None:
+    """A nested class deriving from a class of the module: its ids are not read."""
+    more = "\n\nclass TestOuter:\n    class TestIn(TestTotal):\n        pass\n"
+    assert _check(tmp_path, MODULE + more) is None
