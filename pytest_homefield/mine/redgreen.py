@@ -307,7 +307,13 @@ __all__ = [
 #: once-after-all check's error folded into the twin's outcome (ut64, ut65; gatk65: the class's graded ids too); a
 #: class another hidden test file derives from gets no twin (seal64); a function whose only contradiction is the
 #: order twin is ``unprotected`` and ``order_only`` (otw64); ``pytest.param`` rows get a row twin (prm65).
-VERIFY_VERSION = 34
+#: 35: a ``tearDown`` check of a mixin of the module, inherited or reached through ``super().tearDown()``, gets the
+#: teardown twin, its module's classes running it blinded (ut46, gatk66, ran66); a class- or module-level check of a
+#: unit of several tests gets a unit decoy (ut46); a module check beside a nested class or a base with tests gets its
+#: twin (ran66); a class another hidden test file imports, star-imports or binds to a name gets a sentinel (reach46);
+#: ``len(expected.strip())`` and an IntEnum-named row no longer cost a ``pytest.param`` row its twin (reach46); a
+#: ``preds:`` patch applied only in part is ``agent_error`` (atk46).
+VERIFY_VERSION = 35
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

@@ -124,8 +124,10 @@ SEAL_RAISES_CALL = "__hf_raises__"
 #: ``setUpClass`` differs among the runs is left unsealed, and a teardown twin beside an exception-swap twin leaves
 #: its function unsealed; 17 (seal64, ut64): the sealed run blanks every unittest check after the test (a
 #: ``tearDown``'s, ``tearDownClass``', a class or test cleanup's, ``tearDownModule``'s), and a method whose module's
-#: ``tearDownModule`` differs among the runs is left unsealed.
-SEAL_RULES = 17
+#: ``tearDownModule`` differs among the runs is left unsealed; 18 (ut46, gatk66, ran66): the sealed run blanks the
+#: ``tearDown`` check of a mixin of the module a class inherits or reaches through ``super().tearDown()``, and a
+#: method whose such mixin's ``tearDown`` differs among the runs is left unsealed.
+SEAL_RULES = 18
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 
