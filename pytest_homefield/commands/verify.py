@@ -406,7 +406,9 @@ class Estimate:
     machine but × :data:`~pytest_homefield.run.cost.MINED_TO_GRADED` (``None``: ``low_s``): the high end is
     :attr:`factor` × the more of it and ``low_s``, never eased (eta46: a first verify of more-itertools said "about 7s"
     from its mined seconds ÷ the load at mining and took 77 s at load 2.3 per CPU, 106 s at 0.6-3.0; gradings timed
-    at 2.3 per CPU took less in all than the same gradings at 0.6-3.0, so easing by the load said under half)."""
+    at 2.3 per CPU took less in all than the same gradings at 0.6-3.0, so easing by the load said under half).
+    ``measured_then``: the load per CPU at mining of the tasks ``measured_s`` counts (:func:`mined_load`), which the
+    high end scales from instead of ``then`` (:attr:`high_then`); ``None``: not recorded."""
 
     low_s: float
     measured: int = 0
@@ -416,6 +418,7 @@ class Estimate:
     cpus: float = 0.0
     then: float | None = None
     startup_s: float = 0.0
+    measured_then: float | None = None
 
     @property
     def crowded(self) -> float:
@@ -437,8 +440,25 @@ class Estimate:
         return eased(self.crowded, self.then) if self.cpus > 0 else 1.0
 
     @property
+    def high_then(self) -> float | None:
+        """The load per CPU the high end's seconds (:attr:`planned_s`) were timed at: ``measured_then`` (the load at
+        mining of the tasks whose as-measured seconds ``measured_s`` counts) when those are the more and it is known,
+        else ``then``. usr66 on jd/tenacity: a first verify at a load of 9.5 per CPU said "up to 18m45s" (×9.5 of its
+        seconds at mining, timed at 4.1-14.2 per CPU, as if on an idle machine) and took 39 s."""
+        return self.measured_then if self._mined else self.then
+
+    @property
+    def _mined(self) -> bool:
+        return self.measured_then is not None and (self.measured_s or 0.0) > self.low_s
+
+    @property
+    def high_scaled(self) -> float:
+        """:attr:`scaled` for the high end: the load per CPU now over :attr:`high_then` (0.0 when not measured)."""
+        return slowdown(self.crowded, self.high_then) if self.cpus > 0 else 0.0
+
+    @property
     def factor(self) -> float:
-        return max(LOADED, self.took or 0.0, self.scaled)
+        return max(LOADED, self.took or 0.0, self.high_scaled)
 
     @property
     def base_s(self) -> float:
@@ -467,27 +487,29 @@ class Estimate:
     @classmethod
     def of(cls, low_s: float, earlier: Sequence[Mapping[str, Any]],
            machine: tuple[float, float] = (0.0, 0.0), startup_s: float = 0.0,
-           measured_s: float | None = None) -> Estimate:
+           measured_s: float | None = None, measured_then: float | None = None) -> Estimate:
         """From ``earlier`` result records (those of the session's tasks that were graded: ``test_s > 0``): the
         ratio of their ``wall_s + wait_s + test_s + host_s`` to their ``test_s + host_s``, and their
         ``load_per_cpu`` weighted by their ``test_s + host_s`` (1.0 where a record has none); ``machine``:
-        ``(load, cpus)`` (:func:`machine_load`); ``startup_s``, ``measured_s``: as the fields."""
+        ``(load, cpus)`` (:func:`machine_load`); ``startup_s``, ``measured_s``, ``measured_then``: as the fields."""
         graded = [r for r in earlier if _num(r.get("test_s")) > 0]
         work = sum(_num(r.get("test_s")) + _num(r.get("host_s")) for r in graded)
         whole = work + sum(_num(r.get("wall_s")) + _num(r.get("wait_s")) for r in graded)
         then = sum((_num(r.get("test_s")) + _num(r.get("host_s"))) * max(1.0, _num(r.get("load_per_cpu")))
                    for r in graded) / work if graded and work > 0 else None
         return cls(low_s, len(graded), measured_s, whole / work if graded and work > 0 else None, *machine,
-                   then=then, startup_s=max(0.0, startup_s))
+                   then=then, startup_s=max(0.0, startup_s), measured_then=measured_then)
 
     def words(self, workers: int) -> str:
         """``about 15m20s with 2 workers, up to 30m40s on a loaded machine (×2.0: …why)``."""
-        if self.scaled > max(LOADED, self.took or 0.0):
+        if self.high_scaled > max(LOADED, self.took or 0.0):
             why = (f"the machine's load average is {self.load:.1f} on {self.cpus:g} CPU{'s' if self.cpus != 1 else ''}"
                    " now: each process wanting a CPU gets about "
                    f"1/{self.crowded:.1f} of one")
-            if self.then is not None and self.then > 1.0:
-                why += f", against 1/{self.then:.1f} when these tasks' earlier gradings were timed"
+            then = self.high_then
+            if then is not None and then > 1.0:
+                timed = "seconds at mining" if self._mined else "earlier gradings"
+                why += f", against 1/{then:.1f} when these tasks' {timed} were timed"
         elif self.took is not None and self.took > LOADED:
             why = (f"what the {plural(self.measured, 'earlier attempt')} of these tasks took in all, agents and waits "
                    "included, over their test runs and host work")
@@ -532,6 +554,22 @@ def earlier_attempts(runs_root: Path, task_ids: Collection[str]) -> list[dict[st
             if r.get("task_id") in task_ids and r.get("scored", True):
                 out.append(r)
     return out
+
+
+def mined_load(tasks: Sequence[Task], graded: Mapping[str, list[float]],
+               canaried: Mapping[str, list[float]] | None = None) -> float | None:
+    """The load per CPU at which the mining seconds of ``tasks`` without earlier gradings (in ``graded``, or
+    ``canaried`` when given) were timed: their ``verify.load_per_cpu``, each at least 1, weighted by their
+    ``verify.commit_s``; ``None`` when no such task records one (usr66)."""
+    weight = total = 0.0
+    for t in tasks:
+        v = t.verify or {}
+        load, secs = v.get("load_per_cpu"), _num(v.get("commit_s"))
+        if graded.get(t.id) or (canaried or {}).get(t.id) or not isinstance(load, (int, float)) or secs <= 0:
+            continue
+        weight += secs
+        total += secs * max(1.0, float(load))
+    return total / weight if weight > 0 else None
 
 
 def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]], *,
@@ -585,12 +623,13 @@ def time_estimate(tasks: Sequence[Task], gradings: int, workers: int, graded: di
     if twin_each is None or each is None:
         one, raw = (each, raw_each) if each is not None else (twin_each, raw_twin)
         assert one is not None and raw is not None
-        e = Estimate.of(one * gradings / share, earlier, machine, startup_s, raw * gradings / share)
+        e = Estimate.of(one * gradings / share, earlier, machine, startup_s, raw * gradings / share,
+                        mined_load(tasks, graded, canaried if each is None else None))
         return (f"{head}about {_seconds(one)} each ({how if each is not None else twin_how}): "
                 f"{e.words(workers)}{tail}", e)
     assert raw_each is not None and raw_twin is not None
     e = Estimate.of((each * (gradings - attacks) + twin_each * attacks) / share, earlier, machine, startup_s,
-                    (raw_each * (gradings - attacks) + raw_twin * attacks) / share)
+                    (raw_each * (gradings - attacks) + raw_twin * attacks) / share, mined_load(tasks, graded))
     return (f"{head}about {_seconds(each)} each for oracle ({how}) and {_seconds(twin_each)} for each of "
             f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): {e.words(workers)}{tail}", e)
 

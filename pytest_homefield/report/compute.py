@@ -484,6 +484,11 @@ def compute_report(
                     for tid, ids in m["flaky_p2p"].items() for test in (ids if isinstance(ids, list) else [])})
     if flaky:
         notes.append(say.flaky(flaky))
+    found = sorted({(str(r.get("task_id")), str(r.get("test_id")))
+                    for home in dict.fromkeys(Path(d).parent.parent / "flaky.jsonl" for d in run_dirs)
+                    for r in read_jsonl(home) if r.get("run_id") in run_ids})
+    if found:
+        notes.append(say.found_flaky(found))
     # --adaptive (issue 32): when and why each pair stopped, its anytime-valid interval, what was saved
     adaptive = next((sec for d, m in zip(run_dirs, metas, strict=True)
                      if (sec := adaptive_section(read_jsonl(results_path(Path(d))), m,

@@ -13,7 +13,7 @@ from pytest_homefield.report.model import AgentSummary, Memorization
 from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["agent_notes", "flaky", "forged", "memorized", "other_variants", "outside_plan", "suspicious_solved",
+__all__ = ["agent_notes", "flaky", "forged", "found_flaky", "memorized", "other_variants", "outside_plan", "suspicious_solved",
            "unknown_tasks", "unscored"]
 
 
@@ -178,6 +178,16 @@ def memorized(memo: Memorization) -> str | None:
                     for n, v in memo.excluded_by.items() if v["tasks"])
     return (f"{len(memo.excluded)} task(s) were left out as memorized ({option('exclude-memorized')}: a probe "
             f"scored them above its control; {why}): {', '.join(memo.excluded)}.")
+
+
+def found_flaky(ids: Sequence[tuple[str, str]]) -> str:
+    """The PASS_TO_PASS ids (task id, test id) this report's runs recorded as flaky (``.homefield/flaky.jsonl``
+    lines of their run ids). usr66 on jd/tenacity: oracle's run ended "Check the tasks: oracle solves 96%" over a
+    timing test (``test_sleeps``: 2 not less than 1.1) that the run had just recorded, without a word of it."""
+    return (f"this run's oracle failed {len(ids)} PASS_TO_PASS id{'s' if len(ids) != 1 else ''} while passing every "
+            "FAIL_TO_PASS id, recorded as flaky in .homefield/flaky.jsonl: its regression stands here, later runs "
+            f"leave {'it' if len(ids) == 1 else 'them'} out of every agent's regression check: " + ", ".join(f"{tid} {test}" for tid, test in ids)
+            + ".")
 
 
 def flaky(ids: Sequence[tuple[str, str]]) -> str:

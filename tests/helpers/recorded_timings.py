@@ -50,6 +50,21 @@ def _mined(rows: list[tuple[float, float]]) -> list[Task]:
             for i, (s, load) in enumerate(rows)]
 
 
+#: usr66: jd/tenacity's 27 tasks as mined since 2024-01-01 at -n 2 (``verify.commit_s`` of 3 runs, the load per CPU
+#: at mining); its first verify (no earlier gradings) at -n 2 started at a load of 19.0 on 2 CPUs, 1 s of start-up,
+#: and took 38.8 s.
+TENACITY_MINED = [(10.22, 4.1), (11.76, 4.35), (10.1, 4.1), (11.56, 4.35), (11.91, 7.31), (12.22, 7.31),
+                  (10.24, 12.44), (10.93, 12.44), (11.94, 12.63), (9.35, 10.08), (10.74, 11.82), (11.91, 9.23),
+                  (14.45, 8.07), (8.07, 7.92), (10.46, 6.26), (11.79, 6.72), (8.26, 5.25), (4.0, 5.56), (5.05, 4.88),
+                  (6.33, 4.49), (9.59, 9.76), (4.87, 4.25), (8.55, 9.08), (4.83, 14.15), (2.46, 13.56),
+                  (2.48, 12.55), (2.06, 12.07)]
+
+
+def tenacity_tasks() -> list[Task]:
+    """:data:`TENACITY_MINED` as tasks ``t0`` … ``t26``."""
+    return _mined(TENACITY_MINED)
+
+
 def demo_tasks() -> list[Task]:
     """:data:`DEMO_MINED` as tasks ``t0`` … ``t7``."""
     return _mined(DEMO_MINED)

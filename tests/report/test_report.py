@@ -591,3 +591,22 @@ def test_one_attempt_shows_no_pass_k_column_at_any_width(tmp_path: Path, width: 
     text = "\n".join(t for t, _ in render_text(rep, width=width))
     assert "pass@1" in text and "pass^k" not in text and "pass@k" not in text
     assert "pass^k" not in render_markdown(rep).split("pass@1: mean")[0]
+
+
+def test_a_run_that_recorded_a_flaky_pass_to_pass_id_says_so(tmp_path: Path) -> None:
+    """usr66 on jd/tenacity: oracle's run failed ``tests/test_asyncio.py::TestContextManager::test_sleeps`` (a
+    timing test: 2 not less than 1.1) at one task, and recorded it in ``.homefield/flaky.jsonl``; its report said
+    "Check the tasks: oracle solves 96%" and nothing of the record. The report names what its own runs recorded, and
+    not what another run did."""
+    home = tmp_path / ".homefield"
+    run = _make_run(home / "runs" / "r1", ["oracle"], [("t1", "oracle", 1, "regression"), ("t2", "oracle", 1,
+                                                                                          "solved")])
+    test = "tests/test_asyncio.py::TestContextManager::test_sleeps"
+    (home / "flaky.jsonl").write_text("".join(json.dumps(
+        {"schema_version": 1, "task_id": tid, "test_id": test, "run_id": rid, "agent": "oracle", "attempt": 1,
+         "found_at": "2026-12-07T22:14:14.395+00:00"}) + "\n" for tid, rid in (("t1", "r1"), ("t2", "r0"))))
+    out = _render_all(build_report([run], [_task("t1"), _task("t2")]))
+    for form in ("md", "short", "html"):
+        assert "recorded as flaky in .homefield/flaky.jsonl" in " ".join(out[form].split()), form
+    short = " ".join(out["short"].split())
+    assert f"t1 {test}" in short and f"t2 {test}" not in short
