@@ -149,8 +149,7 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int,
     if cut:
         lines.append(f"  {len(cut)} attack grading(s) cut at {ATTACK_BOUND} ({HANG_FACTOR:g}× the task's reference "
                      f"grading, at least {ATTACK_FLOOR_S:g} s, at most {option('run-timeout')}): test_timeout, a "
-                     "failure "
-                     "(not solved)")
+                     "failure (not solved)")
     return not broken and not missing, lines
 
 
@@ -449,6 +448,8 @@ class Estimate:
 
     @property
     def _mined(self) -> bool:
+        """Whether the high end scales the tasks' seconds at mining as measured: ``measured_s`` is the more, above
+        ``low_s``, and the load at mining they were timed at (``measured_then``) is known."""
         return self.measured_then is not None and (self.measured_s or 0.0) > self.low_s
 
     @property

@@ -274,7 +274,8 @@ def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5, firs
     longest = max((float(r["ran_s"]) for r in cut if isinstance(r.get("ran_s"), (int, float))), default=0.0)
     hang = (f". A test run killed after {fmt_duration(longest)} may hang in this environment (an older commit under "
             f"newer packages): nothing but run_timeout bounds it (600 s unless {option('run-timeout')} or "
-            ".homefield.yml sets it); a lower run_timeout stops such a run sooner and leaves the budget to the other candidates") \
+            ".homefield.yml sets it); a lower run_timeout stops such a run sooner and leaves the budget to the other "
+            "candidates") \
         if longest >= LONG_CUT_S else ""
     return f"{head} ({len(cut)}, their test runs killed; not verified): {named}{more}{hang}"
 

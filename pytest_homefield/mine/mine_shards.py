@@ -23,8 +23,8 @@ the shards' ``envs/<fingerprint>.json`` files this ``.homefield/`` lacks (when a
 ``.homefield/``; regular files that hold a JSON object, read without following a link), and
 ``tasks.jsonl`` through :func:`pytest_homefield.mine.pipeline.merge_tasks` (tasks of the merged
 candidates replace or add records by id, tasks dropped on a verdict are removed (the file as it was kept beside it,
-``tasks.jsonl.before-<mine id>``; a drop for the environment keeps the task), and so are the older copies the scan set aside
-as ``duplicate_change`` once their newer copy is a task, as one mine does, link52; others are kept; newest commit first,
+``tasks.jsonl.before-<mine id>``; a drop for the environment keeps the task), and so are the older copies the scan
+set aside as ``duplicate_change`` once their newer copy is a task, as one mine does, link52; others are kept; newest commit first,
 ties by id; the shards' ``--max-tasks`` keeps the newest N of the merged tasks, which are the N an
 unsharded session keeps, since each of them is among the newest N of its own shard).
 No pytest here.

@@ -769,7 +769,7 @@ class MineSession:
         except (RecordError, OSError) as exc:  # nothing was written: tasks.jsonl is as it was
             self.tasks_error = str(exc)
             return [f"tasks.jsonl not updated: {exc}", records_line]
-        tasks, held = merged.tasks, merged.removed
+        tasks = merged.tasks
         kept = sum(1 for r in verified if r.get("task"))
         n_bound = self.settings.stop_after_tasks
         if stop is not None and n_bound and (stop.why == STOP_AFTER_TASKS or kept >= n_bound):

@@ -30,7 +30,8 @@ _NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 
 
 def signal_name(signum: int | None) -> str:
-    """``"Ctrl-C"`` for SIGINT (and ``None``: a ``KeyboardInterrupt`` no handler of ours saw), ``"SIGTERM"``."""
+    """``"Ctrl-C"`` for SIGINT (and ``None``: a ``KeyboardInterrupt`` no handler of ours saw), ``"SIGTERM"`` for
+    SIGTERM, ``"Ctrl-C"`` for any other signal. Raises ``ValueError`` for a number that is no signal's."""
     return _NAMES.get(signal.Signals(signum), "Ctrl-C") if signum is not None else "Ctrl-C"
 
 
@@ -66,6 +67,8 @@ class StopSignals:
         return restore
 
     def _handle(self, signum: int, frame: object) -> None:
+        """The first signal: record it in :attr:`first` and raise ``KeyboardInterrupt``; each later one: count it in
+        :attr:`late` and SIGKILL the xdist workers, raising nothing (the session end it lands in is never cut)."""
         if self.first is None:
             self.first = signum
             raise KeyboardInterrupt

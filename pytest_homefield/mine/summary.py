@@ -21,8 +21,8 @@ from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["setup_hint", "older_python", "later_since", "older_filter", "collection_errors_line", "version_stub_setup_cmd",
-           "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "skipped_line",
+__all__ = ["setup_hint", "older_python", "later_since", "older_filter", "collection_errors_line",
+           "version_stub_setup_cmd", "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "skipped_line",
            "failing_with_reference_line", "env_summary", "drop_summary", "dropped_line", "vague_line",
            "compiled_changes_line", "deselected_line"]
 
@@ -255,11 +255,12 @@ def older_pytest_attr(why: str) -> str | None:
 
 def _no_file_missing(why: str, compiled: Callable[[str], str | None] | None,
                      recipe: Callable[[str, str], str] | None, newest: str | None = None) -> str | None:
-    """The advice for a collection error ``why`` that no installed package or generated file explains: the standard
-    library of another Python (:func:`older_python`), a filter or attribute of another pytest (:func:`older_filter`,
-    :func:`older_pytest_attr`), the repository's own compiled module (:func:`compiled_advice`); ``None`` otherwise.
-    ``newest``: see :func:`older_python`."""
-    return older_filter(why) or older_python(why, newest) or older_pytest_attr(why) or compiled_advice(why, compiled, recipe)
+    """The advice for a collection error ``why`` that no installed package or generated file explains, the
+    first of: a filter of another pytest (:func:`older_filter`), the standard library of another Python
+    (:func:`older_python`), an attribute of another pytest (:func:`older_pytest_attr`), the repository's own compiled
+    module (:func:`compiled_advice`); ``None`` otherwise. ``newest``: see :func:`older_python`."""
+    return (older_filter(why) or older_python(why, newest) or older_pytest_attr(why)
+            or compiled_advice(why, compiled, recipe))
 
 
 #: The start of a ``reference_fails`` detail whose tests could not be collected at either commit.

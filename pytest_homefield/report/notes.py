@@ -13,8 +13,8 @@ from pytest_homefield.report.model import AgentSummary, Memorization
 from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["agent_notes", "flaky", "forged", "found_flaky", "memorized", "other_variants", "outside_plan", "suspicious_solved",
-           "unknown_tasks", "unscored"]
+__all__ = ["agent_notes", "flaky", "forged", "found_flaky", "memorized", "other_variants", "outside_plan",
+           "suspicious_solved", "unknown_tasks", "unscored"]
 
 
 def other_variants(n: int) -> str:
@@ -186,8 +186,8 @@ def found_flaky(ids: Sequence[tuple[str, str]]) -> str:
     timing test (``test_sleeps``: 2 not less than 1.1) that the run had just recorded, without a word of it."""
     return (f"this run's oracle failed {len(ids)} PASS_TO_PASS id{'s' if len(ids) != 1 else ''} while passing every "
             "FAIL_TO_PASS id, recorded as flaky in .homefield/flaky.jsonl: its regression stands here, later runs "
-            f"leave {'it' if len(ids) == 1 else 'them'} out of every agent's regression check: " + ", ".join(f"{tid} {test}" for tid, test in ids)
-            + ".")
+            f"leave {'it' if len(ids) == 1 else 'them'} out of every agent's regression check: "
+            + ", ".join(f"{tid} {test}" for tid, test in ids) + ".")
 
 
 def flaky(ids: Sequence[tuple[str, str]]) -> str:

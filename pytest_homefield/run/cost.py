@@ -19,8 +19,8 @@ Per agent run, two parts (seconds, USD):
   × :data:`MINED_TO_GRADED` and earlier gradings' seconds as measured (plan66: more-itertools' plan said 1.3 s per
   oracle grading from its seconds mined at a load of 2.0-18.4 per CPU; its gradings took 12-24 s). Who wrote the
   change matters: the reference fix (``oracle``, a ``sim:P`` hit) is graded by one run, any other change by the
-  task's runs with canary twins, at once (their attempt folders hold ``canaries.json``; :func:`~pytest_homefield.sandbox.twin_runs.
-  grading_runs`: two, one more with a teardown twin or a plain run, a single one for sentinels only, as mining
+  task's runs with canary twins, at once (their attempt folders hold ``canaries.json``;
+  :func:`~pytest_homefield.sandbox.twin_runs.grading_runs`: two, one more with a teardown twin or a plain run, a single one for sentinels only, as mining
   planned them; two for a task mined before it recorded them). An agent with a model is estimated from
   earlier gradings with twins, else from the others × the task's runs (nu27 on prettytable: oracle's
   gradings took 2.4-3.0 s, the attacks' 4-9 s, and verify's estimate from oracle's was half the time
@@ -83,9 +83,10 @@ class Estimate:
     """One agent's share of a planned run. ``*_per_run`` are seconds or USD (``None`` = unknown);
     ``basis`` says where the agent figures came from; ``grading_basis`` likewise for grading.
     ``grading_s_high``: the grading seconds per run planned from the figures as measured (:func:`grading_seconds`
-    ``as_measured``: a task's time at mining × :data:`MINED_TO_GRADED`, earlier gradings not eased by the load now),
-    at least ``grading_s_per_run``: the high end of the range, as ``homefield verify``'s (plan66: the plan of
-    more-itertools' 8 oracle gradings said 1.3 s each from its mined seconds ÷ the load at mining, up to ÷18);
+    ``as_measured``: a task's time at mining × :data:`MINED_TO_GRADED`, earlier gradings not eased by the load now;
+    ``None``: unknown), as computed, so it may be below ``grading_s_per_run``: the range's high end, as ``homefield
+    verify``'s, is the more of the two (:attr:`hours_high`; plan66: the plan of more-itertools' 8 oracle gradings
+    said 1.3 s each from its mined seconds ÷ the load at mining, up to ÷18);
     ``grading_high_basis`` says where it came from, ``""`` when it is no more than ``grading_s_per_run``."""
 
     agent: str

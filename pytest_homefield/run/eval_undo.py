@@ -96,7 +96,9 @@ def outside():
     except Exception:
         pass
     import pkgutil
-    names |= {m.name for m in pkgutil.iter_modules(SITE_FOLDERS)}  # gatk55
+    # every top-level module of the site folders, those no distribution names too: a .pth file there may import
+    # one at every start, as setuptools' editable finder (__editable___<dist>_finder) is (gatk55)
+    names |= {m.name for m in pkgutil.iter_modules(SITE_FOLDERS)}
     return names
 
 

@@ -183,11 +183,6 @@ def _param_row(row: ast.expr, width: int) -> tuple[list[ast.expr], str | None] |
     return list(row.args), given.value if isinstance(given, ast.Constant) else None
 
 
-def _row_cells(row: ast.expr) -> list[ast.expr]:
-    """The cells of a row :func:`_cells` read: a ``pytest.param``'s arguments, a tuple's or list's elements."""
-    return list(row.args) if isinstance(row, ast.Call) else list(row.elts)  # type: ignore[attr-defined]
-
-
 def _cells(dec: ast.Call, width: int, params: bool = False) -> list[list[ast.expr]] | None:
     """The cells of each row of a ``parametrize`` decorator (``width`` per row), ``None`` when a row is
     no list/tuple of ``width`` cells (a computed row), or a starred one, or a ``pytest.param(…)`` one unless
