@@ -269,8 +269,8 @@ def left_out(metas: Sequence[tuple[str, Mapping[str, Any]]], repo_ids: Sequence[
             shown = ", ".join(gone[:5]) + (" …" if len(gone) > 5 else "")
             out.append(f"incomplete: shard {shard} left out {len(gone)} task(s) of its share of tasks.jsonl "
                        f"({shown}): its {spell('max-tasks')} and {spell('exclude-memorized')} keep them, but the "
-                       "selection it split "
-                       "(meta.json shard_of) lacks them (a pytest_homefield_modify_tasks hook, or a hand)")
+                       "selection it split (meta.json shard_of) lacks them (a pytest_homefield_modify_tasks hook, "
+                       "or a hand)")
     return out
 
 

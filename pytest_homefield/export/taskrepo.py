@@ -240,7 +240,7 @@ def own_git_lines(base: str) -> list[str]:
         '&& echo "$PWD/.git/objects" > "$HOMEFIELD_GIT/objects/info/alternates" '
         '&& echo "ref: refs/heads/homefield" > "$HOMEFIELD_GIT/HEAD" '
         "&& printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n' > \"$HOMEFIELD_GIT/config\" "
-        f"&& mkdir \"$HOMEFIELD_GIT/info\" "
+        '&& mkdir "$HOMEFIELD_GIT/info" '
         f"&& echo {shlex.quote(RAW_ATTRIBUTES.strip())} > \"$HOMEFIELD_GIT/info/attributes\" "
         f"|| {fail}",
         OWN_GIT,

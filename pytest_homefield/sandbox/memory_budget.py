@@ -134,10 +134,9 @@ def configure(total_mb: float | None, largest_mb: float = 0) -> None:
     largest = int(-(-largest_mb // 1))
     if total_mb is not None and int(total_mb) < largest:
         raise BudgetTooSmall(f"{spell('max-total-memory-mb')} {total_mb:g} is smaller than the largest set of "
-                             "sandboxes "
-                             f"that run at once, {largest} MiB (a grading's twin test runs and their services: "
-                             "its task's memory cap each, or max_test_memory_mb; a test run of max_test_memory_mb; "
-                             "or an agent's sandbox and its services): raise it, or lower the caps")
+                             f"sandboxes that run at once, {largest} MiB (a grading's twin test runs and their "
+                             "services: its task's memory cap each, or max_test_memory_mb; a test run of "
+                             "max_test_memory_mb; or an agent's sandbox and its services): raise it, or lower the caps")
     _BUDGET[0] = max(int(total_mb), 1) if total_mb is not None else None
     _FLOOR[0] = largest
 

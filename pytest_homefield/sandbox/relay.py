@@ -68,14 +68,14 @@ def _pump(src: socket.socket, dst: socket.socket, through: Callable[[bytes], byt
 
 def _join(a: socket.socket, b: socket.socket,
           forward: Callable[[socket.socket, socket.socket], None] | None = None,
-          back: Callable[[bytes], bytes] | None = None) -> None:
+          back_through: Callable[[bytes], bytes] | None = None) -> None:
     """Relay both directions between ``a`` and ``b`` (blocks until both are done), then close both. ``forward``: what
     carries ``a`` to ``b`` (default :func:`_pump`; it must shut ``b``'s sending side when done), on this thread, while
-    another thread pumps ``b`` back to ``a``, each read through ``back`` (:func:`_pump`)."""
-    back_thread = threading.Thread(target=_pump, args=(b, a, back), daemon=True)
-    back_thread.start()
+    another thread pumps ``b`` back to ``a``, each read through ``back_through`` (:func:`_pump`)."""
+    back = threading.Thread(target=_pump, args=(b, a, back_through), daemon=True)
+    back.start()
     (forward or _pump)(a, b)
-    back_thread.join()
+    back.join()
     a.close()
     b.close()
 
