@@ -77,8 +77,7 @@ def _merge_flag(p: argparse.ArgumentParser, what: str) -> None:
     """``--merge DIR…`` (CLI only, no pytest session: :mod:`pytest_homefield.commands.merge`)."""
     p.add_argument("--merge", nargs="+", metavar="DIR", default=None,
                    help=f"merge the {what} of N {option('shard', 'cli')} K/N sessions (from other machines) into "
-                        "this .homefield/; "
-                        "runs nothing")
+                        "this .homefield/; runs nothing")
 
 
 def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
@@ -102,8 +101,8 @@ def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
     add_cli_options(p, "verify")
     _passthrough(p)
     p = sub.add_parser("ablate", help=f"which rules of CLAUDE.md / AGENTS.md matter: the plan, then with "
-                                      f"{option('yes', 'cli')} "
-                                      "one variant per rule run and tested against the full file")
+                                      f"{option('yes', 'cli')} one variant per rule run and tested against the "
+                                      "full file")
     p.add_argument("rules_file", metavar="FILE", help="the rules file, e.g. CLAUDE.md or AGENTS.md")
     add_cli_options(p, "ablate")
     _merge_flag(p, "ablation folders (.homefield/ablate/<id>/)")
@@ -126,8 +125,7 @@ def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
 
         add_export_arguments(p)
     p = sub.add_parser("envs", help=f"list the uv environments ({option('env', 'cli')} uv) in the user cache; "
-                                    "--prune removes "
-                       "the ones no task uses")
+                                    "--prune removes the ones no task uses")
     p.add_argument("--prune", action="store_true",
                    help="remove environments no task of this repository uses (kept: those another repository "
                         "has used, those in use)")

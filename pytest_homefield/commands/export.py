@@ -188,9 +188,8 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     if done.guessed_python and not json_out:
         n = len(done.guessed_python)
         print(f"  Note: {plural(n, 'task')} {'has' if n == 1 else 'have'} no recorded Python (mined without "
-              f"{option('env')} uv): "
-              f"{'its' if n == 1 else 'their'} Dockerfile{'' if n == 1 else 's'} use{'s' if n == 1 else ''} this "
-              f"interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
+              f"{option('env')} uv): {'its' if n == 1 else 'their'} Dockerfile{'' if n == 1 else 's'} "
+              f"use{'s' if n == 1 else ''} this interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
     for note in done.whitespace_notes():
         print(f"  Note: {note}")
     print("  These are your private tasks: keep the file out of public repositories and datasets, or the "

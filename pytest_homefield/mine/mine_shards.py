@@ -24,9 +24,9 @@ the shards' ``envs/<fingerprint>.json`` files this ``.homefield/`` lacks (when a
 ``tasks.jsonl`` through :func:`pytest_homefield.mine.pipeline.merge_tasks` (tasks of the merged
 candidates replace or add records by id, tasks dropped on a verdict are removed (the file as it was kept beside it,
 ``tasks.jsonl.before-<mine id>``; a drop for the environment keeps the task), and so are the older copies the scan
-set aside as ``duplicate_change`` once their newer copy is a task, as one mine does, link52; others are kept; newest commit first,
-ties by id; the shards' ``--max-tasks`` keeps the newest N of the merged tasks, which are the N an
-unsharded session keeps, since each of them is among the newest N of its own shard).
+set aside as ``duplicate_change`` once their newer copy is a task, as one mine does, link52; others are kept;
+newest commit first, ties by id; the shards' ``--max-tasks`` keeps the newest N of the merged tasks, which are the
+N an unsharded session keeps, since each of them is among the newest N of its own shard).
 No pytest here.
 """
 
@@ -279,8 +279,7 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
             raise ShardMergeError(
                 f"homefield mine --merge: {folders[0]} and {d} were frozen from different candidates (digest "
                 f"{first['candidates_digest']} vs {m['candidates_digest']}: another HEAD, {option('since')} or "
-                "filter); "
-                "merge each apart")
+                "filter); merge each apart")
         if m.get("max_tasks") != first.get("max_tasks"):
             raise ShardMergeError(f"homefield mine --merge: {folders[0]} and {d} were mined with different "
                                   f"{option('max-tasks')} ({first.get('max_tasks')} vs {m.get('max_tasks')})")
