@@ -35,7 +35,8 @@ from pytest_homefield.store import read_jsonl
 __all__ = ["pytest_args", "as_typed", "check_flags", "typed_flag"]
 
 #: An option of homefield's session in a message, as either front end spells it (``--homefield-max-tasks``,
-#: ``--max-tasks``: a session of the script spells its flags ``--max-tasks``, :func:`pytest_homefield.settings.option`).
+#: ``--max-tasks``: a session of the script spells its flags ``--max-tasks``,
+#: :func:`pytest_homefield.settings_table.option`).
 _PYTEST_OPTION = re.compile(r"(?<![\w-])--(?:homefield-)?([a-z0-9][a-z0-9-]*)")
 
 

@@ -462,7 +462,7 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
     # ties of committed_at broken by id, so that the order never depends on which record came first
     ordered = sorted(merged.values(), key=lambda t: (t.get("committed_at", ""), t.get("id", "")), reverse=True)
     removed = sorted(existing.keys() & (duplicates or {}).keys() - merged.keys())  # their newer copies are tasks now
-    wrote_backup = None
+    wrote_backup: Path | None = None
     if ordered != before or not tasks_path.exists():
         if (dropped or removed) and backup is not None:
             write_atomic(backup, own_text(tasks_path))  # never through a link put in its place

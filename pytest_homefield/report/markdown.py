@@ -222,12 +222,10 @@ def _render_markdown(report: Report | JsonObject) -> str:
         out += ["## Memorization probe", ""]
         out += [f"- {md_escape(line)}" for line in memo]
         out += ["", f"A task is flagged by Benjamini–Hochberg (at the probe's `{option('fdr')}`, 10% by default) "
-                    "on its "
-                "exceedance p-value, the share of the control scoring at least its best sample (tasks authored "
+                "on its exceedance p-value, the share of the control scoring at least its best sample (tasks authored "
                 "after the cutoff, or prompts paired with another task's files), when its best sample also "
                 f"reaches the probe's `{option('recite-floor')}` (0.5 by default); scores are token similarity to "
-                "the gold "
-                "added lines.", ""]
+                "the gold added lines.", ""]
 
     out += ["## Runs", "", *markdown_table(tables.runs_table(rep)), ""]
     agents_meta = [

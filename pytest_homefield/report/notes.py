@@ -181,9 +181,10 @@ def memorized(memo: Memorization) -> str | None:
 
 
 def found_flaky(ids: Sequence[tuple[str, str]]) -> str:
-    """The PASS_TO_PASS ids (task id, test id) this report's runs recorded as flaky (``.homefield/flaky.jsonl``
-    lines of their run ids). usr66 on jd/tenacity: oracle's run ended "Check the tasks: oracle solves 96%" over a
-    timing test (``test_sleeps``: 2 not less than 1.1) that the run had just recorded, without a word of it."""
+    """The note naming ``ids``, the PASS_TO_PASS ids (task id, test id) this report's runs recorded as flaky
+    (``.homefield/flaky.jsonl`` lines of their run ids), which later runs leave out of the regression check.
+    usr66 on jd/tenacity: oracle's run ended "Check the tasks: oracle solves 96%" over a timing test
+    (``test_sleeps``: 2 not less than 1.1) that the run had just recorded, without a word of it."""
     return (f"this run's oracle failed {len(ids)} PASS_TO_PASS id{'s' if len(ids) != 1 else ''} while passing every "
             "FAIL_TO_PASS id, recorded as flaky in .homefield/flaky.jsonl: its regression stands here, later runs "
             f"leave {'it' if len(ids) == 1 else 'them'} out of every agent's regression check: "
