@@ -181,8 +181,7 @@ def run_demo(ns: argparse.Namespace) -> int:
         lines.append("report: none written (see the run output above)")
     if code != 0:
         lines.append(f"run:    exit status {code}; continue it with: cd {repo} && homefield run "
-                     f"{option('resume', 'cli')} "
-                     + " ".join(agents) + f" {option('attempts', 'cli')} {DEMO_ATTEMPTS}")
+                     f"{option('resume', 'cli')} " + " ".join(agents) + f" {option('attempts', 'cli')} {DEMO_ATTEMPTS}")
     lines.append(f"time:   {total:.0f} s (mine {mine_s:.0f} s, run {run_s:.0f} s, -n {numprocesses})")
     lines.append(f"next:   cd {repo} && homefield report  (or open report.html in a browser)")
     lines.append(f"see:    cd {repo} && homefield view --serve  (each attempt: transcript, diff, hidden tests)")

@@ -87,10 +87,9 @@ def _ablate(ns: argparse.Namespace, root: Path) -> int:
     cut = f" {option('max-tasks', 'cli')} {len(session.tasks)}" if len(session.tasks) < n_all and first_n else ""
     if session.phase == "slim":
         print(f"Measure the slimmer file with: homefield ablate {rel} {agents} {option('attempts', 'cli')} "
-              f"{session.settings.attempts}"
-              f"{cut} {option('yes', 'cli')} {option('resume', 'cli')} {option('run-id', 'cli')} "
-              f"{session.ablate_id} (per machine: copy {folder} and add {option('shard', 'cli')} K/N, "
-              "then merge the copies)")
+              f"{session.settings.attempts}{cut} {option('yes', 'cli')} {option('resume', 'cli')} "
+              f"{option('run-id', 'cli')} {session.ablate_id} (per machine: copy {folder} and add "
+              f"{option('shard', 'cli')} K/N, then merge the copies)")
     for line in session.incomplete:
         print(line, file=sys.stderr)
     return 0

@@ -534,8 +534,8 @@ class _TlsFlights:
         #: ClientHellos judged and let through
         self.hellos = 0
         self._read = b""  # the client's bytes not yet a whole record
-        self._server = b""  # the server's bytes not yet judged (its records, then its handshake messages)
-        self._server_shake = b""
+        self._server = b""  # the server's bytes not yet a whole record
+        self._server_shake = b""  # its handshake records' bodies not yet read as whole messages (_server_hello)
         self._open = False  # the server sent its ServerHello: no ClientHello counts any more
         self._watching = True  # still reading the server's records
 
