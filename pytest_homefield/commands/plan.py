@@ -169,7 +169,8 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
         lines.append(partial)
     if rows:
         graded = [r for r in rows if r.grading_basis != "exact: an empty patch is not graded"] or rows[:1]
-        figures = ", ".join((f"{r.agent} " if len(graded) > 1 else "") + f"{_span(r.grading_s_per_run, _high(r), '.1f')} s"
+        named = len(graded) > 1
+        figures = ", ".join(f"{r.agent + ' ' if named else ''}{_span(r.grading_s_per_run, _high(r), '.1f')} s"
                             for r in graded)
         low = _by_agent([(r.agent, r.grading_basis) for r in graded])
         high = [(r.agent, r.grading_high_basis) for r in graded if _high(r) is not None]

@@ -276,12 +276,12 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     lo, hi = min(factors, default=1), max(factors, default=1)
     span = f"{lo}" if lo == hi else f"{lo}-{hi}"
     times = "" if canaried is None else f" × {span}"
+    if as_measured:  # the high end of a plan's range, said beside the low end's basis: only what differs (ux67)
+        differs = (["earlier gradings' seconds as measured"] if n_twins + n_hist else []) + (
+            [f"each task's {_AS_MEASURED}"] if n_mined else [])
+        return sum(per_task) / len(per_task), "; ".join(differs)
     parts = []
     scaled = f"; {eased_by}" if eased_by else ""
-    if as_measured:  # the high end of a plan's range, said beside the low end's basis: only what differs (ux67)
-        parts = (["earlier gradings' seconds as measured"] if n_twins + n_hist else []) + (
-            [f"each task's {_AS_MEASURED}"] if n_mined else [])
-        return sum(per_task) / len(per_task), "; ".join(parts)
     if n_twins:
         parts.append(f"earlier gradings with canary twins ({plural(n_twins, 'task')}{scaled})")
     if n_hist:

@@ -184,9 +184,9 @@ def test_plan_text_before_any_run(settings: Settings) -> None:
     assert grading.startswith(
         "Grading time per run: oracle 3.0-9.0 s, claude-sonnet-4-5 6.0-18.0 s. Low end: oracle: measured at mining "
         "(2 tasks; at a load not recorded, so no bound: grading also runs canaries and the whole hidden test files, a "
-        "busier machine at mining ran them slower); claude-sonnet-4-5: as oracle × 2: a change other than the reference "
-        "fix is graded by 2 runs at once. High end: each task's seconds at mining as measured ×3, since a grading runs "
-        "more than mining's one run of the commit's tests. Assumed figures"), grading
+        "busier machine at mining ran them slower); claude-sonnet-4-5: as oracle × 2: a change other than the "
+        "reference fix is graded by 2 runs at once. High end: each task's seconds at mining as measured ×3, since a "
+        "grading runs more than mining's one run of the commit's tests. Assumed figures"), grading
     assert [grading.count(x) for x in ("measured at mining", "2 tasks", "load", "up to")] == [1, 1, 1, 0]
     # issue 32: the power of the paired test, before anything is spent (2 tasks cannot reach p < 0.05)
     assert text.splitlines()[-1] == ("Power to see a gap between two agents (2 tasks × 3 attempts, 50% base rate, "

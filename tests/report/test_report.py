@@ -627,7 +627,8 @@ def test_oracles_only_miss_on_a_test_its_run_found_flaky_is_not_check_the_tasks(
          "attempt": 1, "found_at": "2026-12-07T22:14:14.395+00:00"}) + "\n")
     tasks = [_task("t1"), _task("t2"), _task("t3")]
     line = headline(Report.from_dict(build_report([run], tasks)))
-    assert line.startswith("oracle solves 67%: its one miss is a test this run found flaky (later runs leave it out);"), line
+    assert line.startswith("oracle solves 67%: its one miss is a test this run found flaky (later runs leave it "
+                           "out);"), line
     assert "check the tasks" not in line.lower()
     other = _make_run(home / "runs" / "r2", ["oracle"], [("t1", "oracle", 1, "solved"), ("t2", "oracle", 1,
                                                                                          "regression")])
