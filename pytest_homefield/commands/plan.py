@@ -97,11 +97,33 @@ def _f(v: float | None, fmt: str) -> str:
     return "?" if v is None else format(v, fmt)
 
 
-def _grading_said(r: Estimate) -> str:
-    """An agent's grading basis on the plan's line, with its high end when there is one (plan66)."""
-    if not r.grading_high_basis or r.grading_s_high is None:
-        return r.grading_basis
-    return f"{r.grading_basis}; up to {r.grading_s_high:.1f} s from the seconds as measured: {r.grading_high_basis}"
+def _span(low: float | None, high: float | None, fmt: str) -> str:
+    """``'0.41-0.45'`` (a plan's range, as Total says it: plan66), ``'0.41'`` when ``high`` is ``None`` or
+    formats the same, ``'?'`` when ``low`` is unknown."""
+    if low is None:
+        return "?"
+    lo = format(low, fmt)
+    hi = lo if high is None else format(max(low, high), fmt)
+    return lo if hi == lo else f"{lo}-{hi}"
+
+
+def _by_agent(said: Sequence[tuple[str, str]]) -> str:
+    """``(agent, basis)`` pairs said once each: one basis alone, else ``'oracle: B; claude: as oracle × 2: …'``
+    (a basis that extends another's names that one and says only what it adds: ux67)."""
+    bases = list(dict.fromkeys(b for _, b in said))
+    if len(bases) == 1:
+        return bases[0]
+    names = {b: ", ".join(a for a, x in said if x == b) for b in bases}
+    out = []
+    for b in bases:
+        base = next((x for x in bases if x != b and b.startswith(x)), None)
+        out.append(f"{names[b]}: " + (b if base is None else f"as {names[base]}{b[len(base):]}"))
+    return "; ".join(out)
+
+
+def _high(r: Estimate) -> float | None:
+    """The high end of an agent's grading seconds when the plan has one (:attr:`Estimate.grading_high_basis`)."""
+    return r.grading_s_high if r.grading_high_basis else None
 
 
 def _hours(h: float) -> str:
@@ -116,12 +138,12 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     lines = [f"Plan: {plural(n_tasks, 'task')} × {plural(len(rows), 'agent')} × "
              f"{plural(settings.attempts, 'attempt')} = {plural(sum(r.runs for r in rows), 'agent run')}"]
     width = max([len(r.agent) for r in rows] + [5])
-    lines.append(f"{'agent':<{width}} {'runs':>5} {'agent s':>8} {'grade s':>8} {'USD/run':>8} {'hours':>7} "
+    lines.append(f"{'agent':<{width}} {'runs':>5} {'agent s':>8} {'grade s':>10} {'USD/run':>8} {'hours':>9} "
                  f"{'USD':>8}  basis (per run)")
-    for r in rows:
+    for r in rows:  # grade s and hours: the range Total says (ux67: the table gave the low end only)
         lines.append(f"{r.agent:<{width}} {r.runs:>5} {_f(r.agent_s_per_run, '.0f'):>8} "
-                     f"{_f(r.grading_s_per_run, '.1f'):>8} {_f(r.usd_per_run, '.2f'):>8} {_f(r.hours, '.2f'):>7} "
-                     f"{_f(r.usd, '.2f'):>8}  {r.basis}")
+                     f"{_span(r.grading_s_per_run, _high(r), '.1f'):>10} {_f(r.usd_per_run, '.2f'):>8} "
+                     f"{_span(r.hours, r.hours_high, '.2f'):>9} {_f(r.usd, '.2f'):>8}  {r.basis}")
     hours = [r.hours for r in rows]
     usd = [r.usd for r in rows]
     low = sum(h for h in hours if h is not None)
@@ -147,11 +169,13 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
         lines.append(partial)
     if rows:
         graded = [r for r in rows if r.grading_basis != "exact: an empty patch is not graded"] or rows[:1]
-        bases = list(dict.fromkeys(_grading_said(r) for r in graded))
-        # the reference fix is graded without canary twins, another change with them: two bases (nu27)
-        basis = bases[0] if len(bases) == 1 else "; ".join(
-            f"{', '.join(r.agent for r in graded if _grading_said(r) == b)}: {b}" for b in bases)
-        lines.append(f"Grading time per run: {basis}. Assumed figures are defaults for the client "
+        named = len(graded) > 1
+        figures = ", ".join(f"{r.agent + ' ' if named else ''}{_span(r.grading_s_per_run, _high(r), '.1f')} s"
+                            for r in graded)
+        low = _by_agent([(r.agent, r.grading_basis) for r in graded])
+        high = [(r.agent, r.grading_high_basis) for r in graded if _high(r) is not None]
+        said = f". Low end: {low}. High end: {_by_agent(high)}" if high else f": {low}"
+        lines.append(f"Grading time per run: {figures}{said}. Assumed figures are defaults for the client "
                      f"(README: Planning); {option('seconds-per-run')} and {option('cost-per-run')} replace them.")
     if n_tasks:  # issue 32: what the run could detect, before anything is spent
         earlier = earlier_base_rate(settings)

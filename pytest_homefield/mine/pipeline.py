@@ -847,13 +847,13 @@ class MineSession:
         failed = setup_failed_line(verified, locate=locate)
         if failed:
             lines.append(failed)
-        skipped = skipped_line(verified)
+        python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
+        skipped = skipped_line(verified, python)
         if skipped:
             lines.append(skipped)
         failing = failing_with_reference_line(verified)
         if failing:
             lines.append(failing)
-        python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
         missing = missing_modules_line(verified, python, own=own_top_levels(self.settings.root, "HEAD"),
                                        install=lambda lacked: install_hint(self.settings.root, python, lacked))
         if missing:

@@ -31,6 +31,10 @@ __all__ = ["setup_hint", "older_python", "later_since", "older_filter", "collect
 _MISSING = re.compile(r"No module named '([\w.]+)'")
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
+#: A skip reason that names a package the tests' environment lacks (group 1 or 2): pytest's ``importorskip`` (``could
+#: not import 'trio': No module named 'trio'``) or a test's own ``skipIf`` text (tenacity: ``trio not installed``).
+_SKIPPED_FOR_LACK = re.compile(r"(?:could not import|No module named) '([\w.]+)'"
+                               r"|^([A-Za-z_][\w.-]*) (?:is )?not (?:installed|available|importable)\b", re.IGNORECASE)
 _GENERATED = re.compile(r"No module named '([\w.]+\._?version)'")
 
 
@@ -389,7 +393,7 @@ def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
             f"network in the sandbox; it may not be what dropped them{undecided}): {hints.most_common(1)[0][0]}")
 
 
-def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
+def skipped_line(verified: Sequence[dict[str, Any]], python: str | None = None) -> str | None:
     """``'Skipped tests: 9 candidates that passed without the change skipped tests at the parent, 7 of them
     for "Generate .mo with …" (…): …'`` when at least two ``passes_without_change`` records have
     ``skip_reasons``: tests this environment skips cannot go red, so a step the environment lacks (a
@@ -399,7 +403,10 @@ def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
     and how many others there are, and that
     ``setup_cmd`` runs before a commit's change (nu31: with the ``.mo`` step the 3 commits changing a ``.po``
     were dropped as reference fails, unexplained); ``None`` with fewer than two such records (a drop's own
-    detail names its skips)."""
+    detail names its skips). A shared reason that names a package the environment lacks (:data:`_SKIPPED_FOR_LACK`)
+    is said first: install it where the tests run (``python``, the test command's interpreter, when known), then
+    mine again (ux67, usr66 on jd/tenacity: trio's tests skipped for "trio not installed" and the line said to put
+    "a package" into ``setup_cmd``; installing trio and mining again made them tasks)."""
     with_skips = [r for r in verified if r.get("reason") == "passes_without_change"
                   and isinstance(r.get("skip_reasons"), dict) and r["skip_reasons"]]
     if len(with_skips) < 2:
@@ -412,9 +419,17 @@ def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
     # not "Must be running on Windows." 2, which no step lifts and came first by its text)
     (top, n), *rest = sorted(by_reason.items(), key=lambda kv: (-kv[1], -tests[kv[0]], kv[0]))
     others = f"; {plural(len(rest), 'other skip reason')}" if rest else ""
+    lacked = list(dict.fromkeys(m.group(1) or m.group(2) for why in [top, *(r for r, _ in rest)]
+                                if (m := _SKIPPED_FOR_LACK.search(why.strip()))))
+    where = f"the tests ran with {python}" if python else "the environment homefield runs the tests with"
+    one = len(lacked) == 1
+    install = (f"The skip reasons name {'a package' if one else 'packages'} the tests' environment lacks "
+               f"({', '.join(lacked[:3])}{', …' if len(lacked) > 3 else ''}): install {'it' if one else 'them'} "
+               f"there ({where}), then mine again. " if lacked else "")
+    step = "a generated file" if lacked else "a generated file, a package"
     return (f"Skipped tests: {len(with_skips)} candidates that passed without the change skipped tests at the "
-            f"parent, {n} of them for \"{top}\"{others}: tests this environment skips cannot go red. If a step "
-            "would let them run (a generated file, a package), add it to setup_cmd in .homefield.yml and mine "
+            f"parent, {n} of them for \"{top}\"{others}: tests this environment skips cannot go red. {install}If a "
+            f"step would let them run ({step}), add it to setup_cmd in .homefield.yml and mine "
             "again (a changed setup_cmd is verified again). setup_cmd runs at the parent, before a commit's change, "
             "as grading builds the reference fix: a commit that changes what it reads (a .po file it compiles) "
             "stays red at the commit and is dropped as reference fails.")

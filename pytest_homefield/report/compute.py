@@ -518,6 +518,7 @@ def compute_report(
         memorization=memo,
         extra={"adaptive": adaptive} if adaptive else {},
         made_by=MadeBy(__version__, REPORT_FORMAT) if stamp else None,
+        found_flaky=[[tid, test] for tid, test in found] or None,
     )
 
 

@@ -21,12 +21,15 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
 * the reference agents' sanity line: ``oracle`` is expected to solve every task and ``noop`` none
   (``sim:P`` agents have no expected rate and are left out of it); when both are as expected but their
   comparison is not significant (too few tasks: its row says "no detectable difference"), it says so;
+  an ``oracle`` whose every miss is at a task whose PASS_TO_PASS id its run found flaky says that instead of
+  "check the tasks" (ux67);
 * tasks × attempts per task;
 * whether cost is known (for how many agents).
 """
 
 from __future__ import annotations
 
+from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report.family import COST_REPORTED, is_reference_spec, spec_kind
 from pytest_homefield.report.fmt import fmt_ci, fmt_p, fmt_pct, fmt_pp
 from pytest_homefield.report.model import AgentSummary, ComparisonRow, Report
@@ -175,8 +178,30 @@ def _sanity(rep: Report) -> str | None:
             return (f"reference agents as expected ({seen}), though {pair.n_tasks} task"
                     f"{'s are' if pair.n_tasks != 1 else ' is'} too few for even that gap to be significant")
         return f"reference agents as expected ({seen})"
-    return "check the tasks: " + ", ".join(f"{a.name} solves {fmt_pct(a.pass_at_1)}, expected "
-                                           f"{fmt_pct(_EXPECTED[_kind(a)])}" for a in off)
+    why = {a.name: w for a in off if (w := _missed_on_flaky(rep, a)) is not None}
+    said = [f"{a.name} solves {fmt_pct(a.pass_at_1)}: {why[a.name]}" for a in off if a.name in why]
+    rest = [a for a in off if a.name not in why]
+    if rest:
+        said.append("check the tasks: " + ", ".join(f"{a.name} solves {fmt_pct(a.pass_at_1)}, expected "
+                                                    f"{fmt_pct(_EXPECTED[_kind(a)])}" for a in rest))
+    return "; ".join(said)
+
+
+def _missed_on_flaky(rep: Report, a: AgentSummary) -> str | None:
+    """``'its one miss is a test this run found flaky (later runs leave it out)'`` when every task an ``oracle``
+    agent missed (a scored attempt not solved) is one whose PASS_TO_PASS id this report's runs recorded flaky
+    (``rep.found_flaky``), else ``None``. ux67 (usr66 on jd/tenacity): "Check the tasks: oracle solves 96%" over a
+    timing test the same run had just recorded in ``.homefield/flaky.jsonl`` sent the user to tasks that were fine."""
+    if _kind(a) != "oracle" or not rep.found_flaky:
+        return None
+    found = {tid for tid, _ in rep.found_flaky}
+    missed = [t.id for t in rep.tasks for o in t.attempts.get(a.name, [])
+              if o in SCORED_OUTCOMES and o != "solved"]
+    if not missed or not set(missed) <= found:
+        return None
+    if len(missed) == 1:
+        return "its one miss is a test this run found flaky (later runs leave it out)"
+    return f"its {len(missed)} misses are tests this run found flaky (later runs leave them out)"
 
 
 def _size(rep: Report) -> str:

@@ -330,7 +330,7 @@ class Memorization(_Record):
 class Report(_Record):
     """The whole report (docs/contracts.md §10 and the extras documented in :mod:`.compute`)."""
 
-    OPTIONAL = frozenset({"sandbox", "memorization", "incomplete", "made_by"})
+    OPTIONAL = frozenset({"sandbox", "memorization", "incomplete", "made_by", "found_flaky"})
 
     schema_version: int
     run_ids: list[str]
@@ -354,6 +354,9 @@ class Report(_Record):
     incomplete: list[str] | None = None
     #: who wrote the report a run folder keeps (``compute_report(..., stamp=True)``), else ``None``
     made_by: MadeBy | None = None
+    #: the ``[task id, test id]`` PASS_TO_PASS ids this report's runs recorded flaky (``.homefield/flaky.jsonl``
+    #: lines of their run ids), ``None`` when none (ux67: the headline says oracle's miss is one of them)
+    found_flaky: list[list[str]] | None = None
     #: keys some caller added that this model does not know, kept in place at the end
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -388,6 +391,7 @@ class Report(_Record):
             memorization=None if memo is None else Memorization.from_dict(memo),
             incomplete=d.get("incomplete"),
             made_by=None if d.get("made_by") is None else MadeBy.from_dict(d["made_by"]),
+            found_flaky=d.get("found_flaky"),
             extra={k: v for k, v in d.items() if k not in known},
         )
 

@@ -172,8 +172,9 @@ MINED_TO_GRADED = 3.0
 
 #: How a figure planned from a task's time at mining as measured is said (``homefield plan``'s high end,
 #: ``verify``'s line): what it is, on whatever repository (plan66: it named the one it was measured on).
-MINED_AS_MEASURED = (f"its seconds at mining as measured ×{MINED_TO_GRADED:g}, since a grading runs more than "
-                     "mining's one run of the commit's tests")
+_AS_MEASURED = (f"seconds at mining as measured ×{MINED_TO_GRADED:g}, since a grading runs more than mining's one "
+                "run of the commit's tests")
+MINED_AS_MEASURED = f"its {_AS_MEASURED}"
 
 
 def _gradings(runs_root: Path, canaries: bool | None) -> Iterator[tuple[str, float, float | None]]:
@@ -241,7 +242,8 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     ``eased_by``: how earlier gradings' seconds were scaled to the load now (:func:`eased_note`), said with them.
     ``as_measured``: a task's time at mining as it was measured (not scaled to an idle machine) times
     :data:`MINED_TO_GRADED`, a figure a grading's seconds can be planned by rather than a lower bound (eta46), and
-    ``how`` says so (:data:`MINED_AS_MEASURED`)."""
+    ``how`` says only what differs from the low end's ``how`` it is said beside (:data:`MINED_AS_MEASURED`, earlier
+    gradings' seconds as measured; ux67: the plan's line said "measured at mining" three times)."""
     per_task: list[float] = []
     n_twins = n_hist = n_mined = 0
     factors: set[int] = set()
@@ -275,27 +277,29 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
     lo, hi = min(factors, default=1), max(factors, default=1)
     span = f"{lo}" if lo == hi else f"{lo}-{hi}"
     times = "" if canaried is None else f" × {span}"
+    if as_measured:  # the high end of a plan's range, said beside the low end's basis: only what differs (ux67)
+        differs = (["earlier gradings' seconds as measured"] if n_twins + n_hist else []) + (
+            [f"each task's {_AS_MEASURED}"] if n_mined else [])
+        return sum(per_task) / len(per_task), "; ".join(differs)
     parts = []
     scaled = f"; {eased_by}" if eased_by else ""
     if n_twins:
         parts.append(f"earlier gradings with canary twins ({plural(n_twins, 'task')}{scaled})")
     if n_hist:
         parts.append(f"earlier graded attempts ({plural(n_hist, 'task')}{scaled}){times}")
-    if as_measured and n_mined:
-        parts.append(f"measured at mining ({plural(n_mined, 'task')}; {MINED_AS_MEASURED}){times}")
-    elif loads:
+    if loads:
         at = f"{min(loads):.1f}" if min(loads) == max(loads) else f"{min(loads):.1f}-{max(loads):.1f}"
         parts.append(f"measured at mining ({plural(len(loads), 'task')}; at a load of {at} per CPU, scaled to an "
                      "idle machine: a lower bound there, grading also runs canaries and the whole hidden test "
                      f"files){times}")
-    if n_mined > len(loads) and not as_measured:
+    if n_mined > len(loads):
         parts.append(f"measured at mining ({plural(n_mined - len(loads), 'task')}; at a load not recorded, so no "
                      "bound: grading also runs canaries and the whole hidden test files, a busier machine at mining "
                      f"ran them slower){times}")
     if len(per_task) > n_twins + n_hist + n_mined:
         parts.append(f"this agent's earlier attempts ({plural(len(per_task) - n_twins - n_hist - n_mined, 'task')})")
     how = ", ".join(parts)
-    if times and n_hist + n_mined and not as_measured:  # said once, with the low figure
+    if times and n_hist + n_mined:  # said once, with the low figure
         how += f": a change other than the reference fix is graded by {span} {'run' if hi == 1 else 'runs'} at once"
     return sum(per_task) / len(per_task), how
 

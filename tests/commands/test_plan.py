@@ -174,16 +174,20 @@ def test_plan_text_before_any_run(settings: Settings) -> None:
     text = plan_text(settings)
     assert text.splitlines()[0] == "Plan: 2 tasks × 2 agents × 3 attempts = 12 agent runs"
     row = next(line for line in text.splitlines() if line.startswith("claude-sonnet-4-5"))
-    assert row.split()[:7] == ["claude-sonnet-4-5", "6", "240", "6.0", "0.50", "0.41", "3.00"]
+    # ux67: grade s and hours are the range Total says (they gave its low end only)
+    assert row.split()[:7] == ["claude-sonnet-4-5", "6", "240", "6.0-18.0", "0.50", "0.41-0.43", "3.00"]
     assert "?" not in text
     assert "Total: 0.41 hours sequential, up to 0.45 hours with gradings planned from their seconds as measured, " \
            "3.00 USD" in text  # plan66: the grading's high end, its seconds at mining ×3 (6 × 3 × 2 s more)
-    assert "Grading time per run: oracle: measured at mining (2 tasks; at a load not recorded, so no bound" in text
-    assert ("; claude-sonnet-4-5: measured at mining (2 tasks; at a load not recorded, so no bound: grading also "
-            "runs canaries and the whole hidden test files, a busier machine at mining ran them slower) × 2: a change "
-            "other than the reference fix is graded by 2 runs at once; up to 18.0 s from the seconds as measured: "
-            "measured at mining (2 tasks; its seconds at mining as measured ×3, since a grading runs more than "
-            "mining's one run of the commit's tests) × 2.") in text
+    # ux67: the line said "measured at mining" four times, the 2 tasks and the load twice each; each fact once now
+    grading = next(x for x in text.splitlines() if x.startswith("Grading time per run:"))
+    assert grading.startswith(
+        "Grading time per run: oracle 3.0-9.0 s, claude-sonnet-4-5 6.0-18.0 s. Low end: oracle: measured at mining "
+        "(2 tasks; at a load not recorded, so no bound: grading also runs canaries and the whole hidden test files, a "
+        "busier machine at mining ran them slower); claude-sonnet-4-5: as oracle × 2: a change other than the "
+        "reference fix is graded by 2 runs at once. High end: each task's seconds at mining as measured ×3, since a "
+        "grading runs more than mining's one run of the commit's tests. Assumed figures"), grading
+    assert [grading.count(x) for x in ("measured at mining", "2 tasks", "load", "up to")] == [1, 1, 1, 0]
     # issue 32: the power of the paired test, before anything is spent (2 tasks cannot reach p < 0.05)
     assert text.splitlines()[-1] == ("Power to see a gap between two agents (2 tasks × 3 attempts, 50% base rate, "
                                      "exact paired test at alpha 0.05): none: with fewer than 6 tasks no gap can "
@@ -235,7 +239,7 @@ def test_cli_flags(settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: 
                  "--cost-per-run", "0.1"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("claude "))
-    assert row.split()[:7] == ["claude", "2", "90", "6.0", "0.10", "0.05", "0.20"]
+    assert row.split()[:7] == ["claude", "2", "90", "6.0-18.0", "0.10", "0.05-0.06", "0.20"]
     assert row.endswith("--seconds-per-run and --cost-per-run given")
 
 
@@ -377,10 +381,11 @@ def test_the_plan_is_a_range_that_holds_what_more_itertools_gradings_took(settin
     assert "Total: 0.00 hours (10s) sequential, up to 0.06 hours (3m27s) with gradings planned from their seconds as " \
            "measured, 0.00 USD" in lines
     assert next(x for x in lines if x.startswith("Grading time per run:")).startswith(
-        "Grading time per run: measured at mining (8 tasks; at a load of 2.0-18.4 per CPU, scaled to an idle machine: "
-        "a lower bound there, grading also runs canaries and the whole hidden test files); up to 26.0 s from the "
-        "seconds as measured: measured at mining (8 tasks; its seconds at mining as measured ×3, since a grading runs "
-        "more than mining's one run of the commit's tests).")
+        "Grading time per run: 1.3-26.0 s. Low end: measured at mining (8 tasks; at a load of 2.0-18.4 per CPU, scaled "
+        "to an idle machine: a lower bound there, grading also runs canaries and the whole hidden test files). High "
+        "end: each task's seconds at mining as measured ×3, since a grading runs more than mining's one run of the "
+        "commit's tests.")
+    assert next(x for x in lines if x.startswith("oracle")).split()[3:6] == ["1.3-26.0", "0.00", "0.00-0.06"]
     xmltodict = dataclasses.replace(task(1, 22.07, runs=3), verify={"stability_runs": 3, "commit_s": 22.07,
                                                                       "load_per_cpu": 12.5})
     (oracle,) = estimate(settings, [xmltodict], ["oracle"], 1, load_now=1.0)

@@ -120,6 +120,28 @@ def test_drops_that_skipped_tests_are_summed_up_with_their_shared_reason() -> No
                          "and is dropped as reference fails.")
 
 
+def test_a_skip_for_a_package_the_environment_lacks_says_install_it_first() -> None:
+    """ux67 (usr66 on jd/tenacity): trio's tests skipped at the parent for "trio not installed", and the line said
+    to add "a step (a generated file, a package)" to setup_cmd; installing trio where the tests run and mining
+    again made them tasks. The line says that first now, and setup_cmd for generated files; pytest's importorskip
+    reason is read too, and a reason that names no package keeps the line as it was."""
+    from pytest_homefield.mine.summary import skipped_line
+
+    trio = [{"reason": "passes_without_change", "skip_reasons": {"trio not installed": 3}}] * 2
+    line = skipped_line(trio, "/venv/bin/python")
+    assert line is not None
+    assert ("tests this environment skips cannot go red. The skip reasons name a package the tests' environment "
+            "lacks (trio): install it there (the tests ran with /venv/bin/python), then mine again. If a step "
+            "would let them run (a generated file), add it to setup_cmd") in line, line
+    skipped = [{"reason": "passes_without_change",
+                "skip_reasons": {"could not import 'rich': No module named 'rich'": 2, "trio is not installed": 1}}] * 2
+    line = skipped_line(skipped)
+    assert line is not None and ("name packages the tests' environment lacks (rich, trio): install them there (the "
+                                 "environment homefield runs the tests with), then mine again.") in line, line
+    windows = skipped_line([{"reason": "passes_without_change", "skip_reasons": {"requires Windows": 1}}] * 2)
+    assert windows is not None and "lacks" not in windows and "(a generated file, a package)" in windows
+
+
 def test_a_tie_between_shared_skip_reasons_names_the_one_that_skipped_most_tests() -> None:
     """nu58, hynek/structlog: both drops skipped 5 tests for "Needs Rich." (rich, which its test group lacks), 2 for
     "Needs better-exceptions." and 1 for "Must be running on Windows."; the tie among candidates was broken by the
