@@ -312,7 +312,8 @@ __all__ = [
 #: unit of several tests gets a unit decoy (ut46); a module check beside a nested class or a base with tests gets its
 #: twin (ran66); a class another hidden test file imports, star-imports or binds to a name gets a sentinel (reach46);
 #: ``len(expected.strip())`` and an IntEnum-named row no longer cost a ``pytest.param`` row its twin (reach46); a
-#: ``preds:`` patch applied only in part is ``agent_error`` (atk46).
+#: ``preds:`` patch applied only in part is ``agent_error`` (atk46); a test overriding a base's test of its name is
+#: no longer among its own unit's others, blinded in its own twin's run (rev67).
 VERIFY_VERSION = 35
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"

@@ -720,7 +720,9 @@ def _module_tests(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | a
     a top-level class): its top-level ``test…`` functions and the ``test…`` methods of its classes; ran66: a class's
     as its MRO as far as the module defines it gives them (:func:`_linearized`: a test a base of the module holds is
     the class's too, ``Derived::test_base``), and a class nested in a class with its ids (``Outer::Inner::test``).
-    ``None`` when a test may have an id beyond them (a nested class deriving from a class of the module, whose tests
+    ``node``'s id is left out by name (rev67: a ``node`` overriding a base's test of its name came back from the
+    base's, its own id among the others, blinded in its own twin's run). ``None`` when a test may have an id beyond
+    them (a nested class deriving from a class of the module, whose tests
     those are too, one of the module's names defined again, bases in no consistent order), whose outcome in a run
     contradicting the module's check would count."""
     names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
@@ -736,7 +738,7 @@ def _module_tests(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | a
     def tests(c: ast.ClassDef, into: str, chain: Sequence[ast.ClassDef | str]) -> None:
         ids.extend(dict.fromkeys(f"{into}{c.name}::{m.name}" for k in chain if isinstance(k, ast.ClassDef)
                                  for m in k.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                 and m.name.startswith("test") and not (c is cls and m is node)))
+                                 and m.name.startswith("test") and not (c is cls and m.name == node.name)))
         for inner in (m for m in c.body if isinstance(m, ast.ClassDef)):
             tests(inner, f"{into}{c.name}::", [inner])
 
