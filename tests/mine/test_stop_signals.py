@@ -74,8 +74,10 @@ _STATS = re.compile(r"^=+ .* in [0-9.]+s(?: \([0-9:]+\))? =+$")
     ("0", [signal.SIGTERM], None, False, "SIGTERM"),
     # pkill -INT, then timeout's SIGINT to the process group while the session ends
     ("1", [signal.SIGINT], signal.SIGINT, True, "Ctrl-C"),
-    # both pending at once: Python runs the handlers in signal number order, SIGINT's first
-    ("1", [signal.SIGTERM, signal.SIGINT], None, False, "Ctrl-C"),
+    # back to back: pending at once, Python runs the handlers in signal number order, SIGINT's first; on a busy
+    # machine SIGTERM's may run before SIGINT arrives (CI, r46): the first handled names the stop, the second changes
+    # nothing
+    ("1", [signal.SIGTERM, signal.SIGINT], None, False, "Ctrl-C|SIGTERM"),
     ("2", [signal.SIGTERM], signal.SIGTERM, True, "SIGTERM"),
 ], ids=["n0-term", "n1-int-then-int-at-the-end", "n1-term-int", "n2-term-then-term-at-the-end"])
 def test_an_interrupted_mine_keeps_what_it_did(tmp_path: Path, workers: str, sigs: list[int], late: int | None,
@@ -110,8 +112,10 @@ def test_an_interrupted_mine_keeps_what_it_did(tmp_path: Path, workers: str, sig
     assert proc.returncode == 2, out
     assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
     assert out.rstrip().splitlines()[-1].startswith("Verification records: .homefield/mine/"), (proc.returncode, out)
-    assert f"Interrupted: {name}; 1 of 2 candidates not verified: tasks.jsonl is partial (1 task from the 1 " \
-           "verified)." in out, out
+    said = [n for n in name.split("|") if f"Interrupted: {n}; 1 of 2 candidates not verified: tasks.jsonl is partial "
+            "(1 task from the 1 verified)." in out]
+    assert len(said) == 1, out
+    name = said[0]
     assert f"Continue with: homefield {shlex.join(args)}" in out, out
     assert [t["subject"] for t in read_jsonl(repo.path / ".homefield" / "tasks.jsonl")] == \
         ["Merge branch quick: function f2 returning 2"]
