@@ -22,19 +22,19 @@ from pytest_homefield.settings_table import option
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["setup_hint", "older_python", "later_since", "older_filter", "collection_errors_line",
-           "version_stub_setup_cmd", "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "skipped_line",
-           "failing_with_reference_line", "env_summary", "drop_summary", "dropped_line", "vague_line",
+           "version_stub_setup_cmd", "service_lines", "setup_failed_line", "network_line", "missing_modules_line",
+           "skipped_line", "failing_with_reference_line", "env_summary", "drop_summary", "dropped_line", "vague_line",
            "compiled_changes_line", "deselected_line"]
 
 #: A module a test run could not import (group 1, dotted: word characters and dots only, narrower than
 #: ``redgreen._NO_MODULE``, so no ``'a-b'`` or ``'pkg/x'`` is looked up as a compiled source file).
 _MISSING = re.compile(r"No module named '([\w.]+)'")
-#: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
-#: hatch-vcs's ``version.py``); group 1 is its dotted name.
 #: A skip reason that names a package the tests' environment lacks (group 1 or 2): pytest's ``importorskip`` (``could
 #: not import 'trio': No module named 'trio'``) or a test's own ``skipIf`` text (tenacity: ``trio not installed``).
 _SKIPPED_FOR_LACK = re.compile(r"(?:could not import|No module named) '([\w.]+)'"
                                r"|^([A-Za-z_][\w.-]*) (?:is )?not (?:installed|available|importable)\b", re.IGNORECASE)
+#: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
+#: hatch-vcs's ``version.py``); group 1 is its dotted name.
 _GENERATED = re.compile(r"No module named '([\w.]+\._?version)'")
 
 
@@ -324,11 +324,12 @@ def collection_errors_line(verified: Sequence[dict[str, Any]], *,
     :func:`compiled_advice`. ``None`` otherwise."""
     if setup_hint(verified) is not None:
         return None
-    why = Counter(_why_broken(str(r.get("detail", ""))) for r in verified if _environment_broken(r))
+    broken = [r for r in verified if _environment_broken(r)]
+    why = Counter(_why_broken(str(r.get("detail", ""))) for r in broken)
     if not why or max(why.values()) < 2:
         return None
     advise = functools.partial(_advice, locate=locate, compiled=compiled, recipe=recipe, generic=_OLDER_COMMITS,
-                               newest=_newest([r for r in verified if _environment_broken(r)], dates))
+                               newest=_newest(broken, dates))
     return (f"Collection errors: {plural(sum(why.values()), 'candidate')} could not collect their tests at the parent "
             f"nor at the commit, {_blockers(why, advise)}")
 

@@ -20,8 +20,8 @@ Per agent run, two parts (seconds, USD):
   oracle grading from its seconds mined at a load of 2.0-18.4 per CPU; its gradings took 12-24 s). Who wrote the
   change matters: the reference fix (``oracle``, a ``sim:P`` hit) is graded by one run, any other change by the
   task's runs with canary twins, at once (their attempt folders hold ``canaries.json``;
-  :func:`~pytest_homefield.sandbox.twin_runs.grading_runs`: two, one more with a teardown twin or a plain run, a single one for sentinels only, as mining
-  planned them; two for a task mined before it recorded them). An agent with a model is estimated from
+  :func:`~pytest_homefield.sandbox.twin_runs.grading_runs`: two, one more with a teardown twin or a plain run, a
+  single one for sentinels only, as mining planned them; two for a task mined before it recorded them). An agent with a model is estimated from
   earlier gradings with twins, else from the others × the task's runs (nu27 on prettytable: oracle's
   gradings took 2.4-3.0 s, the attacks' 4-9 s, and verify's estimate from oracle's was half the time
   it took); ``oracle`` and ``sim:P`` from gradings without twins. ``noop`` is never graded (an empty
@@ -354,8 +354,7 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
             usd = cost_per_run if cost_per_run is not None else (
                 float(h["cost_usd"]) if h and h["cost_usd"] == h["cost_usd"] else a_usd)
             given = [f for f, v in ((option("seconds-per-run"), seconds_per_run),
-                                           (option("cost-per-run"), cost_per_run))
-                     if v is not None]
+                                    (option("cost-per-run"), cost_per_run)) if v is not None]
             basis = " and ".join(given) + " given"
         elif h:
             secs = float(h["wall_s"])

@@ -694,24 +694,27 @@ def _inherited_teardown(text: str, lines: Sequence[str], tree: ast.Module, cls: 
     got = None if owner is None else _teardown_method(text, lines, owner, "tearDown")
     if got is None:
         return None
-    running: list[ast.ClassDef] = []
+    running: dict[str, list[ast.ClassDef | str]] = {}  # the classes running it, by name → their MRO
     for c in (n for n in tree.body if isinstance(n, ast.ClassDef)):
         chain = _linearized(tree, c)
         if chain is None:
             return None
         if owner in chain:
-            running.append(c)
-    names = {c.name for c in running}
-    if names & set(derived) or any(_dotted_last(b) in names for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
-                                   and n not in tree.body for b in n.bases):
+            running[c.name] = chain
+    if running.keys() & set(derived) or any(_dotted_last(b) in running for n in ast.walk(tree)
+                                            if isinstance(n, ast.ClassDef) and n not in tree.body for b in n.bases):
         return None
-    shared: list[str] = []
-    for c in running:  # a class's tests: those of its body and of the module's classes it derives from
-        chain = _linearized(tree, c) or []
-        tests = dict.fromkeys(m.name for k in chain if isinstance(k, ast.ClassDef) for m in k.body
-                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"))
-        shared += [f"{c.name}::{t}" for t in tests if not (c is cls and t == node.name)]
-    return dataclasses.replace(got, shared=tuple(shared), classes=tuple(c.name for c in running))
+    shared = [f"{name}::{t}" for name, chain in running.items() for t in _chain_tests(chain)
+              if not (name == cls.name and t == node.name)]
+    return dataclasses.replace(got, shared=tuple(shared), classes=tuple(running))
+
+
+def _chain_tests(chain: Sequence[ast.ClassDef | str]) -> list[str]:
+    """The names of the tests (``test…`` functions) of a class whose MRO as far as its module defines it is ``chain``
+    (:func:`_linearized`): those of its body and of the module's classes it derives from, each name once, in that
+    order."""
+    return list(dict.fromkeys(m.name for k in chain if isinstance(k, ast.ClassDef) for m in k.body
+                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test")))
 
 
 def _module_tests(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef
@@ -736,9 +739,7 @@ def _module_tests(tree: ast.Module, cls: ast.ClassDef, node: ast.FunctionDef | a
     ids: list[str] = []
 
     def tests(c: ast.ClassDef, into: str, chain: Sequence[ast.ClassDef | str]) -> None:
-        ids.extend(dict.fromkeys(f"{into}{c.name}::{m.name}" for k in chain if isinstance(k, ast.ClassDef)
-                                 for m in k.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                 and m.name.startswith("test") and not (c is cls and m.name == node.name)))
+        ids.extend(f"{into}{c.name}::{t}" for t in _chain_tests(chain) if not (c is cls and t == node.name))
         for inner in (m for m in c.body if isinstance(m, ast.ClassDef)):
             tests(inner, f"{into}{c.name}::", [inner])
 

@@ -491,7 +491,7 @@ def run_agent(
                       output_cap=lim.output_bytes, file_cap=lim.file_bytes + 1, watch=watch,
                       watch_every_s=lim.poll_s, box_memory=memory)
     res.over_memory = oom_note(res.oom_kills, memory / (1 << 20), spell("max-agent-memory-mb", "cli"),
-                          "a process of the agent")
+                               "a process of the agent")
     return res
 
 

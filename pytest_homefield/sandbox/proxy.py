@@ -47,7 +47,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.sandbox.relay import _join, close_listener
+from pytest_homefield.sandbox.relay import _join, _shut, close_listener
 from pytest_homefield.spelling import spell
 from pytest_homefield.store import open_own_file
 
@@ -428,15 +428,6 @@ def _one_request(conn: socket.socket, upstream: socket.socket, body: _Body, leng
         finally:
             _shut(socket.SHUT_WR, upstream)
     _join(conn, upstream, forward)
-
-
-def _shut(how: int, *socks: socket.socket) -> None:
-    """``shutdown(how)`` each of ``socks``, one closed or reset already let be."""
-    for sock in socks:
-        try:
-            sock.shutdown(how)
-        except OSError:
-            pass
 
 
 def _answer(conn: socket.socket, status: str, text: str) -> None:
@@ -938,7 +929,7 @@ class FilteringProxy:
         try:
             while chunk := conn.recv(65536):
                 upstream.sendall(tls.client(chunk))
-        except ValueError as exc:
+        except ValueError as exc:  # logged before either end sees the cut
             self.log.write("refused", method, shown, str(exc))
             _shut(socket.SHUT_RDWR, conn, upstream)
         except OSError:

@@ -60,8 +60,14 @@ def _pump(src: socket.socket, dst: socket.socket, through: Callable[[bytes], byt
     except OSError:
         pass
     finally:
+        _shut(socket.SHUT_WR, dst)
+
+
+def _shut(how: int, *socks: socket.socket) -> None:
+    """``shutdown(how)`` each of ``socks``, one closed or reset already let be."""
+    for sock in socks:
         try:
-            dst.shutdown(socket.SHUT_WR)
+            sock.shutdown(how)
         except OSError:
             pass
 
